@@ -1,0 +1,43 @@
+"""meshdock: meshes published in GPU (or host) shared memory, adopted as DLPack tensors.
+
+This is the foundation release: the shared-memory protocol (``meshdock.protocol``, a pure
+Python mirror of the C++ headers) and device detection. Readers, the DevicePayload, the daemon
+client and ``attach`` arrive with the issues that build them.
+"""
+
+from __future__ import annotations
+
+from . import protocol
+from .protocol import ProtocolError
+
+__version__ = "0.1.0"
+
+try:
+    from . import _meshdock  # the compiled core; absent when only the pure-Python files exist
+except ImportError as _e:  # pragma: no cover - exercised only in a source-only checkout
+    _meshdock = None
+    _import_error = _e
+else:
+    _import_error = None
+
+
+def has_cuda_device() -> bool:
+    """True when a CUDA device answers this process. Never raises."""
+    if _meshdock is None:
+        return False
+    try:
+        return bool(_meshdock.probe_devices()["devices"])
+    except Exception:
+        return False
+
+
+def has_cupy() -> bool:
+    """True when CuPy can be imported. Never raises."""
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+__all__ = ["protocol", "ProtocolError", "has_cuda_device", "has_cupy", "__version__"]

@@ -1,0 +1,123 @@
+// Slot names, name prefixes and the POSIX shared-memory object names derived from them.
+//
+// A slot called "bracket" with the default prefix lives in two objects:
+//   /meshdock.bracket           the 433-byte cuda-link control block (3 slots)
+//   /meshdock.bracket.catalog   meshdock's catalog (manifest, leases, heartbeat)
+// and, on the host backend, one data segment per slot buffer whose name is short enough to fit
+// in the 64-byte handle ("MDH1" + NUL-terminated name).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "meshdock/shm/error.hpp"
+
+namespace meshdock::shm {
+
+inline constexpr std::string_view kDefaultPrefix = "meshdock.";
+inline constexpr std::size_t kMaxNameLength = 200;
+inline constexpr std::size_t kMaxPrefixLength = 24;
+inline constexpr std::string_view kCatalogSuffix = ".catalog";
+
+inline bool is_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
+}
+
+// `s` with bytes outside printable ASCII written as \xNN, so a hostile name cannot cut an error
+// message short (NUL) or garble a terminal.
+inline std::string printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+// Throws ProtocolError unless `name` matches [A-Za-z0-9_.-]{1,200}. `what` says which name
+// ("slot name", "prefix") so the message points at the right argument.
+inline void validate_name(std::string_view name, std::string_view what = "slot name") {
+  if (name.empty()) throw ProtocolError(std::string(what) + " is empty");
+  if (name.size() > kMaxNameLength) {
+    throw ProtocolError(std::string(what) + " is " + std::to_string(name.size()) +
+                        " characters long; the limit is " + std::to_string(kMaxNameLength));
+  }
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (!is_name_char(c)) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(c));
+      throw ProtocolError(std::string(what) + " '" + printable(name) + "' has " +
+                          (c == '/' ? std::string("'/'") : std::string("character ") + code) +
+                          " at position " + std::to_string(i) +
+                          "; allowed are A-Z a-z 0-9 _ . -");
+    }
+  }
+  if (name == "." || name == "..") {
+    throw ProtocolError(std::string(what) + " '" + std::string(name) + "' is reserved");
+  }
+}
+
+// A prefix may be empty; otherwise same alphabet, at most 24 characters (so host data segment
+// names fit in a 64-byte handle).
+inline void validate_prefix(std::string_view prefix) {
+  if (prefix.empty()) return;
+  if (prefix.size() > kMaxPrefixLength) {
+    throw ProtocolError("prefix '" + std::string(prefix) + "' is " +
+                        std::to_string(prefix.size()) + " characters long; the limit is " +
+                        std::to_string(kMaxPrefixLength));
+  }
+  for (char c : prefix) {
+    if (!is_name_char(c)) {
+      throw ProtocolError("prefix '" + printable(prefix) +
+                          "' has a character outside A-Z a-z 0-9 _ . -");
+    }
+  }
+}
+
+// Object names as Boost.Interprocess and Python's multiprocessing.shared_memory spell them
+// (no leading slash; both add it when they call shm_open).
+inline std::string control_object_name(std::string_view prefix, std::string_view name) {
+  validate_prefix(prefix);
+  validate_name(name);
+  return std::string(prefix) + std::string(name);
+}
+
+inline std::string catalog_object_name(std::string_view prefix, std::string_view name) {
+  return control_object_name(prefix, name) + std::string(kCatalogSuffix);
+}
+
+// 64-bit FNV-1a: a stable, dependency-free hash so the data segment name of a long slot name
+// stays short. Collisions are harmless: the daemon creates data segments exclusively and
+// retries with the next version.
+inline std::uint64_t fnv1a64(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// "<prefix>d<16 hex>.s<slot>.v<8 hex>": at most 24 + 1 + 16 + 4 + 10 = 55 characters, which
+// with "MDH1" and the NUL fits in the 64-byte handle.
+inline std::string data_object_name(std::string_view prefix, std::string_view name,
+                                    std::uint32_t slot, std::uint64_t version) {
+  validate_prefix(prefix);
+  validate_name(name);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "d%016llx.s%u.v%08llx",
+                static_cast<unsigned long long>(fnv1a64(name)), slot,
+                static_cast<unsigned long long>(version & 0xffffffffull));
+  return std::string(prefix) + buf;
+}
+
+}  // namespace meshdock::shm

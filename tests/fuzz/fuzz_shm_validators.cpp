@@ -1,0 +1,63 @@
+// libFuzzer target: random bytes as a control block, as a catalog and as a manifest. The
+// validators must reject garbage with ProtocolError and never crash, hang or read out of bounds;
+// anything they accept must then be fully readable.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "meshdock/shm.hpp"
+
+namespace shm = meshdock::shm;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // Mappings are page aligned; keep the copy 8-aligned and exactly `size` long for ASan.
+  std::vector<std::uint64_t> words(size / 8 + 1);
+  std::memcpy(words.data(), data, size);
+  void* buf = words.data();
+
+  try {
+    auto cb = shm::ControlBlockView::validate(buf, size, "fuzz");
+    for (std::uint32_t i = 0; i < cb.num_slots(); ++i) {
+      const auto h = cb.mem_handle(i);
+      if (shm::is_host_handle(h)) {
+        try {
+          (void)shm::parse_host_handle(h);
+        } catch (const shm::ProtocolError&) {
+        }
+      }
+      (void)cb.event_handle(i);
+    }
+    (void)cb.metadata();
+    (void)cb.timestamp();
+    (void)cb.newest_slot();
+  } catch (const shm::ProtocolError&) {
+  }
+
+  try {
+    auto cat = shm::CatalogView::validate(buf, size, "fuzz");
+    for (std::uint32_t i = 0; i < cat.num_slots(); ++i) {
+      auto page = cat.page(i);
+      (void)page.leases();
+      if (auto snap = page.try_read()) {
+        try {
+          (void)shm::decode_manifest(snap->manifest, snap->data_size);
+        } catch (const shm::ProtocolError&) {
+        }
+      }
+    }
+  } catch (const shm::ProtocolError&) {
+  }
+
+  if (size >= 8) {
+    std::uint64_t data_size;
+    std::memcpy(&data_size, data, 8);
+    try {
+      (void)shm::decode_manifest(
+          std::string_view(reinterpret_cast<const char*>(data) + 8, size - 8), data_size);
+    } catch (const shm::ProtocolError&) {
+    }
+  }
+  return 0;
+}
