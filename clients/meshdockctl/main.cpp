@@ -96,8 +96,10 @@ int main(int argc, char** argv) {
                                        "export", "watch", "stats",    "health"};
   for (const char* v : kDaemonVerbs) {
     if (verb == v) {
-      std::fprintf(stderr, "meshdockctl: '%s' talks to meshdockd's gRPC service, which is not "
-                           "built yet (issue 5)\n", v);
+      std::fprintf(stderr,
+                   "meshdockctl: '%s' talks to meshdockd's gRPC service, which is not "
+                   "built yet (issue 5)\n",
+                   v);
       return 3;
     }
   }

@@ -30,6 +30,8 @@ DeviceReport probe_devices() {
   return r;
 }
 
-bool has_cuda_device() { return !probe_devices().devices.empty(); }
+bool has_cuda_device() {
+  return !probe_devices().devices.empty();
+}
 
 }  // namespace meshdock::backend

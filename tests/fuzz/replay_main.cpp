@@ -28,7 +28,8 @@ void run(const std::vector<std::uint8_t>& input) {
     LLVMFuzzerTestOneInput(input.data(), input.size());
   } catch (const std::exception& e) {
     std::ofstream("crash-replay", std::ios::binary)
-        .write(reinterpret_cast<const char*>(input.data()), static_cast<std::streamsize>(input.size()));
+        .write(reinterpret_cast<const char*>(input.data()),
+               static_cast<std::streamsize>(input.size()));
     std::fprintf(stderr, "uncaught exception: %s (input saved to crash-replay)\n", e.what());
     std::exit(1);
   }
@@ -40,19 +41,29 @@ std::vector<std::uint8_t> mutate(std::vector<std::uint8_t> v, std::mt19937_64& r
     if (v.empty()) v.push_back(0);
     const std::size_t at = rng() % v.size();
     switch (rng() % 6) {
-      case 0: v[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-      case 1: v[at] = static_cast<std::uint8_t>(rng()); break;
+      case 0:
+        v[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+        break;
+      case 1:
+        v[at] = static_cast<std::uint8_t>(rng());
+        break;
       case 2: {  // an interesting little-endian u32 at a 4-aligned offset
-        static const std::uint32_t vals[] = {0, 1, 2, 3, 10, 11, 255, 4096, 8192, 0x7fffffff,
-                                             0x80000000u, 0xffffffffu};
+        static const std::uint32_t vals[] = {0,   1,    2,    3,          10,          11,
+                                             255, 4096, 8192, 0x7fffffff, 0x80000000u, 0xffffffffu};
         const std::uint32_t x = vals[rng() % std::size(vals)];
         const std::size_t o = (at / 4) * 4;
         for (std::size_t k = 0; k < 4 && o + k < v.size(); ++k) v[o + k] = (x >> (8 * k)) & 0xff;
         break;
       }
-      case 3: v.resize(at); break;
-      case 4: v.resize(v.size() + rng() % 64, static_cast<std::uint8_t>(rng())); break;
-      case 5: std::memset(v.data() + at, 0, std::min<std::size_t>(v.size() - at, 1 + rng() % 16)); break;
+      case 3:
+        v.resize(at);
+        break;
+      case 4:
+        v.resize(v.size() + rng() % 64, static_cast<std::uint8_t>(rng()));
+        break;
+      case 5:
+        std::memset(v.data() + at, 0, std::min<std::size_t>(v.size() - at, 1 + rng() % 16));
+        break;
     }
   }
   return v;

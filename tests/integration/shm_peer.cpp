@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "create" && argc == 5) return create(argv[2], argv[3], std::stoul(argv[4]));
     if (mode == "write" && argc == 5) return write(argv[2], argv[3], std::stoull(argv[4]));
-    if (mode == "read" && argc == 6) return read(argv[2], argv[3], std::stoul(argv[4]), std::stoi(argv[5]));
+    if (mode == "read" && argc == 6)
+      return read(argv[2], argv[3], std::stoul(argv[4]), std::stoi(argv[5]));
     if (mode == "lease" && argc == 5) return lease(argv[2], argv[3], std::stoul(argv[4]));
   } catch (const std::exception& e) {
     std::cerr << "shm_peer: " << e.what() << std::endl;

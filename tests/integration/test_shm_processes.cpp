@@ -6,8 +6,8 @@
 #include <fstream>
 #include <thread>
 
-#include "meshdock/shm.hpp"
 #include "../support/child_process.hpp"
+#include "meshdock/shm.hpp"
 
 namespace shm = meshdock::shm;
 using meshdock::testing::ChildProcess;
@@ -18,12 +18,16 @@ namespace {
 const std::string kPeer = std::string(MESHDOCK_TEST_BIN) + "/shm_peer";
 const std::string kCtl = std::string(MESHDOCK_BIN_DIR) + "/meshdockctl";
 
-std::string unique_prefix() { return "mdt" + std::to_string(getpid()) + "."; }
+std::string unique_prefix() {
+  return "mdt" + std::to_string(getpid()) + ".";
+}
 
 // Runs `shm_peer create` and waits for "ready"; the segments live as long as this object.
 struct Segments {
   Segments(const std::string& name, std::uint32_t slots)
-      : prefix(unique_prefix()), name(name), owner({kPeer, "create", prefix, name, std::to_string(slots)}) {
+      : prefix(unique_prefix()),
+        name(name),
+        owner({kPeer, "create", prefix, name, std::to_string(slots)}) {
     auto line = owner.read_line();
     if (!line || *line != "ready") throw std::runtime_error("shm_peer create did not get ready");
   }

@@ -55,7 +55,8 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
 
   // Next line of the child's stdout, or nullopt on EOF / timeout.
-  std::optional<std::string> read_line(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  std::optional<std::string> read_line(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
       if (auto nl = buffer_.find('\n'); nl != std::string::npos) {

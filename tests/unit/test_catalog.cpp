@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
-#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -72,17 +72,20 @@ TEST(Catalog, ValidationNamesFieldAndValue) {
   check(20, 600, "lease_capacity is 600");  // 64 + 16*600 > 8192
   check(28, 7, "device_type is 7, expected 1 (CPU) or 2 (CUDA)");
   check(48, 4096, "total_size is 4096 but 3 pages of 8192 need 28672");
-  EXPECT_NE(error_of([&] { shm::CatalogView::validate(c.words.data(), 28671, "t"); })
-                .find("segment is 28671 bytes, smaller than its total_size 28672"),
+  EXPECT_NE(error_of([&] {
+              shm::CatalogView::validate(c.words.data(), 28671, "t");
+            }).find("segment is 28671 bytes, smaller than its total_size 28672"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { shm::CatalogView::validate(c.words.data(), 40, "t"); })
-                .find("smaller than the 56-byte header"),
+  EXPECT_NE(error_of([&] {
+              shm::CatalogView::validate(c.words.data(), 40, "t");
+            }).find("smaller than the 56-byte header"),
             std::string::npos);
   // A manifest_len beyond the page's manifest area.
   auto* page1 = c.raw() + 4096 + 8192;
   shm::store_le<std::uint32_t>(page1, shm::page_offset::kManifestLen, 8192);
-  EXPECT_NE(error_of([&] { shm::CatalogView::validate(c.words.data(), c.bytes(), "t"); })
-                .find("page 1 manifest_len 8192 exceeds its manifest area of 8000 bytes"),
+  EXPECT_NE(error_of([&] {
+              shm::CatalogView::validate(c.words.data(), c.bytes(), "t");
+            }).find("page 1 manifest_len 8192 exceeds its manifest area of 8000 bytes"),
             std::string::npos);
 }
 
@@ -252,9 +255,8 @@ TEST(Futex, ReturnsAtOnceWhenAlreadyChanged) {
 TEST(Futex, PublishWakesASleeper) {
   Catalog c;
   std::atomic<bool> woke{false};
-  std::thread waiter([&] {
-    woke = shm::futex_wait(c.view->futex_word(), 0, 10s) == shm::WaitResult::kChanged;
-  });
+  std::thread waiter(
+      [&] { woke = shm::futex_wait(c.view->futex_word(), 0, 10s) == shm::WaitResult::kChanged; });
   std::this_thread::sleep_for(20ms);
   const auto t0 = std::chrono::steady_clock::now();
   c.view->publish_futex(1);

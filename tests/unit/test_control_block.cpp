@@ -60,9 +60,9 @@ TEST(ControlBlock, FieldsLandAtTheDocumentedOffsets) {
   EXPECT_EQ(b[20 + 128 * 2], 0xAA);
   EXPECT_EQ(b[20 + 128 * 2 + 63], 0xBB);
   EXPECT_EQ(b[84 + 128 * 2], 0xAA);
-  EXPECT_EQ(b[20 + 128 * 3], 1);      // shutdown
-  EXPECT_EQ(b[21 + 128 * 3], 1);      // width
-  EXPECT_EQ(b[21 + 128 * 3 + 12], 2); // format_kind
+  EXPECT_EQ(b[20 + 128 * 3], 1);       // shutdown
+  EXPECT_EQ(b[21 + 128 * 3], 1);       // width
+  EXPECT_EQ(b[21 + 128 * 3 + 12], 2);  // format_kind
   EXPECT_EQ(b[21 + 128 * 3 + 13], 16);
   EXPECT_EQ(b[21 + 128 * 3 + 14], 1);  // flags
   EXPECT_EQ(b[21 + 128 * 3 + 16], 0xEF);
@@ -123,13 +123,15 @@ TEST(ControlBlock, ValidationNamesFieldAndValue) {
   shm::store_le<std::uint32_t>(buf.bytes(), 12, 3);
 
   buf.bytes()[21 + 128 * 3 + 14] = std::byte{2};
-  EXPECT_NE(error_of([&] { shm::ControlBlockView::validate(buf.data(), buf.size, "x"); })
-                .find("flags 0x0002"),
+  EXPECT_NE(error_of([&] {
+              shm::ControlBlockView::validate(buf.data(), buf.size, "x");
+            }).find("flags 0x0002"),
             std::string::npos);
   buf.bytes()[21 + 128 * 3 + 14] = std::byte{0};
   buf.bytes()[21 + 128 * 3 + 12] = std::byte{3};
-  EXPECT_NE(error_of([&] { shm::ControlBlockView::validate(buf.data(), buf.size, "x"); })
-                .find("format_kind is 3"),
+  EXPECT_NE(error_of([&] {
+              shm::ControlBlockView::validate(buf.data(), buf.size, "x");
+            }).find("format_kind is 3"),
             std::string::npos);
   buf.bytes()[21 + 128 * 3 + 12] = std::byte{0};
   EXPECT_NO_THROW(shm::ControlBlockView::validate(buf.data(), buf.size, "x"));

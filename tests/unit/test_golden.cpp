@@ -13,7 +13,9 @@ using nlohmann::json;
 
 namespace {
 
-std::string golden(const std::string& file) { return std::string(MESHDOCK_TEST_DATA) + "/golden/" + file; }
+std::string golden(const std::string& file) {
+  return std::string(MESHDOCK_TEST_DATA) + "/golden/" + file;
+}
 
 std::vector<std::uint8_t> read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -65,7 +67,8 @@ TEST(Golden, ControlBlocksMatchByteForByte) {
     // And decoding the committed bytes gives the described values.
     std::vector<std::uint64_t> in(expect.size() / 8 + 1, 0);
     std::memcpy(in.data(), expect.data(), expect.size());
-    auto view = shm::ControlBlockView::validate(in.data(), expect.size(), c["file"].get<std::string>());
+    auto view =
+        shm::ControlBlockView::validate(in.data(), expect.size(), c["file"].get<std::string>());
     EXPECT_EQ(view.version(), c["version"].get<std::uint64_t>());
     EXPECT_EQ(view.write_idx(), c["write_idx"].get<std::uint32_t>());
     EXPECT_EQ(view.metadata().data_size, m["data_size"].get<std::uint32_t>());

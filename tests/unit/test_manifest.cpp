@@ -63,16 +63,18 @@ TEST(Manifest, EveryArrayIsCheckedAgainstTheSlotBuffer) {
   EXPECT_EQ(error_of(with("role", "texture")),
             "manifest array 'points': role 'texture' is not one of points, cells, point_data, "
             "cell_data, region, block_bases");
-  EXPECT_EQ(error_of(with("shape", {-1, 3})), "manifest array 'points': negative extent -1 in shape");
+  EXPECT_EQ(error_of(with("shape", {-1, 3})),
+            "manifest array 'points': negative extent -1 in shape");
   EXPECT_EQ(error_of(with("shape", json::array())),
             "manifest array 'points': shape has 0 dimensions; expected 1..8");
   EXPECT_EQ(error_of(with("strides", {1, 4})),
             "manifest array 'points': strides are not C-contiguous (dimension 1 has stride 4, "
             "expected 1)");
   EXPECT_EQ(error_of(with("name", "cells/0")), "manifest array 'cells/0': listed twice");
-  EXPECT_EQ(error_of(with("name", 7)), "manifest array 0: field 'name' has the wrong type "
-                                       "([json.exception.type_error.302] type must be string, "
-                                       "but is number)");
+  EXPECT_EQ(error_of(with("name", 7)),
+            "manifest array 0: field 'name' has the wrong type "
+            "([json.exception.type_error.302] type must be string, "
+            "but is number)");
 }
 
 TEST(Manifest, HostileShapesDoNotOverflow) {
@@ -87,6 +89,7 @@ TEST(Manifest, HostileShapesDoNotOverflow) {
 TEST(Manifest, TopLevelErrors) {
   EXPECT_NE(error_of("{not json").find("manifest: not valid JSON"), std::string::npos);
   EXPECT_EQ(error_of("[1,2]"), "manifest: top level is not a JSON object");
+  EXPECT_NE(error_of("{\"v\":1e400}").find("manifest: not valid JSON"), std::string::npos);
   EXPECT_EQ(error_of("{\"arrays\":[]}"), "manifest: missing field 'v'");
   EXPECT_EQ(error_of("{\"v\":2,\"arrays\":[]}"), "manifest: version 2; this build reads 1");
   EXPECT_EQ(error_of("{\"v\":1,\"arrays\":{}}"), "manifest: field 'arrays' is not a list");
@@ -98,7 +101,8 @@ TEST(Manifest, TopLevelErrors) {
   EXPECT_EQ(error_of(j.dump()),
             "manifest region 0 'inlet': array 'region/outlet' is not in the manifest");
   j["regions"][0]["kind"] = "edge";
-  EXPECT_EQ(error_of(j.dump()), "manifest region 0 'inlet': kind 'edge' is not point, cell or side");
+  EXPECT_EQ(error_of(j.dump()),
+            "manifest region 0 'inlet': kind 'edge' is not point, cell or side");
 }
 
 TEST(Manifest, EveryPublishedDtypeIsAccepted) {

@@ -73,20 +73,28 @@ nlohmann::json to_json(const SlotReport& r) {
   for (const auto& p : r.pages) {
     nlohmann::json leases = nlohmann::json::array();
     for (const auto& l : p.leases) {
-      leases.push_back({{"index", l.index}, {"pid", l.pid}, {"claiming", l.claiming},
-                        {"frame", l.frame}});
+      leases.push_back(
+          {{"index", l.index}, {"pid", l.pid}, {"claiming", l.claiming}, {"frame", l.frame}});
     }
     nlohmann::json arrays = nlohmann::json::array();
     if (p.manifest) {
       for (const auto& a : p.manifest->arrays) {
-        arrays.push_back({{"name", a.name}, {"role", shm::role_name(a.role)}, {"shape", a.shape},
+        arrays.push_back({{"name", a.name},
+                          {"role", shm::role_name(a.role)},
+                          {"shape", a.shape},
                           {"dtype", {a.dtype.code, a.dtype.bits, a.dtype.lanes}},
-                          {"offset", a.offset}, {"nbytes", a.nbytes}});
+                          {"offset", a.offset},
+                          {"nbytes", a.nbytes}});
       }
     }
-    pages.push_back({{"index", p.index}, {"seq", p.seq}, {"frame", p.frame},
-                     {"data_size", p.data_size}, {"buffer_version", p.buffer_version},
-                     {"handle", p.handle}, {"leases", leases}, {"arrays", arrays}});
+    pages.push_back({{"index", p.index},
+                     {"seq", p.seq},
+                     {"frame", p.frame},
+                     {"data_size", p.data_size},
+                     {"buffer_version", p.buffer_version},
+                     {"handle", p.handle},
+                     {"leases", leases},
+                     {"arrays", arrays}});
   }
   const auto& m = r.metadata;
   return {{"control_object", r.control_object},
@@ -96,8 +104,12 @@ nlohmann::json to_json(const SlotReport& r) {
           {"version", r.version},
           {"shutdown", r.shutdown},
           {"metadata",
-           {{"width", m.width}, {"height", m.height}, {"num_comps", m.num_comps},
-            {"format_kind", m.format_kind}, {"bits", m.bits}, {"flags", m.flags},
+           {{"width", m.width},
+            {"height", m.height},
+            {"num_comps", m.num_comps},
+            {"format_kind", m.format_kind},
+            {"bits", m.bits},
+            {"flags", m.flags},
             {"data_size", m.data_size}}},
           {"timestamp", r.timestamp},
           {"has_catalog", r.has_catalog},

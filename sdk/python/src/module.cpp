@@ -76,11 +76,10 @@ py::dict validate_catalog(const py::bytes& data) {
     for (const auto& l : page.leases()) {
       leases.append(py::make_tuple(l.index, l.pid, l.claiming, l.frame));
     }
-    pages.append(py::dict(py::arg("seq") = snap.seq, py::arg("frame") = snap.frame,
-                          py::arg("data_size") = snap.data_size,
-                          py::arg("buffer_version") = snap.buffer_version,
-                          py::arg("manifest") = py::bytes(snap.manifest),
-                          py::arg("leases") = leases));
+    pages.append(py::dict(
+        py::arg("seq") = snap.seq, py::arg("frame") = snap.frame,
+        py::arg("data_size") = snap.data_size, py::arg("buffer_version") = snap.buffer_version,
+        py::arg("manifest") = py::bytes(snap.manifest), py::arg("leases") = leases));
   }
   d["pages"] = pages;
   return d;
@@ -127,7 +126,8 @@ PYBIND11_MODULE(_meshdock, m) {
   m.def("decode_manifest", &decode_manifest, py::arg("text"), py::arg("data_size"),
         "Check a manifest against a slot buffer size; returns it re-encoded by C++.");
   m.def("control_block_size", &shm::control_block_size, py::arg("num_slots"));
-  m.def("validate_name", [](const std::string& n) { shm::validate_name(n); }, py::arg("name"));
+  m.def(
+      "validate_name", [](const std::string& n) { shm::validate_name(n); }, py::arg("name"));
   m.def("data_object_name", &shm::data_object_name, py::arg("prefix"), py::arg("name"),
         py::arg("slot"), py::arg("version"));
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");

@@ -58,9 +58,8 @@ inline constexpr std::int32_t kDLDeviceCUDA = 2;
 
 namespace catalog_offset {
 inline constexpr std::size_t kMagic = 0, kLayoutVersion = 4, kHeaderSize = 8, kNumSlots = 12,
-                             kPageSize = 16, kLeaseCapacity = 20, kDaemonPid = 24,
-                             kDeviceType = 28, kDeviceId = 32, kFutex = 36, kHeartbeat = 40,
-                             kTotalSize = 48;
+                             kPageSize = 16, kLeaseCapacity = 20, kDaemonPid = 24, kDeviceType = 28,
+                             kDeviceId = 32, kFutex = 36, kHeartbeat = 40, kTotalSize = 48;
 }  // namespace catalog_offset
 
 namespace page_offset {
@@ -120,8 +119,7 @@ class PageView {
     if (manifest.size() > manifest_capacity()) {
       throw ProtocolError("catalog page " + std::to_string(index_) + ": manifest is " +
                           std::to_string(manifest.size()) + " bytes; the page holds " +
-                          std::to_string(manifest_capacity()) +
-                          " (raise catalog page_size)");
+                          std::to_string(manifest_capacity()) + " (raise catalog page_size)");
     }
     auto seq = seq_ref();
     const std::uint64_t s = seq.load(std::memory_order_relaxed);
@@ -228,12 +226,12 @@ class PageView {
         *reinterpret_cast<std::uint64_t*>(base_ + page_offset::kSeq));
   }
   std::atomic_ref<std::uint32_t> lease_state(std::uint32_t i) const {
-    return std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(
-        base_ + page_offset::kLeases + kLeaseEntryBytes * i));
+    return std::atomic_ref<std::uint32_t>(
+        *reinterpret_cast<std::uint32_t*>(base_ + page_offset::kLeases + kLeaseEntryBytes * i));
   }
   std::atomic_ref<std::uint64_t> lease_frame(std::uint32_t i) const {
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(
-        base_ + page_offset::kLeases + kLeaseEntryBytes * i + 8));
+    return std::atomic_ref<std::uint64_t>(
+        *reinterpret_cast<std::uint64_t*>(base_ + page_offset::kLeases + kLeaseEntryBytes * i + 8));
   }
 
   std::byte* base_;
@@ -250,9 +248,8 @@ class CatalogView {
     const auto total = catalog_size(p.num_slots, p.page_size);
     if (size < total) {
       throw ProtocolError("catalog: " + std::to_string(size) + " bytes cannot hold " +
-                          std::to_string(p.num_slots) + " pages of " +
-                          std::to_string(p.page_size) + " (" + std::to_string(total) +
-                          " needed)");
+                          std::to_string(p.num_slots) + " pages of " + std::to_string(p.page_size) +
+                          " (" + std::to_string(total) + " needed)");
     }
     auto* b = static_cast<std::byte*>(base);
     std::memset(b, 0, static_cast<std::size_t>(total));
@@ -331,10 +328,18 @@ class CatalogView {
   std::uint32_t num_slots() const { return u32(catalog_offset::kNumSlots); }
   std::uint32_t page_size() const { return u32(catalog_offset::kPageSize); }
   std::uint32_t lease_capacity() const { return u32(catalog_offset::kLeaseCapacity); }
-  std::uint64_t total_size() const { return load_le<std::uint64_t>(base_, catalog_offset::kTotalSize); }
-  std::int32_t daemon_pid() const { return load_le<std::int32_t>(base_, catalog_offset::kDaemonPid); }
-  void set_daemon_pid(std::int32_t pid) { store_le<std::int32_t>(base_, catalog_offset::kDaemonPid, pid); }
-  std::int32_t device_type() const { return load_le<std::int32_t>(base_, catalog_offset::kDeviceType); }
+  std::uint64_t total_size() const {
+    return load_le<std::uint64_t>(base_, catalog_offset::kTotalSize);
+  }
+  std::int32_t daemon_pid() const {
+    return load_le<std::int32_t>(base_, catalog_offset::kDaemonPid);
+  }
+  void set_daemon_pid(std::int32_t pid) {
+    store_le<std::int32_t>(base_, catalog_offset::kDaemonPid, pid);
+  }
+  std::int32_t device_type() const {
+    return load_le<std::int32_t>(base_, catalog_offset::kDeviceType);
+  }
   std::int32_t device_id() const { return load_le<std::int32_t>(base_, catalog_offset::kDeviceId); }
 
   std::uint64_t heartbeat_ns() const { return heartbeat_ref().load(std::memory_order_acquire); }

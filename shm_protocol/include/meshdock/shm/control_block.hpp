@@ -50,11 +50,21 @@ inline constexpr std::size_t kMagic = 0;
 inline constexpr std::size_t kVersion = 4;
 inline constexpr std::size_t kNumSlots = 12;
 inline constexpr std::size_t kWriteIdx = 16;
-constexpr std::size_t mem_handle(std::uint32_t i) { return 20 + kSlotStride * i; }
-constexpr std::size_t event_handle(std::uint32_t i) { return 84 + kSlotStride * i; }
-constexpr std::size_t shutdown(std::uint32_t n) { return 20 + kSlotStride * n; }
-constexpr std::size_t metadata(std::uint32_t n) { return 21 + kSlotStride * n; }
-constexpr std::size_t timestamp(std::uint32_t n) { return 41 + kSlotStride * n; }
+constexpr std::size_t mem_handle(std::uint32_t i) {
+  return 20 + kSlotStride * i;
+}
+constexpr std::size_t event_handle(std::uint32_t i) {
+  return 84 + kSlotStride * i;
+}
+constexpr std::size_t shutdown(std::uint32_t n) {
+  return 20 + kSlotStride * n;
+}
+constexpr std::size_t metadata(std::uint32_t n) {
+  return 21 + kSlotStride * n;
+}
+constexpr std::size_t timestamp(std::uint32_t n) {
+  return 41 + kSlotStride * n;
+}
 }  // namespace control_offset
 
 enum class FormatKind : std::uint8_t { kSigned = 0, kUnsigned = 1, kFloat = 2 };
@@ -75,8 +85,8 @@ struct BufferMetadata {
   // saturates at 0xFFFFFFFF (the catalog holds the u64 size).
   static BufferMetadata flat_bytes(std::uint64_t bytes) {
     const auto clamped = static_cast<std::uint32_t>(bytes > 0xFFFFFFFFull ? 0xFFFFFFFFull : bytes);
-    return BufferMetadata{clamped, 1, 1, static_cast<std::uint8_t>(FormatKind::kUnsigned), 8, 0,
-                          clamped};
+    return BufferMetadata{clamped, 1, 1,      static_cast<std::uint8_t>(FormatKind::kUnsigned),
+                          8,       0, clamped};
   }
 };
 
@@ -128,8 +138,10 @@ class ControlBlockView {
  public:
   // Checks magic, num_slots and that `size` holds the whole block. `what` names the segment in
   // messages. `base` must be 4-byte aligned (mappings are page aligned).
-  static ControlBlockView validate(void* base, std::size_t size, std::string_view what = "control "
-                                                                                         "block") {
+  static ControlBlockView validate(void* base, std::size_t size,
+                                   std::string_view what =
+                                       "control "
+                                       "block") {
     auto* b = static_cast<std::byte*>(base);
     const std::string where = "control block '" + std::string(what) + "'";
     if (reinterpret_cast<std::uintptr_t>(base) % alignof(std::uint32_t) != 0) {
@@ -218,9 +230,7 @@ class ControlBlockView {
 
   bool shutdown() const { return shutdown_ref().load(std::memory_order_acquire) != 0; }
   std::uint8_t shutdown_byte() const { return shutdown_ref().load(std::memory_order_acquire); }
-  void set_shutdown(bool gone) {
-    shutdown_ref().store(gone ? 1 : 0, std::memory_order_release);
-  }
+  void set_shutdown(bool gone) { shutdown_ref().store(gone ? 1 : 0, std::memory_order_release); }
 
   BufferMetadata metadata() const {
     const std::size_t o = control_offset::metadata(num_slots_);
@@ -245,10 +255,10 @@ class ControlBlockView {
     store_le<std::uint32_t>(base_, o + 16, m.data_size);
   }
 
-  double timestamp() const {
-    return load_le<double>(base_, control_offset::timestamp(num_slots_));
+  double timestamp() const { return load_le<double>(base_, control_offset::timestamp(num_slots_)); }
+  void set_timestamp(double t) {
+    store_le<double>(base_, control_offset::timestamp(num_slots_), t);
   }
-  void set_timestamp(double t) { store_le<double>(base_, control_offset::timestamp(num_slots_), t); }
 
  private:
   ControlBlockView(std::byte* base, std::uint32_t n) : base_(base), num_slots_(n) {}

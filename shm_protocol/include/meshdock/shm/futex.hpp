@@ -41,7 +41,8 @@ inline WaitResult futex_wait(std::uint32_t* word, std::uint32_t expected,
     // EAGAIN (value already changed), EINTR and spurious wakes all loop back to the re-check.
     syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, nullptr, 0);
 #else
-    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(left, std::chrono::microseconds(100)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::nanoseconds>(left, std::chrono::microseconds(100)));
 #endif
   }
   return WaitResult::kChanged;

@@ -39,19 +39,25 @@ enum class ArrayRole { kPoints, kCells, kPointData, kCellData, kRegion, kBlockBa
 
 inline const char* role_name(ArrayRole r) {
   switch (r) {
-    case ArrayRole::kPoints: return "points";
-    case ArrayRole::kCells: return "cells";
-    case ArrayRole::kPointData: return "point_data";
-    case ArrayRole::kCellData: return "cell_data";
-    case ArrayRole::kRegion: return "region";
-    case ArrayRole::kBlockBases: return "block_bases";
+    case ArrayRole::kPoints:
+      return "points";
+    case ArrayRole::kCells:
+      return "cells";
+    case ArrayRole::kPointData:
+      return "point_data";
+    case ArrayRole::kCellData:
+      return "cell_data";
+    case ArrayRole::kRegion:
+      return "region";
+    case ArrayRole::kBlockBases:
+      return "block_bases";
   }
   return "?";
 }
 
 inline ArrayRole parse_role(std::string_view s, const std::string& where) {
-  for (auto r : {ArrayRole::kPoints, ArrayRole::kCells, ArrayRole::kPointData,
-                 ArrayRole::kCellData, ArrayRole::kRegion, ArrayRole::kBlockBases}) {
+  for (auto r : {ArrayRole::kPoints, ArrayRole::kCells, ArrayRole::kPointData, ArrayRole::kCellData,
+                 ArrayRole::kRegion, ArrayRole::kBlockBases}) {
     if (s == role_name(r)) return r;
   }
   throw ProtocolError(where + ": role '" + std::string(s) +
@@ -116,10 +122,10 @@ inline std::string encode_manifest(const Manifest& m) {
     regions.push_back(
         {{"name", r.name}, {"kind", r.kind}, {"dim", r.dim}, {"tag", r.tag}, {"array", r.array}});
   }
-  nlohmann::json j = {{"v", kManifestVersion}, {"arrays", arrays},
-                      {"cell_types", m.cell_types},  {"block_bases", m.block_bases},
-                      {"regions", regions},          {"field_data", m.field_data},
-                      {"notes", m.notes},            {"derived", m.derived},
+  nlohmann::json j = {{"v", kManifestVersion},      {"arrays", arrays},
+                      {"cell_types", m.cell_types}, {"block_bases", m.block_bases},
+                      {"regions", regions},         {"field_data", m.field_data},
+                      {"notes", m.notes},           {"derived", m.derived},
                       {"dropped", m.dropped}};
   return j.dump();
 }
@@ -146,10 +152,14 @@ inline bool valid_dtype(const DType& d) {
   if (d.lanes != 1) return false;
   switch (static_cast<DTypeCode>(d.code)) {
     case DTypeCode::kInt:
-    case DTypeCode::kUInt: return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64;
-    case DTypeCode::kFloat: return d.bits == 16 || d.bits == 32 || d.bits == 64;
-    case DTypeCode::kBfloat: return d.bits == 16;
-    case DTypeCode::kBool: return d.bits == 8;
+    case DTypeCode::kUInt:
+      return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64;
+    case DTypeCode::kFloat:
+      return d.bits == 16 || d.bits == 32 || d.bits == 64;
+    case DTypeCode::kBfloat:
+      return d.bits == 16;
+    case DTypeCode::kBool:
+      return d.bits == 8;
   }
   return false;
 }
@@ -164,7 +174,9 @@ inline Manifest decode_manifest(std::string_view text, std::uint64_t data_size) 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for numbers beyond double (found by fuzz_shm_validators,
+    // regression input tests/data/fuzz/shm_validators/number-out-of-range).
     throw ProtocolError(std::string("manifest: not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object()) throw ProtocolError("manifest: top level is not a JSON object");
@@ -209,7 +221,8 @@ inline Manifest decode_manifest(std::string_view text, std::uint64_t data_size) 
     // Element count with overflow checks: a hostile shape must not wrap around to a small size.
     std::uint64_t count = 1;
     for (auto d : e.shape) {
-      if (d < 0) throw ProtocolError(where + ": negative extent " + std::to_string(d) + " in shape");
+      if (d < 0)
+        throw ProtocolError(where + ": negative extent " + std::to_string(d) + " in shape");
       const auto ud = static_cast<std::uint64_t>(d);
       if (ud != 0 && count > data_size / ud) {
         throw ProtocolError(where + ": shape describes more elements than the " +

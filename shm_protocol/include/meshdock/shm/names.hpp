@@ -57,8 +57,7 @@ inline void validate_name(std::string_view name, std::string_view what = "slot n
       std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(c));
       throw ProtocolError(std::string(what) + " '" + printable(name) + "' has " +
                           (c == '/' ? std::string("'/'") : std::string("character ") + code) +
-                          " at position " + std::to_string(i) +
-                          "; allowed are A-Z a-z 0-9 _ . -");
+                          " at position " + std::to_string(i) + "; allowed are A-Z a-z 0-9 _ . -");
     }
   }
   if (name == "." || name == "..") {
@@ -71,9 +70,8 @@ inline void validate_name(std::string_view name, std::string_view what = "slot n
 inline void validate_prefix(std::string_view prefix) {
   if (prefix.empty()) return;
   if (prefix.size() > kMaxPrefixLength) {
-    throw ProtocolError("prefix '" + std::string(prefix) + "' is " +
-                        std::to_string(prefix.size()) + " characters long; the limit is " +
-                        std::to_string(kMaxPrefixLength));
+    throw ProtocolError("prefix '" + std::string(prefix) + "' is " + std::to_string(prefix.size()) +
+                        " characters long; the limit is " + std::to_string(kMaxPrefixLength));
   }
   for (char c : prefix) {
     if (!is_name_char(c)) {

@@ -47,6 +47,8 @@ inline std::uint64_t monotonic_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-inline double monotonic_seconds() { return static_cast<double>(monotonic_ns()) * 1e-9; }
+inline double monotonic_seconds() {
+  return static_cast<double>(monotonic_ns()) * 1e-9;
+}
 
 }  // namespace meshdock::shm
