@@ -1,13 +1,14 @@
 """meshdock: meshes published in GPU (or host) shared memory, adopted as DLPack tensors.
 
-This is the foundation release: the shared-memory protocol (``meshdock.protocol``, a pure
-Python mirror of the C++ headers) and device detection. Readers, the DevicePayload, the daemon
-client and ``attach`` arrive with the issues that build them.
+Today: ``meshdock.read`` (C++ Gmsh readers, numpy views without copies), the shared-memory
+protocol (``meshdock.protocol``, a pure-Python mirror of the C++ headers) and device
+detection. The DevicePayload, the daemon client and ``attach`` arrive with their issues.
 """
 
 from __future__ import annotations
 
 from . import protocol
+from .mesh import CellBlock, Mesh, ReadError, Region, read
 from .protocol import ProtocolError
 
 __version__ = "0.1.0"
@@ -40,4 +41,4 @@ def has_cupy() -> bool:
     return True
 
 
-__all__ = ["protocol", "ProtocolError", "has_cuda_device", "has_cupy", "__version__"]
+__all__ = ["protocol", "ProtocolError", "read", "Mesh", "CellBlock", "Region", "ReadError", "has_cuda_device", "has_cupy", "__version__"]

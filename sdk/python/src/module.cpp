@@ -3,6 +3,7 @@
 // Exposes the C++ validators so Python can check that its pure-Python protocol mirror and the
 // C++ headers accept and reject exactly the same bytes, plus run-time device detection.
 // Protocol errors surface as meshdock.protocol.ProtocolError, the one Python type for them.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "daemon/backend/device_probe.hpp"
+#include "daemon/mesh/readers/readers.hpp"
 #include "meshdock/shm.hpp"
 
 namespace py = pybind11;
@@ -102,6 +104,63 @@ py::dict probe_devices() {
                   py::arg("cuda_status") = r.cuda_status, py::arg("devices") = devs);
 }
 
+// ---- mesh I/O ----------------------------------------------------------------------------------
+namespace mesh = meshdock::mesh;
+
+// A numpy view of an Array that keeps its Buffer alive (the Buffer object is the array's base).
+py::array to_numpy(const mesh::Array& a) {
+  if (!a.valid()) return py::none();
+  const auto d = a.dtype();
+  py::dtype dt;
+  if (d.code == 2 && d.bits == 64)
+    dt = py::dtype::of<double>();
+  else if (d.code == 2 && d.bits == 32)
+    dt = py::dtype::of<float>();
+  else if (d.code == 0 && d.bits == 64)
+    dt = py::dtype::of<std::int64_t>();
+  else if (d.code == 0 && d.bits == 32)
+    dt = py::dtype::of<std::int32_t>();
+  else if (d.code == 1 && d.bits == 8)
+    dt = py::dtype::of<std::uint8_t>();
+  else
+    throw std::runtime_error("no numpy dtype for DLPack code " + std::to_string(d.code));
+  std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = static_cast<py::ssize_t>(a.itemsize());
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= shape[k];
+  }
+  return py::array(dt, shape, strides, a.data(), py::cast(a.buffer()));
+}
+
+py::dict read_mesh(const std::string& path, const std::string& format) {
+  mesh::Mesh m;
+  {
+    py::gil_scoped_release release;
+    m = mesh::read_mesh(path, format);
+  }
+  py::list cells;
+  for (const auto& b : m.cells) cells.append(py::make_tuple(b.type, to_numpy(b.connectivity)));
+  py::dict point_data, cell_data, field_data;
+  for (const auto& [k, v] : m.point_data) point_data[py::str(k)] = to_numpy(v);
+  for (const auto& [k, v] : m.cell_data) {
+    py::list l;
+    for (const auto& a : v) l.append(to_numpy(a));
+    cell_data[py::str(k)] = l;
+  }
+  for (const auto& [k, v] : m.field_data) field_data[py::str(k)] = to_numpy(v);
+  py::list regions;
+  for (const auto& r : m.regions) {
+    regions.append(
+        py::make_tuple(r.name, mesh::region_kind_name(r.kind), r.dim, r.tag, to_numpy(r.entries)));
+  }
+  return py::dict(py::arg("points") = to_numpy(m.points), py::arg("cells") = cells,
+                  py::arg("point_data") = point_data, py::arg("cell_data") = cell_data,
+                  py::arg("field_data") = field_data, py::arg("regions") = regions,
+                  py::arg("notes") = m.notes);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_meshdock, m) {
@@ -115,6 +174,9 @@ PYBIND11_MODULE(_meshdock, m) {
       if (p) std::rethrow_exception(p);
     } catch (const shm::ProtocolError& e) {
       py::object cls = py::module_::import("meshdock.protocol").attr("ProtocolError");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const mesh::ReadError& e) {
+      py::object cls = py::module_::import("meshdock.mesh").attr("ReadError");
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
@@ -130,5 +192,11 @@ PYBIND11_MODULE(_meshdock, m) {
       "validate_name", [](const std::string& n) { shm::validate_name(n); }, py::arg("name"));
   m.def("data_object_name", &shm::data_object_name, py::arg("prefix"), py::arg("name"),
         py::arg("slot"), py::arg("version"));
+  py::class_<mesh::Buffer, std::shared_ptr<mesh::Buffer>>(
+      m, "Buffer", "Owner of one mesh array allocation; numpy views keep it alive as their base.")
+      .def_property_readonly("nbytes", &mesh::Buffer::size)
+      .def_property_readonly("allocator", &mesh::Buffer::allocator_name);
+  m.def("read_mesh", &read_mesh, py::arg("path"), py::arg("format") = "",
+        "Read a mesh file with the C++ readers; returns a dict of numpy views (no copies).");
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");
 }

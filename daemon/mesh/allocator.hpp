@@ -1,0 +1,26 @@
+// The allocator hook: every mesh array buffer is allocated through it, so the daemon can make
+// readers write straight into pinned (page-locked) memory with cudaHostAlloc when a device is
+// present, and into page-aligned host memory otherwise. This is the one piece of global
+// mutable state the project allows; set it once at start-up, before any read.
+#pragma once
+
+#include <cstddef>
+
+namespace meshdock::mesh {
+
+struct Allocator {
+  void* (*allocate)(std::size_t bytes, void* ctx) = nullptr;  // nullptr on failure
+  void (*release)(void* p, std::size_t bytes, void* ctx) = nullptr;
+  void* ctx = nullptr;
+  const char* name = "page-aligned host";
+};
+
+// The allocator now in force (page-aligned host memory unless set_allocator was called).
+const Allocator& current_allocator();
+// Installs `a` for every later allocation; buffers already allocated keep the allocator they
+// were made with. Returns the previous one.
+Allocator set_allocator(const Allocator& a);
+// Page-aligned host memory (posix_memalign, 4096).
+Allocator host_allocator();
+
+}  // namespace meshdock::mesh

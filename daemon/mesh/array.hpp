@@ -1,0 +1,122 @@
+// Buffer (one allocation through the allocator hook, RAII) and Array (a typed C-contiguous
+// n-d view that shares ownership of its Buffer). Copying an Array never copies data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/allocator.hpp"
+#include "meshdock/shm/manifest.hpp"
+
+namespace meshdock::mesh {
+
+using shm::DType;
+
+inline constexpr DType kFloat64{2, 64, 1};
+inline constexpr DType kFloat32{2, 32, 1};
+inline constexpr DType kInt64{0, 64, 1};
+inline constexpr DType kInt32{0, 32, 1};
+
+template <typename T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<double>() {
+  return kFloat64;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return kFloat32;
+}
+template <>
+constexpr DType dtype_of<std::int64_t>() {
+  return kInt64;
+}
+template <>
+constexpr DType dtype_of<std::int32_t>() {
+  return kInt32;
+}
+template <>
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType{1, 8, 1};
+}
+
+class Buffer {
+ public:
+  // Throws std::bad_alloc when the allocator refuses.
+  static std::shared_ptr<Buffer> allocate(std::size_t bytes) {
+    const Allocator a = current_allocator();
+    void* p = a.allocate(bytes, a.ctx);
+    if (!p) throw std::bad_alloc();
+    return std::make_shared<Buffer>(Key{}, p, bytes, a);
+  }
+  struct Key {};  // only allocate() can name it, so only allocate() constructs a Buffer
+  Buffer(Key, void* p, std::size_t n, Allocator a) : data_(p), size_(n), alloc_(a) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { alloc_.release(data_, size_, alloc_.ctx); }
+
+  void* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  const char* allocator_name() const { return alloc_.name; }
+
+ private:
+  void* data_;
+  std::size_t size_;
+  Allocator alloc_;
+};
+
+class Array {
+ public:
+  Array() = default;
+
+  static Array empty(DType dtype, std::vector<std::int64_t> shape) {
+    Array a;
+    a.dtype_ = dtype;
+    a.shape_ = std::move(shape);
+    a.buffer_ = Buffer::allocate(a.nbytes());
+    return a;
+  }
+  template <typename T>
+  static Array of(std::vector<std::int64_t> shape) {
+    return empty(dtype_of<T>(), std::move(shape));
+  }
+  template <typename T>
+  static Array from_vector(const std::vector<T>& v, std::vector<std::int64_t> shape = {}) {
+    if (shape.empty()) shape = {static_cast<std::int64_t>(v.size())};
+    Array a = of<T>(std::move(shape));
+    if (!v.empty()) std::memcpy(a.data(), v.data(), v.size() * sizeof(T));
+    return a;
+  }
+
+  bool valid() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  std::int64_t dim(std::size_t i) const { return i < shape_.size() ? shape_[i] : 1; }
+  std::size_t ndim() const { return shape_.size(); }
+  std::size_t size() const {
+    return std::accumulate(
+        shape_.begin(), shape_.end(), std::size_t{1},
+        [](std::size_t a, std::int64_t b) { return a * static_cast<std::size_t>(b); });
+  }
+  std::size_t itemsize() const { return dtype_.bits / 8 * dtype_.lanes; }
+  std::size_t nbytes() const { return size() * itemsize(); }
+  void* data() const { return buffer_ ? buffer_->data() : nullptr; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data());
+  }
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+
+ private:
+  DType dtype_{};
+  std::vector<std::int64_t> shape_;
+  std::shared_ptr<Buffer> buffer_;
+};
+
+}  // namespace meshdock::mesh

@@ -1,0 +1,72 @@
+#include "daemon/mesh/cell_types.hpp"
+
+#include <array>
+
+namespace meshdock::mesh {
+
+namespace {
+
+// Gmsh's element numbers (gmsh.info, "MSH file format"), first, second and common higher orders.
+constexpr std::array<GmshType, 38> kGmsh = {{
+    {1, "line", 2, 1},           {2, "triangle", 3, 2},
+    {3, "quad", 4, 2},           {4, "tetra", 4, 3},
+    {5, "hexahedron", 8, 3},     {6, "wedge", 6, 3},
+    {7, "pyramid", 5, 3},        {8, "line3", 3, 1},
+    {9, "triangle6", 6, 2},      {10, "quad9", 9, 2},
+    {11, "tetra10", 10, 3},      {12, "hexahedron27", 27, 3},
+    {13, "wedge18", 18, 3},      {14, "pyramid14", 14, 3},
+    {15, "vertex", 1, 0},        {16, "quad8", 8, 2},
+    {17, "hexahedron20", 20, 3}, {18, "wedge15", 15, 3},
+    {19, "pyramid13", 13, 3},    {21, "triangle10", 10, 2},
+    {23, "triangle15", 15, 2},   {25, "triangle21", 21, 2},
+    {26, "line4", 4, 1},         {27, "line5", 5, 1},
+    {28, "line6", 6, 1},         {29, "tetra20", 20, 3},
+    {30, "tetra35", 35, 3},      {31, "tetra56", 56, 3},
+    {36, "quad16", 16, 2},       {37, "quad25", 25, 2},
+    {38, "quad36", 36, 2},       {62, "line7", 7, 1},
+    {63, "line8", 8, 1},         {64, "line9", 9, 1},
+    {65, "line10", 10, 1},       {66, "line11", 11, 1},
+    {92, "hexahedron64", 64, 3}, {93, "hexahedron125", 125, 3},
+}};
+
+// Where Gmsh's node order differs from VTK's (and so meshio's): the permutations meshio applies.
+constexpr int kTetra10[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 8};
+constexpr int kHex20[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 9, 16, 18, 19, 17, 10, 12, 14, 15};
+constexpr int kHex27[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  11, 13, 9,  16, 18,
+                          19, 17, 10, 12, 14, 15, 22, 23, 21, 24, 20, 25, 26};
+constexpr int kWedge15[] = {0, 1, 2, 3, 4, 5, 6, 9, 7, 12, 14, 13, 8, 10, 11};
+constexpr int kPyramid13[] = {0, 1, 2, 3, 4, 5, 8, 10, 6, 7, 9, 11, 12};
+
+}  // namespace
+
+std::optional<GmshType> gmsh_type(int number) {
+  for (const auto& t : kGmsh) {
+    if (t.number == number) return t;
+  }
+  return std::nullopt;
+}
+
+std::optional<GmshType> gmsh_type_by_name(std::string_view name) {
+  for (const auto& t : kGmsh) {
+    if (name == t.name) return t;
+  }
+  return std::nullopt;
+}
+
+std::span<const int> gmsh_to_meshio_order(std::string_view type) {
+  if (type == "tetra10") return kTetra10;
+  if (type == "hexahedron20") return kHex20;
+  if (type == "hexahedron27") return kHex27;
+  if (type == "wedge15") return kWedge15;
+  if (type == "pyramid13") return kPyramid13;
+  return {};
+}
+
+int cell_dim(std::string_view type) {
+  if (type == "vertex") return 0;
+  if (type.starts_with("line")) return 1;
+  if (type.starts_with("triangle") || type.starts_with("quad") || type == "polygon") return 2;
+  return 3;
+}
+
+}  // namespace meshdock::mesh

@@ -1,0 +1,31 @@
+// Cell type facts shared by readers and writers: meshio names, nodes per cell, topological
+// dimension, and the Gmsh element-type numbers with Gmsh's node order -> meshio's (VTK's).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace meshdock::mesh {
+
+struct GmshType {
+  int number;
+  const char* name;
+  int nodes;
+  int dim;
+};
+
+// nullopt for a Gmsh element type this build does not know.
+std::optional<GmshType> gmsh_type(int number);
+std::optional<GmshType> gmsh_type_by_name(std::string_view name);
+
+// meshio's permutation from Gmsh node order to its own (empty when identical): out[j] = in[p[j]].
+std::span<const int> gmsh_to_meshio_order(std::string_view type);
+
+// Topological dimension of a meshio cell type name (vertex 0, line* 1, triangle*/quad*/polygon 2,
+// others 3).
+int cell_dim(std::string_view type);
+
+}  // namespace meshdock::mesh

@@ -1,0 +1,61 @@
+// The Mesh model (DESIGN.md, "Data model"): what every reader produces and every writer takes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/array.hpp"
+
+namespace meshdock::mesh {
+
+// One block of cells of a single type. Fixed-size types: connectivity (n, nodes_per_cell) int64.
+struct CellBlock {
+  std::string type;  // meshio's name: "tetra", "hexahedron27", ...
+  Array connectivity;
+  std::int64_t size() const { return connectivity.dim(0); }
+};
+
+enum class RegionKind { kPoint, kCell, kSide };
+
+inline const char* region_kind_name(RegionKind k) {
+  switch (k) {
+    case RegionKind::kPoint:
+      return "point";
+    case RegionKind::kCell:
+      return "cell";
+    case RegionKind::kSide:
+      return "side";
+  }
+  return "?";
+}
+
+// A named set: Point entries are point indices, Cell entries global block-major cell numbers,
+// Side entries (cell, local facet) pairs, shape (n, 2).
+struct Region {
+  std::string name;
+  RegionKind kind = RegionKind::kCell;
+  int dim = 0;
+  std::int64_t tag = 0;
+  Array entries;  // int64
+};
+
+struct Mesh {
+  Array points;  // (n, dim) float64
+  std::vector<CellBlock> cells;
+  std::map<std::string, Array> point_data;
+  std::map<std::string, std::vector<Array>> cell_data;  // one array per block
+  std::map<std::string, Array> field_data;              // host only; gmsh: [tag, dim]
+  std::vector<Region> regions;
+  std::vector<std::string> notes;  // lossy steps taken while reading
+
+  std::int64_t num_points() const { return points.dim(0); }
+  std::int64_t num_cells() const {
+    std::int64_t n = 0;
+    for (const auto& b : cells) n += b.size();
+    return n;
+  }
+};
+
+}  // namespace meshdock::mesh

@@ -1,0 +1,531 @@
+// Gmsh MSH 2.2 and 4.1, ASCII and binary (either endianness), read the way meshio reads them:
+// points in file order, connectivity mapped from node tags to 0-based indices and permuted from
+// Gmsh's node order to meshio's, one block per (entity, type) for 4.1 and per run of one type for
+// 2.2, cell_data gmsh:physical / gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data
+// name -> [tag, dim] from $PhysicalNames, and one region per named physical group.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/mesh/cell_types.hpp"
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+struct PhysicalName {
+  int dim;
+  std::int64_t tag;
+  std::string name;
+};
+
+// Node tag -> 0-based point index. Dense when tags are compact, hashed otherwise, so a file
+// with tag 10^12 cannot make us allocate terabytes.
+class TagMap {
+ public:
+  void build(const std::vector<std::int64_t>& tags, Cursor& c) {
+    std::int64_t max_tag = 0;
+    for (auto t : tags) {
+      if (t < 0) c.fail("negative node tag " + std::to_string(t));
+      max_tag = std::max(max_tag, t);
+    }
+    dense_ = max_tag <= static_cast<std::int64_t>(4 * tags.size() + 1024);
+    if (dense_) {
+      index_.assign(static_cast<std::size_t>(max_tag) + 1, -1);
+      for (std::size_t i = 0; i < tags.size(); ++i) {
+        auto& slot = index_[static_cast<std::size_t>(tags[i])];
+        if (slot >= 0) c.fail("node tag " + std::to_string(tags[i]) + " is defined twice");
+        slot = static_cast<std::int64_t>(i);
+      }
+    } else {
+      hashed_.reserve(tags.size());
+      for (std::size_t i = 0; i < tags.size(); ++i) {
+        if (!hashed_.emplace(tags[i], static_cast<std::int64_t>(i)).second) {
+          c.fail("node tag " + std::to_string(tags[i]) + " is defined twice");
+        }
+      }
+    }
+  }
+  // -1 when the tag is not a node.
+  std::int64_t find(std::int64_t tag) const {
+    if (dense_) {
+      return tag >= 0 && static_cast<std::size_t>(tag) < index_.size()
+                 ? index_[static_cast<std::size_t>(tag)]
+                 : -1;
+    }
+    auto it = hashed_.find(tag);
+    return it == hashed_.end() ? -1 : it->second;
+  }
+
+ private:
+  bool dense_ = true;
+  std::vector<std::int64_t> index_;
+  std::unordered_map<std::int64_t, std::int64_t> hashed_;
+};
+
+// A block of elements as read, before node tags are mapped.
+struct RawBlock {
+  GmshType type;
+  int entity_dim = 0;
+  int entity_tag = 0;
+  Array conn;                          // (n, nodes) int64, still node *tags*
+  std::vector<std::int32_t> physical;  // 2.2 only: per element
+  std::vector<std::int32_t> geometrical;
+  std::size_t line = 0;  // where the block starts, for errors
+};
+
+class MshReader {
+ public:
+  MshReader(std::string_view data, const std::string& name) : c_(data, name) {}
+
+  Mesh read() {
+    bool have_format = false, have_nodes = false, have_elements = false;
+    while (true) {
+      const auto header = c_.nonempty_line();
+      if (header.empty()) break;
+      if (header.front() != '$') {
+        c_.fail("expected a section header like $Nodes, found '" +
+                std::string(header.substr(0, 40)) + "'");
+      }
+      const std::string section(header.substr(1));
+      if (section == "MeshFormat") {
+        read_format();
+        have_format = true;
+        continue;
+      }
+      if (!have_format) c_.fail("the file does not start with $MeshFormat");
+      if (section == "PhysicalNames") {
+        read_physical_names();
+      } else if (section == "Entities") {
+        if (v4_)
+          read_entities();
+        else
+          skip_section(section);
+      } else if (section == "Nodes") {
+        v4_ ? read_nodes4() : read_nodes2();
+        have_nodes = true;
+      } else if (section == "Elements") {
+        if (!have_nodes) c_.fail("$Elements comes before $Nodes");
+        v4_ ? read_elements4() : read_elements2();
+        have_elements = true;
+      } else if (section == "NodeData" || section == "ElementData" ||
+                 section == "ElementNodeData") {
+        c_.fail("$" + section + " is not supported yet; refusing to drop it silently");
+      } else {
+        // Gmsh: "any section with an unrecognized header is simply ignored".
+        skip_section(section);
+        if (section != "Comments") mesh_.notes.push_back("skipped section $" + section);
+      }
+    }
+    if (!have_format) throw ReadError(c_.file() + ": empty file or no $MeshFormat");
+    if (!have_nodes) throw ReadError(c_.file() + ": no $Nodes section");
+    if (!have_elements) throw ReadError(c_.file() + ": no $Elements section");
+    finish();
+    return std::move(mesh_);
+  }
+
+ private:
+  // ---- sections ---------------------------------------------------------------------------
+  void read_format() {
+    const auto version = c_.token();
+    const int file_type = c_.number<int>("file-type");
+    const int data_size = c_.number<int>("data-size");
+    c_.next_line();
+    if (version == "4.1") {
+      v4_ = true;
+    } else if (version == "2.2" || version == "2.1" || version == "2") {
+      v4_ = false;
+    } else {
+      c_.fail("MSH version " + std::string(version) + " is not supported (2.2 and 4.1 are)");
+    }
+    if (file_type != 0 && file_type != 1)
+      c_.fail("file-type " + std::to_string(file_type) + " is not 0 (ascii) or 1 (binary)");
+    binary_ = file_type == 1;
+    if (data_size != 8)
+      c_.fail("data-size " + std::to_string(data_size) + " is not supported (8 is)");
+    if (binary_) {
+      const auto one = c_.binary_one<std::int32_t>(false, "endianness marker");
+      if (one == 1) {
+        swap_ = false;
+      } else if (Cursor::byteswap(one) == 1) {
+        swap_ = true;
+      } else {
+        c_.fail_at_byte("endianness marker is " + std::to_string(one) + ", expected 1");
+      }
+      c_.next_line();
+    }
+    c_.expect_line("$EndMeshFormat");
+  }
+
+  void read_physical_names() {
+    const auto n = c_.number<std::int64_t>("number of physical names");
+    if (n < 0 || static_cast<std::size_t>(n) > c_.remaining() / 6)
+      c_.fail("physical name count " + std::to_string(n) + " is larger than the file");
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int dim = c_.number<int>("physical dimension");
+      const auto tag = c_.number<std::int64_t>("physical tag");
+      auto name = Cursor::trim(c_.rest_of_line());
+      if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+        name = name.substr(1, name.size() - 2);
+      if (dim < 0 || dim > 3) c_.fail("physical dimension " + std::to_string(dim) + " is not 0..3");
+      names_.push_back({dim, tag, std::string(name)});
+    }
+    c_.expect_line("$EndPhysicalNames");
+  }
+
+  std::uint64_t size_t_value(const char* what) {
+    return binary_ ? c_.binary_one<std::uint64_t>(swap_, what) : c_.number<std::uint64_t>(what);
+  }
+  std::int32_t int_value(const char* what) {
+    return binary_ ? c_.binary_one<std::int32_t>(swap_, what) : c_.number<std::int32_t>(what);
+  }
+  double double_value(const char* what) {
+    return binary_ ? c_.binary_one<double>(swap_, what) : c_.number<double>(what);
+  }
+  // A count from the file, checked against the bytes left: each item needs at least
+  // `min_bytes` (so a hostile header cannot make us allocate what the file cannot hold).
+  std::size_t checked_count(std::uint64_t n, std::size_t min_bytes, const char* what) {
+    if (n > c_.remaining() / min_bytes) {
+      c_.fail(std::string(what) + " " + std::to_string(n) + " is more than the remaining " +
+              std::to_string(c_.remaining()) + " bytes can hold");
+    }
+    return static_cast<std::size_t>(n);
+  }
+
+  void read_entities() {
+    std::uint64_t counts[4];
+    for (auto& n : counts) n = size_t_value("entity count");
+    for (int d = 0; d < 4; ++d) {
+      const auto n = checked_count(counts[d], binary_ ? 20 : 4, "entity count");
+      for (std::size_t i = 0; i < n; ++i) {
+        const int tag = int_value("entity tag");
+        for (int k = 0; k < (d == 0 ? 3 : 6); ++k) double_value("bounding box");
+        const auto np = checked_count(size_t_value("number of physical tags"), binary_ ? 4 : 1,
+                                      "physical tag count");
+        auto& tags = entity_physicals_[{d, tag}];
+        for (std::size_t k = 0; k < np; ++k) tags.push_back(int_value("physical tag"));
+        if (d > 0) {
+          const auto nb = checked_count(size_t_value("number of bounding entities"),
+                                        binary_ ? 4 : 1, "bounding entity count");
+          for (std::size_t k = 0; k < nb; ++k) int_value("bounding entity");
+        }
+      }
+    }
+    have_entities_ = true;
+    c_.expect_line("$EndEntities");
+  }
+
+  void read_nodes4() {
+    const auto blocks = size_t_value("number of node blocks");
+    const auto total =
+        checked_count(size_t_value("number of nodes"), binary_ ? 32 : 8, "node count");
+    size_t_value("min node tag");
+    size_t_value("max node tag");
+    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
+    auto dim_tags = Array::of<std::int64_t>({static_cast<std::int64_t>(total), 2});
+    tags_.assign(total, 0);
+    double* pts = mesh_.points.as<double>();
+    std::int64_t* dt = dim_tags.as<std::int64_t>();
+    std::size_t idx = 0;
+    const auto nblocks = checked_count(blocks, binary_ ? 20 : 8, "node block count");
+    for (std::size_t b = 0; b < nblocks; ++b) {
+      const int dim = int_value("entity dimension");
+      const int entity = int_value("entity tag");
+      const int parametric = int_value("parametric flag");
+      const auto n = size_t_value("nodes in block");
+      if (parametric != 0) c_.fail("parametric nodes are not supported");
+      if (n > total - idx)
+        c_.fail("node block " + std::to_string(b) + " holds " + std::to_string(n) +
+                " nodes, more than the " + std::to_string(total - idx) + " the header leaves");
+      if (binary_) {
+        c_.need(n * 32, "node block");
+        std::vector<std::uint64_t> raw(n);
+        c_.binary(raw.data(), n, swap_, "node tags");
+        for (std::size_t i = 0; i < n; ++i) tags_[idx + i] = static_cast<std::int64_t>(raw[i]);
+        c_.binary(pts + 3 * idx, 3 * n, swap_, "node coordinates");  // one memcpy per block
+      } else {
+        for (std::size_t i = 0; i < n; ++i) tags_[idx + i] = c_.number<std::int64_t>("node tag");
+        for (std::size_t i = 0; i < 3 * n; ++i) pts[3 * idx + i] = c_.number<double>("coordinate");
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        dt[2 * (idx + i)] = dim;
+        dt[2 * (idx + i) + 1] = entity;
+      }
+      idx += n;
+    }
+    if (idx != total)
+      c_.fail("$Nodes header promises " + std::to_string(total) + " nodes but its blocks hold " +
+              std::to_string(idx));
+    c_.expect_line("$EndNodes");
+    node_map_.build(tags_, c_);
+    mesh_.point_data["gmsh:dim_tags"] = std::move(dim_tags);
+  }
+
+  void read_nodes2() {
+    const auto total =
+        checked_count(c_.number<std::uint64_t>("number of nodes"), binary_ ? 28 : 8, "node count");
+    c_.next_line();
+    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
+    double* pts = mesh_.points.as<double>();
+    tags_.assign(total, 0);
+    for (std::size_t i = 0; i < total; ++i) {
+      if (binary_) {
+        tags_[i] = c_.binary_one<std::int32_t>(swap_, "node tag");
+        c_.binary(pts + 3 * i, 3, swap_, "node coordinates");
+      } else {
+        tags_[i] = c_.number<std::int64_t>("node tag");
+        for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
+      }
+    }
+    c_.expect_line("$EndNodes");
+    node_map_.build(tags_, c_);
+  }
+
+  GmshType element_type(int number) {
+    auto t = gmsh_type(number);
+    if (!t) c_.fail("unknown Gmsh element type " + std::to_string(number));
+    return *t;
+  }
+
+  void read_elements4() {
+    const auto nblocks = checked_count(size_t_value("number of element blocks"), binary_ ? 20 : 8,
+                                       "element block count");
+    const auto total = size_t_value("number of elements");
+    size_t_value("min element tag");
+    size_t_value("max element tag");
+    std::uint64_t seen = 0;
+    for (std::size_t b = 0; b < nblocks; ++b) {
+      RawBlock blk;
+      blk.entity_dim = int_value("entity dimension");
+      blk.entity_tag = int_value("entity tag");
+      blk.type = element_type(int_value("element type"));
+      blk.line = c_.line();
+      const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
+      const auto n = checked_count(size_t_value("elements in block"), binary_ ? 8 * per : 2 * per,
+                                   "element count");
+      blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
+      std::int64_t* out = blk.conn.as<std::int64_t>();
+      const std::size_t npc = static_cast<std::size_t>(blk.type.nodes);
+      if (binary_) {
+        std::vector<std::uint64_t> row(per);
+        for (std::size_t e = 0; e < n; ++e) {
+          c_.binary(row.data(), per, swap_, "element");
+          for (std::size_t k = 0; k < npc; ++k)
+            out[e * npc + k] = static_cast<std::int64_t>(row[1 + k]);
+        }
+      } else {
+        for (std::size_t e = 0; e < n; ++e) {
+          c_.number<std::uint64_t>("element tag");
+          for (std::size_t k = 0; k < npc; ++k)
+            out[e * npc + k] = c_.number<std::int64_t>("node tag");
+        }
+      }
+      seen += n;
+      blocks_.push_back(std::move(blk));
+    }
+    if (seen != total)
+      c_.fail("$Elements header promises " + std::to_string(total) +
+              " elements but its blocks hold " + std::to_string(seen));
+    c_.expect_line("$EndElements");
+  }
+
+  void read_elements2() {
+    const auto total = checked_count(c_.number<std::uint64_t>("number of elements"),
+                                     binary_ ? 8 : 6, "element count");
+    c_.next_line();
+    std::size_t done = 0;
+    auto block_for = [&](const GmshType& t) -> RawBlock& {
+      if (blocks_.empty() || blocks_.back().type.number != t.number) {
+        RawBlock blk;
+        blk.type = t;
+        blk.line = c_.line();
+        blocks_.push_back(std::move(blk));
+        pending_.emplace_back();
+      }
+      return blocks_.back();
+    };
+    std::vector<std::int64_t> nodes;
+    while (done < total) {
+      if (binary_) {
+        const auto type = element_type(c_.binary_one<std::int32_t>(swap_, "element type"));
+        const auto count = c_.binary_one<std::int32_t>(swap_, "element count");
+        const auto ntags = c_.binary_one<std::int32_t>(swap_, "number of tags");
+        if (count <= 0 || static_cast<std::size_t>(count) > total - done)
+          c_.fail_at_byte("element header count " + std::to_string(count) + " does not fit the " +
+                          std::to_string(total - done) + " elements left");
+        if (ntags < 0 || ntags > 64)
+          c_.fail_at_byte("element header has " + std::to_string(ntags) + " tags");
+        const std::size_t per =
+            1 + static_cast<std::size_t>(ntags) + static_cast<std::size_t>(type.nodes);
+        c_.need(per * 4 * static_cast<std::size_t>(count), "elements");
+        std::vector<std::int32_t> row(per);
+        auto& blk = block_for(type);
+        for (std::int32_t e = 0; e < count; ++e) {
+          c_.binary(row.data(), per, swap_, "element");
+          blk.physical.push_back(ntags > 0 ? row[1] : 0);
+          blk.geometrical.push_back(ntags > 1 ? row[2] : 0);
+          auto& p = pending_.back();
+          p.insert(p.end(), row.begin() + 1 + ntags, row.end());
+        }
+        done += static_cast<std::size_t>(count);
+      } else {
+        c_.number<std::int64_t>("element tag");
+        const auto type = element_type(c_.number<int>("element type"));
+        const int ntags = c_.number<int>("number of tags");
+        if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
+        std::int32_t tags[2] = {0, 0};
+        for (int k = 0; k < ntags; ++k) {
+          const auto v = c_.number<std::int32_t>("element tag value");
+          if (k < 2) tags[k] = v;
+        }
+        auto& blk = block_for(type);
+        blk.physical.push_back(tags[0]);
+        blk.geometrical.push_back(tags[1]);
+        auto& p = pending_.back();
+        for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
+        ++done;
+      }
+    }
+    c_.expect_line("$EndElements");
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      auto& blk = blocks_[b];
+      const auto n = static_cast<std::int64_t>(blk.physical.size());
+      blk.conn = Array::of<std::int64_t>({n, blk.type.nodes});
+      std::memcpy(blk.conn.data(), pending_[b].data(), pending_[b].size() * sizeof(std::int64_t));
+      std::vector<std::int64_t>().swap(pending_[b]);
+    }
+  }
+
+  void skip_section(const std::string& section) {
+    const std::string end = "$End" + section;
+    auto pos = c_.data().find(end, c_.offset());
+    if (pos == std::string_view::npos) c_.fail("section $" + section + " has no " + end);
+    c_.seek(pos);
+    c_.next_line();
+  }
+
+  // ---- assembly ---------------------------------------------------------------------------
+  void finish() {
+    const bool any_physical = v4_ ? [&] {
+      for (const auto& [k, v] : entity_physicals_) if (!v.empty()) return true;
+      return false;
+    }() : true;
+    std::int64_t base = 0;
+    std::vector<std::int64_t> block_base;
+    for (auto& blk : blocks_) {
+      map_nodes(blk);
+      const auto n = blk.conn.dim(0);
+      block_base.push_back(base);
+      base += n;
+      if (v4_) {
+        const auto& phys = physicals_of(blk);
+        if (any_physical) {
+          auto a = Array::of<std::int64_t>({n});
+          std::fill_n(a.as<std::int64_t>(), n, phys.empty() ? 0 : phys.front());
+          mesh_.cell_data["gmsh:physical"].push_back(std::move(a));
+        }
+        auto g = Array::of<std::int64_t>({n});
+        std::fill_n(g.as<std::int64_t>(), n, blk.entity_tag);
+        mesh_.cell_data["gmsh:geometrical"].push_back(std::move(g));
+      } else {
+        mesh_.cell_data["gmsh:physical"].push_back(Array::from_vector(blk.physical));
+        mesh_.cell_data["gmsh:geometrical"].push_back(Array::from_vector(blk.geometrical));
+      }
+    }
+    for (const auto& pn : names_) {
+      mesh_.field_data[pn.name] = Array::from_vector(std::vector<std::int64_t>{pn.tag, pn.dim});
+      Region r;
+      r.name = pn.name;
+      r.dim = pn.dim;
+      r.tag = pn.tag;
+      r.kind = pn.dim == 0 ? RegionKind::kPoint : RegionKind::kCell;
+      std::vector<std::int64_t> entries;
+      std::set<std::int64_t> points;
+      for (std::size_t b = 0; b < blocks_.size(); ++b) {
+        const auto& blk = blocks_[b];
+        if (blk.type.dim != pn.dim) continue;
+        const auto n = blk.conn.dim(0);
+        for (std::int64_t e = 0; e < n; ++e) {
+          const bool member = v4_ ? contains(physicals_of(blk), pn.tag)
+                                  : blk.physical[static_cast<std::size_t>(e)] == pn.tag;
+          if (!member) continue;
+          if (r.kind == RegionKind::kPoint) {
+            for (int k = 0; k < blk.type.nodes; ++k)
+              points.insert(blk.conn.as<std::int64_t>()[e * blk.type.nodes + k]);
+          } else {
+            entries.push_back(block_base[b] + e);
+          }
+        }
+      }
+      if (r.kind == RegionKind::kPoint) entries.assign(points.begin(), points.end());
+      r.entries = Array::from_vector(entries);
+      mesh_.regions.push_back(std::move(r));
+    }
+    for (auto& blk : blocks_) mesh_.cells.push_back(CellBlock{blk.type.name, std::move(blk.conn)});
+  }
+
+  static bool contains(const std::vector<int>& v, std::int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  }
+  const std::vector<int>& physicals_of(const RawBlock& blk) const {
+    static const std::vector<int> kNone;
+    auto it = entity_physicals_.find({blk.entity_dim, blk.entity_tag});
+    return it == entity_physicals_.end() ? kNone : it->second;
+  }
+
+  void map_nodes(RawBlock& blk) {
+    const auto n = static_cast<std::size_t>(blk.conn.dim(0));
+    const auto npc = static_cast<std::size_t>(blk.type.nodes);
+    std::int64_t* conn = blk.conn.as<std::int64_t>();
+    const auto perm = gmsh_to_meshio_order(blk.type.name);
+    std::vector<std::int64_t> row(npc);
+    for (std::size_t e = 0; e < n; ++e) {
+      std::int64_t* r = conn + e * npc;
+      for (std::size_t k = 0; k < npc; ++k) {
+        const auto idx = node_map_.find(r[k]);
+        if (idx < 0) {
+          throw ReadError(c_.file() + ":" + std::to_string(blk.line) + ": element " +
+                          std::to_string(e) + " of a " + blk.type.name +
+                          " block refers to node tag " + std::to_string(r[k]) +
+                          ", which $Nodes does not define");
+        }
+        row[k] = idx;
+      }
+      if (perm.empty()) {
+        std::copy(row.begin(), row.end(), r);
+      } else {
+        for (std::size_t k = 0; k < npc; ++k) r[k] = row[static_cast<std::size_t>(perm[k])];
+      }
+    }
+  }
+
+  Cursor c_;
+  bool v4_ = false, binary_ = false, swap_ = false, have_entities_ = false;
+  std::vector<PhysicalName> names_;
+  std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
+  std::vector<std::int64_t> tags_;
+  TagMap node_map_;
+  std::vector<RawBlock> blocks_;
+  std::vector<std::vector<std::int64_t>> pending_;  // 2.2: node tags per block while reading
+  Mesh mesh_;
+};
+
+}  // namespace
+
+Mesh read_msh(const std::string& path) {
+  MappedFile file(path);
+  return MshReader(file.view(), path).read();
+}
+
+Mesh read_msh_bytes(std::string_view data, const std::string& name) {
+  return MshReader(data, name).read();
+}
+
+}  // namespace meshdock::mesh

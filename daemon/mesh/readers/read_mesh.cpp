@@ -1,0 +1,23 @@
+#include <algorithm>
+#include <cctype>
+
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace meshdock::mesh {
+
+Mesh read_mesh(const std::string& path, std::string_view format) {
+  std::string fmt(format);
+  if (fmt.empty()) {
+    const auto dot = path.find_last_of('.');
+    if (dot == std::string::npos || path.find('/', dot) != std::string::npos) {
+      throw ReadError(path + ": no file extension; name the format explicitly");
+    }
+    fmt = path.substr(dot + 1);
+  }
+  std::transform(fmt.begin(), fmt.end(), fmt.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (fmt == "msh" || fmt == "gmsh") return read_msh(path);
+  throw ReadError(path + ": format '" + fmt + "' is not supported yet (supported: msh)");
+}
+
+}  // namespace meshdock::mesh

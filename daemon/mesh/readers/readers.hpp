@@ -1,0 +1,19 @@
+// Reader entry points: file -> Mesh. Each throws ReadError naming the file and line or byte.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "daemon/mesh/error.hpp"
+#include "daemon/mesh/mesh.hpp"
+
+namespace meshdock::mesh {
+
+Mesh read_msh(const std::string& path);  // Gmsh MSH 2.2 / 4.1, ascii / binary
+// The same parser over bytes in memory; `name` stands for the file in error messages.
+Mesh read_msh_bytes(std::string_view data, const std::string& name);
+
+// Picks the reader by `format` ("msh", ...) or, when empty, by the file's extension.
+Mesh read_mesh(const std::string& path, std::string_view format = "");
+
+}  // namespace meshdock::mesh

@@ -1,0 +1,124 @@
+"""meshdock.read on every Gmsh file in tests/data/meshes against REFERENCE.json (what meshio reads
+from the same file): points, blocks (type, count, connectivity), point_data, cell_data,
+field_data -- compared by the SHA-1 of each array cast to float64, plus shape and sum."""
+import gc
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+import meshdock
+
+
+def _reference(data_dir):
+    return {e["file"]: e for e in json.loads((data_dir / "meshes" / "REFERENCE.json").read_text())}
+
+
+def _msh_files(data_dir):
+    return sorted(f for f in _reference(data_dir) if f.endswith(".msh"))
+
+
+def _check(array, ref, what):
+    a = np.asarray(array)
+    assert list(a.shape) == ref["shape"], what
+    assert hashlib.sha1(np.ascontiguousarray(a, dtype=np.float64).tobytes()).hexdigest() == \
+        ref["sha1_f64"], what
+    assert float(a.astype(np.float64).sum()) == pytest.approx(ref["sum"]), what
+
+
+def pytest_generate_tests(metafunc):
+    if "msh_file" in metafunc.fixturenames:
+        import conftest
+        metafunc.parametrize("msh_file", _msh_files(conftest.DATA))
+
+
+def test_reference_has_every_gmsh_variant(data_dir):
+    files = _msh_files(data_dir)
+    assert len(files) == 17
+    for stem in ("box", "box2nd", "plate", "blocks"):
+        assert {f"{stem}.v22.msh", f"{stem}.v22b.msh", f"{stem}.v41.msh", f"{stem}.v41b.msh"} <= set(files)
+
+
+def test_reads_like_meshio(data_dir, msh_file):
+    ref = _reference(data_dir)[msh_file]
+    m = meshdock.read(data_dir / "meshes" / msh_file)
+    _check(m.points, ref["points"], "points")
+    assert m.points.dtype == np.float64
+    assert [b.type for b in m.cells] == [c["type"] for c in ref["cells"]]
+    for i, (b, c) in enumerate(zip(m.cells, ref["cells"])):
+        assert len(b) == c["n"]
+        assert b.data.dtype == np.int64
+        _check(b.data, c["conn"], f"cells[{i}] ({b.type})")
+    assert set(m.point_data) == set(ref["point_data"])
+    for k, r in ref["point_data"].items():
+        _check(m.point_data[k], r, f"point_data[{k}]")
+    assert set(m.cell_data) == set(ref["cell_data"])
+    for k, arrays in ref["cell_data"].items():
+        assert len(m.cell_data[k]) == len(arrays)
+        for i, (a, r) in enumerate(zip(m.cell_data[k], arrays)):
+            _check(a, r, f"cell_data[{k}][{i}]")
+    assert {k: v.tolist() for k, v in m.field_data.items()} == ref["field_data"]
+    assert m.notes == []
+
+
+def test_regions_follow_physical_groups(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "box.v41.msh")
+    by_name = {r.name: r for r in m.regions}
+    assert set(by_name) == {"inlet", "outlet", "walls", "solid"}
+    solid = by_name["solid"]
+    assert (solid.kind, solid.dim, solid.tag) == ("cell", 3, 1)
+    # Global block-major numbering: the tetra block comes after 6 triangle blocks.
+    base = sum(len(b) for b in m.cells[:-1])
+    assert solid.entries.tolist() == list(range(base, base + len(m.cells[-1])))
+    # Each cell of a region carries that region's physical tag.
+    phys = np.concatenate(m.cell_data["gmsh:physical"])
+    for r in m.regions:
+        assert len(r.entries) > 0
+        assert set(phys[r.entries].tolist()) == {r.tag}
+    # 2.2 (tags on elements) and 4.1 (tags on entities) agree.
+    m22 = meshdock.read(data_dir / "meshes" / "box.v22.msh")
+    sizes22 = {r.name: len(r.entries) for r in m22.regions}
+    assert sizes22 == {r.name: len(r.entries) for r in m.regions}
+
+
+def test_point_regions_from_dimension_zero_groups(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "plate.v41.msh")
+    corner = next(r for r in m.regions if r.name == "corner")
+    assert corner.kind == "point" and corner.dim == 0
+    vertex = next(b for b in m.cells if b.type == "vertex")
+    assert sorted(corner.entries.tolist()) == sorted(set(vertex.data.ravel().tolist()))
+
+
+def test_arrays_are_views_that_outlive_the_mesh(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "box.v41b.msh")
+    pts = m.points
+    assert not pts.flags.owndata
+    assert type(pts.base).__name__ == "Buffer"
+    assert pts.base.nbytes == pts.nbytes
+    assert pts.ctypes.data % 4096 == 0  # page-aligned: ready to be pinned
+    expect = pts.sum()
+    del m
+    gc.collect()
+    assert pts.sum() == expect
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", "empty file or no $MeshFormat"),
+    (b"hello\n", ":1: expected a section header"),
+    (b"$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 5 1 5\n", ":5: node count 5 is more than the remaining"),
+])
+def test_bad_files_raise_read_error_naming_the_file(tmp_path, content, message):
+    p = tmp_path / "bad.msh"
+    p.write_bytes(content)
+    with pytest.raises(meshdock.ReadError) as e:
+        meshdock.read(p)
+    assert str(p) in str(e.value) and message in str(e.value)
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    with pytest.raises(meshdock.ReadError, match="cannot open"):
+        meshdock.read(tmp_path / "nope.msh")
+    (tmp_path / "x.xyz").write_text("1")
+    with pytest.raises(meshdock.ReadError, match="format 'xyz' is not supported yet"):
+        meshdock.read(tmp_path / "x.xyz")

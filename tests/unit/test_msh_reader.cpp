@@ -1,0 +1,149 @@
+// Gmsh reader: values against REFERENCE.json are checked in tests/python/test_read_msh.py; here
+// the contract on bad input (a ReadError naming file and line/byte, never a crash or a huge
+// allocation), tag mapping, node reordering and regions.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace mesh = meshdock::mesh;
+
+namespace {
+
+std::string data_file(const std::string& name) {
+  std::ifstream f(std::string(MESHDOCK_TEST_DATA) + "/meshes/" + name, std::ios::binary);
+  EXPECT_TRUE(f.good()) << name;
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    mesh::read_msh_bytes(text, "t.msh");
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const char* kTiny22 =
+    "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+    "$PhysicalNames\n1\n2 7 \"top face\"\n$EndPhysicalNames\n"
+    "$Nodes\n4\n10 0 0 0\n20 1 0 0\n30 0 1 0\n40 0 0 1\n$EndNodes\n"
+    "$Elements\n2\n1 2 2 7 1 10 20 30\n2 4 2 0 1 10 20 30 40\n$EndElements\n";
+
+}  // namespace
+
+TEST(MshReader, TinyFileWithSparseTags) {
+  const auto m = mesh::read_msh_bytes(kTiny22, "tiny.msh");
+  ASSERT_EQ(m.num_points(), 4);
+  EXPECT_EQ(m.points.as<double>()[3 * 3 + 2], 1.0);
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(m.cells[0].type, "triangle");
+  EXPECT_EQ(m.cells[1].type, "tetra");
+  const auto* tet = m.cells[1].connectivity.as<std::int64_t>();
+  EXPECT_EQ(std::vector<std::int64_t>(tet, tet + 4), (std::vector<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int32_t>()[0], 7);
+  ASSERT_EQ(m.regions.size(), 1u);
+  EXPECT_EQ(m.regions[0].name, "top face");
+  EXPECT_EQ(m.regions[0].kind, mesh::RegionKind::kCell);
+  EXPECT_EQ(m.regions[0].entries.size(), 1u);
+  EXPECT_EQ(m.regions[0].entries.as<std::int64_t>()[0], 0);
+  EXPECT_EQ(m.field_data.at("top face").as<std::int64_t>()[0], 7);
+  EXPECT_EQ(m.field_data.at("top face").as<std::int64_t>()[1], 2);
+}
+
+TEST(MshReader, Tetra10IsReorderedLikeMeshio) {
+  std::string s = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n10\n";
+  for (int i = 1; i <= 10; ++i) s += std::to_string(i) + " " + std::to_string(i) + " 0 0\n";
+  s += "$EndNodes\n$Elements\n1\n1 11 0 1 2 3 4 5 6 7 8 9 10\n$EndElements\n";
+  const auto m = mesh::read_msh_bytes(s, "t10.msh");
+  const auto* c = m.cells[0].connectivity.as<std::int64_t>();
+  EXPECT_EQ(std::vector<std::int64_t>(c, c + 10),
+            (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 9, 8}));
+}
+
+TEST(MshReader, BadInputNamesFileAndLine) {
+  EXPECT_EQ(error_of(""), "t.msh: empty file or no $MeshFormat");
+  EXPECT_EQ(error_of("garbage\n"),
+            "t.msh:1: expected a section header like $Nodes, found 'garbage'");
+  EXPECT_EQ(error_of("$MeshFormat\n3.0 0 8\n$EndMeshFormat\n"),
+            "t.msh:2: MSH version 3.0 is not supported (2.2 and 4.1 are)");
+  std::string s = kTiny22;
+  EXPECT_EQ(error_of(s.substr(0, s.find("$Elements"))), "t.msh: no $Elements section");
+  EXPECT_EQ(error_of(std::string(kTiny22).replace(s.find("1 2 2 7"), 7, "1 99 2 7")),
+            "t.msh:17: unknown Gmsh element type 99");
+  EXPECT_EQ(
+      error_of(std::string(kTiny22).replace(s.find("10 20 30 40"), 11, "10 20 30 41")),
+      "t.msh:18: element 0 of a tetra block refers to node tag 41, which $Nodes does not define");
+  EXPECT_EQ(error_of(std::string(kTiny22).replace(s.find("20 1 0 0"), 8, "20 1 x 0")),
+            "t.msh:11: expected coordinate, found 'x'");
+  EXPECT_EQ(error_of(std::string(kTiny22).replace(s.find("$Nodes\n4"), 8, "$Nodes\n99999999999")),
+            error_of(std::string(kTiny22).replace(s.find("$Nodes\n4"), 8, "$Nodes\n99999999999")));
+  EXPECT_NE(error_of(std::string(kTiny22).replace(s.find("$Nodes\n4"), 8, "$Nodes\n99999999999"))
+                .find("node count 99999999999 is more than the remaining"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kTiny22).replace(s.find("$EndNodes"), 9, "$EndNodez"))
+                .find("expected '$EndNodes'"),
+            std::string::npos);
+  EXPECT_EQ(error_of("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$NodeData\n$EndNodeData\n"),
+            "t.msh:4: $NodeData is not supported yet; refusing to drop it silently");
+}
+
+TEST(MshReader, EveryTruncationOfABinaryFileIsAReadError) {
+  for (const char* name : {"plate.v41b.msh", "plate.v22b.msh", "plate.v41.msh"}) {
+    const auto full = data_file(name);
+    EXPECT_NO_THROW(mesh::read_msh_bytes(full, name));
+    for (std::size_t cut = 0; cut < full.size(); cut += 97) {
+      EXPECT_THROW(mesh::read_msh_bytes(full.substr(0, cut), name), mesh::ReadError)
+          << name << " cut at " << cut;
+    }
+  }
+}
+
+TEST(MshReader, BigEndianBinaryIsDetectedAndSwapped) {
+  // Build a big-endian MSH 2.2 binary file by hand: one node block, one triangle.
+  auto be32 = [](std::int32_t v) {
+    std::string s(4, '\0');
+    for (int i = 0; i < 4; ++i)
+      s[i] = static_cast<char>((static_cast<std::uint32_t>(v) >> (24 - 8 * i)) & 0xff);
+    return s;
+  };
+  auto be64d = [](double d) {
+    std::uint64_t u;
+    std::memcpy(&u, &d, 8);
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((u >> (56 - 8 * i)) & 0xff);
+    return s;
+  };
+  std::string f = "$MeshFormat\n2.2 1 8\n" + be32(1) + "\n$EndMeshFormat\n$Nodes\n3\n";
+  for (int i = 0; i < 3; ++i) f += be32(i + 1) + be64d(i * 1.5) + be64d(-i) + be64d(0.25);
+  f += "\n$EndNodes\n$Elements\n1\n" + be32(2) + be32(1) + be32(2) + be32(1) + be32(5) + be32(6) +
+       be32(3) + be32(2) + be32(1) + "\n$EndElements\n";
+  const auto m = mesh::read_msh_bytes(f, "be.msh");
+  EXPECT_EQ(m.points.as<double>()[3 * 2 + 0], 3.0);
+  EXPECT_EQ(m.points.as<double>()[3 * 2 + 1], -2.0);
+  const auto* c = m.cells[0].connectivity.as<std::int64_t>();
+  EXPECT_EQ(std::vector<std::int64_t>(c, c + 3), (std::vector<std::int64_t>{2, 1, 0}));
+  EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int32_t>()[0], 5);
+  EXPECT_EQ(m.cell_data.at("gmsh:geometrical")[0].as<std::int32_t>()[0], 6);
+}
+
+TEST(MshReader, AllocatorHookIsUsedForEveryArray) {
+  static int allocations = 0;
+  mesh::Allocator counting = mesh::host_allocator();
+  counting.name = "counting";
+  counting.allocate = [](std::size_t n, void*) -> void* {
+    ++allocations;
+    return mesh::host_allocator().allocate(n, nullptr);
+  };
+  const auto old = mesh::set_allocator(counting);
+  allocations = 0;
+  const auto m = mesh::read_msh_bytes(kTiny22, "tiny.msh");
+  mesh::set_allocator(old);
+  // points, 2 connectivity blocks, 2x2 cell_data, field_data, region entries
+  EXPECT_EQ(allocations, 1 + 2 + 4 + 1 + 1);
+  EXPECT_STREQ(m.points.buffer()->allocator_name(), "counting");
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(m.points.data()) % 4096, 0u);
+}
