@@ -114,6 +114,7 @@ class Cursor {
   // `count` raw values of T, byte-swapped when `swap`; throws when fewer bytes remain.
   template <typename T>
   void binary(T* out, std::size_t count, bool swap, const char* what) {
+    if (count == 0) return;  // out may be null (an empty vector's data())
     const std::size_t bytes = count * sizeof(T);
     if (count != 0 && bytes / count != sizeof(T))
       fail_at_byte(std::string(what) + ": size overflows");
