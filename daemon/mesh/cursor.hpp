@@ -125,6 +125,14 @@ class Cursor {
       for (std::size_t i = 0; i < count; ++i) out[i] = byteswap(out[i]);
     }
   }
+  // `bytes` raw bytes in place (checked against what remains); advances past them.
+  const char* raw(std::size_t bytes, const char* what) {
+    need(bytes, what);
+    const char* p = data_.data() + pos_;
+    pos_ += bytes;
+    return p;
+  }
+
   template <typename T>
   T binary_one(bool swap, const char* what) {
     T v;

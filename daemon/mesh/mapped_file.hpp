@@ -28,7 +28,7 @@ class MappedFile {
     }
     size_ = static_cast<std::size_t>(st.st_size);
     if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
       if (p == MAP_FAILED) {
         ::close(fd_);
         throw ReadError(path + ": cannot map (" + std::strerror(errno) + ")");
