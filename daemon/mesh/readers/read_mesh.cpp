@@ -17,7 +17,12 @@ Mesh read_mesh(const std::string& path, std::string_view format) {
   std::transform(fmt.begin(), fmt.end(), fmt.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   if (fmt == "msh" || fmt == "gmsh") return read_msh(path);
-  throw ReadError(path + ": format '" + fmt + "' is not supported yet (supported: msh)");
+  if (fmt == "stl") return read_stl(path);
+  if (fmt == "off") return read_off(path);
+  if (fmt == "obj") return read_obj(path);
+  if (fmt == "ply") return read_ply(path);
+  throw ReadError(path + ": format '" + fmt +
+                  "' is not supported yet (supported: msh, stl, off, obj, ply)");
 }
 
 }  // namespace meshdock::mesh

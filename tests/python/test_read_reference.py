@@ -1,6 +1,7 @@
-"""meshdock.read on every Gmsh file in tests/data/meshes against REFERENCE.json (what meshio reads
-from the same file): points, blocks (type, count, connectivity), point_data, cell_data,
-field_data -- compared by the SHA-1 of each array cast to float64, plus shape and sum."""
+"""meshdock.read on every file in tests/data/meshes whose format has a reader, against
+REFERENCE.json (what meshio reads from the same file): points, blocks (type, count,
+connectivity), point_data, cell_data, field_data -- compared by the SHA-1 of each array cast to
+float64, plus shape and sum."""
 import gc
 import hashlib
 import json
@@ -15,8 +16,13 @@ def _reference(data_dir):
     return {e["file"]: e for e in json.loads((data_dir / "meshes" / "REFERENCE.json").read_text())}
 
 
+SUPPORTED = (".msh", ".stl", ".off", ".obj", ".ply")
+# Where meshdock keeps more than meshio: binary STL facet normals (meshio drops them).
+EXTRA_CELL_DATA = {"sphere.bin.stl": {"facet_normals"}}
+
+
 def _msh_files(data_dir):
-    return sorted(f for f in _reference(data_dir) if f.endswith(".msh"))
+    return sorted(f for f in _reference(data_dir) if f.endswith(SUPPORTED))
 
 
 def _check(array, ref, what):
@@ -34,8 +40,9 @@ def pytest_generate_tests(metafunc):
 
 
 def test_reference_has_every_gmsh_variant(data_dir):
-    files = _msh_files(data_dir)
+    files = [f for f in _msh_files(data_dir) if f.endswith(".msh")]
     assert len(files) == 17
+    assert len(_msh_files(data_dir)) == 23
     for stem in ("box", "box2nd", "plate", "blocks"):
         assert {f"{stem}.v22.msh", f"{stem}.v22b.msh", f"{stem}.v41.msh", f"{stem}.v41b.msh"} <= set(files)
 
@@ -53,7 +60,7 @@ def test_reads_like_meshio(data_dir, msh_file):
     assert set(m.point_data) == set(ref["point_data"])
     for k, r in ref["point_data"].items():
         _check(m.point_data[k], r, f"point_data[{k}]")
-    assert set(m.cell_data) == set(ref["cell_data"])
+    assert set(m.cell_data) == set(ref["cell_data"]) | EXTRA_CELL_DATA.get(msh_file, set())
     for k, arrays in ref["cell_data"].items():
         assert len(m.cell_data[k]) == len(arrays)
         for i, (a, r) in enumerate(zip(m.cell_data[k], arrays)):
@@ -122,3 +129,27 @@ def test_missing_file_and_unknown_format(tmp_path):
     (tmp_path / "x.xyz").write_text("1")
     with pytest.raises(meshdock.ReadError, match="format 'xyz' is not supported yet"):
         meshdock.read(tmp_path / "x.xyz")
+
+
+def test_binary_stl_normals_match_ascii(data_dir):
+    a = meshdock.read(data_dir / "meshes" / "sphere.ascii.stl")
+    b = meshdock.read(data_dir / "meshes" / "sphere.bin.stl")
+    np.testing.assert_allclose(a.cell_data["facet_normals"][0], b.cell_data["facet_normals"][0],
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("bad.off", b"OFF\n2 1 0\n0 0 0\n1 1 1\n3 0 1 2\n", "refers to vertex 2 but there are 2"),
+    ("bad.off", b"OFF\n3 1 0\n0 0 0\n1 1 1\n0 1 0\n5 0 1 2 0 1\n", "ragged polygon block"),
+    ("bad.obj", b"v 0 0 0\nv 1 0 0\nf 1 2 x\n", ":3: bad face vertex 'x'"),
+    ("bad.ply", b"ply\nformat ascii 1.0\nelement vertex 99999999\nproperty float x\nend_header\n",
+     "count 99999999 is more than the file holds"),
+    ("bad.stl", b"solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nendloop\n",
+     "expected 'vertex'"),
+])
+def test_surface_bad_input(tmp_path, name, content, message):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(meshdock.ReadError) as e:
+        meshdock.read(p)
+    assert str(p) in str(e.value) and message in str(e.value), str(e.value)

@@ -1,0 +1,70 @@
+// Shared by the surface readers (OBJ, OFF, PLY): collects polygon faces into fixed-size cell
+// blocks (3 -> triangle, 4 -> quad). Faces with other vertex counts need ragged blocks, which the
+// Mesh model does not hold yet: they raise ReadError rather than being dropped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mesh.hpp"
+
+namespace meshdock::mesh {
+
+class FaceBlocks {
+ public:
+  // consecutive = true: a new block each time the face size changes (meshio's OBJ rule);
+  // false: one block per face size, in order of first appearance.
+  explicit FaceBlocks(bool consecutive) : consecutive_(consecutive) {}
+
+  void add(const std::int64_t* nodes, std::size_t count, std::int64_t group, Cursor& c) {
+    if (count != 3 && count != 4) {
+      c.fail("a face with " + std::to_string(count) +
+             " vertices needs a ragged polygon block, which is not supported yet");
+    }
+    Pending* b = nullptr;
+    if (consecutive_) {
+      if (blocks_.empty() || blocks_.back().size != count) blocks_.push_back({count, {}, {}});
+      b = &blocks_.back();
+    } else {
+      for (auto& x : blocks_)
+        if (x.size == count) b = &x;
+      if (!b) {
+        blocks_.push_back({count, {}, {}});
+        b = &blocks_.back();
+      }
+    }
+    b->nodes.insert(b->nodes.end(), nodes, nodes + count);
+    b->groups.push_back(group);
+  }
+
+  // Moves the blocks into `mesh`, checking every index against `num_points`; with
+  // `group_name` set, the per-face group ids become that cell_data entry.
+  void finish(Mesh& mesh, std::int64_t num_points, Cursor& c, const char* group_name = nullptr) {
+    for (auto& b : blocks_) {
+      for (auto v : b.nodes) {
+        if (v < 0 || v >= num_points) {
+          c.fail("a face refers to vertex " + std::to_string(v) + " but there are " +
+                 std::to_string(num_points) + " vertices (0-based)");
+        }
+      }
+      const auto n = static_cast<std::int64_t>(b.groups.size());
+      CellBlock cb{b.size == 3 ? "triangle" : "quad",
+                   Array::from_vector(b.nodes, {n, static_cast<std::int64_t>(b.size)})};
+      mesh.cells.push_back(std::move(cb));
+      if (group_name) mesh.cell_data[group_name].push_back(Array::from_vector(b.groups));
+    }
+  }
+
+ private:
+  struct Pending {
+    std::size_t size;
+    std::vector<std::int64_t> nodes;
+    std::vector<std::int64_t> groups;
+  };
+  bool consecutive_;
+  std::vector<Pending> blocks_;
+};
+
+}  // namespace meshdock::mesh

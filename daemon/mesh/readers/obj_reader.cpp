@@ -1,0 +1,106 @@
+// Wavefront OBJ: v (x y z [w]), f (v, v/vt, v/vt/vn, v//vn; negative = relative), g starts a
+// group. Like meshio: blocks split at each change of face size, cell_data "obj:group_ids"
+// (-1 before the first g), vt / vn as point_data "obj:vt" / "obj:vn" when there is one per
+// vertex (otherwise noted and not read).
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace meshdock::mesh {
+
+Mesh read_obj(const std::string& path) {
+  MappedFile file(path);
+  Cursor c(file.view(), path);
+  std::vector<double> points, vt, vn;
+  std::size_t vt_width = 0, vn_width = 0;
+  FaceBlocks faces(/*consecutive=*/true);
+  std::int64_t group = -1;
+  std::vector<std::int64_t> face;
+  bool dropped_w = false;
+  while (!c.at_end()) {
+    auto line = Cursor::trim(c.rest_of_line());
+    if (line.empty() || line.front() == '#') continue;
+    Cursor l(line, c.file());
+    const auto key = l.token();
+    auto fail = [&](const std::string& what) { c.fail(what); };  // line numbers from c
+    auto numbers = [&](std::vector<double>& out, std::size_t& width) {
+      std::size_t n = 0;
+      while (true) {
+        l.skip_blanks();
+        if (l.at_end()) break;
+        try {
+          out.push_back(l.number<double>("coordinate"));
+        } catch (const ReadError&) {
+          fail("bad number in '" + std::string(line.substr(0, 60)) + "'");
+        }
+        ++n;
+      }
+      if (width == 0) width = n;
+      if (n != width)
+        fail("'" + std::string(key) + "' has " + std::to_string(n) + " values, earlier ones " +
+             std::to_string(width));
+    };
+    if (key == "v") {
+      std::size_t n = 0;
+      while (true) {
+        l.skip_blanks();
+        if (l.at_end()) break;
+        double d = 0;
+        try {
+          d = l.number<double>("coordinate");
+        } catch (const ReadError&) {
+          fail("bad vertex coordinate in '" + std::string(line.substr(0, 60)) + "'");
+        }
+        if (n < 3)
+          points.push_back(d);
+        else
+          dropped_w = true;
+        ++n;
+      }
+      if (n < 3) fail("a vertex needs 3 coordinates, found " + std::to_string(n));
+    } else if (key == "vt") {
+      numbers(vt, vt_width);
+    } else if (key == "vn") {
+      numbers(vn, vn_width);
+    } else if (key == "f") {
+      face.clear();
+      const auto nv = static_cast<std::int64_t>(points.size() / 3);
+      while (true) {
+        const auto tok = l.token();
+        if (tok.empty()) break;
+        const auto slash = tok.find('/');
+        const auto first = tok.substr(0, slash);
+        std::int64_t idx = 0;
+        const auto r = std::from_chars(first.data(), first.data() + first.size(), idx);
+        if (r.ec != std::errc() || r.ptr != first.data() + first.size() || idx == 0) {
+          fail("bad face vertex '" + std::string(tok) + "'");
+        }
+        face.push_back(idx > 0 ? idx - 1 : nv + idx);
+      }
+      faces.add(face.data(), face.size(), group, c);
+    } else if (key == "g") {
+      ++group;
+    }
+    // s, o, usemtl, mtllib, l, p: not geometry we keep; meshio ignores them too.
+  }
+  Mesh m;
+  const auto n = static_cast<std::int64_t>(points.size() / 3);
+  m.points = Array::from_vector(points, {n, 3});
+  faces.finish(m, n, c, "obj:group_ids");
+  if (dropped_w) m.notes.push_back("obj: vertex weights (4th coordinate) were not kept");
+  auto attach = [&](const char* name, const std::vector<double>& v, std::size_t w) {
+    if (v.empty()) return;
+    if (v.size() / w == static_cast<std::size_t>(n)) {
+      m.point_data[name] = Array::from_vector(v, {n, static_cast<std::int64_t>(w)});
+    } else {
+      m.notes.push_back(std::string("obj: ") + name + " has " + std::to_string(v.size() / w) +
+                        " entries for " + std::to_string(n) + " vertices; not read");
+    }
+  };
+  attach("obj:vt", vt, vt_width);
+  attach("obj:vn", vn, vn_width);
+  return m;
+}
+
+}  // namespace meshdock::mesh

@@ -1,0 +1,211 @@
+// PLY: ascii, binary_little_endian, binary_big_endian. The vertex element's x, y, z become the
+// points and its other scalar properties point_data; the face element's vertex_indices (or
+// vertex_index) list becomes triangle / quad blocks and its other scalars cell_data (one block per
+// face size). Other elements and list properties are skipped with a note.
+#include <map>
+
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+enum class Scalar { kI8, kU8, kI16, kU16, kI32, kU32, kF32, kF64 };
+
+std::optional<Scalar> scalar_type(std::string_view s) {
+  static const std::map<std::string_view, Scalar> kTypes = {
+      {"char", Scalar::kI8},    {"int8", Scalar::kI8},     {"uchar", Scalar::kU8},
+      {"uint8", Scalar::kU8},   {"short", Scalar::kI16},   {"int16", Scalar::kI16},
+      {"ushort", Scalar::kU16}, {"uint16", Scalar::kU16},  {"int", Scalar::kI32},
+      {"int32", Scalar::kI32},  {"uint", Scalar::kU32},    {"uint32", Scalar::kU32},
+      {"float", Scalar::kF32},  {"float32", Scalar::kF32}, {"double", Scalar::kF64},
+      {"float64", Scalar::kF64}};
+  auto it = kTypes.find(s);
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
+struct Property {
+  std::string name;
+  Scalar type;
+  bool list = false;
+  Scalar count_type = Scalar::kU8;
+};
+
+struct Element {
+  std::string name;
+  std::int64_t count = 0;
+  std::vector<Property> props;
+};
+
+class PlyReader {
+ public:
+  PlyReader(std::string_view data, const std::string& path) : c_(data, path) {}
+
+  Mesh read() {
+    if (c_.nonempty_line() != "ply") c_.fail("the first line is not 'ply'");
+    read_header();
+    for (const auto& e : elements_) read_element(e);
+    if (!have_vertices_) c_.fail("no 'vertex' element");
+    faces_.finish(mesh_, mesh_.num_points(), c_);
+    for (auto& [name, values] : face_data_) {
+      (void)values;
+      mesh_.notes.push_back("ply: face property '" + name + "' not kept");
+    }
+    return std::move(mesh_);
+  }
+
+ private:
+  void read_header() {
+    while (true) {
+      const auto line = c_.nonempty_line();
+      if (line.empty()) c_.fail("header has no 'end_header'");
+      Cursor l(line, c_.file());
+      const auto key = l.token();
+      if (key == "end_header") break;
+      if (key == "comment" || key == "obj_info") continue;
+      if (key == "format") {
+        const auto f = l.token();
+        if (f == "ascii")
+          ascii_ = true;
+        else if (f == "binary_little_endian")
+          swap_ = false;
+        else if (f == "binary_big_endian")
+          swap_ = true;
+        else
+          c_.fail("unknown PLY format '" + std::string(f) + "'");
+        have_format_ = true;
+      } else if (key == "element") {
+        Element e;
+        e.name = std::string(l.token());
+        try {
+          e.count = l.number<std::int64_t>("element count");
+        } catch (const ReadError&) {
+          c_.fail("bad count for element '" + e.name + "'");
+        }
+        if (e.count < 0) c_.fail("negative count for element '" + e.name + "'");
+        elements_.push_back(std::move(e));
+      } else if (key == "property") {
+        if (elements_.empty()) c_.fail("'property' before any 'element'");
+        Property p;
+        auto t = l.token();
+        if (t == "list") {
+          p.list = true;
+          auto ct = scalar_type(l.token());
+          if (!ct || *ct == Scalar::kF32 || *ct == Scalar::kF64) c_.fail("bad list count type");
+          p.count_type = *ct;
+          t = l.token();
+        }
+        auto st = scalar_type(t);
+        if (!st) c_.fail("unknown PLY property type '" + std::string(t) + "'");
+        p.type = *st;
+        p.name = std::string(l.token());
+        elements_.back().props.push_back(p);
+      } else {
+        c_.fail("unknown header line '" + std::string(line.substr(0, 60)) + "'");
+      }
+    }
+    if (!have_format_) c_.fail("header has no 'format' line");
+  }
+
+  double value(Scalar t) {
+    if (ascii_) return c_.number<double>("property value");
+    switch (t) {
+      case Scalar::kI8:
+        return c_.binary_one<std::int8_t>(swap_, "int8");
+      case Scalar::kU8:
+        return c_.binary_one<std::uint8_t>(swap_, "uint8");
+      case Scalar::kI16:
+        return c_.binary_one<std::int16_t>(swap_, "int16");
+      case Scalar::kU16:
+        return c_.binary_one<std::uint16_t>(swap_, "uint16");
+      case Scalar::kI32:
+        return c_.binary_one<std::int32_t>(swap_, "int32");
+      case Scalar::kU32:
+        return c_.binary_one<std::uint32_t>(swap_, "uint32");
+      case Scalar::kF32:
+        return c_.binary_one<float>(swap_, "float32");
+      case Scalar::kF64:
+        return c_.binary_one<double>(swap_, "float64");
+    }
+    return 0;
+  }
+
+  void read_element(const Element& e) {
+    const std::size_t min_row = ascii_ ? 2 : 1;
+    if (static_cast<std::size_t>(e.count) > c_.remaining() / min_row && !e.props.empty()) {
+      c_.fail("element '" + e.name + "' count " + std::to_string(e.count) +
+              " is more than the file holds");
+    }
+    const bool vertex = e.name == "vertex";
+    const bool face = e.name == "face";
+    int xyz[3] = {-1, -1, -1};
+    if (vertex) {
+      for (std::size_t k = 0; k < e.props.size(); ++k) {
+        for (int a = 0; a < 3; ++a) {
+          if (!e.props[k].list && e.props[k].name == std::string(1, "xyz"[a]))
+            xyz[a] = static_cast<int>(k);
+        }
+      }
+      if (xyz[0] < 0 || xyz[1] < 0 || xyz[2] < 0) c_.fail("vertex element lacks x, y or z");
+      mesh_.points = Array::of<double>({e.count, 3});
+      have_vertices_ = true;
+    }
+    std::map<std::string, std::vector<double>> extra;
+    std::vector<std::int64_t> nodes;
+    for (std::int64_t r = 0; r < e.count; ++r) {
+      for (std::size_t k = 0; k < e.props.size(); ++k) {
+        const auto& p = e.props[k];
+        if (p.list) {
+          const auto n = static_cast<std::int64_t>(value(p.count_type));
+          if (n < 0 || n > 1 << 20)
+            c_.fail("list length " + std::to_string(n) + " in element '" + e.name + "'");
+          nodes.clear();
+          for (std::int64_t i = 0; i < n; ++i)
+            nodes.push_back(static_cast<std::int64_t>(value(p.type)));
+          if (face && (p.name == "vertex_indices" || p.name == "vertex_index")) {
+            faces_.add(nodes.data(), nodes.size(), 0, c_);
+          } else if (r == 0) {
+            mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" + e.name +
+                                  "' not kept");
+          }
+          continue;
+        }
+        const double v = value(p.type);
+        if (vertex && (static_cast<int>(k) == xyz[0] || static_cast<int>(k) == xyz[1] ||
+                       static_cast<int>(k) == xyz[2])) {
+          const int axis = static_cast<int>(k) == xyz[0]   ? 0
+                           : static_cast<int>(k) == xyz[1] ? 1
+                                                           : 2;
+          mesh_.points.as<double>()[3 * r + axis] = v;
+        } else if (vertex) {
+          extra[p.name].push_back(v);
+        } else if (face) {
+          face_data_[p.name].push_back(v);
+        } else if (r == 0) {
+          mesh_.notes.push_back("ply: element '" + e.name + "' not kept");
+        }
+      }
+    }
+    for (auto& [name, v] : extra) mesh_.point_data[name] = Array::from_vector(v);
+  }
+
+  Cursor c_;
+  bool ascii_ = false, swap_ = false, have_format_ = false, have_vertices_ = false;
+  std::vector<Element> elements_;
+  FaceBlocks faces_{/*consecutive=*/false};
+  std::map<std::string, std::vector<double>> face_data_;
+  Mesh mesh_;
+};
+
+}  // namespace
+
+Mesh read_ply(const std::string& path) {
+  MappedFile file(path);
+  return PlyReader(file.view(), path).read();
+}
+
+}  // namespace meshdock::mesh

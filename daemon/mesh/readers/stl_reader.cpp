@@ -1,0 +1,100 @@
+// STL, ascii and binary. Like meshio: binary when 84 + 50 * count equals the file size (some
+// binary files start with "solid" too), vertices merged where all three coordinates are equal
+// (first appearance order), facet normals kept as cell_data "facet_normals" -- for binary files
+// too, where meshio drops them.
+#include <cstring>
+#include <unordered_map>
+
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+struct PointKey {
+  double x, y, z;
+  bool operator==(const PointKey& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+struct PointHash {
+  std::size_t operator()(const PointKey& k) const {
+    auto bits = [](double d) {
+      std::uint64_t u;
+      if (d == 0) d = 0;  // -0.0 and 0.0 are one point
+      std::memcpy(&u, &d, 8);
+      return u;
+    };
+    return bits(k.x) * 0x9E3779B97F4A7C15ull ^ (bits(k.y) + 0x632BE59BD9B4E019ull) * 31 ^
+           bits(k.z) * 0xC2B2AE3D27D4EB4Full;
+  }
+};
+
+Mesh build(const std::vector<double>& corners, const std::vector<double>& normals) {
+  const std::size_t tris = corners.size() / 9;
+  std::unordered_map<PointKey, std::int64_t, PointHash> index;
+  index.reserve(corners.size() / 3);
+  std::vector<double> points;
+  std::vector<std::int64_t> conn(3 * tris);
+  for (std::size_t i = 0; i < 3 * tris; ++i) {
+    PointKey k{corners[3 * i], corners[3 * i + 1], corners[3 * i + 2]};
+    auto [it, fresh] = index.emplace(k, static_cast<std::int64_t>(points.size() / 3));
+    if (fresh) points.insert(points.end(), {k.x, k.y, k.z});
+    conn[i] = it->second;
+  }
+  Mesh m;
+  m.points = Array::from_vector(points, {static_cast<std::int64_t>(points.size() / 3), 3});
+  if (tris) {
+    m.cells.push_back({"triangle", Array::from_vector(conn, {static_cast<std::int64_t>(tris), 3})});
+    m.cell_data["facet_normals"].push_back(
+        Array::from_vector(normals, {static_cast<std::int64_t>(tris), 3}));
+  }
+  return m;
+}
+
+}  // namespace
+
+Mesh read_stl(const std::string& path) {
+  MappedFile file(path);
+  Cursor c(file.view(), path);
+  const auto data = file.view();
+  std::vector<double> corners, normals;
+  if (data.size() >= 84) {
+    std::uint32_t count;
+    std::memcpy(&count, data.data() + 80, 4);
+    if (84 + 50ull * count == data.size()) {
+      corners.resize(9ull * count);
+      normals.resize(3ull * count);
+      const char* p = data.data() + 84;
+      for (std::uint32_t t = 0; t < count; ++t, p += 50) {
+        float f[12];
+        std::memcpy(f, p, 48);
+        for (int k = 0; k < 3; ++k) normals[3 * t + k] = f[k];
+        for (int k = 0; k < 9; ++k) corners[9ull * t + k] = f[3 + k];
+      }
+      return build(corners, normals);
+    }
+  }
+  const auto first = c.token();
+  if (first != "solid")
+    c.fail("neither a binary STL (size does not match its triangle count) nor ascii (no 'solid')");
+  c.next_line();
+  while (true) {
+    const auto word = c.token();
+    if (word == "endsolid" || word.empty()) break;
+    if (word != "facet")
+      c.fail("expected 'facet' or 'endsolid', found '" + std::string(word) + "'");
+    if (c.token() != "normal") c.fail("expected 'normal' after 'facet'");
+    for (int k = 0; k < 3; ++k) normals.push_back(c.number<double>("normal component"));
+    if (c.token() != "outer" || c.token() != "loop") c.fail("expected 'outer loop'");
+    for (int v = 0; v < 3; ++v) {
+      if (c.token() != "vertex") c.fail("expected 'vertex' (only triangles are valid STL)");
+      for (int k = 0; k < 3; ++k) corners.push_back(c.number<double>("vertex coordinate"));
+    }
+    if (c.token() != "endloop") c.fail("expected 'endloop'");
+    if (c.token() != "endfacet") c.fail("expected 'endfacet'");
+  }
+  return build(corners, normals);
+}
+
+}  // namespace meshdock::mesh
