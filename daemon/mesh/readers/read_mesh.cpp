@@ -17,12 +17,13 @@ Mesh read_mesh(const std::string& path, std::string_view format) {
   std::transform(fmt.begin(), fmt.end(), fmt.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   if (fmt == "msh" || fmt == "gmsh") return read_msh(path);
+  if (fmt == "vtu") return read_vtu(path);
   if (fmt == "stl") return read_stl(path);
   if (fmt == "off") return read_off(path);
   if (fmt == "obj") return read_obj(path);
   if (fmt == "ply") return read_ply(path);
   throw ReadError(path + ": format '" + fmt +
-                  "' is not supported yet (supported: msh, stl, off, obj, ply)");
+                  "' is not supported yet (supported: msh, vtu, stl, off, obj, ply)");
 }
 
 }  // namespace meshdock::mesh

@@ -13,6 +13,8 @@ Mesh read_msh(const std::string& path);  // Gmsh MSH 2.2 / 4.1, ascii / binary
 // The same parser over bytes in memory; `name` stands for the file in error messages.
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
+Mesh read_vtu(const std::string& path);  // VTK XML UnstructuredGrid, every encoding
+Mesh read_vtu_bytes(std::string_view data, const std::string& name);
 Mesh read_stl(const std::string& path);  // ascii and binary
 Mesh read_off(const std::string& path);
 Mesh read_obj(const std::string& path);

@@ -111,19 +111,12 @@ namespace mesh = meshdock::mesh;
 py::array to_numpy(const mesh::Array& a) {
   if (!a.valid()) return py::none();
   const auto d = a.dtype();
-  py::dtype dt;
-  if (d.code == 2 && d.bits == 64)
-    dt = py::dtype::of<double>();
-  else if (d.code == 2 && d.bits == 32)
-    dt = py::dtype::of<float>();
-  else if (d.code == 0 && d.bits == 64)
-    dt = py::dtype::of<std::int64_t>();
-  else if (d.code == 0 && d.bits == 32)
-    dt = py::dtype::of<std::int32_t>();
-  else if (d.code == 1 && d.bits == 8)
-    dt = py::dtype::of<std::uint8_t>();
-  else
+  // numpy's type characters for DLPack (code, bits): i/u/f + bytes.
+  if ((d.code != 0 && d.code != 1 && d.code != 2) || d.lanes != 1 || (d.code == 2 && d.bits < 16)) {
     throw std::runtime_error("no numpy dtype for DLPack code " + std::to_string(d.code));
+  }
+  const char kind = d.code == 0 ? 'i' : d.code == 1 ? 'u' : 'f';
+  py::dtype dt(std::string("<") + kind + std::to_string(d.bits / 8));
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
   std::vector<py::ssize_t> strides(shape.size());
   py::ssize_t stride = static_cast<py::ssize_t>(a.itemsize());

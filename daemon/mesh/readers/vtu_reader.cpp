@@ -1,0 +1,630 @@
+// VTK XML UnstructuredGrid (.vtu): ascii, inline base64, appended raw and appended base64;
+// zlib compression (independent blocks); header_type UInt32 / UInt64; Little / BigEndian;
+// several Pieces (points concatenated, cells renumbered); every numeric VTK dtype.
+//
+// The XML structure is parsed by expat over the part of the file before <AppendedData> (raw
+// appended bytes are not XML); array payloads are decoded straight from the mapped file.
+// Cells follow meshio: a block per run of one VTK type (polygons further split by size), VTK ->
+// meshio node order (wedge), point/cell data in the file's dtype, points as float64.
+// Polyhedra (ragged) raise ReadError until the Mesh model has ragged blocks.
+#include <expat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "daemon/mesh/base64.hpp"
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+struct VtkType {
+  const char* name;
+  DType dtype;
+};
+
+std::optional<DType> vtk_dtype(std::string_view s) {
+  static const std::map<std::string_view, DType> kTypes = {
+      {"Int8", {0, 8, 1}},     {"UInt8", {1, 8, 1}},   {"Int16", {0, 16, 1}},
+      {"UInt16", {1, 16, 1}},  {"Int32", {0, 32, 1}},  {"UInt32", {1, 32, 1}},
+      {"Int64", {0, 64, 1}},   {"UInt64", {1, 64, 1}}, {"Float32", {2, 32, 1}},
+      {"Float64", {2, 64, 1}}, {"Char", {0, 8, 1}}};
+  auto it = kTypes.find(s);
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
+struct CellKind {
+  const char* name;
+  int nodes;  // 0: variable (polygon)
+};
+
+std::optional<CellKind> vtk_cell(int t) {
+  static const std::map<int, CellKind> kCells = {
+      {1, {"vertex", 1}},         {3, {"line", 2}},           {5, {"triangle", 3}},
+      {7, {"polygon", 0}},        {8, {"pixel", 4}},          {9, {"quad", 4}},
+      {10, {"tetra", 4}},         {12, {"hexahedron", 8}},    {13, {"wedge", 6}},
+      {14, {"pyramid", 5}},       {15, {"penta_prism", 10}},  {16, {"hexa_prism", 12}},
+      {21, {"line3", 3}},         {22, {"triangle6", 6}},     {23, {"quad8", 8}},
+      {24, {"tetra10", 10}},      {25, {"hexahedron20", 20}}, {26, {"wedge15", 15}},
+      {27, {"pyramid13", 13}},    {28, {"quad9", 9}},         {29, {"hexahedron27", 27}},
+      {30, {"quad6", 6}},         {31, {"wedge12", 12}},      {32, {"wedge18", 18}},
+      {33, {"hexahedron24", 24}}, {34, {"triangle7", 7}},     {35, {"line4", 4}}};
+  auto it = kCells.find(t);
+  if (it == kCells.end()) return std::nullopt;
+  return it->second;
+}
+
+struct DataArrayInfo {
+  std::string name, section, format;
+  DType dtype{};
+  std::string type_name;
+  std::int64_t components = 1;
+  std::optional<std::uint64_t> offset;
+  std::string text;  // inline payload (ascii numbers or base64)
+  int piece = -1;
+  std::size_t line = 0;
+};
+
+struct PieceInfo {
+  std::int64_t num_points = 0, num_cells = 0;
+  std::vector<std::size_t> arrays;  // indices into arrays_
+};
+
+class VtuReader {
+ public:
+  VtuReader(std::string_view data, const std::string& path) : data_(data), path_(path) {}
+
+  Mesh read() {
+    parse_xml();
+    if (pieces_.empty()) fail(0, "no <Piece> in <UnstructuredGrid>");
+    std::int64_t total_points = 0;
+    for (const auto& p : pieces_) total_points += p.num_points;
+    mesh_.points = Array::of<double>({total_points, 3});
+    std::int64_t point_base = 0;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      assemble_piece(pieces_[i], static_cast<int>(i), point_base, total_points);
+      point_base += pieces_[i].num_points;
+    }
+    for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
+    return std::move(mesh_);
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t line, const std::string& what) const {
+    throw ReadError(path_ + (line ? ":" + std::to_string(line) : std::string()) + ": " + what);
+  }
+
+  // ---- XML ------------------------------------------------------------------------------------
+  void parse_xml() {
+    std::size_t xml_end = data_.size();
+    const auto app = data_.find("<AppendedData");
+    if (app != std::string_view::npos) {
+      xml_end = app;
+      const auto gt = data_.find('>', app);
+      const auto tag =
+          gt == std::string_view::npos ? std::string_view() : data_.substr(app, gt - app);
+      appended_base64_ = tag.find("base64") != std::string_view::npos;
+      const auto underscore = gt == std::string_view::npos ? gt : data_.find('_', gt);
+      if (underscore == std::string_view::npos) fail(0, "<AppendedData> has no '_' marker");
+      appended_ = underscore + 1;
+      appended_end_ = data_.size();
+      if (appended_base64_) {
+        const auto close = data_.find("</AppendedData", *appended_);
+        if (close != std::string_view::npos) appended_end_ = close;
+      }
+    }
+    std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate(nullptr),
+                                                                        &XML_ParserFree);
+    XML_SetUserData(parser.get(), this);
+    XML_SetElementHandler(parser.get(), &VtuReader::on_start, &VtuReader::on_end);
+    XML_SetCharacterDataHandler(parser.get(), &VtuReader::on_text);
+    parser_ = parser.get();
+    auto feed = [&](const char* p, std::size_t n, bool last) {
+      if (XML_Parse(parser.get(), p, static_cast<int>(n), last) == XML_STATUS_ERROR) {
+        if (!error_.empty()) throw ReadError(error_);
+        fail(XML_GetCurrentLineNumber(parser.get()),
+             std::string("XML error: ") + XML_ErrorString(XML_GetErrorCode(parser.get())));
+      }
+      if (!error_.empty()) throw ReadError(error_);
+    };
+    if (xml_end > static_cast<std::size_t>(INT32_MAX)) fail(0, "XML part larger than 2 GiB");
+    feed(data_.data(), xml_end, app == std::string_view::npos);
+    if (app != std::string_view::npos) {
+      // What follows <AppendedData> is not XML: close the open elements ourselves.
+      std::string tail;
+      for (auto it = open_.rbegin(); it != open_.rend(); ++it) tail += "</" + *it + ">";
+      feed(tail.data(), tail.size(), true);
+    }
+  }
+
+  void stop(const std::string& what) {
+    if (error_.empty()) {
+      error_ = path_ + ":" + std::to_string(XML_GetCurrentLineNumber(parser_)) + ": " + what;
+    }
+    XML_StopParser(parser_, XML_FALSE);
+  }
+
+  static std::map<std::string, std::string> attrs(const char** a) {
+    std::map<std::string, std::string> m;
+    for (; a && a[0]; a += 2) m[a[0]] = a[1];
+    return m;
+  }
+
+  static void on_start(void* self, const char* name, const char** a) {
+    static_cast<VtuReader*>(self)->start(name, attrs(a));
+  }
+  static void on_end(void* self, const char* name) { static_cast<VtuReader*>(self)->end(name); }
+  static void on_text(void* self, const char* s, int len) {
+    auto* r = static_cast<VtuReader*>(self);
+    if (r->in_array_ && r->open_.size() == r->array_depth_) {
+      r->arrays_.back().text.append(s, static_cast<std::size_t>(len));
+    }
+  }
+
+  std::int64_t int_attr(const std::map<std::string, std::string>& a, const char* key,
+                        std::int64_t dflt) {
+    auto it = a.find(key);
+    if (it == a.end()) return dflt;
+    std::int64_t v = 0;
+    const auto& s = it->second;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0) {
+      stop(std::string("attribute ") + key + "=\"" + s + "\" is not a non-negative integer");
+    }
+    return v;
+  }
+
+  void start(const std::string& name, const std::map<std::string, std::string>& a) {
+    open_.push_back(name);
+    if (name == "VTKFile") {
+      auto t = a.find("type");
+      if (t == a.end() || t->second != "UnstructuredGrid") {
+        stop("VTKFile type is '" + (t == a.end() ? std::string() : t->second) +
+             "'; only UnstructuredGrid is read");
+      }
+      if (auto b = a.find("byte_order"); b != a.end()) big_endian_ = b->second == "BigEndian";
+      if (auto h = a.find("header_type"); h != a.end()) {
+        if (h->second == "UInt64")
+          header_size_ = 8;
+        else if (h->second != "UInt32")
+          stop("header_type '" + h->second + "' is not UInt32 or UInt64");
+      }
+      if (auto c = a.find("compressor"); c != a.end() && !c->second.empty()) {
+        if (c->second != "vtkZLibDataCompressor")
+          stop("compressor '" + c->second + "' is not supported (vtkZLibDataCompressor is)");
+        zlib_ = true;
+      }
+    } else if (name == "Piece") {
+      PieceInfo p;
+      p.num_points = int_attr(a, "NumberOfPoints", 0);
+      p.num_cells = int_attr(a, "NumberOfCells", 0);
+      pieces_.push_back(p);
+    } else if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
+               name == "FieldData") {
+      section_ = name;
+    } else if (name == "DataArray" || name == "Array") {
+      DataArrayInfo d;
+      d.line = XML_GetCurrentLineNumber(parser_);
+      d.section = section_;
+      d.piece = static_cast<int>(pieces_.size()) - 1;
+      d.name = a.count("Name") ? a.at("Name") : "";
+      d.type_name = a.count("type") ? a.at("type") : "";
+      auto dt = vtk_dtype(d.type_name);
+      if (!dt) {
+        stop("DataArray '" + d.name + "' has type '" + d.type_name + "', not a numeric VTK type");
+        return;
+      }
+      d.dtype = *dt;
+      d.components = int_attr(a, "NumberOfComponents", 1);
+      if (d.components < 1) d.components = 1;
+      d.format = a.count("format") ? a.at("format") : "ascii";
+      if (d.format == "appended")
+        d.offset = static_cast<std::uint64_t>(int_attr(a, "offset", 0));
+      else if (d.format != "ascii" && d.format != "binary")
+        stop("DataArray '" + d.name + "' has format '" + d.format + "'");
+      arrays_.push_back(std::move(d));
+      if (!pieces_.empty() && section_ != "FieldData")
+        pieces_.back().arrays.push_back(arrays_.size() - 1);
+      else if (section_ == "FieldData")
+        field_arrays_.push_back(arrays_.size() - 1);
+      in_array_ = true;
+      array_depth_ = open_.size();
+    }
+  }
+
+  void end(const std::string& name) {
+    if ((name == "DataArray" || name == "Array") && open_.size() == array_depth_) in_array_ = false;
+    if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
+        name == "FieldData")
+      section_.clear();
+    if (name == "FieldData") {
+      for (auto i : field_arrays_) mesh_.field_data[arrays_[i].name] = decode(arrays_[i], -1);
+      field_arrays_.clear();
+    }
+    open_.pop_back();
+  }
+
+  // ---- payloads -------------------------------------------------------------------------------
+  std::uint64_t header_value(const std::uint8_t* p) const {
+    if (header_size_ == 4) {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
+      return big_endian_ ? Cursor::byteswap(v) : v;
+    }
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    return big_endian_ ? Cursor::byteswap(v) : v;
+  }
+
+  // Header + (possibly compressed) data -> the raw array bytes. `avail` bytes are at `p`.
+  std::vector<std::uint8_t> unpack(const DataArrayInfo& d, const std::uint8_t* p,
+                                   std::size_t avail) {
+    const std::size_t h = header_size_;
+    auto need = [&](std::size_t n, const char* what) {
+      if (n > avail)
+        fail(d.line, "DataArray '" + d.name + "': " + what + " needs " + std::to_string(n) +
+                         " bytes but only " + std::to_string(avail) + " are there (truncated?)");
+    };
+    std::vector<std::uint8_t> out;
+    if (!zlib_) {
+      need(h, "header");
+      const auto n = header_value(p);
+      need(h + n, "data");
+      out.assign(p + h, p + h + n);
+      return out;
+    }
+    need(3 * h, "compression header");
+    const auto nblocks = header_value(p);
+    const auto block = header_value(p + h);
+    auto last = header_value(p + 2 * h);
+    if (nblocks > avail / h)
+      fail(d.line, "DataArray '" + d.name + "': " + std::to_string(nblocks) +
+                       " compressed blocks cannot fit");
+    need((3 + nblocks) * h, "block sizes");
+    if (nblocks == 0) return out;
+    if (last == 0) last = block;
+    const std::uint64_t total = (nblocks - 1) * block + last;
+    std::uint64_t csum = 0;
+    for (std::uint64_t i = 0; i < nblocks; ++i) csum += header_value(p + (3 + i) * h);
+    need((3 + nblocks) * h + csum, "compressed blocks");
+    // zlib expands by at most ~1032x; a header claiming more than that is hostile.
+    if (total > (csum + 64) * 1032)
+      fail(d.line, "DataArray '" + d.name + "': header claims " + std::to_string(total) +
+                       " bytes from " + std::to_string(csum) + " compressed");
+    out.resize(total);
+    const std::uint8_t* src = p + (3 + nblocks) * h;
+    for (std::uint64_t i = 0; i < nblocks; ++i) {
+      const auto csize = header_value(p + (3 + i) * h);
+      uLongf len = static_cast<uLongf>(i + 1 == nblocks ? last : block);
+      const uLongf want = len;
+      const int rc = uncompress(out.data() + i * block, &len, src, static_cast<uLong>(csize));
+      if (rc != Z_OK || len != want)
+        fail(d.line, "DataArray '" + d.name + "': zlib block " + std::to_string(i) +
+                         " is corrupt (" + (rc == Z_OK ? "wrong size" : zError(rc)) + ")");
+      src += csize;
+    }
+    return out;
+  }
+
+  std::vector<std::uint8_t> raw_bytes(const DataArrayInfo& d) {
+    if (d.format == "binary") {
+      std::vector<std::uint8_t> b64;
+      if (auto bad = base64_decode(d.text, b64))
+        fail(d.line,
+             "DataArray '" + d.name + "': bad base64 character at offset " + std::to_string(*bad));
+      return unpack(d, b64.data(), b64.size());
+    }
+    // appended
+    if (!appended_)
+      fail(d.line, "DataArray '" + d.name + "' is appended but the file has no <AppendedData>");
+    const std::uint64_t off = *d.offset;
+    if (appended_base64_) {
+      if (off > appended_end_ - *appended_)
+        fail(d.line, "DataArray '" + d.name + "': offset " + std::to_string(off) +
+                         " is past the appended data");
+      std::uint64_t next = appended_end_ - *appended_;
+      for (const auto& o : arrays_)
+        if (o.offset && *o.offset > off) next = std::min(next, *o.offset);
+      std::vector<std::uint8_t> b64;
+      if (auto bad = base64_decode(data_.substr(*appended_ + off, next - off), b64))
+        fail(d.line, "DataArray '" + d.name + "': bad base64 character at appended offset " +
+                         std::to_string(off + *bad));
+      return unpack(d, b64.data(), b64.size());
+    }
+    if (off > data_.size() - *appended_)
+      fail(d.line, "DataArray '" + d.name + "': offset " + std::to_string(off) +
+                       " is past the end of the file");
+    return unpack(d, reinterpret_cast<const std::uint8_t*>(data_.data() + *appended_ + off),
+                  data_.size() - *appended_ - off);
+  }
+
+  // Decodes `d` into an Array of its own dtype, shape (n) or (n, components); `expect` tuples
+  // (-1: whatever the data holds).
+  Array decode(const DataArrayInfo& d, std::int64_t expect) {
+    const std::size_t item = d.dtype.bits / 8;
+    Array out;
+    if (d.format == "ascii") {
+      Cursor c(d.text, path_);
+      std::vector<double> fv;
+      std::vector<std::int64_t> iv;
+      const bool is_float = d.dtype.code == 2;
+      while (true) {
+        c.skip_ws();
+        if (c.at_end()) break;
+        try {
+          if (is_float)
+            fv.push_back(c.number<double>("number"));
+          else
+            iv.push_back(d.dtype.code == 1 && d.dtype.bits == 64
+                             ? static_cast<std::int64_t>(c.number<std::uint64_t>("number"))
+                             : c.number<std::int64_t>("number"));
+        } catch (const ReadError& e) {
+          fail(d.line,
+               "DataArray '" + d.name + "': " + std::string(e.what()).substr(path_.size() + 1));
+        }
+      }
+      const std::size_t n = is_float ? fv.size() : iv.size();
+      out = make(d, n);
+      auto* dst = static_cast<std::uint8_t*>(out.data());
+      for (std::size_t i = 0; i < n; ++i)
+        store(dst + i * item, d.dtype, is_float ? fv[i] : 0.0, is_float ? 0 : iv[i]);
+    } else {
+      auto bytes = raw_bytes(d);
+      if (bytes.size() % item)
+        fail(d.line, "DataArray '" + d.name + "': " + std::to_string(bytes.size()) +
+                         " bytes is not a whole number of " + d.type_name);
+      const std::size_t n = bytes.size() / item;
+      out = make(d, n);
+      if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+      if (big_endian_ && item > 1) swap_all(out.data(), n, item);
+    }
+    if (expect >= 0 && out.size() != static_cast<std::size_t>(expect * d.components)) {
+      fail(d.line, "DataArray '" + d.name + "' holds " + std::to_string(out.size()) + " values; " +
+                       std::to_string(expect) + " tuples of " + std::to_string(d.components) +
+                       " were expected");
+    }
+    return out;
+  }
+
+  Array make(const DataArrayInfo& d, std::size_t n) {
+    const auto comps = static_cast<std::size_t>(d.components);
+    if (n % comps)
+      fail(d.line, "DataArray '" + d.name + "': " + std::to_string(n) +
+                       " values is not a multiple of " + std::to_string(comps) + " components");
+    if (comps == 1) return Array::empty(d.dtype, {static_cast<std::int64_t>(n)});
+    return Array::empty(d.dtype, {static_cast<std::int64_t>(n / comps), d.components});
+  }
+
+  static void swap_all(void* p, std::size_t n, std::size_t item) {
+    auto* b = static_cast<std::uint8_t*>(p);
+    for (std::size_t i = 0; i < n; ++i) std::reverse(b + i * item, b + (i + 1) * item);
+  }
+
+  static void store(std::uint8_t* dst, DType t, double f, std::int64_t i) {
+    auto put = [&](auto v) { std::memcpy(dst, &v, sizeof v); };
+    if (t.code == 2) {
+      if (t.bits == 32)
+        put(static_cast<float>(f));
+      else
+        put(f);
+      return;
+    }
+    switch (t.bits) {
+      case 8:
+        put(static_cast<std::uint8_t>(i));
+        break;
+      case 16:
+        put(static_cast<std::uint16_t>(i));
+        break;
+      case 32:
+        put(static_cast<std::uint32_t>(i));
+        break;
+      default:
+        put(i);
+        break;
+    }
+  }
+
+  static std::vector<std::int64_t> as_int64(const Array& a) {
+    std::vector<std::int64_t> v(a.size());
+    const auto* p = static_cast<const std::uint8_t*>(a.data());
+    const auto t = a.dtype();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      switch (t.bits) {
+        case 8:
+          v[i] = t.code == 0 ? static_cast<std::int8_t>(p[i]) : p[i];
+          break;
+        case 16: {
+          std::uint16_t x;
+          std::memcpy(&x, p + 2 * i, 2);
+          v[i] = t.code == 0 ? static_cast<std::int16_t>(x) : x;
+          break;
+        }
+        case 32: {
+          std::uint32_t x;
+          std::memcpy(&x, p + 4 * i, 4);
+          v[i] = t.code == 0 ? static_cast<std::int32_t>(x) : static_cast<std::int64_t>(x);
+          break;
+        }
+        default:
+          std::memcpy(&v[i], p + 8 * i, 8);
+          break;
+      }
+    }
+    return v;
+  }
+
+  Array concat(const std::vector<Array>& parts, const std::string& name) {
+    if (parts.size() == 1) return parts[0];
+    std::int64_t rows = 0;
+    for (const auto& p : parts) {
+      if (p.dtype() != parts[0].dtype() || p.ndim() != parts[0].ndim() ||
+          (p.ndim() == 2 && p.dim(1) != parts[0].dim(1))) {
+        throw ReadError(path_ + ": point data '" + name +
+                        "' differs in type or components between pieces");
+      }
+      rows += p.dim(0);
+    }
+    auto shape = parts[0].shape();
+    shape[0] = rows;
+    Array out = Array::empty(parts[0].dtype(), shape);
+    auto* dst = static_cast<std::uint8_t*>(out.data());
+    for (const auto& p : parts) {
+      std::memcpy(dst, p.data(), p.nbytes());
+      dst += p.nbytes();
+    }
+    return out;
+  }
+
+  // ---- cells ----------------------------------------------------------------------------------
+  void assemble_piece(const PieceInfo& p, int index, std::int64_t point_base,
+                      std::int64_t total_points) {
+    const DataArrayInfo *conn_d = nullptr, *offs_d = nullptr, *types_d = nullptr, *pts_d = nullptr;
+    std::vector<const DataArrayInfo*> pdata, cdata;
+    for (auto i : p.arrays) {
+      const auto& d = arrays_[i];
+      if (d.section == "Points")
+        pts_d = &d;
+      else if (d.section == "Cells" && d.name == "connectivity")
+        conn_d = &d;
+      else if (d.section == "Cells" && d.name == "offsets")
+        offs_d = &d;
+      else if (d.section == "Cells" && d.name == "types")
+        types_d = &d;
+      else if (d.section == "Cells" && (d.name == "faces" || d.name == "faceoffsets")) {
+        fail(
+            d.line,
+            "polyhedron cells (faces/faceoffsets) need ragged blocks, which are not supported yet");
+      } else if (d.section == "PointData")
+        pdata.push_back(&d);
+      else if (d.section == "CellData")
+        cdata.push_back(&d);
+    }
+    const std::string where = "piece " + std::to_string(index);
+    if (p.num_points > 0 && !pts_d)
+      fail(0, where + " has " + std::to_string(p.num_points) + " points but no <Points> array");
+    if (pts_d) {
+      if (pts_d->components != 3)
+        fail(pts_d->line,
+             "Points has " + std::to_string(pts_d->components) + " components, expected 3");
+      const Array pts = decode(*pts_d, p.num_points);
+      double* dst = mesh_.points.as<double>() + 3 * point_base;
+      const auto* src = static_cast<const std::uint8_t*>(pts.data());
+      for (std::size_t i = 0; i < pts.size(); ++i) {
+        if (pts.dtype().bits == 64)
+          std::memcpy(dst + i, src + 8 * i, 8);
+        else {
+          float f;
+          std::memcpy(&f, src + 4 * i, 4);
+          dst[i] = f;
+        }
+      }
+      if (pts.dtype().code != 2)
+        fail(pts_d->line, "Points must be Float32 or Float64, not " + pts_d->type_name);
+    }
+    for (auto* d : pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
+    if (p.num_cells == 0) return;
+    if (!conn_d || !offs_d || !types_d)
+      fail(0, where + " has cells but lacks connectivity, offsets or types");
+    const auto conn = as_int64(decode(*conn_d, -1));
+    const auto offs = as_int64(decode(*offs_d, p.num_cells));
+    const auto types = as_int64(decode(*types_d, p.num_cells));
+    std::vector<Array> cell_arrays;
+    for (auto* d : cdata) cell_arrays.push_back(decode(*d, p.num_cells));
+
+    const auto ncells = static_cast<std::size_t>(p.num_cells);
+    std::size_t start = 0;
+    while (start < ncells) {
+      const auto t = types[start];
+      auto kind = vtk_cell(static_cast<int>(t));
+      if (!kind)
+        fail(types_d->line, where + ": cell " + std::to_string(start) + " has VTK type " +
+                                std::to_string(t) + ", which is not supported");
+      auto size_of = [&](std::size_t c) { return offs[c] - (c == 0 ? 0 : offs[c - 1]); };
+      std::size_t end = start + 1;
+      while (end < ncells && types[end] == t &&
+             (kind->nodes != 0 || size_of(end) == size_of(start)))
+        ++end;
+      const std::int64_t npc = kind->nodes ? kind->nodes : size_of(start);
+      if (npc <= 0)
+        fail(offs_d->line,
+             where + ": cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes");
+      const auto n = static_cast<std::int64_t>(end - start);
+      Array block = Array::of<std::int64_t>({n, npc});
+      auto* out = block.as<std::int64_t>();
+      static const int kWedge[] = {0, 2, 1, 3, 5, 4};
+      const bool wedge = t == 13;
+      for (std::size_t c = start; c < end; ++c) {
+        const auto last = offs[c];
+        if (last < npc || static_cast<std::size_t>(last) > conn.size())
+          fail(offs_d->line, where + ": offsets[" + std::to_string(c) +
+                                 "] = " + std::to_string(last) + " is outside the " +
+                                 std::to_string(conn.size()) + "-entry connectivity");
+        for (std::int64_t k = 0; k < npc; ++k) {
+          const auto v = conn[static_cast<std::size_t>(last - npc + (wedge ? kWedge[k] : k))];
+          if (v < 0 || v >= p.num_points)
+            fail(conn_d->line, where + ": cell " + std::to_string(c) + " refers to point " +
+                                   std::to_string(v) + " of " + std::to_string(p.num_points));
+          out[(c - start) * static_cast<std::size_t>(npc) + static_cast<std::size_t>(k)] =
+              v + point_base;
+        }
+      }
+      (void)total_points;
+      mesh_.cells.push_back({kind->name, std::move(block)});
+      for (std::size_t a = 0; a < cdata.size(); ++a)
+        mesh_.cell_data[cdata[a]->name].push_back(slice_rows(cell_arrays[a], start, end));
+      start = end;
+    }
+  }
+
+  static Array slice_rows(const Array& a, std::size_t begin, std::size_t end) {
+    auto shape = a.shape();
+    shape[0] = static_cast<std::int64_t>(end - begin);
+    Array out = Array::empty(a.dtype(), shape);
+    const std::size_t row =
+        a.nbytes() / static_cast<std::size_t>(std::max<std::int64_t>(a.dim(0), 1));
+    if (out.nbytes())
+      std::memcpy(out.data(), static_cast<const std::uint8_t*>(a.data()) + begin * row,
+                  out.nbytes());
+    return out;
+  }
+
+  std::string_view data_;
+  std::string path_;
+  XML_Parser parser_ = nullptr;
+  std::string error_;
+  std::vector<std::string> open_;
+  std::string section_;
+  bool in_array_ = false;
+  std::size_t array_depth_ = 0;
+  bool big_endian_ = false, zlib_ = false, appended_base64_ = false;
+  std::size_t header_size_ = 4;
+  std::optional<std::size_t> appended_;
+  std::size_t appended_end_ = 0;
+  std::vector<DataArrayInfo> arrays_;
+  std::vector<PieceInfo> pieces_;
+  std::vector<std::size_t> field_arrays_;
+  std::map<std::string, std::vector<Array>> point_parts_;
+  Mesh mesh_;
+};
+
+}  // namespace
+
+Mesh read_vtu(const std::string& path) {
+  MappedFile file(path);
+  return VtuReader(file.view(), path).read();
+}
+
+Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
+  return VtuReader(data, name).read();
+}
+
+}  // namespace meshdock::mesh
