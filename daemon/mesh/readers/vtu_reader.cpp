@@ -9,12 +9,19 @@
 // Polyhedra (ragged) raise ReadError until the Mesh model has ragged blocks.
 #include <expat.h>
 #include <zlib.h>
+#if defined(MESHDOCK_HAVE_LIBDEFLATE)
+#include <libdeflate.h>
+#endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "daemon/mesh/base64.hpp"
 #include "daemon/mesh/cursor.hpp"
@@ -68,7 +75,9 @@ struct DataArrayInfo {
   std::string type_name;
   std::int64_t components = 1;
   std::optional<std::uint64_t> offset;
-  std::string text;  // inline payload (ascii numbers or base64)
+  // Inline payload (ascii numbers or base64): byte ranges of the DataArray's own text in the
+  // mapped file, so megabytes of base64 are never copied out of it.
+  std::vector<std::pair<std::size_t, std::size_t>> text;
   int piece = -1;
   std::size_t line = 0;
 };
@@ -164,8 +173,16 @@ class VtuReader {
   static void on_end(void* self, const char* name) { static_cast<VtuReader*>(self)->end(name); }
   static void on_text(void* self, const char* s, int len) {
     auto* r = static_cast<VtuReader*>(self);
+    (void)s;
+    (void)len;
     if (r->in_array_ && r->open_.size() == r->array_depth_) {
-      r->arrays_.back().text.append(s, static_cast<std::size_t>(len));
+      const auto at = static_cast<std::size_t>(XML_GetCurrentByteIndex(r->parser_));
+      const auto n = static_cast<std::size_t>(XML_GetCurrentByteCount(r->parser_));
+      auto& t = r->arrays_.back().text;
+      if (!t.empty() && t.back().second == at)
+        t.back().second = at + n;
+      else
+        t.emplace_back(at, at + n);
     }
   }
 
@@ -265,21 +282,28 @@ class VtuReader {
   }
 
   // Header + (possibly compressed) data -> the raw array bytes. `avail` bytes are at `p`.
-  std::vector<std::uint8_t> unpack(const DataArrayInfo& d, const std::uint8_t* p,
-                                   std::size_t avail) {
+  using Alloc = std::function<std::uint8_t*(std::size_t)>;
+
+  // Header + (possibly compressed) data -> the array's bytes, written where `alloc` says (the
+  // final Array: no intermediate copy). `avail` bytes are at `p`.
+  void unpack(const DataArrayInfo& d, const std::uint8_t* p, std::size_t avail,
+              const Alloc& alloc) {
     const std::size_t h = header_size_;
     auto need = [&](std::size_t n, const char* what) {
       if (n > avail)
         fail(d.line, "DataArray '" + d.name + "': " + what + " needs " + std::to_string(n) +
                          " bytes but only " + std::to_string(avail) + " are there (truncated?)");
     };
-    std::vector<std::uint8_t> out;
     if (!zlib_) {
       need(h, "header");
       const auto n = header_value(p);
-      need(h + n, "data");
-      out.assign(p + h, p + h + n);
-      return out;
+      if (n > avail - h)
+        fail(d.line, "DataArray '" + d.name + "': header says " + std::to_string(n) +
+                         " bytes but only " + std::to_string(avail - h) +
+                         " are there (truncated?)");
+      std::uint8_t* dst = alloc(n);
+      if (n) std::memcpy(dst, p + h, n);
+      return;
     }
     need(3 * h, "compression header");
     const auto nblocks = header_value(p);
@@ -289,38 +313,106 @@ class VtuReader {
       fail(d.line, "DataArray '" + d.name + "': " + std::to_string(nblocks) +
                        " compressed blocks cannot fit");
     need((3 + nblocks) * h, "block sizes");
-    if (nblocks == 0) return out;
-    if (last == 0) last = block;
-    const std::uint64_t total = (nblocks - 1) * block + last;
-    std::uint64_t csum = 0;
-    for (std::uint64_t i = 0; i < nblocks; ++i) csum += header_value(p + (3 + i) * h);
-    need((3 + nblocks) * h + csum, "compressed blocks");
-    // zlib expands by at most ~1032x; a header claiming more than that is hostile.
-    if (total > (csum + 64) * 1032)
-      fail(d.line, "DataArray '" + d.name + "': header claims " + std::to_string(total) +
-                       " bytes from " + std::to_string(csum) + " compressed");
-    out.resize(total);
-    const std::uint8_t* src = p + (3 + nblocks) * h;
-    for (std::uint64_t i = 0; i < nblocks; ++i) {
-      const auto csize = header_value(p + (3 + i) * h);
-      uLongf len = static_cast<uLongf>(i + 1 == nblocks ? last : block);
-      const uLongf want = len;
-      const int rc = uncompress(out.data() + i * block, &len, src, static_cast<uLong>(csize));
-      if (rc != Z_OK || len != want)
-        fail(d.line, "DataArray '" + d.name + "': zlib block " + std::to_string(i) +
-                         " is corrupt (" + (rc == Z_OK ? "wrong size" : zError(rc)) + ")");
-      src += csize;
+    if (nblocks == 0) {
+      alloc(0);
+      return;
     }
-    return out;
+    if (last == 0) last = block;
+    if (block == 0 || last > block)
+      fail(d.line, "DataArray '" + d.name + "': block size " + std::to_string(block) +
+                       " / last block " + std::to_string(last) + " are inconsistent");
+    const std::uint64_t total = (nblocks - 1) * block + last;
+    std::vector<std::uint64_t> src_off(nblocks + 1, 0);
+    for (std::uint64_t i = 0; i < nblocks; ++i) {
+      const auto c = header_value(p + (3 + i) * h);
+      if (c > avail || src_off[i] + c > avail) need(avail + 1, "compressed blocks");
+      src_off[i + 1] = src_off[i] + c;
+    }
+    const std::size_t base = (3 + nblocks) * h;
+    need(base + src_off[nblocks], "compressed blocks");
+    // Deflate expands by at most ~1032x; a header claiming more than that is hostile.
+    if (total > (src_off[nblocks] + 64) * 1032)
+      fail(d.line, "DataArray '" + d.name + "': header claims " + std::to_string(total) +
+                       " bytes from " + std::to_string(src_off[nblocks]) + " compressed");
+    std::uint8_t* out = alloc(total);
+    inflate_blocks(d, p + base, src_off, out, block, last);
   }
 
-  std::vector<std::uint8_t> raw_bytes(const DataArrayInfo& d) {
+  // Blocks are independent: inflate them on every core (libdeflate when built with it, else
+  // zlib). The first failing block is reported.
+  void inflate_blocks(const DataArrayInfo& d, const std::uint8_t* src,
+                      const std::vector<std::uint64_t>& src_off, std::uint8_t* out,
+                      std::uint64_t block, std::uint64_t last) {
+    const std::uint64_t nblocks = src_off.size() - 1;
+    const std::uint64_t total = (nblocks - 1) * block + last;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned workers =
+        total < (1u << 20) ? 1u : static_cast<unsigned>(std::min<std::uint64_t>(cores, nblocks));
+    std::atomic<std::uint64_t> next{0};
+    std::mutex m;
+    std::optional<std::pair<std::uint64_t, std::string>> error;
+    auto work = [&] {
+#if defined(MESHDOCK_HAVE_LIBDEFLATE)
+      std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> dec(
+          libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+#endif
+      for (std::uint64_t i; (i = next.fetch_add(1)) < nblocks;) {
+        const std::size_t want = static_cast<std::size_t>(i + 1 == nblocks ? last : block);
+        std::string why;
+#if defined(MESHDOCK_HAVE_LIBDEFLATE)
+        std::size_t got = 0;
+        const auto rc = dec ? libdeflate_zlib_decompress(dec.get(), src + src_off[i],
+                                                         src_off[i + 1] - src_off[i],
+                                                         out + i * block, want, &got)
+                            : LIBDEFLATE_BAD_DATA;
+        if (rc != LIBDEFLATE_SUCCESS)
+          why = "bad deflate data";
+        else if (got != want)
+          why = "wrong size";
+#else
+        uLongf got = static_cast<uLongf>(want);
+        const int rc = uncompress(out + i * block, &got, src + src_off[i],
+                                  static_cast<uLong>(src_off[i + 1] - src_off[i]));
+        if (rc != Z_OK)
+          why = zError(rc);
+        else if (got != want)
+          why = "wrong size";
+#endif
+        if (!why.empty()) {
+          std::lock_guard lock(m);
+          if (!error || i < error->first) error.emplace(i, why);
+        }
+      }
+    };
+    if (workers == 1) {
+      work();
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
+      for (auto& t : pool) t.join();
+    }
+    if (error)
+      fail(d.line, "DataArray '" + d.name + "': zlib block " + std::to_string(error->first) +
+                       " is corrupt (" + error->second + ")");
+  }
+
+  // The inline text of `d` (a view into the file; `scratch` only when it comes in pieces).
+  std::string_view text_of(const DataArrayInfo& d, std::string& scratch) const {
+    if (d.text.empty()) return {};
+    if (d.text.size() == 1)
+      return data_.substr(d.text[0].first, d.text[0].second - d.text[0].first);
+    for (const auto& [a, b] : d.text) scratch.append(data_.substr(a, b - a));
+    return scratch;
+  }
+
+  void raw_bytes(const DataArrayInfo& d, const Alloc& alloc) {
     if (d.format == "binary") {
       std::vector<std::uint8_t> b64;
-      if (auto bad = base64_decode(d.text, b64))
+      std::string scratch;
+      if (auto bad = base64_decode(text_of(d, scratch), b64))
         fail(d.line,
              "DataArray '" + d.name + "': bad base64 character at offset " + std::to_string(*bad));
-      return unpack(d, b64.data(), b64.size());
+      return unpack(d, b64.data(), b64.size(), alloc);
     }
     // appended
     if (!appended_)
@@ -337,13 +429,13 @@ class VtuReader {
       if (auto bad = base64_decode(data_.substr(*appended_ + off, next - off), b64))
         fail(d.line, "DataArray '" + d.name + "': bad base64 character at appended offset " +
                          std::to_string(off + *bad));
-      return unpack(d, b64.data(), b64.size());
+      return unpack(d, b64.data(), b64.size(), alloc);
     }
     if (off > data_.size() - *appended_)
       fail(d.line, "DataArray '" + d.name + "': offset " + std::to_string(off) +
                        " is past the end of the file");
     return unpack(d, reinterpret_cast<const std::uint8_t*>(data_.data() + *appended_ + off),
-                  data_.size() - *appended_ - off);
+                  data_.size() - *appended_ - off, alloc);
   }
 
   // Decodes `d` into an Array of its own dtype, shape (n) or (n, components); `expect` tuples
@@ -352,7 +444,8 @@ class VtuReader {
     const std::size_t item = d.dtype.bits / 8;
     Array out;
     if (d.format == "ascii") {
-      Cursor c(d.text, path_);
+      std::string scratch;
+      Cursor c(text_of(d, scratch), path_);
       std::vector<double> fv;
       std::vector<std::int64_t> iv;
       const bool is_float = d.dtype.code == 2;
@@ -377,13 +470,15 @@ class VtuReader {
       for (std::size_t i = 0; i < n; ++i)
         store(dst + i * item, d.dtype, is_float ? fv[i] : 0.0, is_float ? 0 : iv[i]);
     } else {
-      auto bytes = raw_bytes(d);
-      if (bytes.size() % item)
-        fail(d.line, "DataArray '" + d.name + "': " + std::to_string(bytes.size()) +
-                         " bytes is not a whole number of " + d.type_name);
-      const std::size_t n = bytes.size() / item;
-      out = make(d, n);
-      if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+      std::size_t n = 0;
+      raw_bytes(d, [&](std::size_t bytes) {
+        if (bytes % item)
+          fail(d.line, "DataArray '" + d.name + "': " + std::to_string(bytes) +
+                           " bytes is not a whole number of " + d.type_name);
+        n = bytes / item;
+        out = make(d, n);
+        return static_cast<std::uint8_t*>(out.data());
+      });
       if (big_endian_ && item > 1) swap_all(out.data(), n, item);
     }
     if (expect >= 0 && out.size() != static_cast<std::size_t>(expect * d.components)) {
