@@ -27,6 +27,7 @@
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/readers/vtk_cells.hpp"
 
 namespace meshdock::mesh {
 
@@ -45,27 +46,6 @@ std::optional<DType> vtk_dtype(std::string_view s) {
       {"Float64", {2, 64, 1}}, {"Char", {0, 8, 1}}};
   auto it = kTypes.find(s);
   if (it == kTypes.end()) return std::nullopt;
-  return it->second;
-}
-
-struct CellKind {
-  const char* name;
-  int nodes;  // 0: variable (polygon)
-};
-
-std::optional<CellKind> vtk_cell(int t) {
-  static const std::map<int, CellKind> kCells = {
-      {1, {"vertex", 1}},         {3, {"line", 2}},           {5, {"triangle", 3}},
-      {7, {"polygon", 0}},        {8, {"pixel", 4}},          {9, {"quad", 4}},
-      {10, {"tetra", 4}},         {12, {"hexahedron", 8}},    {13, {"wedge", 6}},
-      {14, {"pyramid", 5}},       {15, {"penta_prism", 10}},  {16, {"hexa_prism", 12}},
-      {21, {"line3", 3}},         {22, {"triangle6", 6}},     {23, {"quad8", 8}},
-      {24, {"tetra10", 10}},      {25, {"hexahedron20", 20}}, {26, {"wedge15", 15}},
-      {27, {"pyramid13", 13}},    {28, {"quad9", 9}},         {29, {"hexahedron27", 27}},
-      {30, {"quad6", 6}},         {31, {"wedge12", 12}},      {32, {"wedge18", 18}},
-      {33, {"hexahedron24", 24}}, {34, {"triangle7", 7}},     {35, {"line4", 4}}};
-  auto it = kCells.find(t);
-  if (it == kCells.end()) return std::nullopt;
   return it->second;
 }
 
@@ -635,61 +615,12 @@ class VtuReader {
     std::vector<Array> cell_arrays;
     for (auto* d : cdata) cell_arrays.push_back(decode(*d, p.num_cells));
 
-    const auto ncells = static_cast<std::size_t>(p.num_cells);
-    std::size_t start = 0;
-    while (start < ncells) {
-      const auto t = types[start];
-      auto kind = vtk_cell(static_cast<int>(t));
-      if (!kind)
-        fail(types_d->line, where + ": cell " + std::to_string(start) + " has VTK type " +
-                                std::to_string(t) + ", which is not supported");
-      auto size_of = [&](std::size_t c) { return offs[c] - (c == 0 ? 0 : offs[c - 1]); };
-      std::size_t end = start + 1;
-      while (end < ncells && types[end] == t &&
-             (kind->nodes != 0 || size_of(end) == size_of(start)))
-        ++end;
-      const std::int64_t npc = kind->nodes ? kind->nodes : size_of(start);
-      if (npc <= 0)
-        fail(offs_d->line,
-             where + ": cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes");
-      const auto n = static_cast<std::int64_t>(end - start);
-      Array block = Array::of<std::int64_t>({n, npc});
-      auto* out = block.as<std::int64_t>();
-      static const int kWedge[] = {0, 2, 1, 3, 5, 4};
-      const bool wedge = t == 13;
-      for (std::size_t c = start; c < end; ++c) {
-        const auto last = offs[c];
-        if (last < npc || static_cast<std::size_t>(last) > conn.size())
-          fail(offs_d->line, where + ": offsets[" + std::to_string(c) +
-                                 "] = " + std::to_string(last) + " is outside the " +
-                                 std::to_string(conn.size()) + "-entry connectivity");
-        for (std::int64_t k = 0; k < npc; ++k) {
-          const auto v = conn[static_cast<std::size_t>(last - npc + (wedge ? kWedge[k] : k))];
-          if (v < 0 || v >= p.num_points)
-            fail(conn_d->line, where + ": cell " + std::to_string(c) + " refers to point " +
-                                   std::to_string(v) + " of " + std::to_string(p.num_points));
-          out[(c - start) * static_cast<std::size_t>(npc) + static_cast<std::size_t>(k)] =
-              v + point_base;
-        }
-      }
-      (void)total_points;
-      mesh_.cells.push_back({kind->name, std::move(block)});
-      for (std::size_t a = 0; a < cdata.size(); ++a)
-        mesh_.cell_data[cdata[a]->name].push_back(slice_rows(cell_arrays[a], start, end));
-      start = end;
-    }
-  }
-
-  static Array slice_rows(const Array& a, std::size_t begin, std::size_t end) {
-    auto shape = a.shape();
-    shape[0] = static_cast<std::int64_t>(end - begin);
-    Array out = Array::empty(a.dtype(), shape);
-    const std::size_t row =
-        a.nbytes() / static_cast<std::size_t>(std::max<std::int64_t>(a.dim(0), 1));
-    if (out.nbytes())
-      std::memcpy(out.data(), static_cast<const std::uint8_t*>(a.data()) + begin * row,
-                  out.nbytes());
-    return out;
+    std::vector<std::pair<std::string, Array>> named;
+    for (std::size_t a = 0; a < cdata.size(); ++a)
+      named.emplace_back(cdata[a]->name, cell_arrays[a]);
+    (void)total_points;
+    append_vtk_cells(mesh_, conn, offs, types, p.num_points, point_base, named,
+                     [&](const std::string& what) { fail(types_d->line, where + ": " + what); });
   }
 
   std::string_view data_;
