@@ -16,7 +16,7 @@ def _reference(data_dir):
     return {e["file"]: e for e in json.loads((data_dir / "meshes" / "REFERENCE.json").read_text())}
 
 
-SUPPORTED = (".msh", ".vtu", ".stl", ".off", ".obj", ".ply")
+SUPPORTED = (".msh", ".vtu", ".vtk", ".stl", ".off", ".obj", ".ply")
 # Where meshdock keeps more than meshio: binary STL facet normals (meshio drops them).
 EXTRA_CELL_DATA = {"sphere.bin.stl": {"facet_normals"}}
 
@@ -44,7 +44,7 @@ def pytest_generate_tests(metafunc):
 def test_reference_has_every_gmsh_variant(data_dir):
     files = [f for f in _msh_files(data_dir) if f.endswith(".msh")]
     assert len(files) == 17
-    assert len(_msh_files(data_dir)) == 35
+    assert len(_msh_files(data_dir)) == 39
     for stem in ("box", "box2nd", "plate", "blocks"):
         assert {f"{stem}.v22.msh", f"{stem}.v22b.msh", f"{stem}.v41.msh", f"{stem}.v41b.msh"} <= set(files)
 
@@ -206,3 +206,50 @@ def test_vtu_keeps_the_file_dtypes(data_dir):
     assert m.cell_data["mat"][0].dtype == np.int32
     assert m.point_data["U"].shape == (300, 3)
     assert m.points.dtype == np.float64
+
+
+LEGACY_42 = b"""# vtk DataFile Version 4.2
+two cells
+ASCII
+DATASET UNSTRUCTURED_GRID
+POINTS 5 float
+0 0 0  1 0 0  0 1 0  0 0 1  1 1 1
+CELLS 2 9
+4 0 1 2 3
+3 1 2 4
+CELL_TYPES 2
+10
+5
+CELL_DATA 2
+SCALARS mat int 1
+LOOKUP_TABLE default
+7 8
+POINT_DATA 5
+VECTORS v double
+1 0 0 0 1 0 0 0 1 1 1 0 0 1 1
+"""
+
+
+def test_legacy_vtk_pre5_cells_scalars_vectors(tmp_path):
+    p = tmp_path / "old.vtk"
+    p.write_bytes(LEGACY_42)
+    m = meshdock.read(p)
+    assert [b.type for b in m.cells] == ["tetra", "triangle"]
+    assert m.cells[0].data.tolist() == [[0, 1, 2, 3]]
+    assert m.cells[1].data.tolist() == [[1, 2, 4]]
+    assert [a.tolist() for a in m.cell_data["mat"]] == [[7], [8]]
+    assert m.point_data["v"].shape == (5, 3) and m.point_data["v"][4].tolist() == [0, 1, 1]
+    assert m.points[4].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_legacy_vtk_bad_input(tmp_path):
+    p = tmp_path / "bad.vtk"
+    p.write_bytes(LEGACY_42.replace(b"3 1 2 4", b"3 1 2 9"))
+    with pytest.raises(meshdock.ReadError, match="cell 1 refers to point 9 of 5"):
+        meshdock.read(p)
+    p.write_bytes(LEGACY_42.replace(b"DATASET UNSTRUCTURED_GRID", b"DATASET POLYDATA"))
+    with pytest.raises(meshdock.ReadError, match=r"bad.vtk:4: DATASET POLYDATA is not supported"):
+        meshdock.read(p)
+    p.write_bytes(LEGACY_42[:120])
+    with pytest.raises(meshdock.ReadError):
+        meshdock.read(p)

@@ -18,12 +18,13 @@ Mesh read_mesh(const std::string& path, std::string_view format) {
                  [](unsigned char c) { return std::tolower(c); });
   if (fmt == "msh" || fmt == "gmsh") return read_msh(path);
   if (fmt == "vtu") return read_vtu(path);
+  if (fmt == "vtk") return read_vtk(path);
   if (fmt == "stl") return read_stl(path);
   if (fmt == "off") return read_off(path);
   if (fmt == "obj") return read_obj(path);
   if (fmt == "ply") return read_ply(path);
   throw ReadError(path + ": format '" + fmt +
-                  "' is not supported yet (supported: msh, vtu, stl, off, obj, ply)");
+                  "' is not supported yet (supported: msh, vtu, vtk, stl, off, obj, ply)");
 }
 
 }  // namespace meshdock::mesh

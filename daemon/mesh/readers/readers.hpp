@@ -15,6 +15,8 @@ Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
 Mesh read_vtu(const std::string& path);  // VTK XML UnstructuredGrid, every encoding
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
+Mesh read_vtk(const std::string& path);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary
+Mesh read_vtk_bytes(std::string_view data, const std::string& name);
 Mesh read_stl(const std::string& path);  // ascii and binary
 Mesh read_off(const std::string& path);
 Mesh read_obj(const std::string& path);
