@@ -29,6 +29,9 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
                       const std::vector<std::pair<std::string, Array>>& cell_data,
                       const std::function<void(const std::string&)>& fail);
 
+// Any integer Array widened to int64 (connectivity, offsets, types come in every width).
+std::vector<std::int64_t> to_int64(const Array& a);
+
 // Rows [begin, end) of `a` as a new Array.
 Array slice_rows(const Array& a, std::size_t begin, std::size_t end);
 

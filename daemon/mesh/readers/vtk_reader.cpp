@@ -91,7 +91,7 @@ class VtkReader {
           ends.erase(ends.begin());
           conn = read_named_ints("CONNECTIVITY", b);
         } else {
-          const auto flat = ints(values(DType{0, 32, 1}, b, "CELLS"));
+          const auto flat = to_int64(values(DType{0, 32, 1}, b, "CELLS"));
           std::size_t i = 0;
           for (std::int64_t c = 0; c < a; ++c) {
             if (i >= flat.size())
@@ -111,7 +111,7 @@ class VtkReader {
       } else if (key == "CELL_TYPES") {
         const auto n = count("cell type count");
         c_.rest_of_line();
-        types = ints(values(DType{0, 32, 1}, n, "CELL_TYPES"));
+        types = to_int64(values(DType{0, 32, 1}, n, "CELL_TYPES"));
       } else if (key == "POINT_DATA" || key == "CELL_DATA") {
         target = std::string(key);
         target_n = count("tuple count");
@@ -179,7 +179,7 @@ class VtkReader {
     if (c_.token() != name) c_.fail(std::string("expected ") + name);
     const auto type = dtype(c_.token());
     c_.rest_of_line();
-    return ints(values(type, n, name));
+    return to_int64(values(type, n, name));
   }
 
   // `n` values of `type` into a flat Array (binary: big-endian raw bytes; ascii: text numbers).
@@ -224,35 +224,6 @@ class VtkReader {
     double d;
     std::memcpy(&d, static_cast<const char*>(a.data()) + 8 * i, 8);
     return d;
-  }
-
-  static std::vector<std::int64_t> ints(const Array& a) {
-    std::vector<std::int64_t> v(a.size());
-    const auto* p = static_cast<const std::uint8_t*>(a.data());
-    const auto t = a.dtype();
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      switch (t.bits) {
-        case 8:
-          v[i] = t.code == 0 ? static_cast<std::int8_t>(p[i]) : p[i];
-          break;
-        case 16: {
-          std::uint16_t x;
-          std::memcpy(&x, p + 2 * i, 2);
-          v[i] = t.code == 0 ? static_cast<std::int16_t>(x) : x;
-          break;
-        }
-        case 32: {
-          std::uint32_t x;
-          std::memcpy(&x, p + 4 * i, 4);
-          v[i] = t.code == 0 ? static_cast<std::int32_t>(x) : static_cast<std::int64_t>(x);
-          break;
-        }
-        default:
-          std::memcpy(&v[i], p + 8 * i, 8);
-          break;
-      }
-    }
-    return v;
   }
 
   static Array shaped(Array a, std::int64_t comps) {

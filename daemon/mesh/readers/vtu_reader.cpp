@@ -508,35 +508,6 @@ class VtuReader {
     }
   }
 
-  static std::vector<std::int64_t> as_int64(const Array& a) {
-    std::vector<std::int64_t> v(a.size());
-    const auto* p = static_cast<const std::uint8_t*>(a.data());
-    const auto t = a.dtype();
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      switch (t.bits) {
-        case 8:
-          v[i] = t.code == 0 ? static_cast<std::int8_t>(p[i]) : p[i];
-          break;
-        case 16: {
-          std::uint16_t x;
-          std::memcpy(&x, p + 2 * i, 2);
-          v[i] = t.code == 0 ? static_cast<std::int16_t>(x) : x;
-          break;
-        }
-        case 32: {
-          std::uint32_t x;
-          std::memcpy(&x, p + 4 * i, 4);
-          v[i] = t.code == 0 ? static_cast<std::int32_t>(x) : static_cast<std::int64_t>(x);
-          break;
-        }
-        default:
-          std::memcpy(&v[i], p + 8 * i, 8);
-          break;
-      }
-    }
-    return v;
-  }
-
   Array concat(const std::vector<Array>& parts, const std::string& name) {
     if (parts.size() == 1) return parts[0];
     std::int64_t rows = 0;
@@ -609,9 +580,9 @@ class VtuReader {
     if (p.num_cells == 0) return;
     if (!conn_d || !offs_d || !types_d)
       fail(0, where + " has cells but lacks connectivity, offsets or types");
-    const auto conn = as_int64(decode(*conn_d, -1));
-    const auto offs = as_int64(decode(*offs_d, p.num_cells));
-    const auto types = as_int64(decode(*types_d, p.num_cells));
+    const auto conn = to_int64(decode(*conn_d, -1));
+    const auto offs = to_int64(decode(*offs_d, p.num_cells));
+    const auto types = to_int64(decode(*types_d, p.num_cells));
     std::vector<Array> cell_arrays;
     for (auto* d : cdata) cell_arrays.push_back(decode(*d, p.num_cells));
 
