@@ -18,11 +18,16 @@ class FaceBlocks {
   // false: one block per face size, in order of first appearance.
   explicit FaceBlocks(bool consecutive) : consecutive_(consecutive) {}
 
-  void add(const std::int64_t* nodes, std::size_t count, std::int64_t group, Cursor& c) {
+  // Throws unless a face of `count` vertices fits a fixed-size block.
+  static void check_size(std::int64_t count, Cursor& c) {
     if (count != 3 && count != 4) {
       c.fail("a face with " + std::to_string(count) +
              " vertices needs a ragged polygon block, which is not supported yet");
     }
+  }
+
+  void add(const std::int64_t* nodes, std::size_t count, std::int64_t group, Cursor& c) {
+    check_size(static_cast<std::int64_t>(count), c);
     Pending* b = nullptr;
     if (consecutive_) {
       if (blocks_.empty() || blocks_.back().size != count) blocks_.push_back({count, {}, {}});

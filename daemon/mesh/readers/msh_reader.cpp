@@ -218,7 +218,6 @@ class MshReader {
         }
       }
     }
-    have_entities_ = true;
     c_.expect_line("$EndEntities");
   }
 
@@ -509,7 +508,7 @@ class MshReader {
   }
 
   Cursor c_;
-  bool v4_ = false, binary_ = false, swap_ = false, have_entities_ = false;
+  bool v4_ = false, binary_ = false, swap_ = false;
   std::vector<PhysicalName> names_;
   std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
   std::vector<std::int64_t> tags_;

@@ -32,8 +32,7 @@ Mesh read_off(const std::string& path) {
   std::int64_t nodes[4];
   for (std::int64_t f = 0; f < nf; ++f) {
     const auto n = c.number<std::int64_t>("face vertex count");
-    if (n != 3 && n != 4)
-      faces.add(nodes, static_cast<std::size_t>(std::max<std::int64_t>(n, 0)), 0, c);
+    FaceBlocks::check_size(n, c);  // before filling the 4-entry buffer
     for (std::int64_t k = 0; k < n; ++k) nodes[k] = c.number<std::int64_t>("face vertex index");
     faces.add(nodes, static_cast<std::size_t>(n), 0, c);
     c.rest_of_line();  // optional colour

@@ -3,6 +3,7 @@
 // vertex_index) list becomes triangle / quad blocks and its other scalars cell_data (one block per
 // face size). Other elements and list properties are skipped with a note.
 #include <map>
+#include <set>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
@@ -51,8 +52,7 @@ class PlyReader {
     for (const auto& e : elements_) read_element(e);
     if (!have_vertices_) c_.fail("no 'vertex' element");
     faces_.finish(mesh_, mesh_.num_points(), c_);
-    for (auto& [name, values] : face_data_) {
-      (void)values;
+    for (const auto& name : dropped_face_props_) {
       mesh_.notes.push_back("ply: face property '" + name + "' not kept");
     }
     return std::move(mesh_);
@@ -184,7 +184,7 @@ class PlyReader {
         } else if (vertex) {
           extra[p.name].push_back(v);
         } else if (face) {
-          face_data_[p.name].push_back(v);
+          dropped_face_props_.insert(p.name);
         } else if (r == 0) {
           mesh_.notes.push_back("ply: element '" + e.name + "' not kept");
         }
@@ -197,7 +197,7 @@ class PlyReader {
   bool ascii_ = false, swap_ = false, have_format_ = false, have_vertices_ = false;
   std::vector<Element> elements_;
   FaceBlocks faces_{/*consecutive=*/false};
-  std::map<std::string, std::vector<double>> face_data_;
+  std::set<std::string> dropped_face_props_;
   Mesh mesh_;
 };
 

@@ -33,11 +33,6 @@ namespace meshdock::mesh {
 
 namespace {
 
-struct VtkType {
-  const char* name;
-  DType dtype;
-};
-
 std::optional<DType> vtk_dtype(std::string_view s) {
   static const std::map<std::string_view, DType> kTypes = {
       {"Int8", {0, 8, 1}},     {"UInt8", {1, 8, 1}},   {"Int16", {0, 16, 1}},
@@ -79,7 +74,7 @@ class VtuReader {
     mesh_.points = Array::of<double>({total_points, 3});
     std::int64_t point_base = 0;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      assemble_piece(pieces_[i], static_cast<int>(i), point_base, total_points);
+      assemble_piece(pieces_[i], static_cast<int>(i), point_base);
       point_base += pieces_[i].num_points;
     }
     for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
@@ -531,8 +526,7 @@ class VtuReader {
   }
 
   // ---- cells ----------------------------------------------------------------------------------
-  void assemble_piece(const PieceInfo& p, int index, std::int64_t point_base,
-                      std::int64_t total_points) {
+  void assemble_piece(const PieceInfo& p, int index, std::int64_t point_base) {
     const DataArrayInfo *conn_d = nullptr, *offs_d = nullptr, *types_d = nullptr, *pts_d = nullptr;
     std::vector<const DataArrayInfo*> pdata, cdata;
     for (auto i : p.arrays) {
@@ -589,7 +583,6 @@ class VtuReader {
     std::vector<std::pair<std::string, Array>> named;
     for (std::size_t a = 0; a < cdata.size(); ++a)
       named.emplace_back(cdata[a]->name, cell_arrays[a]);
-    (void)total_points;
     append_vtk_cells(mesh_, conn, offs, types, p.num_points, point_base, named,
                      [&](const std::string& what) { fail(types_d->line, where + ": " + what); });
   }
