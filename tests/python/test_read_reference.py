@@ -253,3 +253,15 @@ def test_legacy_vtk_bad_input(tmp_path):
     p.write_bytes(LEGACY_42[:120])
     with pytest.raises(meshdock.ReadError):
         meshdock.read(p)
+
+
+def test_vtu_error_inside_an_xml_callback_is_a_read_error(tmp_path):
+    # FieldData is decoded while expat is still parsing: the error must come back as ReadError,
+    # not as an exception thrown through expat's C frames.
+    p = tmp_path / "field.vtu"
+    p.write_text('<?xml version="1.0"?>\n<VTKFile type="UnstructuredGrid" version="0.1">\n'
+                 '<UnstructuredGrid>\n<FieldData>\n'
+                 '<DataArray type="Float64" Name="t" format="binary">!!!!</DataArray>\n'
+                 '</FieldData>\n</UnstructuredGrid>\n</VTKFile>\n')
+    with pytest.raises(meshdock.ReadError, match=r"field.vtu:5: DataArray 't': bad base64 character"):
+        meshdock.read(p)

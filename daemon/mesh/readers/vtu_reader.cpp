@@ -142,10 +142,28 @@ class VtuReader {
     return m;
   }
 
-  static void on_start(void* self, const char* name, const char** a) {
-    static_cast<VtuReader*>(self)->start(name, attrs(a));
+  // Expat is C: no exception may cross its frames. Each handler runs inside this guard, which
+  // turns a ReadError (or bad_alloc) into a stopped parse that parse_xml() rethrows.
+  template <typename F>
+  static void guarded(void* self, F&& f) {
+    auto* r = static_cast<VtuReader*>(self);
+    try {
+      f(r);
+    } catch (const ReadError& e) {
+      if (r->error_.empty()) r->error_ = e.what();
+      XML_StopParser(r->parser_, XML_FALSE);
+    } catch (const std::bad_alloc&) {
+      if (r->error_.empty()) r->error_ = r->path_ + ": out of memory while parsing";
+      XML_StopParser(r->parser_, XML_FALSE);
+    }
   }
-  static void on_end(void* self, const char* name) { static_cast<VtuReader*>(self)->end(name); }
+
+  static void on_start(void* self, const char* name, const char** a) {
+    guarded(self, [&](VtuReader* r) { r->start(name, attrs(a)); });
+  }
+  static void on_end(void* self, const char* name) {
+    guarded(self, [&](VtuReader* r) { r->end(name); });
+  }
   static void on_text(void* self, const char* s, int len) {
     auto* r = static_cast<VtuReader*>(self);
     (void)s;
