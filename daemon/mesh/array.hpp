@@ -119,4 +119,16 @@ class Array {
   std::shared_ptr<Buffer> buffer_;
 };
 
+// Rows [begin, end) of `a` (along its first axis) copied into a new Array.
+inline Array slice_rows(const Array& a, std::size_t begin, std::size_t end) {
+  auto shape = a.shape();
+  shape[0] = static_cast<std::int64_t>(end - begin);
+  Array out = Array::empty(a.dtype(), shape);
+  const std::size_t row = a.dim(0) > 0 ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
+  if (out.nbytes()) {
+    std::memcpy(out.data(), static_cast<const std::uint8_t*>(a.data()) + begin * row, out.nbytes());
+  }
+  return out;
+}
+
 }  // namespace meshdock::mesh

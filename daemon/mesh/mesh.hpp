@@ -10,11 +10,28 @@
 
 namespace meshdock::mesh {
 
-// One block of cells of a single type. Fixed-size types: connectivity (n, nodes_per_cell) int64.
+// One block of cells of a single type.
+// Fixed-size types: connectivity (n, nodes_per_cell) int64; offsets and face_offsets unset.
+// Ragged blocks (cells of varying size, which no DLPack tensor can hold as one (n, k) array):
+//   polygon:    connectivity (total,) int64, flat; offsets (n + 1,): cell c is
+//               connectivity[offsets[c] .. offsets[c+1]).
+//   polyhedron: a cell is a list of faces, a face a list of points. connectivity (total,) holds
+//               every face's points; face_offsets (nfaces + 1,): face f is
+//               connectivity[face_offsets[f] .. face_offsets[f+1]); offsets (n + 1,): cell c is
+//               faces [offsets[c], offsets[c+1]).
 struct CellBlock {
-  std::string type;  // meshio's name: "tetra", "hexahedron27", ...
+  std::string type;  // meshio's name: "tetra", "hexahedron27", ..., "polygon", "polyhedron"
   Array connectivity;
-  std::int64_t size() const { return connectivity.dim(0); }
+  Array offsets;       // ragged blocks only
+  Array face_offsets;  // polyhedron blocks only
+  static CellBlock fixed(std::string type, Array connectivity) {
+    CellBlock b;
+    b.type = std::move(type);
+    b.connectivity = std::move(connectivity);
+    return b;
+  }
+  bool ragged() const { return offsets.valid(); }
+  std::int64_t size() const { return ragged() ? offsets.dim(0) - 1 : connectivity.dim(0); }
 };
 
 enum class RegionKind { kPoint, kCell, kSide };

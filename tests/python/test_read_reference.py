@@ -13,7 +13,12 @@ import meshdock
 
 
 def _reference(data_dir):
-    return {e["file"]: e for e in json.loads((data_dir / "meshes" / "REFERENCE.json").read_text())}
+    """REFERENCE.json (copied from ../shared/meshes) plus REFERENCE.extra.json (MSH files with
+    $NodeData / $ElementData, made by tests/data/tools/make_data_sections.py)."""
+    entries = []
+    for name in ("REFERENCE.json", "REFERENCE.extra.json"):
+        entries += json.loads((data_dir / "meshes" / name).read_text())
+    return {e["file"]: e for e in entries}
 
 
 SUPPORTED = (".msh", ".vtu", ".vtk", ".stl", ".off", ".obj", ".ply")
@@ -43,8 +48,9 @@ def pytest_generate_tests(metafunc):
 
 def test_reference_has_every_gmsh_variant(data_dir):
     files = [f for f in _msh_files(data_dir) if f.endswith(".msh")]
-    assert len(files) == 17
-    assert len(_msh_files(data_dir)) == 39
+    assert len(files) == 21
+    assert len(_msh_files(data_dir)) == 43
+    assert {"data.v22.msh", "data.v22b.msh", "data.v41.msh", "data.v41b.msh"} <= set(files)
     for stem in ("box", "box2nd", "plate", "blocks"):
         assert {f"{stem}.v22.msh", f"{stem}.v22b.msh", f"{stem}.v41.msh", f"{stem}.v41b.msh"} <= set(files)
 
@@ -142,7 +148,8 @@ def test_binary_stl_normals_match_ascii(data_dir):
 
 @pytest.mark.parametrize("name,content,message", [
     ("bad.off", b"OFF\n2 1 0\n0 0 0\n1 1 1\n3 0 1 2\n", "refers to vertex 2 but there are 2"),
-    ("bad.off", b"OFF\n3 1 0\n0 0 0\n1 1 1\n0 1 0\n5 0 1 2 0 1\n", "ragged polygon block"),
+    ("bad.off", b"OFF\n3 1 0\n0 0 0\n1 1 1\n0 1 0\n2 0 1\n", "a face with 2 vertices (3..65536"),
+    ("bad.off", b"OFF\n3 1 0\n0 0 0\n1 1 1\n0 1 0\n5 0 1 2 0 7\n", "refers to vertex 7 but there are 3"),
     ("bad.obj", b"v 0 0 0\nv 1 0 0\nf 1 2 x\n", ":3: bad face vertex 'x'"),
     ("bad.ply", b"ply\nformat ascii 1.0\nelement vertex 99999999\nproperty float x\nend_header\n",
      "count 99999999 is more than the file holds"),
@@ -158,9 +165,74 @@ def test_surface_bad_input(tmp_path, name, content, message):
 
 
 @pytest.mark.parametrize("name", ["ragged.vtk-ascii.vtu", "ragged.vtk-appraw.vtu"])
-def test_polyhedra_raise_a_clear_error_until_ragged_blocks_exist(data_dir, name):
-    with pytest.raises(meshdock.ReadError, match="polyhedron cells .* not supported yet"):
-        meshdock.read(data_dir / "meshes" / name)
+def test_polyhedra_become_ragged_blocks(data_dir, name):
+    # meshio refuses this file ("Cannot handle combinations of polyhedra with other cells"); the
+    # expected values are the file's own arrays (ragged.vtk-ascii.vtu, read by eye).
+    m = meshdock.read(data_dir / "meshes" / name)
+    assert [(b.type, len(b), b.ragged) for b in m.cells] == [
+        ("hexahedron", 1, False), ("polyhedron", 1, True), ("polygon", 1, False)]
+    hexa, poly, polygon = m.cells
+    assert hexa.data.tolist() == [[0, 1, 4, 3, 6, 7, 10, 9]]
+    assert polygon.data.tolist() == [[0, 1, 2, 5, 4, 3]]
+    assert poly.offsets.tolist() == [0, 6]
+    assert poly.face_offsets.tolist() == [0, 4, 8, 12, 16, 20, 24]
+    faces = [f.tolist() for f in poly.cell(0)]
+    assert faces == [[1, 2, 5, 4], [7, 10, 11, 8], [1, 7, 8, 2], [4, 5, 11, 10], [1, 4, 10, 7],
+                     [2, 8, 11, 5]]
+    assert [a.tolist() for a in m.cell_data["q"]] == [[1.0], [2.0], [3.0]]
+    assert m.points.shape == (12, 3)
+
+
+def test_polyhedron_faces_out_of_range(data_dir, tmp_path):
+    p = _mangle(data_dir, tmp_path, "ragged.vtk-ascii.vtu", b"5 11 10 4 1 4", b"5 11 99 4 1 4")
+    with pytest.raises(meshdock.ReadError, match="polyhedron 1 refers to point 99 of 12"):
+        meshdock.read(p)
+    p = _mangle(data_dir, tmp_path, "ragged.vtk-ascii.vtu", b"-1 31 -1", b"-1 40 -1")
+    with pytest.raises(meshdock.ReadError, match="face offset 40 is outside the 31-entry faces"):
+        meshdock.read(p)
+
+
+def test_surface_polygons_split_by_size(tmp_path):
+    p = tmp_path / "mixed.off"
+    p.write_text("OFF\n6 3 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n2 0 0\n2 1 0\n"
+                 "3 0 1 2\n5 0 1 4 5 2\n3 0 2 3\n")
+    m = meshdock.read(p)
+    assert [(b.type, b.data.tolist()) for b in m.cells] == [
+        ("triangle", [[0, 1, 2], [0, 2, 3]]), ("polygon", [[0, 1, 4, 5, 2]])]
+
+
+def test_msh_data_sections_map_through_tags(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "data.v41b.msh")
+    x, y = m.points[:, 0], m.points[:, 1]
+    np.testing.assert_allclose(m.point_data["temperature"], 300.0 + 10.0 * x - 3.5 * y)
+    assert m.point_data["velocity"].shape == (len(m.points), 3)
+    assert [a.tolist()[:2] for a in m.cell_data["pressure"]][:2] == [[0.0], [1.0, 1.5]]
+
+
+def test_msh_element_node_data_is_skipped_with_a_note(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "distance-view.v22.msh")
+    assert m.notes == ["skipped section $ElementNodeData"]
+    assert [b.type for b in m.cells][-1] == "tetra"
+
+
+def _sparse_node_data(tmp_path, rows):
+    p = tmp_path / "sparse.msh"
+    p.write_text("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n10 0 0 0\n20 1 0 0\n"
+                 "30 0 1 0\n$EndNodes\n$Elements\n1\n7 2 2 0 1 10 20 30\n$EndElements\n"
+                 "$NodeData\n1\n\"t\"\n1\n0.0\n3\n0\n1\n" + str(len(rows)) + "\n" +
+                 "".join(f"{t} {v}\n" for t, v in rows) + "$EndNodeData\n"
+                 "$ElementData\n1\n\"e\"\n0\n3\n0\n1\n1\n7 4.5\n$EndElementData\n")
+    return p
+
+
+def test_msh_node_data_by_tag_with_gaps(tmp_path):
+    m = meshdock.read(_sparse_node_data(tmp_path, [(30, 3.0), (10, 1.0)]))
+    t = m.point_data["t"]
+    assert t[0] == 1.0 and np.isnan(t[1]) and t[2] == 3.0
+    assert m.cell_data["e"][0].tolist() == [4.5]
+    assert m.notes == ["$NodeData 't': 1 of 3 nodes have no value (NaN)"]
+    with pytest.raises(meshdock.ReadError, match=r"sparse.msh:\d+: \$NodeData 't' refers to node tag 40"):
+        meshdock.read(_sparse_node_data(tmp_path, [(40, 1.0)]))
 
 
 def _mangle(data_dir, tmp_path, source, old, new, count=1):

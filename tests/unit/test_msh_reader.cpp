@@ -88,7 +88,7 @@ TEST(MshReader, BadInputNamesFileAndLine) {
                 .find("expected '$EndNodes'"),
             std::string::npos);
   EXPECT_EQ(error_of("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$NodeData\n$EndNodeData\n"),
-            "t.msh:4: $NodeData is not supported yet; refusing to drop it silently");
+            "t.msh:4: $NodeData comes before the entities it refers to");
 }
 
 TEST(MshReader, EveryTruncationOfABinaryFileIsAReadError) {

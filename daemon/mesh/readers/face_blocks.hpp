@@ -1,6 +1,6 @@
 // Shared by the surface readers (OBJ, OFF, PLY): collects polygon faces into fixed-size cell
-// blocks (3 -> triangle, 4 -> quad). Faces with other vertex counts need ragged blocks, which the
-// Mesh model does not hold yet: they raise ReadError rather than being dropped.
+// blocks (3 -> triangle, 4 -> quad, k > 4 -> a "polygon" block of k-gons), the way meshio splits
+// polygons by size, so every block stays one (n, k) tensor.
 #pragma once
 
 #include <cstdint>
@@ -18,11 +18,12 @@ class FaceBlocks {
   // false: one block per face size, in order of first appearance.
   explicit FaceBlocks(bool consecutive) : consecutive_(consecutive) {}
 
-  // Throws unless a face of `count` vertices fits a fixed-size block.
+  // A face needs 3 or more vertices; more than kMaxVertices is taken for a corrupt count.
+  static constexpr std::int64_t kMaxVertices = 1 << 16;
   static void check_size(std::int64_t count, Cursor& c) {
-    if (count != 3 && count != 4) {
-      c.fail("a face with " + std::to_string(count) +
-             " vertices needs a ragged polygon block, which is not supported yet");
+    if (count < 3 || count > kMaxVertices) {
+      c.fail("a face with " + std::to_string(count) + " vertices (3.." +
+             std::to_string(kMaxVertices) + " allowed)");
     }
   }
 
@@ -55,9 +56,9 @@ class FaceBlocks {
         }
       }
       const auto n = static_cast<std::int64_t>(b.groups.size());
-      CellBlock cb{b.size == 3 ? "triangle" : "quad",
-                   Array::from_vector(b.nodes, {n, static_cast<std::int64_t>(b.size)})};
-      mesh.cells.push_back(std::move(cb));
+      const char* type = b.size == 3 ? "triangle" : b.size == 4 ? "quad" : "polygon";
+      mesh.cells.push_back(CellBlock::fixed(
+          type, Array::from_vector(b.nodes, {n, static_cast<std::int64_t>(b.size)})));
       if (group_name) mesh.cell_data[group_name].push_back(Array::from_vector(b.groups));
     }
   }

@@ -2,8 +2,11 @@
 // points in file order, connectivity mapped from node tags to 0-based indices and permuted from
 // Gmsh's node order to meshio's, one block per (entity, type) for 4.1 and per run of one type for
 // 2.2, cell_data gmsh:physical / gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data
-// name -> [tag, dim] from $PhysicalNames, and one region per named physical group.
+// name -> [tag, dim] from $PhysicalNames, one region per named physical group, and $NodeData /
+// $ElementData as point_data / cell_data (float64, mapped through node / element tags).
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,10 +33,11 @@ struct PhysicalName {
 // with tag 10^12 cannot make us allocate terabytes.
 class TagMap {
  public:
-  void build(const std::vector<std::int64_t>& tags, Cursor& c) {
+  // `what` names the tags in errors ("node", "element").
+  void build(const std::vector<std::int64_t>& tags, Cursor& c, const char* what = "node") {
     std::int64_t max_tag = 0;
     for (auto t : tags) {
-      if (t < 0) c.fail("negative node tag " + std::to_string(t));
+      if (t < 0) c.fail(std::string("negative ") + what + " tag " + std::to_string(t));
       max_tag = std::max(max_tag, t);
     }
     dense_ = max_tag <= static_cast<std::int64_t>(4 * tags.size() + 1024);
@@ -41,14 +45,15 @@ class TagMap {
       index_.assign(static_cast<std::size_t>(max_tag) + 1, -1);
       for (std::size_t i = 0; i < tags.size(); ++i) {
         auto& slot = index_[static_cast<std::size_t>(tags[i])];
-        if (slot >= 0) c.fail("node tag " + std::to_string(tags[i]) + " is defined twice");
+        if (slot >= 0)
+          c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice");
         slot = static_cast<std::int64_t>(i);
       }
     } else {
       hashed_.reserve(tags.size());
       for (std::size_t i = 0; i < tags.size(); ++i) {
         if (!hashed_.emplace(tags[i], static_cast<std::int64_t>(i)).second) {
-          c.fail("node tag " + std::to_string(tags[i]) + " is defined twice");
+          c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice");
         }
       }
     }
@@ -78,7 +83,19 @@ struct RawBlock {
   Array conn;                          // (n, nodes) int64, still node *tags*
   std::vector<std::int32_t> physical;  // 2.2 only: per element
   std::vector<std::int32_t> geometrical;
-  std::size_t line = 0;  // where the block starts, for errors
+  std::vector<std::int64_t> element_tags;  // only when the file has $ElementData
+  std::size_t line = 0;                    // where the block starts, for errors
+};
+
+// One $NodeData / $ElementData section: entity tags and their values, before tags are mapped.
+struct DataSection {
+  std::string name;
+  bool elements = false;
+  std::int64_t components = 1;
+  std::int64_t step = 0;
+  std::size_t line = 0;
+  std::vector<std::int64_t> tags;
+  std::vector<double> values;  // tags.size() * components
 };
 
 class MshReader {
@@ -115,9 +132,10 @@ class MshReader {
         if (!have_nodes) c_.fail("$Elements comes before $Nodes");
         v4_ ? read_elements4() : read_elements2();
         have_elements = true;
-      } else if (section == "NodeData" || section == "ElementData" ||
-                 section == "ElementNodeData") {
-        c_.fail("$" + section + " is not supported yet; refusing to drop it silently");
+      } else if (section == "NodeData" || section == "ElementData") {
+        if (!have_nodes || (section == "ElementData" && !have_elements))
+          c_.fail("$" + section + " comes before the entities it refers to");
+        read_data(section == "ElementData");
       } else {
         // Gmsh: "any section with an unrecognized header is simply ignored".
         skip_section(section);
@@ -292,7 +310,71 @@ class MshReader {
     return *t;
   }
 
+  // ---- $NodeData / $ElementData ------------------------------------------------------------
+  // Header lines are ascii in every variant: string tags (the first is the name), real tags
+  // (time), integer tags (time step, components, entity count[, partition]); then one row per
+  // entity: tag (int32 in binary) and `components` doubles.
+  void read_data(bool elements) {
+    DataSection d;
+    d.elements = elements;
+    d.line = c_.line();
+    const auto nstrings =
+        checked_count(c_.number<std::uint64_t>("number of string tags"), 2, "string tag count");
+    c_.next_line();
+    for (std::size_t i = 0; i < nstrings; ++i) {
+      auto s = Cursor::trim(c_.rest_of_line());
+      if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+      if (i == 0) d.name = std::string(s);
+    }
+    if (d.name.empty()) c_.fail("data section has no name (first string tag)");
+    const auto nreals =
+        checked_count(c_.number<std::uint64_t>("number of real tags"), 2, "real tag count");
+    for (std::size_t i = 0; i < nreals; ++i) c_.number<double>("real tag");
+    const auto nints =
+        checked_count(c_.number<std::uint64_t>("number of integer tags"), 2, "integer tag count");
+    std::vector<std::int64_t> ints;
+    for (std::size_t i = 0; i < nints; ++i) ints.push_back(c_.number<std::int64_t>("integer tag"));
+    if (ints.size() < 3)
+      c_.fail("data section '" + d.name + "' has " + std::to_string(ints.size()) +
+              " integer tags; time step, components and count are needed");
+    d.step = ints[0];
+    d.components = ints[1];
+    if (d.components < 1 || d.components > 9)
+      c_.fail("data section '" + d.name + "' has " + std::to_string(d.components) +
+              " components (1..9 allowed)");
+    const auto comps = static_cast<std::size_t>(d.components);
+    const auto n = checked_count(static_cast<std::uint64_t>(std::max<std::int64_t>(ints[2], 0)),
+                                 binary_ ? 4 + 8 * comps : 2 * (1 + comps), "data entry count");
+    if (ints[2] < 0) c_.fail("negative data entry count " + std::to_string(ints[2]));
+    d.tags.resize(n);
+    d.values.resize(n * comps);
+    if (binary_) {
+      c_.next_line();
+      for (std::size_t i = 0; i < n; ++i) {
+        d.tags[i] = c_.binary_one<std::int32_t>(swap_, "data entity tag");
+        c_.binary(d.values.data() + i * comps, comps, swap_, "data values");
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        d.tags[i] = c_.number<std::int64_t>("data entity tag");
+        for (std::size_t k = 0; k < comps; ++k)
+          d.values[i * comps + k] = c_.number<double>("data value");
+      }
+    }
+    c_.expect_line(elements ? "$EndElementData" : "$EndNodeData");
+    data_.push_back(std::move(d));
+  }
+
+  // Element tags are kept only when element data will need them (found by one memmem over
+  // what follows, so plain files pay nothing per element).
+  bool later_element_data() const {
+    const auto rest = c_.data().substr(c_.offset());
+    static constexpr std::string_view kKey = "$ElementData";
+    return memmem(rest.data(), rest.size(), kKey.data(), kKey.size()) != nullptr;
+  }
+
   void read_elements4() {
+    const bool keep_tags = later_element_data();
     const auto nblocks = checked_count(size_t_value("number of element blocks"), binary_ ? 20 : 8,
                                        "element block count");
     const auto total = size_t_value("number of elements");
@@ -311,6 +393,7 @@ class MshReader {
       blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
       std::int64_t* out = blk.conn.as<std::int64_t>();
       const std::size_t npc = static_cast<std::size_t>(blk.type.nodes);
+      if (keep_tags) blk.element_tags.resize(n);
       if (binary_) {
         // Checked once for the whole block, then one fixed-size copy per element that skips
         // the element tag.
@@ -321,9 +404,15 @@ class MshReader {
         if (swap_) {
           for (std::size_t i = 0; i < n * npc; ++i) out[i] = Cursor::byteswap(out[i]);
         }
+        for (std::size_t e = 0; keep_tags && e < n; ++e) {
+          std::uint64_t t;
+          std::memcpy(&t, src + e * per * 8, 8);
+          blk.element_tags[e] = static_cast<std::int64_t>(swap_ ? Cursor::byteswap(t) : t);
+        }
       } else {
         for (std::size_t e = 0; e < n; ++e) {
-          c_.number<std::uint64_t>("element tag");
+          const auto t = c_.number<std::uint64_t>("element tag");
+          if (keep_tags) blk.element_tags[e] = static_cast<std::int64_t>(t);
           for (std::size_t k = 0; k < npc; ++k)
             out[e * npc + k] = c_.number<std::int64_t>("node tag");
         }
@@ -338,6 +427,7 @@ class MshReader {
   }
 
   void read_elements2() {
+    const bool keep_tags = later_element_data();
     const auto total = checked_count(c_.number<std::uint64_t>("number of elements"),
                                      binary_ ? 8 : 6, "element count");
     c_.next_line();
@@ -370,6 +460,7 @@ class MshReader {
         auto& blk = block_for(type);
         for (std::int32_t e = 0; e < count; ++e) {
           c_.binary(row.data(), per, swap_, "element");
+          if (keep_tags) blk.element_tags.push_back(row[0]);
           blk.physical.push_back(ntags > 0 ? row[1] : 0);
           blk.geometrical.push_back(ntags > 1 ? row[2] : 0);
           auto& p = pending_.back();
@@ -377,7 +468,7 @@ class MshReader {
         }
         done += static_cast<std::size_t>(count);
       } else {
-        c_.number<std::int64_t>("element tag");
+        const auto element_tag = c_.number<std::int64_t>("element tag");
         const auto type = element_type(c_.number<int>("element type"));
         const int ntags = c_.number<int>("number of tags");
         if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
@@ -387,6 +478,7 @@ class MshReader {
           if (k < 2) tags[k] = v;
         }
         auto& blk = block_for(type);
+        if (keep_tags) blk.element_tags.push_back(element_tag);
         blk.physical.push_back(tags[0]);
         blk.geometrical.push_back(tags[1]);
         auto& p = pending_.back();
@@ -469,7 +561,84 @@ class MshReader {
       r.entries = Array::from_vector(entries);
       mesh_.regions.push_back(std::move(r));
     }
-    for (auto& blk : blocks_) mesh_.cells.push_back(CellBlock{blk.type.name, std::move(blk.conn)});
+    assemble_data(block_base);
+    for (auto& blk : blocks_)
+      mesh_.cells.push_back(CellBlock::fixed(blk.type.name, std::move(blk.conn)));
+  }
+
+  // Data sections -> point_data / cell_data (float64; (n,) or (n, components)). Entities a
+  // section does not list get NaN, and a note says how many; when one name comes in several
+  // time steps the last is kept, with a note.
+  void assemble_data(const std::vector<std::int64_t>& block_base) {
+    std::map<std::string, std::size_t> last;  // (elements ? "e:" : "n:") + name -> section
+    for (std::size_t i = 0; i < data_.size(); ++i) {
+      const auto key = (data_[i].elements ? "e:" : "n:") + data_[i].name;
+      if (auto it = last.find(key); it != last.end()) {
+        mesh_.notes.push_back(
+            "$" + std::string(data_[i].elements ? "Element" : "Node") + "Data '" + data_[i].name +
+            "': time step " + std::to_string(data_[it->second].step) +
+            " replaced by a later section (step " + std::to_string(data_[i].step) + ")");
+      }
+      last[key] = i;
+    }
+    TagMap element_map;
+    bool have_element_map = false;
+    for (const auto& [key, i] : last) {
+      const auto& d = data_[i];
+      const auto comps = d.components;
+      const std::int64_t rows = d.elements ? num_elements() : mesh_.points.dim(0);
+      std::vector<std::int64_t> shape = {rows};
+      if (comps > 1) shape.push_back(comps);
+      Array a = Array::of<double>(shape);
+      double* out = a.as<double>();
+      std::fill_n(out, rows * comps, std::numeric_limits<double>::quiet_NaN());
+      const TagMap* map = &node_map_;
+      if (d.elements) {
+        if (!have_element_map) {
+          std::vector<std::int64_t> tags;
+          for (const auto& blk : blocks_)
+            tags.insert(tags.end(), blk.element_tags.begin(), blk.element_tags.end());
+          element_map.build(tags, c_, "element");
+          have_element_map = true;
+        }
+        map = &element_map;
+      }
+      std::vector<bool> seen(static_cast<std::size_t>(rows), false);
+      for (std::size_t e = 0; e < d.tags.size(); ++e) {
+        const auto idx = map->find(d.tags[e]);
+        if (idx < 0) {
+          throw ReadError(c_.file() + ":" + std::to_string(d.line) + ": $" +
+                          (d.elements ? "ElementData '" : "NodeData '") + d.name + "' refers to " +
+                          (d.elements ? "element" : "node") + " tag " + std::to_string(d.tags[e]) +
+                          ", which the mesh does not define");
+        }
+        seen[static_cast<std::size_t>(idx)] = true;
+        std::copy_n(d.values.data() + e * static_cast<std::size_t>(comps), comps,
+                    out + idx * comps);
+      }
+      const auto missing = std::count(seen.begin(), seen.end(), false);
+      if (missing) {
+        mesh_.notes.push_back(std::string(d.elements ? "$ElementData '" : "$NodeData '") + d.name +
+                              "': " + std::to_string(missing) + " of " + std::to_string(rows) +
+                              (d.elements ? " elements" : " nodes") + " have no value (NaN)");
+      }
+      if (!d.elements) {
+        mesh_.point_data[d.name] = std::move(a);
+        continue;
+      }
+      auto& parts = mesh_.cell_data[d.name];
+      for (std::size_t b = 0; b < blocks_.size(); ++b) {
+        const auto begin = static_cast<std::size_t>(block_base[b]);
+        parts.push_back(
+            slice_rows(a, begin, begin + static_cast<std::size_t>(blocks_[b].conn.dim(0))));
+      }
+    }
+  }
+
+  std::int64_t num_elements() const {
+    std::int64_t n = 0;
+    for (const auto& blk : blocks_) n += blk.conn.dim(0);
+    return n;
   }
 
   static bool contains(const std::vector<int>& v, std::int64_t x) {
@@ -515,6 +684,7 @@ class MshReader {
   TagMap node_map_;
   std::vector<RawBlock> blocks_;
   std::vector<std::vector<std::int64_t>> pending_;  // 2.2: node tags per block while reading
+  std::vector<DataSection> data_;
   Mesh mesh_;
 };
 

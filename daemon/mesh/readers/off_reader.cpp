@@ -29,12 +29,13 @@ Mesh read_off(const std::string& path) {
   double* p = m.points.as<double>();
   for (std::int64_t i = 0; i < 3 * nv; ++i) p[i] = c.number<double>("vertex coordinate");
   FaceBlocks faces(/*consecutive=*/false);
-  std::int64_t nodes[4];
+  std::vector<std::int64_t> nodes;
   for (std::int64_t f = 0; f < nf; ++f) {
     const auto n = c.number<std::int64_t>("face vertex count");
-    FaceBlocks::check_size(n, c);  // before filling the 4-entry buffer
-    for (std::int64_t k = 0; k < n; ++k) nodes[k] = c.number<std::int64_t>("face vertex index");
-    faces.add(nodes, static_cast<std::size_t>(n), 0, c);
+    FaceBlocks::check_size(n, c);
+    nodes.resize(static_cast<std::size_t>(n));
+    for (auto& v : nodes) v = c.number<std::int64_t>("face vertex index");
+    faces.add(nodes.data(), nodes.size(), 0, c);
     c.rest_of_line();  // optional colour
   }
   faces.finish(m, nv, c);

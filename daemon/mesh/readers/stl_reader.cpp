@@ -45,7 +45,8 @@ Mesh build(const std::vector<double>& corners, const std::vector<double>& normal
   Mesh m;
   m.points = Array::from_vector(points, {static_cast<std::int64_t>(points.size() / 3), 3});
   if (tris) {
-    m.cells.push_back({"triangle", Array::from_vector(conn, {static_cast<std::int64_t>(tris), 3})});
+    m.cells.push_back(CellBlock::fixed(
+        "triangle", Array::from_vector(conn, {static_cast<std::int64_t>(tris), 3})));
     m.cell_data["facet_normals"].push_back(
         Array::from_vector(normals, {static_cast<std::int64_t>(tris), 3}));
   }

@@ -16,7 +16,8 @@ std::optional<VtkCellKind> vtk_cell(int t) {
       {24, {"tetra10", 10}},      {25, {"hexahedron20", 20}}, {26, {"wedge15", 15}},
       {27, {"pyramid13", 13}},    {28, {"quad9", 9}},         {29, {"hexahedron27", 27}},
       {30, {"quad6", 6}},         {31, {"wedge12", 12}},      {32, {"wedge18", 18}},
-      {33, {"hexahedron24", 24}}, {34, {"triangle7", 7}},     {35, {"line4", 4}}};
+      {33, {"hexahedron24", 24}}, {34, {"triangle7", 7}},     {35, {"line4", 4}},
+      {42, {"polyhedron", -1}}};
   auto it = kCells.find(t);
   if (it == kCells.end()) return std::nullopt;
   return it->second;
@@ -51,27 +52,76 @@ std::vector<std::int64_t> to_int64(const Array& a) {
   return v;
 }
 
-Array slice_rows(const Array& a, std::size_t begin, std::size_t end) {
-  auto shape = a.shape();
-  shape[0] = static_cast<std::int64_t>(end - begin);
-  Array out = Array::empty(a.dtype(), shape);
-  const std::size_t row =
-      a.nbytes() / static_cast<std::size_t>(std::max<std::int64_t>(a.dim(0), 1));
-  if (out.nbytes()) {
-    std::memcpy(out.data(), static_cast<const std::uint8_t*>(a.data()) + begin * row, out.nbytes());
+namespace {
+
+// Cells [start, end) are polyhedra: their face streams -> one ragged block.
+CellBlock polyhedron_block(std::size_t start, std::size_t end, const VtkFaces& f,
+                           std::int64_t num_points, std::int64_t point_base,
+                           const std::function<void(const std::string&)>& fail) {
+  std::vector<std::int64_t> conn, face_offsets{0}, offsets{0};
+  for (std::size_t c = start; c < end; ++c) {
+    const auto stop = f.face_ends[c];
+    std::int64_t begin = 0;  // one past the previous polyhedron's stream
+    for (std::size_t p = c; p-- > 0;) {
+      if (f.face_ends[p] >= 0) {
+        begin = f.face_ends[p];
+        break;
+      }
+    }
+    const auto where = "polyhedron " + std::to_string(c);
+    if (stop < 0 || begin > stop || static_cast<std::size_t>(stop) > f.faces.size()) {
+      fail(where + ": face offset " + std::to_string(stop) + " is outside the " +
+           std::to_string(f.faces.size()) + "-entry faces array");
+    }
+    auto at = static_cast<std::size_t>(begin);
+    const auto last = static_cast<std::size_t>(stop);
+    auto take = [&](const char* what) {
+      if (at >= last) fail(where + ": faces stream ends inside its " + what);
+      return f.faces[at++];
+    };
+    const auto nfaces = take("face count");
+    if (nfaces < 1 || static_cast<std::size_t>(nfaces) > last - at)
+      fail(where + " has " + std::to_string(nfaces) + " faces");
+    for (std::int64_t k = 0; k < nfaces; ++k) {
+      const auto npts = take("point count");
+      if (npts < 3 || static_cast<std::size_t>(npts) > last - at)
+        fail(where + ": face " + std::to_string(k) + " has " + std::to_string(npts) + " points");
+      for (std::int64_t j = 0; j < npts; ++j) {
+        const auto v = take("point ids");
+        if (v < 0 || v >= num_points) {
+          fail(where + " refers to point " + std::to_string(v) + " of " +
+               std::to_string(num_points));
+        }
+        conn.push_back(v + point_base);
+      }
+      face_offsets.push_back(static_cast<std::int64_t>(conn.size()));
+    }
+    if (at != last) fail(where + ": " + std::to_string(last - at) + " stray entries in faces");
+    offsets.push_back(static_cast<std::int64_t>(face_offsets.size()) - 1);
   }
-  return out;
+  CellBlock b;
+  b.type = "polyhedron";
+  b.connectivity = Array::from_vector(conn);
+  b.face_offsets = Array::from_vector(face_offsets);
+  b.offsets = Array::from_vector(offsets);
+  return b;
 }
+
+}  // namespace
 
 void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
                       const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& types,
                       std::int64_t num_points, std::int64_t point_base,
                       const std::vector<std::pair<std::string, Array>>& cell_data,
-                      const std::function<void(const std::string&)>& fail) {
+                      const std::function<void(const std::string&)>& fail, const VtkFaces* faces) {
   const std::size_t ncells = types.size();
   if (ends.size() != ncells) {
     fail(std::to_string(ends.size()) + " cell offsets for " + std::to_string(ncells) +
          " cell types");
+  }
+  if (faces && faces->face_ends.size() != ncells) {
+    fail(std::to_string(faces->face_ends.size()) + " face offsets for " + std::to_string(ncells) +
+         " cells");
   }
   static const int kWedge[] = {0, 2, 1, 3, 5, 4};
   auto size_of = [&](std::size_t c) { return ends[c] - (c == 0 ? 0 : ends[c - 1]); };
@@ -86,6 +136,14 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
     std::size_t end = start + 1;
     while (end < ncells && types[end] == t && (kind->nodes != 0 || size_of(end) == size_of(start)))
       ++end;
+    if (kind->nodes < 0) {
+      if (!faces) fail("cell " + std::to_string(start) + " is a polyhedron but there are no faces");
+      mesh.cells.push_back(polyhedron_block(start, end, *faces, num_points, point_base, fail));
+      for (const auto& [name, a] : cell_data)
+        mesh.cell_data[name].push_back(slice_rows(a, start, end));
+      start = end;
+      continue;
+    }
     const std::int64_t npc = kind->nodes ? kind->nodes : size_of(start);
     if (npc <= 0) fail("cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes");
     Array block = Array::of<std::int64_t>({static_cast<std::int64_t>(end - start), npc});
@@ -107,7 +165,7 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
             v + point_base;
       }
     }
-    mesh.cells.push_back({kind->name, std::move(block)});
+    mesh.cells.push_back(CellBlock::fixed(kind->name, std::move(block)));
     for (const auto& [name, a] : cell_data)
       mesh.cell_data[name].push_back(slice_rows(a, start, end));
     start = end;

@@ -6,7 +6,8 @@
 // appended bytes are not XML); array payloads are decoded straight from the mapped file.
 // Cells follow meshio: a block per run of one VTK type (polygons further split by size), VTK ->
 // meshio node order (wedge), point/cell data in the file's dtype, points as float64.
-// Polyhedra (ragged) raise ReadError until the Mesh model has ragged blocks.
+// Polyhedra (VTK 42, "faces" / "faceoffsets" arrays) become ragged "polyhedron" blocks; the
+// VTK 9.4 polyhedron layout (face_connectivity, polyhedron_offsets, ...) raises ReadError.
 #include <expat.h>
 #include <zlib.h>
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
@@ -545,7 +546,8 @@ class VtuReader {
 
   // ---- cells ----------------------------------------------------------------------------------
   void assemble_piece(const PieceInfo& p, int index, std::int64_t point_base) {
-    const DataArrayInfo *conn_d = nullptr, *offs_d = nullptr, *types_d = nullptr, *pts_d = nullptr;
+    const DataArrayInfo *conn_d = nullptr, *offs_d = nullptr, *types_d = nullptr, *pts_d = nullptr,
+                        *faces_d = nullptr, *face_offs_d = nullptr;
     std::vector<const DataArrayInfo*> pdata, cdata;
     for (auto i : p.arrays) {
       const auto& d = arrays_[i];
@@ -557,11 +559,15 @@ class VtuReader {
         offs_d = &d;
       else if (d.section == "Cells" && d.name == "types")
         types_d = &d;
-      else if (d.section == "Cells" && (d.name == "faces" || d.name == "faceoffsets")) {
-        fail(
-            d.line,
-            "polyhedron cells (faces/faceoffsets) need ragged blocks, which are not supported yet");
-      } else if (d.section == "PointData")
+      else if (d.section == "Cells" && d.name == "faces")
+        faces_d = &d;
+      else if (d.section == "Cells" && d.name == "faceoffsets")
+        face_offs_d = &d;
+      else if (d.section == "Cells" &&
+               (d.name == "face_connectivity" || d.name == "polyhedron_offsets"))
+        fail(d.line, "the VTK 9.4 polyhedron layout ('" + d.name +
+                         "') is not supported yet; write the file with faces/faceoffsets");
+      else if (d.section == "PointData")
         pdata.push_back(&d);
       else if (d.section == "CellData")
         cdata.push_back(&d);
@@ -601,8 +607,17 @@ class VtuReader {
     std::vector<std::pair<std::string, Array>> named;
     for (std::size_t a = 0; a < cdata.size(); ++a)
       named.emplace_back(cdata[a]->name, cell_arrays[a]);
-    append_vtk_cells(mesh_, conn, offs, types, p.num_points, point_base, named,
-                     [&](const std::string& what) { fail(types_d->line, where + ": " + what); });
+    std::optional<VtkFaces> faces;
+    if (faces_d || face_offs_d) {
+      if (!faces_d || !face_offs_d)
+        fail(types_d->line, where + " has only one of faces/faceoffsets");
+      faces.emplace(
+          VtkFaces{to_int64(decode(*faces_d, -1)), to_int64(decode(*face_offs_d, p.num_cells))});
+    }
+    append_vtk_cells(
+        mesh_, conn, offs, types, p.num_points, point_base, named,
+        [&](const std::string& what) { fail(types_d->line, where + ": " + what); },
+        faces ? &*faces : nullptr);
   }
 
   std::string_view data_;

@@ -21,11 +21,35 @@ class ReadError(ValueError):
 
 @dataclass
 class CellBlock:
+    """One block of cells of one type.
+
+    Fixed-size types: ``data`` is (n, nodes_per_cell) int64. Ragged blocks (cells of varying
+    size) keep CSR arrays: ``data`` is flat; for a polygon block ``offsets`` (n + 1) delimit the
+    cells in ``data``; for a polyhedron block ``face_offsets`` delimit faces in ``data`` and
+    ``offsets`` (n + 1) delimit each cell's faces.
+    """
+
     type: str
-    data: np.ndarray  # (n, nodes_per_cell) int64
+    data: np.ndarray
+    offsets: Optional[np.ndarray] = None
+    face_offsets: Optional[np.ndarray] = None
+
+    @property
+    def ragged(self) -> bool:
+        return self.offsets is not None
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self.offsets) - 1 if self.offsets is not None else len(self.data)
+
+    def cell(self, i: int):
+        """Cell i: a row of point ids, or for a polyhedron a list of faces (arrays of ids)."""
+        if self.offsets is None:
+            return self.data[i]
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        if self.face_offsets is None:
+            return self.data[lo:hi]
+        fo = self.face_offsets
+        return [self.data[int(fo[f]):int(fo[f + 1])] for f in range(lo, hi)]
 
 
 @dataclass
@@ -58,7 +82,7 @@ def read(path, format: Optional[str] = None) -> Mesh:
     from . import _meshdock
 
     d = _meshdock.read_mesh(os.fspath(path), format or "")
-    return Mesh(points=d["points"], cells=[CellBlock(t, a) for t, a in d["cells"]],
+    return Mesh(points=d["points"], cells=[CellBlock(*c) for c in d["cells"]],
                 point_data=d["point_data"], cell_data=d["cell_data"],
                 field_data=d["field_data"],
                 regions=[Region(*r) for r in d["regions"]], notes=list(d["notes"]))

@@ -108,7 +108,7 @@ py::dict probe_devices() {
 namespace mesh = meshdock::mesh;
 
 // A numpy view of an Array that keeps its Buffer alive (the Buffer object is the array's base).
-py::array to_numpy(const mesh::Array& a) {
+py::object to_numpy(const mesh::Array& a) {
   if (!a.valid()) return py::none();
   const auto d = a.dtype();
   // numpy's type characters for DLPack (code, bits): i/u/f + bytes.
@@ -134,7 +134,10 @@ py::dict read_mesh(const std::string& path, const std::string& format) {
     m = mesh::read_mesh(path, format);
   }
   py::list cells;
-  for (const auto& b : m.cells) cells.append(py::make_tuple(b.type, to_numpy(b.connectivity)));
+  for (const auto& b : m.cells) {
+    cells.append(py::make_tuple(b.type, to_numpy(b.connectivity), to_numpy(b.offsets),
+                                to_numpy(b.face_offsets)));
+  }
   py::dict point_data, cell_data, field_data;
   for (const auto& [k, v] : m.point_data) point_data[py::str(k)] = to_numpy(v);
   for (const auto& [k, v] : m.cell_data) {
