@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,12 @@ class Buffer {
     if (!p) throw std::bad_alloc();
     return std::make_shared<Buffer>(Key{}, p, bytes, a);
   }
-  struct Key {};  // only allocate() can name it, so only allocate() constructs a Buffer
+  // Takes over memory allocated elsewhere (a numpy array, a DLPack producer): `owner.release`
+  // runs with (p, bytes, owner.ctx) when the last Array sharing the Buffer is gone.
+  static std::shared_ptr<Buffer> adopt(void* p, std::size_t bytes, Allocator owner) {
+    return std::make_shared<Buffer>(Key{}, p, bytes, owner);
+  }
+  struct Key {};  // only allocate() and adopt() can name it, so only they construct a Buffer
   Buffer(Key, void* p, std::size_t n, Allocator a) : data_(p), size_(n), alloc_(a) {}
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -80,6 +86,16 @@ class Array {
     a.dtype_ = dtype;
     a.shape_ = std::move(shape);
     a.buffer_ = Buffer::allocate(a.nbytes());
+    return a;
+  }
+  // A C-contiguous view of `buffer` (which must hold the bytes the shape needs).
+  static Array view(std::shared_ptr<Buffer> buffer, DType dtype, std::vector<std::int64_t> shape) {
+    Array a;
+    a.dtype_ = dtype;
+    a.shape_ = std::move(shape);
+    if (buffer && buffer->size() < a.nbytes())
+      throw std::length_error("Array::view: buffer too small");
+    a.buffer_ = std::move(buffer);
     return a;
   }
   template <typename T>

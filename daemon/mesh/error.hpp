@@ -1,5 +1,7 @@
-// The mesh I/O layer's exception type. The message always names the file and, for text formats,
-// the line (1-based), for binary data the byte offset.
+// The mesh I/O layer's exception types. MeshError is the layer's one base (the daemon maps it
+// to INVALID_ARGUMENT); ReadError and WriteError say which direction failed. Messages always
+// name the file and, for reads of text formats, the line (1-based), for binary data the byte
+// offset; for writes, the block, array or value that cannot be written.
 #pragma once
 
 #include <stdexcept>
@@ -7,9 +9,19 @@
 
 namespace meshdock::mesh {
 
-class ReadError : public std::runtime_error {
+class MeshError : public std::runtime_error {
  public:
-  explicit ReadError(const std::string& what) : std::runtime_error(what) {}
+  explicit MeshError(const std::string& what) : std::runtime_error(what) {}
+};
+
+class ReadError : public MeshError {
+ public:
+  explicit ReadError(const std::string& what) : MeshError(what) {}
+};
+
+class WriteError : public MeshError {
+ public:
+  explicit WriteError(const std::string& what) : MeshError(what) {}
 };
 
 }  // namespace meshdock::mesh

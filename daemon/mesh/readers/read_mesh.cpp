@@ -1,21 +1,11 @@
-#include <algorithm>
-#include <cctype>
-
+#include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 
 namespace meshdock::mesh {
 
 Mesh read_mesh(const std::string& path, std::string_view format) {
-  std::string fmt(format);
-  if (fmt.empty()) {
-    const auto dot = path.find_last_of('.');
-    if (dot == std::string::npos || path.find('/', dot) != std::string::npos) {
-      throw ReadError(path + ": no file extension; name the format explicitly");
-    }
-    fmt = path.substr(dot + 1);
-  }
-  std::transform(fmt.begin(), fmt.end(), fmt.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  std::string fmt = format.empty() ? format_of(path) : format_of("." + std::string(format));
+  if (fmt.empty()) throw ReadError(path + ": no file extension; name the format explicitly");
   if (fmt == "msh" || fmt == "gmsh") return read_msh(path);
   if (fmt == "vtu") return read_vtu(path);
   if (fmt == "vtk") return read_vtk(path);

@@ -6,7 +6,8 @@
 
 namespace meshdock::mesh {
 
-std::optional<VtkCellKind> vtk_cell(int t) {
+namespace {
+const std::map<int, VtkCellKind>& vtk_cells() {
   static const std::map<int, VtkCellKind> kCells = {
       {1, {"vertex", 1}},         {3, {"line", 2}},           {5, {"triangle", 3}},
       {7, {"polygon", 0}},        {8, {"pixel", 4}},          {9, {"quad", 4}},
@@ -18,9 +19,27 @@ std::optional<VtkCellKind> vtk_cell(int t) {
       {30, {"quad6", 6}},         {31, {"wedge12", 12}},      {32, {"wedge18", 18}},
       {33, {"hexahedron24", 24}}, {34, {"triangle7", 7}},     {35, {"line4", 4}},
       {42, {"polyhedron", -1}}};
-  auto it = kCells.find(t);
-  if (it == kCells.end()) return std::nullopt;
+  return kCells;
+}
+constexpr int kWedge[] = {0, 2, 1, 3, 5, 4};
+}  // namespace
+
+std::optional<VtkCellKind> vtk_cell(int t) {
+  auto it = vtk_cells().find(t);
+  if (it == vtk_cells().end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<int> vtk_type_number(std::string_view name) {
+  for (const auto& [t, kind] : vtk_cells()) {
+    if (name == kind.name) return t;
+  }
+  return std::nullopt;
+}
+
+std::span<const int> vtk_order(std::string_view name) {
+  if (name == "wedge") return kWedge;
+  return {};
 }
 
 std::vector<std::int64_t> to_int64(const Array& a) {
@@ -123,7 +142,6 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
     fail(std::to_string(faces->face_ends.size()) + " face offsets for " + std::to_string(ncells) +
          " cells");
   }
-  static const int kWedge[] = {0, 2, 1, 3, 5, 4};
   auto size_of = [&](std::size_t c) { return ends[c] - (c == 0 ? 0 : ends[c - 1]); };
   std::size_t start = 0;
   while (start < ncells) {
@@ -148,7 +166,7 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
     if (npc <= 0) fail("cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes");
     Array block = Array::of<std::int64_t>({static_cast<std::int64_t>(end - start), npc});
     auto* out = block.as<std::int64_t>();
-    const bool wedge = t == 13;
+    const auto perm = vtk_order(kind->name);
     for (std::size_t c = start; c < end; ++c) {
       const auto last = ends[c];
       if (last < npc || static_cast<std::size_t>(last) > conn.size()) {
@@ -156,7 +174,8 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
              ", outside the " + std::to_string(conn.size()) + "-entry connectivity");
       }
       for (std::int64_t k = 0; k < npc; ++k) {
-        const auto v = conn[static_cast<std::size_t>(last - npc + (wedge ? kWedge[k] : k))];
+        const auto v = conn[static_cast<std::size_t>(
+            last - npc + (perm.empty() ? k : perm[static_cast<std::size_t>(k)]))];
         if (v < 0 || v >= num_points) {
           fail("cell " + std::to_string(c) + " refers to point " + std::to_string(v) + " of " +
                std::to_string(num_points));

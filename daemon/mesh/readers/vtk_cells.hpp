@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +31,11 @@ struct VtkFaces {
 };
 
 std::optional<VtkCellKind> vtk_cell(int type);
+// The VTK type number of a meshio cell type name (nullopt when VTK has none).
+std::optional<int> vtk_type_number(std::string_view name);
+// VTK's node order for a meshio type, as a permutation (empty when identical): out[j] = in[p[j]].
+// Its own inverse, so the readers use it too.
+std::span<const int> vtk_order(std::string_view name);
 
 // `ends[c]` is one past the last connectivity entry of cell c. Indices are checked against
 // `num_points` and shifted by `point_base`. `faces` is needed only when polyhedra are present

@@ -1,6 +1,7 @@
 """meshdock: meshes published in GPU (or host) shared memory, adopted as DLPack tensors.
 
-Today: ``meshdock.read`` (C++ Gmsh readers, numpy views without copies), the shared-memory
+Today: ``meshdock.read`` / ``meshdock.write`` (C++ readers and writers; numpy views without
+copies), the shared-memory
 protocol (``meshdock.protocol``, a pure-Python mirror of the C++ headers) and device
 detection. The DevicePayload, the daemon client and ``attach`` arrive with their issues.
 """
@@ -8,7 +9,7 @@ detection. The DevicePayload, the daemon client and ``attach`` arrive with their
 from __future__ import annotations
 
 from . import protocol
-from .mesh import CellBlock, Mesh, ReadError, Region, read
+from .mesh import CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read, write
 from .protocol import ProtocolError
 
 __version__ = "0.1.0"
@@ -41,4 +42,5 @@ def has_cupy() -> bool:
     return True
 
 
-__all__ = ["protocol", "ProtocolError", "read", "Mesh", "CellBlock", "Region", "ReadError", "has_cuda_device", "has_cupy", "__version__"]
+__all__ = ["protocol", "ProtocolError", "read", "write", "Mesh", "CellBlock", "Region", "MeshError",
+           "ReadError", "WriteError", "MeshWarning", "has_cuda_device", "has_cupy", "__version__"]

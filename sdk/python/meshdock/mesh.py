@@ -7,16 +7,30 @@ alive, so a Mesh can be dropped while its arrays live on.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 import numpy as np
 
-__all__ = ["ReadError", "CellBlock", "Region", "Mesh", "read"]
+__all__ = ["MeshError", "ReadError", "WriteError", "MeshWarning", "CellBlock", "Region", "Mesh",
+           "read", "write"]
 
 
-class ReadError(ValueError):
+class MeshError(ValueError):
+    """The mesh I/O layer's error: a mesh that is inconsistent, unreadable or unwritable."""
+
+
+class ReadError(MeshError):
     """A file the readers cannot read; the message names the file and the line or byte."""
+
+
+class WriteError(MeshError):
+    """A mesh a writer cannot write; the message names the file and the block or array."""
+
+
+class MeshWarning(UserWarning):
+    """A lossy step a reader or writer took (the same text is in the notes it returns)."""
 
 
 @dataclass
@@ -86,3 +100,43 @@ def read(path, format: Optional[str] = None) -> Mesh:
                 point_data=d["point_data"], cell_data=d["cell_data"],
                 field_data=d["field_data"],
                 regions=[Region(*r) for r in d["regions"]], notes=list(d["notes"]))
+
+
+def _contiguous(a, dtype=None):
+    return None if a is None else np.ascontiguousarray(a, dtype=dtype)
+
+
+def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = None,
+          zlib_level: int = 6) -> List[str]:
+    """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
+    given ("vtu": encoding "zlib" (default), "raw" or "ascii"; "msh": Gmsh 4.1, "binary"
+    (default) or "ascii"). `mesh` is a meshdock.Mesh or any object with the same attributes
+    (points, cells with .type/.data, point_data, cell_data, field_data, regions); arrays
+    already C-contiguous are written without a copy. The file appears whole or not at all.
+
+    Every lossy step (e.g. point data MSH stores as float64) is returned and also issued as a
+    MeshWarning. Raises WriteError (or MeshError for an inconsistent mesh).
+    """
+    from . import _meshdock
+
+    cells = []
+    for b in mesh.cells:
+        kind, data = (b.type, b.data) if hasattr(b, "type") else (b[0], b[1])
+        cells.append((kind, _contiguous(data, np.int64),
+                      _contiguous(getattr(b, "offsets", None), np.int64),
+                      _contiguous(getattr(b, "face_offsets", None), np.int64)))
+    d = {
+        "points": _contiguous(mesh.points),
+        "cells": cells,
+        "point_data": {k: _contiguous(v) for k, v in (getattr(mesh, "point_data", None) or {}).items()},
+        "cell_data": {k: [_contiguous(a) for a in v]
+                      for k, v in (getattr(mesh, "cell_data", None) or {}).items()},
+        "field_data": {k: _contiguous(np.atleast_1d(v))
+                       for k, v in (getattr(mesh, "field_data", None) or {}).items()},
+        "regions": [(r.name, r.kind, int(r.dim), int(r.tag), _contiguous(r.entries, np.int64))
+                    for r in (getattr(mesh, "regions", None) or [])],
+    }
+    notes = list(_meshdock.write_mesh(os.fspath(path), d, format or "", encoding or "", zlib_level))
+    for n in notes:
+        warnings.warn(n, MeshWarning, stacklevel=2)
+    return notes

@@ -13,6 +13,7 @@
 
 #include "daemon/backend/device_probe.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/writers/writers.hpp"
 #include "meshdock/shm.hpp"
 
 namespace py = pybind11;
@@ -157,6 +158,107 @@ py::dict read_mesh(const std::string& path, const std::string& format) {
                   py::arg("notes") = m.notes);
 }
 
+// A C-contiguous numpy array adopted as an Array without a copy: the Buffer holds a reference
+// to the numpy object and drops it (under the GIL) when the last Array using it is gone.
+mesh::Array from_numpy(const py::handle& obj, const std::string& what) {
+  if (obj.is_none()) return {};
+  auto arr = py::array::ensure(obj);
+  if (!arr) throw py::type_error(what + " is not an array");
+  if (!(arr.flags() & py::array::c_style))
+    throw py::value_error(what + " is not C-contiguous (pass np.ascontiguousarray)");
+  const auto dt = arr.dtype();
+  const char kind = dt.kind();
+  if (dt.byteorder() == '>') throw py::value_error(what + " is big-endian; convert it first");
+  std::uint8_t code;
+  if (kind == 'i')
+    code = 0;
+  else if (kind == 'u')
+    code = 1;
+  else if (kind == 'f')
+    code = 2;
+  else if (kind == 'b')
+    code = 6;
+  else
+    throw py::type_error(what + " has dtype " +
+                         py::str(static_cast<const py::handle&>(dt)).cast<std::string>() +
+                         ", which is not numeric");
+  std::vector<std::int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
+  const auto nbytes = static_cast<std::size_t>(arr.nbytes());
+  void* data = arr.mutable_data();
+  PyObject* owner = arr.release().ptr();
+  mesh::Allocator hold;
+  hold.ctx = owner;
+  hold.name = "numpy";
+  hold.release = [](void*, std::size_t, void* ctx) {
+    py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(ctx));
+  };
+  auto buffer = mesh::Buffer::adopt(data, nbytes, hold);
+  return mesh::Array::view(std::move(buffer),
+                           mesh::DType{code, static_cast<std::uint8_t>(dt.itemsize() * 8), 1},
+                           std::move(shape));
+}
+
+mesh::RegionKind region_kind(const std::string& k) {
+  if (k == "point") return mesh::RegionKind::kPoint;
+  if (k == "cell") return mesh::RegionKind::kCell;
+  if (k == "side") return mesh::RegionKind::kSide;
+  throw py::value_error("region kind '" + k + "' is not point, cell or side");
+}
+
+// The dict form meshdock/mesh.py builds (the same shape read_mesh returns) -> Mesh.
+mesh::Mesh mesh_from_dict(const py::dict& d) {
+  mesh::Mesh m;
+  m.points = from_numpy(d["points"], "points");
+  for (const auto& c : d["cells"].cast<py::list>()) {
+    const auto t = c.cast<py::tuple>();
+    mesh::CellBlock b;
+    b.type = t[0].cast<std::string>();
+    const auto what = "cells block '" + b.type + "'";
+    b.connectivity = from_numpy(t[1], what + " data");
+    b.offsets = from_numpy(t[2], what + " offsets");
+    b.face_offsets = from_numpy(t[3], what + " face_offsets");
+    m.cells.push_back(std::move(b));
+  }
+  for (const auto& [k, v] : d["point_data"].cast<py::dict>()) {
+    const auto name = k.cast<std::string>();
+    m.point_data[name] = from_numpy(v, "point_data '" + name + "'");
+  }
+  for (const auto& [k, v] : d["cell_data"].cast<py::dict>()) {
+    const auto name = k.cast<std::string>();
+    auto& parts = m.cell_data[name];
+    for (const auto& a : v.cast<py::list>())
+      parts.push_back(from_numpy(a, "cell_data '" + name + "'"));
+  }
+  for (const auto& [k, v] : d["field_data"].cast<py::dict>()) {
+    const auto name = k.cast<std::string>();
+    m.field_data[name] = from_numpy(v, "field_data '" + name + "'");
+  }
+  for (const auto& r : d["regions"].cast<py::list>()) {
+    const auto t = r.cast<py::tuple>();
+    mesh::Region reg;
+    reg.name = t[0].cast<std::string>();
+    reg.kind = region_kind(t[1].cast<std::string>());
+    reg.dim = t[2].cast<int>();
+    reg.tag = t[3].cast<std::int64_t>();
+    reg.entries = from_numpy(t[4], "region '" + reg.name + "' entries");
+    m.regions.push_back(std::move(reg));
+  }
+  return m;
+}
+
+std::vector<std::string> write_mesh(const std::string& path, const py::dict& d,
+                                    const std::string& format, const std::string& encoding,
+                                    int zlib_level) {
+  const auto m = mesh_from_dict(d);
+  mesh::WriteOptions o;
+  o.format = format;
+  o.encoding = encoding;
+  o.zlib_level = zlib_level;
+  py::gil_scoped_release release;
+  return mesh::write_mesh(m, path, o);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_meshdock, m) {
@@ -173,6 +275,12 @@ PYBIND11_MODULE(_meshdock, m) {
       PyErr_SetString(cls.ptr(), e.what());
     } catch (const mesh::ReadError& e) {
       py::object cls = py::module_::import("meshdock.mesh").attr("ReadError");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const mesh::WriteError& e) {
+      py::object cls = py::module_::import("meshdock.mesh").attr("WriteError");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const mesh::MeshError& e) {
+      py::object cls = py::module_::import("meshdock.mesh").attr("MeshError");
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
@@ -194,5 +302,8 @@ PYBIND11_MODULE(_meshdock, m) {
       .def_property_readonly("allocator", &mesh::Buffer::allocator_name);
   m.def("read_mesh", &read_mesh, py::arg("path"), py::arg("format") = "",
         "Read a mesh file with the C++ readers; returns a dict of numpy views (no copies).");
+  m.def("write_mesh", &write_mesh, py::arg("path"), py::arg("mesh"), py::arg("format") = "",
+        py::arg("encoding") = "", py::arg("zlib_level") = 6,
+        "Write a mesh (the dict form of meshdock.Mesh) with the C++ writers; returns the notes.");
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");
 }
