@@ -15,7 +15,6 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -23,11 +22,11 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "daemon/mesh/base64.hpp"
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/parallel.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/readers/vtk_cells.hpp"
 #include "daemon/mesh/region_fields.hpp"
@@ -343,52 +342,40 @@ class VtuReader {
                       std::uint64_t block, std::uint64_t last) {
     const std::uint64_t nblocks = src_off.size() - 1;
     const std::uint64_t total = (nblocks - 1) * block + last;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned workers =
-        total < (1u << 20) ? 1u : static_cast<unsigned>(std::min<std::uint64_t>(cores, nblocks));
-    std::atomic<std::uint64_t> next{0};
     std::mutex m;
-    std::optional<std::pair<std::uint64_t, std::string>> error;
-    auto work = [&] {
+    std::optional<std::pair<std::uint64_t, std::string>> error;  // the lowest failing block
+    // Small arrays inflate on this thread alone; larger ones on every core.
+    parallel_for(nblocks, total < (1u << 20) ? 1 : 0, [&](std::size_t i) {
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
-      std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> dec(
-          libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+      thread_local std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)>
+          dec(libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
 #endif
-      for (std::uint64_t i; (i = next.fetch_add(1)) < nblocks;) {
-        const std::size_t want = static_cast<std::size_t>(i + 1 == nblocks ? last : block);
-        std::string why;
+      const std::size_t want = static_cast<std::size_t>(i + 1 == nblocks ? last : block);
+      std::string why;
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
-        std::size_t got = 0;
-        const auto rc = dec ? libdeflate_zlib_decompress(dec.get(), src + src_off[i],
-                                                         src_off[i + 1] - src_off[i],
-                                                         out + i * block, want, &got)
-                            : LIBDEFLATE_BAD_DATA;
-        if (rc != LIBDEFLATE_SUCCESS)
-          why = "bad deflate data";
-        else if (got != want)
-          why = "wrong size";
+      std::size_t got = 0;
+      const auto rc =
+          dec ? libdeflate_zlib_decompress(dec.get(), src + src_off[i], src_off[i + 1] - src_off[i],
+                                           out + i * block, want, &got)
+              : LIBDEFLATE_BAD_DATA;
+      if (rc != LIBDEFLATE_SUCCESS)
+        why = "bad deflate data";
+      else if (got != want)
+        why = "wrong size";
 #else
-        uLongf got = static_cast<uLongf>(want);
-        const int rc = uncompress(out + i * block, &got, src + src_off[i],
-                                  static_cast<uLong>(src_off[i + 1] - src_off[i]));
-        if (rc != Z_OK)
-          why = zError(rc);
-        else if (got != want)
-          why = "wrong size";
+      uLongf got = static_cast<uLongf>(want);
+      const int rc = uncompress(out + i * block, &got, src + src_off[i],
+                                static_cast<uLong>(src_off[i + 1] - src_off[i]));
+      if (rc != Z_OK)
+        why = zError(rc);
+      else if (got != want)
+        why = "wrong size";
 #endif
-        if (!why.empty()) {
-          std::lock_guard lock(m);
-          if (!error || i < error->first) error.emplace(i, why);
-        }
+      if (!why.empty()) {
+        std::lock_guard lock(m);
+        if (!error || i < error->first) error.emplace(i, why);
       }
-    };
-    if (workers == 1) {
-      work();
-    } else {
-      std::vector<std::thread> pool;
-      for (unsigned t = 0; t < workers; ++t) pool.emplace_back(work);
-      for (auto& t : pool) t.join();
-    }
+    });
     if (error)
       fail(d.line, "DataArray '" + d.name + "': zlib block " + std::to_string(error->first) +
                        " is corrupt (" + error->second + ")");
