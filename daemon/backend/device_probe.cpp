@@ -10,6 +10,8 @@ DeviceReport probe_devices() {
   DeviceReport r;
 #if defined(MESHDOCK_HAVE_CUDA)
   r.built_with_cuda = true;
+  cudaRuntimeGetVersion(&r.runtime_version);
+  if (cudaDriverGetVersion(&r.driver_version) != cudaSuccess) r.driver_version = 0;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {

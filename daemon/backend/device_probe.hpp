@@ -19,6 +19,8 @@ struct CudaDevice {
 struct DeviceReport {
   bool built_with_cuda = false;  // the binary carries the CUDA backend
   std::string cuda_status;       // "ok", or why no device answered (cudart's error string)
+  int runtime_version = 0;       // cudart this binary carries, e.g. 13000 (0 without CUDA)
+  int driver_version = 0;        // newest CUDA the installed driver supports (0: no driver)
   std::vector<CudaDevice> devices;
 };
 

@@ -1,15 +1,17 @@
 """meshdock: meshes published in GPU (or host) shared memory, adopted as DLPack tensors.
 
-Today: ``meshdock.read`` / ``meshdock.write`` (C++ readers and writers; numpy views without
-copies), the shared-memory
-protocol (``meshdock.protocol``, a pure-Python mirror of the C++ headers) and device
-detection. The DevicePayload, the daemon client and ``attach`` arrive with their issues.
+Today: ``read`` / ``write`` (C++ readers and writers; numpy views without copies), the
+DevicePayload and DLPack handoff in process (``to_dlpack``, ``to_torch``, ``to_cupy``,
+``from_cupy``), the shared-memory protocol (``meshdock.protocol``, a pure-Python mirror of the
+C++ headers) and device detection. The daemon client and ``attach`` arrive with their issues.
 """
 
 from __future__ import annotations
 
 from . import protocol
 from .mesh import CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read, write
+from .payload import (DevicePayload, PayloadError, PayloadWarning, cupy_wheel, from_cupy,
+                      has_cuda_device, has_cupy, to_cupy, to_dlpack, to_torch)
 from .protocol import ProtocolError
 
 __version__ = "0.1.0"
@@ -23,24 +25,7 @@ else:
     _import_error = None
 
 
-def has_cuda_device() -> bool:
-    """True when a CUDA device answers this process. Never raises."""
-    if _meshdock is None:
-        return False
-    try:
-        return bool(_meshdock.probe_devices()["devices"])
-    except Exception:
-        return False
-
-
-def has_cupy() -> bool:
-    """True when CuPy can be imported. Never raises."""
-    try:
-        import cupy  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
 __all__ = ["protocol", "ProtocolError", "read", "write", "Mesh", "CellBlock", "Region", "MeshError",
-           "ReadError", "WriteError", "MeshWarning", "has_cuda_device", "has_cupy", "__version__"]
+           "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
+           "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
+           "has_cuda_device", "has_cupy", "__version__"]

@@ -102,10 +102,6 @@ def read(path, format: Optional[str] = None) -> Mesh:
                 regions=[Region(*r) for r in d["regions"]], notes=list(d["notes"]))
 
 
-def _contiguous(a, dtype=None):
-    return None if a is None else np.ascontiguousarray(a, dtype=dtype)
-
-
 def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = None,
           zlib_level: int = 6) -> List[str]:
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
@@ -119,24 +115,44 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     """
     from . import _meshdock
 
-    cells = []
-    for b in mesh.cells:
-        kind, data = (b.type, b.data) if hasattr(b, "type") else (b[0], b[1])
-        cells.append((kind, _contiguous(data, np.int64),
-                      _contiguous(getattr(b, "offsets", None), np.int64),
-                      _contiguous(getattr(b, "face_offsets", None), np.int64)))
-    d = {
-        "points": _contiguous(mesh.points),
-        "cells": cells,
-        "point_data": {k: _contiguous(v) for k, v in (getattr(mesh, "point_data", None) or {}).items()},
-        "cell_data": {k: [_contiguous(a) for a in v]
-                      for k, v in (getattr(mesh, "cell_data", None) or {}).items()},
-        "field_data": {k: _contiguous(np.atleast_1d(v))
-                       for k, v in (getattr(mesh, "field_data", None) or {}).items()},
-        "regions": [(r.name, r.kind, int(r.dim), int(r.tag), _contiguous(r.entries, np.int64))
-                    for r in (getattr(mesh, "regions", None) or [])],
-    }
-    notes = list(_meshdock.write_mesh(os.fspath(path), d, format or "", encoding or "", zlib_level))
+    notes = list(_meshdock.write_mesh(os.fspath(path), as_dict(mesh), format or "",
+                                      encoding or "", zlib_level))
     for n in notes:
         warnings.warn(n, MeshWarning, stacklevel=2)
     return notes
+
+
+def as_dict(mesh, copies: Optional[List[str]] = None) -> dict:
+    """The dict form the C++ core takes (the shape read returns): C-contiguous arrays, int64
+    connectivity, from a meshdock.Mesh or any object with the same attributes (a meshio.Mesh
+    works: its cells have .type and .data). Contiguous arrays of the right dtype pass through
+    without a copy; every array that had to be copied is named in `copies` when given."""
+
+    def c(a, name, dtype=None):
+        if a is None:
+            return None
+        out = np.ascontiguousarray(a, dtype=dtype)
+        if copies is not None and not np.shares_memory(out, np.asarray(a)):
+            why = f"{np.asarray(a).dtype} -> {out.dtype}" if dtype is not None and \
+                np.asarray(a).dtype != out.dtype else "made C-contiguous"
+            copies.append(f"{name}: {why} (copy)")
+        return out
+
+    cells = []
+    for i, b in enumerate(mesh.cells):
+        kind, data = (b.type, b.data) if isinstance(getattr(b, "type", None), str) else (b[0], b[1])
+        cells.append((kind, c(data, f"cells/{i}", np.int64),
+                      c(getattr(b, "offsets", None), f"cells/{i} offsets", np.int64),
+                      c(getattr(b, "face_offsets", None), f"cells/{i} face_offsets", np.int64)))
+    return {
+        "points": c(mesh.points, "points"),
+        "cells": cells,
+        "point_data": {k: c(v, f"point_data/{k}")
+                       for k, v in (getattr(mesh, "point_data", None) or {}).items()},
+        "cell_data": {k: [c(a, f"cell_data/{k}/{i}") for i, a in enumerate(v)]
+                      for k, v in (getattr(mesh, "cell_data", None) or {}).items()},
+        "field_data": {k: np.ascontiguousarray(np.atleast_1d(v))
+                       for k, v in (getattr(mesh, "field_data", None) or {}).items()},
+        "regions": [(r.name, r.kind, int(r.dim), int(r.tag), c(r.entries, f"regions/{r.name}", np.int64))
+                    for r in (getattr(mesh, "regions", None) or [])],
+    }

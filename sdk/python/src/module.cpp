@@ -14,6 +14,8 @@
 #include "daemon/backend/device_probe.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
+#include "daemon/payload/dlpack_export.hpp"
+#include "daemon/payload/payload.hpp"
 #include "meshdock/shm.hpp"
 
 namespace py = pybind11;
@@ -102,7 +104,9 @@ py::dict probe_devices() {
                          py::arg("capability") = py::make_tuple(dev.major, dev.minor)));
   }
   return py::dict(py::arg("built_with_cuda") = r.built_with_cuda,
-                  py::arg("cuda_status") = r.cuda_status, py::arg("devices") = devs);
+                  py::arg("cuda_status") = r.cuda_status,
+                  py::arg("runtime_version") = r.runtime_version,
+                  py::arg("driver_version") = r.driver_version, py::arg("devices") = devs);
 }
 
 // ---- mesh I/O ----------------------------------------------------------------------------------
@@ -112,12 +116,14 @@ namespace mesh = meshdock::mesh;
 py::object to_numpy(const mesh::Array& a) {
   if (!a.valid()) return py::none();
   const auto d = a.dtype();
-  // numpy's type characters for DLPack (code, bits): i/u/f + bytes.
-  if ((d.code != 0 && d.code != 1 && d.code != 2) || d.lanes != 1 || (d.code == 2 && d.bits < 16)) {
-    throw std::runtime_error("no numpy dtype for DLPack code " + std::to_string(d.code));
+  // numpy's type characters for DLPack (code, bits): i/u/f/b + bytes; bfloat16 has none.
+  if ((d.code != 0 && d.code != 1 && d.code != 2 && d.code != 6) || d.lanes != 1 ||
+      (d.code == 2 && d.bits < 16)) {
+    throw py::type_error("no numpy dtype for DLPack (code " + std::to_string(d.code) + ", " +
+                         std::to_string(d.bits) + " bits)");
   }
-  const char kind = d.code == 0 ? 'i' : d.code == 1 ? 'u' : 'f';
-  py::dtype dt(std::string("<") + kind + std::to_string(d.bits / 8));
+  const char kind = d.code == 0 ? 'i' : d.code == 1 ? 'u' : d.code == 2 ? 'f' : 'b';
+  py::dtype dt(std::string(kind == 'b' ? "|" : "<") + kind + std::to_string(d.bits / 8));
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
   std::vector<py::ssize_t> strides(shape.size());
   py::ssize_t stride = static_cast<py::ssize_t>(a.itemsize());
@@ -178,6 +184,8 @@ mesh::Array from_numpy(const py::handle& obj, const std::string& what) {
     code = 2;
   else if (kind == 'b')
     code = 6;
+  else if (kind == 'c')
+    code = 5;  // kDLComplex: carried so the layer that cannot take it names the array
   else
     throw py::type_error(what + " has dtype " +
                          py::str(static_cast<const py::handle&>(dt)).cast<std::string>() +
@@ -259,6 +267,97 @@ std::vector<std::string> write_mesh(const std::string& path, const py::dict& d,
   return mesh::write_mesh(m, path, o);
 }
 
+// ---- payload and DLPack -------------------------------------------------------------------------
+namespace payload = meshdock::payload;
+
+// One payload array as Python sees it: speaks DLPack (__dlpack__ / __dlpack_device__), and
+// numpy's __array__ for host memory. Holding it keeps the memory alive.
+struct Tensor {
+  mesh::Array array;
+  payload::Device device;
+  std::string name;
+};
+
+py::object dlpack_capsule(const Tensor& t, const py::object& stream) {
+  if (!stream.is_none() && t.device.type != 2)
+    throw py::value_error(t.name + ": stream must be None for a host array");
+  DLManagedTensor* mt = payload::to_dlpack(t.array, t.device, t.name);
+  // A consumer renames the capsule to "used_dltensor" and owns the tensor from then on; a
+  // capsule never consumed runs the deleter itself.
+  PyObject* cap = PyCapsule_New(mt, "dltensor", [](PyObject* c) {
+    if (PyCapsule_IsValid(c, "dltensor")) {
+      auto* p = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+      if (p && p->deleter) p->deleter(p);
+    }
+  });
+  if (!cap) {
+    mt->deleter(mt);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(cap);
+}
+
+py::object tensor(const mesh::Array& a, const payload::Device& dev, const std::string& name) {
+  return py::cast(Tensor{a, dev, name});
+}
+
+py::dict build_payload(const py::dict& d, bool float32, bool int32, bool zero_copy_only) {
+  const auto m = mesh_from_dict(d);
+  payload::Options o;
+  o.float32 = float32;
+  o.int32 = int32;
+  o.zero_copy_only = zero_copy_only;
+  payload::DevicePayload p;
+  {
+    py::gil_scoped_release release;
+    p = payload::build_payload(m, o);
+  }
+  // Every dtype is checked here, so an unsupported one fails at build time naming the array.
+  for (const auto& na : payload::payload_arrays(p)) payload::dlpack_dtype(*na.array, na.name);
+  const auto& dev = p.device;
+  py::list cells, regions;
+  for (std::size_t b = 0; b < p.cells.size(); ++b)
+    cells.append(tensor(p.cells[b], dev, "cells/" + std::to_string(b)));
+  py::dict point_data, cell_data, field_data;
+  for (const auto& [k, v] : p.point_data)
+    point_data[py::str(k)] = tensor(v, dev, "point_data/" + k);
+  for (const auto& [k, v] : p.cell_data) {
+    py::list l;
+    for (std::size_t b = 0; b < v.size(); ++b)
+      l.append(tensor(v[b], dev, "cell_data/" + k + "/" + std::to_string(b)));
+    cell_data[py::str(k)] = l;
+  }
+  for (const auto& [k, v] : p.field_data) field_data[py::str(k)] = to_numpy(v);
+  for (const auto& r : p.regions) {
+    regions.append(py::make_tuple(r.name, mesh::region_kind_name(r.kind), r.dim, r.tag,
+                                  tensor(r.entries, dev, "regions/" + r.name)));
+  }
+  return py::dict(
+      py::arg("points") = tensor(p.points, dev, "points"), py::arg("cell_types") = p.cell_types,
+      py::arg("cells") = cells, py::arg("block_bases") = tensor(p.block_bases, dev, "block_bases"),
+      py::arg("point_data") = point_data, py::arg("cell_data") = cell_data,
+      py::arg("field_data") = field_data, py::arg("regions") = regions,
+      py::arg("device") = py::make_tuple(dev.type, dev.id), py::arg("dropped") = p.dropped,
+      py::arg("shared") = p.shared, py::arg("notes") = p.notes, py::arg("derived") = p.derived);
+}
+
+// Adopts any host object speaking DLPack as an Array (no copy) and back as a numpy view.
+py::object numpy_from_dlpack(const py::object& obj, const std::string& name) {
+  py::object cap = obj.attr("__dlpack__")();
+  if (!PyCapsule_IsValid(cap.ptr(), "dltensor"))
+    throw py::value_error(name + ": __dlpack__ did not return a 'dltensor' capsule");
+  auto* mt = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  PyCapsule_SetName(cap.ptr(), "used_dltensor");
+  return to_numpy(payload::from_dlpack(mt, name));
+}
+
+std::string numpy_dtype_name(const mesh::Array& a) {
+  const auto d = a.dtype();
+  if (d.code == 4) return "bfloat16";
+  if (d.code == 6) return "bool";
+  return std::string(d.code == 0 ? "int" : d.code == 1 ? "uint" : "float") + std::to_string(d.bits);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_meshdock, m) {
@@ -281,6 +380,9 @@ PYBIND11_MODULE(_meshdock, m) {
       PyErr_SetString(cls.ptr(), e.what());
     } catch (const mesh::MeshError& e) {
       py::object cls = py::module_::import("meshdock.mesh").attr("MeshError");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const payload::PayloadError& e) {
+      py::object cls = py::module_::import("meshdock.payload").attr("PayloadError");
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
@@ -305,5 +407,41 @@ PYBIND11_MODULE(_meshdock, m) {
   m.def("write_mesh", &write_mesh, py::arg("path"), py::arg("mesh"), py::arg("format") = "",
         py::arg("encoding") = "", py::arg("zlib_level") = 6,
         "Write a mesh (the dict form of meshdock.Mesh) with the C++ writers; returns the notes.");
+  py::class_<Tensor>(m, "Tensor",
+                     "One payload array: speaks DLPack (torch/np/cupy .from_dlpack adopt it "
+                     "without a copy) and keeps its memory alive.")
+      .def("__dlpack__", &dlpack_capsule, py::arg("stream") = py::none())
+      .def("__dlpack_device__",
+           [](const Tensor& t) { return py::make_tuple(t.device.type, t.device.id); })
+      .def(
+          "__array__",
+          [](const Tensor& t, const py::object& dtype) {
+            if (t.device.type != 1 && t.device.type != 3)
+              throw py::type_error(t.name + " is device memory; use cupy or torch");
+            py::object a = to_numpy(t.array);
+            return dtype.is_none() ? a : a.attr("astype")(dtype);
+          },
+          py::arg("dtype") = py::none())
+      .def_property_readonly("shape",
+                             [](const Tensor& t) { return py::tuple(py::cast(t.array.shape())); })
+      .def_property_readonly("dtype", [](const Tensor& t) { return numpy_dtype_name(t.array); })
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t.array.nbytes(); })
+      .def_property_readonly(
+          "data_ptr",
+          [](const Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.array.data()); })
+      .def_property_readonly("name", [](const Tensor& t) { return t.name; })
+      .def("__len__", [](const Tensor& t) { return t.array.dim(0); })
+      .def("__repr__", [](const Tensor& t) {
+        std::string s = "<meshdock.Tensor " + t.name + " " + numpy_dtype_name(t.array) + " (";
+        for (std::size_t k = 0; k < t.array.ndim(); ++k)
+          s += (k ? ", " : "") + std::to_string(t.array.dim(k));
+        return s + (t.array.ndim() == 1 ? ",)" : ")") + " device (" +
+               std::to_string(t.device.type) + ", " + std::to_string(t.device.id) + ")>";
+      });
+  m.def("build_payload", &build_payload, py::arg("mesh"), py::arg("float32") = false,
+        py::arg("int32") = false, py::arg("zero_copy_only") = false,
+        "Mesh (dict form) -> host DevicePayload (dict of Tensors), by the C++ builder.");
+  m.def("numpy_from_dlpack", &numpy_from_dlpack, py::arg("obj"), py::arg("name"),
+        "Adopt a host DLPack exporter as a numpy array without a copy.");
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");
 }

@@ -1,0 +1,263 @@
+"""DevicePayload and the DLPack handoff, in process (DESIGN.md, "Python surface").
+
+    p = meshdock.to_dlpack(mesh)                 # host payload, zero-copy, O(1) in mesh size
+    t = torch.from_dlpack(p.points)              # adopts the same memory
+    gpu = meshdock.to_cupy(mesh, float32=True)   # one host->device transfer per array
+    mesh2 = meshdock.from_cupy(gpu)              # one device->host copy per array, noted
+
+Every note (a lossy or copying step) is issued as a PayloadWarning and kept in `notes`;
+`derived` facts are never warned.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .mesh import CellBlock, Mesh, Region, as_dict
+
+__all__ = ["PayloadError", "PayloadWarning", "DevicePayload", "to_dlpack", "to_torch", "to_cupy",
+           "from_cupy", "has_cupy", "has_cuda_device", "cupy_wheel"]
+
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
+
+
+class PayloadError(ValueError):
+    """The payload layer's error: the message names the array and the value or option."""
+
+
+class PayloadWarning(UserWarning):
+    """A lossy or copying step taken while building or moving a payload."""
+
+
+@dataclass
+class DevicePayload:
+    """A mesh as device-ready arrays. Arrays are meshdock.Tensor (host, DLPack), torch tensors
+    (to_torch) or CuPy arrays (to_cupy); cells[k] holds the kept block k of type cell_types[k];
+    block_bases[k] is the first global cell number of block k (block_bases[-1]: all cells)."""
+
+    points: Any
+    cell_types: List[str]
+    cells: List[Any]
+    block_bases: Any
+    point_data: Dict[str, Any] = field(default_factory=dict)
+    cell_data: Dict[str, List[Any]] = field(default_factory=dict)
+    field_data: Dict[str, np.ndarray] = field(default_factory=dict)
+    regions: List[Region] = field(default_factory=list)
+    device: Tuple[int, int] = (KDL_CPU, 0)
+    dropped: List[str] = field(default_factory=list)
+    shared: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    derived: List[str] = field(default_factory=list)
+    refs: List[Any] = field(default_factory=list)  # what must outlive the arrays (staging)
+
+    def arrays(self):
+        """(name, array) for every array, in manifest order (field_data, host only, aside)."""
+        yield "points", self.points
+        for k, a in enumerate(self.cells):
+            yield f"cells/{k}", a
+        yield "block_bases", self.block_bases
+        for name, a in self.point_data.items():
+            yield f"point_data/{name}", a
+        for name, parts in self.cell_data.items():
+            for k, a in enumerate(parts):
+                yield f"cell_data/{name}/{k}", a
+        for r in self.regions:
+            yield f"regions/{r.name}", r.entries
+
+    def map(self, fn, device=None) -> "DevicePayload":
+        """A payload with fn(name, array) applied to every array (notes and facts carried)."""
+        return DevicePayload(
+            points=fn("points", self.points), cell_types=list(self.cell_types),
+            cells=[fn(f"cells/{k}", a) for k, a in enumerate(self.cells)],
+            block_bases=fn("block_bases", self.block_bases),
+            point_data={n: fn(f"point_data/{n}", a) for n, a in self.point_data.items()},
+            cell_data={n: [fn(f"cell_data/{n}/{k}", a) for k, a in enumerate(p)]
+                       for n, p in self.cell_data.items()},
+            field_data=dict(self.field_data),
+            regions=[Region(r.name, r.kind, r.dim, r.tag, fn(f"regions/{r.name}", r.entries))
+                     for r in self.regions],
+            device=device or self.device, dropped=list(self.dropped), shared=list(self.shared),
+            notes=list(self.notes), derived=list(self.derived), refs=list(self.refs))
+
+    def __repr__(self) -> str:
+        blocks = ", ".join(f"{t}:{len(a)}" for t, a in zip(self.cell_types, self.cells))
+        return (f"<meshdock.DevicePayload device={self.device} {len(self.points)} points, "
+                f"blocks ({blocks}), {len(self.regions)} regions, {len(self.notes)} notes>")
+
+
+def _warn(notes, stacklevel=3):
+    for n in notes:
+        warnings.warn(n, PayloadWarning, stacklevel=stacklevel)
+
+
+def to_dlpack(mesh, float32: bool = False, int32: bool = False,
+              zero_copy_only: bool = False) -> DevicePayload:
+    """The host DevicePayload of `mesh` (a meshdock.Mesh or any object with its attributes).
+
+    Arrays are shared with the mesh (no copy; they outlive it) unless float32 / int32 ask for a
+    cast. int32 range-checks connectivity, block_bases and region entries first. Ragged blocks
+    (polyhedra) are dropped and listed in `dropped`, region entries renumbered to the kept
+    blocks. zero_copy_only=True raises PayloadError instead of copying."""
+    from . import _meshdock
+
+    copies: List[str] = []
+    d = as_dict(mesh, copies)
+    if copies and zero_copy_only:
+        raise PayloadError(f"{copies[0]} would need a copy, and zero_copy_only=True")
+    r = _meshdock.build_payload(d, float32, int32, zero_copy_only)
+    p = DevicePayload(
+        points=r["points"], cell_types=list(r["cell_types"]), cells=list(r["cells"]),
+        block_bases=r["block_bases"], point_data=dict(r["point_data"]),
+        cell_data={k: list(v) for k, v in r["cell_data"].items()}, field_data=dict(r["field_data"]),
+        regions=[Region(*x) for x in r["regions"]], device=tuple(r["device"]),
+        dropped=list(r["dropped"]), shared=list(r["shared"]), notes=copies + list(r["notes"]),
+        derived=list(r["derived"]))
+    _warn(p.notes)
+    return p
+
+
+def to_torch(mesh, device: str = "cpu", float32: bool = False, int32: bool = False,
+             zero_copy_only: bool = False) -> DevicePayload:
+    """The payload as torch tensors: on the CPU adopted without a copy (torch.from_dlpack);
+    on another device one transfer per array (noted)."""
+    import torch
+
+    p = to_dlpack(mesh, float32=float32, int32=int32, zero_copy_only=zero_copy_only)
+    dev = torch.device(device)
+    if dev.type != "cpu" and zero_copy_only:
+        raise PayloadError(f"moving to {dev} copies every array, and zero_copy_only=True")
+    out = p.map(lambda name, a: torch.from_dlpack(a).to(dev),
+                device=(KDL_CPU, 0) if dev.type == "cpu" else (KDL_CUDA, dev.index or 0))
+    if dev.type != "cpu":
+        note = f"every array copied host -> {dev} (one transfer each)"
+        out.notes.append(note)
+        _warn([note])
+    return out
+
+
+def has_cuda_device() -> bool:
+    """True when a CUDA device answers this process. Never raises."""
+    try:
+        from . import _meshdock
+        return bool(_meshdock.probe_devices()["devices"])
+    except Exception:
+        return False
+
+
+def has_cupy() -> bool:
+    """True when CuPy can be imported. Never raises."""
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def cupy_wheel() -> str:
+    """The CuPy wheel for this host's CUDA: from the driver when one answers, else from the
+    CUDA runtime meshdock was built with (cupy-cuda12x, cupy-cuda13x, ...)."""
+    try:
+        from . import _meshdock
+        info = _meshdock.probe_devices()
+        version = info["driver_version"] or info["runtime_version"]
+    except Exception:
+        version = 0
+    return f"cupy-cuda{version // 1000}x" if version else "cupy-cuda12x (or cupy-cuda13x: match your CUDA)"
+
+
+def _cupy():
+    try:
+        import cupy
+        return cupy
+    except ImportError as e:
+        wheel = cupy_wheel()
+        raise ImportError(f"to_cupy / from_cupy need CuPy, which is not installed: install the "
+                          f"wheel for your CUDA toolkit, {wheel} (pip install {wheel.split()[0]}); "
+                          "meshdock needs nothing else for it") from e
+
+
+def to_cupy(mesh, float32: bool = False, int32: bool = False, pinned: bool = True,
+            stream=None) -> DevicePayload:
+    """The payload on the current CUDA device as CuPy arrays, one host->device transfer per
+    array. pinned=True stages each array through page-locked memory (asynchronous copies);
+    with a caller's `stream` the copies are queued on it and the staging buffers ride in
+    `refs` until the caller synchronises; without one the function returns after they land."""
+    cp = _cupy()
+    host = to_dlpack(mesh, float32=float32, int32=int32)
+    s = stream if stream is not None else cp.cuda.Stream(non_blocking=True)
+    refs: List[Any] = []
+
+    def move(name, t):
+        a = np.from_dlpack(t)
+        out = cp.empty(a.shape, dtype=a.dtype)
+        with s:
+            if pinned:
+                staging = cp.cuda.alloc_pinned_memory(max(a.nbytes, 1))
+                view = np.frombuffer(staging, a.dtype, a.size).reshape(a.shape)
+                view[...] = a
+                out.set(view, stream=s)
+                refs.append(staging)
+            else:
+                out.set(a, stream=s)
+        return out
+
+    dev = cp.cuda.Device().id
+    out = host.map(move, device=(KDL_CUDA, dev))
+    note = f"every array copied host -> cuda:{dev} (one transfer each{', pinned staging' if pinned else ''})"
+    out.notes.append(note)
+    if stream is None:
+        s.synchronize()
+    else:
+        out.refs.extend(refs)
+    _warn([note])
+    return out
+
+
+def _host_array(name, a, notes):
+    """A numpy view of `a` when it is host memory (no copy), else one device->host copy."""
+    if a is None or isinstance(a, np.ndarray):
+        return a
+    dev = getattr(a, "__dlpack_device__", None)
+    if dev is not None:
+        kind, ident = dev()
+        if kind in (KDL_CPU, KDL_CUDA_HOST):
+            from . import _meshdock
+            return _meshdock.numpy_from_dlpack(a, name)
+        get = getattr(a, "get", None) or (lambda: _cupy().asnumpy(a))
+        if hasattr(a, "cpu") and not hasattr(a, "get"):  # torch
+            get = lambda: a.cpu().numpy()  # noqa: E731
+        notes.append(f"{name}: copied device ({kind}, {ident}) -> host")
+        return np.ascontiguousarray(get())
+    return np.asarray(a)
+
+
+def from_cupy(obj) -> Mesh:
+    """A Mesh every writer accepts, from a DevicePayload or any object with its attributes
+    (points, cells + cell_types, point_data, cell_data, field_data, regions). Each array may be
+    numpy, any host DLPack exporter (adopted without a copy) or a device array (one copy back,
+    noted in mesh.notes and warned)."""
+    notes: List[str] = []
+    types = list(getattr(obj, "cell_types", None) or [])
+    cells = []
+    for k, c in enumerate(obj.cells):
+        if isinstance(getattr(c, "type", None), str):  # CellBlock-like (torch has a .type())
+            cells.append(CellBlock(c.type, _host_array(f"cells/{k}", c.data, notes)))
+        else:
+            cells.append(CellBlock(types[k], _host_array(f"cells/{k}", c, notes)))
+    m = Mesh(
+        points=_host_array("points", obj.points, notes), cells=cells,
+        point_data={n: _host_array(f"point_data/{n}", a, notes)
+                    for n, a in (getattr(obj, "point_data", None) or {}).items()},
+        cell_data={n: [_host_array(f"cell_data/{n}/{k}", a, notes) for k, a in enumerate(p)]
+                   for n, p in (getattr(obj, "cell_data", None) or {}).items()},
+        field_data={n: np.asarray(v) for n, v in (getattr(obj, "field_data", None) or {}).items()},
+        regions=[Region(r.name, r.kind, r.dim, r.tag,
+                        _host_array(f"regions/{r.name}", r.entries, notes))
+                 for r in (getattr(obj, "regions", None) or [])],
+        notes=notes)
+    _warn(notes)
+    return m
