@@ -1,25 +1,53 @@
-// meshdockd entry point.
+// meshdockd: the resident daemon.
 //
-// This build carries the shared-memory protocol and device detection; the gRPC service, slots
-// and backends land with issue 5. Until then the binary answers --version and --probe-device
-// truthfully and refuses to pretend to serve.
+//   file -> reader -> Mesh (pinned) -> DevicePayload -> backend (host | cuda) -> slot
+//
+// Configuration: --config FILE (JSON, docs/operations.md), then flags. Serves gRPC on a Unix
+// socket (mode from the config) or, with a bearer token, on TCP; prints one line
+// "meshdockd ready on ADDR" when serving. Boost.Asio owns the signals (SIGTERM / SIGINT:
+// graceful stop; SIGHUP: reload the config file) and the 100 ms timer that beats every slot's
+// heartbeat, reclaims dead consumers' leases and reloads watched files. Under systemd
+// (Type=notify) it reports READY, STOPPING and WATCHDOG.
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
+#if defined(MESHDOCK_HAVE_SYSTEMD)
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "daemon/backend/backend.hpp"
 #include "daemon/backend/device_probe.hpp"
+#include "daemon/mesh/allocator.hpp"
+#include "daemon/rpc/service.hpp"
+#include "daemon/service/config.hpp"
+#include "daemon/service/registry.hpp"
 #include "meshdock/shm.hpp"
 
 namespace {
 
+namespace svc = meshdock::service;
 constexpr const char* kVersion = "0.1.0";
 
 int usage(std::FILE* out) {
   std::fprintf(out,
                "usage: meshdockd [--config FILE] [--listen unix:PATH|HOST:PORT] [--root DIR]...\n"
                "                 [--prefix P] [--slots N] [--device auto|cpu|cuda:N]\n"
-               "                 [--log-level L]\n"
-               "       meshdockd --version | --probe-device\n");
+               "                 [--log-level error|warn|info|debug] [--print-config]\n"
+               "       meshdockd --version | --probe-device\n"
+               "Runs in the foreground until SIGTERM / SIGINT; SIGHUP rereads --config.\n");
   return out == stderr ? 2 : 0;
 }
 
@@ -35,20 +63,221 @@ int probe() {
   return 0;
 }
 
+void notify(const std::string& state) {
+#if defined(MESHDOCK_HAVE_SYSTEMD)
+  sd_notify(0, state.c_str());
+#else
+  (void)state;
+#endif
+}
+
+struct Args {
+  std::optional<std::string> config_file;
+  std::optional<std::string> listen, prefix, device, log_level;
+  std::vector<std::string> roots;
+  std::optional<std::uint32_t> slots;
+  bool print_config = false;
+};
+
+svc::Config effective_config(const Args& a) {
+  svc::Config c = a.config_file ? svc::load_config(*a.config_file) : svc::Config{};
+  if (a.listen) c.listen = *a.listen;
+  if (!a.roots.empty()) c.roots = a.roots;
+  if (a.prefix) c.prefix = *a.prefix;
+  if (a.slots) c.num_slots = *a.slots;
+  if (a.device) c.device = *a.device;
+  if (a.log_level) c.log_level = *a.log_level;
+  svc::check_config(c);
+  return c;
+}
+
+std::string read_token(const svc::Config& c) {
+  if (c.listen.starts_with("unix:")) return {};
+  if (c.token_file.empty())
+    throw svc::ConfigError("listen " + c.listen +
+                           " is TCP, which needs a bearer token: set \"token_file\"");
+  std::ifstream f(c.token_file);
+  std::string token;
+  if (!f || !std::getline(f, token) || token.empty())
+    throw svc::ConfigError(c.token_file + ": cannot read a token (first line)");
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  return token;
+}
+
+int serve(const Args& args) {
+  svc::Config config = effective_config(args);
+  svc::Logger log;
+  log.set_level(config.log_level);
+  const std::string token = read_token(config);
+
+  // Readers write straight into pinned memory when a device will take the data.
+  const auto probe = meshdock::backend::probe_devices();
+  if (!probe.devices.empty() && config.device != "cpu") {
+    meshdock::mesh::set_allocator(meshdock::backend::pinned_allocator());
+    log.info("mesh buffers: pinned host memory (cudaHostAlloc)");
+  } else {
+    log.info(std::string("device: cpu (host backend): ") + probe.cuda_status);
+  }
+
+  svc::Registry registry(config, log);
+  boost::asio::io_context io;
+  std::optional<std::string> socket_path;
+  if (config.listen.starts_with("unix:")) {
+    socket_path = config.listen.substr(5);
+    std::error_code ec;
+    if (std::filesystem::is_socket(*socket_path, ec)) std::filesystem::remove(*socket_path, ec);
+  }
+  meshdock::rpc::MeshdockService service(registry, log, token,
+                                         [&io] { boost::asio::post(io, [&io] { io.stop(); }); });
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(1 << 30);  // Publish carries whole fields
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || (!socket_path && port == 0)) {
+    log.error("cannot listen on " + config.listen +
+              (socket_path ? " (does the directory exist and is it writable?)" : ""));
+    return 1;
+  }
+  if (socket_path && ::chmod(socket_path->c_str(), config.socket_mode) != 0)
+    log.warn("chmod " + *socket_path + ": " + std::strerror(errno));
+  server->GetHealthCheckService()->SetServingStatus(true);
+  std::printf("meshdockd ready on %s\n", config.listen.c_str());
+  std::fflush(stdout);
+  notify("READY=1\nSTATUS=serving on " + config.listen);
+
+  // Signals and timers.
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+          if (args.config_file) {
+            try {
+              auto fresh = effective_config(args);
+              registry.reconfigure(fresh);
+              config = fresh;
+              log.info("SIGHUP: configuration reread from " + *args.config_file);
+            } catch (const std::exception& e) {
+              log.error(std::string("SIGHUP: kept the running configuration: ") + e.what());
+            }
+          } else {
+            log.info("SIGHUP: no --config file to reread");
+          }
+          signals.async_wait(on_signal);
+          return;
+        }
+        log.info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": stopping");
+        io.stop();
+      };
+  signals.async_wait(on_signal);
+
+  boost::asio::thread_pool reloads(1);  // watched files reload here, one at a time
+  std::uint64_t watchdog_usec = 0;
+#if defined(MESHDOCK_HAVE_SYSTEMD)
+  if (sd_watchdog_enabled(0, &watchdog_usec) <= 0) watchdog_usec = 0;
+#endif
+  auto last_watchdog = std::chrono::steady_clock::now();
+  boost::asio::steady_timer tick(io);
+  std::function<void(const boost::system::error_code&)> on_tick =
+      [&](const boost::system::error_code& ec) {
+        if (ec) return;
+        for (const auto& name : registry.maintain()) {
+          boost::asio::post(reloads, [&registry, &log, name] {
+            try {
+              registry.reload(name, [](auto...) {});
+              log.info("watch: '" + name + "' reloaded after its file changed");
+            } catch (const std::exception& e) {
+              log.warn("watch: '" + name + "' kept its last frame: " + e.what());
+            }
+          });
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (watchdog_usec && now - last_watchdog >= std::chrono::microseconds(watchdog_usec / 2)) {
+          notify("WATCHDOG=1");
+          last_watchdog = now;
+        }
+        tick.expires_after(std::chrono::milliseconds(100));
+        tick.async_wait(on_tick);
+      };
+  tick.expires_after(std::chrono::milliseconds(100));
+  tick.async_wait(on_tick);
+
+  io.run();
+
+  notify("STOPPING=1");
+  service.stop_streams();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  reloads.join();
+  registry.clear();  // shutdown flags set, segments removed
+  if (socket_path) {
+    std::error_code ec;
+    std::filesystem::remove(*socket_path, ec);
+  }
+  log.info("stopped");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  Args a;
+  auto value = [&](int& i) -> std::string {
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "meshdockd: %s needs a value\n", argv[i]);
+      std::exit(usage(stderr));
+    }
+    return argv[++i];
+  };
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--version")) {
+    const std::string s = argv[i];
+    if (s == "--version") {
       std::printf("meshdockd %s (shm protocol: cuda-link CIPD v0.5.0, catalog layout %u)\n",
                   kVersion, meshdock::shm::kCatalogLayoutVersion);
       return 0;
     }
-    if (!std::strcmp(argv[i], "--probe-device")) return probe();
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return usage(stdout);
+    if (s == "--probe-device") return probe();
+    if (s == "--help" || s == "-h") return usage(stdout);
+    if (s == "--config") {
+      a.config_file = value(i);
+    } else if (s == "--listen") {
+      a.listen = value(i);
+    } else if (s == "--root") {
+      a.roots.push_back(value(i));
+    } else if (s == "--prefix") {
+      a.prefix = value(i);
+    } else if (s == "--slots") {
+      const auto v = value(i);
+      try {
+        a.slots = static_cast<std::uint32_t>(std::stoul(v));
+      } catch (const std::exception&) {
+        std::fprintf(stderr, "meshdockd: --slots '%s' is not a number\n", v.c_str());
+        return 2;
+      }
+    } else if (s == "--device") {
+      a.device = value(i);
+    } else if (s == "--log-level") {
+      a.log_level = value(i);
+    } else if (s == "--print-config") {
+      a.print_config = true;
+    } else {
+      std::fprintf(stderr, "meshdockd: unknown argument '%s'\n", s.c_str());
+      return usage(stderr);
+    }
   }
-  std::fprintf(stderr,
-               "meshdockd: the control plane is not built yet (tracked in issue 5); this build "
-               "answers --version and --probe-device only\n");
-  return usage(stderr);
+  try {
+    if (a.print_config) {
+      std::printf("%s\n", svc::config_json(effective_config(a)).c_str());
+      return 0;
+    }
+    return serve(a);
+  } catch (const svc::ConfigError& e) {
+    std::fprintf(stderr, "meshdockd: configuration: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "meshdockd: %s\n", e.what());
+    return 1;
+  }
 }

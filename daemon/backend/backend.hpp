@@ -1,0 +1,69 @@
+// Backends: where slot buffers live and how payload arrays get there.
+//   host: each slot buffer is a POSIX shared-memory object; its handle is "MDH1" + the name.
+//   cuda: each slot buffer is cudaMalloc memory exported with cudaIpcGetMemHandle, with an
+//         interprocess event recorded after the copy (cudaEventInterprocess |
+//         cudaEventDisableTiming) so consumers order their streams after it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/array.hpp"
+#include "daemon/payload/payload.hpp"
+#include "meshdock/shm.hpp"
+
+namespace meshdock::backend {
+
+// The backend layer's one exception type; the message names the buffer or device.
+class BackendError : public std::runtime_error {
+ public:
+  explicit BackendError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// One slot buffer. Destroying it frees the memory (host: unlinks the object; consumers that
+// mapped it keep their mapping).
+class SlotBuffer {
+ public:
+  virtual ~SlotBuffer() = default;
+  virtual shm::Handle mem_handle() const = 0;
+  virtual shm::Handle event_handle() const = 0;  // zeros on the host backend
+  virtual std::uint64_t size() const = 0;
+};
+
+// An array and where it goes in the slot buffer.
+struct Placement {
+  const mesh::Array* array;
+  std::uint64_t offset;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;  // "host" | "cuda"
+  virtual payload::Device device() const = 0;
+  // A buffer of `bytes` named `object_name` (the host backend's shm object; the CUDA backend
+  // uses it in messages only). Throws BackendError.
+  virtual std::unique_ptr<SlotBuffer> allocate(const std::string& object_name,
+                                               std::uint64_t bytes) = 0;
+  // Copies every array to its offset. When it returns, a consumer that orders itself after the
+  // buffer's event (host: immediately) sees the data.
+  virtual void upload(SlotBuffer& buffer, const std::vector<Placement>& arrays) = 0;
+  // Bytes of slot buffers alive now.
+  virtual std::uint64_t memory_used() const = 0;
+};
+
+std::unique_ptr<Backend> make_host_backend(mode_t mode);
+
+// Throws BackendError when this build has no CUDA or device `id` does not answer.
+std::unique_ptr<Backend> make_cuda_backend(int id);
+
+// Pinned host memory (cudaHostAlloc) for the mesh allocator hook, so uploads are true DMA;
+// only meaningful when a CUDA device answers. Throws BackendError without CUDA.
+mesh::Allocator pinned_allocator();
+
+}  // namespace meshdock::backend

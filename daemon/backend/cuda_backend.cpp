@@ -1,0 +1,161 @@
+// The CUDA backend: slot buffers in device memory shared by cudaIpcGetMemHandle, uploads with
+// cudaMemcpyAsync on a non-blocking stream, an interprocess event recorded after them.
+// Compiled only where the toolkit is (MESHDOCK_HAVE_CUDA); elsewhere make_cuda_backend says so.
+#include "daemon/backend/backend.hpp"
+
+#if defined(MESHDOCK_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#endif
+
+namespace meshdock::backend {
+
+#if defined(MESHDOCK_HAVE_CUDA)
+namespace {
+
+void check(cudaError_t err, const std::string& what) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw BackendError(what + ": " + cudaGetErrorString(err));
+  }
+}
+
+// RAII for one device allocation and its interprocess event.
+class CudaBuffer final : public SlotBuffer {
+ public:
+  CudaBuffer(int device, std::uint64_t bytes, const std::string& what,
+             std::atomic<std::uint64_t>& used)
+      : device_(device), size_(bytes), used_(used) {
+    check(cudaSetDevice(device), what + ": cudaSetDevice");
+    check(cudaMalloc(&ptr_, std::max<std::uint64_t>(bytes, 1)), what + ": cudaMalloc");
+    try {
+      cudaIpcMemHandle_t mh;
+      check(cudaIpcGetMemHandle(&mh, ptr_), what + ": cudaIpcGetMemHandle");
+      std::memcpy(mem_.data(), &mh, sizeof mh);
+      check(cudaEventCreateWithFlags(&event_, cudaEventInterprocess | cudaEventDisableTiming),
+            what + ": cudaEventCreateWithFlags");
+      cudaIpcEventHandle_t eh;
+      check(cudaIpcGetEventHandle(&eh, event_), what + ": cudaIpcGetEventHandle");
+      std::memcpy(ev_.data(), &eh, sizeof eh);
+    } catch (...) {
+      release();
+      throw;
+    }
+    used_ += size_;
+  }
+  ~CudaBuffer() override {
+    used_ -= size_;
+    release();
+  }
+  shm::Handle mem_handle() const override { return mem_; }
+  shm::Handle event_handle() const override { return ev_; }
+  std::uint64_t size() const override { return size_; }
+  void* ptr() const { return ptr_; }
+  cudaEvent_t event() const { return event_; }
+
+ private:
+  void release() {
+    cudaSetDevice(device_);
+    if (event_) cudaEventDestroy(event_);
+    if (ptr_) cudaFree(ptr_);
+    event_ = nullptr;
+    ptr_ = nullptr;
+  }
+  int device_;
+  std::uint64_t size_;
+  std::atomic<std::uint64_t>& used_;
+  void* ptr_ = nullptr;
+  cudaEvent_t event_ = nullptr;
+  shm::Handle mem_{}, ev_{};
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int id) : id_(id) {
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cuda:" + std::to_string(id));
+    if (id < 0 || id >= count)
+      throw BackendError("cuda:" + std::to_string(id) + ": no such device (" +
+                         std::to_string(count) + " answer)");
+    check(cudaSetDevice(id), "cuda:" + std::to_string(id));
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+          "cuda:" + std::to_string(id) + ": cudaStreamCreateWithFlags");
+  }
+  ~CudaBackend() override {
+    cudaSetDevice(id_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  const char* name() const override { return "cuda"; }
+  payload::Device device() const override { return {shm::kDLDeviceCUDA, id_}; }
+
+  std::unique_ptr<SlotBuffer> allocate(const std::string& object_name,
+                                       std::uint64_t bytes) override {
+    return std::make_unique<CudaBuffer>(id_, bytes, "cuda slot buffer " + object_name, used_);
+  }
+
+  void upload(SlotBuffer& buffer, const std::vector<Placement>& arrays) override {
+    auto& b = static_cast<CudaBuffer&>(buffer);
+    std::lock_guard lock(m_);  // one stream: uploads from concurrent loads queue up
+    check(cudaSetDevice(id_), "cudaSetDevice");
+    for (const auto& p : arrays) {
+      const auto n = p.array->nbytes();
+      if (p.offset + n > b.size())
+        throw BackendError("array at offset " + std::to_string(p.offset) + " overruns the slot");
+      if (n)
+        check(cudaMemcpyAsync(static_cast<char*>(b.ptr()) + p.offset, p.array->data(), n,
+                              cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync");
+    }
+    check(cudaEventRecord(b.event(), stream_), "cudaEventRecord");
+    // Consumers order themselves after the event; the daemon still waits here because the
+    // host arrays (the payload) may be freed once publish returns.
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  std::uint64_t memory_used() const override { return used_.load(); }
+
+ private:
+  int id_;
+  cudaStream_t stream_ = nullptr;
+  std::mutex m_;
+  std::atomic<std::uint64_t> used_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(int id) {
+  return std::make_unique<CudaBackend>(id);
+}
+
+mesh::Allocator pinned_allocator() {
+  mesh::Allocator a;
+  a.name = "cudaHostAlloc (pinned)";
+  a.allocate = [](std::size_t bytes, void*) -> void* {
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return p;
+  };
+  a.release = [](void* p, std::size_t, void*) { cudaFreeHost(p); };
+  return a;
+}
+
+#else
+
+std::unique_ptr<Backend> make_cuda_backend(int id) {
+  throw BackendError("cuda:" + std::to_string(id) +
+                     ": this build has no CUDA backend (MESHDOCK_WITH_CUDA=OFF or no toolkit)");
+}
+
+mesh::Allocator pinned_allocator() {
+  throw BackendError("pinned memory needs the CUDA backend, which this build does not have");
+}
+
+#endif
+
+}  // namespace meshdock::backend

@@ -1,0 +1,72 @@
+// The host backend: slot buffers in POSIX shared memory, filled with memcpy.
+#include <atomic>
+#include <cstring>
+
+#include "daemon/backend/backend.hpp"
+
+namespace meshdock::backend {
+
+namespace {
+
+class HostBuffer final : public SlotBuffer {
+ public:
+  HostBuffer(shm::Segment seg, std::string object_name, std::atomic<std::uint64_t>& used)
+      : seg_(std::move(seg)), object_name_(std::move(object_name)), used_(used) {
+    used_ += seg_.size();
+  }
+  ~HostBuffer() override { used_ -= seg_.size(); }
+  shm::Handle mem_handle() const override { return shm::make_host_handle(object_name_); }
+  shm::Handle event_handle() const override { return shm::Handle{}; }
+  std::uint64_t size() const override { return seg_.size(); }
+  std::byte* data() { return static_cast<std::byte*>(seg_.data()); }
+
+ private:
+  shm::Segment seg_;
+  std::string object_name_;
+  std::atomic<std::uint64_t>& used_;
+};
+
+class HostBackend final : public Backend {
+ public:
+  explicit HostBackend(mode_t mode) : mode_(mode) {}
+  const char* name() const override { return "host"; }
+  payload::Device device() const override { return {shm::kDLDeviceCPU, 0}; }
+
+  std::unique_ptr<SlotBuffer> allocate(const std::string& object_name,
+                                       std::uint64_t bytes) override {
+    try {
+      // replace = true: a dead daemon's object of the same name is stale by definition.
+      auto seg = shm::Segment::create(object_name, std::max<std::uint64_t>(bytes, 1), mode_, true);
+      return std::make_unique<HostBuffer>(std::move(seg), object_name, used_);
+    } catch (const std::exception& e) {
+      throw BackendError("host slot buffer /" + object_name + " (" + std::to_string(bytes) +
+                         " bytes): " + e.what());
+    }
+  }
+
+  void upload(SlotBuffer& buffer, const std::vector<Placement>& arrays) override {
+    auto& b = static_cast<HostBuffer&>(buffer);
+    for (const auto& p : arrays) {
+      const auto n = p.array->nbytes();
+      if (p.offset + n > b.size())
+        throw BackendError("array at offset " + std::to_string(p.offset) + " (" +
+                           std::to_string(n) + " bytes) overruns the " + std::to_string(b.size()) +
+                           "-byte slot buffer");
+      if (n) std::memcpy(b.data() + p.offset, p.array->data(), n);
+    }
+  }
+
+  std::uint64_t memory_used() const override { return used_.load(); }
+
+ private:
+  mode_t mode_;
+  std::atomic<std::uint64_t> used_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_host_backend(mode_t mode) {
+  return std::make_unique<HostBackend>(mode);
+}
+
+}  // namespace meshdock::backend

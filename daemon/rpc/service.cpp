@@ -1,0 +1,269 @@
+#include "daemon/rpc/service.hpp"
+
+#include "daemon/payload/dlpack_export.hpp"
+
+namespace meshdock::rpc {
+
+namespace {
+
+using service::Status;
+
+grpc::StatusCode code_of(Status s) {
+  switch (s) {
+    case Status::kInvalidArgument:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case Status::kNotFound:
+      return grpc::StatusCode::NOT_FOUND;
+    case Status::kAlreadyExists:
+      return grpc::StatusCode::ALREADY_EXISTS;
+    case Status::kPermissionDenied:
+      return grpc::StatusCode::PERMISSION_DENIED;
+    case Status::kResourceExhausted:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case Status::kFailedPrecondition:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case Status::kUnavailable:
+      return grpc::StatusCode::UNAVAILABLE;
+    case Status::kInternal:
+      return grpc::StatusCode::INTERNAL;
+  }
+  return grpc::StatusCode::UNKNOWN;
+}
+
+void fill(const service::MeshInfo& i, v1::SlotInfo* s) {
+  s->set_name(i.name);
+  s->set_path(i.path);
+  s->set_format(i.format);
+  s->mutable_device()->set_device_type(i.device.type);
+  s->mutable_device()->set_device_id(i.device.id);
+  s->set_num_slots(i.num_slots);
+  s->set_write_idx(i.write_idx);
+  s->set_version(i.version);
+  s->set_data_size(i.data_size);
+  s->set_num_points(i.num_points);
+  s->set_num_cells(i.num_cells);
+  for (const auto& t : i.cell_types) s->add_cell_types(t);
+  for (const auto& n : i.notes) s->add_notes(n);
+  for (const auto& d : i.dropped) s->add_dropped(d);
+  s->set_control_segment(i.control_segment);
+  s->set_catalog_segment(i.catalog_segment);
+  s->set_load_seconds(i.load_seconds);
+  s->set_watch(i.watch);
+}
+
+service::Progress progress_to(grpc::ServerWriter<v1::LoadProgress>* out) {
+  return [out](service::Phase ph, std::uint64_t done, std::uint64_t total, const std::string& msg) {
+    if (ph == service::Phase::kDone) return;  // the handler sends DONE with the SlotInfo
+    v1::LoadProgress p;
+    p.set_phase(static_cast<v1::LoadProgress::Phase>(ph));
+    p.set_bytes_done(done);
+    p.set_bytes_total(total);
+    p.set_message(msg);
+    out->Write(p);  // a client that went away just stops hearing
+  };
+}
+
+void send_done(grpc::ServerWriter<v1::LoadProgress>* out, const service::MeshInfo& info) {
+  v1::LoadProgress p;
+  p.set_phase(v1::LoadProgress::DONE);
+  p.set_bytes_done(info.data_size);
+  p.set_bytes_total(info.data_size);
+  fill(info, p.mutable_slot());
+  out->Write(p);
+}
+
+}  // namespace
+
+MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log,
+                                 std::string token, std::function<void()> request_shutdown)
+    : reg_(registry),
+      log_(log),
+      token_(std::move(token)),
+      request_shutdown_(std::move(request_shutdown)) {}
+
+template <typename F>
+grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc, F&& f) {
+  if (!token_.empty()) {
+    const auto& md = ctx->client_metadata();
+    auto it = md.find("authorization");
+    const std::string want = "Bearer " + token_;
+    if (it == md.end() || std::string(it->second.data(), it->second.size()) != want) {
+      log_.warn(std::string(rpc) + ": refused a call without the bearer token from " + ctx->peer());
+      return {grpc::StatusCode::PERMISSION_DENIED,
+              "this endpoint needs \"authorization: Bearer <token>\" metadata"};
+    }
+  }
+  try {
+    f();
+    return grpc::Status::OK;
+  } catch (const service::ServiceError& e) {
+    log_.debug(std::string(rpc) + ": " + e.what());
+    return {code_of(e.status()), e.what()};
+  } catch (const std::bad_alloc&) {
+    log_.error(std::string(rpc) + ": out of memory");
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(rpc) + ": out of memory"};
+  } catch (const std::exception& e) {
+    log_.error(std::string(rpc) + ": " + e.what());
+    return {grpc::StatusCode::INTERNAL, std::string(rpc) + ": " + e.what()};
+  }
+}
+
+grpc::Status MeshdockService::Load(grpc::ServerContext* ctx, const v1::LoadRequest* req,
+                                   grpc::ServerWriter<v1::LoadProgress>* out) {
+  return guarded(ctx, "Load", [&] {
+    service::LoadRequest r;
+    r.path = req->path();
+    r.name = req->name();
+    r.replace = req->replace();
+    const auto& o = req->options();
+    r.options.float32 = o.float32();
+    r.options.int32 = o.int32();
+    r.options.zero_copy_only = o.zero_copy_only();
+    r.device = o.device();
+    r.format = o.format();
+    r.watch = o.watch();
+    r.num_slots = o.num_slots();
+    send_done(out, reg_.load(r, progress_to(out)));
+  });
+}
+
+grpc::Status MeshdockService::Reload(grpc::ServerContext* ctx, const v1::NameRequest* req,
+                                     grpc::ServerWriter<v1::LoadProgress>* out) {
+  return guarded(ctx, "Reload",
+                 [&] { send_done(out, reg_.reload(req->name(), progress_to(out))); });
+}
+
+grpc::Status MeshdockService::Unload(grpc::ServerContext* ctx, const v1::NameRequest* req,
+                                     v1::UnloadReply* reply) {
+  return guarded(ctx, "Unload", [&] {
+    reg_.unload(req->name());
+    reply->set_name(req->name());
+  });
+}
+
+grpc::Status MeshdockService::List(grpc::ServerContext* ctx, const v1::ListRequest*,
+                                   v1::ListReply* reply) {
+  return guarded(ctx, "List", [&] {
+    for (const auto& i : reg_.list()) fill(i, reply->add_slots());
+  });
+}
+
+grpc::Status MeshdockService::Describe(grpc::ServerContext* ctx, const v1::NameRequest* req,
+                                       v1::DescribeReply* reply) {
+  return guarded(ctx, "Describe", [&] {
+    const auto [info, manifest] = reg_.describe(req->name());
+    fill(info, reply->mutable_slot());
+    reply->set_manifest_json(manifest);
+    if (manifest.empty()) return;
+    const auto m = shm::decode_manifest(manifest, info.data_size);
+    for (const auto& a : m.arrays) {
+      auto* x = reply->add_arrays();
+      x->set_name(a.name);
+      x->set_role(shm::role_name(a.role));
+      x->set_block(a.block);
+      x->mutable_dtype()->set_code(a.dtype.code);
+      x->mutable_dtype()->set_bits(a.dtype.bits);
+      x->mutable_dtype()->set_lanes(a.dtype.lanes);
+      for (auto d : a.shape) x->add_shape(d);
+      x->set_offset(a.offset);
+      x->set_nbytes(a.nbytes);
+    }
+  });
+}
+
+grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx, const v1::PublishRequest* req,
+                                      v1::PublishReply* reply) {
+  return guarded(ctx, "Publish", [&] {
+    const auto& d = req->dtype();
+    if (d.code() > 255 || d.bits() > 255 || d.bits() % 8 || d.lanes() != 1)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  req->field() + ": dtype (" + std::to_string(d.code()) + ", " +
+                                      std::to_string(d.bits()) + ", " + std::to_string(d.lanes()) +
+                                      ") is not a DLPack scalar type");
+    std::vector<std::int64_t> shape(req->shape().begin(), req->shape().end());
+    if (shape.empty() || shape.size() > 4)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  req->field() + ": shape must have 1 to 4 dimensions");
+    std::uint64_t count = 1;
+    for (auto s : shape) {
+      if (s < 0 || s > (std::int64_t{1} << 40))
+        throw service::ServiceError(Status::kInvalidArgument,
+                                    req->field() + ": dimension " + std::to_string(s));
+      count *= static_cast<std::uint64_t>(s);
+    }
+    const mesh::DType dt{static_cast<std::uint8_t>(d.code()), static_cast<std::uint8_t>(d.bits()),
+                         1};
+    const std::uint64_t want = count * (d.bits() / 8);
+    if (want != req->data().size())
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  req->field() + ": shape and dtype need " + std::to_string(want) +
+                                      " bytes, data has " + std::to_string(req->data().size()));
+    auto a = mesh::Array::empty(dt, shape);
+    try {
+      payload::dlpack_dtype(a, req->field());
+    } catch (const payload::PayloadError& e) {
+      throw service::ServiceError(Status::kInvalidArgument, e.what());
+    }
+    if (want) std::memcpy(a.data(), req->data().data(), want);
+    reply->set_frame(reg_.publish_field(req->name(), req->field(), a, req->block()));
+    fill(reg_.describe(req->name()).first, reply->mutable_slot());
+  });
+}
+
+grpc::Status MeshdockService::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
+                                     v1::ExportReply* reply) {
+  return guarded(ctx, "Export", [&] {
+    reply->set_bytes_written(reg_.export_to(req->name(), req->path(), req->format()));
+    reply->set_path(req->path());
+  });
+}
+
+grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
+                                    grpc::ServerWriter<v1::Event>* out) {
+  return guarded(ctx, "Watch", [&] {
+    auto sub = reg_.events().subscribe();
+    while (!ctx->IsCancelled() && !stopping_) {
+      auto e = sub->next(std::chrono::milliseconds(200));
+      if (!e ||
+          (!req->name().empty() && e->name != req->name() && e->kind != service::Event::kShutdown))
+        continue;
+      v1::Event ev;
+      ev.set_kind(static_cast<v1::Event::Kind>(e->kind));
+      ev.set_name(e->name);
+      ev.set_frame(e->frame);
+      ev.set_message(e->message);
+      ev.set_timestamp(e->timestamp);
+      if (!out->Write(ev) || e->kind == service::Event::kShutdown) break;
+    }
+  });
+}
+
+grpc::Status MeshdockService::Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
+                                    v1::StatsReply* reply) {
+  return guarded(ctx, "Stats", [&] {
+    const auto s = reg_.stats();
+    for (const auto& m : s.meshes) {
+      auto* x = reply->add_slots();
+      x->set_name(m.name);
+      x->set_bytes(m.bytes);
+      x->set_frames(m.write_idx);
+      x->set_leases(m.leases);
+      x->set_last_load_seconds(m.load_seconds);
+    }
+    reply->set_device_memory_used(s.device_memory_used);
+    reply->set_device_memory_budget(s.device_memory_budget);
+    reply->set_host_memory_used(s.host_memory_used);
+    reply->set_uptime_seconds(s.uptime_seconds);
+    reply->set_backend(s.backend);
+  });
+}
+
+grpc::Status MeshdockService::Shutdown(grpc::ServerContext* ctx, const v1::ShutdownRequest*,
+                                       v1::ShutdownReply*) {
+  return guarded(ctx, "Shutdown", [&] {
+    log_.info("shutdown requested over gRPC by " + ctx->peer());
+    request_shutdown_();
+  });
+}
+
+}  // namespace meshdock::rpc

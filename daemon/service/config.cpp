@@ -1,0 +1,131 @@
+#include "daemon/service/config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "meshdock/shm.hpp"
+
+namespace meshdock::service {
+
+mode_t parse_mode(const std::string& s, const std::string& what) {
+  std::size_t used = 0;
+  unsigned long v = 0;
+  try {
+    v = std::stoul(s, &used, 8);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty() || v > 0777)
+    throw ConfigError(what + ": '" + s + "' is not an octal permission like \"0660\"");
+  return static_cast<mode_t>(v);
+}
+
+Config parse_config(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw ConfigError(where + ": the configuration must be a JSON object");
+  Config c;
+  for (const auto& [key, v] : j.items()) {
+    const auto what = where + ": key '" + key + "'";
+    auto str = [&]() {
+      if (!v.is_string()) throw ConfigError(what + " must be a string");
+      return v.get<std::string>();
+    };
+    auto uint = [&](std::uint64_t max) {
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
+        throw ConfigError(what + " must be a whole number from 0 to " + std::to_string(max));
+      return v.get<std::uint64_t>();
+    };
+    if (key == "listen") {
+      c.listen = str();
+    } else if (key == "socket_mode") {
+      c.socket_mode = parse_mode(str(), what);
+    } else if (key == "roots") {
+      if (!v.is_array()) throw ConfigError(what + " must be a list of directories");
+      c.roots.clear();
+      for (const auto& r : v) {
+        if (!r.is_string()) throw ConfigError(what + " must hold strings");
+        c.roots.push_back(r.get<std::string>());
+      }
+    } else if (key == "max_file_size") {
+      c.max_file_size = uint(UINT64_MAX);
+    } else if (key == "max_meshes") {
+      c.max_meshes = static_cast<std::uint32_t>(uint(1u << 20));
+    } else if (key == "device_memory_budget") {
+      c.device_memory_budget = uint(UINT64_MAX);
+    } else if (key == "num_slots") {
+      c.num_slots = static_cast<std::uint32_t>(uint(shm::kMaxSlots));
+    } else if (key == "prefix") {
+      c.prefix = str();
+    } else if (key == "shm_mode") {
+      c.shm_mode = parse_mode(str(), what);
+    } else if (key == "device") {
+      c.device = str();
+    } else if (key == "log_level") {
+      c.log_level = str();
+    } else if (key == "token_file") {
+      c.token_file = str();
+    } else if (key == "lease_wait_ms") {
+      c.lease_wait_ms = static_cast<std::uint32_t>(uint(60000));
+    } else if (key == "watch_interval_ms") {
+      c.watch_interval_ms = static_cast<std::uint32_t>(uint(3600000));
+    } else {
+      throw ConfigError(where + ": unknown key '" + key +
+                        "' (known: listen, socket_mode, roots, max_file_size, max_meshes, "
+                        "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
+                        "token_file, lease_wait_ms, watch_interval_ms)");
+    }
+  }
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ConfigError(path + ": cannot open the configuration file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f, nullptr, true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  return parse_config(j, path);
+}
+
+void check_config(const Config& c) {
+  if (c.num_slots < shm::kMinSlots || c.num_slots > shm::kMaxSlots)
+    throw ConfigError("num_slots " + std::to_string(c.num_slots) + " is not 1..10");
+  try {
+    shm::validate_prefix(c.prefix);
+  } catch (const shm::ProtocolError& e) {
+    throw ConfigError(std::string("prefix: ") + e.what());
+  }
+  if (c.device != "auto" && c.device != "cpu" && !c.device.starts_with("cuda:"))
+    throw ConfigError("device '" + c.device + "' is not auto, cpu or cuda:N");
+  if (c.log_level != "error" && c.log_level != "warn" && c.log_level != "info" &&
+      c.log_level != "debug")
+    throw ConfigError("log_level '" + c.log_level + "' is not error, warn, info or debug");
+  if (!c.listen.starts_with("unix:") && c.listen.find(':') == std::string::npos)
+    throw ConfigError("listen '" + c.listen + "' is not unix:PATH or HOST:PORT");
+  if (c.max_meshes == 0) throw ConfigError("max_meshes must be at least 1");
+}
+
+std::string config_json(const Config& c) {
+  char mode[8], shm_mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(c.socket_mode));
+  std::snprintf(shm_mode, sizeof shm_mode, "%04o", static_cast<unsigned>(c.shm_mode));
+  nlohmann::json j = {{"listen", c.listen},
+                      {"socket_mode", mode},
+                      {"roots", c.roots},
+                      {"max_file_size", c.max_file_size},
+                      {"max_meshes", c.max_meshes},
+                      {"device_memory_budget", c.device_memory_budget},
+                      {"num_slots", c.num_slots},
+                      {"prefix", c.prefix},
+                      {"shm_mode", shm_mode},
+                      {"device", c.device},
+                      {"log_level", c.log_level},
+                      {"token_file", c.token_file},
+                      {"lease_wait_ms", c.lease_wait_ms},
+                      {"watch_interval_ms", c.watch_interval_ms}};
+  return j.dump(2);
+}
+
+}  // namespace meshdock::service

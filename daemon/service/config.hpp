@@ -1,0 +1,48 @@
+// meshdockd's configuration: config/meshdockd.json (every key documented in
+// docs/operations.md), overridden by command-line flags. Unknown keys and wrong types are
+// errors naming the key.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace meshdock::service {
+
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(const std::string& what) : std::runtime_error(what) {}
+};
+
+struct Config {
+  std::string listen = "unix:/run/meshdock/meshdockd.sock";  // unix:PATH | HOST:PORT
+  mode_t socket_mode = 0660;
+  std::vector<std::string> roots;  // files are read / exported only under these (realpath)
+  std::uint64_t max_file_size = 16ull << 30;
+  std::uint32_t max_meshes = 64;           // meshes loaded at once
+  std::uint64_t device_memory_budget = 0;  // bytes of slot buffers; 0: no limit
+  std::uint32_t num_slots = 3;             // ring slots per mesh (1..10)
+  std::string prefix = "meshdock.";        // shared-memory name prefix
+  mode_t shm_mode = 0660;                  // permission bits of the segments
+  std::string device = "auto";             // auto | cpu | cuda:N
+  std::string log_level = "info";          // error | warn | info | debug
+  std::string token_file;                  // bearer token for TCP (required there)
+  std::uint32_t lease_wait_ms = 200;       // how long publish waits for a leased slot
+  std::uint32_t watch_interval_ms = 500;   // how often watched files are checked
+};
+
+// Parses `j` (the file's contents) over the defaults; `where` names the file in errors.
+Config parse_config(const nlohmann::json& j, const std::string& where);
+Config load_config(const std::string& path);
+// Values that are wrong whatever their source (slots out of range, bad prefix, device, ...).
+void check_config(const Config& c);
+// "0660" / "660" -> 0660.
+mode_t parse_mode(const std::string& s, const std::string& what);
+std::string config_json(const Config& c);  // the effective configuration, for --print-config
+
+}  // namespace meshdock::service

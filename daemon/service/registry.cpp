@@ -1,0 +1,511 @@
+#include "daemon/service/registry.hpp"
+
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+#include "daemon/backend/device_probe.hpp"
+#include "daemon/mesh/formats.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/writers/writers.hpp"
+#include "daemon/slots/layout.hpp"
+
+namespace meshdock::service {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string mib(std::uint64_t bytes) {
+  return std::to_string(bytes / (1 << 20)) + " MiB";
+}
+
+struct FileStamp {
+  std::int64_t mtime_ns = 0;
+  std::uint64_t size = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<std::uint64_t>(st.st_size)};
+}
+
+double now_seconds() {
+  return shm::monotonic_seconds();
+}
+
+}  // namespace
+
+struct Registry::Entry {
+  std::mutex m;  // one publish / export / swap at a time per mesh
+  LoadRequest request;
+  std::string path, format, device_name;
+  mesh::Mesh mesh;
+  payload::DevicePayload payload;
+  std::unique_ptr<slots::Slot> slot;
+  backend::Backend* backend = nullptr;
+  double load_seconds = 0;
+  FileStamp stamp;
+};
+
+Registry::Registry(Config config, Logger& log) : c_(std::move(config)), log_(log) {
+  host_ = backend::make_host_backend(c_.shm_mode);
+  for (const auto& name : slots::Slot::remove_stale(c_.prefix))
+    log_.info("removed stale segments of '" + name + "' (their daemon is gone)");
+}
+
+Registry::~Registry() {
+  clear();
+}
+
+void Registry::clear() {
+  std::map<std::string, std::shared_ptr<Entry>> gone;
+  {
+    std::lock_guard lock(m_);
+    gone.swap(entries_);
+  }
+  for (auto& [name, e] : gone) {
+    std::lock_guard lock(e->m);
+    e->slot.reset();
+  }
+  if (!gone.empty())
+    events_.publish({Event::kShutdown, "", 0, "meshdockd stopping", now_seconds()});
+}
+
+void Registry::reconfigure(const Config& c) {
+  std::lock_guard lock(m_);
+  if (c.prefix != c_.prefix)
+    log_.warn("prefix change '" + c_.prefix + "' -> '" + c.prefix +
+              "' applies after a restart; loaded meshes keep their segments");
+  const auto prefix = c_.prefix;
+  const auto shm_mode = c_.shm_mode;
+  c_ = c;
+  c_.prefix = prefix;
+  c_.shm_mode = shm_mode;
+  log_.set_level(c_.log_level);
+}
+
+std::string Registry::resolve_under_roots(const std::string& path, bool must_exist) const {
+  if (path.empty() || path.front() != '/')
+    throw ServiceError(Status::kInvalidArgument,
+                       "path '" + path + "' is not absolute (meshdockctl makes it so)");
+  std::string resolved;
+  char buf[PATH_MAX];
+  if (must_exist) {
+    if (!::realpath(path.c_str(), buf))
+      throw ServiceError(Status::kNotFound, path + ": no such file");
+    resolved = buf;
+  } else {
+    const std::filesystem::path p(path);
+    if (!::realpath(p.parent_path().c_str(), buf))
+      throw ServiceError(Status::kNotFound, p.parent_path().string() + ": no such directory");
+    resolved = (std::filesystem::path(buf) / p.filename()).string();
+    std::error_code ec;
+    if (std::filesystem::is_symlink(resolved, ec))
+      throw ServiceError(Status::kPermissionDenied,
+                         path + " is a symlink; export writes files only");
+  }
+  std::vector<std::string> roots;
+  {
+    std::lock_guard lock(m_);
+    roots = c_.roots;
+  }
+  if (roots.empty())
+    throw ServiceError(Status::kPermissionDenied,
+                       "no roots are configured: meshdockd reads nothing until started with "
+                       "--root DIR (or \"roots\" in its config)");
+  for (const auto& root : roots) {
+    if (!::realpath(root.c_str(), buf)) continue;
+    const std::string r = buf;
+    if (resolved == r || resolved.starts_with(r == "/" ? r : r + "/")) return resolved;
+  }
+  throw ServiceError(
+      Status::kPermissionDenied,
+      path + " resolves to " + resolved + ", outside the allowed roots (" + join(roots) + ")");
+}
+
+backend::Backend& Registry::backend_for_device(const std::string& requested, std::string& chosen) {
+  std::lock_guard lock(m_);
+  const std::string spec = requested.empty() ? c_.device : requested;
+  if (spec == "cpu") {
+    chosen = "cpu";
+    return *host_;
+  }
+  int id = 0;
+  if (spec == "auto") {
+    if (!backend::has_cuda_device()) {
+      chosen = "cpu";
+      return *host_;
+    }
+  } else if (spec.starts_with("cuda:")) {
+    try {
+      std::size_t used = 0;
+      id = std::stoi(spec.substr(5), &used);
+      if (used != spec.size() - 5 || id < 0) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw ServiceError(Status::kInvalidArgument, "device '" + spec + "' is not cuda:N");
+    }
+  } else {
+    throw ServiceError(Status::kInvalidArgument,
+                       "device '" + spec + "' is not auto, cpu or cuda:N");
+  }
+  chosen = "cuda:" + std::to_string(id);
+  auto& b = cuda_[id];
+  if (!b) {
+    try {
+      b = backend::make_cuda_backend(id);
+    } catch (const backend::BackendError& e) {
+      cuda_.erase(id);
+      throw ServiceError(Status::kFailedPrecondition, e.what());
+    }
+  }
+  return *b;
+}
+
+std::string Registry::backend_for(const std::string& spec) const {
+  const std::string s = spec.empty() ? c_.device : spec;
+  if (s == "cpu" || (s == "auto" && !backend::has_cuda_device())) return "host";
+  return "cuda";
+}
+
+void Registry::check_memory(std::uint64_t add, const std::string& name) const {
+  std::lock_guard lock(m_);
+  std::uint64_t used = host_->memory_used();
+  for (const auto& [id, b] : cuda_) used += b->memory_used();
+  if (c_.device_memory_budget && used + add > c_.device_memory_budget)
+    throw ServiceError(Status::kResourceExhausted, "'" + name + "' needs up to " + mib(add) +
+                                                       " of slot buffers; " + mib(used) +
+                                                       " of the " + mib(c_.device_memory_budget) +
+                                                       " budget are in use (device_memory_budget)");
+}
+
+std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
+  std::lock_guard lock(m_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) throw ServiceError(Status::kNotFound, "no mesh named '" + name + "'");
+  return it->second;
+}
+
+MeshInfo Registry::load(const LoadRequest& r, const Progress& progress) {
+  try {
+    shm::validate_name(r.name);
+  } catch (const shm::ProtocolError& e) {
+    throw ServiceError(Status::kInvalidArgument, e.what());
+  }
+  if (r.num_slots > shm::kMaxSlots)
+    throw ServiceError(Status::kInvalidArgument,
+                       "num_slots " + std::to_string(r.num_slots) + " is not 1..10");
+  const std::string path = resolve_under_roots(r.path, true);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw ServiceError(Status::kInvalidArgument, path + " is not a regular file");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  std::uint32_t num_slots = r.num_slots;
+  {
+    std::lock_guard lock(m_);
+    if (size > c_.max_file_size)
+      throw ServiceError(
+          Status::kResourceExhausted,
+          path + " is " + mib(size) + ", over max_file_size (" + mib(c_.max_file_size) + ")");
+    const bool exists = entries_.count(r.name) > 0;
+    if (exists && !r.replace)
+      throw ServiceError(Status::kAlreadyExists,
+                         "a mesh named '" + r.name + "' is loaded; reload it or load with replace");
+    if (loading_.count(r.name))
+      throw ServiceError(Status::kFailedPrecondition, "'" + r.name + "' is being loaded already");
+    if (!exists && entries_.size() + loading_.size() >= c_.max_meshes)
+      throw ServiceError(Status::kResourceExhausted,
+                         std::to_string(entries_.size()) + " meshes are loaded, the most " +
+                             "max_meshes allows (" + std::to_string(c_.max_meshes) + ")");
+    loading_.insert(r.name);
+    if (!num_slots) num_slots = c_.num_slots;
+  }
+  struct Unmark {
+    Registry& reg;
+    const std::string& name;
+    ~Unmark() {
+      std::lock_guard lock(reg.m_);
+      reg.loading_.erase(name);
+    }
+  } unmark{*this, r.name};
+
+  const auto t0 = std::chrono::steady_clock::now();
+  progress(Phase::kOpen, 0, size, path);
+  auto e = std::make_shared<Entry>();
+  e->request = r;
+  e->path = path;
+  e->stamp = stamp_of(path);
+  e->format = r.format.empty() ? mesh::format_of(path) : r.format;
+  try {
+    e->mesh = mesh::read_mesh(path, r.format);
+  } catch (const mesh::MeshError& err) {
+    events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
+    throw ServiceError(Status::kInvalidArgument, err.what());
+  } catch (const std::bad_alloc&) {
+    throw ServiceError(Status::kResourceExhausted, path + ": out of memory while reading");
+  }
+  progress(Phase::kRead, size, size,
+           std::to_string(e->mesh.num_points()) + " points, " +
+               std::to_string(e->mesh.num_cells()) + " cells");
+  try {
+    e->payload = payload::build_payload(e->mesh, r.options);
+  } catch (const payload::PayloadError& err) {
+    events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
+    throw ServiceError(Status::kInvalidArgument, r.name + ": " + err.what());
+  }
+  e->backend = &backend_for_device(r.device, e->device_name);
+  e->payload.device = e->backend->device();
+  progress(
+      Phase::kBuildPayload, size, size,
+      "device " + (r.device.empty() ? std::string("default") : r.device) + " -> " + e->device_name);
+  const auto total = slots::plan_layout(e->payload).total;
+
+  std::shared_ptr<Entry> old;
+  {
+    std::lock_guard lock(m_);
+    if (auto it = entries_.find(r.name); it != entries_.end()) old = it->second;
+  }
+  const std::uint64_t old_bytes = old && old->slot ? old->slot->bytes() : 0;
+  check_memory(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
+  progress(Phase::kCopy, 0, total, e->device_name);
+  try {
+    if (old) {
+      std::lock_guard lock(old->m);
+      const bool same =
+          old->backend == e->backend && old->slot && old->slot->num_slots() == num_slots;
+      if (same) e->slot = std::move(old->slot);
+      old->slot.reset();  // before a new Slot takes the same segment names
+    }
+    if (!e->slot) {
+      slots::SlotOptions so;
+      so.prefix = c_.prefix;
+      so.name = r.name;
+      so.num_slots = num_slots;
+      so.mode = c_.shm_mode;
+      so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
+      e->slot = std::make_unique<slots::Slot>(so, *e->backend);
+    }
+    const auto pub = e->slot->publish(e->payload);
+    progress(Phase::kPublish, total, total, "frame " + std::to_string(pub.frame));
+  } catch (const slots::SlotError& err) {
+    if (old) {
+      std::lock_guard lock(m_);
+      entries_.erase(r.name);  // its slot is gone with the failed swap
+    }
+    throw ServiceError(Status::kFailedPrecondition, err.what());
+  } catch (const backend::BackendError& err) {
+    throw ServiceError(Status::kResourceExhausted, r.name + ": " + err.what());
+  }
+  e->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard lock(m_);
+    entries_[r.name] = e;
+  }
+  for (const auto& n : e->payload.notes) log_.info(r.name + ": " + n);
+  log_.info((old ? "reloaded '" : "loaded '") + r.name + "' from " + path + " on " +
+            e->device_name + " in " + std::to_string(e->load_seconds) + " s");
+  events_.publish(
+      {old ? Event::kReloaded : Event::kLoaded, r.name, e->slot->write_idx(), path, now_seconds()});
+  auto info = info_of(*e);
+  progress(Phase::kDone, total, total, "");
+  return info;
+}
+
+MeshInfo Registry::reload(const std::string& name, const Progress& progress) {
+  auto e = find(name);
+  LoadRequest r = e->request;
+  r.replace = true;
+  return load(r, progress);
+}
+
+void Registry::unload(const std::string& name) {
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard lock(m_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) throw ServiceError(Status::kNotFound, "no mesh named '" + name + "'");
+    e = it->second;
+    entries_.erase(it);
+  }
+  {
+    std::lock_guard lock(e->m);
+    e->slot.reset();
+  }
+  log_.info("unloaded '" + name + "'");
+  events_.publish({Event::kUnloaded, name, 0, "", now_seconds()});
+}
+
+MeshInfo Registry::info_of(const Entry& e) const {
+  MeshInfo i;
+  i.name = e.request.name;
+  i.path = e.path;
+  i.format = e.format;
+  i.device = e.payload.device;
+  i.num_points = static_cast<std::uint64_t>(e.mesh.num_points());
+  i.num_cells = static_cast<std::uint64_t>(e.mesh.num_cells());
+  i.cell_types = e.payload.cell_types;
+  i.notes = e.payload.notes;
+  i.dropped = e.payload.dropped;
+  i.load_seconds = e.load_seconds;
+  i.watch = e.request.watch;
+  if (e.slot) {
+    i.num_slots = e.slot->num_slots();
+    i.write_idx = e.slot->write_idx();
+    i.version = e.slot->version();
+    i.data_size = e.slot->data_size();
+    i.bytes = e.slot->bytes();
+    i.leases = e.slot->lease_count();
+    i.control_segment = "/" + e.slot->control_object();
+    i.catalog_segment = "/" + e.slot->catalog_object();
+  }
+  return i;
+}
+
+std::vector<MeshInfo> Registry::list() const {
+  std::vector<std::shared_ptr<Entry>> all;
+  {
+    std::lock_guard lock(m_);
+    for (const auto& [n, e] : entries_) all.push_back(e);
+  }
+  std::vector<MeshInfo> out;
+  for (const auto& e : all) {
+    std::lock_guard lock(e->m);
+    out.push_back(info_of(*e));
+  }
+  return out;
+}
+
+std::pair<MeshInfo, std::string> Registry::describe(const std::string& name) const {
+  auto e = find(name);
+  std::lock_guard lock(e->m);
+  return {info_of(*e), e->slot ? e->slot->newest_manifest() : std::string()};
+}
+
+std::uint32_t Registry::publish_field(const std::string& name, const std::string& field,
+                                      const mesh::Array& data, std::uint32_t block) {
+  auto e = find(name);
+  std::lock_guard lock(e->m);
+  if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+  mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
+  const auto slash = field.find('/');
+  const std::string kind = field.substr(0, slash);
+  const std::string key = slash == std::string::npos ? "" : field.substr(slash + 1);
+  if (key.empty() || (kind != "point_data" && kind != "cell_data"))
+    throw ServiceError(Status::kInvalidArgument,
+                       "field '" + field + "' is not point_data/NAME or cell_data/NAME");
+  if (kind == "point_data") {
+    if (data.dim(0) != m.num_points())
+      throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(data.dim(0)) +
+                                                       " rows for " +
+                                                       std::to_string(m.num_points()) + " points");
+    m.point_data[key] = data;
+  } else {
+    if (block >= m.cells.size())
+      throw ServiceError(Status::kInvalidArgument, field + ": block " + std::to_string(block) +
+                                                       " of " + std::to_string(m.cells.size()));
+    if (data.dim(0) != m.cells[block].size())
+      throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(data.dim(0)) +
+                                                       " rows for the " +
+                                                       std::to_string(m.cells[block].size()) +
+                                                       " cells of block " + std::to_string(block));
+    auto it = m.cell_data.find(key);
+    if (it == m.cell_data.end()) {
+      if (m.cells.size() != 1)
+        throw ServiceError(Status::kInvalidArgument,
+                           field +
+                               " does not exist; a new cell_data field needs a one-block mesh "
+                               "(publish it per block once it exists)");
+      m.cell_data[key] = {data};
+    } else {
+      it->second[block] = data;
+    }
+  }
+  payload::DevicePayload p;
+  try {
+    p = payload::build_payload(m, e->request.options);
+  } catch (const payload::PayloadError& err) {
+    throw ServiceError(Status::kInvalidArgument, field + ": " + err.what());
+  }
+  p.device = e->backend->device();
+  slots::Published pub;
+  try {
+    pub = e->slot->publish(p);
+  } catch (const slots::SlotError& err) {
+    throw ServiceError(Status::kFailedPrecondition, err.what());
+  } catch (const backend::BackendError& err) {
+    throw ServiceError(Status::kResourceExhausted, name + ": " + err.what());
+  }
+  e->mesh = std::move(m);
+  e->payload = std::move(p);
+  events_.publish({Event::kPublished, name, pub.frame, field, now_seconds()});
+  return pub.frame;
+}
+
+std::uint64_t Registry::export_to(const std::string& name, const std::string& path,
+                                  const std::string& format) {
+  auto e = find(name);
+  const std::string target = resolve_under_roots(path, false);
+  std::lock_guard lock(e->m);
+  mesh::WriteOptions o;
+  o.format = format;
+  try {
+    for (const auto& n : mesh::write_mesh(e->mesh, target, o)) log_.info(name + ": export: " + n);
+  } catch (const mesh::MeshError& err) {
+    throw ServiceError(Status::kInvalidArgument, err.what());
+  }
+  return stamp_of(target).size;
+}
+
+Stats Registry::stats() const {
+  Stats s;
+  s.meshes = list();
+  std::lock_guard lock(m_);
+  s.host_memory_used = host_->memory_used();
+  for (const auto& [id, b] : cuda_) s.device_memory_used += b->memory_used();
+  s.device_memory_budget = c_.device_memory_budget;
+  s.uptime_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  s.backend = backend_for("auto");
+  return s;
+}
+
+std::vector<std::string> Registry::maintain() {
+  std::vector<std::shared_ptr<Entry>> all;
+  bool check_files = false;
+  {
+    std::lock_guard lock(m_);
+    for (const auto& [n, e] : entries_) all.push_back(e);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_watch_check_ >= std::chrono::milliseconds(c_.watch_interval_ms)) {
+      last_watch_check_ = now;
+      check_files = true;
+    }
+  }
+  const auto now_ns = shm::monotonic_ns();
+  std::vector<std::string> changed;
+  for (const auto& e : all) {
+    std::unique_lock lock(e->m, std::try_to_lock);
+    if (!lock.owns_lock() || !e->slot) continue;  // busy publishing: its publish beats
+    if (const auto n = e->slot->maintain(now_ns))
+      log_.info(e->request.name + ": reclaimed " + std::to_string(n) + " leases of dead consumers");
+    if (check_files && e->request.watch) {
+      const auto st = stamp_of(e->path);
+      if (st.size && !(st == e->stamp)) {
+        e->stamp = st;
+        changed.push_back(e->request.name);
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace meshdock::service

@@ -1,0 +1,135 @@
+// The daemon's state: every loaded mesh, by name, with its slot. What the gRPC service asks of
+// meshdockd happens here, transport-free, so it is testable without a socket:
+//
+//   load:    name check -> path under a root (realpath) -> size budget -> read (no lock held)
+//            -> payload -> device choice -> memory budget -> slot (created or reused) -> publish
+//   reload, unload, list, describe, publish a field (new frame), export, stats, maintain.
+//
+// Every failure is a ServiceError with the status the client gets and a message that names
+// the thing; a failed load leaves every existing slot as it was.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/backend/backend.hpp"
+#include "daemon/mesh/mesh.hpp"
+#include "daemon/payload/payload.hpp"
+#include "daemon/service/config.hpp"
+#include "daemon/service/events.hpp"
+#include "daemon/service/log.hpp"
+#include "daemon/slots/slot.hpp"
+
+namespace meshdock::service {
+
+// The status a request ends with (the gRPC codes it maps to).
+enum class Status {
+  kInvalidArgument,
+  kNotFound,
+  kAlreadyExists,
+  kPermissionDenied,
+  kResourceExhausted,
+  kFailedPrecondition,
+  kUnavailable,
+  kInternal,
+};
+
+class ServiceError : public std::runtime_error {
+ public:
+  ServiceError(Status s, const std::string& what) : std::runtime_error(what), status_(s) {}
+  Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+struct LoadRequest {
+  std::string path, name;
+  payload::Options options;
+  std::string device;  // "" = the daemon's default
+  std::string format;  // "" = by extension
+  bool watch = false;
+  std::uint32_t num_slots = 0;  // 0 = the daemon's default
+  bool replace = false;
+};
+
+enum class Phase { kOpen = 1, kRead, kBuildPayload, kCopy, kPublish, kDone };
+using Progress =
+    std::function<void(Phase, std::uint64_t done, std::uint64_t total, const std::string& message)>;
+
+struct MeshInfo {
+  std::string name, path, format;
+  payload::Device device;
+  std::uint32_t num_slots = 0, write_idx = 0, leases = 0;
+  std::uint64_t version = 0, data_size = 0, num_points = 0, num_cells = 0, bytes = 0;
+  std::vector<std::string> cell_types, notes, dropped;
+  std::string control_segment, catalog_segment;
+  double load_seconds = 0;
+  bool watch = false;
+};
+
+struct Stats {
+  std::vector<MeshInfo> meshes;
+  std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
+  double uptime_seconds = 0;
+  std::string backend;  // what "auto" resolves to: "host" | "cuda"
+};
+
+class Registry {
+ public:
+  Registry(Config config, Logger& log);
+  ~Registry();
+
+  MeshInfo load(const LoadRequest& r, const Progress& progress);
+  MeshInfo reload(const std::string& name, const Progress& progress);
+  void unload(const std::string& name);
+  std::vector<MeshInfo> list() const;
+  // The mesh and its newest manifest (JSON, verbatim from the catalog page).
+  std::pair<MeshInfo, std::string> describe(const std::string& name) const;
+  // Replaces "point_data/NAME" or "cell_data/NAME" (one block) with `data` and publishes a new
+  // frame. Returns the frame.
+  std::uint32_t publish_field(const std::string& name, const std::string& field,
+                              const mesh::Array& data, std::uint32_t block);
+  // Writes the mesh as the slot serves it to `path` (under a root); returns bytes written.
+  std::uint64_t export_to(const std::string& name, const std::string& path,
+                          const std::string& format);
+  Stats stats() const;
+  // Heartbeats, dead leases; returns the watched meshes whose file changed (to reload).
+  std::vector<std::string> maintain();
+  EventBus& events() { return events_; }
+  // Unloads everything (shutdown flags set, segments removed).
+  void clear();
+  // Applies a new configuration (SIGHUP): roots, budgets, log level, defaults for new loads.
+  void reconfigure(const Config& c);
+  std::string backend_for(const std::string& device_spec) const;  // for messages
+
+ private:
+  struct Entry;
+  std::string resolve_under_roots(const std::string& path, bool must_exist) const;
+  backend::Backend& backend_for_device(const std::string& spec, std::string& chosen);
+  MeshInfo info_of(const Entry& e) const;
+  std::shared_ptr<Entry> find(const std::string& name) const;
+  void check_memory(std::uint64_t add, const std::string& name) const;
+
+  Config c_;
+  Logger& log_;
+  EventBus events_;
+  mutable std::mutex m_;  // entries_, loading_, backends_, c_
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+  std::set<std::string> loading_;
+  std::unique_ptr<backend::Backend> host_;
+  std::map<int, std::unique_ptr<backend::Backend>> cuda_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_watch_check_{};
+};
+
+}  // namespace meshdock::service

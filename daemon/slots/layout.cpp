@@ -1,0 +1,83 @@
+#include "daemon/slots/layout.hpp"
+
+#include <cstring>
+
+namespace meshdock::slots {
+
+namespace {
+
+nlohmann::json numbers(const mesh::Array& a) {
+  nlohmann::json out = nlohmann::json::array();
+  const auto d = a.dtype();
+  const auto* p = static_cast<const std::uint8_t*>(a.data());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto* v = p + i * a.itemsize();
+    if (d.code == 2 && d.bits == 64) {
+      double x;
+      std::memcpy(&x, v, 8);
+      out.push_back(x);
+    } else if (d.code == 2 && d.bits == 32) {
+      float x;
+      std::memcpy(&x, v, 4);
+      out.push_back(x);
+    } else {
+      std::uint64_t raw = 0;
+      std::memcpy(&raw, v, std::min<std::size_t>(a.itemsize(), 8));
+      if (d.code == 0) {
+        const unsigned shift = 64 - 8 * static_cast<unsigned>(a.itemsize());
+        out.push_back(static_cast<std::int64_t>(raw << shift) >> shift);
+      } else {
+        out.push_back(raw);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::int64_t> as_int64(const mesh::Array& a) {
+  std::vector<std::int64_t> v(a.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = a.dtype().bits == 32 ? a.as<std::int32_t>()[i] : a.as<std::int64_t>()[i];
+  return v;
+}
+
+}  // namespace
+
+Layout plan_layout(const payload::DevicePayload& p) {
+  Layout l;
+  std::uint64_t cursor = 0;
+  for (const auto& na : payload::payload_arrays(p)) {
+    const auto& a = *na.array;
+    shm::ArrayEntry e;
+    e.name = na.name;
+    e.role = shm::parse_role(na.role, na.name);
+    e.block = na.block;
+    e.dtype = a.dtype();
+    e.shape = a.shape();
+    e.strides.resize(e.shape.size());
+    std::int64_t stride = 1;
+    for (std::size_t k = e.shape.size(); k-- > 0;) {
+      e.strides[k] = stride;
+      stride *= e.shape[k];
+    }
+    e.offset = (cursor + shm::kArrayAlignment - 1) / shm::kArrayAlignment * shm::kArrayAlignment;
+    e.nbytes = a.nbytes();
+    cursor = e.offset + e.nbytes;
+    l.placements.push_back({&a, e.offset});
+    l.manifest.arrays.push_back(std::move(e));
+  }
+  l.total = cursor;
+  auto& m = l.manifest;
+  m.cell_types = p.cell_types;
+  m.block_bases = as_int64(p.block_bases);
+  for (const auto& r : p.regions)
+    m.regions.push_back(
+        {r.name, mesh::region_kind_name(r.kind), r.dim, r.tag, "regions/" + r.name});
+  for (const auto& [name, a] : p.field_data) m.field_data[name] = numbers(a);
+  m.notes = p.notes;
+  m.derived = p.derived;
+  m.dropped = p.dropped;
+  return l;
+}
+
+}  // namespace meshdock::slots

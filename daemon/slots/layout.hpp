@@ -1,0 +1,24 @@
+// Where each payload array sits in a slot buffer, and the manifest that says so. Pure.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "daemon/backend/backend.hpp"
+#include "daemon/payload/payload.hpp"
+#include "meshdock/shm.hpp"
+
+namespace meshdock::slots {
+
+struct Layout {
+  shm::Manifest manifest;                      // arrays with offsets, cell types, regions, ...
+  std::vector<backend::Placement> placements;  // the same arrays, for the backend's upload
+  std::uint64_t total = 0;                     // bytes the slot buffer needs
+};
+
+// Arrays in payload_arrays() order, each at the next multiple of shm::kArrayAlignment; the
+// manifest also carries cell_types, block_bases, region metadata, field_data (as JSON numbers),
+// notes, derived and dropped. The payload must outlive the placements.
+Layout plan_layout(const payload::DevicePayload& p);
+
+}  // namespace meshdock::slots
