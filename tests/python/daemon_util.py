@@ -1,0 +1,153 @@
+"""A real meshdockd for tests: started on a private Unix socket with a temporary root and a
+unique shared-memory prefix, talked to through the generated gRPC stubs and meshdockctl, and
+read back through /dev/shm exactly as a consumer would."""
+import json
+import os
+import pathlib
+import shutil
+import signal
+import struct
+import subprocess
+import time
+import uuid
+
+import grpc
+
+import conftest
+from meshdock import protocol
+from meshdock.v1 import meshdock_pb2 as pb
+from meshdock.v1 import meshdock_pb2_grpc as pbg
+
+BIN = conftest.BUILD / "bin"
+
+
+def unique_prefix():
+    return f"t{uuid.uuid4().hex[:10]}."
+
+
+def shm_names(prefix):
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith(prefix))
+
+
+class Daemon:
+    def __init__(self, tmp, files=(), extra=(), config=None, listen=None, prefix=None):
+        self.tmp = pathlib.Path(tmp)
+        self.root = self.tmp / "root"
+        self.root.mkdir(exist_ok=True)
+        for f in files:
+            shutil.copy(conftest.DATA / "meshes" / f, self.root / f)
+        self.prefix = prefix or unique_prefix()
+        self.sock = self.tmp / "d.sock"
+        self.addr = listen or f"unix:{self.sock}"
+        args = [str(BIN / "meshdockd"), "--listen", self.addr, "--root", str(self.root),
+                "--prefix", self.prefix]
+        if config is not None:
+            cfg = self.tmp / "meshdockd.json"
+            cfg.write_text(json.dumps(config))
+            args += ["--config", str(cfg)]
+        self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("meshdockd ready on "):
+            self.proc.kill()
+            raise RuntimeError(f"meshdockd did not start: {line!r} {self.proc.stderr.read()}")
+        self.channel = grpc.insecure_channel(self.addr)
+        self.stub = pbg.MeshdockStub(self.channel)
+
+    # ---- calls -----------------------------------------------------------------------------
+    def load(self, path, name, **options):
+        replace = options.pop("replace", False)
+        path = str(self.root / path) if not str(path).startswith("/") else str(path)
+        progress = list(self.stub.Load(pb.LoadRequest(
+            path=path, name=name, replace=replace, options=pb.LoadOptions(**options))))
+        assert progress[-1].phase == pb.LoadProgress.DONE
+        return progress
+
+    def ctl(self, *args, check=True):
+        r = subprocess.run([str(BIN / "meshdockctl"), "--addr", self.addr, *args],
+                           capture_output=True, text=True, timeout=60)
+        if check and r.returncode != 0:
+            raise AssertionError(f"meshdockctl {args}: {r.returncode} {r.stderr}")
+        return r
+
+    # ---- shared memory, as a consumer sees it ----------------------------------------------
+    def control_block(self, name):
+        seg = protocol.open_segment(self.prefix + name)
+        try:
+            return bytes(seg.buf)
+        finally:
+            seg.close()
+
+    def catalog(self, name):
+        seg = protocol.open_segment(self.prefix + name + ".catalog")
+        try:
+            return protocol.decode_catalog(bytes(seg.buf), seg.name)
+        finally:
+            seg.close()
+
+    def newest(self, name):
+        """(manifest dict, slot buffer bytes) of the newest frame."""
+        raw = self.control_block(name)
+        cb = protocol.decode_control_block(raw, name)
+        cat = self.catalog(name)
+        page = cat.pages[cb.newest_slot]
+        manifest = protocol.decode_manifest(page.manifest, page.data_size)
+        data_name = protocol.parse_host_handle(cb.mem_handles[cb.newest_slot])
+        seg = protocol.open_segment(data_name)
+        try:
+            data = bytes(seg.buf[:page.data_size])
+        finally:
+            seg.close()
+        return manifest, data
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        self.stderr = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return rc
+
+
+def arrays_of(manifest, data):
+    """name -> numpy array, from a manifest and the slot buffer bytes."""
+    import numpy as np
+    out = {}
+    kinds = {0: "i", 1: "u", 2: "f", 6: "b"}
+    for a in manifest["arrays"]:
+        code, bits, _ = a["dtype"]
+        dt = np.dtype(f"<{kinds[code]}{bits // 8}")
+        out[a["name"]] = np.frombuffer(data, dt, count=a["nbytes"] // dt.itemsize,
+                                       offset=a["offset"]).reshape(a["shape"])
+    return out
+
+
+def cb_fields(raw, n=3):
+    """Every field of a control block with n slots, decoded with struct (independent of
+    meshdock.protocol)."""
+    magic, version, num_slots, write_idx = struct.unpack_from("<IQII", raw, 0)
+    handles = [(raw[20 + 128 * i:84 + 128 * i], raw[84 + 128 * i:148 + 128 * i]) for i in range(n)]
+    base = 20 + 128 * n
+    shutdown = raw[base]
+    width, height, comps, kind, bits, flags, data_size = struct.unpack_from("<IIIBBHI", raw, base + 1)
+    (timestamp,) = struct.unpack_from("<d", raw, base + 21)
+    return dict(magic=magic, version=version, num_slots=num_slots, write_idx=write_idx,
+                handles=handles, shutdown=shutdown, width=width, height=height, comps=comps,
+                kind=kind, bits=bits, flags=flags, data_size=data_size, timestamp=timestamp)
+
+
+def wait_for(fn, timeout=5.0, every=0.02):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(every)
+    return fn()

@@ -1,0 +1,352 @@
+"""meshdockd end to end: a real daemon process per test (private socket, temporary root, unique
+prefix), driven over gRPC and meshdockctl, its segments read from /dev/shm as a consumer would.
+Every test ends with a SIGTERM and checks the daemon exited 0 and left nothing in /dev/shm."""
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+import meshdock
+from daemon_util import BIN, Daemon, arrays_of, cb_fields, shm_names, unique_prefix, wait_for
+from meshdock import protocol
+from meshdock.v1 import meshdock_pb2 as pb
+
+FILES = ("box.v41.msh", "box.v41b.msh", "sphere.meshio-zlib.vtu", "ragged.vtk-ascii.vtu",
+         "plate.v22.msh")
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(tmp_path, FILES)
+    yield d
+    assert d.stop() == 0, d.stderr
+    assert shm_names(d.prefix) == [], "segments left behind"
+    assert not d.sock.exists()
+
+
+def test_load_publishes_a_byte_exact_control_block(daemon):
+    progress = daemon.load("box.v41.msh", "box")
+    assert [pb.LoadProgress.Phase.Name(p.phase) for p in progress] == [
+        "OPEN", "READ", "BUILD_PAYLOAD", "COPY", "PUBLISH", "DONE"]
+    info = progress[-1].slot
+    assert os.path.getsize(f"/dev/shm/{daemon.prefix}box") == 433
+    f = cb_fields(daemon.control_block("box"))
+    assert f["magic"] == 0x43495044 and f["version"] == 1 and f["num_slots"] == 3
+    assert f["write_idx"] == 1 and f["shutdown"] == 0
+    mem0, ev0 = f["handles"][0]
+    data_name = protocol.data_object_name(daemon.prefix, "box", 0, 1)
+    assert mem0 == b"MDH1" + data_name.encode() + b"\0" * (60 - len(data_name))
+    assert ev0 == b"\0" * 64  # the host backend has no events
+    assert all(m == b"\0" * 64 and e == b"\0" * 64 for m, e in f["handles"][1:])  # unused yet
+    # A mesh slot is one flat uint8 buffer to a plain cuda-link consumer.
+    assert (f["width"], f["height"], f["comps"], f["kind"], f["bits"], f["flags"]) == \
+        (info.data_size, 1, 1, 1, 8, 0)
+    assert f["data_size"] == info.data_size == os.path.getsize(f"/dev/shm/{data_name}")
+    assert 0 < f["timestamp"] <= time.clock_gettime(time.CLOCK_MONOTONIC)
+    cat = daemon.catalog("box")
+    assert cat.daemon_pid == daemon.proc.pid and cat.futex == 1 and cat.device_type == 1
+    assert abs(cat.heartbeat_ns - time.clock_gettime_ns(time.CLOCK_MONOTONIC)) < 1e9
+    assert info.control_segment == f"/{daemon.prefix}box"
+
+
+@pytest.mark.parametrize("name,opts", [("box.v41.msh", {}), ("sphere.meshio-zlib.vtu", {}),
+                                       ("box.v41b.msh", {"float32": True, "int32": True})])
+def test_a_consumer_sees_exactly_what_the_file_holds(daemon, data_dir, name, opts):
+    daemon.load(name, "m", **opts)
+    manifest, data = daemon.newest("m")
+    got = arrays_of(manifest, data)
+    m = meshdock.read(data_dir / "meshes" / name)
+    p = meshdock.to_dlpack(m, **opts) if opts else meshdock.to_dlpack(m)
+    expect = {n: np.from_dlpack(a) for n, a in p.arrays()}
+    assert set(got) == set(expect)
+    for n, a in expect.items():
+        assert got[n].dtype == a.dtype, n
+        np.testing.assert_array_equal(got[n], a, err_msg=n)
+    assert manifest["cell_types"] == [b.type for b in m.cells]
+    assert all(a["offset"] % 256 == 0 for a in manifest["arrays"])
+    assert {r["name"] for r in manifest["regions"]} == {r.name for r in m.regions}
+
+
+def test_ragged_blocks_are_dropped_with_a_note(daemon):
+    info = daemon.load("ragged.vtk-ascii.vtu", "rag")[-1].slot
+    assert list(info.dropped) == ["cells[1] (polyhedron): 1 cells"]
+    assert any("ragged block is no DLPack tensor" in n for n in info.notes)
+    manifest, _ = daemon.newest("rag")
+    assert manifest["cell_types"] == ["hexahedron", "polygon"]
+
+
+def _code(call):
+    with pytest.raises(grpc.RpcError) as e:
+        call()
+    return e.value.code(), e.value.details()
+
+
+def test_bad_requests_get_the_right_status_and_message(daemon, tmp_path):
+    (daemon.root / "garbage.msh").write_text("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\nxx\n")
+    (daemon.root / "escape.msh").symlink_to("/etc/hostname")
+    outside = tmp_path / "outside.msh"
+    outside.write_text("x")
+    daemon.load("box.v41.msh", "box")
+    S = grpc.StatusCode
+    cases = [
+        (dict(path=str(outside), name="a"), S.PERMISSION_DENIED, "outside the allowed roots"),
+        (dict(path=str(daemon.root / "escape.msh"), name="a"), S.PERMISSION_DENIED,
+         "resolves to /etc/hostname, outside the allowed roots"),
+        (dict(path=str(daemon.root / ".." / "outside.msh"), name="a"), S.PERMISSION_DENIED,
+         "outside the allowed roots"),
+        (dict(path=str(daemon.root / "missing.msh"), name="a"), S.NOT_FOUND, "no such file"),
+        (dict(path="box.v41.msh", name="a"), S.INVALID_ARGUMENT, "is not absolute"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name="a/b"), S.INVALID_ARGUMENT, "'/'"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name=""), S.INVALID_ARGUMENT, "slot name"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name="x" * 300), S.INVALID_ARGUMENT,
+         "slot name"),
+        (dict(path=str(daemon.root / "garbage.msh"), name="a"), S.INVALID_ARGUMENT,
+         "garbage.msh:5: expected number of node blocks"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name="a",
+              options=pb.LoadOptions(device="tpu:0")), S.INVALID_ARGUMENT,
+         "device 'tpu:0' is not auto, cpu or cuda:N"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name="a",
+              options=pb.LoadOptions(num_slots=11)), S.INVALID_ARGUMENT, "num_slots 11"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name="a",
+              options=pb.LoadOptions(zero_copy_only=True, float32=True)), S.INVALID_ARGUMENT,
+         "zero_copy_only=True cannot be combined with float32=True"),
+        (dict(path=str(daemon.root / "box.v41.msh"), name="box"), S.ALREADY_EXISTS,
+         "a mesh named 'box' is loaded"),
+    ]
+    if not meshdock.has_cuda_device():
+        cases.append((dict(path=str(daemon.root / "box.v41.msh"), name="a",
+                           options=pb.LoadOptions(device="cuda:0")), S.FAILED_PRECONDITION, "cuda:0"))
+    for req, code, message in cases:
+        got, details = _code(lambda: list(daemon.stub.Load(pb.LoadRequest(**req))))
+        assert got == code and message in details, (req, got, details)
+    assert _code(lambda: daemon.stub.Describe(pb.NameRequest(name="nope"))) == \
+        (S.NOT_FOUND, "no mesh named 'nope'")
+    assert _code(lambda: daemon.stub.Unload(pb.NameRequest(name="nope")))[0] == S.NOT_FOUND
+    assert _code(lambda: list(daemon.stub.Reload(pb.NameRequest(name="nope"))))[0] == S.NOT_FOUND
+    code, details = _code(lambda: daemon.stub.Export(pb.ExportRequest(name="box", path=str(outside))))
+    assert code == S.PERMISSION_DENIED and "outside the allowed roots" in details
+    # Publish: wrong byte count, unknown field kind, bad dtype, huge shape.
+    pubs = [
+        (dict(field="point_data/T", dtype=pb.DType(code=2, bits=64, lanes=1), shape=[300],
+              data=b"\0" * 8), "need 2400 bytes, data has 8"),
+        (dict(field="nodes/T", dtype=pb.DType(code=2, bits=64, lanes=1), shape=[300],
+              data=b"\0" * 2400), "is not point_data/NAME or cell_data/NAME"),
+        (dict(field="point_data/T", dtype=pb.DType(code=9, bits=64, lanes=1), shape=[300],
+              data=b"\0" * 2400), "has no DLPack mapping"),
+        (dict(field="point_data/T", dtype=pb.DType(code=2, bits=64, lanes=1), shape=[1 << 50],
+              data=b""), "dimension"),
+        (dict(field="point_data/T", dtype=pb.DType(code=2, bits=64, lanes=1), shape=[299],
+              data=b"\0" * 2392), "299 rows for 300 points"),
+    ]
+    for req, message in pubs:
+        code, details = _code(lambda: daemon.stub.Publish(pb.PublishRequest(name="box", **req)))
+        assert code == S.INVALID_ARGUMENT and message in details, (req, details)
+    # After all of that the daemon still serves, and box is untouched.
+    assert [s.name for s in daemon.stub.List(pb.ListRequest()).slots] == ["box"]
+    assert cb_fields(daemon.control_block("box"))["write_idx"] == 1
+
+
+def test_a_failed_load_leaves_the_existing_slot_untouched(daemon):
+    daemon.load("box.v41.msh", "box")
+    before_cb = daemon.control_block("box")
+    before = daemon.newest("box")
+    (daemon.root / "box.v41.msh").write_text("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 9")
+    code, details = _code(lambda: list(daemon.stub.Reload(pb.NameRequest(name="box"))))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "box.v41.msh" in details
+    assert daemon.control_block("box") == before_cb
+    assert daemon.newest("box") == before
+
+
+def test_budgets_are_enforced(tmp_path):
+    # box.v41.msh publishes 91,704 bytes a frame, plate.v22.msh 10,824; the budget counts the
+    # buffers alive plus the new mesh in every ring slot (its worst case).
+    d = Daemon(tmp_path, FILES, config={"max_file_size": 50000, "max_meshes": 2,
+                                        "device_memory_budget": 280000})
+    try:
+        code, details = _code(lambda: d.load("box.v41b.msh", "big"))  # 66 kB > 50 kB
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "over max_file_size" in details
+        d.load("box.v41.msh", "a")  # 3 x 91,704 = 275,112 <= 280,000
+        code, details = _code(lambda: d.load("box.v41.msh", "b"))  # 91,704 + 275,112 > 280,000
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "device_memory_budget" in details
+        d.load("plate.v22.msh", "b")  # 91,704 + 3 x 10,824 fits
+        code, details = _code(lambda: d.load("plate.v22.msh", "c"))
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "max_meshes allows (2)" in details
+    finally:
+        assert d.stop() == 0
+
+
+def test_reload_publish_export_and_watch_events(daemon, data_dir):
+    events = []
+    ctx = daemon.stub.Watch(pb.WatchRequest(name="box"))
+
+    def collect():
+        try:
+            for e in ctx:
+                events.append((pb.Event.Kind.Name(e.kind), e.frame))
+        except grpc.RpcError:
+            pass
+
+    t = threading.Thread(target=collect)
+    t.start()
+    time.sleep(0.3)
+    daemon.load("box.v41.msh", "box")
+    assert [p.phase for p in daemon.stub.Reload(pb.NameRequest(name="box"))][-1] == pb.LoadProgress.DONE
+    temps = np.linspace(0.0, 1.0, 300)
+    rep = daemon.stub.Publish(pb.PublishRequest(
+        name="box", field="point_data/T", dtype=pb.DType(code=2, bits=64, lanes=1), shape=[300],
+        data=temps.tobytes()))
+    assert rep.frame == 3 and rep.slot.write_idx == 3
+    manifest, data = daemon.newest("box")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["point_data/T"], temps)
+    assert cb_fields(daemon.control_block("box"))["write_idx"] == 3
+    out = daemon.root / "export.vtu"
+    rep = daemon.stub.Export(pb.ExportRequest(name="box", path=str(out)))
+    assert rep.bytes_written == out.stat().st_size > 0
+    back = meshdock.read(out)
+    np.testing.assert_array_equal(back.points, meshdock.read(data_dir / "meshes" / "box.v41.msh").points)
+    np.testing.assert_array_equal(back.point_data["T"], temps)
+    daemon.stub.Unload(pb.NameRequest(name="box"))
+    wait_for(lambda: len(events) >= 4)
+    ctx.cancel()
+    t.join(5)
+    assert events == [("LOADED", 1), ("RELOADED", 2), ("PUBLISHED", 3), ("UNLOADED", 0)]
+
+
+def test_a_watched_file_reloads_itself(daemon, data_dir):
+    daemon.load("box.v41.msh", "box", watch=True)
+    m = meshdock.read(data_dir / "meshes" / "box.v41.msh")
+    m.points[:, 0] += 10.0
+    meshdock.write(daemon.root / "box.v41.msh", m, encoding="ascii")
+    assert wait_for(lambda: cb_fields(daemon.control_block("box"))["write_idx"] == 2, timeout=5)
+    manifest, data = daemon.newest("box")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["points"], m.points)
+
+
+def test_sigterm_sets_the_shutdown_flag_and_removes_everything(tmp_path):
+    d = Daemon(tmp_path, FILES)
+    d.load("box.v41.msh", "box")
+    seg = protocol.open_segment(d.prefix + "box")  # a consumer's mapping outlives the unlink
+    try:
+        assert seg.buf[20 + 128 * 3] == 0
+        assert d.stop(signal.SIGTERM) == 0
+        assert seg.buf[20 + 128 * 3] == 1
+    finally:
+        seg.close()
+    assert shm_names(d.prefix) == [] and not d.sock.exists()
+    assert "received SIGTERM: stopping" in d.stderr and "stopped" in d.stderr
+
+
+def test_stale_segments_of_a_killed_daemon_are_replaced(tmp_path):
+    prefix = unique_prefix()
+    (tmp_path / "a").mkdir()
+    a = Daemon(tmp_path / "a", FILES, prefix=prefix)
+    a.load("box.v41.msh", "box")
+    assert a.stop(signal.SIGKILL) == -signal.SIGKILL
+    left = shm_names(prefix)
+    assert f"{prefix}box" in left and len(left) == 3  # control, catalog, one data segment
+    (tmp_path / "b").mkdir()
+    b = Daemon(tmp_path / "b", FILES, prefix=prefix)
+    try:
+        assert shm_names(prefix) == []  # found and removed at start
+        b.load("box.v41.msh", "box")
+        assert protocol.decode_catalog(
+            bytes(protocol.open_segment(prefix + "box.catalog").buf)).daemon_pid == b.proc.pid
+    finally:
+        assert b.stop() == 0
+    assert "removed stale segments of 'box'" in b.stderr
+
+
+def test_a_dead_consumers_lease_is_reclaimed(daemon):
+    daemon.load("box.v41.msh", "box")
+    peer = subprocess.Popen([str(BIN.parent / "tests" / "shm_peer"), "lease", daemon.prefix, "box",
+                             "0"], stdout=subprocess.PIPE, text=True)
+    assert peer.stdout.readline().startswith("leased")
+    assert daemon.stub.Stats(pb.StatsRequest()).slots[0].leases == 1
+    peer.kill()
+    peer.wait()
+    assert wait_for(lambda: daemon.stub.Stats(pb.StatsRequest()).slots[0].leases == 0, timeout=1.0)
+
+
+def test_tcp_needs_the_bearer_token(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    d = Daemon(tmp_path, FILES, listen=f"127.0.0.1:{port}", config={"token_file": str(token)})
+    try:
+        code, details = _code(lambda: d.stub.List(pb.ListRequest()))
+        assert code == grpc.StatusCode.PERMISSION_DENIED and "Bearer" in details
+        assert len(d.stub.List(pb.ListRequest(), metadata=[("authorization", "Bearer s3cret")]).slots) == 0
+        r = subprocess.run([str(BIN / "meshdockctl"), "--addr", f"127.0.0.1:{port}", "--token",
+                            "s3cret", "ls"], capture_output=True, text=True)
+        assert r.returncode == 0 and "no meshes loaded" in r.stdout
+    finally:
+        assert d.stop() == 0
+
+
+def test_configuration_errors_name_the_key(tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"roots": ["/tmp"], "max_slot": 3}')
+    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg)], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown key 'max_slot'" in r.stderr
+    cfg.write_text('{"num_slots": "three"}')
+    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg)], capture_output=True, text=True)
+    assert r.returncode == 2 and "key 'num_slots' must be a whole number" in r.stderr
+    r = subprocess.run([str(BIN / "meshdockd"), "--listen", "127.0.0.1:1"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "needs a bearer token" in r.stderr
+    cfg.write_text('{"num_slots": 5, "log_level": "debug"}')
+    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), "--slots", "4",
+                        "--root", "/srv", "--print-config"], capture_output=True, text=True)
+    eff = json.loads(r.stdout)
+    assert (eff["num_slots"], eff["log_level"], eff["roots"]) == (4, "debug", ["/srv"])
+    # The shipped default configuration parses.
+    shipped = BIN.parents[1] / "config" / "meshdockd.json"
+    if not shipped.exists():
+        import conftest
+        shipped = conftest.ROOT / "config" / "meshdockd.json"
+    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(shipped), "--print-config"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout)["listen"].startswith("unix:")
+
+
+def test_meshdockctl_verbs_and_exit_codes(daemon):
+    r = daemon.ctl("--json", "load", str(daemon.root / "box.v41.msh"), "--name", "box", "--float32")
+    out = json.loads(r.stdout)
+    assert out["phase"] == "DONE" and out["slot"]["name"] == "box"
+    assert "points: float64 -> float32 (copy)" in out["slot"]["notes"]
+    assert "box" in daemon.ctl("ls").stdout
+    desc = json.loads(daemon.ctl("--json", "describe", "box").stdout)
+    assert desc["arrays"][0]["name"] == "points" and desc["arrays"][0]["dtype"]["bits"] == 32
+    assert daemon.ctl("health").stdout.strip().endswith("SERVING")
+    stats = json.loads(daemon.ctl("--json", "stats").stdout)
+    assert stats["backend"] == ("cuda" if meshdock.has_cuda_device() else "host")
+    assert daemon.ctl("describe", "nope", check=False).returncode == 4
+    assert daemon.ctl("load", "/etc/hostname", "--name", "x", check=False).returncode == 6
+    assert daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box",
+                      check=False).returncode == 8
+    assert daemon.ctl("load", str(daemon.root / "box.v41.msh"), check=False).returncode == 2
+    r = daemon.ctl("export", "box", str(daemon.root / "out.msh"))
+    assert "wrote" in r.stdout and (daemon.root / "out.msh").exists()
+    assert "unloaded box" in daemon.ctl("unload", "box").stdout
+    r = subprocess.run([str(BIN / "meshdockctl"), "--addr", "unix:/nonexistent.sock", "ls"],
+                       capture_output=True, text=True)
+    assert r.returncode == 3 and "not answering" in r.stderr
+
+
+def test_shutdown_rpc_stops_the_daemon(tmp_path):
+    d = Daemon(tmp_path, FILES)
+    d.load("box.v41.msh", "box")
+    d.stub.Shutdown(pb.ShutdownRequest())
+    assert d.proc.wait(10) == 0
+    assert d.stop() == 0
+    assert shm_names(d.prefix) == []
