@@ -1,0 +1,157 @@
+// The slot layer over the host backend, in process: layout alignment, a publish that lands
+// byte-exact in the control block / catalog / data segment, a leased slot that gets a fresh
+// buffer (version bump) while the leased one stays readable until its lease goes, stale
+// segments of a dead owner removed, a live owner refused.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "daemon/backend/backend.hpp"
+#include "daemon/payload/payload.hpp"
+#include "daemon/slots/layout.hpp"
+#include "daemon/slots/slot.hpp"
+
+namespace mesh = meshdock::mesh;
+namespace payload = meshdock::payload;
+namespace shm = meshdock::shm;
+namespace slots = meshdock::slots;
+
+namespace {
+
+std::string unique_prefix() {
+  return "u" + std::to_string(::getpid()) + "x.";
+}
+
+payload::DevicePayload tiny(double x) {
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(std::vector<double>{x, 0, 0, 1, 0, 0, 0, 1, 0}, {3, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+  m.point_data["t"] = mesh::Array::from_vector(std::vector<float>{1, 2, 3});
+  return payload::build_payload(m);
+}
+
+bool exists(const std::string& object) {
+  return std::filesystem::exists("/dev/shm/" + object);
+}
+
+}  // namespace
+
+TEST(Layout, ArraysAre256AlignedAndDescribed) {
+  const auto p = tiny(0.5);
+  const auto l = slots::plan_layout(p);
+  ASSERT_EQ(l.manifest.arrays.size(), 4u);  // points, cells/0, block_bases, point_data/t
+  EXPECT_EQ(l.manifest.arrays[0].name, "points");
+  EXPECT_EQ(l.manifest.arrays[1].offset, 256u);
+  EXPECT_EQ(l.manifest.arrays[3].name, "point_data/t");
+  EXPECT_EQ(l.manifest.arrays[3].offset, 768u);
+  EXPECT_EQ(l.total, 768u + 12u);
+  EXPECT_EQ(l.manifest.block_bases, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(l.manifest.arrays[0].strides, (std::vector<std::int64_t>{3, 1}));
+}
+
+TEST(Slot, PublishLandsInEverySegment) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  slots::SlotOptions o;
+  o.prefix = unique_prefix();
+  o.name = "tiny";
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  {
+    slots::Slot slot(o, *backend);
+    const auto pub = slot.publish(tiny(0.5));
+    EXPECT_EQ(pub.frame, 1u);
+    EXPECT_EQ(pub.version, 1u);
+    auto ctl = shm::Segment::open(o.prefix + "tiny");
+    auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+    EXPECT_EQ(ctl.size(), 433u);
+    EXPECT_EQ(cb.write_idx(), 1u);
+    EXPECT_EQ(cb.metadata().data_size, pub.data_size);
+    const auto data_name = shm::parse_host_handle(cb.mem_handle(0));
+    EXPECT_EQ(data_name, shm::data_object_name(o.prefix, "tiny", 0, 1));
+    auto data = shm::Segment::open(data_name);
+    double x;
+    std::memcpy(&x, data.data(), 8);
+    EXPECT_EQ(x, 0.5);
+    EXPECT_NE(slot.newest_manifest().find("\"point_data/t\""), std::string::npos);
+    EXPECT_EQ(backend->memory_used(), pub.data_size);
+  }
+  EXPECT_FALSE(exists(o.prefix + "tiny"));
+  EXPECT_FALSE(exists(o.prefix + "tiny.catalog"));
+  EXPECT_EQ(backend->memory_used(), 0u);
+}
+
+TEST(Slot, LeasedSlotGetsAFreshBufferAndTheOldOneLivesUntilReleased) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  slots::SlotOptions o;
+  o.prefix = unique_prefix();
+  o.name = "ring";
+  o.num_slots = 1;  // every publish goes to slot 0
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  o.lease_wait = std::chrono::milliseconds(20);
+  slots::Slot slot(o, *backend);
+  slot.publish(tiny(1.0));
+  auto catseg = shm::Segment::open(o.prefix + "ring.catalog", shm::Access::kReadWrite);
+  auto cat = shm::CatalogView::validate(catseg.data(), catseg.size());
+  const auto lease = cat.page(0).acquire_lease(::getpid(), 1);  // a consumer holds frame 1
+  ASSERT_TRUE(lease);
+  const auto old_name = shm::data_object_name(o.prefix, "ring", 0, 1);
+  const auto pub = slot.publish(tiny(2.0));  // waits 20 ms, then a fresh buffer
+  EXPECT_EQ(pub.version, 2u);
+  EXPECT_TRUE(exists(old_name));  // retired, not freed: its lease is live
+  EXPECT_TRUE(exists(shm::data_object_name(o.prefix, "ring", 0, 2)));
+  EXPECT_EQ(slot.bytes(), 2 * pub.data_size);
+  cat.page(0).release_lease(*lease, ::getpid());
+  slot.maintain(shm::monotonic_ns());
+  EXPECT_FALSE(exists(old_name));
+  EXPECT_EQ(slot.bytes(), pub.data_size);
+  const auto again = slot.publish(tiny(3.0));  // no lease: the same buffer is reused
+  EXPECT_EQ(again.version, 2u);
+}
+
+TEST(Slot, StaleSegmentsAreRemovedAndALiveOwnerIsRefused) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  slots::SlotOptions o;
+  o.prefix = unique_prefix();
+  o.name = "stale";
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  // Leftovers as a SIGKILLed daemon leaves them: control block, a catalog naming its (dead)
+  // pid 0x7ffffff0, one data segment.
+  auto ctl = shm::Segment::create(o.prefix + "stale", shm::control_block_size(3), 0600, true);
+  shm::ControlBlockView::initialize(ctl.data(), ctl.size(), 3);
+  shm::CatalogParams p;
+  p.page_size = 16384;
+  p.lease_capacity = 8;
+  p.daemon_pid = 0x7ffffff0;
+  auto cat =
+      shm::Segment::create(o.prefix + "stale.catalog", shm::catalog_size(3, 16384), 0600, true);
+  shm::CatalogView::initialize(cat.data(), cat.size(), p);
+  auto data = shm::Segment::create(shm::data_object_name(o.prefix, "stale", 0, 7), 64, 0600, true);
+  ctl.release_ownership();
+  cat.release_ownership();
+  data.release_ownership();
+  EXPECT_EQ(slots::Slot::remove_stale(o.prefix), std::vector<std::string>{"stale"});
+  EXPECT_FALSE(exists(o.prefix + "stale"));
+  EXPECT_FALSE(exists(shm::data_object_name(o.prefix, "stale", 0, 7)));
+  // A live owner (this process's parent stands in for another daemon) is refused.
+  {
+    auto ctl2 = shm::Segment::create(o.prefix + "stale", shm::control_block_size(3), 0600, true);
+    shm::ControlBlockView::initialize(ctl2.data(), ctl2.size(), 3);
+    p.daemon_pid = ::getppid();
+    auto cat2 =
+        shm::Segment::create(o.prefix + "stale.catalog", shm::catalog_size(3, 16384), 0600, true);
+    shm::CatalogView::initialize(cat2.data(), cat2.size(), p);
+    try {
+      slots::Slot slot(o, *backend);
+      FAIL() << "a live owner must be refused";
+    } catch (const slots::SlotError& e) {
+      EXPECT_NE(std::string(e.what()).find("belongs to live pid " + std::to_string(::getppid())),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
