@@ -140,6 +140,17 @@ Published Slot::publish(const payload::DevicePayload& p) {
   if (manifest.size() > page.manifest_capacity())
     throw SlotError("slot '" + o_.name + "': the manifest is " + std::to_string(manifest.size()) +
                     " bytes; a catalog page holds " + std::to_string(page.manifest_capacity()));
+  // From here no consumer can take a new lease on slot i's frame (the page is odd; see
+  // PageView::begin_write); the leases already taken are what we wait for.
+  const auto seq = page.begin_write();
+  struct Abort {
+    shm::PageView& page;
+    std::uint64_t seq;
+    bool done = false;
+    ~Abort() {
+      if (!done) page.abort_write(seq);
+    }
+  } abort{page, seq};
   // A consumer still reading slot i: wait a bounded time, then give the slot a new buffer.
   const auto deadline = std::chrono::steady_clock::now() + o_.lease_wait;
   while (buffers_[i] && leased(i) && std::chrono::steady_clock::now() < deadline) {
@@ -168,7 +179,8 @@ Published Slot::publish(const payload::DevicePayload& p) {
     cb_->set_version(version_);
   }
   const std::uint32_t frame = cb_->write_idx() + 1;
-  page.write(frame, layout.total, version_, manifest);
+  page.finish_write(seq, frame, layout.total, version_, manifest);
+  abort.done = true;
   buffer_frame_[i] = frame;
   data_size_ = layout.total;
   cb_->set_metadata(shm::BufferMetadata::flat_bytes(layout.total));

@@ -350,3 +350,90 @@ def test_shutdown_rpc_stops_the_daemon(tmp_path):
     assert d.proc.wait(10) == 0
     assert d.stop() == 0
     assert shm_names(d.prefix) == []
+
+
+def test_systemd_notify_ready_watchdog_stopping(tmp_path, monkeypatch):
+    """Under systemd (Type=notify) the daemon says READY once serving, pets the watchdog at
+    half its interval, and says STOPPING on SIGTERM: read from a NOTIFY_SOCKET we own."""
+    path = str(tmp_path / "notify")
+    rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    rx.bind(path)
+    rx.settimeout(5)
+    monkeypatch.setenv("NOTIFY_SOCKET", path)
+    monkeypatch.setenv("WATCHDOG_USEC", "200000")
+    d = Daemon(tmp_path, FILES)
+    try:
+        got = [rx.recv(4096).decode() for _ in range(3)]
+        assert got[0].startswith("READY=1") and "STATUS=serving on unix:" in got[0]
+        assert got[1:] == ["WATCHDOG=1", "WATCHDOG=1"]
+    finally:
+        assert d.stop() == 0
+    rest = []
+    rx.settimeout(0.5)
+    try:
+        while True:
+            rest.append(rx.recv(4096).decode())
+    except socket.timeout:
+        pass
+    assert "STOPPING=1" in rest
+    rx.close()
+
+
+def test_sighup_with_a_broken_file_keeps_the_running_configuration(tmp_path):
+    d = Daemon(tmp_path, FILES, config={"log_level": "info"})
+    try:
+        d.load("box.v41.msh", "box")
+        cfg = tmp_path / "meshdockd.json"
+        cfg.write_text(json.dumps({"log_level": "debug"}))
+        d.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        cfg.write_text("{not json")
+        d.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        assert [s.name for s in d.stub.List(pb.ListRequest()).slots] == ["box"]  # still serving
+    finally:
+        assert d.stop() == 0
+    assert "SIGHUP: configuration reread" in d.stderr
+    assert "SIGHUP: kept the running configuration" in d.stderr and "not valid JSON" in d.stderr
+
+
+def test_sighup_widens_roots_from_the_file(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "p.msh").write_bytes((__import__("conftest").DATA / "meshes" / "plate.v22.msh").read_bytes())
+    cfg = tmp_path / "cfg.json"
+    sock = tmp_path / "s.sock"
+    cfg.write_text(json.dumps({"roots": [str(tmp_path / "nowhere")], "prefix": unique_prefix()}))
+    proc = subprocess.Popen([str(BIN / "meshdockd"), "--config", str(cfg), "--listen",
+                             f"unix:{sock}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().startswith("meshdockd ready on")
+        stub = __import__("meshdock.v1.meshdock_pb2_grpc", fromlist=["x"]).MeshdockStub(
+            grpc.insecure_channel(f"unix:{sock}"))
+        req = pb.LoadRequest(path=str(other / "p.msh"), name="p")
+        assert _code(lambda: list(stub.Load(req)))[0] == grpc.StatusCode.PERMISSION_DENIED
+        cfg.write_text(json.dumps({"roots": [str(other)], "prefix": json.loads(cfg.read_text())["prefix"]}))
+        proc.send_signal(signal.SIGHUP)
+        assert wait_for(lambda: _loads(stub, req), timeout=3)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+
+
+def _loads(stub, req):
+    try:
+        return list(stub.Load(req))[-1].phase == pb.LoadProgress.DONE
+    except grpc.RpcError:
+        return False
+
+
+@pytest.mark.skipif(not meshdock.has_cuda_device(), reason="needs a CUDA device")
+def test_cuda_slot_exports_ipc_handles(daemon):
+    info = daemon.load("box.v41.msh", "gpu", device="cuda:0")[-1].slot
+    assert info.device.device_type == 2
+    f = cb_fields(daemon.control_block("gpu"))
+    mem, ev = f["handles"][0]
+    assert not mem.startswith(b"MDH1") and mem != b"\0" * 64 and ev != b"\0" * 64
+    assert daemon.catalog("gpu").device_type == 2
+    assert daemon.stub.Stats(pb.StatsRequest()).device_memory_used >= info.data_size

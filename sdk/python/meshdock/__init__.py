@@ -3,12 +3,15 @@
 Today: ``read`` / ``write`` (C++ readers and writers; numpy views without copies), the
 DevicePayload and DLPack handoff in process (``to_dlpack``, ``to_torch``, ``to_cupy``,
 ``from_cupy``), the shared-memory protocol (``meshdock.protocol``, a pure-Python mirror of the
-C++ headers) and device detection. The daemon client and ``attach`` arrive with their issues.
+C++ headers), device detection, ``attach`` (a slot meshdockd publishes, as DLPack arrays) and
+``Client`` (meshdockd's gRPC control plane).
 """
 
 from __future__ import annotations
 
 from . import protocol
+from .attach import AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError, attach
+from .client import Client, DaemonError
 from .mesh import CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read, write
 from .payload import (DevicePayload, PayloadError, PayloadWarning, cupy_wheel, from_cupy,
                       has_cuda_device, has_cupy, to_cupy, to_dlpack, to_torch)
@@ -28,4 +31,5 @@ else:
 __all__ = ["protocol", "ProtocolError", "read", "write", "Mesh", "CellBlock", "Region", "MeshError",
            "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
-           "has_cuda_device", "has_cupy", "__version__"]
+           "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
+           "ProducerGone", "AttachTimeout", "Client", "DaemonError", "__version__"]

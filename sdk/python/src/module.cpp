@@ -8,6 +8,8 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "daemon/mesh/writers/writers.hpp"
 #include "daemon/payload/dlpack_export.hpp"
 #include "daemon/payload/payload.hpp"
+#include "meshdock/attach.hpp"
 #include "meshdock/shm.hpp"
 
 namespace py = pybind11;
@@ -276,11 +279,19 @@ struct Tensor {
   mesh::Array array;
   payload::Device device;
   std::string name;
+  // CUDA slot arrays: orders a consumer's stream after the slot's upload event.
+  std::function<void(std::uintptr_t)> order_stream;
 };
 
 py::object dlpack_capsule(const Tensor& t, const py::object& stream) {
   if (!stream.is_none() && t.device.type != 2)
     throw py::value_error(t.name + ": stream must be None for a host array");
+  if (t.device.type == 2 && t.order_stream) {
+    // DLPack stream semantics: None / 1 = the legacy default stream, 2 = per-thread default,
+    // -1 = the consumer synchronises itself; any other value is a cudaStream_t.
+    const std::intptr_t s = stream.is_none() ? 1 : stream.cast<std::intptr_t>();
+    if (s != -1) t.order_stream(static_cast<std::uintptr_t>(s == 1 ? 0 : s));
+  }
   DLManagedTensor* mt = payload::to_dlpack(t.array, t.device, t.name);
   // A consumer renames the capsule to "used_dltensor" and owns the tensor from then on; a
   // capsule never consumed runs the deleter itself.
@@ -298,7 +309,45 @@ py::object dlpack_capsule(const Tensor& t, const py::object& stream) {
 }
 
 py::object tensor(const mesh::Array& a, const payload::Device& dev, const std::string& name) {
-  return py::cast(Tensor{a, dev, name});
+  return py::cast(Tensor{a, dev, name, {}});
+}
+
+// ---- attach (libmeshdock)
+// ------------------------------------------------------------------------ A frame's array as an
+// Array: its Buffer adopts the slot memory and holds the frame (so the lease) until the last
+// Tensor, numpy view or DLPack consumer of it is gone.
+mesh::Array frame_array(const meshdock::Frame& f, const std::string& name) {
+  const auto r = f.array(name);
+  using Keep = std::shared_ptr<const void>;
+  auto keep = std::make_unique<Keep>(f.keepalive());
+  mesh::Allocator hold;
+  hold.name = "slot";
+  hold.ctx = keep.get();
+  hold.release = [](void*, std::size_t, void* ctx) {
+    std::unique_ptr<Keep>(static_cast<Keep*>(ctx));
+  };
+  auto buffer = mesh::Buffer::adopt(r.data, r.entry.nbytes, hold);
+  keep.release();  // the Buffer owns it now
+  return mesh::Array::view(std::move(buffer), r.entry.dtype, r.entry.shape);
+}
+
+py::dict frame_dict(const meshdock::Frame& f) {
+  const auto& m = f.manifest();
+  const payload::Device dev{f.device_type(), f.device_id()};
+  std::function<void(std::uintptr_t)> order;
+  if (dev.type == 2) order = [f](std::uintptr_t s) { f.order_after_upload(s); };
+  py::dict arrays;
+  for (const auto& a : m.arrays)
+    arrays[py::str(a.name)] = py::cast(Tensor{frame_array(f, a.name), dev, a.name, order});
+  py::list regions;
+  for (const auto& r : m.regions)
+    regions.append(py::make_tuple(r.name, r.kind, r.dim, r.tag, r.array));
+  return py::dict(py::arg("number") = f.number(), py::arg("slot") = f.slot_index(),
+                  py::arg("device") = py::make_tuple(dev.type, dev.id), py::arg("arrays") = arrays,
+                  py::arg("cell_types") = m.cell_types, py::arg("block_bases") = m.block_bases,
+                  py::arg("regions") = regions, py::arg("field_data") = m.field_data.dump(),
+                  py::arg("notes") = m.notes, py::arg("derived") = m.derived,
+                  py::arg("dropped") = m.dropped);
 }
 
 py::dict build_payload(const py::dict& d, bool float32, bool int32, bool zero_copy_only) {
@@ -384,6 +433,15 @@ PYBIND11_MODULE(_meshdock, m) {
     } catch (const payload::PayloadError& e) {
       py::object cls = py::module_::import("meshdock.payload").attr("PayloadError");
       PyErr_SetString(cls.ptr(), e.what());
+    } catch (const meshdock::ProducerGone& e) {
+      py::object cls = py::module_::import("meshdock.attach").attr("ProducerGone");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const meshdock::AttachTimeout& e) {
+      py::object cls = py::module_::import("meshdock.attach").attr("AttachTimeout");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const meshdock::SdkError& e) {
+      py::object cls = py::module_::import("meshdock.attach").attr("SdkError");
+      PyErr_SetString(cls.ptr(), e.what());
     }
   });
 
@@ -443,5 +501,37 @@ PYBIND11_MODULE(_meshdock, m) {
         "Mesh (dict form) -> host DevicePayload (dict of Tensors), by the C++ builder.");
   m.def("numpy_from_dlpack", &numpy_from_dlpack, py::arg("obj"), py::arg("name"),
         "Adopt a host DLPack exporter as a numpy array without a copy.");
+  py::class_<meshdock::Slot>(m, "Slot",
+                             "A slot attached with libmeshdock (meshdock.attach wraps it).")
+      .def_static(
+          "attach",
+          [](const std::string& name, const std::string& prefix, double timeout,
+             double producer_timeout) {
+            meshdock::AttachOptions o;
+            o.prefix = prefix;
+            o.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
+            o.producer_timeout =
+                std::chrono::milliseconds(static_cast<long>(producer_timeout * 1000));
+            py::gil_scoped_release release;
+            return meshdock::Slot::attach(name, o);
+          },
+          py::arg("name"), py::arg("prefix"), py::arg("timeout"), py::arg("producer_timeout"))
+      .def(
+          "wait",
+          [](meshdock::Slot& s, double timeout) -> py::object {
+            std::optional<meshdock::Frame> f;
+            {
+              py::gil_scoped_release release;
+              f = s.wait(std::chrono::milliseconds(static_cast<long>(timeout * 1000)));
+            }
+            if (!f) return py::none();
+            return frame_dict(*f);
+          },
+          py::arg("timeout"))
+      .def_property_readonly("name", &meshdock::Slot::name)
+      .def_property_readonly("write_idx", &meshdock::Slot::write_idx)
+      .def_property_readonly("num_slots", &meshdock::Slot::num_slots)
+      .def_property_readonly("device_type", &meshdock::Slot::device_type)
+      .def("check_producer", &meshdock::Slot::check_producer);
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");
 }

@@ -116,16 +116,39 @@ class PageView {
   // manifest does not fit.
   void write(std::uint64_t frame, std::uint64_t data_size, std::uint64_t buffer_version,
              std::string_view manifest) {
+    check_fits(manifest);
+    finish_write(begin_write(), frame, data_size, buffer_version, manifest);
+  }
+
+  void check_fits(std::string_view manifest) const {
     if (manifest.size() > manifest_capacity()) {
       throw ProtocolError("catalog page " + std::to_string(index_) + ": manifest is " +
                           std::to_string(manifest.size()) + " bytes; the page holds " +
                           std::to_string(manifest_capacity()) + " (raise catalog page_size)");
     }
+  }
+
+  // The writer's half of the lease handshake: the page turns odd *before* the writer looks at
+  // the leases (seq_cst fence), and a consumer takes its lease *before* it re-reads the seq.
+  // So either the writer sees the new lease (and gives the slot a fresh buffer) or the
+  // consumer sees the odd seq (and retries): nobody reads a buffer that is being refilled.
+  // Returns the odd value to pass to finish_write / abort_write.
+  std::uint64_t begin_write() {
     auto seq = seq_ref();
     const std::uint64_t s = seq.load(std::memory_order_relaxed);
     const std::uint64_t begin = (s | 1u) == s ? s : s + 1;  // odd; repairs a crashed writer's odd
     seq.store(begin, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return begin;
+  }
+
+  // Leaves the page as it was (contents untouched), readable again.
+  void abort_write(std::uint64_t begin) { seq_ref().store(begin + 1, std::memory_order_release); }
+
+  void finish_write(std::uint64_t begin, std::uint64_t frame, std::uint64_t data_size,
+                    std::uint64_t buffer_version, std::string_view manifest) {
+    check_fits(manifest);
+    auto seq = seq_ref();
     store_le<std::uint64_t>(base_, page_offset::kFrame, frame);
     store_le<std::uint64_t>(base_, page_offset::kDataSize, data_size);
     store_le<std::uint64_t>(base_, page_offset::kBufferVersion, buffer_version);

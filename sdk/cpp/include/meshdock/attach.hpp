@@ -1,0 +1,95 @@
+// libmeshdock's consumer API: attach to a slot by name, wait for frames, adopt arrays.
+//
+//   auto slot = meshdock::Slot::attach("bracket");            // waits for the daemon to publish
+//   if (auto frame = slot.wait(std::chrono::seconds(5))) {   // sleeps on the futex, no polling
+//     DLManagedTensor* t = frame->to_dlpack("points");       // at::fromDLPack(t), ...
+//   }                                                         // lease held until the last
+//                                                             // tensor's deleter and the Frame go
+//
+// A Frame holds a lease on its ring slot, so the daemon never refills that buffer while the
+// frame lives (it gives the slot a fresh buffer instead). Host slots are mapped read-only:
+// copy before writing. CUDA slots open the IPC handle once per slot and buffer version.
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "meshdock/error.hpp"
+#include "meshdock/shm.hpp"
+
+namespace meshdock {
+
+struct AttachOptions {
+  std::string prefix{shm::kDefaultPrefix};
+  // attach: how long to wait for the slot's segments to appear and its first frame.
+  std::chrono::milliseconds timeout{5000};
+  // A heartbeat older than this means the producer is gone (it beats every 100 ms).
+  std::chrono::milliseconds producer_timeout{1000};
+};
+
+// One array of a frame, where it is.
+struct ArrayRef {
+  std::string name;
+  shm::ArrayEntry entry;  // dtype, shape, strides (elements), offset, nbytes
+  void* data = nullptr;   // host address, or device pointer for CUDA slots
+  std::int32_t device_type = shm::kDLDeviceCPU;
+  std::int32_t device_id = 0;
+};
+
+struct SlotState;
+struct FrameState;
+
+class Frame {
+ public:
+  std::uint64_t number() const;
+  std::uint32_t slot_index() const;
+  const shm::Manifest& manifest() const;
+  std::int32_t device_type() const;
+  std::int32_t device_id() const;
+  std::vector<std::string> names() const;
+  // Throws SdkError naming the array when the frame has none of that name.
+  ArrayRef array(const std::string& name) const;
+  // A DLPack tensor of `name`; it keeps the frame (and its lease) alive until its deleter runs.
+  DLManagedTensor* to_dlpack(const std::string& name) const;
+  // CUDA slots: makes `stream` (a cudaStream_t) wait for the slot's IPC event, so kernels on it
+  // see the data without a host synchronisation. A no-op on host slots.
+  void order_after_upload(std::uintptr_t stream) const;
+  // Shares ownership of the frame: what keeps the mapping and the lease alive.
+  std::shared_ptr<const void> keepalive() const;
+
+ private:
+  friend class Slot;
+  explicit Frame(std::shared_ptr<const FrameState> s) : s_(std::move(s)) {}
+  std::shared_ptr<const FrameState> s_;
+};
+
+class Slot {
+ public:
+  // Waits up to options.timeout for `name` to be published (AttachTimeout), validates both
+  // segments (SdkError naming the field), and fails fast when the producer is gone.
+  static Slot attach(const std::string& name, const AttachOptions& options = {});
+
+  // The newest frame this Slot has not returned yet; sleeps on the futex until one is
+  // published, or returns nullopt after `timeout`. Throws ProducerGone when the shutdown flag
+  // is set or the heartbeat is stale, SdkError on a corrupt segment or a full lease table.
+  std::optional<Frame> wait(std::chrono::milliseconds timeout);
+
+  const std::string& name() const;
+  std::uint32_t write_idx() const;
+  std::uint32_t num_slots() const;
+  std::int32_t device_type() const;
+  // Throws ProducerGone (with the reason) when the producer is gone; otherwise returns.
+  void check_producer() const;
+
+ private:
+  explicit Slot(std::shared_ptr<SlotState> s) : s_(std::move(s)) {}
+  std::shared_ptr<SlotState> s_;
+};
+
+}  // namespace meshdock

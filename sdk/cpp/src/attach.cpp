@@ -1,0 +1,332 @@
+#include "meshdock/attach.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#if defined(MESHDOCK_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace meshdock {
+
+namespace {
+
+// One slot buffer mapped (host) or opened (CUDA) by this process. Cached per ring slot and
+// buffer version; frames share it.
+struct Mapping {
+  shm::Segment host;  // host slots
+  void* device_ptr = nullptr;
+#if defined(MESHDOCK_HAVE_CUDA)
+  cudaEvent_t event = nullptr;
+#endif
+  std::uint64_t size = 0;
+  Mapping() = default;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() {
+#if defined(MESHDOCK_HAVE_CUDA)
+    if (event) cudaEventDestroy(event);
+    if (device_ptr) cudaIpcCloseMemHandle(device_ptr);
+#endif
+  }
+  void* base() const {
+    return device_ptr ? device_ptr : host.data();
+  }
+};
+
+std::string ms(std::uint64_t ns) {
+  return std::to_string(ns / 1000000) + " ms";
+}
+
+}  // namespace
+
+struct SlotState {
+  std::string name;
+  AttachOptions o;
+  shm::Segment control, catalog;
+  std::optional<shm::ControlBlockView> cb;
+  std::optional<shm::CatalogView> cat;
+  std::uint64_t last_seen = 0;
+  std::mutex m;  // cache
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
+
+  std::string what() const { return "slot '" + name + "' (/" + o.prefix + name + ")"; }
+
+  void check_producer() const {
+    if (cb->shutdown_byte() != 0)
+      throw ProducerGone(what() +
+                         ": producer gone (shutdown flag set; the daemon stopped or "
+                         "unloaded it)");
+    const auto now = shm::monotonic_ns();
+    const auto hb = cat->heartbeat_ns();
+    const auto max = static_cast<std::uint64_t>(o.producer_timeout.count()) * 1000000;
+    if (now > hb && now - hb > max)
+      throw ProducerGone(what() + ": producer gone (heartbeat " + ms(now - hb) +
+                         " old; daemon pid " + std::to_string(cat->daemon_pid()) +
+                         (shm::pid_alive(cat->daemon_pid()) ? " alive but stuck)" : " dead)"));
+  }
+
+  std::shared_ptr<Mapping> map(std::uint32_t i, std::uint64_t version, std::uint64_t data_size) {
+    std::lock_guard lock(m);
+    auto it = cache.find(i);
+    if (it != cache.end() && it->second.first == version) return it->second.second;
+    auto mp = std::make_shared<Mapping>();
+    if (cat->device_type() == shm::kDLDeviceCPU) {
+      // The name is a function of (slot, version): a buffer the daemon retired while we hold
+      // its lease is still there under it, whatever the control block's handle says now.
+      const auto object = shm::data_object_name(o.prefix, name, i, version);
+      try {
+        mp->host = shm::Segment::open(object, shm::Access::kReadOnly);
+      } catch (const std::exception& e) {
+        throw SdkError(what() + ": slot " + std::to_string(i) + " buffer /" + object + ": " +
+                       e.what());
+      }
+      mp->size = mp->host.size();
+    } else {
+#if defined(MESHDOCK_HAVE_CUDA)
+      const auto mh = cb->mem_handle(i);
+      const auto eh = cb->event_handle(i);
+      cudaIpcMemHandle_t h;
+      std::memcpy(&h, mh.data(), sizeof h);
+      cudaSetDevice(cat->device_id());
+      if (cudaIpcOpenMemHandle(&mp->device_ptr, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+        const auto err = cudaGetLastError();
+        throw SdkError(what() + ": cudaIpcOpenMemHandle of slot " + std::to_string(i) + ": " +
+                       cudaGetErrorString(err));
+      }
+      cudaIpcEventHandle_t e;
+      std::memcpy(&e, eh.data(), sizeof e);
+      if (cudaIpcOpenEventHandle(&mp->event, e) != cudaSuccess) {
+        const auto err = cudaGetLastError();
+        throw SdkError(what() + ": cudaIpcOpenEventHandle of slot " + std::to_string(i) + ": " +
+                       cudaGetErrorString(err));
+      }
+      mp->size = data_size;
+#else
+      throw SdkError(what() + " is a CUDA slot; this libmeshdock was built without CUDA");
+#endif
+    }
+    if (mp->size < data_size)
+      throw SdkError(what() + ": slot " + std::to_string(i) + " buffer is " +
+                     std::to_string(mp->size) + " bytes; the page says " +
+                     std::to_string(data_size));
+    cache[i] = {version, mp};
+    return mp;
+  }
+};
+
+struct FrameState {
+  std::shared_ptr<SlotState> slot;
+  std::shared_ptr<Mapping> mapping;
+  std::uint32_t index = 0;
+  std::uint32_t lease = 0;
+  std::uint64_t frame = 0;
+  shm::Manifest manifest;
+  ~FrameState() { slot->cat->page(index).release_lease(lease, ::getpid()); }
+};
+
+// ---- Slot
+// ----------------------------------------------------------------------------------------
+
+Slot Slot::attach(const std::string& name, const AttachOptions& options) {
+  auto s = std::make_shared<SlotState>();
+  s->name = name;
+  s->o = options;
+  std::string control_name, catalog_name;
+  try {
+    control_name = shm::control_object_name(options.prefix, name);
+    catalog_name = shm::catalog_object_name(options.prefix, name);
+  } catch (const shm::ProtocolError& e) {
+    throw SdkError(e.what());
+  }
+  // The segments appear when the daemon loads the mesh: until then there is nothing to sleep
+  // on, so look every 10 ms.
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  while (true) {
+    if (shm::Segment::exists(control_name) && shm::Segment::exists(catalog_name)) {
+      try {
+        s->control = shm::Segment::open(control_name, shm::Access::kReadOnly);
+        s->catalog = shm::Segment::open(catalog_name, shm::Access::kReadWrite);
+        s->cb.emplace(
+            shm::ControlBlockView::validate(s->control.data(), s->control.size(), control_name));
+        s->cat.emplace(
+            shm::CatalogView::validate(s->catalog.data(), s->catalog.size(), catalog_name));
+        if (s->cb->num_slots() != s->cat->num_slots())
+          throw SdkError(s->what() + ": control block has " + std::to_string(s->cb->num_slots()) +
+                         " slots, catalog " + std::to_string(s->cat->num_slots()));
+        break;
+      } catch (const shm::ProtocolError& e) {
+        throw SdkError(e.what());
+      } catch (const SdkError&) {
+        throw;
+      } catch (const std::exception&) {
+        // removed between exists() and open(): look again
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw AttachTimeout(s->what() + ": not published within " +
+                          std::to_string(options.timeout.count()) +
+                          " ms (is meshdockd running "
+                          "with prefix '" +
+                          options.prefix + "' and the mesh loaded?)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  s->check_producer();
+  return Slot(std::move(s));
+}
+
+const std::string& Slot::name() const {
+  return s_->name;
+}
+std::uint32_t Slot::write_idx() const {
+  return s_->cb->write_idx();
+}
+std::uint32_t Slot::num_slots() const {
+  return s_->cb->num_slots();
+}
+std::int32_t Slot::device_type() const {
+  return s_->cat->device_type();
+}
+void Slot::check_producer() const {
+  s_->check_producer();
+}
+
+std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto pid = ::getpid();
+  while (true) {
+    s_->check_producer();
+    const std::uint32_t w = s_->cb->write_idx();
+    if (w > s_->last_seen && w > 0) {
+      const std::uint32_t i = (w - 1) % s_->cb->num_slots();
+      auto page = s_->cat->page(i);
+      const auto lease = page.acquire_lease(pid, w);
+      if (!lease)
+        throw SdkError(s_->what() + ": every lease of slot " + std::to_string(i) +
+                       " is taken (too many frames held; release some)");
+      // The consumer's half of the handshake in PageView::begin_write.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      std::optional<shm::PageSnapshot> snap;
+      try {
+        snap = page.try_read();
+      } catch (const shm::ProtocolError& e) {
+        page.release_lease(*lease, pid);
+        throw SdkError(s_->what() + ": " + e.what());
+      }
+      if (!snap || snap->frame != w) {  // being refilled, or already newer: look again
+        page.release_lease(*lease, pid);
+        continue;
+      }
+      auto f = std::make_shared<FrameState>();
+      f->slot = s_;
+      f->index = i;
+      f->lease = *lease;  // from here the FrameState releases it
+      f->frame = w;
+      try {
+        f->manifest = shm::decode_manifest(snap->manifest, snap->data_size);
+      } catch (const shm::ProtocolError& e) {
+        throw SdkError(s_->what() + ": frame " + std::to_string(w) + ": " + e.what());
+      }
+      f->mapping = s_->map(i, snap->buffer_version, snap->data_size);
+      s_->last_seen = w;
+      return Frame(std::move(f));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::nullopt;
+    // Sleep until the futex moves past w; wake every 100 ms to notice a dead producer.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    shm::futex_wait(s_->cat->futex_word(), w, std::min(left, std::chrono::milliseconds(100)));
+  }
+}
+
+// ---- Frame
+// ---------------------------------------------------------------------------------------
+
+std::uint64_t Frame::number() const {
+  return s_->frame;
+}
+std::uint32_t Frame::slot_index() const {
+  return s_->index;
+}
+const shm::Manifest& Frame::manifest() const {
+  return s_->manifest;
+}
+std::int32_t Frame::device_type() const {
+  return s_->slot->cat->device_type();
+}
+std::int32_t Frame::device_id() const {
+  return s_->slot->cat->device_id();
+}
+std::shared_ptr<const void> Frame::keepalive() const {
+  return s_;
+}
+
+std::vector<std::string> Frame::names() const {
+  std::vector<std::string> v;
+  for (const auto& a : s_->manifest.arrays) v.push_back(a.name);
+  return v;
+}
+
+ArrayRef Frame::array(const std::string& name) const {
+  const auto* e = s_->manifest.find(name);
+  if (!e)
+    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + " has no array '" +
+                   name + "'");
+  ArrayRef r;
+  r.name = name;
+  r.entry = *e;
+  r.data = static_cast<std::byte*>(s_->mapping->base()) + e->offset;
+  r.device_type = device_type();
+  r.device_id = device_id();
+  return r;
+}
+
+DLManagedTensor* Frame::to_dlpack(const std::string& name) const {
+  struct Holder {
+    DLManagedTensor tensor{};
+    std::vector<std::int64_t> shape, strides;
+    std::shared_ptr<const FrameState> frame;
+  };
+  const auto r = array(name);
+  auto h = std::make_unique<Holder>();
+  h->frame = s_;
+  h->shape = r.entry.shape;
+  h->strides = r.entry.strides;
+  if (h->strides.empty()) {
+    h->strides.resize(h->shape.size());
+    std::int64_t st = 1;
+    for (std::size_t k = h->shape.size(); k-- > 0;) {
+      h->strides[k] = st;
+      st *= h->shape[k];
+    }
+  }
+  auto& t = h->tensor.dl_tensor;
+  t.data = r.data;
+  t.device = DLDevice{static_cast<DLDeviceType>(r.device_type), r.device_id};
+  t.ndim = static_cast<std::int32_t>(h->shape.size());
+  t.dtype = DLDataType{r.entry.dtype.code, r.entry.dtype.bits, r.entry.dtype.lanes};
+  t.shape = h->shape.data();
+  t.strides = h->strides.data();
+  t.byte_offset = 0;
+  h->tensor.manager_ctx = h.get();
+  h->tensor.deleter = [](DLManagedTensor* self) {
+    std::unique_ptr<Holder> owned(static_cast<Holder*>(self->manager_ctx));
+  };
+  return &h.release()->tensor;
+}
+
+void Frame::order_after_upload(std::uintptr_t stream) const {
+#if defined(MESHDOCK_HAVE_CUDA)
+  if (s_->mapping->event)
+    cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream), s_->mapping->event, 0);
+#else
+  (void)stream;
+#endif
+}
+
+}  // namespace meshdock
