@@ -77,6 +77,7 @@ Slot::Slot(SlotOptions options, backend::Backend& backend)
   cat_->beat(shm::monotonic_ns());
   buffers_.resize(o_.num_slots);
   buffer_frame_.assign(o_.num_slots, 0);
+  buffer_version_.assign(o_.num_slots, 0);
 }
 
 Slot::~Slot() {
@@ -171,6 +172,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
       throw SlotError("slot '" + o_.name + "': " + e.what());
     }
     version_ = v;
+    buffer_version_[i] = v;
   }
   backend_.upload(*buffers_[i], layout.placements);
   if (fresh) {
@@ -179,7 +181,9 @@ Published Slot::publish(const payload::DevicePayload& p) {
     cb_->set_version(version_);
   }
   const std::uint32_t frame = cb_->write_idx() + 1;
-  page.finish_write(seq, frame, layout.total, version_, manifest);
+  // The page names the version of *this* slot's buffer (its data segment's name), which is
+  // older than version_ when another slot's buffer was replaced since.
+  page.finish_write(seq, frame, layout.total, buffer_version_[i], manifest);
   abort.done = true;
   buffer_frame_[i] = frame;
   data_size_ = layout.total;
@@ -190,7 +194,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
   cat_->publish_futex(frame);
   cat_->beat(shm::monotonic_ns());
   free_retired();
-  return {frame, i, layout.total, version_};
+  return {frame, i, layout.total, buffer_version_[i]};
 }
 
 void Slot::free_retired() {

@@ -91,7 +91,8 @@ class Slot {
   std::optional<shm::ControlBlockView> cb_;
   std::optional<shm::CatalogView> cat_;
   std::vector<std::unique_ptr<backend::SlotBuffer>> buffers_;
-  std::vector<std::uint64_t> buffer_frame_;  // frame each buffer holds now
+  std::vector<std::uint64_t> buffer_frame_;    // frame each buffer holds now
+  std::vector<std::uint64_t> buffer_version_;  // control-block version each buffer was made at
   std::vector<Retired> retired_;
   std::uint64_t version_ = 0;
   std::uint64_t data_size_ = 0;

@@ -155,3 +155,27 @@ TEST(Slot, StaleSegmentsAreRemovedAndALiveOwnerIsRefused) {
     }
   }
 }
+
+TEST(Slot, EachPageNamesItsOwnBuffersVersion) {
+  // Regression: a page once carried the slot's newest version, not its buffer's, so a consumer
+  // looked for a data segment that did not exist after another ring slot grew.
+  auto backend = meshdock::backend::make_host_backend(0600);
+  slots::SlotOptions o;
+  o.prefix = unique_prefix();
+  o.name = "pages";
+  o.num_slots = 2;
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  slots::Slot slot(o, *backend);
+  slot.publish(tiny(1.0));  // slot 0, buffer v1
+  slot.publish(tiny(2.0));  // slot 1, buffer v2
+  mesh::Mesh big;
+  big.points = mesh::Array::from_vector(std::vector<double>(300, 0.5), {100, 3});
+  const auto pub = slot.publish(payload::build_payload(big));  // slot 0 grows: v3
+  EXPECT_EQ(pub.version, 3u);
+  auto catseg = shm::Segment::open(o.prefix + "pages.catalog");
+  auto cat = shm::CatalogView::validate(catseg.data(), catseg.size());
+  EXPECT_EQ(cat.page(0).read().buffer_version, 3u);
+  EXPECT_EQ(cat.page(1).read().buffer_version, 2u);
+  EXPECT_TRUE(exists(shm::data_object_name(o.prefix, "pages", 1, 2)));
+}

@@ -1,0 +1,200 @@
+"""Attach across real processes: a meshdockd process publishes, consumer processes (Python
+with meshdock.attach, and the C++ example on libmeshdock) adopt the slot. Checks values, wake-ups,
+leases and what happens when either side dies."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import conftest
+import meshdock
+from daemon_util import BIN, Daemon, shm_names, wait_for
+
+FILES = ("box.v41.msh", "sphere.meshio-zlib.vtu", "plate.v22.msh")
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(tmp_path, FILES)
+    d.client = meshdock.Client(d.addr)
+    yield d
+    d.client.close()
+    assert d.stop() == 0, d.stderr
+    assert shm_names(d.prefix) == []
+
+
+def consumer(prefix, name, body, *args):
+    """A Python consumer process: `body` runs with `slot` attached; returns the Popen."""
+    code = textwrap.dedent(f"""
+        import sys, json, time
+        import numpy as np
+        import meshdock
+        slot = meshdock.attach({name!r}, prefix={prefix!r}, timeout=10.0)
+    """) + textwrap.dedent(body)
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_a_consumer_process_sees_exactly_the_loaded_arrays(daemon, data_dir):
+    daemon.client.load(daemon.root / "sphere.meshio-zlib.vtu", name="s")
+    p = consumer(daemon.prefix, "s", """
+        f = slot.wait(timeout=10)
+        out = {n: np.from_dlpack(a).tolist() for n, a in f.arrays()}
+        print(json.dumps({"frame": f.number, "types": f.cell_types, "arrays": out}))
+    """)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    got = json.loads(out)
+    m = meshdock.read(data_dir / "meshes" / "sphere.meshio-zlib.vtu")
+    expect = {n: np.from_dlpack(a) for n, a in meshdock.to_dlpack(m).arrays()}
+    assert got["frame"] == 1 and got["types"] == [b.type for b in m.cells]
+    assert set(got["arrays"]) == set(expect)
+    for n, a in expect.items():
+        np.testing.assert_array_equal(np.array(got["arrays"][n], dtype=a.dtype).reshape(a.shape), a,
+                                      err_msg=n)
+
+
+def test_the_cpp_consumer_sees_the_same(daemon, data_dir):
+    daemon.client.load(daemon.root / "box.v41.msh", name="b", float32=True)
+    r = subprocess.run([str(BIN / "cpp_consumer"), "b", "--prefix", daemon.prefix],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    with pytest.warns(meshdock.PayloadWarning):
+        p = meshdock.to_dlpack(meshdock.read(data_dir / "meshes" / "box.v41.msh"), float32=True)
+    for n, a in p.arrays():
+        a = np.from_dlpack(a)
+        assert got["arrays"][n]["shape"] == list(a.shape), n
+        assert got["arrays"][n]["sum"] == pytest.approx(float(a.astype(np.float64).sum())), n
+    assert got["arrays"]["points"]["dtype"] == [2, 32] and got["dlpack_points_ndim"] == 2
+
+
+def test_a_republish_wakes_a_waiting_consumer(daemon):
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    p = consumer(daemon.prefix, "b", """
+        slot.wait(timeout=10)               # frame 1
+        print("waiting", flush=True)
+        f = slot.wait(timeout=10)           # sleeps on the futex until frame 2
+        print(json.dumps({"frame": f.number, "t": time.monotonic(),
+                          "T": np.from_dlpack(f.point_data["T"])[:3].tolist()}), flush=True)
+    """)
+    assert p.stdout.readline().strip() == "waiting"
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    daemon.client.publish("b", "point_data/T", np.arange(300.0))
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 0, err
+    got = json.loads(out)
+    assert got["frame"] == 2 and got["T"] == [0.0, 1.0, 2.0]
+    assert got["t"] - t0 < 0.5  # woken by the futex, not a timeout
+
+
+def test_a_held_frame_stays_intact_while_more_frames_are_published(daemon):
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    slot = meshdock.attach("b", prefix=daemon.prefix)
+    held = slot.wait(timeout=5)
+    pts = np.from_dlpack(held.points)
+    before = pts.copy()
+    for k in range(7):  # 3 ring slots: slot 0 comes round twice while frame 1 holds it
+        daemon.client.publish("b", "point_data/T", np.full(300, float(k)))
+    np.testing.assert_array_equal(pts, before)
+    newest = slot.wait(timeout=5)
+    assert newest.number == 8 and np.from_dlpack(newest.point_data["T"])[0] == 6.0
+    info = daemon.client.describe("b").slot
+    assert info.version > 1  # the leased ring slot was given a fresh buffer
+    stats = daemon.client.stats().slots[0]
+    assert stats.leases == 2
+    del pts, held, newest
+    import gc
+    gc.collect()
+    assert daemon.client.stats().slots[0].leases == 0
+    slot.close()
+
+
+def test_a_consumer_killed_holding_a_lease_does_not_block_the_daemon(daemon):
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    p = consumer(daemon.prefix, "b", """
+        f = slot.wait(timeout=10)
+        print("holding", flush=True)
+        time.sleep(60)
+    """)
+    assert p.stdout.readline().strip() == "holding"
+    assert daemon.client.stats().slots[0].leases == 1
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    t0 = time.monotonic()
+    for k in range(4):  # the fourth publish reuses ring slot 0, leased by the dead consumer
+        daemon.client.publish("b", "point_data/T", np.full(300, float(k)))
+    assert time.monotonic() - t0 < 2.0
+    assert wait_for(lambda: daemon.client.stats().slots[0].leases == 0, timeout=1.0)
+    p.stdout.close()
+    p.stderr.close()
+
+
+def test_attach_times_out_naming_the_slot(daemon):
+    t0 = time.monotonic()
+    with pytest.raises(meshdock.AttachTimeout, match=r"slot 'nope' .* not published within 300 ms"):
+        meshdock.attach("nope", prefix=daemon.prefix, timeout=0.3)
+    assert time.monotonic() - t0 < 1.0
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    slot = meshdock.attach("b", prefix=daemon.prefix)
+    slot.wait(timeout=5)
+    with pytest.raises(TimeoutError, match="no new frame within 0.1 s"):
+        slot.wait(timeout=0.1)
+
+
+def test_unload_and_sigterm_are_producer_gone(tmp_path):
+    d = Daemon(tmp_path, FILES)
+    c = meshdock.Client(d.addr)
+    c.load(d.root / "box.v41.msh", name="b")
+    slot = meshdock.attach("b", prefix=d.prefix)
+    slot.wait(timeout=5)
+    c.unload("b")
+    with pytest.raises(meshdock.ProducerGone, match="shutdown flag set"):
+        slot.wait(timeout=5)
+    c.load(d.root / "box.v41.msh", name="b2")
+    slot2 = meshdock.attach("b2", prefix=d.prefix)
+    slot2.wait(timeout=5)
+    c.close()
+    assert d.stop(signal.SIGTERM) == 0
+    with pytest.raises(meshdock.ProducerGone, match="shutdown flag set"):
+        slot2.wait(timeout=5)
+
+
+def test_a_killed_daemon_is_producer_gone_within_a_second(tmp_path):
+    d = Daemon(tmp_path, FILES)
+    c = meshdock.Client(d.addr)
+    c.load(d.root / "box.v41.msh", name="b")
+    c.close()
+    slot = meshdock.attach("b", prefix=d.prefix)
+    frame = slot.wait(timeout=5)
+    pts = np.from_dlpack(frame.points).copy()
+    d.stop(signal.SIGKILL)
+    t0 = time.monotonic()
+    with pytest.raises(meshdock.ProducerGone, match=r"heartbeat \d+ ms old; daemon pid \d+ dead"):
+        slot.wait(timeout=10)
+    assert time.monotonic() - t0 < 1.5
+    np.testing.assert_array_equal(np.from_dlpack(frame.points), pts)  # held data still readable
+    del frame
+    slot.close()
+    # The killed daemon's segments stay until a new daemon with the prefix starts.
+    d2 = Daemon(tmp_path, FILES, prefix=d.prefix)
+    assert d2.stop() == 0
+    assert shm_names(d.prefix) == []
+
+
+def test_client_errors_carry_the_status(daemon):
+    with pytest.raises(meshdock.DaemonError) as e:
+        daemon.client.describe("nope")
+    assert e.value.code == "NOT_FOUND"
+    assert daemon.client.health() == "SERVING"
+    with pytest.raises(meshdock.DaemonError) as e:
+        meshdock.Client("unix:/nonexistent.sock", timeout=2).ls()
+    assert e.value.code == "UNAVAILABLE"
