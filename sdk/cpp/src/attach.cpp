@@ -54,6 +54,19 @@ struct SlotState {
   std::uint64_t last_seen = 0;
   std::mutex m;  // cache
   std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
+  // The last manifest decoded per ring slot: a republish of the same layout (the common case)
+  // reuses it after a byte compare instead of parsing the JSON again.
+  std::map<std::uint32_t, std::pair<std::string, std::shared_ptr<const shm::Manifest>>> manifests;
+
+  std::shared_ptr<const shm::Manifest> decode(std::uint32_t i, const shm::PageSnapshot& snap) {
+    std::lock_guard lock(m);
+    auto& slot = manifests[i];
+    if (slot.second && slot.first == snap.manifest) return slot.second;
+    auto decoded =
+        std::make_shared<const shm::Manifest>(shm::decode_manifest(snap.manifest, snap.data_size));
+    slot = {snap.manifest, decoded};
+    return decoded;
+  }
 
   std::string what() const { return "slot '" + name + "' (/" + o.prefix + name + ")"; }
 
@@ -126,7 +139,7 @@ struct FrameState {
   std::uint32_t index = 0;
   std::uint32_t lease = 0;
   std::uint64_t frame = 0;
-  shm::Manifest manifest;
+  std::shared_ptr<const shm::Manifest> manifest;
   ~FrameState() { slot->cat->page(index).release_lease(lease, ::getpid()); }
 };
 
@@ -195,6 +208,9 @@ std::int32_t Slot::device_type() const {
 void Slot::check_producer() const {
   s_->check_producer();
 }
+double Slot::publish_time() const {
+  return s_->cb->timestamp();
+}
 
 std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -228,7 +244,7 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       f->lease = *lease;  // from here the FrameState releases it
       f->frame = w;
       try {
-        f->manifest = shm::decode_manifest(snap->manifest, snap->data_size);
+        f->manifest = s_->decode(i, *snap);
       } catch (const shm::ProtocolError& e) {
         throw SdkError(s_->what() + ": frame " + std::to_string(w) + ": " + e.what());
       }
@@ -254,7 +270,7 @@ std::uint32_t Frame::slot_index() const {
   return s_->index;
 }
 const shm::Manifest& Frame::manifest() const {
-  return s_->manifest;
+  return *s_->manifest;
 }
 std::int32_t Frame::device_type() const {
   return s_->slot->cat->device_type();
@@ -268,12 +284,12 @@ std::shared_ptr<const void> Frame::keepalive() const {
 
 std::vector<std::string> Frame::names() const {
   std::vector<std::string> v;
-  for (const auto& a : s_->manifest.arrays) v.push_back(a.name);
+  for (const auto& a : s_->manifest->arrays) v.push_back(a.name);
   return v;
 }
 
 ArrayRef Frame::array(const std::string& name) const {
-  const auto* e = s_->manifest.find(name);
+  const auto* e = s_->manifest->find(name);
   if (!e)
     throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + " has no array '" +
                    name + "'");

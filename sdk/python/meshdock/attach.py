@@ -95,6 +95,12 @@ class AttachedSlot:
         return self._core.write_idx
 
     @property
+    def publish_time(self) -> float:
+        """The producer's CLOCK_MONOTONIC seconds at its newest publish (time.monotonic()
+        reads the same clock)."""
+        return self._core.publish_time
+
+    @property
     def device_type(self) -> int:
         """DLPack device type of the slot's memory: 1 host, 2 CUDA."""
         return self._core.device_type

@@ -532,6 +532,7 @@ PYBIND11_MODULE(_meshdock, m) {
       .def_property_readonly("write_idx", &meshdock::Slot::write_idx)
       .def_property_readonly("num_slots", &meshdock::Slot::num_slots)
       .def_property_readonly("device_type", &meshdock::Slot::device_type)
+      .def_property_readonly("publish_time", &meshdock::Slot::publish_time)
       .def("check_producer", &meshdock::Slot::check_producer);
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");
 }

@@ -84,6 +84,8 @@ class Slot {
   std::uint32_t write_idx() const;
   std::uint32_t num_slots() const;
   std::int32_t device_type() const;
+  // The producer's CLOCK_MONOTONIC seconds at its newest publish (control block timestamp).
+  double publish_time() const;
   // Throws ProducerGone (with the reason) when the producer is gone; otherwise returns.
   void check_producer() const;
 
