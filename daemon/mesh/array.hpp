@@ -135,6 +135,40 @@ class Array {
   std::shared_ptr<Buffer> buffer_;
 };
 
+// Element i (flat index) of an integer or bool array, widened to int64 (a uint64 beyond
+// INT64_MAX wraps; callers that need the full range read it as unsigned).
+inline std::int64_t int_at(const Array& a, std::size_t i) {
+  std::uint64_t raw = 0;
+  const std::size_t item = a.itemsize();
+  std::memcpy(&raw, static_cast<const std::uint8_t*>(a.data()) + i * item, item < 8 ? item : 8);
+  if (a.dtype().code != 0 || item >= 8) return static_cast<std::int64_t>(raw);
+  const unsigned shift = 64 - 8 * static_cast<unsigned>(item);  // sign-extend
+  return static_cast<std::int64_t>(raw << shift) >> shift;
+}
+
+// Element i (flat index) of any numeric array as a double (float16 / bfloat16: not handled,
+// callers check dtypes first).
+inline double value_at(const Array& a, std::size_t i) {
+  const auto d = a.dtype();
+  const auto* p = static_cast<const std::uint8_t*>(a.data()) + i * a.itemsize();
+  if (d.code == 2 && d.bits == 64) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (d.code == 2 && d.bits == 32) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (d.code == 1 && d.bits == 64) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  return static_cast<double>(int_at(a, i));
+}
+
 // Rows [begin, end) of `a` (along its first axis) copied into a new Array.
 inline Array slice_rows(const Array& a, std::size_t begin, std::size_t end) {
   auto shape = a.shape();

@@ -1,19 +1,13 @@
 #include "daemon/payload/dlpack_export.hpp"
 
+#include "meshdock/dlpack_tensor.hpp"
+
 #include <memory>
 #include <vector>
 
 namespace meshdock::payload {
 
 namespace {
-
-// What a DLManagedTensor points into: the shape and strides it advertises and the Array that
-// keeps the memory alive. Owned by the tensor; its deleter frees it.
-struct Holder {
-  DLManagedTensor tensor{};
-  std::vector<std::int64_t> shape, strides;
-  Array keep;
-};
 
 bool supported(DLDataType t) {
   if (t.lanes != 1) return false;
@@ -49,28 +43,8 @@ DLDataType dlpack_dtype(const Array& a, const std::string& name) {
 }
 
 DLManagedTensor* to_dlpack(const Array& a, Device device, const std::string& name) {
-  auto h = std::make_unique<Holder>();
-  h->keep = a;
-  h->shape.assign(a.shape().begin(), a.shape().end());
-  h->strides.resize(h->shape.size());
-  std::int64_t stride = 1;
-  for (std::size_t k = h->shape.size(); k-- > 0;) {
-    h->strides[k] = stride;
-    stride *= h->shape[k];
-  }
-  auto& t = h->tensor.dl_tensor;
-  t.data = a.data();
-  t.device = DLDevice{static_cast<DLDeviceType>(device.type), device.id};
-  t.ndim = static_cast<std::int32_t>(h->shape.size());
-  t.dtype = dlpack_dtype(a, name);
-  t.shape = h->shape.data();
-  t.strides = h->strides.data();
-  t.byte_offset = 0;
-  h->tensor.manager_ctx = h.get();
-  h->tensor.deleter = [](DLManagedTensor* self) {
-    std::unique_ptr<Holder> owned(static_cast<Holder*>(self->manager_ctx));
-  };
-  return &h.release()->tensor;
+  return make_dlpack(a.data(), DLDevice{static_cast<DLDeviceType>(device.type), device.id},
+                     dlpack_dtype(a, name), a.shape(), {}, a);  // the Array keeps the Buffer
 }
 
 Array from_dlpack(DLManagedTensor* t, const std::string& name) {

@@ -8,36 +8,20 @@ namespace {
 
 nlohmann::json numbers(const mesh::Array& a) {
   nlohmann::json out = nlohmann::json::array();
-  const auto d = a.dtype();
-  const auto* p = static_cast<const std::uint8_t*>(a.data());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto* v = p + i * a.itemsize();
-    if (d.code == 2 && d.bits == 64) {
-      double x;
-      std::memcpy(&x, v, 8);
-      out.push_back(x);
-    } else if (d.code == 2 && d.bits == 32) {
-      float x;
-      std::memcpy(&x, v, 4);
-      out.push_back(x);
-    } else {
-      std::uint64_t raw = 0;
-      std::memcpy(&raw, v, std::min<std::size_t>(a.itemsize(), 8));
-      if (d.code == 0) {
-        const unsigned shift = 64 - 8 * static_cast<unsigned>(a.itemsize());
-        out.push_back(static_cast<std::int64_t>(raw << shift) >> shift);
-      } else {
-        out.push_back(raw);
-      }
-    }
+    if (a.dtype().code == 2)
+      out.push_back(mesh::value_at(a, i));
+    else if (a.dtype().code == 1)
+      out.push_back(static_cast<std::uint64_t>(mesh::int_at(a, i)));
+    else
+      out.push_back(mesh::int_at(a, i));
   }
   return out;
 }
 
 std::vector<std::int64_t> as_int64(const mesh::Array& a) {
   std::vector<std::int64_t> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    v[i] = a.dtype().bits == 32 ? a.as<std::int32_t>()[i] : a.as<std::int64_t>()[i];
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::int_at(a, i);
   return v;
 }
 

@@ -44,30 +44,7 @@ std::span<const int> vtk_order(std::string_view name) {
 
 std::vector<std::int64_t> to_int64(const Array& a) {
   std::vector<std::int64_t> v(a.size());
-  const auto* p = static_cast<const std::uint8_t*>(a.data());
-  const auto t = a.dtype();
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    switch (t.bits) {
-      case 8:
-        v[i] = t.code == 0 ? static_cast<std::int8_t>(p[i]) : p[i];
-        break;
-      case 16: {
-        std::uint16_t x;
-        std::memcpy(&x, p + 2 * i, 2);
-        v[i] = t.code == 0 ? static_cast<std::int16_t>(x) : x;
-        break;
-      }
-      case 32: {
-        std::uint32_t x;
-        std::memcpy(&x, p + 4 * i, 4);
-        v[i] = t.code == 0 ? static_cast<std::int32_t>(x) : static_cast<std::int64_t>(x);
-        break;
-      }
-      default:
-        std::memcpy(&v[i], p + 8 * i, 8);
-        break;
-    }
-  }
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = int_at(a, i);
   return v;
 }
 

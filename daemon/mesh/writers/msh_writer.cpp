@@ -38,27 +38,9 @@ struct ElementRun {
   std::int64_t count = 0;
 };
 
-// A value of any numeric Array as double (for gmsh:* data and $NodeData / $ElementData).
+// Values of any numeric Array as double (gmsh:* data, $NodeData / $ElementData).
 double as_double(const Array& a, std::size_t i) {
-  const auto d = a.dtype();
-  const auto* p = static_cast<const std::uint8_t*>(a.data()) + i * a.itemsize();
-  if (d.code == 2 && d.bits == 64) {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  if (d.code == 2 && d.bits == 32) {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  std::uint64_t raw = 0;
-  std::memcpy(&raw, p, a.itemsize());
-  if (d.code == 0) {
-    const unsigned shift = 64 - 8 * static_cast<unsigned>(a.itemsize());
-    return static_cast<double>(static_cast<std::int64_t>(raw << shift) >> shift);
-  }
-  return static_cast<double>(raw);
+  return value_at(a, i);
 }
 
 class MshWriter {

@@ -350,14 +350,9 @@ class VtuWriter {
         std::memcpy(&x, v, 4);
         append_number(text, x);
       } else if (d.code == 0) {
-        std::uint64_t raw = 0;
-        std::memcpy(&raw, v, item);  // little-endian: the low bytes, then sign-extend
-        const unsigned shift = 64 - 8 * static_cast<unsigned>(item);
-        append_number(text, static_cast<std::int64_t>(raw << shift) >> shift);
+        append_number(text, int_at(a, i));
       } else {
-        std::uint64_t x = 0;
-        std::memcpy(&x, v, item);  // little-endian: the low bytes
-        append_number(text, x);
+        append_number(text, static_cast<std::uint64_t>(int_at(a, i)));  // unsigned, bool
       }
       text += (i % 12 == 11 || i + 1 == n) ? '\n' : ' ';
       if (text.size() > (1 << 16)) {

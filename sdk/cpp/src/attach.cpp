@@ -1,5 +1,7 @@
 #include "meshdock/attach.hpp"
 
+#include "meshdock/dlpack_tensor.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -303,37 +305,10 @@ ArrayRef Frame::array(const std::string& name) const {
 }
 
 DLManagedTensor* Frame::to_dlpack(const std::string& name) const {
-  struct Holder {
-    DLManagedTensor tensor{};
-    std::vector<std::int64_t> shape, strides;
-    std::shared_ptr<const FrameState> frame;
-  };
   const auto r = array(name);
-  auto h = std::make_unique<Holder>();
-  h->frame = s_;
-  h->shape = r.entry.shape;
-  h->strides = r.entry.strides;
-  if (h->strides.empty()) {
-    h->strides.resize(h->shape.size());
-    std::int64_t st = 1;
-    for (std::size_t k = h->shape.size(); k-- > 0;) {
-      h->strides[k] = st;
-      st *= h->shape[k];
-    }
-  }
-  auto& t = h->tensor.dl_tensor;
-  t.data = r.data;
-  t.device = DLDevice{static_cast<DLDeviceType>(r.device_type), r.device_id};
-  t.ndim = static_cast<std::int32_t>(h->shape.size());
-  t.dtype = DLDataType{r.entry.dtype.code, r.entry.dtype.bits, r.entry.dtype.lanes};
-  t.shape = h->shape.data();
-  t.strides = h->strides.data();
-  t.byte_offset = 0;
-  h->tensor.manager_ctx = h.get();
-  h->tensor.deleter = [](DLManagedTensor* self) {
-    std::unique_ptr<Holder> owned(static_cast<Holder*>(self->manager_ctx));
-  };
-  return &h.release()->tensor;
+  return make_dlpack(r.data, DLDevice{static_cast<DLDeviceType>(r.device_type), r.device_id},
+                     DLDataType{r.entry.dtype.code, r.entry.dtype.bits, r.entry.dtype.lanes},
+                     r.entry.shape, r.entry.strides, s_);  // s_ holds the frame and its lease
 }
 
 void Frame::order_after_upload(std::uintptr_t stream) const {
