@@ -1,14 +1,16 @@
 // A read-only memory mapping of a whole file (RAII over the fd and the mapping). Readers parse
 // in place; nothing is copied until values land in their final buffers.
+//
+// A file can change under a mapping: truncated (touching a page past the new end raises
+// SIGBUS, which would kill the daemon) or rewritten in place (the parse mixes old and new).
+// Mappings are registered with a SIGBUS handler that maps a zero page over such a page and
+// marks the mapping; parse_mapped() then reports either case as a ReadError. A SIGBUS outside a
+// registered mapping keeps its default action. (The registry is process-wide state, as a signal
+// handler needs; it holds only address ranges and flags.)
 #pragma once
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -18,40 +20,38 @@ namespace meshdock::mesh {
 
 class MappedFile {
  public:
-  explicit MappedFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw ReadError(path + ": cannot open (" + std::strerror(errno) + ")");
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      throw ReadError(path + ": not a regular file");
-    }
-    size_ = static_cast<std::size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
-      if (p == MAP_FAILED) {
-        ::close(fd_);
-        throw ReadError(path + ": cannot map (" + std::strerror(errno) + ")");
-      }
-      ::madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
-      data_ = static_cast<const char*>(p);
-    }
-  }
+  explicit MappedFile(const std::string& path);
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<char*>(data_), size_);
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~MappedFile();
 
   std::string_view view() const { return {data_ ? data_ : "", size_}; }
   const std::string& path() const { return path_; }
+  // Throws ReadError when the file was truncated or rewritten since it was mapped.
+  void check_unchanged() const;
 
  private:
   std::string path_;
   int fd_ = -1;
   const char* data_ = nullptr;
   std::size_t size_ = 0;
+  int slot_ = -1;  // index in the SIGBUS registry, -1 when not registered
+  struct stat st_ {};
 };
+
+// Maps `path`, returns parse(view); a file that changed underneath is a ReadError saying so
+// (also when the parser failed on what it read meanwhile).
+template <typename F>
+auto parse_mapped(const std::string& path, F&& parse) {
+  MappedFile file(path);
+  try {
+    auto result = parse(file.view());
+    file.check_unchanged();
+    return result;
+  } catch (const ReadError&) {
+    file.check_unchanged();
+    throw;
+  }
+}
 
 }  // namespace meshdock::mesh

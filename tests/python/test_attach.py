@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -198,3 +199,75 @@ def test_client_errors_carry_the_status(daemon):
     with pytest.raises(meshdock.DaemonError) as e:
         meshdock.Client("unix:/nonexistent.sock", timeout=2).ls()
     assert e.value.code == "UNAVAILABLE"
+
+
+def test_the_file_deleted_after_load_keeps_serving(daemon, data_dir):
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    (daemon.root / "box.v41.msh").unlink()
+    slot = meshdock.attach("b", prefix=daemon.prefix)
+    frame = slot.wait(timeout=5)
+    np.testing.assert_array_equal(np.from_dlpack(frame.points),
+                                  meshdock.read(data_dir / "meshes" / "box.v41.msh").points)
+    assert daemon.client.publish("b", "point_data/T", np.zeros(300)) == 2  # from its host copy
+    with pytest.raises(meshdock.DaemonError, match="NOT_FOUND"):
+        daemon.client.reload("b")  # the file is gone: the slot stays as it was
+    assert slot.wait(timeout=5).number == 2
+    del frame
+    slot.close()
+
+
+def test_a_file_rewritten_while_it_is_read_never_tears_a_frame(daemon, data_dir):
+    """A writer replaces the file over and over (truncate + write, the way editors do not)
+    while the daemon reloads it: every reload either fails with a ReadError naming the file or
+    publishes a whole mesh; consumers never see a mix."""
+    src = (data_dir / "meshes" / "box.v41.msh").read_bytes()
+    path = daemon.root / "box.v41.msh"
+    daemon.client.load(path, name="b")
+    stop = threading.Event()
+
+    def rewrite():
+        while not stop.is_set():
+            with open(path, "wb") as f:  # truncated, then filled in pieces
+                for k in range(0, len(src), 4096):
+                    f.write(src[k:k + 4096])
+                    f.flush()
+
+    t = threading.Thread(target=rewrite)
+    t.start()
+    outcomes = {"ok": 0, "failed": 0}
+    try:
+        for _ in range(40):
+            try:
+                daemon.client.reload("b")
+                outcomes["ok"] += 1
+            except meshdock.DaemonError as e:
+                assert e.code == "INVALID_ARGUMENT" and "box.v41.msh" in e.message, e.message
+                outcomes["failed"] += 1
+    finally:
+        stop.set()
+        t.join()
+    path.write_bytes(src)
+    expect = meshdock.read(path).points
+    slot = meshdock.attach("b", prefix=daemon.prefix)
+    np.testing.assert_array_equal(np.from_dlpack(slot.wait(timeout=5).points), expect)
+    assert outcomes["ok"] + outcomes["failed"] == 40 and outcomes["ok"] > 0
+    slot.close()
+
+
+def test_a_consumer_killed_mid_attach_leaves_nothing_behind(daemon):
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    for delay in (0.0, 0.05, 0.1, 0.2):
+        p = consumer(daemon.prefix, "b", """
+            while True:
+                f = slot.wait(timeout=10)
+                del f
+        """)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        p.stdout.close()
+        p.stderr.close()
+    assert wait_for(lambda: daemon.client.stats().slots[0].leases == 0, timeout=1.0)
+    for k in range(6):  # every ring slot is reusable
+        daemon.client.publish("b", "point_data/T", np.full(300, float(k)))
+    assert daemon.client.describe("b").slot.write_idx == 7

@@ -691,8 +691,7 @@ class MshReader {
 }  // namespace
 
 Mesh read_msh(const std::string& path) {
-  MappedFile file(path);
-  return MshReader(file.view(), path).read();
+  return parse_mapped(path, [&](std::string_view data) { return MshReader(data, path).read(); });
 }
 
 Mesh read_msh_bytes(std::string_view data, const std::string& name) {

@@ -9,9 +9,10 @@
 
 namespace meshdock::mesh {
 
-Mesh read_obj(const std::string& path) {
-  MappedFile file(path);
-  Cursor c(file.view(), path);
+namespace {
+
+Mesh parse_obj(std::string_view file_data, const std::string& path) {
+  Cursor c(file_data, path);
   std::vector<double> points, vt, vn;
   std::size_t vt_width = 0, vn_width = 0;
   FaceBlocks faces(/*consecutive=*/true);
@@ -101,6 +102,12 @@ Mesh read_obj(const std::string& path) {
   attach("obj:vt", vt, vt_width);
   attach("obj:vn", vn, vn_width);
   return m;
+}
+
+}  // namespace
+
+Mesh read_obj(const std::string& path) {
+  return parse_mapped(path, [&](std::string_view data) { return parse_obj(data, path); });
 }
 
 }  // namespace meshdock::mesh

@@ -6,9 +6,10 @@
 
 namespace meshdock::mesh {
 
-Mesh read_off(const std::string& path) {
-  MappedFile file(path);
-  Cursor c(file.view(), path);
+namespace {
+
+Mesh parse_off(std::string_view file_data, const std::string& path) {
+  Cursor c(file_data, path);
   if (c.nonempty_line() != "OFF") c.fail("the first line is not 'OFF'");
   // Skip comments up to the counts line.
   while (true) {
@@ -40,6 +41,12 @@ Mesh read_off(const std::string& path) {
   }
   faces.finish(m, nv, c);
   return m;
+}
+
+}  // namespace
+
+Mesh read_off(const std::string& path) {
+  return parse_mapped(path, [&](std::string_view data) { return parse_off(data, path); });
 }
 
 }  // namespace meshdock::mesh

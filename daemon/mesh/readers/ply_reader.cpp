@@ -204,8 +204,7 @@ class PlyReader {
 }  // namespace
 
 Mesh read_ply(const std::string& path) {
-  MappedFile file(path);
-  return PlyReader(file.view(), path).read();
+  return parse_mapped(path, [&](std::string_view data) { return PlyReader(data, path).read(); });
 }
 
 }  // namespace meshdock::mesh

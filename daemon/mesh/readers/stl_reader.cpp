@@ -55,10 +55,11 @@ Mesh build(const std::vector<double>& corners, const std::vector<double>& normal
 
 }  // namespace
 
-Mesh read_stl(const std::string& path) {
-  MappedFile file(path);
-  Cursor c(file.view(), path);
-  const auto data = file.view();
+namespace {
+
+Mesh parse_stl(std::string_view file_data, const std::string& path) {
+  Cursor c(file_data, path);
+  const auto data = file_data;
   std::vector<double> corners, normals;
   if (data.size() >= 84) {
     std::uint32_t count;
@@ -96,6 +97,12 @@ Mesh read_stl(const std::string& path) {
     if (c.token() != "endfacet") c.fail("expected 'endfacet'");
   }
   return build(corners, normals);
+}
+
+}  // namespace
+
+Mesh read_stl(const std::string& path) {
+  return parse_mapped(path, [&](std::string_view data) { return parse_stl(data, path); });
 }
 
 }  // namespace meshdock::mesh

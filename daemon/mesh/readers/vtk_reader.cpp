@@ -256,8 +256,7 @@ class VtkReader {
 }  // namespace
 
 Mesh read_vtk(const std::string& path) {
-  MappedFile file(path);
-  return VtkReader(file.view(), path).read();
+  return parse_mapped(path, [&](std::string_view data) { return VtkReader(data, path).read(); });
 }
 
 Mesh read_vtk_bytes(std::string_view data, const std::string& name) {

@@ -724,8 +724,7 @@ class VtuReader {
 }  // namespace
 
 Mesh read_vtu(const std::string& path) {
-  MappedFile file(path);
-  return VtuReader(file.view(), path).read();
+  return parse_mapped(path, [&](std::string_view data) { return VtuReader(data, path).read(); });
 }
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {

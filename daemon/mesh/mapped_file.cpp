@@ -1,0 +1,113 @@
+#include "daemon/mesh/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+namespace meshdock::mesh {
+
+namespace {
+
+// The SIGBUS registry: fixed-size and lock-free, so the handler only reads atomics.
+constexpr int kSlots = 256;
+struct Range {
+  std::atomic<std::uintptr_t> begin{0}, end{0};
+  std::atomic<bool> hit{false};
+};
+std::array<Range, kSlots> g_ranges;
+std::once_flag g_install;
+
+void on_sigbus(int sig, siginfo_t* info, void*) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (auto& r : g_ranges) {
+    const auto b = r.begin.load(std::memory_order_acquire);
+    if (b && addr >= b && addr < r.end.load(std::memory_order_acquire)) {
+      const long page = sysconf(_SC_PAGESIZE);
+      void* at = reinterpret_cast<void*>(addr & ~static_cast<std::uintptr_t>(page - 1));
+      // A zero page where the file was: the faulting load retries and reads zeros.
+      if (mmap(at, static_cast<std::size_t>(page), PROT_READ,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+        r.hit.store(true, std::memory_order_release);
+        return;
+      }
+    }
+  }
+  // Not ours: the default action (core dump), as if no handler were installed.
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_handler() {
+  struct sigaction sa {};
+  sa.sa_sigaction = &on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, nullptr);
+}
+
+int register_range(const char* p, std::size_t n) {
+  std::call_once(g_install, install_handler);
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  for (int i = 0; i < kSlots; ++i) {
+    std::uintptr_t expected = 0;
+    if (g_ranges[i].begin.compare_exchange_strong(expected, b)) {
+      g_ranges[i].hit.store(false);
+      g_ranges[i].end.store(b + n, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;  // more than kSlots files mapped at once: this one is unguarded
+}
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw ReadError(path + ": cannot open (" + std::strerror(errno) + ")");
+  if (::fstat(fd_, &st_) != 0 || !S_ISREG(st_.st_mode)) {
+    ::close(fd_);
+    throw ReadError(path + ": not a regular file");
+  }
+  size_ = static_cast<std::size_t>(st_.st_size);
+  if (size_ > 0) {
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd_);
+      throw ReadError(path + ": cannot map (" + std::strerror(errno) + ")");
+    }
+    ::madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+    data_ = static_cast<const char*>(p);
+    slot_ = register_range(data_, size_);
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (slot_ >= 0) {
+    g_ranges[slot_].end.store(0, std::memory_order_release);
+    g_ranges[slot_].begin.store(0, std::memory_order_release);
+  }
+  if (data_) ::munmap(const_cast<char*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void MappedFile::check_unchanged() const {
+  struct stat now {};
+  const bool truncated = slot_ >= 0 && g_ranges[slot_].hit.load(std::memory_order_acquire);
+  const bool changed = ::fstat(fd_, &now) != 0 || now.st_size != st_.st_size ||
+                       now.st_mtim.tv_sec != st_.st_mtim.tv_sec ||
+                       now.st_mtim.tv_nsec != st_.st_mtim.tv_nsec;
+  if (truncated || changed)
+    throw ReadError(path_ + ": the file changed while it was being read (" +
+                    (truncated ? "truncated" : "rewritten") +
+                    "); read it again once it is complete");
+}
+
+}  // namespace meshdock::mesh
