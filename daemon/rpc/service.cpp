@@ -175,7 +175,7 @@ grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx, const v1::Publis
                                       v1::PublishReply* reply) {
   return guarded(ctx, "Publish", [&] {
     const auto& d = req->dtype();
-    if (d.code() > 255 || d.bits() > 255 || d.bits() % 8 || d.lanes() != 1)
+    if (d.code() > 255 || d.bits() == 0 || d.bits() > 64 || d.bits() % 8 || d.lanes() != 1)
       throw service::ServiceError(Status::kInvalidArgument,
                                   req->field() + ": dtype (" + std::to_string(d.code()) + ", " +
                                       std::to_string(d.bits()) + ", " + std::to_string(d.lanes()) +
@@ -186,10 +186,12 @@ grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx, const v1::Publis
                                   req->field() + ": shape must have 1 to 4 dimensions");
     std::uint64_t count = 1;
     for (auto s : shape) {
-      if (s < 0 || s > (std::int64_t{1} << 40))
+      if (s < 0 || s > (std::int64_t{1} << 40) ||
+          __builtin_mul_overflow(count, static_cast<std::uint64_t>(s), &count) ||
+          count > (std::uint64_t{1} << 40))
         throw service::ServiceError(Status::kInvalidArgument,
-                                    req->field() + ": dimension " + std::to_string(s));
-      count *= static_cast<std::uint64_t>(s);
+                                    req->field() + ": dimension " + std::to_string(s) +
+                                        " makes the array larger than 2^40 elements");
     }
     const mesh::DType dt{static_cast<std::uint8_t>(d.code()), static_cast<std::uint8_t>(d.bits()),
                          1};

@@ -277,12 +277,21 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& progress) {
   const std::uint64_t old_bytes = old && old->slot ? old->slot->bytes() : 0;
   check_memory(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
   progress(Phase::kCopy, 0, total, e->device_name);
+  bool reused = false;  // e->slot is old's: give it back if publishing fails
+  auto give_back = [&] {
+    if (reused && e->slot) {
+      std::lock_guard lock(old->m);
+      old->slot = std::move(e->slot);
+    } else if (old) {
+      std::lock_guard lock(m_);
+      entries_.erase(r.name);  // its segments went with the failed swap to a new slot
+    }
+  };
   try {
     if (old) {
       std::lock_guard lock(old->m);
-      const bool same =
-          old->backend == e->backend && old->slot && old->slot->num_slots() == num_slots;
-      if (same) e->slot = std::move(old->slot);
+      reused = old->backend == e->backend && old->slot && old->slot->num_slots() == num_slots;
+      if (reused) e->slot = std::move(old->slot);
       old->slot.reset();  // before a new Slot takes the same segment names
     }
     if (!e->slot) {
@@ -297,12 +306,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& progress) {
     const auto pub = e->slot->publish(e->payload);
     progress(Phase::kPublish, total, total, "frame " + std::to_string(pub.frame));
   } catch (const slots::SlotError& err) {
-    if (old) {
-      std::lock_guard lock(m_);
-      entries_.erase(r.name);  // its slot is gone with the failed swap
-    }
+    give_back();
     throw ServiceError(Status::kFailedPrecondition, err.what());
   } catch (const backend::BackendError& err) {
+    give_back();
     throw ServiceError(Status::kResourceExhausted, r.name + ": " + err.what());
   }
   e->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -159,18 +159,19 @@ Published Slot::publish(const payload::DevicePayload& p) {
     if (!leased(i)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (buffers_[i] && leased(i)) {
-    retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
-  }
-  const bool fresh = !buffers_[i] || buffers_[i]->size() < layout.total;
+  const bool still_leased = buffers_[i] && leased(i);
+  const bool fresh = still_leased || !buffers_[i] || buffers_[i]->size() < layout.total;
   if (fresh) {
+    // Allocate first: if that fails, slot i keeps the buffer it had.
     const auto v = version_ + 1;
+    std::unique_ptr<backend::SlotBuffer> buffer;
     try {
-      buffers_[i] =
-          backend_.allocate(shm::data_object_name(o_.prefix, o_.name, i, v), layout.total);
+      buffer = backend_.allocate(shm::data_object_name(o_.prefix, o_.name, i, v), layout.total);
     } catch (const backend::BackendError& e) {
       throw SlotError("slot '" + o_.name + "': " + e.what());
     }
+    if (still_leased) retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
+    buffers_[i] = std::move(buffer);
     version_ = v;
     buffer_version_[i] = v;
   }

@@ -437,3 +437,15 @@ def test_cuda_slot_exports_ipc_handles(daemon):
     assert not mem.startswith(b"MDH1") and mem != b"\0" * 64 and ev != b"\0" * 64
     assert daemon.catalog("gpu").device_type == 2
     assert daemon.stub.Stats(pb.StatsRequest()).device_memory_used >= info.data_size
+
+
+def test_publish_refuses_absurd_dtypes_and_shapes(daemon):
+    daemon.load("box.v41.msh", "box")
+    for dtype, shape, message in [(pb.DType(code=2, bits=0, lanes=1), [300], "not a DLPack scalar"),
+                                  (pb.DType(code=2, bits=128, lanes=1), [300], "not a DLPack scalar"),
+                                  (pb.DType(code=2, bits=64, lanes=1), [1 << 30, 1 << 30],
+                                   "larger than 2^40 elements")]:
+        code, details = _code(lambda: daemon.stub.Publish(pb.PublishRequest(
+            name="box", field="point_data/T", dtype=dtype, shape=shape, data=b"")))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and message in details, details
+    assert cb_fields(daemon.control_block("box"))["write_idx"] == 1
