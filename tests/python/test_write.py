@@ -324,3 +324,14 @@ def test_vtk_reads_what_we_write(data_dir, tmp_path):
         assert [g.GetCellData().GetArray("q").GetValue(i) for i in range(3)] == [1.0, 2.0, 3.0]
         pts = np.array([g.GetPoint(i) for i in range(12)])
         np.testing.assert_array_equal(pts, src.points)
+
+
+def test_read_only_arrays_can_be_written(tmp_path, data_dir):
+    # np.from_dlpack hands out read-only arrays; writers only read, so they take them.
+    src = meshdock.read(data_dir / "meshes" / "plate.v41.msh")
+    p = meshdock.to_dlpack(src)
+    ro = meshdock.Mesh(points=np.from_dlpack(p.points),
+                       cells=[meshdock.CellBlock(t, np.from_dlpack(a)) for t, a in zip(p.cell_types, p.cells)])
+    assert not ro.points.flags.writeable
+    meshdock.write(tmp_path / "ro.vtu", ro)
+    np.testing.assert_array_equal(meshdock.read(tmp_path / "ro.vtu").points, src.points)

@@ -195,7 +195,8 @@ mesh::Array from_numpy(const py::handle& obj, const std::string& what) {
                          ", which is not numeric");
   std::vector<std::int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
   const auto nbytes = static_cast<std::size_t>(arr.nbytes());
-  void* data = arr.mutable_data();
+  // C++ only reads these (writers) or shares them (payload): read-only arrays are fine.
+  void* data = const_cast<void*>(arr.data());
   PyObject* owner = arr.release().ptr();
   mesh::Allocator hold;
   hold.ctx = owner;
