@@ -2,6 +2,7 @@
 // n-d view that shares ownership of its Buffer). Copying an Array never copies data.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -167,6 +168,35 @@ inline double value_at(const Array& a, std::size_t i) {
     return static_cast<double>(v);
   }
   return static_cast<double>(int_at(a, i));
+}
+
+// Index of the first of `parts` whose dtype or shape past the first axis differs from
+// parts[0]'s; parts.size() when they all agree (and so can be stacked by concat_rows).
+inline std::size_t first_mismatch(const std::vector<Array>& parts) {
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto& a = parts[i].shape();
+    const auto& b = parts[0].shape();
+    if (parts[i].dtype() != parts[0].dtype() || a.size() != b.size() ||
+        !std::equal(a.begin() + 1, a.end(), b.begin() + 1))
+      return i;
+  }
+  return parts.size();
+}
+
+// `parts` stacked along the first axis (they must agree: see first_mismatch); one part is
+// returned as it is, without a copy.
+inline Array concat_rows(const std::vector<Array>& parts) {
+  if (parts.size() == 1) return parts[0];
+  auto shape = parts[0].shape();
+  shape[0] = 0;
+  for (const auto& p : parts) shape[0] += p.dim(0);
+  Array out = Array::empty(parts[0].dtype(), shape);
+  auto* dst = static_cast<std::uint8_t*>(out.data());
+  for (const auto& p : parts) {
+    if (p.nbytes()) std::memcpy(dst, p.data(), p.nbytes());
+    dst += p.nbytes();
+  }
+  return out;
 }
 
 // Rows [begin, end) of `a` (along its first axis) copied into a new Array.

@@ -514,25 +514,10 @@ class VtuReader {
   }
 
   Array concat(const std::vector<Array>& parts, const std::string& name) {
-    if (parts.size() == 1) return parts[0];
-    std::int64_t rows = 0;
-    for (const auto& p : parts) {
-      if (p.dtype() != parts[0].dtype() || p.ndim() != parts[0].ndim() ||
-          (p.ndim() == 2 && p.dim(1) != parts[0].dim(1))) {
-        throw ReadError(path_ + ": point data '" + name +
-                        "' differs in type or components between pieces");
-      }
-      rows += p.dim(0);
-    }
-    auto shape = parts[0].shape();
-    shape[0] = rows;
-    Array out = Array::empty(parts[0].dtype(), shape);
-    auto* dst = static_cast<std::uint8_t*>(out.data());
-    for (const auto& p : parts) {
-      std::memcpy(dst, p.data(), p.nbytes());
-      dst += p.nbytes();
-    }
-    return out;
+    if (first_mismatch(parts) != parts.size())
+      throw ReadError(path_ + ": point data '" + name +
+                      "' differs in type or components between pieces");
+    return concat_rows(parts);
   }
 
   // Field arrays named by region_field_name (what write_vtu makes of regions) become regions.

@@ -38,11 +38,6 @@ struct ElementRun {
   std::int64_t count = 0;
 };
 
-// Values of any numeric Array as double (gmsh:* data, $NodeData / $ElementData).
-double as_double(const Array& a, std::size_t i) {
-  return value_at(a, i);
-}
-
 class MshWriter {
  public:
   MshWriter(const Mesh& m, const std::string& path, bool binary)
@@ -131,7 +126,7 @@ class MshWriter {
       for (std::int64_t i = 0; i < n; ++i, ++global) {
         Tags tags;
         if (phys) {
-          const auto v = static_cast<int>(as_double(*phys, static_cast<std::size_t>(i)));
+          const auto v = static_cast<int>(value_at(*phys, static_cast<std::size_t>(i)));
           if (v != 0) tags.push_back(v);
         }
         auto add_region = [&](int r) {
@@ -148,7 +143,7 @@ class MshWriter {
           covered[p] = true;
           for (int r : point_regions_of[p]) add_region(r);
         }
-        const int g = geom ? static_cast<int>(as_double(*geom, static_cast<std::size_t>(i))) : -1;
+        const int g = geom ? static_cast<int>(value_at(*geom, static_cast<std::size_t>(i))) : -1;
         if (i == 0 || tags != prev_tags || g != prev_geom) {
           if (i > 0) {
             notes_.push_back("cells[" + std::to_string(b) + "] (" + blk.type + ") split at cell " +
@@ -249,8 +244,8 @@ class MshWriter {
     if (it != m_.point_data.end() && it->second.ndim() == 2 && it->second.dim(1) == 2) {
       const auto& dt = it->second;
       for (std::int64_t i = 0; i < np; ++i) {
-        const int dim = static_cast<int>(as_double(dt, static_cast<std::size_t>(2 * i)));
-        const int tag = static_cast<int>(as_double(dt, static_cast<std::size_t>(2 * i + 1)));
+        const int dim = static_cast<int>(value_at(dt, static_cast<std::size_t>(2 * i)));
+        const int tag = static_cast<int>(value_at(dt, static_cast<std::size_t>(2 * i + 1)));
         if (node_blocks_.empty() || node_blocks_.back().dim != dim ||
             node_blocks_.back().tag != tag)
           node_blocks_.push_back({dim, tag, i, i});
@@ -278,7 +273,7 @@ class MshWriter {
   double coord(std::int64_t p, int k) const {
     const auto d = m_.points.dim(1);
     if (k >= d) return 0.0;
-    return as_double(m_.points, static_cast<std::size_t>(p * d + k));
+    return value_at(m_.points, static_cast<std::size_t>(p * d + k));
   }
 
   void grow(Entity& e, std::int64_t p) const {
@@ -346,8 +341,8 @@ class MshWriter {
     for (const auto& [name, a] : m_.field_data) {
       bool implied = false;
       for (const auto* r : named) {
-        implied |= r->name == name && a.size() == 2 && as_double(a, 0) == double(r->tag) &&
-                   as_double(a, 1) == double(r->dim);
+        implied |= r->name == name && a.size() == 2 && value_at(a, 0) == double(r->tag) &&
+                   value_at(a, 1) == double(r->dim);
       }
       if (!implied)
         notes_.push_back("field_data '" + name + "' is not written: MSH has no field data");
@@ -494,7 +489,7 @@ class MshWriter {
       for (std::int64_t i = 0; i < p->dim(0); ++i) {
         num(s, static_cast<std::int32_t>(tag++));
         for (std::int64_t k = 0; k < comps; ++k)
-          num(s, as_double(*p, static_cast<std::size_t>(i * comps + k)));
+          num(s, value_at(*p, static_cast<std::size_t>(i * comps + k)));
         end_line(s);
         flush(out, s);
       }

@@ -161,26 +161,10 @@ class VtuWriter {
 
   Array concat_blocks(const std::string& name, const std::vector<Array>& parts) {
     if (parts.empty()) return Array::of<double>({0});
-    auto shape = parts[0].shape();
-    std::int64_t rows = 0;
-    for (std::size_t b = 0; b < parts.size(); ++b) {
-      const auto& p = parts[b];
-      auto tail = p.shape();
-      tail[0] = shape[0];
-      if (p.dtype() != parts[0].dtype() || tail != shape)
-        fail("cell_data '" + name + "' differs in dtype or shape between block 0 and block " +
-             std::to_string(b) + "; VTU holds one array over all cells");
-      rows += p.dim(0);
-    }
-    if (parts.size() == 1) return parts[0];
-    shape[0] = rows;
-    Array out = Array::empty(parts[0].dtype(), shape);
-    auto* dst = static_cast<std::uint8_t*>(out.data());
-    for (const auto& p : parts) {
-      if (p.nbytes()) std::memcpy(dst, p.data(), p.nbytes());
-      dst += p.nbytes();
-    }
-    return out;
+    if (const auto b = first_mismatch(parts); b != parts.size())
+      fail("cell_data '" + name + "' differs in dtype or shape between block 0 and block " +
+           std::to_string(b) + "; VTU holds one array over all cells");
+    return concat_rows(parts);
   }
 
   void build_cells(std::vector<OutArray>& cells) {
