@@ -105,6 +105,11 @@ std::string read_token(const svc::Config& c) {
 }
 
 int serve(const Args& args) {
+  // The signal set is made first of all: Asio queues a SIGTERM that lands while stale segments are
+  // replaced or just after "ready" is printed, and handles it once io runs; before this line
+  // the default action would kill the daemon and leave its segments behind.
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   svc::Config config = effective_config(args);
   svc::Logger log;
   log.set_level(config.log_level);
@@ -120,7 +125,6 @@ int serve(const Args& args) {
   }
 
   svc::Registry registry(config, log);
-  boost::asio::io_context io;
   std::optional<std::string> socket_path;
   if (config.listen.starts_with("unix:")) {
     socket_path = config.listen.substr(5);
@@ -148,8 +152,7 @@ int serve(const Args& args) {
   std::fflush(stdout);
   notify("READY=1\nSTATUS=serving on " + config.listen);
 
-  // Signals and timers.
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  // Signals (queued since the set was made) and timers.
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;

@@ -191,6 +191,17 @@ def test_a_killed_daemon_is_producer_gone_within_a_second(tmp_path):
     assert shm_names(d.prefix) == []
 
 
+def test_sigterm_right_after_ready_stops_cleanly(tmp_path):
+    """The signal set exists before "ready" is printed: a SIGTERM at once is a clean stop, not
+    a default-action kill that leaves segments behind."""
+    for k in range(10):
+        (tmp_path / str(k)).mkdir()
+        d = Daemon(tmp_path / str(k), FILES)
+        assert d.stop(signal.SIGTERM) == 0, d.stderr
+        assert "received SIGTERM" in d.stderr
+        assert shm_names(d.prefix) == []
+
+
 def test_client_errors_carry_the_status(daemon):
     with pytest.raises(meshdock.DaemonError) as e:
         daemon.client.describe("nope")
@@ -231,12 +242,16 @@ def test_a_file_rewritten_while_it_is_read_never_tears_a_frame(daemon, data_dir)
                 for k in range(0, len(src), 4096):
                     f.write(src[k:k + 4096])
                     f.flush()
+            time.sleep(0.002)  # a whole file now and then, so some reloads can succeed
 
     t = threading.Thread(target=rewrite)
     t.start()
     outcomes = {"ok": 0, "failed": 0}
+    deadline = time.monotonic() + 30
     try:
-        for _ in range(40):
+        # At least 40 reloads, and on until one has seen a whole file (how often one does
+        # depends on the machine's speed, not on meshdock).
+        while sum(outcomes.values()) < 40 or (outcomes["ok"] == 0 and time.monotonic() < deadline):
             try:
                 daemon.client.reload("b")
                 outcomes["ok"] += 1
@@ -250,7 +265,7 @@ def test_a_file_rewritten_while_it_is_read_never_tears_a_frame(daemon, data_dir)
     expect = meshdock.read(path).points
     slot = meshdock.attach("b", prefix=daemon.prefix)
     np.testing.assert_array_equal(np.from_dlpack(slot.wait(timeout=5).points), expect)
-    assert outcomes["ok"] + outcomes["failed"] == 40 and outcomes["ok"] > 0
+    assert outcomes["ok"] > 0, outcomes
     slot.close()
 
 
