@@ -87,6 +87,7 @@ svc::Config effective_config(const Args& a) {
   if (a.slots) c.num_slots = *a.slots;
   if (a.device) c.device = *a.device;
   if (a.log_level) c.log_level = *a.log_level;
+  if (const char* fp = std::getenv("MESHDOCK_FAILPOINT")) c.failpoint = svc::parse_failpoint(fp);
   svc::check_config(c);
   return c;
 }
@@ -113,6 +114,10 @@ int serve(const Args& args) {
   svc::Config config = effective_config(args);
   svc::Logger log;
   log.set_level(config.log_level);
+  if (!config.failpoint.phase.empty())
+    log.warn("MESHDOCK_FAILPOINT: every load sleeps " +
+             std::to_string(config.failpoint.pause.count()) + " ms at " + config.failpoint.phase +
+             " (a test aid; unset it in production)");
   const std::string token = read_token(config);
 
   // Readers write straight into pinned memory when a device will take the data.

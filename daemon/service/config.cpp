@@ -1,6 +1,9 @@
 #include "daemon/service/config.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "meshdock/shm.hpp"
@@ -87,6 +90,28 @@ Config load_config(const std::string& path) {
     throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
   }
   return parse_config(j, path);
+}
+
+Failpoint parse_failpoint(const std::string& spec) {
+  Failpoint f;
+  if (spec.empty()) return f;
+  const auto colon = spec.find(':');
+  static const char* const kPhases[] = {"open", "read", "build_payload", "copy", "mid_write"};
+  f.phase = spec.substr(0, colon);
+  const bool known =
+      std::find(std::begin(kPhases), std::end(kPhases), f.phase) != std::end(kPhases);
+  unsigned ms = 0;
+  const char* first = spec.data() + (colon == std::string::npos ? spec.size() : colon + 1);
+  const char* last = spec.data() + spec.size();
+  auto r = std::from_chars(first, last, ms);
+  if (r.ec == std::errc{} && r.ptr != last && *r.ptr == ':')
+    r = std::from_chars(r.ptr + 1, last, f.after);
+  if (!known || colon == std::string::npos || r.ec != std::errc{} || r.ptr != last || ms > 600000)
+    throw ConfigError("MESHDOCK_FAILPOINT '" + spec +
+                      "' is not PHASE:MS[:AFTER] (PHASE open, read, build_payload, copy or "
+                      "mid_write; MS up to 600000)");
+  f.pause = std::chrono::milliseconds(ms);
+  return f;
 }
 
 void check_config(const Config& c) {

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,18 @@ class ConfigError : public std::runtime_error {
  public:
   explicit ConfigError(const std::string& what) : std::runtime_error(what) {}
 };
+
+// A test aid for fault tests, never read from the config file:
+// $MESHDOCK_FAILPOINT="PHASE:MS[:AFTER]" makes every load and reload after the first AFTER
+// (default 0) sleep MS milliseconds at PHASE, so a test can SIGKILL the daemon at that moment.
+// PHASE: open, read, build_payload, copy (after reporting the phase), or mid_write (inside the
+// slot's publish, after the upload, before the page is finished).
+struct Failpoint {
+  std::string phase;  // empty: none
+  std::chrono::milliseconds pause{0};
+  std::uint32_t after = 0;
+};
+Failpoint parse_failpoint(const std::string& spec);  // ConfigError naming the variable
 
 struct Config {
   std::string listen = "unix:/run/meshdock/meshdockd.sock";  // unix:PATH | HOST:PORT
@@ -34,6 +47,7 @@ struct Config {
   std::string token_file;                  // bearer token for TCP (required there)
   std::uint32_t lease_wait_ms = 200;       // how long publish waits for a leased slot
   std::uint32_t watch_interval_ms = 500;   // how often watched files are checked
+  Failpoint failpoint;                     // from the environment only (see above)
 };
 
 // Parses `j` (the file's contents) over the defaults; `where` names the file in errors.

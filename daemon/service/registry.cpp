@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "daemon/backend/device_probe.hpp"
 #include "daemon/mesh/formats.hpp"
@@ -195,7 +196,20 @@ std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
   return it->second;
 }
 
-MeshInfo Registry::load(const LoadRequest& r, const Progress& progress) {
+MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
+  // Reports a phase, then sleeps there when a failpoint names it (fault tests; see Failpoint).
+  const bool failpoint = !c_.failpoint.phase.empty() && loads_begun_++ >= c_.failpoint.after;
+  const auto progress = [&](Phase p, std::uint64_t done, std::uint64_t total,
+                            const std::string& message) {
+    report(p, done, total, message);
+    if (!failpoint) return;
+    static const std::pair<Phase, const char*> kNames[] = {{Phase::kOpen, "open"},
+                                                           {Phase::kRead, "read"},
+                                                           {Phase::kBuildPayload, "build_payload"},
+                                                           {Phase::kCopy, "copy"}};
+    for (const auto& [phase, name] : kNames)
+      if (phase == p && c_.failpoint.phase == name) std::this_thread::sleep_for(c_.failpoint.pause);
+  };
   try {
     shm::validate_name(r.name);
   } catch (const shm::ProtocolError& e) {
@@ -303,6 +317,9 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& progress) {
       so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
       e->slot = std::make_unique<slots::Slot>(so, *e->backend);
     }
+    e->slot->set_pause_mid_write(failpoint && c_.failpoint.phase == "mid_write"
+                                     ? c_.failpoint.pause
+                                     : std::chrono::milliseconds(0));
     const auto pub = e->slot->publish(e->payload);
     progress(Phase::kPublish, total, total, "frame " + std::to_string(pub.frame));
   } catch (const slots::SlotError& err) {

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -126,6 +127,7 @@ class Registry {
   mutable std::mutex m_;  // entries_, loading_, backends_, c_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   std::set<std::string> loading_;
+  std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after
   std::unique_ptr<backend::Backend> host_;
   std::map<int, std::unique_ptr<backend::Backend>> cuda_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -181,6 +181,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
     cb_->set_event_handle(i, buffers_[i]->event_handle());
     cb_->set_version(version_);
   }
+  if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);
   const std::uint32_t frame = cb_->write_idx() + 1;
   // The page names the version of *this* slot's buffer (its data segment's name), which is
   // older than version_ when another slot's buffer was replaced since.

@@ -37,6 +37,9 @@ struct SlotOptions {
   std::chrono::milliseconds lease_wait{200};
   std::uint32_t page_size = shm::kDefaultPageSize;
   std::uint32_t lease_capacity = shm::kDefaultLeaseCapacity;
+  // Test aid ($MESHDOCK_FAILPOINT=mid_write:MS): sleep between the upload and finishing the
+  // page, so a fault test can kill the daemon with a page half written.
+  std::chrono::milliseconds pause_mid_write{0};
 };
 
 struct Published {
@@ -56,6 +59,8 @@ class Slot {
   ~Slot();
 
   Published publish(const payload::DevicePayload& p);
+  // See SlotOptions::pause_mid_write (a slot reused by a reload gets the failpoint this way).
+  void set_pause_mid_write(std::chrono::milliseconds pause) { o_.pause_mid_write = pause; }
   // Heartbeat (every 100 ms), reclaims leases of dead pids and frees retired buffers whose
   // leases are gone. Returns the number of leases reclaimed.
   std::size_t maintain(std::uint64_t now_ns);

@@ -30,7 +30,7 @@ def shm_names(prefix):
 
 
 class Daemon:
-    def __init__(self, tmp, files=(), extra=(), config=None, listen=None, prefix=None):
+    def __init__(self, tmp, files=(), extra=(), config=None, listen=None, prefix=None, env=None):
         self.tmp = pathlib.Path(tmp)
         self.root = self.tmp / "root"
         self.root.mkdir(exist_ok=True)
@@ -46,7 +46,8 @@ class Daemon:
             cfg.write_text(json.dumps(config))
             args += ["--config", str(cfg)]
         self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, **(env or {})))
         line = self.proc.stdout.readline()
         if not line.startswith("meshdockd ready on "):
             self.proc.kill()

@@ -148,10 +148,39 @@ struct FrameState {
 // ---- Slot
 // ----------------------------------------------------------------------------------------
 
-Slot Slot::attach(const std::string& name, const AttachOptions& options) {
+namespace {
+
+// Opens and validates both segments of `name`. Returns nullptr when they are not there (yet);
+// throws SdkError when they are there but malformed.
+std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOptions& options,
+                                         const std::string& control_name,
+                                         const std::string& catalog_name) {
+  if (!shm::Segment::exists(control_name) || !shm::Segment::exists(catalog_name)) return nullptr;
   auto s = std::make_shared<SlotState>();
   s->name = name;
   s->o = options;
+  try {
+    s->control = shm::Segment::open(control_name, shm::Access::kReadOnly);
+    s->catalog = shm::Segment::open(catalog_name, shm::Access::kReadWrite);
+    if (!shm::CatalogView::ready(s->catalog.data(), s->catalog.size()))
+      return nullptr;  // the daemon is creating it right now: look again
+    s->cb.emplace(
+        shm::ControlBlockView::validate(s->control.data(), s->control.size(), control_name));
+    s->cat.emplace(shm::CatalogView::validate(s->catalog.data(), s->catalog.size(), catalog_name));
+  } catch (const shm::ProtocolError& e) {
+    throw SdkError(e.what());
+  } catch (const std::exception&) {
+    return nullptr;  // removed between exists() and open(): look again
+  }
+  if (s->cb->num_slots() != s->cat->num_slots())
+    throw SdkError(s->what() + ": control block has " + std::to_string(s->cb->num_slots()) +
+                   " slots, catalog " + std::to_string(s->cat->num_slots()));
+  return s;
+}
+
+}  // namespace
+
+Slot Slot::attach(const std::string& name, const AttachOptions& options) {
   std::string control_name, catalog_name;
   try {
     control_name = shm::control_object_name(options.prefix, name);
@@ -162,37 +191,44 @@ Slot Slot::attach(const std::string& name, const AttachOptions& options) {
   // The segments appear when the daemon loads the mesh: until then there is nothing to sleep
   // on, so look every 10 ms.
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  while (true) {
-    if (shm::Segment::exists(control_name) && shm::Segment::exists(catalog_name)) {
-      try {
-        s->control = shm::Segment::open(control_name, shm::Access::kReadOnly);
-        s->catalog = shm::Segment::open(catalog_name, shm::Access::kReadWrite);
-        s->cb.emplace(
-            shm::ControlBlockView::validate(s->control.data(), s->control.size(), control_name));
-        s->cat.emplace(
-            shm::CatalogView::validate(s->catalog.data(), s->catalog.size(), catalog_name));
-        if (s->cb->num_slots() != s->cat->num_slots())
-          throw SdkError(s->what() + ": control block has " + std::to_string(s->cb->num_slots()) +
-                         " slots, catalog " + std::to_string(s->cat->num_slots()));
-        break;
-      } catch (const shm::ProtocolError& e) {
-        throw SdkError(e.what());
-      } catch (const SdkError&) {
-        throw;
-      } catch (const std::exception&) {
-        // removed between exists() and open(): look again
-      }
-    }
+  std::shared_ptr<SlotState> s;
+  while (!(s = open_segments(name, options, control_name, catalog_name))) {
     if (std::chrono::steady_clock::now() >= deadline)
-      throw AttachTimeout(s->what() + ": not published within " +
-                          std::to_string(options.timeout.count()) +
-                          " ms (is meshdockd running "
-                          "with prefix '" +
-                          options.prefix + "' and the mesh loaded?)");
+      throw AttachTimeout("slot '" + name + "' (/" + options.prefix + name +
+                          "): not published within " + std::to_string(options.timeout.count()) +
+                          " ms (is meshdockd running with prefix '" + options.prefix +
+                          "' and the mesh loaded?)");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   s->check_producer();
   return Slot(std::move(s));
+}
+
+// With reattach: the producer is gone (`why`); look every 20 ms for segments of the same name
+// whose producer is alive (a restarted daemon replaces the dead one's segments), until the
+// deadline. Held frames keep the old SlotState, and so the old mappings.
+void Slot::reattach_after(const ProducerGone& why, std::chrono::steady_clock::time_point deadline) {
+  const auto control_name = shm::control_object_name(s_->o.prefix, s_->name);
+  const auto catalog_name = shm::catalog_object_name(s_->o.prefix, s_->name);
+  while (true) {
+    if (auto fresh = open_segments(s_->name, s_->o, control_name, catalog_name)) {
+      try {
+        fresh->check_producer();
+        s_ = std::move(fresh);
+        ++reattaches_;
+        return;
+      } catch (const ProducerGone&) {
+        // still the dead producer's segments
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw ProducerGone(std::string(why.what()) + "; no live producer published it again in time");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::uint32_t Slot::reattaches() const {
+  return reattaches_;
 }
 
 const std::string& Slot::name() const {
@@ -218,7 +254,13 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto pid = ::getpid();
   while (true) {
-    s_->check_producer();
+    try {
+      s_->check_producer();
+    } catch (const ProducerGone& gone) {
+      if (!s_->o.reattach) throw;
+      reattach_after(gone, deadline);
+      continue;
+    }
     const std::uint32_t w = s_->cb->write_idx();
     if (w > s_->last_seen && w > 0) {
       const std::uint32_t i = (w - 1) % s_->cb->num_slots();

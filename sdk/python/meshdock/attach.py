@@ -101,6 +101,11 @@ class AttachedSlot:
         return self._core.publish_time
 
     @property
+    def reattaches(self) -> int:
+        """How many times wait() attached again to a restarted producer (reattach=True)."""
+        return self._core.reattaches
+
+    @property
     def device_type(self) -> int:
         """DLPack device type of the slot's memory: 1 host, 2 CUDA."""
         return self._core.device_type
@@ -143,9 +148,13 @@ class _Closed:
 
 
 def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
-           producer_timeout: float = 1.0) -> AttachedSlot:
+           producer_timeout: float = 1.0, reattach: bool = False) -> AttachedSlot:
     """Attach to slot `name` (shared memory /<prefix><name>), waiting up to `timeout` seconds
     for the daemon to publish it (AttachTimeout). A heartbeat older than `producer_timeout`
-    seconds means the producer is gone (ProducerGone)."""
+    seconds means the producer is gone (ProducerGone). With `reattach`, wait() rides over a
+    daemon restart or an unload + load: it attaches again as soon as a live daemon publishes
+    `name` and returns that producer's first frame (numbers restart); ProducerGone comes only
+    when none has by the wait's timeout."""
     from . import _meshdock
-    return AttachedSlot(_meshdock.Slot.attach(name, prefix, timeout, producer_timeout), name)
+    return AttachedSlot(_meshdock.Slot.attach(name, prefix, timeout, producer_timeout, reattach),
+                        name)

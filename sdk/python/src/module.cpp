@@ -507,8 +507,9 @@ PYBIND11_MODULE(_meshdock, m) {
       .def_static(
           "attach",
           [](const std::string& name, const std::string& prefix, double timeout,
-             double producer_timeout) {
+             double producer_timeout, bool reattach) {
             meshdock::AttachOptions o;
+            o.reattach = reattach;
             o.prefix = prefix;
             o.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
             o.producer_timeout =
@@ -516,7 +517,8 @@ PYBIND11_MODULE(_meshdock, m) {
             py::gil_scoped_release release;
             return meshdock::Slot::attach(name, o);
           },
-          py::arg("name"), py::arg("prefix"), py::arg("timeout"), py::arg("producer_timeout"))
+          py::arg("name"), py::arg("prefix"), py::arg("timeout"), py::arg("producer_timeout"),
+          py::arg("reattach") = false)
       .def(
           "wait",
           [](meshdock::Slot& s, double timeout) -> py::object {
@@ -534,6 +536,7 @@ PYBIND11_MODULE(_meshdock, m) {
       .def_property_readonly("num_slots", &meshdock::Slot::num_slots)
       .def_property_readonly("device_type", &meshdock::Slot::device_type)
       .def_property_readonly("publish_time", &meshdock::Slot::publish_time)
+      .def_property_readonly("reattaches", &meshdock::Slot::reattaches)
       .def("check_producer", &meshdock::Slot::check_producer);
   m.def("probe_devices", &probe_devices, "Which CUDA devices answer (never raises).");
 }

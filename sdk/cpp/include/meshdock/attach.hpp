@@ -31,6 +31,11 @@ struct AttachOptions {
   std::chrono::milliseconds timeout{5000};
   // A heartbeat older than this means the producer is gone (it beats every 100 ms).
   std::chrono::milliseconds producer_timeout{1000};
+  // When the producer goes (daemon killed, stopped, or the mesh unloaded), wait() attaches
+  // again to the same name as soon as a live daemon publishes it, instead of throwing
+  // ProducerGone; frame numbers then restart with the new producer's. Frames already held
+  // keep the old mappings.
+  bool reattach = false;
 };
 
 // One array of a frame, where it is.
@@ -77,8 +82,12 @@ class Slot {
 
   // The newest frame this Slot has not returned yet; sleeps on the futex until one is
   // published, or returns nullopt after `timeout`. Throws ProducerGone when the shutdown flag
-  // is set or the heartbeat is stale, SdkError on a corrupt segment or a full lease table.
+  // is set or the heartbeat is stale (with reattach: when no live producer has published the
+  // name again by the deadline), SdkError on a corrupt segment or a full lease table.
   std::optional<Frame> wait(std::chrono::milliseconds timeout);
+
+  // How many times wait() has attached again to a new producer (reattach only).
+  std::uint32_t reattaches() const;
 
   const std::string& name() const;
   std::uint32_t write_idx() const;
@@ -91,7 +100,9 @@ class Slot {
 
  private:
   explicit Slot(std::shared_ptr<SlotState> s) : s_(std::move(s)) {}
+  void reattach_after(const ProducerGone& why, std::chrono::steady_clock::time_point deadline);
   std::shared_ptr<SlotState> s_;
+  std::uint32_t reattaches_ = 0;
 };
 
 }  // namespace meshdock

@@ -276,7 +276,6 @@ class CatalogView {
     }
     auto* b = static_cast<std::byte*>(base);
     std::memset(b, 0, static_cast<std::size_t>(total));
-    store_le<std::uint32_t>(b, catalog_offset::kMagic, kCatalogMagic);
     store_le<std::uint32_t>(b, catalog_offset::kLayoutVersion, kCatalogLayoutVersion);
     store_le<std::uint32_t>(b, catalog_offset::kHeaderSize, kCatalogHeaderSize);
     store_le<std::uint32_t>(b, catalog_offset::kNumSlots, p.num_slots);
@@ -286,7 +285,23 @@ class CatalogView {
     store_le<std::int32_t>(b, catalog_offset::kDeviceType, p.device_type);
     store_le<std::int32_t>(b, catalog_offset::kDeviceId, p.device_id);
     store_le<std::uint64_t>(b, catalog_offset::kTotalSize, total);
+    // The magic goes last, with release order: a consumer that sees it (ready()) sees every
+    // field above, and the control block, which the daemon initialises before the catalog.
+    std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(b + catalog_offset::kMagic))
+        .store(kCatalogMagic, std::memory_order_release);
     return CatalogView(b);
+  }
+
+  // Whether the creator has finished initialize(): false while the segment is still all zeros
+  // (just created and sized, header not yet written). A consumer treats that as "not published
+  // yet" and looks again, instead of reporting a bad magic. Validate after it says true.
+  static bool ready(const void* base, std::size_t size) {
+    if (size == 0) return false;  // created, not sized yet
+    // Too small or misaligned is not "being created": validate() says what is wrong.
+    if (size < 56 || reinterpret_cast<std::uintptr_t>(base) % 8 != 0) return true;
+    auto* magic = const_cast<std::uint32_t*>(reinterpret_cast<const std::uint32_t*>(
+        static_cast<const std::byte*>(base) + catalog_offset::kMagic));
+    return std::atomic_ref<std::uint32_t>(*magic).load(std::memory_order_acquire) != 0;
   }
 
   // Validates every header field against the mapped size; `what` names the segment.
