@@ -1,6 +1,7 @@
 #include "daemon/rpc/service.hpp"
 
 #include "daemon/payload/dlpack_export.hpp"
+#include "meshdock/shm.hpp"
 
 namespace meshdock::rpc {
 
@@ -28,6 +29,19 @@ grpc::StatusCode code_of(Status s) {
       return grpc::StatusCode::INTERNAL;
   }
   return grpc::StatusCode::UNKNOWN;
+}
+
+// A status message quotes what the client sent (names, paths): a 1 MB name must not come back
+// as 1 MB of trailers, which clients refuse ("metadata size exceeds limit") instead of showing
+// the error. Cut at a UTF-8 boundary and say how long the whole message was.
+std::string capped(std::string message) {
+  constexpr std::size_t kMax = 1024;
+  if (message.size() <= kMax) return message;
+  const auto total = message.size();
+  std::size_t cut = kMax - 64;
+  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+  message.resize(cut);
+  return message + "... (message cut; " + std::to_string(total) + " bytes in all)";
 }
 
 void fill(const service::MeshInfo& i, v1::SlotInfo* s) {
@@ -98,13 +112,13 @@ grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc,
     return grpc::Status::OK;
   } catch (const service::ServiceError& e) {
     log_.debug(std::string(rpc) + ": " + e.what());
-    return {code_of(e.status()), e.what()};
+    return {code_of(e.status()), capped(e.what())};
   } catch (const std::bad_alloc&) {
     log_.error(std::string(rpc) + ": out of memory");
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(rpc) + ": out of memory"};
   } catch (const std::exception& e) {
     log_.error(std::string(rpc) + ": " + e.what());
-    return {grpc::StatusCode::INTERNAL, std::string(rpc) + ": " + e.what()};
+    return {grpc::StatusCode::INTERNAL, capped(std::string(rpc) + ": " + e.what())};
   }
 }
 
@@ -223,6 +237,14 @@ grpc::Status MeshdockService::Export(grpc::ServerContext* ctx, const v1::ExportR
 grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                                     grpc::ServerWriter<v1::Event>* out) {
   return guarded(ctx, "Watch", [&] {
+    // A name that could never be loaded would otherwise wait forever, silently.
+    if (!req->name().empty()) {
+      try {
+        shm::validate_name(req->name());
+      } catch (const shm::ProtocolError& e) {
+        throw service::ServiceError(Status::kInvalidArgument, e.what());
+      }
+    }
     auto sub = reg_.events().subscribe();
     while (!ctx->IsCancelled() && !stopping_) {
       auto e = sub->next(std::chrono::milliseconds(200));

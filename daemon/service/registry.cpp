@@ -96,11 +96,43 @@ void Registry::reconfigure(const Config& c) {
 }
 
 std::string Registry::resolve_under_roots(const std::string& path, bool must_exist) const {
+  if (path.find('\0') != std::string::npos)
+    throw ServiceError(Status::kInvalidArgument,
+                       "path '" + path.substr(0, path.find('\0')) +
+                           "\\0...' holds a NUL byte (the file system would read less of it)");
+  if (path.size() >= PATH_MAX)
+    throw ServiceError(Status::kInvalidArgument, "path is " + std::to_string(path.size()) +
+                                                     " bytes, over PATH_MAX (" +
+                                                     std::to_string(PATH_MAX) + ")");
   if (path.empty() || path.front() != '/')
     throw ServiceError(Status::kInvalidArgument,
                        "path '" + path + "' is not absolute (meshdockctl makes it so)");
-  std::string resolved;
+  std::vector<std::string> roots;
+  {
+    std::lock_guard lock(m_);
+    roots = c_.roots;
+  }
+  if (roots.empty())
+    throw ServiceError(Status::kPermissionDenied,
+                       "no roots are configured: meshdockd reads nothing until started with "
+                       "--root DIR (or \"roots\" in its config)");
   char buf[PATH_MAX];
+  // Lexically first: a path that cannot be under a root (as written or as resolved) is refused
+  // without touching the file system, so a client cannot probe what exists outside the roots.
+  const auto lexical = std::filesystem::path(path).lexically_normal().string();
+  const auto under = [](const std::string& p, const std::string& r) {
+    return p == r || p.starts_with(r == "/" ? r : r + "/");
+  };
+  bool may_be_under = false;
+  for (const auto& root : roots) {
+    const auto r = std::filesystem::path(root).lexically_normal().string();
+    may_be_under = may_be_under || under(lexical, r) ||
+                   (::realpath(root.c_str(), buf) && under(lexical, std::string(buf)));
+  }
+  if (!may_be_under)
+    throw ServiceError(Status::kPermissionDenied,
+                       path + " is outside the allowed roots (" + join(roots) + ")");
+  std::string resolved;
   if (must_exist) {
     if (!::realpath(path.c_str(), buf))
       throw ServiceError(Status::kNotFound, path + ": no such file");
@@ -115,15 +147,6 @@ std::string Registry::resolve_under_roots(const std::string& path, bool must_exi
       throw ServiceError(Status::kPermissionDenied,
                          path + " is a symlink; export writes files only");
   }
-  std::vector<std::string> roots;
-  {
-    std::lock_guard lock(m_);
-    roots = c_.roots;
-  }
-  if (roots.empty())
-    throw ServiceError(Status::kPermissionDenied,
-                       "no roots are configured: meshdockd reads nothing until started with "
-                       "--root DIR (or \"roots\" in its config)");
   for (const auto& root : roots) {
     if (!::realpath(root.c_str(), buf)) continue;
     const std::string r = buf;
@@ -426,6 +449,10 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   if (key.empty() || (kind != "point_data" && kind != "cell_data"))
     throw ServiceError(Status::kInvalidArgument,
                        "field '" + field + "' is not point_data/NAME or cell_data/NAME");
+  // NAME becomes part of array names ("cell_data/NAME/BLOCK"): a '/' would make them ambiguous.
+  if (key.size() > 255 || key.find_first_of(std::string("/\0", 2)) != std::string::npos)
+    throw ServiceError(Status::kInvalidArgument,
+                       "field '" + field + "': NAME must be 1..255 bytes without '/' or NUL");
   if (kind == "point_data") {
     if (data.dim(0) != m.num_points())
       throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(data.dim(0)) +
