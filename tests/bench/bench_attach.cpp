@@ -132,7 +132,8 @@ int consumer(const std::string& prefix, const std::string& name, int frames, boo
   nlohmann::json out = {{"mode", poll ? "poll-1ms" : "futex"}, {"frames", latency.size()},
                         {"p50", pct(latency, 0.50)},           {"p95", pct(latency, 0.95)},
                         {"p99", pct(latency, 0.99)},           {"max", pct(latency, 1.0)},
-                        {"adopt_p50", pct(adopt, 0.50)},       {"adopt_p99", pct(adopt, 0.99)}};
+                        {"adopt_p50", pct(adopt, 0.50)},       {"adopt_p99", pct(adopt, 0.99)},
+                        {"latency_us", latency}};  // every frame, for scripts/bench --plot
   std::cout << out.dump() << std::endl;
   return 0;
 }

@@ -442,7 +442,7 @@ class MshReader {
       }
       return blocks_.back();
     };
-    std::vector<std::int64_t> nodes;
+    if (binary_) return read_elements2_binary(total, keep_tags);
     while (done < total) {
       if (binary_) {
         const auto type = element_type(c_.binary_one<std::int32_t>(swap_, "element type"));
@@ -493,6 +493,78 @@ class MshReader {
       blk.conn = Array::of<std::int64_t>({n, blk.type.nodes});
       std::memcpy(blk.conn.data(), pending_[b].data(), pending_[b].size() * sizeof(std::int64_t));
       std::vector<std::int64_t>().swap(pending_[b]);
+    }
+  }
+
+  // MSH 2.2 binary: element headers (type, count, ntags) each followed by count rows of int32.
+  // Pass 1 walks the headers only, so each block's arrays are allocated once at their final
+  // size; pass 2 converts the rows straight into them (no growing vectors, no second copy).
+  void read_elements2_binary(std::size_t total, bool keep_tags) {
+    struct Run {
+      GmshType type;
+      std::size_t count, ntags, line;
+      const char* rows;
+      std::size_t block;
+    };
+    std::vector<Run> runs;
+    std::vector<std::size_t> block_rows, block_first_run;
+    for (std::size_t done = 0; done < total;) {
+      const auto type = element_type(c_.binary_one<std::int32_t>(swap_, "element type"));
+      const auto count = c_.binary_one<std::int32_t>(swap_, "element count");
+      const auto ntags = c_.binary_one<std::int32_t>(swap_, "number of tags");
+      if (count <= 0 || static_cast<std::size_t>(count) > total - done)
+        c_.fail_at_byte("element header count " + std::to_string(count) + " does not fit the " +
+                        std::to_string(total - done) + " elements left");
+      if (ntags < 0 || ntags > 64)
+        c_.fail_at_byte("element header has " + std::to_string(ntags) + " tags");
+      const std::size_t per =
+          1 + static_cast<std::size_t>(ntags) + static_cast<std::size_t>(type.nodes);
+      const auto n = static_cast<std::size_t>(count);
+      const std::size_t line = c_.line();
+      const char* rows = c_.raw(per * 4 * n, "elements");
+      if (runs.empty() || runs.back().type.number != type.number) {
+        block_rows.push_back(0);
+        block_first_run.push_back(runs.size());
+      }
+      runs.push_back({type, n, static_cast<std::size_t>(ntags), line, rows, block_rows.size() - 1});
+      block_rows.back() += n;
+      done += n;
+    }
+    c_.expect_line("$EndElements");
+    const std::size_t first = blocks_.size();
+    for (std::size_t b = 0; b < block_rows.size(); ++b) {
+      const Run& r = runs[block_first_run[b]];
+      RawBlock blk;
+      blk.type = r.type;
+      blk.line = r.line;
+      const auto n = static_cast<std::int64_t>(block_rows[b]);
+      blk.conn = Array::of<std::int64_t>({n, r.type.nodes});
+      blk.physical.resize(block_rows[b]);
+      blk.geometrical.resize(block_rows[b]);
+      if (keep_tags) blk.element_tags.resize(block_rows[b]);
+      blocks_.push_back(std::move(blk));
+    }
+    std::vector<std::size_t> filled(block_rows.size(), 0);
+    const auto get = [&](const char* p) {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return swap_ ? Cursor::byteswap(v) : v;
+    };
+    for (const Run& r : runs) {
+      RawBlock& blk = blocks_[first + r.block];
+      const std::size_t npc = static_cast<std::size_t>(r.type.nodes);
+      const std::size_t per = 1 + r.ntags + npc;
+      std::size_t row = filled[r.block];
+      std::int64_t* out = blk.conn.as<std::int64_t>() + row * npc;
+      for (std::size_t e = 0; e < r.count; ++e, ++row) {
+        const char* src = r.rows + e * per * 4;
+        if (keep_tags) blk.element_tags[row] = get(src);
+        blk.physical[row] = r.ntags > 0 ? get(src + 4) : 0;
+        blk.geometrical[row] = r.ntags > 1 ? get(src + 8) : 0;
+        const char* nodes = src + (1 + r.ntags) * 4;
+        for (std::size_t k = 0; k < npc; ++k) *out++ = get(nodes + k * 4);
+      }
+      filled[r.block] = row;
     }
   }
 
