@@ -337,3 +337,38 @@ def test_vtu_error_inside_an_xml_callback_is_a_read_error(tmp_path):
                  '</FieldData>\n</UnstructuredGrid>\n</VTKFile>\n')
     with pytest.raises(meshdock.ReadError, match=r"field.vtu:5: DataArray 't': bad base64 character"):
         meshdock.read(p)
+
+
+VTU_ONE_TYPE = b"""<?xml version="1.0"?>
+<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64">
+<UnstructuredGrid><Piece NumberOfPoints="5" NumberOfCells="2">
+<Points><DataArray type="Float64" NumberOfComponents="3" format="ascii">
+0 0 0 1 0 0 0 1 0 0 0 1 1 1 1</DataArray></Points>
+<Cells>
+<DataArray type="Int64" Name="connectivity" format="ascii">0 1 2 3 1 2 3 4</DataArray>
+<DataArray type="Int64" Name="offsets" format="ascii">4 8</DataArray>
+<DataArray type="UInt8" Name="types" format="ascii">10 10</DataArray>
+</Cells>
+<CellData><DataArray type="Int32" Name="mat" format="ascii">7 8</DataArray></CellData>
+</Piece></UnstructuredGrid></VTKFile>
+"""
+
+
+def test_vtu_one_fixed_type_piece_reads_exactly_and_checks_every_id(tmp_path):
+    """A piece of one fixed-size type in int64 rows becomes a block sharing the decoded
+    connectivity (no copy); the ids are still checked, and irregular offsets still read."""
+    p = tmp_path / "one.vtu"
+    p.write_bytes(VTU_ONE_TYPE)
+    m = meshdock.read(p)
+    assert [b.type for b in m.cells] == ["tetra"]
+    assert m.cells[0].data.tolist() == [[0, 1, 2, 3], [1, 2, 3, 4]]
+    assert [a.tolist() for a in m.cell_data["mat"]] == [[7, 8]]
+    p.write_bytes(VTU_ONE_TYPE.replace(b"0 1 2 3 1 2 3 4", b"0 1 2 3 1 2 3 5"))
+    with pytest.raises(meshdock.ReadError, match="cell 1 refers to point 5 of 5"):
+        meshdock.read(p)
+    p.write_bytes(VTU_ONE_TYPE.replace(b"0 1 2 3 1 2 3 4", b"0 1 2 3 1 2 3 -1"))
+    with pytest.raises(meshdock.ReadError, match="cell 1 refers to point -1 of 5"):
+        meshdock.read(p)
+    p.write_bytes(VTU_ONE_TYPE.replace(b">4 8<", b">4 9<"))
+    with pytest.raises(meshdock.ReadError, match="offset of cell 1 is 9"):
+        meshdock.read(p)

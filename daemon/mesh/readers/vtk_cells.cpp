@@ -50,6 +50,21 @@ std::vector<std::int64_t> to_int64(const Array& a) {
 
 namespace {
 
+// Whether ends[c] == (c + 1) * npc for every cell: the connectivity is plain rows.
+bool shares_rows(std::span<const std::int64_t> ends, std::int64_t npc) {
+  for (std::size_t c = 0; c < ends.size(); ++c)
+    if (ends[c] != static_cast<std::int64_t>(c + 1) * npc) return false;
+  return true;
+}
+
+// Whether every id is a point of the piece (else the copying path names the first bad cell).
+bool ids_in_range(std::span<const std::int64_t> conn, std::int64_t num_points) {
+  bool ok = true;
+  for (const auto v : conn)
+    ok &= static_cast<std::uint64_t>(v) < static_cast<std::uint64_t>(num_points);
+  return ok;
+}
+
 // Cells [start, end) are polyhedra: their face streams -> one ragged block.
 CellBlock polyhedron_block(std::size_t start, std::size_t end, const VtkFaces& f,
                            std::int64_t num_points, std::int64_t point_base,
@@ -105,11 +120,12 @@ CellBlock polyhedron_block(std::size_t start, std::size_t end, const VtkFaces& f
 
 }  // namespace
 
-void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
-                      const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& types,
+void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
+                      std::span<const std::int64_t> ends, std::span<const std::int64_t> types,
                       std::int64_t num_points, std::int64_t point_base,
                       const std::vector<std::pair<std::string, Array>>& cell_data,
-                      const std::function<void(const std::string&)>& fail, const VtkFaces* faces) {
+                      const std::function<void(const std::string&)>& fail, const VtkFaces* faces,
+                      const Array* conn_array) {
   const std::size_t ncells = types.size();
   if (ends.size() != ncells) {
     fail(std::to_string(ends.size()) + " cell offsets for " + std::to_string(ncells) +
@@ -141,9 +157,19 @@ void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
     }
     const std::int64_t npc = kind->nodes ? kind->nodes : size_of(start);
     if (npc <= 0) fail("cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes");
+    const auto perm = vtk_order(kind->name);
+    const auto rows = static_cast<std::int64_t>(end - start);
+    if (start == 0 && end == ncells && perm.empty() && point_base == 0 && conn_array &&
+        conn.size() == static_cast<std::size_t>(rows * npc) && shares_rows(ends, npc) &&
+        ids_in_range(conn, num_points)) {
+      // The whole piece is one fixed-size block laid out row by row: share, do not copy.
+      mesh.cells.push_back(CellBlock::fixed(
+          kind->name, Array::view(conn_array->buffer(), dtype_of<std::int64_t>(), {rows, npc})));
+      for (const auto& [name, a] : cell_data) mesh.cell_data[name].push_back(a);
+      return;
+    }
     Array block = Array::of<std::int64_t>({static_cast<std::int64_t>(end - start), npc});
     auto* out = block.as<std::int64_t>();
-    const auto perm = vtk_order(kind->name);
     for (std::size_t c = start; c < end; ++c) {
       const auto last = ends[c];
       if (last < npc || static_cast<std::size_t>(last) > conn.size()) {

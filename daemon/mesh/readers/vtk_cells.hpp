@@ -39,15 +39,44 @@ std::span<const int> vtk_order(std::string_view name);
 
 // `ends[c]` is one past the last connectivity entry of cell c. Indices are checked against
 // `num_points` and shifted by `point_base`. `faces` is needed only when polyhedra are present
-// (without it they are an error). `fail` must throw.
-void append_vtk_cells(Mesh& mesh, const std::vector<std::int64_t>& conn,
-                      const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& types,
+// (without it they are an error). `fail` must throw. `conn_array`, when given, is the Array
+// `conn` views: a piece of one fixed-size type whose ids need no shift or reordering (what
+// meshio and VTK write for a tet mesh) becomes a block sharing it instead of a copy.
+void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
+                      std::span<const std::int64_t> ends, std::span<const std::int64_t> types,
                       std::int64_t num_points, std::int64_t point_base,
                       const std::vector<std::pair<std::string, Array>>& cell_data,
                       const std::function<void(const std::string&)>& fail,
-                      const VtkFaces* faces = nullptr);
+                      const VtkFaces* faces = nullptr, const Array* conn_array = nullptr);
 
 // Any integer Array widened to int64 (connectivity, offsets, types come in every width).
 std::vector<std::int64_t> to_int64(const Array& a);
+
+// An integer Array's values as int64: borrowed (no copy, the Array kept alive) when it is
+// int64 in native order already, which is what meshio and VTK write for connectivity and
+// offsets; widened into an owned vector otherwise.
+class Int64s {
+ public:
+  explicit Int64s(Array a) : keep_(std::move(a)) {
+    const auto d = keep_.dtype();
+    if (d.code == 0 && d.bits == 64 && d.lanes == 1) {
+      view_ = {keep_.as<std::int64_t>(), keep_.size()};
+    } else {
+      owned_ = to_int64(keep_);
+      view_ = owned_;
+    }
+  }
+  Int64s(const Int64s&) = delete;
+  Int64s& operator=(const Int64s&) = delete;
+  operator std::span<const std::int64_t>() const { return view_; }
+  // The Array the values are borrowed from; nullptr when they were widened into a copy.
+  const Array* borrowed() const { return owned_.empty() && keep_.valid() ? &keep_ : nullptr; }
+  std::vector<std::int64_t> vector() const { return {view_.begin(), view_.end()}; }
+
+ private:
+  Array keep_;
+  std::vector<std::int64_t> owned_;
+  std::span<const std::int64_t> view_;
+};
 
 }  // namespace meshdock::mesh

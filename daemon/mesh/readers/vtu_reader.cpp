@@ -665,9 +665,9 @@ class VtuReader {
     if (p.num_cells == 0) return;
     if (!conn_d || !offs_d || !types_d)
       fail(0, where + " has cells but lacks connectivity, offsets or types");
-    const auto conn = to_int64(decode(*conn_d, -1));
-    const auto offs = to_int64(decode(*offs_d, p.num_cells));
-    const auto types = to_int64(decode(*types_d, p.num_cells));
+    const Int64s conn(decode(*conn_d, -1));
+    const Int64s offs(decode(*offs_d, p.num_cells));
+    const Int64s types(decode(*types_d, p.num_cells));
     std::vector<Array> cell_arrays;
     for (auto* d : cdata) cell_arrays.push_back(decode(*d, p.num_cells));
 
@@ -684,7 +684,7 @@ class VtuReader {
     append_vtk_cells(
         mesh_, conn, offs, types, p.num_points, point_base, named,
         [&](const std::string& what) { fail(types_d->line, where + ": " + what); },
-        faces ? &*faces : nullptr);
+        faces ? &*faces : nullptr, conn.borrowed());
   }
 
   std::string_view data_;
