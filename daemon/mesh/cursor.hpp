@@ -26,8 +26,11 @@ class Cursor {
   const std::string& file() const { return file_; }
 
   // 1-based line of the token or line read last (counted on demand: only error paths pay).
-  std::size_t line() const {
-    return 1 + static_cast<std::size_t>(std::count(data_.begin(), data_.begin() + last_, '\n'));
+  std::size_t line() const { return line_at(last_); }
+  // 1-based line of byte `pos`; O(pos), so hot paths keep offsets and ask only on errors.
+  std::size_t line_at(std::size_t pos) const {
+    pos = std::min(pos, data_.size());
+    return 1 + static_cast<std::size_t>(std::count(data_.begin(), data_.begin() + pos, '\n'));
   }
 
   [[noreturn]] void fail(const std::string& what) const {

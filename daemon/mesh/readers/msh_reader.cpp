@@ -84,7 +84,8 @@ struct RawBlock {
   std::vector<std::int32_t> physical;  // 2.2 only: per element
   std::vector<std::int32_t> geometrical;
   std::vector<std::int64_t> element_tags;  // only when the file has $ElementData
-  std::size_t line = 0;                    // where the block starts, for errors
+  std::size_t at = 0;          // byte offset where the block starts (line computed on errors only)
+  const char* rows = nullptr;  // 4.1: the block's element rows (binary) / text (ascii)
 };
 
 // One $NodeData / $ElementData section: entity tags and their values, before tags are mapped.
@@ -93,7 +94,7 @@ struct DataSection {
   bool elements = false;
   std::int64_t components = 1;
   std::int64_t step = 0;
-  std::size_t line = 0;
+  std::size_t at = 0;  // byte offset of the section, for errors
   std::vector<std::int64_t> tags;
   std::vector<double> values;  // tags.size() * components
 };
@@ -317,7 +318,7 @@ class MshReader {
   void read_data(bool elements) {
     DataSection d;
     d.elements = elements;
-    d.line = c_.line();
+    d.at = c_.offset();
     const auto nstrings =
         checked_count(c_.number<std::uint64_t>("number of string tags"), 2, "string tag count");
     c_.next_line();
@@ -365,8 +366,9 @@ class MshReader {
     data_.push_back(std::move(d));
   }
 
-  // Element tags are kept only when element data will need them (found by one memmem over
-  // what follows, so plain files pay nothing per element).
+  // Element tags are kept only when element data will need them: the rest of the file is
+  // searched once, after the elements (searching before them scanned the whole element
+  // section, a third of a binary read).
   bool later_element_data() const {
     const auto rest = c_.data().substr(c_.offset());
     static constexpr std::string_view kKey = "$ElementData";
@@ -374,7 +376,6 @@ class MshReader {
   }
 
   void read_elements4() {
-    const bool keep_tags = later_element_data();
     const auto nblocks = checked_count(size_t_value("number of element blocks"), binary_ ? 20 : 8,
                                        "element block count");
     const auto total = size_t_value("number of elements");
@@ -386,33 +387,32 @@ class MshReader {
       blk.entity_dim = int_value("entity dimension");
       blk.entity_tag = int_value("entity tag");
       blk.type = element_type(int_value("element type"));
-      blk.line = c_.line();
+      blk.at = c_.offset();
       const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
       const auto n = checked_count(size_t_value("elements in block"), binary_ ? 8 * per : 2 * per,
                                    "element count");
       blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
       std::int64_t* out = blk.conn.as<std::int64_t>();
       const std::size_t npc = static_cast<std::size_t>(blk.type.nodes);
-      if (keep_tags) blk.element_tags.resize(n);
+      blk.rows = c_.data().data() + c_.offset();
       if (binary_) {
         // Checked once for the whole block, then one fixed-size copy per element that skips
         // the element tag.
         const char* src = c_.raw(n * per * 8, "element block");
+        // A loop of 8-byte loads, not a memcpy call per element (npc is not a constant, so
+        // memcpy was a libc call for every 32 bytes: 40% of a binary read).
+        const bool swap = swap_;
         for (std::size_t e = 0; e < n; ++e) {
-          std::memcpy(out + e * npc, src + (e * per + 1) * 8, npc * 8);
-        }
-        if (swap_) {
-          for (std::size_t i = 0; i < n * npc; ++i) out[i] = Cursor::byteswap(out[i]);
-        }
-        for (std::size_t e = 0; keep_tags && e < n; ++e) {
-          std::uint64_t t;
-          std::memcpy(&t, src + e * per * 8, 8);
-          blk.element_tags[e] = static_cast<std::int64_t>(swap_ ? Cursor::byteswap(t) : t);
+          const char* row = src + (e * per + 1) * 8;
+          for (std::size_t k = 0; k < npc; ++k) {
+            std::int64_t v;
+            std::memcpy(&v, row + k * 8, 8);
+            out[e * npc + k] = swap ? Cursor::byteswap(v) : v;
+          }
         }
       } else {
         for (std::size_t e = 0; e < n; ++e) {
-          const auto t = c_.number<std::uint64_t>("element tag");
-          if (keep_tags) blk.element_tags[e] = static_cast<std::int64_t>(t);
+          c_.number<std::uint64_t>("element tag");
           for (std::size_t k = 0; k < npc; ++k)
             out[e * npc + k] = c_.number<std::int64_t>("node tag");
         }
@@ -424,10 +424,34 @@ class MshReader {
       c_.fail("$Elements header promises " + std::to_string(total) +
               " elements but its blocks hold " + std::to_string(seen));
     c_.expect_line("$EndElements");
+    if (later_element_data()) element_tags4();
+  }
+
+  // The element tags of every 4.1 block, read again from its rows (which parsed once already).
+  void element_tags4() {
+    const auto resume = c_.offset();
+    for (auto& blk : blocks_) {
+      const auto n = static_cast<std::size_t>(blk.conn.dim(0));
+      const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
+      blk.element_tags.resize(n);
+      if (binary_) {
+        for (std::size_t e = 0; e < n; ++e) {
+          std::uint64_t t;
+          std::memcpy(&t, blk.rows + e * per * 8, 8);
+          blk.element_tags[e] = static_cast<std::int64_t>(swap_ ? Cursor::byteswap(t) : t);
+        }
+      } else {
+        c_.seek(static_cast<std::size_t>(blk.rows - c_.data().data()));
+        for (std::size_t e = 0; e < n; ++e) {
+          blk.element_tags[e] = static_cast<std::int64_t>(c_.number<std::uint64_t>("element tag"));
+          for (std::size_t k = 1; k < per; ++k) c_.number<std::int64_t>("node tag");
+        }
+      }
+    }
+    c_.seek(resume);
   }
 
   void read_elements2() {
-    const bool keep_tags = later_element_data();
     const auto total = checked_count(c_.number<std::uint64_t>("number of elements"),
                                      binary_ ? 8 : 6, "element count");
     c_.next_line();
@@ -436,55 +460,31 @@ class MshReader {
       if (blocks_.empty() || blocks_.back().type.number != t.number) {
         RawBlock blk;
         blk.type = t;
-        blk.line = c_.line();
+        blk.at = c_.offset();
         blocks_.push_back(std::move(blk));
         pending_.emplace_back();
       }
       return blocks_.back();
     };
-    if (binary_) return read_elements2_binary(total, keep_tags);
+    if (binary_) return read_elements2_binary(total);
+    const bool keep_tags = later_element_data();  // ascii 2.2 keeps them while it parses
     while (done < total) {
-      if (binary_) {
-        const auto type = element_type(c_.binary_one<std::int32_t>(swap_, "element type"));
-        const auto count = c_.binary_one<std::int32_t>(swap_, "element count");
-        const auto ntags = c_.binary_one<std::int32_t>(swap_, "number of tags");
-        if (count <= 0 || static_cast<std::size_t>(count) > total - done)
-          c_.fail_at_byte("element header count " + std::to_string(count) + " does not fit the " +
-                          std::to_string(total - done) + " elements left");
-        if (ntags < 0 || ntags > 64)
-          c_.fail_at_byte("element header has " + std::to_string(ntags) + " tags");
-        const std::size_t per =
-            1 + static_cast<std::size_t>(ntags) + static_cast<std::size_t>(type.nodes);
-        c_.need(per * 4 * static_cast<std::size_t>(count), "elements");
-        std::vector<std::int32_t> row(per);
-        auto& blk = block_for(type);
-        for (std::int32_t e = 0; e < count; ++e) {
-          c_.binary(row.data(), per, swap_, "element");
-          if (keep_tags) blk.element_tags.push_back(row[0]);
-          blk.physical.push_back(ntags > 0 ? row[1] : 0);
-          blk.geometrical.push_back(ntags > 1 ? row[2] : 0);
-          auto& p = pending_.back();
-          p.insert(p.end(), row.begin() + 1 + ntags, row.end());
-        }
-        done += static_cast<std::size_t>(count);
-      } else {
-        const auto element_tag = c_.number<std::int64_t>("element tag");
-        const auto type = element_type(c_.number<int>("element type"));
-        const int ntags = c_.number<int>("number of tags");
-        if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
-        std::int32_t tags[2] = {0, 0};
-        for (int k = 0; k < ntags; ++k) {
-          const auto v = c_.number<std::int32_t>("element tag value");
-          if (k < 2) tags[k] = v;
-        }
-        auto& blk = block_for(type);
-        if (keep_tags) blk.element_tags.push_back(element_tag);
-        blk.physical.push_back(tags[0]);
-        blk.geometrical.push_back(tags[1]);
-        auto& p = pending_.back();
-        for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
-        ++done;
+      const auto element_tag = c_.number<std::int64_t>("element tag");
+      const auto type = element_type(c_.number<int>("element type"));
+      const int ntags = c_.number<int>("number of tags");
+      if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
+      std::int32_t tags[2] = {0, 0};
+      for (int k = 0; k < ntags; ++k) {
+        const auto v = c_.number<std::int32_t>("element tag value");
+        if (k < 2) tags[k] = v;
       }
+      auto& blk = block_for(type);
+      if (keep_tags) blk.element_tags.push_back(element_tag);
+      blk.physical.push_back(tags[0]);
+      blk.geometrical.push_back(tags[1]);
+      auto& p = pending_.back();
+      for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
+      ++done;
     }
     c_.expect_line("$EndElements");
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
@@ -499,10 +499,10 @@ class MshReader {
   // MSH 2.2 binary: element headers (type, count, ntags) each followed by count rows of int32.
   // Pass 1 walks the headers only, so each block's arrays are allocated once at their final
   // size; pass 2 converts the rows straight into them (no growing vectors, no second copy).
-  void read_elements2_binary(std::size_t total, bool keep_tags) {
+  void read_elements2_binary(std::size_t total) {
     struct Run {
       GmshType type;
-      std::size_t count, ntags, line;
+      std::size_t count, ntags, at;
       const char* rows;
       std::size_t block;
     };
@@ -520,23 +520,24 @@ class MshReader {
       const std::size_t per =
           1 + static_cast<std::size_t>(ntags) + static_cast<std::size_t>(type.nodes);
       const auto n = static_cast<std::size_t>(count);
-      const std::size_t line = c_.line();
+      const std::size_t at = c_.offset();
       const char* rows = c_.raw(per * 4 * n, "elements");
       if (runs.empty() || runs.back().type.number != type.number) {
         block_rows.push_back(0);
         block_first_run.push_back(runs.size());
       }
-      runs.push_back({type, n, static_cast<std::size_t>(ntags), line, rows, block_rows.size() - 1});
+      runs.push_back({type, n, static_cast<std::size_t>(ntags), at, rows, block_rows.size() - 1});
       block_rows.back() += n;
       done += n;
     }
     c_.expect_line("$EndElements");
+    const bool keep_tags = later_element_data();
     const std::size_t first = blocks_.size();
     for (std::size_t b = 0; b < block_rows.size(); ++b) {
       const Run& r = runs[block_first_run[b]];
       RawBlock blk;
       blk.type = r.type;
-      blk.line = r.line;
+      blk.at = r.at;
       const auto n = static_cast<std::int64_t>(block_rows[b]);
       blk.conn = Array::of<std::int64_t>({n, r.type.nodes});
       blk.physical.resize(block_rows[b]);
@@ -679,7 +680,7 @@ class MshReader {
       for (std::size_t e = 0; e < d.tags.size(); ++e) {
         const auto idx = map->find(d.tags[e]);
         if (idx < 0) {
-          throw ReadError(c_.file() + ":" + std::to_string(d.line) + ": $" +
+          throw ReadError(c_.file() + ":" + std::to_string(c_.line_at(d.at)) + ": $" +
                           (d.elements ? "ElementData '" : "NodeData '") + d.name + "' refers to " +
                           (d.elements ? "element" : "node") + " tag " + std::to_string(d.tags[e]) +
                           ", which the mesh does not define");
@@ -731,7 +732,7 @@ class MshReader {
     for (std::size_t i = 0, total = n * npc; i < total; ++i) {
       const auto idx = node_map_.find(conn[i]);
       if (idx < 0) [[unlikely]] {
-        throw ReadError(c_.file() + ":" + std::to_string(blk.line) + ": element " +
+        throw ReadError(c_.file() + ":" + std::to_string(c_.line_at(blk.at)) + ": element " +
                         std::to_string(i / npc) + " of a " + blk.type.name +
                         " block refers to node tag " + std::to_string(conn[i]) +
                         ", which $Nodes does not define");
