@@ -372,3 +372,64 @@ def test_vtu_one_fixed_type_piece_reads_exactly_and_checks_every_id(tmp_path):
     p.write_bytes(VTU_ONE_TYPE.replace(b">4 8<", b">4 9<"))
     with pytest.raises(meshdock.ReadError, match="offset of cell 1 is 9"):
         meshdock.read(p)
+
+
+@pytest.fixture(scope="module")
+def big_ascii_msh(tmp_path_factory):
+    """An ascii MSH 4.1 file whose last element block is big enough (>= 65,536 rows) for the
+    parallel parse, and the same mesh in binary to compare with."""
+    rng = np.random.default_rng(7)
+    points = rng.random((20_000, 3))
+    tets = rng.integers(0, len(points), size=(70_000, 4))
+    mesh = meshdock.Mesh(points=points, cells=[meshdock.CellBlock("triangle", tets[:50, :3]),
+                                               meshdock.CellBlock("tetra", tets)])
+    d = tmp_path_factory.mktemp("bigmsh")
+    meshdock.write(d / "a.msh", mesh, encoding="ascii")
+    return (d / "a.msh").read_bytes(), mesh
+
+
+def _element_lines(text):
+    lines = text.split(b"\n")
+    start = lines.index(b"$Elements")
+    return lines, start
+
+
+def test_big_ascii_element_block_reads_the_same_in_parallel(tmp_path, big_ascii_msh):
+    raw, mesh = big_ascii_msh
+    p = tmp_path / "a.msh"
+    p.write_bytes(raw)
+    m = meshdock.read(p)
+    np.testing.assert_array_equal(m.cells[1].data, mesh.cells[1].data)
+    np.testing.assert_array_equal(m.points, mesh.points)
+    lines, start = _element_lines(raw)
+    # A row split over two lines, and two rows out of tag order: the serial parse takes over
+    # and reads the same elements (it does not care about lines or tag order).
+    k = len(lines) - 30_000
+    split = lines[:k] + [b" ".join(lines[k].split()[:2]), b" ".join(lines[k].split()[2:])] + lines[k + 1:]
+    p.write_bytes(b"\n".join(split))
+    np.testing.assert_array_equal(meshdock.read(p).cells[1].data, mesh.cells[1].data)
+    swapped = list(lines)
+    swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
+    p.write_bytes(b"\n".join(swapped))
+    expect = mesh.cells[1].data.copy()
+    row = k - (lines.index(b"$EndElements") - 70_000)  # tetra rows end just before it
+    expect[[row, row + 1]] = expect[[row + 1, row]]
+    np.testing.assert_array_equal(meshdock.read(p).cells[1].data, expect)
+
+
+def test_big_ascii_element_block_errors_name_the_line(tmp_path, big_ascii_msh):
+    raw, _ = big_ascii_msh
+    lines, start = _element_lines(raw)
+    k = len(lines) - 12_345
+    bad = list(lines)
+    bad[k] = bad[k].replace(b" ", b" x", 1)
+    p = tmp_path / "bad.msh"
+    p.write_bytes(b"\n".join(bad))
+    with pytest.raises(meshdock.ReadError, match=rf"bad.msh:{k + 1}: expected element tag|"
+                                                 rf"bad.msh:{k + 1}: expected node tag"):
+        meshdock.read(p)
+    bad = list(lines)
+    bad[k] = bad[k] + b" 17"  # one number too many: rows shift, and a node id is then missing
+    p.write_bytes(b"\n".join(bad))
+    with pytest.raises(meshdock.ReadError, match="bad.msh"):
+        meshdock.read(p)

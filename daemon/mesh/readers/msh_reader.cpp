@@ -4,6 +4,9 @@
 // 2.2, cell_data gmsh:physical / gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data
 // name -> [tag, dim] from $PhysicalNames, one region per named physical group, and $NodeData /
 // $ElementData as point_data / cell_data (float64, mapped through node / element tags).
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -17,6 +20,7 @@
 #include "daemon/mesh/cell_types.hpp"
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/parallel.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 
 namespace meshdock::mesh {
@@ -410,12 +414,8 @@ class MshReader {
             out[e * npc + k] = swap ? Cursor::byteswap(v) : v;
           }
         }
-      } else {
-        for (std::size_t e = 0; e < n; ++e) {
-          c_.number<std::uint64_t>("element tag");
-          for (std::size_t k = 0; k < npc; ++k)
-            out[e * npc + k] = c_.number<std::int64_t>("node tag");
-        }
+      } else if (b + 1 < nblocks || n < kParallelRows || !ascii_rows_parallel(n, npc, out)) {
+        ascii_rows(c_, n, npc, out);
       }
       seen += n;
       blocks_.push_back(std::move(blk));
@@ -425,6 +425,82 @@ class MshReader {
               " elements but its blocks hold " + std::to_string(seen));
     c_.expect_line("$EndElements");
     if (later_element_data()) element_tags4();
+  }
+
+  // n rows of "tag node...": the node tags go to out (n * npc), the element tags are skipped.
+  static void ascii_rows(Cursor& c, std::size_t n, std::size_t npc, std::int64_t* out) {
+    for (std::size_t e = 0; e < n; ++e) {
+      c.number<std::uint64_t>("element tag");
+      for (std::size_t k = 0; k < npc; ++k) out[e * npc + k] = c.number<std::int64_t>("node tag");
+    }
+  }
+
+  // The last element block of an ascii 4.1 file, when it is big (the volume elements of a
+  // typical mesh), parses on every core. Its text runs to $EndElements; it is cut at line
+  // starts, and since gmsh numbers the elements of a block consecutively, the element tag that
+  // opens each piece says which row it starts at. Each piece checks that its tags run on one by
+  // one and that it ends where the next begins; anything else (tags out of order, a bad number,
+  // a row split over lines) returns false and the serial parse runs from the start, to give the
+  // exact error. On success the cursor is at $EndElements.
+  static constexpr std::size_t kParallelRows = 1u << 16;
+  bool ascii_rows_parallel(std::size_t n, std::size_t npc, std::int64_t* out) {
+    const std::string_view data = c_.data();
+    const std::size_t begin = c_.offset();
+    // Searched from the end: what follows the elements ($NodeData, ...) is usually short, and a
+    // forward search would stop at every newline of the rows.
+    const std::size_t end = data.rfind("\n$EndElements");
+    if (end == std::string_view::npos || end < begin) return false;
+    constexpr std::size_t kPieces = 16;
+    std::array<std::size_t, kPieces + 1> cut{}, row{};
+    cut[0] = begin;
+    cut[kPieces] = end + 1;
+    for (std::size_t k = 1; k < kPieces; ++k) {
+      const auto nl = data.find('\n', begin + (end - begin) * k / kPieces);
+      cut[k] =
+          std::max(std::min(nl == std::string_view::npos ? end + 1 : nl + 1, end + 1), cut[k - 1]);
+    }
+    std::uint64_t first_tag = 0;
+    try {
+      for (std::size_t k = 0; k < kPieces; ++k) {
+        Cursor peek(data.substr(0, cut[k + 1]), c_.file());
+        peek.seek(cut[k]);
+        peek.skip_ws();
+        if (peek.at_end()) {
+          row[k] = k ? row[k - 1] : 0;  // an empty piece (a very long line before it)
+          continue;
+        }
+        const auto tag = peek.number<std::uint64_t>("element tag");
+        if (k == 0) first_tag = tag;
+        if (tag < first_tag || tag - first_tag > n || (k && tag - first_tag < row[k - 1]))
+          return false;
+        row[k] = tag - first_tag;
+      }
+    } catch (const ReadError&) {
+      return false;
+    }
+    row[kPieces] = n;
+    std::atomic<bool> ok{true};
+    try {
+      parallel_for(kPieces, 0, [&](std::size_t k) {
+        Cursor piece(data.substr(0, cut[k + 1]), c_.file());
+        piece.seek(cut[k]);
+        for (std::size_t e = row[k]; e < row[k + 1]; ++e) {
+          if (piece.number<std::uint64_t>("element tag") != first_tag + e) {
+            ok = false;
+            return;
+          }
+          for (std::size_t j = 0; j < npc; ++j)
+            out[e * npc + j] = piece.number<std::int64_t>("node tag");
+        }
+        piece.skip_ws();
+        if (!piece.at_end()) ok = false;  // more on the piece's lines than its rows
+      });
+    } catch (const ReadError&) {
+      return false;
+    }
+    if (!ok) return false;
+    c_.seek(end + 1);
+    return true;
   }
 
   // The element tags of every 4.1 block, read again from its rows (which parsed once already).
