@@ -3,6 +3,7 @@
 // allocation), tag mapping, node reordering and regions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -173,4 +174,55 @@ TEST(MappedFileGuard, TruncatedUnderTheMappingIsAReadErrorNotACrash) {
         << e.what();
   }
   ::unlink(path.c_str());
+}
+
+namespace {
+
+// An ascii MSH 4.1 file whose last element block (n tetrahedra over 8 nodes, tags from 1) is
+// big enough for the parallel parse; element e uses nodes (e+k) % 8 + 1.
+std::string big_ascii41(std::size_t n) {
+  std::string s =
+      "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 8 1 8\n3 1 0 8\n1\n2\n3\n4\n5\n6\n7\n8\n";
+  for (int i = 0; i < 8; ++i) s += std::to_string(i) + " 0 0\n";
+  s += "$EndNodes\n$Elements\n1 " + std::to_string(n) + " 1 " + std::to_string(n) + "\n3 1 4 " +
+       std::to_string(n) + "\n";
+  for (std::size_t e = 0; e < n; ++e) {
+    s += std::to_string(e + 1);
+    for (std::size_t k = 0; k < 4; ++k) s += " " + std::to_string((e + k) % 8 + 1);
+    s += "\n";
+  }
+  return s + "$EndElements\n";
+}
+
+}  // namespace
+
+TEST(MshReader, BigAsciiElementBlockParsesInPiecesToTheSameRows) {
+  const std::size_t n = 100'000;
+  const auto text = big_ascii41(n);
+  const auto m = mesh::read_msh_bytes(text, "big.msh");
+  ASSERT_EQ(m.cells.size(), 1u);
+  ASSERT_EQ(m.cells[0].connectivity.dim(0), static_cast<std::int64_t>(n));
+  const auto* c = m.cells[0].connectivity.as<std::int64_t>();
+  for (std::size_t e = 0; e < n; ++e)
+    for (std::size_t k = 0; k < 4; ++k)
+      ASSERT_EQ(c[4 * e + k], static_cast<std::int64_t>((e + k) % 8)) << e << " " << k;
+  // A bad number deep in the block: the serial parse reports it with its line.
+  auto bad = text;
+  const auto at = bad.find("\n77777 ") + 1;
+  bad.replace(bad.find(' ', at) + 1, 1, "x");
+  const auto line =
+      1 + std::count(bad.begin(), bad.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  EXPECT_EQ(error_of(bad).rfind("t.msh:" + std::to_string(line) + ": expected node tag", 0), 0u)
+      << error_of(bad);
+  // Tags out of order (two rows swapped): read serially, rows as written.
+  auto swapped = text;
+  const auto r1 = swapped.find("\n50000 ") + 1;
+  const auto r2 = swapped.find('\n', r1) + 1;
+  const auto r3 = swapped.find('\n', r2) + 1;
+  const auto row1 = swapped.substr(r1, r2 - r1), row2 = swapped.substr(r2, r3 - r2);
+  swapped.replace(r1, r3 - r1, row2 + row1);
+  const auto s = mesh::read_msh_bytes(swapped, "swapped.msh");
+  const auto* sc = s.cells[0].connectivity.as<std::int64_t>();
+  EXPECT_EQ(sc[4 * 49999], static_cast<std::int64_t>(50000 % 8));  // row 49999 holds tag 50001
+  EXPECT_EQ(sc[4 * 50000], static_cast<std::int64_t>(49999 % 8));
 }
