@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -78,6 +79,9 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   size_ = static_cast<std::size_t>(st_.st_size);
   if (size_ > 0) {
+    // MAP_POPULATE: one call maps every page (a fault per page costs far more on a VM); the
+    // readers then drop what they have parsed (release_before), so the file's share of the
+    // peak shrinks as the arrays grow.
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
     if (p == MAP_FAILED) {
       ::close(fd_);
@@ -96,6 +100,21 @@ MappedFile::~MappedFile() {
   }
   if (data_) ::munmap(const_cast<char*>(data_), size_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+void MappedFile::release_before(std::size_t offset) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t end = std::min(offset, size_) / page * page;
+  if (!data_ || end <= released_) return;
+  ::madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
+}
+
+void MappedFile::release(std::size_t begin, std::size_t end) const {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  begin = (begin + page - 1) / page * page;
+  end = std::min(end, size_) / page * page;
+  if (data_ && begin < end) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 void MappedFile::check_unchanged() const {

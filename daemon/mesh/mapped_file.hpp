@@ -13,6 +13,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "daemon/mesh/error.hpp"
 
@@ -29,6 +30,12 @@ class MappedFile {
   const std::string& path() const { return path_; }
   // Throws ReadError when the file was truncated or rewritten since it was mapped.
   void check_unchanged() const;
+  // The reader is done with bytes [0, offset): their pages leave this process's memory
+  // (MADV_DONTNEED; they stay in the page cache, and reading them again just maps them back).
+  // Keeps a reader's peak near the size of what it builds instead of that plus the file.
+  void release_before(std::size_t offset);
+  // The same for [begin, end) only (whole pages inside it): for pieces parsed in parallel.
+  void release(std::size_t begin, std::size_t end) const;
 
  private:
   std::string path_;
@@ -36,16 +43,23 @@ class MappedFile {
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   int slot_ = -1;  // index in the SIGBUS registry, -1 when not registered
+  std::size_t released_ = 0;
   struct stat st_ {};
 };
 
 // Maps `path`, returns parse(view); a file that changed underneath is a ReadError saying so
 // (also when the parser failed on what it read meanwhile).
+// `parse` takes the view, or the view and the MappedFile (to release what it has read).
 template <typename F>
 auto parse_mapped(const std::string& path, F&& parse) {
   MappedFile file(path);
   try {
-    auto result = parse(file.view());
+    auto result = [&] {
+      if constexpr (std::is_invocable_v<F, std::string_view, MappedFile&>)
+        return parse(file.view(), file);
+      else
+        return parse(file.view());
+    }();
     file.check_unchanged();
     return result;
   } catch (const ReadError&) {

@@ -5,10 +5,12 @@ float64, plus shape and sum."""
 import gc
 import hashlib
 import json
+import os
 
 import numpy as np
 import pytest
 
+import conftest
 import meshdock
 
 
@@ -433,3 +435,38 @@ def test_big_ascii_element_block_errors_name_the_line(tmp_path, big_ascii_msh):
     p.write_bytes(b"\n".join(bad))
     with pytest.raises(meshdock.ReadError, match="bad.msh"):
         meshdock.read(p)
+
+
+PEAK_PROBE = r"""
+import sys
+import meshdock
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+before = hwm()
+m = meshdock.read(sys.argv[1])
+grown = hwm() - before
+arrays = m.points.nbytes + sum(b.data.nbytes for b in m.cells)
+arrays += sum(a.nbytes for v in m.cell_data.values() for a in v)
+arrays += sum(a.nbytes for a in m.point_data.values())
+print(grown / arrays)
+"""
+
+
+@pytest.mark.parametrize("encoding", ["binary", "ascii"])
+def test_msh_read_peak_stays_near_the_arrays(tmp_path, encoding):
+    """The mapped file's pages are dropped as the parse passes them, so a read's peak is the
+    arrays plus a little, not the arrays plus the whole file (2x before)."""
+    import subprocess
+    import sys
+    rng = np.random.default_rng(3)
+    points = rng.random((60_000, 3))
+    mesh = meshdock.Mesh(points=points,
+                         cells=[meshdock.CellBlock("tetra", rng.integers(0, 60_000, (400_000, 4)))])
+    p = tmp_path / "big.msh"
+    meshdock.write(p, mesh, encoding=encoding)
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    ratio = float(subprocess.run([sys.executable, "-c", PEAK_PROBE, str(p)], env=env,
+                                 capture_output=True, text=True, check=True).stdout)
+    assert ratio < 1.5, ratio

@@ -105,7 +105,9 @@ struct DataSection {
 
 class MshReader {
  public:
-  MshReader(std::string_view data, const std::string& name) : c_(data, name) {}
+  // `file`, when the data is a mapped file, lets the parse drop the pages it is done with.
+  MshReader(std::string_view data, const std::string& name, MappedFile* file = nullptr)
+      : c_(data, name), file_(file) {}
 
   Mesh read() {
     bool have_format = false, have_nodes = false, have_elements = false;
@@ -116,6 +118,7 @@ class MshReader {
         c_.fail("expected a section header like $Nodes, found '" +
                 std::string(header.substr(0, 40)) + "'");
       }
+      release_behind();
       const std::string section(header.substr(1));
       if (section == "MeshFormat") {
         read_format();
@@ -150,6 +153,7 @@ class MshReader {
     if (!have_format) throw ReadError(c_.file() + ": empty file or no $MeshFormat");
     if (!have_nodes) throw ReadError(c_.file() + ": no $Nodes section");
     if (!have_elements) throw ReadError(c_.file() + ": no $Elements section");
+    release_behind();  // the whole file: what finish() allocates comes on top of the arrays only
     finish();
     return std::move(mesh_);
   }
@@ -413,6 +417,7 @@ class MshReader {
             std::memcpy(&v, row + k * 8, 8);
             out[e * npc + k] = swap ? Cursor::byteswap(v) : v;
           }
+          if ((e + 1) % kReleaseRows == 0) release_range(src, row);
         }
       } else if (b + 1 < nblocks || n < kParallelRows || !ascii_rows_parallel(n, npc, out)) {
         ascii_rows(c_, n, npc, out);
@@ -428,11 +433,25 @@ class MshReader {
   }
 
   // n rows of "tag node...": the node tags go to out (n * npc), the element tags are skipped.
-  static void ascii_rows(Cursor& c, std::size_t n, std::size_t npc, std::int64_t* out) {
+  void ascii_rows(Cursor& c, std::size_t n, std::size_t npc, std::int64_t* out) const {
+    const std::size_t from = c.offset();
     for (std::size_t e = 0; e < n; ++e) {
       c.number<std::uint64_t>("element tag");
       for (std::size_t k = 0; k < npc; ++k) out[e * npc + k] = c.number<std::int64_t>("node tag");
+      if ((e + 1) % kReleaseRows == 0)
+        release_range(c.data().data() + from, c.data().data() + c.offset());
     }
+  }
+
+  // ---- memory: file pages the parse is done with leave the process (see MappedFile) ------
+  static constexpr std::size_t kReleaseRows = 1u << 16;
+  void release_behind() {
+    if (file_) file_->release_before(c_.offset());
+  }
+  void release_range(const char* begin, const char* end) const {
+    if (file_)
+      file_->release(static_cast<std::size_t>(begin - c_.data().data()),
+                     static_cast<std::size_t>(end - c_.data().data()));
   }
 
   // The last element block of an ascii 4.1 file, when it is big (the volume elements of a
@@ -491,9 +510,12 @@ class MshReader {
           }
           for (std::size_t j = 0; j < npc; ++j)
             out[e * npc + j] = piece.number<std::int64_t>("node tag");
+          if ((e + 1 - row[k]) % kReleaseRows == 0)
+            release_range(data.data() + cut[k], data.data() + piece.offset());
         }
         piece.skip_ws();
         if (!piece.at_end()) ok = false;  // more on the piece's lines than its rows
+        release_range(data.data() + cut[k], data.data() + cut[k + 1]);
       });
     } catch (const ReadError&) {
       return false;
@@ -640,6 +662,7 @@ class MshReader {
         blk.geometrical[row] = r.ntags > 1 ? get(src + 8) : 0;
         const char* nodes = src + (1 + r.ntags) * 4;
         for (std::size_t k = 0; k < npc; ++k) *out++ = get(nodes + k * 4);
+        if ((e + 1) % kReleaseRows == 0) release_range(r.rows, src);
       }
       filled[r.block] = row;
     }
@@ -826,6 +849,7 @@ class MshReader {
   }
 
   Cursor c_;
+  MappedFile* file_ = nullptr;
   bool v4_ = false, binary_ = false, swap_ = false;
   std::vector<PhysicalName> names_;
   std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
@@ -840,7 +864,9 @@ class MshReader {
 }  // namespace
 
 Mesh read_msh(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return MshReader(data, path).read(); });
+  return parse_mapped(path, [&](std::string_view data, MappedFile& file) {
+    return MshReader(data, path, &file).read();
+  });
 }
 
 Mesh read_msh_bytes(std::string_view data, const std::string& name) {
