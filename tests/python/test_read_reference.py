@@ -454,19 +454,21 @@ print(grown / arrays)
 """
 
 
-@pytest.mark.parametrize("encoding", ["binary", "ascii"])
-def test_msh_read_peak_stays_near_the_arrays(tmp_path, encoding):
+@pytest.mark.parametrize("suffix,encoding,limit", [("msh", "binary", 1.5), ("msh", "ascii", 1.5),
+                                                   ("vtu", "raw", 1.8)])
+def test_read_peak_stays_near_the_arrays(tmp_path, suffix, encoding, limit):
     """The mapped file's pages are dropped as the parse passes them, so a read's peak is the
-    arrays plus a little, not the arrays plus the whole file (2x before)."""
+    arrays plus a little, not the arrays plus the whole file (2x and more before)."""
     import subprocess
     import sys
     rng = np.random.default_rng(3)
     points = rng.random((60_000, 3))
     mesh = meshdock.Mesh(points=points,
                          cells=[meshdock.CellBlock("tetra", rng.integers(0, 60_000, (400_000, 4)))])
-    p = tmp_path / "big.msh"
+    p = tmp_path / f"big.{suffix}"
     meshdock.write(p, mesh, encoding=encoding)
     env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
     ratio = float(subprocess.run([sys.executable, "-c", PEAK_PROBE, str(p)], env=env,
                                  capture_output=True, text=True, check=True).stdout)
-    assert ratio < 1.5, ratio
+    # Without the release: 2.0x (MSH), 2.4x (VTU: offsets and types are decoded temporaries).
+    assert ratio < limit, ratio

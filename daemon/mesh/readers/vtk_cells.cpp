@@ -120,8 +120,9 @@ CellBlock polyhedron_block(std::size_t start, std::size_t end, const VtkFaces& f
 
 }  // namespace
 
+template <typename CellType>
 void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
-                      std::span<const std::int64_t> ends, std::span<const std::int64_t> types,
+                      std::span<const std::int64_t> ends, std::span<const CellType> types,
                       std::int64_t num_points, std::int64_t point_base,
                       const std::vector<std::pair<std::string, Array>>& cell_data,
                       const std::function<void(const std::string&)>& fail, const VtkFaces* faces,
@@ -193,5 +194,20 @@ void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
     start = end;
   }
 }
+
+template void append_vtk_cells<std::uint8_t>(Mesh&, std::span<const std::int64_t>,
+                                             std::span<const std::int64_t>,
+                                             std::span<const std::uint8_t>, std::int64_t,
+                                             std::int64_t,
+                                             const std::vector<std::pair<std::string, Array>>&,
+                                             const std::function<void(const std::string&)>&,
+                                             const VtkFaces*, const Array*);
+template void append_vtk_cells<std::int64_t>(Mesh&, std::span<const std::int64_t>,
+                                             std::span<const std::int64_t>,
+                                             std::span<const std::int64_t>, std::int64_t,
+                                             std::int64_t,
+                                             const std::vector<std::pair<std::string, Array>>&,
+                                             const std::function<void(const std::string&)>&,
+                                             const VtkFaces*, const Array*);
 
 }  // namespace meshdock::mesh

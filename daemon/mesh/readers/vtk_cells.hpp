@@ -42,8 +42,11 @@ std::span<const int> vtk_order(std::string_view name);
 // (without it they are an error). `fail` must throw. `conn_array`, when given, is the Array
 // `conn` views: a piece of one fixed-size type whose ids need no shift or reordering (what
 // meshio and VTK write for a tet mesh) becomes a block sharing it instead of a copy.
+// `types` is int64, or uint8 as VTK writes them (borrowed from the decoded array: widening a
+// million types would cost 8 MB of peak for nothing).
+template <typename CellType>
 void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
-                      std::span<const std::int64_t> ends, std::span<const std::int64_t> types,
+                      std::span<const std::int64_t> ends, std::span<const CellType> types,
                       std::int64_t num_points, std::int64_t point_base,
                       const std::vector<std::pair<std::string, Array>>& cell_data,
                       const std::function<void(const std::string&)>& fail,

@@ -156,8 +156,9 @@ class VtkReader {
       }
     }
     if (!have_points) c_.fail("no POINTS section");
-    append_vtk_cells(mesh_, conn, ends, types, npoints, 0, cell_arrays,
-                     [&](const std::string& what) { throw ReadError(c_.file() + ": " + what); });
+    append_vtk_cells<std::int64_t>(
+        mesh_, conn, ends, types, npoints, 0, cell_arrays,
+        [&](const std::string& what) { throw ReadError(c_.file() + ": " + what); });
     return std::move(mesh_);
   }
 

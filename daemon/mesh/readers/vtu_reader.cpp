@@ -66,7 +66,10 @@ struct PieceInfo {
 
 class VtuReader {
  public:
-  VtuReader(std::string_view data, const std::string& path) : data_(data), path_(path) {}
+  // `file`, when the data is a mapped file, lets the reader drop each array's source pages
+  // once it is decoded.
+  VtuReader(std::string_view data, const std::string& path, MappedFile* file = nullptr)
+      : data_(data), path_(path), file_(file) {}
 
   Mesh read() {
     parse_xml();
@@ -299,7 +302,18 @@ class VtuReader {
                          " bytes but only " + std::to_string(avail - h) +
                          " are there (truncated?)");
       std::uint8_t* dst = alloc(n);
-      if (n) std::memcpy(dst, p + h, n);
+      // In 4 MiB steps, dropping each step's file pages behind it (appended raw data is the
+      // mapped file itself), so the source and its copy are never both whole in memory.
+      const char* src = reinterpret_cast<const char*>(p + h);
+      const bool mapped = file_ && src >= data_.data() && src < data_.data() + data_.size();
+      for (std::size_t done = 0; done < n;) {
+        const std::size_t step = std::min<std::size_t>(n - done, 4u << 20);
+        std::memcpy(dst + done, src + done, step);
+        if (mapped)
+          file_->release(static_cast<std::size_t>(src + done - data_.data()),
+                         static_cast<std::size_t>(src + done + step - data_.data()));
+        done += step;
+      }
       return;
     }
     need(3 * h, "compression header");
@@ -397,6 +411,7 @@ class VtuReader {
       if (auto bad = base64_decode(text_of(d, scratch), b64))
         fail(d.line,
              "DataArray '" + d.name + "': bad base64 character at offset " + std::to_string(*bad));
+      release_source(d);  // the text is decoded: drop it before inflating
       return unpack(d, b64.data(), b64.size(), alloc);
     }
     // appended
@@ -414,6 +429,7 @@ class VtuReader {
       if (auto bad = base64_decode(data_.substr(*appended_ + off, next - off), b64))
         fail(d.line, "DataArray '" + d.name + "': bad base64 character at appended offset " +
                          std::to_string(off + *bad));
+      release_source(d);
       return unpack(d, b64.data(), b64.size(), alloc);
     }
     if (off > data_.size() - *appended_)
@@ -471,7 +487,21 @@ class VtuReader {
                        std::to_string(expect) + " tuples of " + std::to_string(d.components) +
                        " were expected");
     }
+    release_source(d);
     return out;
+  }
+
+  // The file pages `d` was decoded from leave the process (see MappedFile::release): the
+  // peak is then the arrays plus what is still to decode, not plus the whole file.
+  void release_source(const DataArrayInfo& d) const {
+    if (!file_) return;
+    for (const auto& [a, b] : d.text) file_->release(a, b);
+    if (d.text.empty() && d.offset && appended_) {
+      std::uint64_t next = (appended_base64_ ? appended_end_ : data_.size()) - *appended_;
+      for (const auto& o : arrays_)
+        if (o.offset && *o.offset > *d.offset) next = std::min(next, *o.offset);
+      file_->release(*appended_ + *d.offset, *appended_ + next);
+    }
   }
 
   Array make(const DataArrayInfo& d, std::size_t n) {
@@ -647,19 +677,24 @@ class VtuReader {
         fail(pts_d->line,
              "Points has " + std::to_string(pts_d->components) + " components, expected 3");
       const Array pts = decode(*pts_d, p.num_points);
-      double* dst = mesh_.points.as<double>() + 3 * point_base;
-      const auto* src = static_cast<const std::uint8_t*>(pts.data());
-      for (std::size_t i = 0; i < pts.size(); ++i) {
-        if (pts.dtype().bits == 64)
-          std::memcpy(dst + i, src + 8 * i, 8);
-        else {
-          float f;
-          std::memcpy(&f, src + 4 * i, 4);
-          dst[i] = f;
-        }
-      }
       if (pts.dtype().code != 2)
         fail(pts_d->line, "Points must be Float32 or Float64, not " + pts_d->type_name);
+      if (pieces_.size() == 1 && pts.dtype().bits == 64) {
+        // One piece of float64 points: the decoded array is the points, no copy.
+        mesh_.points = Array::view(pts.buffer(), pts.dtype(), {p.num_points, 3});
+      } else {
+        double* dst = mesh_.points.as<double>() + 3 * point_base;
+        const auto* src = static_cast<const std::uint8_t*>(pts.data());
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+          if (pts.dtype().bits == 64) {
+            std::memcpy(dst + i, src + 8 * i, 8);
+          } else {
+            float f;
+            std::memcpy(&f, src + 4 * i, 4);
+            dst[i] = f;
+          }
+        }
+      }
     }
     for (auto* d : pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
     if (p.num_cells == 0) return;
@@ -667,7 +702,10 @@ class VtuReader {
       fail(0, where + " has cells but lacks connectivity, offsets or types");
     const Int64s conn(decode(*conn_d, -1));
     const Int64s offs(decode(*offs_d, p.num_cells));
-    const Int64s types(decode(*types_d, p.num_cells));
+    const Array types_array = decode(*types_d, p.num_cells);
+    const bool types_u8 = types_array.dtype() == dtype_of<std::uint8_t>();
+    const std::optional<Int64s> types_wide =
+        types_u8 ? std::nullopt : std::optional<Int64s>(std::in_place, types_array);
     std::vector<Array> cell_arrays;
     for (auto* d : cdata) cell_arrays.push_back(decode(*d, p.num_cells));
 
@@ -681,14 +719,21 @@ class VtuReader {
       faces.emplace(
           VtkFaces{to_int64(decode(*faces_d, -1)), to_int64(decode(*face_offs_d, p.num_cells))});
     }
-    append_vtk_cells(
-        mesh_, conn, offs, types, p.num_points, point_base, named,
-        [&](const std::string& what) { fail(types_d->line, where + ": " + what); },
-        faces ? &*faces : nullptr, conn.borrowed());
+    const auto on_error = [&](const std::string& what) {
+      fail(types_d->line, where + ": " + what);
+    };
+    if (types_u8)
+      append_vtk_cells<std::uint8_t>(
+          mesh_, conn, offs, {types_array.as<std::uint8_t>(), types_array.size()}, p.num_points,
+          point_base, named, on_error, faces ? &*faces : nullptr, conn.borrowed());
+    else
+      append_vtk_cells<std::int64_t>(mesh_, conn, offs, *types_wide, p.num_points, point_base,
+                                     named, on_error, faces ? &*faces : nullptr, conn.borrowed());
   }
 
   std::string_view data_;
   std::string path_;
+  MappedFile* file_ = nullptr;
   XML_Parser parser_ = nullptr;
   std::string error_;
   std::vector<std::string> open_;
@@ -709,7 +754,9 @@ class VtuReader {
 }  // namespace
 
 Mesh read_vtu(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return VtuReader(data, path).read(); });
+  return parse_mapped(path, [&](std::string_view data, MappedFile& file) {
+    return VtuReader(data, path, &file).read();
+  });
 }
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
