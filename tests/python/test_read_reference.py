@@ -472,3 +472,24 @@ def test_read_peak_stays_near_the_arrays(tmp_path, suffix, encoding, limit):
                                  capture_output=True, text=True, check=True).stdout)
     # Without the release: 2.0x (MSH), 2.4x (VTU: offsets and types are decoded temporaries).
     assert ratio < limit, ratio
+
+
+def test_big_binary_msh_block_maps_in_parallel_and_names_a_bad_node(tmp_path):
+    """A big binary 4.1 block is copied and mapped on every core; an unknown node tag deep in it
+    is still reported exactly (element number and tag), by the serial pass it falls back to."""
+    import struct
+    rng = np.random.default_rng(11)
+    tets = rng.integers(0, 5_000, size=(70_000, 4))
+    mesh = meshdock.Mesh(points=rng.random((5_000, 3)), cells=[meshdock.CellBlock("tetra", tets)])
+    p = tmp_path / "b.msh"
+    meshdock.write(p, mesh, encoding="binary")
+    m = meshdock.read(p)
+    np.testing.assert_array_equal(m.cells[0].data, tets)
+    raw = p.read_bytes()
+    row = struct.pack("<5q", 50_001, *(int(v) + 1 for v in tets[50_000]))
+    assert raw.count(row) == 1
+    bad = row[:24] + struct.pack("<q", 10**9) + row[32:]
+    p.write_bytes(raw.replace(row, bad))
+    with pytest.raises(meshdock.ReadError,
+                       match="element 50000 of a tetra block refers to node tag 1000000000"):
+        meshdock.read(p)

@@ -39,6 +39,13 @@ class TagMap {
  public:
   // `what` names the tags in errors ("node", "element").
   void build(const std::vector<std::int64_t>& tags, Cursor& c, const char* what = "node") {
+    // Tags first, first + 1, ... (what gmsh and meshio write): the index is an offset away.
+    count_ = static_cast<std::int64_t>(tags.size());
+    first_ = tags.empty() ? 0 : tags.front();
+    consecutive_ = first_ >= 0;
+    for (std::size_t i = 0; consecutive_ && i < tags.size(); ++i)
+      consecutive_ = static_cast<std::uint64_t>(tags[i]) - static_cast<std::uint64_t>(first_) == i;
+    if (consecutive_) return;
     std::int64_t max_tag = 0;
     for (auto t : tags) {
       if (t < 0) c.fail(std::string("negative ") + what + " tag " + std::to_string(t));
@@ -64,6 +71,11 @@ class TagMap {
   }
   // -1 when the tag is not a node.
   std::int64_t find(std::int64_t tag) const {
+    if (consecutive_) {
+      // Unsigned, so a tag below first_ wraps to a huge value (no signed overflow).
+      const auto i = static_cast<std::uint64_t>(tag) - static_cast<std::uint64_t>(first_);
+      return i < static_cast<std::uint64_t>(count_) ? static_cast<std::int64_t>(i) : -1;
+    }
     if (dense_) {
       return tag >= 0 && static_cast<std::size_t>(tag) < index_.size()
                  ? index_[static_cast<std::size_t>(tag)]
@@ -74,6 +86,8 @@ class TagMap {
   }
 
  private:
+  bool consecutive_ = false;
+  std::int64_t first_ = 0, count_ = 0;
   bool dense_ = true;
   std::vector<std::int64_t> index_;
   std::unordered_map<std::int64_t, std::int64_t> hashed_;
@@ -90,6 +104,7 @@ struct RawBlock {
   std::vector<std::int64_t> element_tags;  // only when the file has $ElementData
   std::size_t at = 0;          // byte offset where the block starts (line computed on errors only)
   const char* rows = nullptr;  // 4.1: the block's element rows (binary) / text (ascii)
+  bool mapped = false;         // conn already holds point indices (binary 4.1, mapped as read)
 };
 
 // One $NodeData / $ElementData section: entity tags and their values, before tags are mapped.
@@ -409,15 +424,19 @@ class MshReader {
         const char* src = c_.raw(n * per * 8, "element block");
         // A loop of 8-byte loads, not a memcpy call per element (npc is not a constant, so
         // memcpy was a libc call for every 32 bytes: 40% of a binary read).
-        const bool swap = swap_;
-        for (std::size_t e = 0; e < n; ++e) {
-          const char* row = src + (e * per + 1) * 8;
-          for (std::size_t k = 0; k < npc; ++k) {
-            std::int64_t v;
-            std::memcpy(&v, row + k * 8, 8);
-            out[e * npc + k] = swap ? Cursor::byteswap(v) : v;
+        if (n >= kParallelRows && !swap_ && copy_mapped_parallel(src, n, per, npc, out)) {
+          blk.mapped = true;
+        } else {
+          const bool swap = swap_;
+          for (std::size_t e = 0; e < n; ++e) {
+            const char* row = src + (e * per + 1) * 8;
+            for (std::size_t k = 0; k < npc; ++k) {
+              std::int64_t v;
+              std::memcpy(&v, row + k * 8, 8);
+              out[e * npc + k] = swap ? Cursor::byteswap(v) : v;
+            }
+            if ((e + 1) % kReleaseRows == 0) release_range(src, row);
           }
-          if ((e + 1) % kReleaseRows == 0) release_range(src, row);
         }
       } else if (b + 1 < nblocks || n < kParallelRows || !ascii_rows_parallel(n, npc, out)) {
         ascii_rows(c_, n, npc, out);
@@ -430,6 +449,43 @@ class MshReader {
               " elements but its blocks hold " + std::to_string(seen));
     c_.expect_line("$EndElements");
     if (later_element_data()) element_tags4();
+  }
+
+  // Constant per-block columns (gmsh:physical, gmsh:geometrical): big ones on every core, where
+  // faulting in the fresh pages is the cost.
+  static void fill(std::int64_t* out, std::int64_t n, std::int64_t value) {
+    const auto total = static_cast<std::size_t>(n);
+    const std::size_t chunks = total >= kParallelRows ? 8 : 1;
+    parallel_for(chunks, 0, [&](std::size_t c) {
+      std::fill(out + total * c / chunks, out + total * (c + 1) / chunks, value);
+    });
+  }
+
+  // A big binary 4.1 block: rows copied and node tags mapped to indices in one pass, over every
+  // core (the pass is bound by faulting in the output, which the cores share). False when a
+  // node tag is unknown: the serial copy and map_nodes then give the exact error.
+  bool copy_mapped_parallel(const char* src, std::size_t n, std::size_t per, std::size_t npc,
+                            std::int64_t* out) {
+    constexpr std::size_t kChunks = 16;
+    std::atomic<bool> ok{true};
+    parallel_for(kChunks, 0, [&](std::size_t c) {
+      const std::size_t begin = n * c / kChunks, end = n * (c + 1) / kChunks;
+      for (std::size_t e = begin; e < end && ok.load(std::memory_order_relaxed); ++e) {
+        const char* row = src + (e * per + 1) * 8;
+        for (std::size_t k = 0; k < npc; ++k) {
+          std::int64_t tag;
+          std::memcpy(&tag, row + k * 8, 8);
+          const auto idx = node_map_.find(tag);
+          if (idx < 0) [[unlikely]] {
+            ok = false;
+            return;
+          }
+          out[e * npc + k] = idx;
+        }
+      }
+      release_range(src + begin * per * 8, src + end * per * 8);
+    });
+    return ok;
   }
 
   // n rows of "tag node...": the node tags go to out (n * npc), the element tags are skipped.
@@ -685,7 +741,7 @@ class MshReader {
     std::int64_t base = 0;
     std::vector<std::int64_t> block_base;
     for (auto& blk : blocks_) {
-      map_nodes(blk);
+      map_nodes(blk);  // or, when read mapped already, only reordered
       const auto n = blk.conn.dim(0);
       block_base.push_back(base);
       base += n;
@@ -693,11 +749,11 @@ class MshReader {
         const auto& phys = physicals_of(blk);
         if (any_physical) {
           auto a = Array::of<std::int64_t>({n});
-          std::fill_n(a.as<std::int64_t>(), n, phys.empty() ? 0 : phys.front());
+          fill(a.as<std::int64_t>(), n, phys.empty() ? 0 : phys.front());
           mesh_.cell_data["gmsh:physical"].push_back(std::move(a));
         }
         auto g = Array::of<std::int64_t>({n});
-        std::fill_n(g.as<std::int64_t>(), n, blk.entity_tag);
+        fill(g.as<std::int64_t>(), n, blk.entity_tag);
         mesh_.cell_data["gmsh:geometrical"].push_back(std::move(g));
       } else {
         mesh_.cell_data["gmsh:physical"].push_back(Array::from_vector(blk.physical));
@@ -828,7 +884,7 @@ class MshReader {
     std::int64_t* conn = blk.conn.as<std::int64_t>();
     const auto perm = gmsh_to_meshio_order(blk.type.name);
     // Map in place; the error path is cold (a well-predicted branch in the hot loop).
-    for (std::size_t i = 0, total = n * npc; i < total; ++i) {
+    for (std::size_t i = 0, total = blk.mapped ? 0 : n * npc; i < total; ++i) {
       const auto idx = node_map_.find(conn[i]);
       if (idx < 0) [[unlikely]] {
         throw ReadError(c_.file() + ":" + std::to_string(c_.line_at(blk.at)) + ": element " +
