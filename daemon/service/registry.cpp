@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -116,19 +117,24 @@ std::string Registry::resolve_under_roots(const std::string& path, bool must_exi
     throw ServiceError(Status::kPermissionDenied,
                        "no roots are configured: meshdockd reads nothing until started with "
                        "--root DIR (or \"roots\" in its config)");
-  char buf[PATH_MAX];
-  // Lexically first: a path that cannot be under a root (as written or as resolved) is refused
-  // without touching the file system, so a client cannot probe what exists outside the roots.
-  const auto lexical = std::filesystem::path(path).lexically_normal().string();
   const auto under = [](const std::string& p, const std::string& r) {
     return p == r || p.starts_with(r == "/" ? r : r + "/");
   };
-  bool may_be_under = false;
-  for (const auto& root : roots) {
-    const auto r = std::filesystem::path(root).lexically_normal().string();
-    may_be_under = may_be_under || under(lexical, r) ||
-                   (::realpath(root.c_str(), buf) && under(lexical, std::string(buf)));
-  }
+  char buf[PATH_MAX];
+  std::vector<std::string>
+      real_roots;  // each root resolved once; one that does not resolve holds nothing
+  for (const auto& root : roots)
+    if (::realpath(root.c_str(), buf)) real_roots.emplace_back(buf);
+  // Lexically first: a path that cannot be under a root (as written or as resolved) is refused
+  // without touching the file system, so a client cannot probe what exists outside the roots.
+  const auto lexical = std::filesystem::path(path).lexically_normal().string();
+  const bool may_be_under =
+      std::any_of(roots.begin(), roots.end(),
+                  [&](const std::string& root) {
+                    return under(lexical, std::filesystem::path(root).lexically_normal().string());
+                  }) ||
+      std::any_of(real_roots.begin(), real_roots.end(),
+                  [&](const std::string& r) { return under(lexical, r); });
   if (!may_be_under)
     throw ServiceError(Status::kPermissionDenied,
                        path + " is outside the allowed roots (" + join(roots) + ")");
@@ -147,11 +153,8 @@ std::string Registry::resolve_under_roots(const std::string& path, bool must_exi
       throw ServiceError(Status::kPermissionDenied,
                          path + " is a symlink; export writes files only");
   }
-  for (const auto& root : roots) {
-    if (!::realpath(root.c_str(), buf)) continue;
-    const std::string r = buf;
-    if (resolved == r || resolved.starts_with(r == "/" ? r : r + "/")) return resolved;
-  }
+  for (const auto& r : real_roots)
+    if (under(resolved, r)) return resolved;
   throw ServiceError(
       Status::kPermissionDenied,
       path + " resolves to " + resolved + ", outside the allowed roots (" + join(roots) + ")");

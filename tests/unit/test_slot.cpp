@@ -24,6 +24,18 @@ std::string unique_prefix() {
   return "u" + std::to_string(::getpid()) + "x.";
 }
 
+// A slot of `num_slots` small pages under this test process's own prefix.
+slots::SlotOptions small_slot(const std::string& name,
+                              std::uint32_t num_slots = shm::kDefaultSlots) {
+  slots::SlotOptions o;
+  o.prefix = unique_prefix();
+  o.name = name;
+  o.num_slots = num_slots;
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  return o;
+}
+
 payload::DevicePayload tiny(double x) {
   mesh::Mesh m;
   m.points = mesh::Array::from_vector(std::vector<double>{x, 0, 0, 1, 0, 0, 0, 1, 0}, {3, 3});
@@ -54,11 +66,7 @@ TEST(Layout, ArraysAre256AlignedAndDescribed) {
 
 TEST(Slot, PublishLandsInEverySegment) {
   auto backend = meshdock::backend::make_host_backend(0600);
-  slots::SlotOptions o;
-  o.prefix = unique_prefix();
-  o.name = "tiny";
-  o.page_size = 16384;
-  o.lease_capacity = 8;
+  auto o = small_slot("tiny");
   {
     slots::Slot slot(o, *backend);
     const auto pub = slot.publish(tiny(0.5));
@@ -85,12 +93,7 @@ TEST(Slot, PublishLandsInEverySegment) {
 
 TEST(Slot, LeasedSlotGetsAFreshBufferAndTheOldOneLivesUntilReleased) {
   auto backend = meshdock::backend::make_host_backend(0600);
-  slots::SlotOptions o;
-  o.prefix = unique_prefix();
-  o.name = "ring";
-  o.num_slots = 1;  // every publish goes to slot 0
-  o.page_size = 16384;
-  o.lease_capacity = 8;
+  auto o = small_slot("ring", 1);  // every publish goes to slot 0
   o.lease_wait = std::chrono::milliseconds(20);
   slots::Slot slot(o, *backend);
   slot.publish(tiny(1.0));
@@ -114,11 +117,7 @@ TEST(Slot, LeasedSlotGetsAFreshBufferAndTheOldOneLivesUntilReleased) {
 
 TEST(Slot, StaleSegmentsAreRemovedAndALiveOwnerIsRefused) {
   auto backend = meshdock::backend::make_host_backend(0600);
-  slots::SlotOptions o;
-  o.prefix = unique_prefix();
-  o.name = "stale";
-  o.page_size = 16384;
-  o.lease_capacity = 8;
+  auto o = small_slot("stale");
   // Leftovers as a SIGKILLed daemon leaves them: control block, a catalog naming its (dead)
   // pid 0x7ffffff0, one data segment.
   auto ctl = shm::Segment::create(o.prefix + "stale", shm::control_block_size(3), 0600, true);
@@ -160,12 +159,7 @@ TEST(Slot, EachPageNamesItsOwnBuffersVersion) {
   // Regression: a page once carried the slot's newest version, not its buffer's, so a consumer
   // looked for a data segment that did not exist after another ring slot grew.
   auto backend = meshdock::backend::make_host_backend(0600);
-  slots::SlotOptions o;
-  o.prefix = unique_prefix();
-  o.name = "pages";
-  o.num_slots = 2;
-  o.page_size = 16384;
-  o.lease_capacity = 8;
+  auto o = small_slot("pages", 2);
   slots::Slot slot(o, *backend);
   slot.publish(tiny(1.0));  // slot 0, buffer v1
   slot.publish(tiny(2.0));  // slot 1, buffer v2

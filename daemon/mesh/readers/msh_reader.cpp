@@ -422,11 +422,11 @@ class MshReader {
         // Checked once for the whole block, then one fixed-size copy per element that skips
         // the element tag.
         const char* src = c_.raw(n * per * 8, "element block");
-        // A loop of 8-byte loads, not a memcpy call per element (npc is not a constant, so
-        // memcpy was a libc call for every 32 bytes: 40% of a binary read).
         if (n >= kParallelRows && !swap_ && copy_mapped_parallel(src, n, per, npc, out)) {
           blk.mapped = true;
         } else {
+          // A loop of 8-byte loads, not a memcpy call per element (npc is not a constant, so
+          // memcpy was a libc call for every 32 bytes: 40% of a binary read).
           const bool swap = swap_;
           for (std::size_t e = 0; e < n; ++e) {
             const char* row = src + (e * per + 1) * 8;
@@ -439,7 +439,7 @@ class MshReader {
           }
         }
       } else if (b + 1 < nblocks || n < kParallelRows || !ascii_rows_parallel(n, npc, out)) {
-        ascii_rows(c_, n, npc, out);
+        ascii_rows(n, npc, out);
       }
       seen += n;
       blocks_.push_back(std::move(blk));
@@ -489,13 +489,11 @@ class MshReader {
   }
 
   // n rows of "tag node...": the node tags go to out (n * npc), the element tags are skipped.
-  void ascii_rows(Cursor& c, std::size_t n, std::size_t npc, std::int64_t* out) const {
-    const std::size_t from = c.offset();
+  void ascii_rows(std::size_t n, std::size_t npc, std::int64_t* out) {
     for (std::size_t e = 0; e < n; ++e) {
-      c.number<std::uint64_t>("element tag");
-      for (std::size_t k = 0; k < npc; ++k) out[e * npc + k] = c.number<std::int64_t>("node tag");
-      if ((e + 1) % kReleaseRows == 0)
-        release_range(c.data().data() + from, c.data().data() + c.offset());
+      c_.number<std::uint64_t>("element tag");
+      for (std::size_t k = 0; k < npc; ++k) out[e * npc + k] = c_.number<std::int64_t>("node tag");
+      if ((e + 1) % kReleaseRows == 0) release_behind();
     }
   }
 

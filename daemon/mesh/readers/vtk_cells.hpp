@@ -74,7 +74,6 @@ class Int64s {
   operator std::span<const std::int64_t>() const { return view_; }
   // The Array the values are borrowed from; nullptr when they were widened into a copy.
   const Array* borrowed() const { return owned_.empty() && keep_.valid() ? &keep_ : nullptr; }
-  std::vector<std::int64_t> vector() const { return {view_.begin(), view_.end()}; }
 
  private:
   Array keep_;

@@ -422,9 +422,7 @@ class VtuReader {
       if (off > appended_end_ - *appended_)
         fail(d.line, "DataArray '" + d.name + "': offset " + std::to_string(off) +
                          " is past the appended data");
-      std::uint64_t next = appended_end_ - *appended_;
-      for (const auto& o : arrays_)
-        if (o.offset && *o.offset > off) next = std::min(next, *o.offset);
+      const std::uint64_t next = appended_next(off);
       std::vector<std::uint8_t> b64;
       if (auto bad = base64_decode(data_.substr(*appended_ + off, next - off), b64))
         fail(d.line, "DataArray '" + d.name + "': bad base64 character at appended offset " +
@@ -496,12 +494,17 @@ class VtuReader {
   void release_source(const DataArrayInfo& d) const {
     if (!file_) return;
     for (const auto& [a, b] : d.text) file_->release(a, b);
-    if (d.text.empty() && d.offset && appended_) {
-      std::uint64_t next = (appended_base64_ ? appended_end_ : data_.size()) - *appended_;
-      for (const auto& o : arrays_)
-        if (o.offset && *o.offset > *d.offset) next = std::min(next, *o.offset);
-      file_->release(*appended_ + *d.offset, *appended_ + next);
-    }
+    if (d.text.empty() && d.offset && appended_)
+      file_->release(*appended_ + *d.offset, *appended_ + appended_next(*d.offset));
+  }
+
+  // Where the appended array at `off` ends: the next array's offset, or the end of the
+  // appended data (both relative to its '_' marker).
+  std::uint64_t appended_next(std::uint64_t off) const {
+    std::uint64_t next = appended_end_ - *appended_;
+    for (const auto& o : arrays_)
+      if (o.offset && *o.offset > off) next = std::min(next, *o.offset);
+    return next;
   }
 
   Array make(const DataArrayInfo& d, std::size_t n) {
