@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace meshdock::mesh {
 
@@ -70,7 +71,7 @@ int register_range(const char* p, std::size_t n) {
 
 }  // namespace
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
+MappedFile::MappedFile(const std::string& path, Populate populate) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw ReadError(path + ": cannot open (" + std::strerror(errno) + ")");
   if (::fstat(fd_, &st_) != 0 || !S_ISREG(st_.st_mode)) {
@@ -82,7 +83,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     // MAP_POPULATE: one call maps every page (a fault per page costs far more on a VM); the
     // readers then drop what they have parsed (release_before), so the file's share of the
     // peak shrinks as the arrays grow.
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
+    const int flags = MAP_PRIVATE | (populate == Populate::all ? MAP_POPULATE : 0);
+    void* p = ::mmap(nullptr, size_, PROT_READ, flags, fd_, 0);
     if (p == MAP_FAILED) {
       ::close(fd_);
       throw ReadError(path + ": cannot map (" + std::strerror(errno) + ")");
@@ -115,6 +117,33 @@ void MappedFile::release(std::size_t begin, std::size_t end) const {
   begin = (begin + page - 1) / page * page;
   end = std::min(end, size_) / page * page;
   if (data_ && begin < end) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
+void MappedFile::read_at(std::size_t offset, std::size_t n, char* dst) const {
+  while (n > 0) {
+    const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      throw ReadError(path_ + ": cannot read " + std::to_string(n) + " bytes at byte " +
+                      std::to_string(offset) + " (" +
+                      (got < 0 ? std::strerror(errno) : "the file is shorter than when opened") +
+                      ")");
+    dst += got;
+    offset += static_cast<std::size_t>(got);
+    n -= static_cast<std::size_t>(got);
+  }
+}
+
+void MappedFile::populate(std::size_t begin, std::size_t end) const {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14; older headers lack it
+#endif
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  begin = begin / page * page;
+  end = std::min(end, size_);
+  if (!data_ || begin >= end) return;
+  // EINVAL on an older kernel: the pages then fault in as they are read, which is only slower.
+  ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_POPULATE_READ);
 }
 
 void MappedFile::check_unchanged() const {

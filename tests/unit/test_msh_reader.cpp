@@ -226,3 +226,96 @@ TEST(MshReader, BigAsciiElementBlockParsesInPiecesToTheSameRows) {
   EXPECT_EQ(sc[4 * 49999], static_cast<std::int64_t>(50000 % 8));  // row 49999 holds tag 50001
   EXPECT_EQ(sc[4 * 50000], static_cast<std::int64_t>(49999 % 8));
 }
+
+namespace {
+
+// A binary MSH 4.1 file: `nodes` nodes with tags tag_of(i), one block of n elements of gmsh
+// type `type` with npc nodes each; element e uses node indices (e * 7 + k) % nodes.
+template <typename TagOf>
+std::string big_binary41(std::size_t nodes, std::size_t n, int type, std::size_t npc,
+                         TagOf tag_of) {
+  auto put = [](std::string& s, auto v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  std::string s = "$MeshFormat\n4.1 1 8\n";
+  put(s, std::int32_t{1});
+  s += "\n$EndMeshFormat\n$Nodes\n";
+  for (std::uint64_t v : {std::uint64_t{1}, std::uint64_t{nodes}, std::uint64_t{tag_of(0)},
+                          std::uint64_t{tag_of(nodes - 1)}})
+    put(s, v);
+  put(s, std::int32_t{3});
+  put(s, std::int32_t{1});
+  put(s, std::int32_t{0});
+  put(s, std::uint64_t{nodes});
+  for (std::size_t i = 0; i < nodes; ++i) put(s, std::uint64_t{tag_of(i)});
+  for (std::size_t i = 0; i < nodes; ++i)
+    for (int k = 0; k < 3; ++k) put(s, static_cast<double>(i) + 0.25 * k);
+  s += "\n$EndNodes\n$Elements\n";
+  for (std::uint64_t v : {std::uint64_t{1}, std::uint64_t{n}, std::uint64_t{1}, std::uint64_t{n}})
+    put(s, v);
+  put(s, std::int32_t{3});
+  put(s, std::int32_t{1});
+  put(s, std::int32_t{type});
+  put(s, std::uint64_t{n});
+  for (std::size_t e = 0; e < n; ++e) {
+    put(s, std::uint64_t{e + 1});
+    for (std::size_t k = 0; k < npc; ++k) put(s, std::uint64_t{tag_of((e * 7 + k) % nodes)});
+  }
+  return s + "\n$EndElements\n";
+}
+
+std::string write_temp(const std::string& name, const std::string& bytes) {
+  const std::string path = "/tmp/meshdock-" + std::to_string(::getpid()) + "-" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+}  // namespace
+
+TEST(MshReader, BigBinaryBlockFromAFileMapsEveryTagKind) {
+  // Streamed from the file with pread on every core: consecutive tags (offset), sparse tags (a
+  // table) and scattered tags (a hash), for tets (an unrolled row) and hexahedra.
+  const std::size_t nodes = 3000, n = 70'000;
+  struct Case {
+    const char* name;
+    std::uint64_t (*tag_of)(std::size_t);
+  };
+  const Case cases[] = {{"consecutive", [](std::size_t i) -> std::uint64_t { return i + 1; }},
+                        {"sparse", [](std::size_t i) -> std::uint64_t { return 3 * i + 2; }},
+                        {"hashed", [](std::size_t i) -> std::uint64_t { return 1000003 * i + 5; }}};
+  for (const auto& c : cases) {
+    for (auto [type, npc] : {std::pair{4, std::size_t{4}}, std::pair{5, std::size_t{8}}}) {
+      const auto path =
+          write_temp(std::string(c.name) + ".msh", big_binary41(nodes, n, type, npc, c.tag_of));
+      const auto m = mesh::read_msh(path);
+      ::unlink(path.c_str());
+      ASSERT_EQ(m.cells.size(), 1u) << c.name;
+      ASSERT_EQ(m.cells[0].connectivity.dim(0), static_cast<std::int64_t>(n));
+      ASSERT_EQ(m.cells[0].connectivity.dim(1), static_cast<std::int64_t>(npc));
+      const auto* conn = m.cells[0].connectivity.as<std::int64_t>();
+      for (std::size_t e = 0; e < n; ++e)
+        for (std::size_t k = 0; k < npc; ++k)
+          ASSERT_EQ(conn[e * npc + k], static_cast<std::int64_t>((e * 7 + k) % nodes))
+              << c.name << " type " << type << " element " << e << " node " << k;
+      EXPECT_EQ(m.points.as<double>()[3 * 2999 + 2], 2999.5) << c.name;
+    }
+  }
+}
+
+TEST(MappedFileGuard, ReadAtPastATruncatedEndIsAReadError) {
+  const auto path = write_temp("read-at.bin", std::string(1 << 20, 'x'));
+  mesh::MappedFile file(path);
+  std::string buf(4096, '\0');
+  file.read_at(4096, buf.size(), buf.data());
+  EXPECT_EQ(buf, std::string(4096, 'x'));
+  ASSERT_EQ(::truncate(path.c_str(), 6000), 0);
+  try {
+    file.read_at(4096, buf.size(), buf.data());
+    FAIL() << "reading past the new end must throw";
+  } catch (const mesh::ReadError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": cannot read 2192 bytes at byte 6000 (the file "
+                                                "is shorter than when opened)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(file.check_unchanged(), mesh::ReadError);
+  ::unlink(path.c_str());
+}

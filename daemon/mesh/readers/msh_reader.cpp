@@ -84,8 +84,55 @@ class TagMap {
     auto it = hashed_.find(tag);
     return it == hashed_.end() ? -1 : it->second;
   }
+  // Maps the node tags of n binary rows [element tag, npc node tags] (8 bytes each, native
+  // order) to indices in out (n * npc). False when a tag is not a node (out is then partial).
+  bool map_rows(const char* rows, std::size_t n, std::size_t npc, std::int64_t* out) const {
+    if (consecutive_) {
+      switch (npc) {  // the common shapes with a constant row length, which the loop unrolls
+        case 4:
+          return map_consecutive<4>(rows, n, 4, out);
+        case 3:
+          return map_consecutive<3>(rows, n, 3, out);
+        case 8:
+          return map_consecutive<8>(rows, n, 8, out);
+        default:
+          return map_consecutive<0>(rows, n, npc, out);
+      }
+    }
+    const std::size_t stride = (npc + 1) * 8;
+    for (std::size_t e = 0; e < n; ++e) {
+      for (std::size_t k = 0; k < npc; ++k) {
+        std::int64_t tag;
+        std::memcpy(&tag, rows + e * stride + (k + 1) * 8, 8);
+        const auto idx = find(tag);
+        if (idx < 0) return false;
+        out[e * npc + k] = idx;
+      }
+    }
+    return true;
+  }
 
  private:
+  // No branch per value: a tag out of range is noted, and the rows are judged once at the end.
+  template <std::size_t N>
+  bool map_consecutive(const char* rows, std::size_t n, std::size_t npc, std::int64_t* out) const {
+    if constexpr (N != 0) npc = N;
+    const std::size_t stride = (npc + 1) * 8;
+    const auto first = static_cast<std::uint64_t>(first_);
+    const auto count = static_cast<std::uint64_t>(count_);
+    bool bad = false;
+    for (std::size_t e = 0; e < n; ++e) {
+      for (std::size_t k = 0; k < npc; ++k) {
+        std::uint64_t tag;
+        std::memcpy(&tag, rows + e * stride + (k + 1) * 8, 8);
+        const std::uint64_t i = tag - first;  // unsigned: a tag below first wraps past count
+        bad |= i >= count;
+        out[e * npc + k] = static_cast<std::int64_t>(i);
+      }
+    }
+    return !bad;
+  }
+
   bool consecutive_ = false;
   std::int64_t first_ = 0, count_ = 0;
   bool dense_ = true;
@@ -158,6 +205,7 @@ class MshReader {
       } else if (section == "NodeData" || section == "ElementData") {
         if (!have_nodes || (section == "ElementData" && !have_elements))
           c_.fail("$" + section + " comes before the entities it refers to");
+        if (streams()) populate_rest();  // values are read through the mapping
         read_data(section == "ElementData");
       } else {
         // Gmsh: "any section with an unrecognized header is simply ignored".
@@ -204,6 +252,16 @@ class MshReader {
       c_.next_line();
     }
     c_.expect_line("$EndMeshFormat");
+    // The file was mapped without its pages (read_msh). Binary 4.1 in native order streams its
+    // node and element blocks with pread and maps the rest as it goes; every other variant
+    // parses through the mapping, so all of it is mapped now, in one call.
+    if (!streams()) populate_rest();
+  }
+
+  // Binary 4.1 in native byte order, read from a file: big blocks come through read_at.
+  bool streams() const { return file_ && binary_ && v4_ && !swap_; }
+  void populate_rest() const {
+    if (file_) file_->populate(c_.offset(), c_.data().size());
   }
 
   void read_physical_names() {
@@ -288,8 +346,8 @@ class MshReader {
       if (binary_) {
         c_.need(n * 32, "node block");
         // size_t tags land directly in the int64 tag array (same width; one memcpy per block).
-        c_.binary(tags_.data() + idx, n, swap_, "node tags");
-        c_.binary(pts + 3 * idx, 3 * n, swap_, "node coordinates");
+        binary_into(tags_.data() + idx, n, "node tags");
+        binary_into(pts + 3 * idx, 3 * n, "node coordinates");
       } else {
         for (std::size_t i = 0; i < n; ++i) tags_[idx + i] = c_.number<std::int64_t>("node tag");
         for (std::size_t i = 0; i < 3 * n; ++i) pts[3 * idx + i] = c_.number<double>("coordinate");
@@ -422,7 +480,8 @@ class MshReader {
         // Checked once for the whole block, then one fixed-size copy per element that skips
         // the element tag.
         const char* src = c_.raw(n * per * 8, "element block");
-        if (n >= kParallelRows && !swap_ && copy_mapped_parallel(src, n, per, npc, out)) {
+        if ((streams() || n >= kParallelRows) && !swap_ &&
+            copy_mapped_parallel(src, n, per, npc, out)) {
           blk.mapped = true;
         } else {
           // A loop of 8-byte loads, not a memcpy call per element (npc is not a constant, so
@@ -461,29 +520,35 @@ class MshReader {
     });
   }
 
-  // A big binary 4.1 block: rows copied and node tags mapped to indices in one pass, over every
-  // core (the pass is bound by faulting in the output, which the cores share). False when a
-  // node tag is unknown: the serial copy and map_nodes then give the exact error.
+  // A binary 4.1 block: rows copied and node tags mapped to indices in one pass, a big one over
+  // every core (the pass is bound by faulting in the output, which the cores share). From a file,
+  // the rows are streamed through a small buffer with pread rather than read through the mapping
+  // (see MappedFile::read_at). False when a node tag is unknown: the serial copy and map_nodes
+  // then give the exact error.
   bool copy_mapped_parallel(const char* src, std::size_t n, std::size_t per, std::size_t npc,
                             std::int64_t* out) {
-    constexpr std::size_t kChunks = 16;
+    const std::size_t kChunks = n >= kParallelRows ? 16 : 1;  // a small block: this thread
+    constexpr std::size_t kWindow = 1u << 16;                 // bytes: on the stack, stays in L2
+    const std::size_t row_bytes = per * 8;
+    const std::size_t window_rows = std::max<std::size_t>(1, kWindow / row_bytes);
+    const auto src_at = static_cast<std::size_t>(src - c_.data().data());
     std::atomic<bool> ok{true};
     parallel_for(kChunks, 0, [&](std::size_t c) {
       const std::size_t begin = n * c / kChunks, end = n * (c + 1) / kChunks;
-      for (std::size_t e = begin; e < end && ok.load(std::memory_order_relaxed); ++e) {
-        const char* row = src + (e * per + 1) * 8;
-        for (std::size_t k = 0; k < npc; ++k) {
-          std::int64_t tag;
-          std::memcpy(&tag, row + k * 8, 8);
-          const auto idx = node_map_.find(tag);
-          if (idx < 0) [[unlikely]] {
-            ok = false;
-            return;
-          }
-          out[e * npc + k] = idx;
+      alignas(8) std::array<char, kWindow> window;
+      for (std::size_t r = begin; r < end && ok.load(std::memory_order_relaxed);) {
+        const std::size_t rows =
+            std::min(file_ && row_bytes <= kWindow ? window_rows : end - r, end - r);
+        const char* at = src + r * row_bytes;
+        if (file_ && row_bytes <= kWindow) {
+          file_->read_at(src_at + r * row_bytes, rows * row_bytes, window.data());
+          at = window.data();
         }
+        if (!node_map_.map_rows(at, rows, npc, out + r * npc)) ok = false;
+        r += rows;
       }
-      release_range(src + begin * per * 8, src + end * per * 8);
+      // The mapping's pages were populated when the file was opened: dropped, as elsewhere.
+      release_range(src + begin * row_bytes, src + end * row_bytes);
     });
     return ok;
   }
@@ -495,6 +560,21 @@ class MshReader {
       for (std::size_t k = 0; k < npc; ++k) out[e * npc + k] = c_.number<std::int64_t>("node tag");
       if ((e + 1) % kReleaseRows == 0) release_behind();
     }
+  }
+
+  // count binary values into out. A big run in native order is read from the file with pread
+  // (MappedFile::read_at), so the mapping's pages are never touched; otherwise it is copied
+  // from the mapping.
+  template <typename T>
+  void binary_into(T* out, std::size_t count, const char* what) {
+    constexpr std::size_t kReadAtBytes = 1u << 16;
+    if (!file_ || swap_ || count * sizeof(T) < kReadAtBytes) {
+      c_.binary(out, count, swap_, what);
+      return;
+    }
+    const std::size_t at = c_.offset();
+    c_.raw(count * sizeof(T), what);  // checks the bytes are there and steps past them
+    file_->read_at(at, count * sizeof(T), reinterpret_cast<char*>(out));
   }
 
   // ---- memory: file pages the parse is done with leave the process (see MappedFile) ------
@@ -918,9 +998,10 @@ class MshReader {
 }  // namespace
 
 Mesh read_msh(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data, MappedFile& file) {
-    return MshReader(data, path, &file).read();
-  });
+  return parse_mapped(
+      path,
+      [&](std::string_view data, MappedFile& file) { return MshReader(data, path, &file).read(); },
+      Populate::on_request);
 }
 
 Mesh read_msh_bytes(std::string_view data, const std::string& name) {
