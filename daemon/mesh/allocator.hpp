@@ -20,7 +20,13 @@ const Allocator& current_allocator();
 // Installs `a` for every later allocation; buffers already allocated keep the allocator they
 // were made with. Returns the previous one.
 Allocator set_allocator(const Allocator& a);
-// Page-aligned host memory (posix_memalign, 4096).
+// Page-aligned host memory: posix_memalign for small buffers; from 4 MiB, its own mapping, 2 MiB
+// aligned and advised for huge pages, unmapped when released (or kept for the next allocation of
+// the same length: see allocator.cpp).
 Allocator host_allocator();
+// Bytes of released huge host buffers kept for reuse (at most 128 MiB), and a way to give them
+// back to the system now (the daemon does after an unload).
+std::size_t host_cached_bytes();
+void release_host_cache();
 
 }  // namespace meshdock::mesh

@@ -11,10 +11,10 @@
 
 namespace meshdock::mesh {
 
-// Appends the bytes `text` encodes to `out`. Returns the offset of the first bad character, or
-// nullopt when the whole text decoded.
-inline std::optional<std::size_t> base64_decode(std::string_view text,
-                                                std::vector<std::uint8_t>& out) {
+// Appends the bytes `text` encodes to `out` (a vector of bytes, any allocator). Returns the
+// offset of the first bad character, or nullopt when the whole text decoded.
+template <typename Bytes>
+std::optional<std::size_t> base64_decode(std::string_view text, Bytes& out) {
   static const std::array<std::int8_t, 256> kMap = [] {
     std::array<std::int8_t, 256> m{};
     m.fill(-1);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "daemon/backend/device_probe.hpp"
+#include "daemon/mesh/allocator.hpp"
 #include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
@@ -390,6 +391,11 @@ void Registry::unload(const std::string& name) {
     std::lock_guard lock(e->m);
     e->slot.reset();
   }
+  // The mesh's host arrays go with the entry; big ones would be kept for reuse by the next read
+  // of the same size (mesh/allocator.cpp). After an unload nothing says one is coming: the
+  // memory goes back to the system now.
+  e.reset();
+  mesh::release_host_cache();
   log_.info("unloaded '" + name + "'");
   events_.publish({Event::kUnloaded, name, 0, "", now_seconds()});
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/parallel.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -38,7 +40,7 @@ struct PhysicalName {
 class TagMap {
  public:
   // `what` names the tags in errors ("node", "element").
-  void build(const std::vector<std::int64_t>& tags, Cursor& c, const char* what = "node") {
+  void build(std::span<const std::int64_t> tags, Cursor& c, const char* what = "node") {
     // Tags first, first + 1, ... (what gmsh and meshio write): the index is an offset away.
     count_ = static_cast<std::int64_t>(tags.size());
     first_ = tags.empty() ? 0 : tags.front();
@@ -145,9 +147,9 @@ struct RawBlock {
   GmshType type;
   int entity_dim = 0;
   int entity_tag = 0;
-  Array conn;                          // (n, nodes) int64, still node *tags*
-  std::vector<std::int32_t> physical;  // 2.2 only: per element
-  std::vector<std::int32_t> geometrical;
+  Array conn;      // (n, nodes) int64, still node *tags*
+  Array physical;  // 2.2 only: int32 per element, the arrays cell_data gets
+  Array geometrical;
   std::vector<std::int64_t> element_tags;  // only when the file has $ElementData
   std::size_t at = 0;          // byte offset where the block starts (line computed on errors only)
   const char* rows = nullptr;  // 4.1: the block's element rows (binary) / text (ascii)
@@ -695,6 +697,7 @@ class MshReader {
         blk.at = c_.offset();
         blocks_.push_back(std::move(blk));
         pending_.emplace_back();
+        pending_tags_.emplace_back();
       }
       return blocks_.back();
     };
@@ -712,8 +715,8 @@ class MshReader {
       }
       auto& blk = block_for(type);
       if (keep_tags) blk.element_tags.push_back(element_tag);
-      blk.physical.push_back(tags[0]);
-      blk.geometrical.push_back(tags[1]);
+      pending_tags_.back().first.push_back(tags[0]);
+      pending_tags_.back().second.push_back(tags[1]);
       auto& p = pending_.back();
       for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
       ++done;
@@ -721,10 +724,12 @@ class MshReader {
     c_.expect_line("$EndElements");
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       auto& blk = blocks_[b];
-      const auto n = static_cast<std::int64_t>(blk.physical.size());
+      const auto n = static_cast<std::int64_t>(pending_tags_[b].first.size());
       blk.conn = Array::of<std::int64_t>({n, blk.type.nodes});
       std::memcpy(blk.conn.data(), pending_[b].data(), pending_[b].size() * sizeof(std::int64_t));
       std::vector<std::int64_t>().swap(pending_[b]);
+      blk.physical = Array::from_vector(pending_tags_[b].first);
+      blk.geometrical = Array::from_vector(pending_tags_[b].second);
     }
   }
 
@@ -772,8 +777,8 @@ class MshReader {
       blk.at = r.at;
       const auto n = static_cast<std::int64_t>(block_rows[b]);
       blk.conn = Array::of<std::int64_t>({n, r.type.nodes});
-      blk.physical.resize(block_rows[b]);
-      blk.geometrical.resize(block_rows[b]);
+      blk.physical = Array::of<std::int32_t>({n});
+      blk.geometrical = Array::of<std::int32_t>({n});
       if (keep_tags) blk.element_tags.resize(block_rows[b]);
       blocks_.push_back(std::move(blk));
     }
@@ -789,11 +794,13 @@ class MshReader {
       const std::size_t per = 1 + r.ntags + npc;
       std::size_t row = filled[r.block];
       std::int64_t* out = blk.conn.as<std::int64_t>() + row * npc;
+      auto* physical = blk.physical.as<std::int32_t>();
+      auto* geometrical = blk.geometrical.as<std::int32_t>();
       for (std::size_t e = 0; e < r.count; ++e, ++row) {
         const char* src = r.rows + e * per * 4;
         if (keep_tags) blk.element_tags[row] = get(src);
-        blk.physical[row] = r.ntags > 0 ? get(src + 4) : 0;
-        blk.geometrical[row] = r.ntags > 1 ? get(src + 8) : 0;
+        physical[row] = r.ntags > 0 ? get(src + 4) : 0;
+        geometrical[row] = r.ntags > 1 ? get(src + 8) : 0;
         const char* nodes = src + (1 + r.ntags) * 4;
         for (std::size_t k = 0; k < npc; ++k) *out++ = get(nodes + k * 4);
         if ((e + 1) % kReleaseRows == 0) release_range(r.rows, src);
@@ -834,8 +841,8 @@ class MshReader {
         fill(g.as<std::int64_t>(), n, blk.entity_tag);
         mesh_.cell_data["gmsh:geometrical"].push_back(std::move(g));
       } else {
-        mesh_.cell_data["gmsh:physical"].push_back(Array::from_vector(blk.physical));
-        mesh_.cell_data["gmsh:geometrical"].push_back(Array::from_vector(blk.geometrical));
+        mesh_.cell_data["gmsh:physical"].push_back(blk.physical);
+        mesh_.cell_data["gmsh:geometrical"].push_back(blk.geometrical);
       }
     }
     for (const auto& pn : names_) {
@@ -853,7 +860,7 @@ class MshReader {
         const auto n = blk.conn.dim(0);
         for (std::int64_t e = 0; e < n; ++e) {
           const bool member = v4_ ? contains(physicals_of(blk), pn.tag)
-                                  : blk.physical[static_cast<std::size_t>(e)] == pn.tag;
+                                  : blk.physical.as<std::int32_t>()[e] == pn.tag;
           if (!member) continue;
           if (r.kind == RegionKind::kPoint) {
             for (int k = 0; k < blk.type.nodes; ++k)
@@ -987,10 +994,12 @@ class MshReader {
   bool v4_ = false, binary_ = false, swap_ = false;
   std::vector<PhysicalName> names_;
   std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
-  std::vector<std::int64_t> tags_;
+  ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
   std::vector<RawBlock> blocks_;
   std::vector<std::vector<std::int64_t>> pending_;  // 2.2: node tags per block while reading
+  // ascii 2.2: physical and geometrical tags per block while reading
+  std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>> pending_tags_;
   std::vector<DataSection> data_;
   Mesh mesh_;
 };

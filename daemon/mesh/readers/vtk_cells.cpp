@@ -65,6 +65,13 @@ bool ids_in_range(std::span<const std::int64_t> conn, std::int64_t num_points) {
   return ok;
 }
 
+void share_rows(Mesh& mesh, const char* kind, const Array& conn, std::int64_t rows,
+                std::int64_t npc, const std::vector<std::pair<std::string, Array>>& cell_data) {
+  mesh.cells.push_back(
+      CellBlock::fixed(kind, Array::view(conn.buffer(), dtype_of<std::int64_t>(), {rows, npc})));
+  for (const auto& [name, a] : cell_data) mesh.cell_data[name].push_back(a);
+}
+
 // Cells [start, end) are polyhedra: their face streams -> one ragged block.
 CellBlock polyhedron_block(std::size_t start, std::size_t end, const VtkFaces& f,
                            std::int64_t num_points, std::int64_t point_base,
@@ -164,9 +171,7 @@ void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
         conn.size() == static_cast<std::size_t>(rows * npc) && shares_rows(ends, npc) &&
         ids_in_range(conn, num_points)) {
       // The whole piece is one fixed-size block laid out row by row: share, do not copy.
-      mesh.cells.push_back(CellBlock::fixed(
-          kind->name, Array::view(conn_array->buffer(), dtype_of<std::int64_t>(), {rows, npc})));
-      for (const auto& [name, a] : cell_data) mesh.cell_data[name].push_back(a);
+      share_rows(mesh, kind->name, *conn_array, rows, npc, cell_data);
       return;
     }
     Array block = Array::of<std::int64_t>({static_cast<std::int64_t>(end - start), npc});
@@ -194,6 +199,47 @@ void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
     start = end;
   }
 }
+
+template <typename CellType>
+std::optional<VtkCellKind> rows_of_one_kind(std::span<const std::int64_t> ends,
+                                            std::span<const CellType> types) {
+  if (types.empty() || ends.size() != types.size()) return std::nullopt;
+  const auto t = types[0];
+  for (const auto u : types)
+    if (u != t) return std::nullopt;
+  const auto kind = vtk_cell(static_cast<int>(t));
+  if (!kind || kind->nodes <= 0 || !vtk_order(kind->name).empty() ||
+      !shares_rows(ends, kind->nodes))
+    return std::nullopt;
+  return kind;
+}
+
+void append_rows_block(Mesh& mesh, const VtkCellKind& kind, std::int64_t ncells, const Array& conn,
+                       std::int64_t num_points,
+                       const std::vector<std::pair<std::string, Array>>& cell_data,
+                       const std::function<void(const std::string&)>& fail) {
+  const auto npc = static_cast<std::size_t>(kind.nodes);
+  const auto rows = static_cast<std::size_t>(ncells);
+  if (conn.size() < rows * npc) {
+    const std::size_t c = conn.size() / npc;  // the first cell that ends past the ids
+    fail("offset of cell " + std::to_string(c) + " is " + std::to_string((c + 1) * npc) +
+         ", outside the " + std::to_string(conn.size()) + "-entry connectivity");
+  }
+  const std::span<const std::int64_t> ids(conn.as<std::int64_t>(), rows * npc);
+  if (!ids_in_range(ids, num_points)) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (static_cast<std::uint64_t>(ids[i]) >= static_cast<std::uint64_t>(num_points))
+        fail("cell " + std::to_string(i / static_cast<std::size_t>(kind.nodes)) +
+             " refers to point " + std::to_string(ids[i]) + " of " + std::to_string(num_points));
+    }
+  }
+  share_rows(mesh, kind.name, conn, ncells, kind.nodes, cell_data);
+}
+
+template std::optional<VtkCellKind> rows_of_one_kind<std::uint8_t>(std::span<const std::int64_t>,
+                                                                   std::span<const std::uint8_t>);
+template std::optional<VtkCellKind> rows_of_one_kind<std::int64_t>(std::span<const std::int64_t>,
+                                                                   std::span<const std::int64_t>);
 
 template void append_vtk_cells<std::uint8_t>(Mesh&, std::span<const std::int64_t>,
                                              std::span<const std::int64_t>,

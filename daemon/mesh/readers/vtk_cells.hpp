@@ -52,6 +52,21 @@ void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
                       const std::function<void(const std::string&)>& fail,
                       const VtkFaces* faces = nullptr, const Array* conn_array = nullptr);
 
+// A piece whose cells are all of one fixed-size type in the same node order as meshio, laid
+// out row by row (ends[c] == (c + 1) * nodes): what meshio and VTK write for a tet mesh. Such a
+// piece needs nothing but its connectivity, so a reader can check this before decoding the
+// connectivity and drop the offsets and types first (append_rows_block). nullopt otherwise.
+template <typename CellType>
+std::optional<VtkCellKind> rows_of_one_kind(std::span<const std::int64_t> ends,
+                                            std::span<const CellType> types);
+// Appends such a piece of `ncells` cells as one block sharing `conn` (int64) and its cell data
+// whole. Through `fail`, with append_vtk_cells' words: a connectivity shorter than the offsets
+// say, an id outside [0, num_points).
+void append_rows_block(Mesh& mesh, const VtkCellKind& kind, std::int64_t ncells, const Array& conn,
+                       std::int64_t num_points,
+                       const std::vector<std::pair<std::string, Array>>& cell_data,
+                       const std::function<void(const std::string&)>& fail);
+
 // Any integer Array widened to int64 (connectivity, offsets, types come in every width).
 std::vector<std::int64_t> to_int64(const Array& a);
 

@@ -30,6 +30,7 @@
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/readers/vtk_cells.hpp"
 #include "daemon/mesh/region_fields.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -127,6 +128,9 @@ class VtuReader {
       if (!error_.empty()) throw ReadError(error_);
     };
     if (xml_end > static_cast<std::size_t>(INT32_MAX)) fail(0, "XML part larger than 2 GiB");
+    // The file was mapped without its pages (read_vtu): the XML part is all read, so it is
+    // mapped in one call; appended arrays are mapped or read one at a time as they decode.
+    if (file_) file_->populate(0, xml_end);
     feed(data_.data(), xml_end, app == std::string_view::npos);
     if (app != std::string_view::npos) {
       // What follows <AppendedData> is not XML: close the open elements ourselves.
@@ -286,8 +290,12 @@ class VtuReader {
 
   // Header + (possibly compressed) data -> the array's bytes, written where `alloc` says (the
   // final Array: no intermediate copy). `avail` bytes are at `p`.
-  void unpack(const DataArrayInfo& d, const std::uint8_t* p, std::size_t avail,
-              const Alloc& alloc) {
+  // `consumed(begin, end, last)`, when given, is told about source bytes the inflate is done
+  // with, in order and in steps of 1 MiB (`last` on the final step), so the caller can drop
+  // them while the output grows.
+  using Consumed = std::function<void(const std::uint8_t*, const std::uint8_t*, bool)>;
+  void unpack(const DataArrayInfo& d, const std::uint8_t* p, std::size_t avail, const Alloc& alloc,
+              const Consumed& consumed = {}) {
     const std::size_t h = header_size_;
     auto need = [&](std::size_t n, const char* what) {
       if (n > avail)
@@ -302,17 +310,15 @@ class VtuReader {
                          " bytes but only " + std::to_string(avail - h) +
                          " are there (truncated?)");
       std::uint8_t* dst = alloc(n);
-      // In 4 MiB steps, dropping each step's file pages behind it (appended raw data is the
-      // mapped file itself), so the source and its copy are never both whole in memory.
       const char* src = reinterpret_cast<const char*>(p + h);
-      const bool mapped = file_ && src >= data_.data() && src < data_.data() + data_.size();
-      for (std::size_t done = 0; done < n;) {
-        const std::size_t step = std::min<std::size_t>(n - done, 4u << 20);
-        std::memcpy(dst + done, src + done, step);
-        if (mapped)
-          file_->release(static_cast<std::size_t>(src + done - data_.data()),
-                         static_cast<std::size_t>(src + done + step - data_.data()));
-        done += step;
+      if (n == 0) return;
+      if (file_ && src >= data_.data() && src < data_.data() + data_.size()) {
+        // Appended raw data is the file itself: read straight into the array with pread, so
+        // its pages never enter this process (MappedFile::read_at).
+        file_->read_at(static_cast<std::size_t>(src - data_.data()), n,
+                       reinterpret_cast<char*>(dst));
+      } else {
+        std::memcpy(dst, src, n);
       }
       return;
     }
@@ -346,18 +352,32 @@ class VtuReader {
       fail(d.line, "DataArray '" + d.name + "': header claims " + std::to_string(total) +
                        " bytes from " + std::to_string(src_off[nblocks]) + " compressed");
     std::uint8_t* out = alloc(total);
-    inflate_blocks(d, p + base, src_off, out, block, last);
+    inflate_blocks(d, p + base, src_off, out, block, last, consumed);
   }
 
   // Blocks are independent: inflate them on every core (libdeflate when built with it, else
   // zlib). The first failing block is reported.
   void inflate_blocks(const DataArrayInfo& d, const std::uint8_t* src,
                       const std::vector<std::uint64_t>& src_off, std::uint8_t* out,
-                      std::uint64_t block, std::uint64_t last) {
+                      std::uint64_t block, std::uint64_t last, const Consumed& consumed) {
     const std::uint64_t nblocks = src_off.size() - 1;
     const std::uint64_t total = (nblocks - 1) * block + last;
     std::mutex m;
     std::optional<std::pair<std::uint64_t, std::string>> error;  // the lowest failing block
+    // Blocks are handed out in order; `done` lets the front of the source go once every block
+    // before a point has been inflated (guarded by m).
+    std::vector<bool> done(consumed ? nblocks : 0, false);
+    std::uint64_t front = 0, dropped = 0;
+    auto finished = [&](std::uint64_t i) {
+      if (!consumed) return;
+      std::lock_guard lock(m);
+      done[i] = true;
+      while (front < nblocks && done[front]) ++front;
+      if (src_off[front] - dropped >= (1u << 20) || front == nblocks) {
+        consumed(src + dropped, src + src_off[front], front == nblocks);
+        dropped = src_off[front];
+      }
+    };
     // Small arrays inflate on this thread alone; larger ones on every core.
     parallel_for(nblocks, total < (1u << 20) ? 1 : 0, [&](std::size_t i) {
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
@@ -388,11 +408,25 @@ class VtuReader {
       if (!why.empty()) {
         std::lock_guard lock(m);
         if (!error || i < error->first) error.emplace(i, why);
+        return;
       }
+      finished(i);
     });
     if (error)
       fail(d.line, "DataArray '" + d.name + "': zlib block " + std::to_string(error->first) +
                        " is corrupt (" + error->second + ")");
+  }
+
+  // Compressed bytes decoded from base64 go as soon as they are inflated. Everything before
+  // `end` is consumed, header included, so the drop runs from the buffer's start (a page that
+  // straddles a step is dropped by the next one); the last step takes the whole buffer.
+  static Consumed drop_scratch(const ScratchVector<std::uint8_t>& b64) {
+    return [&b64](const std::uint8_t*, const std::uint8_t* end, bool last) {
+      drop_pages(b64.data(), last ? scratch_end(b64) : end);
+    };
+  }
+  const std::uint8_t* data_u8() const {
+    return reinterpret_cast<const std::uint8_t*>(data_.data());
   }
 
   // The inline text of `d` (a view into the file; `scratch` only when it comes in pieces).
@@ -406,13 +440,13 @@ class VtuReader {
 
   void raw_bytes(const DataArrayInfo& d, const Alloc& alloc) {
     if (d.format == "binary") {
-      std::vector<std::uint8_t> b64;
+      ScratchVector<std::uint8_t> b64;
       std::string scratch;
       if (auto bad = base64_decode(text_of(d, scratch), b64))
         fail(d.line,
              "DataArray '" + d.name + "': bad base64 character at offset " + std::to_string(*bad));
       release_source(d);  // the text is decoded: drop it before inflating
-      return unpack(d, b64.data(), b64.size(), alloc);
+      return unpack(d, b64.data(), b64.size(), alloc, drop_scratch(b64));
     }
     // appended
     if (!appended_)
@@ -423,18 +457,27 @@ class VtuReader {
         fail(d.line, "DataArray '" + d.name + "': offset " + std::to_string(off) +
                          " is past the appended data");
       const std::uint64_t next = appended_next(off);
-      std::vector<std::uint8_t> b64;
+      if (file_) file_->populate(*appended_ + off, *appended_ + next);
+      ScratchVector<std::uint8_t> b64;
       if (auto bad = base64_decode(data_.substr(*appended_ + off, next - off), b64))
         fail(d.line, "DataArray '" + d.name + "': bad base64 character at appended offset " +
                          std::to_string(off + *bad));
       release_source(d);
-      return unpack(d, b64.data(), b64.size(), alloc);
+      return unpack(d, b64.data(), b64.size(), alloc, drop_scratch(b64));
     }
     if (off > data_.size() - *appended_)
       fail(d.line, "DataArray '" + d.name + "': offset " + std::to_string(off) +
                        " is past the end of the file");
+    // Compressed blocks are inflated from the mapping: its pages are mapped in one call.
+    // Uncompressed data is read with pread (unpack) and needs only its header's page.
+    if (file_ && zlib_) file_->populate(*appended_ + off, *appended_ + appended_next(off));
     return unpack(d, reinterpret_cast<const std::uint8_t*>(data_.data() + *appended_ + off),
-                  data_.size() - *appended_ - off, alloc);
+                  data_.size() - *appended_ - off, alloc,
+                  [&](const std::uint8_t* begin, const std::uint8_t* end, bool) {
+                    if (file_)
+                      file_->release(static_cast<std::size_t>(begin - data_u8()),
+                                     static_cast<std::size_t>(end - data_u8()));
+                  });
   }
 
   // Decodes `d` into an Array of its own dtype, shape (n) or (n, components); `expect` tuples
@@ -703,18 +746,35 @@ class VtuReader {
     if (p.num_cells == 0) return;
     if (!conn_d || !offs_d || !types_d)
       fail(0, where + " has cells but lacks connectivity, offsets or types");
-    const Int64s conn(decode(*conn_d, -1));
-    const Int64s offs(decode(*offs_d, p.num_cells));
-    const Array types_array = decode(*types_d, p.num_cells);
-    const bool types_u8 = types_array.dtype() == dtype_of<std::uint8_t>();
-    const std::optional<Int64s> types_wide =
-        types_u8 ? std::nullopt : std::optional<Int64s>(std::in_place, types_array);
-    std::vector<Array> cell_arrays;
-    for (auto* d : cdata) cell_arrays.push_back(decode(*d, p.num_cells));
-
     std::vector<std::pair<std::string, Array>> named;
-    for (std::size_t a = 0; a < cdata.size(); ++a)
-      named.emplace_back(cdata[a]->name, cell_arrays[a]);
+    for (auto* d : cdata) named.emplace_back(d->name, decode(*d, p.num_cells));
+    std::optional<Int64s> offs(std::in_place, decode(*offs_d, p.num_cells));
+    std::optional<Array> types_array = decode(*types_d, p.num_cells);
+    const bool types_u8 = types_array->dtype() == dtype_of<std::uint8_t>();
+    std::optional<Int64s> types_wide;
+    if (!types_u8) types_wide.emplace(*types_array);
+    const auto on_error = [&](const std::string& what) {
+      fail(types_d->line, where + ": " + what);
+    };
+    // One plain kind of cell in int64 rows (a tet mesh, as meshio and VTK write it) needs only
+    // the connectivity, shared as the block: offsets and types are checked and dropped before
+    // it is decoded, so they are never in memory beside it.
+    const bool plain_conn =
+        point_base == 0 && !faces_d && conn_d->dtype == dtype_of<std::int64_t>();
+    const auto kind = !plain_conn ? std::nullopt
+                      : types_u8
+                          ? rows_of_one_kind<std::uint8_t>(
+                                *offs, {types_array->as<std::uint8_t>(), types_array->size()})
+                          : rows_of_one_kind<std::int64_t>(*offs, *types_wide);
+    if (kind && !face_offs_d) {
+      offs.reset();
+      types_wide.reset();
+      types_array.reset();
+      append_rows_block(mesh_, *kind, p.num_cells, decode(*conn_d, -1), p.num_points, named,
+                        on_error);
+      return;
+    }
+    const Int64s conn(decode(*conn_d, -1));
     std::optional<VtkFaces> faces;
     if (faces_d || face_offs_d) {
       if (!faces_d || !face_offs_d)
@@ -722,15 +782,12 @@ class VtuReader {
       faces.emplace(
           VtkFaces{to_int64(decode(*faces_d, -1)), to_int64(decode(*face_offs_d, p.num_cells))});
     }
-    const auto on_error = [&](const std::string& what) {
-      fail(types_d->line, where + ": " + what);
-    };
     if (types_u8)
       append_vtk_cells<std::uint8_t>(
-          mesh_, conn, offs, {types_array.as<std::uint8_t>(), types_array.size()}, p.num_points,
+          mesh_, conn, *offs, {types_array->as<std::uint8_t>(), types_array->size()}, p.num_points,
           point_base, named, on_error, faces ? &*faces : nullptr, conn.borrowed());
     else
-      append_vtk_cells<std::int64_t>(mesh_, conn, offs, *types_wide, p.num_points, point_base,
+      append_vtk_cells<std::int64_t>(mesh_, conn, *offs, *types_wide, p.num_points, point_base,
                                      named, on_error, faces ? &*faces : nullptr, conn.borrowed());
   }
 
@@ -757,9 +814,10 @@ class VtuReader {
 }  // namespace
 
 Mesh read_vtu(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data, MappedFile& file) {
-    return VtuReader(data, path, &file).read();
-  });
+  return parse_mapped(
+      path,
+      [&](std::string_view data, MappedFile& file) { return VtuReader(data, path, &file).read(); },
+      Populate::on_request);
 }
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
