@@ -503,3 +503,25 @@ def test_big_binary_msh_block_maps_in_parallel_and_names_a_bad_node(tmp_path):
     with pytest.raises(meshdock.ReadError,
                        match="element 50000 of a tetra block refers to node tag 1000000000"):
         meshdock.read(p)
+
+
+def test_released_arrays_are_kept_for_the_next_read_until_release_memory(tmp_path):
+    """Big arrays (1 MiB and up) a read made are kept when released, for a read of the same size;
+    release_memory() gives them back and says how much that was."""
+    rng = np.random.default_rng(5)
+    tets = rng.integers(0, 50_000, size=(100_000, 4))
+    mesh = meshdock.Mesh(points=rng.random((50_000, 3)), cells=[meshdock.CellBlock("tetra", tets)])
+    p = tmp_path / "kept.msh"
+    meshdock.write(p, mesh, encoding="binary")
+    meshdock.release_memory()
+    m = meshdock.read(p)
+    conn_addr = m.cells[0].data.__array_interface__["data"][0]
+    np.testing.assert_array_equal(m.cells[0].data, tets)
+    del m
+    # conn (3.2 MB) and points (1.2 MB) each round up to 2 MiB pages: 4 + 2 MiB kept.
+    again = meshdock.read(p)
+    assert again.cells[0].data.__array_interface__["data"][0] == conn_addr  # the same memory
+    np.testing.assert_array_equal(again.cells[0].data, tets)
+    del again
+    assert meshdock.release_memory() >= 6 << 20
+    assert meshdock.release_memory() == 0

@@ -12,7 +12,8 @@ from __future__ import annotations
 from . import protocol
 from .attach import AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError, attach
 from .client import Client, DaemonError
-from .mesh import CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read, write
+from .mesh import (CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read,
+                   release_memory, write)
 from .payload import (DevicePayload, PayloadError, PayloadWarning, cupy_wheel, from_cupy,
                       has_cuda_device, has_cupy, to_cupy, to_dlpack, to_torch)
 from .protocol import ProtocolError
@@ -28,8 +29,8 @@ else:
     _import_error = None
 
 
-__all__ = ["protocol", "ProtocolError", "read", "write", "Mesh", "CellBlock", "Region", "MeshError",
-           "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
+__all__ = ["protocol", "ProtocolError", "read", "write", "release_memory", "Mesh", "CellBlock",
+           "Region", "MeshError", "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
            "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
            "ProducerGone", "AttachTimeout", "Client", "DaemonError", "__version__"]

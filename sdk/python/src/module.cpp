@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "daemon/backend/device_probe.hpp"
+#include "daemon/mesh/allocator.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "daemon/payload/dlpack_export.hpp"
@@ -463,6 +464,14 @@ PYBIND11_MODULE(_meshdock, m) {
       .def_property_readonly("allocator", &mesh::Buffer::allocator_name);
   m.def("read_mesh", &read_mesh, py::arg("path"), py::arg("format") = "",
         "Read a mesh file with the C++ readers; returns a dict of numpy views (no copies).");
+  m.def(
+      "release_host_cache",
+      [] {
+        const auto kept = mesh::host_cached_bytes();
+        mesh::release_host_cache();
+        return kept;
+      },
+      "Unmap the released big array buffers kept for reuse; returns their size in bytes.");
   m.def("write_mesh", &write_mesh, py::arg("path"), py::arg("mesh"), py::arg("format") = "",
         py::arg("encoding") = "", py::arg("zlib_level") = 6,
         "Write a mesh (the dict form of meshdock.Mesh) with the C++ writers; returns the notes.");
