@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -57,8 +58,33 @@ class Cursor {
   template <typename T>
   T number(const char* what) {
     skip_ws();
-    T value{};
     last_ = pos_;
+    if constexpr (std::is_integral_v<T>) {
+      // The hot case of every ascii mesh (ids, counts): up to 18 digits cannot overflow an
+      // int64, so they are summed with no checks; anything else (a sign where none may be, more
+      // digits, a bad character) goes to from_chars below for the exact value or error.
+      const char* p = data_.data() + pos_;
+      const char* e = data_.data() + data_.size();
+      const bool neg = std::is_signed_v<T> && p < e && *p == '-';
+      const char* digits = p + (neg ? 1 : 0);
+      const char* q = digits;
+      std::uint64_t v = 0;
+      while (q < e && q - digits < 18 && static_cast<unsigned char>(*q - '0') < 10)
+        v = v * 10 + static_cast<unsigned char>(*q++ - '0');
+      if (q > digits && (q == e || is_sep(*q)) &&
+          v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+        pos_ = static_cast<std::size_t>(q - data_.data());
+        // -v for a signed T: v <= max, so the negation is in range.
+        return neg ? static_cast<T>(-static_cast<std::int64_t>(v)) : static_cast<T>(v);
+      }
+    }
+    return number_checked<T>(what);
+  }
+
+ private:
+  template <typename T>
+  T number_checked(const char* what) {
+    T value{};
     const char* b = data_.data() + pos_;
     const char* e = data_.data() + data_.size();
     if constexpr (std::is_floating_point_v<T>) {
@@ -73,6 +99,8 @@ class Cursor {
     pos_ = static_cast<std::size_t>(r.ptr - data_.data());
     return value;
   }
+
+ public:
 
   // The next whitespace-free token.
   std::string_view token() {
