@@ -33,7 +33,7 @@ std::size_t huge_length(std::size_t bytes) {
   return (bytes + kHugePage - 1) / kHugePage * kHugePage;
 }
 
-void* map_huge(std::size_t length) {
+void* map_huge(std::size_t length) {  // length: a multiple of kHugePage
   // Over-map by one huge page, then unmap the ends so what is left starts on a 2 MiB boundary.
   void* raw =
       mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -150,6 +150,13 @@ void drop_pages(const void* begin, const void* end) {
 const void* scratch_end(const void* data, std::size_t capacity_bytes) {
   const auto* p = static_cast<const char*>(data);
   return p + (is_huge(capacity_bytes) ? huge_length(capacity_bytes) : capacity_bytes);
+}
+
+void* map_huge_pages(std::size_t bytes) {
+  return map_huge(huge_length(bytes));
+}
+void unmap_huge_pages(void* p, std::size_t bytes) {
+  if (p) munmap(p, huge_length(bytes));
 }
 
 std::size_t host_cached_bytes() {

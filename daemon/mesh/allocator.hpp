@@ -24,6 +24,10 @@ Allocator set_allocator(const Allocator& a);
 // aligned and advised for huge pages, unmapped when released (or kept for the next allocation of
 // the same length: see allocator.cpp).
 Allocator host_allocator();
+// A mapping of its own for `bytes` (rounded up to whole 2 MiB pages), 2 MiB aligned and advised
+// for huge pages; nullptr on failure. Never kept for reuse: unmap_huge_pages gives it back.
+void* map_huge_pages(std::size_t bytes);
+void unmap_huge_pages(void* p, std::size_t bytes);
 // Bytes of released huge host buffers kept for reuse (at most 128 MiB), and a way to give them
 // back to the system now (the daemon does after an unload).
 std::size_t host_cached_bytes();

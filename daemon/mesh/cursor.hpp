@@ -101,7 +101,6 @@ class Cursor {
   }
 
  public:
-
   // The next whitespace-free token.
   std::string_view token() {
     skip_ws();

@@ -14,6 +14,9 @@
 #include <mutex>
 #include <string>
 
+#include "daemon/mesh/allocator.hpp"
+#include "daemon/mesh/parallel.hpp"
+
 namespace meshdock::mesh {
 
 namespace {
@@ -71,7 +74,17 @@ int register_range(const char* p, std::size_t n) {
 
 }  // namespace
 
-MappedFile::MappedFile(const std::string& path, Populate populate) : path_(path) {
+std::string peek_file(const std::string& path, std::size_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string head(n, '\0');
+  const ssize_t got = ::pread(fd, head.data(), n, 0);
+  ::close(fd);
+  head.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return head;
+}
+
+MappedFile::MappedFile(const std::string& path, Access access) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw ReadError(path + ": cannot open (" + std::strerror(errno) + ")");
   if (::fstat(fd_, &st_) != 0 || !S_ISREG(st_.st_mode)) {
@@ -79,36 +92,67 @@ MappedFile::MappedFile(const std::string& path, Populate populate) : path_(path)
     throw ReadError(path + ": not a regular file");
   }
   size_ = static_cast<std::size_t>(st_.st_size);
-  if (size_ > 0) {
-    // MAP_POPULATE: one call maps every page (a fault per page costs far more on a VM); the
-    // readers then drop what they have parsed (release_before), so the file's share of the
-    // peak shrinks as the arrays grow.
-    const int flags = MAP_PRIVATE | (populate == Populate::all ? MAP_POPULATE : 0);
-    void* p = ::mmap(nullptr, size_, PROT_READ, flags, fd_, 0);
-    if (p == MAP_FAILED) {
+  if (size_ == 0) return;
+  if (access == Access::read) {
+    copy_ = map_huge_pages(size_);
+    if (!copy_) {
       ::close(fd_);
-      throw ReadError(path + ": cannot map (" + std::strerror(errno) + ")");
+      throw ReadError(path + ": cannot allocate " + std::to_string(size_) + " bytes to read it");
     }
-    ::madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
-    data_ = static_cast<const char*>(p);
-    slot_ = register_range(data_, size_);
+    data_ = static_cast<const char*>(copy_);
+    slot_ = register_range(data_, size_);  // released parts become file mappings (release)
+    try {
+      // 8 MiB pieces on every core: the copy out of the page cache is the cost, and it splits.
+      constexpr std::size_t kPiece = 8u << 20;
+      parallel_for((size_ + kPiece - 1) / kPiece, 0, [&](std::size_t i) {
+        const std::size_t at = i * kPiece;
+        read_at(at, std::min(kPiece, size_ - at), static_cast<char*>(copy_) + at);
+      });
+    } catch (...) {
+      close_all();  // the constructor did not finish: no destructor will run
+      throw;
+    }
+    return;
   }
+  // MAP_POPULATE: one call maps every page (a fault per page costs far more on a VM); the
+  // readers then drop what they have parsed (release_before), so the file's share of the peak
+  // shrinks as the arrays grow.
+  const int flags = MAP_PRIVATE | (access == Access::map ? MAP_POPULATE : 0);
+  void* p = ::mmap(nullptr, size_, PROT_READ, flags, fd_, 0);
+  if (p == MAP_FAILED) {
+    ::close(fd_);
+    throw ReadError(path + ": cannot map (" + std::strerror(errno) + ")");
+  }
+  ::madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+  data_ = static_cast<const char*>(p);
+  slot_ = register_range(data_, size_);
 }
 
 MappedFile::~MappedFile() {
+  close_all();
+}
+
+void MappedFile::close_all() noexcept {
   if (slot_ >= 0) {
     g_ranges[slot_].end.store(0, std::memory_order_release);
     g_ranges[slot_].begin.store(0, std::memory_order_release);
   }
-  if (data_) ::munmap(const_cast<char*>(data_), size_);
+  if (copy_) {
+    unmap_huge_pages(copy_, size_);  // the copy and the file mappings release() put in it
+  } else if (data_) {
+    ::munmap(const_cast<char*>(data_), size_);
+  }
   if (fd_ >= 0) ::close(fd_);
+  slot_ = fd_ = -1;
+  copy_ = nullptr;
+  data_ = nullptr;
 }
 
 void MappedFile::release_before(std::size_t offset) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t end = std::min(offset, size_) / page * page;
   if (!data_ || end <= released_) return;
-  ::madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  drop(released_, end);
   released_ = end;
 }
 
@@ -116,7 +160,20 @@ void MappedFile::release(std::size_t begin, std::size_t end) const {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   begin = (begin + page - 1) / page * page;
   end = std::min(end, size_) / page * page;
-  if (data_ && begin < end) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
+  if (data_ && begin < end) drop(begin, end);
+}
+
+void MappedFile::drop(std::size_t begin, std::size_t end) const {
+  auto* at = const_cast<char*>(data_) + begin;
+  if (!copy_) {
+    ::madvise(at, end - begin, MADV_DONTNEED);
+    return;
+  }
+  // The copy's pages there are replaced by a mapping of the same bytes of the file: the memory
+  // goes, and a later look (an error's line number counts the newlines before it, a parse
+  // that falls back starts over) still reads the file, from the page cache. On failure the
+  // copy simply stays.
+  ::mmap(at, end - begin, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, static_cast<off_t>(begin));
 }
 
 void MappedFile::read_at(std::size_t offset, std::size_t n, char* dst) const {
@@ -141,7 +198,7 @@ void MappedFile::populate(std::size_t begin, std::size_t end) const {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   begin = begin / page * page;
   end = std::min(end, size_);
-  if (!data_ || begin >= end) return;
+  if (!data_ || copy_ || begin >= end) return;
   // EINVAL on an older kernel: the pages then fault in as they are read, which is only slower.
   ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_POPULATE_READ);
 }

@@ -19,14 +19,24 @@
 
 namespace meshdock::mesh {
 
-// Whether the mapping's pages are all mapped at open (one call, instead of a fault per 64 KiB
-// as the parse reaches them), or only where the reader asks (populate): a reader that streams
-// its big binary blocks with read_at would only pay for mapping pages it never touches.
-enum class Populate { all, on_request };
+// How a reader gets at the file's bytes. On a VM with shadow paging the first touch of each
+// mapped 4 KiB page costs about 1 us even after MAP_POPULATE, more than copying it: a reader
+// that parses all of a big file reads it instead.
+enum class Access {
+  map,         // mmap, every page mapped at open (MAP_POPULATE): small files, any reader
+  map_lazily,  // mmap, pages mapped where the reader asks (populate) or as touched: readers
+               // that stream their big binary runs with read_at
+  read,        // the whole file read with pread on every core into huge-page memory from the
+               // host allocator: text parsed end to end (ascii MSH, inline VTU)
+};
+
+// The first `n` bytes of `path` ("" when it cannot be read: opening it for real then says why),
+// for a reader to choose its Access.
+std::string peek_file(const std::string& path, std::size_t n);
 
 class MappedFile {
  public:
-  explicit MappedFile(const std::string& path, Populate populate = Populate::all);
+  explicit MappedFile(const std::string& path, Access access = Access::map);
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile();
@@ -36,8 +46,9 @@ class MappedFile {
   // Throws ReadError when the file was truncated or rewritten since it was mapped.
   void check_unchanged() const;
   // The reader is done with bytes [0, offset): their pages leave this process's memory
-  // (MADV_DONTNEED; they stay in the page cache, and reading them again just maps them back).
-  // Keeps a reader's peak near the size of what it builds instead of that plus the file.
+  // (MADV_DONTNEED; they stay in the page cache, and reading them again just maps them back;
+  // a file that was read gets a file mapping in place of those pages of its copy). Keeps a
+  // reader's peak near the size of what it builds instead of that plus the file.
   void release_before(std::size_t offset);
   // The same for [begin, end) only (whole pages inside it): for pieces parsed in parallel.
   void release(std::size_t begin, std::size_t end) const;
@@ -48,6 +59,7 @@ class MappedFile {
   // ReadError when the file is now shorter (it changed while being read).
   void read_at(std::size_t offset, std::size_t n, char* dst) const;
   // Maps the pages of [begin, end) now (MADV_POPULATE_READ; advice only on kernels before 5.14).
+  // Nothing to do when the file was read (Access::read).
   void populate(std::size_t begin, std::size_t end) const;
 
  private:
@@ -55,7 +67,11 @@ class MappedFile {
   int fd_ = -1;
   const char* data_ = nullptr;
   std::size_t size_ = 0;
-  int slot_ = -1;  // index in the SIGBUS registry, -1 when not registered
+  int slot_ = -1;         // index in the SIGBUS registry, -1 when not registered
+  void* copy_ = nullptr;  // Access::read: the huge-page mapping holding the file
+  void close_all() noexcept;
+  // Lets go of the pages of [begin, end) (page-aligned offsets) without changing what they read.
+  void drop(std::size_t begin, std::size_t end) const;
   std::size_t released_ = 0;
   struct stat st_ {};
 };
@@ -64,8 +80,8 @@ class MappedFile {
 // (also when the parser failed on what it read meanwhile).
 // `parse` takes the view, or the view and the MappedFile (to release what it has read).
 template <typename F>
-auto parse_mapped(const std::string& path, F&& parse, Populate populate = Populate::all) {
-  MappedFile file(path, populate);
+auto parse_mapped(const std::string& path, F&& parse, Access access = Access::map) {
+  MappedFile file(path, access);
   try {
     auto result = [&] {
       if constexpr (std::is_invocable_v<F, std::string_view, MappedFile&>)

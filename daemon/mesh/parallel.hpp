@@ -1,4 +1,5 @@
-// parallel_for: the one way mesh I/O spreads independent work (zlib blocks) over the cores.
+// parallel_for: the one way mesh I/O spreads independent work (zlib blocks, pieces of a big
+// block) over the cores; InOrder: their results seen in file order.
 #pragma once
 
 #include <algorithm>
@@ -41,5 +42,28 @@ void parallel_for(std::size_t n, unsigned workers, F&& f) {
   }  // jthreads join here
   if (error) std::rethrow_exception(error);
 }
+
+// Items of a parallel_for finished in any order, seen in order: done(i, advance) marks item i
+// and, when that completes a longer run of items from 0, calls advance(front) with every item
+// below `front` done. advance runs under a lock, so it may touch state that is not
+// thread-safe. (Readers use it to drop the source of what all pieces before a point consumed,
+// including pages two neighbouring pieces share.)
+class InOrder {
+ public:
+  explicit InOrder(std::size_t n) : done_(n, false) {}
+  template <typename F>
+  void done(std::size_t i, F&& advance) {
+    std::lock_guard lock(m_);
+    done_[i] = true;
+    const std::size_t before = front_;
+    while (front_ < done_.size() && done_[front_]) ++front_;
+    if (front_ != before) advance(front_);
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<bool> done_;
+  std::size_t front_ = 0;
+};
 
 }  // namespace meshdock::mesh

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 
@@ -317,5 +318,67 @@ TEST(MappedFileGuard, ReadAtPastATruncatedEndIsAReadError) {
         << e.what();
   }
   EXPECT_THROW(file.check_unchanged(), mesh::ReadError);
+  ::unlink(path.c_str());
+}
+
+TEST(Cursor, IntegersAreExactAtEveryEdge) {
+  // The unchecked fast path (up to 18 digits) and from_chars behind it must agree.
+  mesh::Cursor c(
+      "0 -7 123456789012345678 9223372036854775807 -9223372036854775808 "
+      "18446744073709551615 2147483647 -2147483648 007",
+      "n.txt");
+  EXPECT_EQ(c.number<std::int64_t>("a"), 0);
+  EXPECT_EQ(c.number<std::int64_t>("a"), -7);
+  EXPECT_EQ(c.number<std::int64_t>("a"), 123456789012345678);
+  EXPECT_EQ(c.number<std::int64_t>("a"), INT64_MAX);
+  EXPECT_EQ(c.number<std::int64_t>("a"), INT64_MIN);
+  EXPECT_EQ(c.number<std::uint64_t>("a"), UINT64_MAX);
+  EXPECT_EQ(c.number<std::int32_t>("a"), INT32_MAX);
+  EXPECT_EQ(c.number<std::int32_t>("a"), INT32_MIN);
+  EXPECT_EQ(c.number<std::int32_t>("a"), 7);
+  EXPECT_TRUE(c.at_end() || (c.skip_ws(), c.at_end()));
+  auto error = [](const char* text, auto type) {
+    mesh::Cursor k(text, "n.txt");
+    try {
+      k.number<decltype(type)>("node tag");
+    } catch (const mesh::ReadError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("2147483648", std::int32_t{}), "n.txt:1: node tag is out of range");
+  EXPECT_EQ(error("9223372036854775808", std::int64_t{}), "n.txt:1: node tag is out of range");
+  EXPECT_EQ(error("-1", std::uint64_t{}), "n.txt:1: expected node tag, found '-1'");
+  EXPECT_EQ(error("+5", std::int64_t{}), "n.txt:1: expected node tag, found '+5'");
+  EXPECT_EQ(error("12x", std::int64_t{}), "n.txt:1: expected node tag, found '12x'");
+  EXPECT_EQ(error("-", std::int64_t{}), "n.txt:1: expected node tag, found '-'");
+  EXPECT_EQ(error("1.5", std::int64_t{}), "n.txt:1: expected node tag, found '1.5'");
+}
+
+TEST(MappedFileGuard, AFileReadIntoMemoryStillReadsWhatItDropped) {
+  // Access::read: the file is copied in; released parts become file mappings again, so a
+  // second look (an error's line number, a fallback parse) reads the file, not zeros.
+  std::string bytes(8u << 20, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 23);
+  const auto path = write_temp("read-access.txt", bytes);
+  {
+    mesh::MappedFile file(path, mesh::Access::read);
+    ASSERT_EQ(file.view(), bytes);
+    file.release(4096 * 3 + 17, 5u << 20);
+    file.release_before(3u << 20);
+    EXPECT_EQ(file.view(), bytes);
+    EXPECT_NO_THROW(file.check_unchanged());
+    // Truncated now: the dropped pages past the new end would raise SIGBUS; the guard turns
+    // that into zeros and the change into a ReadError.
+    ASSERT_EQ(::truncate(path.c_str(), 4096), 0);
+    volatile char sink = file.view()[(4u << 20) + 1];
+    (void)sink;
+    try {
+      file.check_unchanged();
+      FAIL() << "a truncated file must be reported";
+    } catch (const mesh::ReadError& e) {
+      EXPECT_NE(std::string(e.what()).find("(truncated)"), std::string::npos) << e.what();
+    }
+  }
   ::unlink(path.c_str());
 }

@@ -635,6 +635,7 @@ class MshReader {
     }
     row[kPieces] = n;
     std::atomic<bool> ok{true};
+    InOrder order(kPieces);
     try {
       parallel_for(kPieces, 0, [&](std::size_t k) {
         Cursor piece(data.substr(0, cut[k + 1]), c_.file());
@@ -652,6 +653,10 @@ class MshReader {
         piece.skip_ws();
         if (!piece.at_end()) ok = false;  // more on the piece's lines than its rows
         release_range(data.data() + cut[k], data.data() + cut[k + 1]);
+        // and what this piece shares with its neighbours, once they are done too
+        order.done(k, [&](std::size_t front) {
+          if (file_) file_->release_before(cut[front]);
+        });
       });
     } catch (const ReadError&) {
       return false;
@@ -1006,11 +1011,29 @@ class MshReader {
 
 }  // namespace
 
+// Binary 4.1 streams its big blocks with read_at (the rest of it is small): mapped lazily. Every
+// other variant parses the whole file as text or row by row: read into memory. Decided from the
+// $MeshFormat line; when there is none the parse reports it.
+Access msh_access(const std::string& path) {
+  const std::string head = peek_file(path, 256);
+  const auto at = head.find("$MeshFormat");
+  if (at == std::string::npos) return Access::read;
+  Cursor c(std::string_view(head).substr(at), path);
+  try {
+    c.next_line();
+    const auto version = c.token();
+    const int file_type = c.number<int>("file-type");
+    if (version == "4.1" && file_type == 1) return Access::map_lazily;
+  } catch (const ReadError&) {
+  }
+  return Access::read;
+}
+
 Mesh read_msh(const std::string& path) {
   return parse_mapped(
       path,
       [&](std::string_view data, MappedFile& file) { return MshReader(data, path, &file).read(); },
-      Populate::on_request);
+      msh_access(path));
 }
 
 Mesh read_msh_bytes(std::string_view data, const std::string& name) {

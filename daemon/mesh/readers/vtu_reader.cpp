@@ -364,19 +364,17 @@ class VtuReader {
     const std::uint64_t total = (nblocks - 1) * block + last;
     std::mutex m;
     std::optional<std::pair<std::uint64_t, std::string>> error;  // the lowest failing block
-    // Blocks are handed out in order; `done` lets the front of the source go once every block
-    // before a point has been inflated (guarded by m).
-    std::vector<bool> done(consumed ? nblocks : 0, false);
-    std::uint64_t front = 0, dropped = 0;
+    // The front of the source goes once every block before a point has been inflated.
+    InOrder order(nblocks);
+    std::uint64_t dropped = 0;
     auto finished = [&](std::uint64_t i) {
       if (!consumed) return;
-      std::lock_guard lock(m);
-      done[i] = true;
-      while (front < nblocks && done[front]) ++front;
-      if (src_off[front] - dropped >= (1u << 20) || front == nblocks) {
-        consumed(src + dropped, src + src_off[front], front == nblocks);
-        dropped = src_off[front];
-      }
+      order.done(i, [&](std::size_t front) {
+        if (src_off[front] - dropped >= (1u << 20) || front == nblocks) {
+          consumed(src + dropped, src + src_off[front], front == nblocks);
+          dropped = src_off[front];
+        }
+      });
     };
     // Small arrays inflate on this thread alone; larger ones on every core.
     parallel_for(nblocks, total < (1u << 20) ? 1 : 0, [&](std::size_t i) {
@@ -814,10 +812,13 @@ class VtuReader {
 }  // namespace
 
 Mesh read_vtu(const std::string& path) {
+  // Appended data is decoded array by array (raw arrays with read_at) after a short XML head:
+  // mapped lazily. Inline arrays make the whole file XML, parsed end to end: read into memory.
+  const bool appended = peek_file(path, 1u << 16).find("<AppendedData") != std::string::npos;
   return parse_mapped(
       path,
       [&](std::string_view data, MappedFile& file) { return VtuReader(data, path, &file).read(); },
-      Populate::on_request);
+      appended ? Access::map_lazily : Access::read);
 }
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
