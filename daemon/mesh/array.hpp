@@ -103,8 +103,8 @@ class Array {
   static Array of(std::vector<std::int64_t> shape) {
     return empty(dtype_of<T>(), std::move(shape));
   }
-  template <typename T>
-  static Array from_vector(const std::vector<T>& v, std::vector<std::int64_t> shape = {}) {
+  template <typename T, typename A>
+  static Array from_vector(const std::vector<T, A>& v, std::vector<std::int64_t> shape = {}) {
     if (shape.empty()) shape = {static_cast<std::int64_t>(v.size())};
     Array a = of<T>(std::move(shape));
     if (!v.empty()) std::memcpy(a.data(), v.data(), v.size() * sizeof(T));

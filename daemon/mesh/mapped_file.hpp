@@ -26,8 +26,8 @@ enum class Access {
   map,         // mmap, every page mapped at open (MAP_POPULATE): small files, any reader
   map_lazily,  // mmap, pages mapped where the reader asks (populate) or as touched: readers
                // that stream their big binary runs with read_at
-  read,        // the whole file read with pread on every core into huge-page memory from the
-               // host allocator: text parsed end to end (ascii MSH, inline VTU)
+  read,        // the whole file read with pread on every core into a huge-page mapping: files
+               // parsed end to end (ascii MSH, inline VTU, the surface and legacy VTK readers)
 };
 
 // The first `n` bytes of `path` ("" when it cannot be read: opening it for real then says why),

@@ -9,6 +9,7 @@
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mesh.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -66,8 +67,8 @@ class FaceBlocks {
  private:
   struct Pending {
     std::size_t size;
-    std::vector<std::int64_t> nodes;
-    std::vector<std::int64_t> groups;
+    ScratchVector<std::int64_t> nodes;  // huge pages: growing costs copies, few faults
+    ScratchVector<std::int64_t> groups;
   };
   bool consecutive_;
   std::vector<Pending> blocks_;

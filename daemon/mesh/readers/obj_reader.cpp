@@ -6,6 +6,7 @@
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -13,7 +14,8 @@ namespace {
 
 Mesh parse_obj(std::string_view file_data, const std::string& path) {
   Cursor c(file_data, path);
-  std::vector<double> points, vt, vn;
+  // Scratch memory: huge pages, so growing costs copies but hardly any page faults.
+  ScratchVector<double> points, vt, vn;
   std::size_t vt_width = 0, vn_width = 0;
   FaceBlocks faces(/*consecutive=*/true);
   std::int64_t group = -1;
@@ -25,7 +27,7 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
     Cursor l(line, c.file());
     const auto key = l.token();
     auto fail = [&](const std::string& what) { c.fail(what); };  // line numbers from c
-    auto numbers = [&](std::vector<double>& out, std::size_t& width) {
+    auto numbers = [&](ScratchVector<double>& out, std::size_t& width) {
       std::size_t n = 0;
       while (true) {
         l.skip_blanks();
@@ -90,7 +92,7 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
   m.points = Array::from_vector(points, {n, 3});
   faces.finish(m, n, c, "obj:group_ids");
   if (dropped_w) m.notes.push_back("obj: vertex weights (4th coordinate) were not kept");
-  auto attach = [&](const char* name, const std::vector<double>& v, std::size_t w) {
+  auto attach = [&](const char* name, const ScratchVector<double>& v, std::size_t w) {
     if (v.empty()) return;
     if (v.size() / w == static_cast<std::size_t>(n)) {
       m.point_data[name] = Array::from_vector(v, {n, static_cast<std::int64_t>(w)});
@@ -107,7 +109,8 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
 }  // namespace
 
 Mesh read_obj(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return parse_obj(data, path); });
+  return parse_mapped(
+      path, [&](std::string_view data) { return parse_obj(data, path); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

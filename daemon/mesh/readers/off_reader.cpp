@@ -46,7 +46,8 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
 }  // namespace
 
 Mesh read_off(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return parse_off(data, path); });
+  return parse_mapped(
+      path, [&](std::string_view data) { return parse_off(data, path); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

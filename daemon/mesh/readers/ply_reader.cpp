@@ -204,7 +204,8 @@ class PlyReader {
 }  // namespace
 
 Mesh read_ply(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return PlyReader(data, path).read(); });
+  return parse_mapped(
+      path, [&](std::string_view data) { return PlyReader(data, path).read(); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

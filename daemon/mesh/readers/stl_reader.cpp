@@ -2,12 +2,15 @@
 // binary files start with "solid" too), vertices merged where all three coordinates are equal
 // (first appearance order), facet normals kept as cell_data "facet_normals" -- for binary files
 // too, where meshio drops them.
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <unordered_map>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -30,7 +33,7 @@ struct PointHash {
   }
 };
 
-Mesh build(const std::vector<double>& corners, const std::vector<double>& normals) {
+Mesh build(std::span<const double> corners, std::span<const double> normals) {
   const std::size_t tris = corners.size() / 9;
   std::unordered_map<PointKey, std::int64_t, PointHash> index;
   index.reserve(corners.size() / 3);
@@ -47,8 +50,9 @@ Mesh build(const std::vector<double>& corners, const std::vector<double>& normal
   if (tris) {
     m.cells.push_back(CellBlock::fixed(
         "triangle", Array::from_vector(conn, {static_cast<std::int64_t>(tris), 3})));
-    m.cell_data["facet_normals"].push_back(
-        Array::from_vector(normals, {static_cast<std::int64_t>(tris), 3}));
+    auto n = Array::of<double>({static_cast<std::int64_t>(tris), 3});
+    std::copy(normals.begin(), normals.end(), n.as<double>());
+    m.cell_data["facet_normals"].push_back(std::move(n));
   }
   return m;
 }
@@ -60,7 +64,7 @@ namespace {
 Mesh parse_stl(std::string_view file_data, const std::string& path) {
   Cursor c(file_data, path);
   const auto data = file_data;
-  std::vector<double> corners, normals;
+  ScratchVector<double> corners, normals;
   if (data.size() >= 84) {
     std::uint32_t count;
     std::memcpy(&count, data.data() + 80, 4);
@@ -81,6 +85,13 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
   if (first != "solid")
     c.fail("neither a binary STL (size does not match its triangle count) nor ascii (no 'solid')");
   c.next_line();
+  // No growing (reallocation and its page faults were 3/4 of the read): a facet takes at least
+  // 85 bytes of text ("facet normal 0 0 0 outer loop", three "vertex 0 0 0", "endloop
+  // endfacet", single spaces), so this bounds the count (were it exceeded, push_back still
+  // grows). Pages of the reserve that no facet reaches are never touched: no memory.
+  const std::size_t max_facets = data.size() / 85 + 1;
+  corners.reserve(9 * max_facets);
+  normals.reserve(3 * max_facets);
   while (true) {
     const auto word = c.token();
     if (word == "endsolid" || word.empty()) break;
@@ -102,7 +113,8 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
 }  // namespace
 
 Mesh read_stl(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return parse_stl(data, path); });
+  return parse_mapped(
+      path, [&](std::string_view data) { return parse_stl(data, path); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

@@ -257,7 +257,8 @@ class VtkReader {
 }  // namespace
 
 Mesh read_vtk(const std::string& path) {
-  return parse_mapped(path, [&](std::string_view data) { return VtkReader(data, path).read(); });
+  return parse_mapped(
+      path, [&](std::string_view data) { return VtkReader(data, path).read(); }, Access::read);
 }
 
 Mesh read_vtk_bytes(std::string_view data, const std::string& name) {
