@@ -27,7 +27,7 @@ constexpr std::size_t kHugePage = 2u << 20;
 // From 1 MiB: one huge-page fault replaces 256 and more 4 KiB ones (each ~14 us on a VM with
 // shadow paging).
 bool is_huge(std::size_t bytes) {
-  return bytes >= kHugePage / 2;
+  return bytes >= kHugeFrom;
 }
 // The mapping ends on a 4 KiB page: the part after the last whole huge page is small pages, so
 // an array does not hold up to 2 MiB it does not use (that was 12% of a 1M-tet MSH read).

@@ -24,6 +24,8 @@ Allocator set_allocator(const Allocator& a);
 // aligned and advised for huge pages, unmapped when released (or kept for the next allocation of
 // the same length: see allocator.cpp).
 Allocator host_allocator();
+// From this size the host allocator maps huge pages (below it: posix_memalign, 4096-aligned).
+inline constexpr std::size_t kHugeFrom = std::size_t{1} << 20;
 // A mapping of its own for `bytes` (rounded up to whole 2 MiB pages), 2 MiB aligned and advised
 // for huge pages; nullptr on failure. Never kept for reuse: unmap_huge_pages gives it back.
 void* map_huge_pages(std::size_t bytes);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -19,13 +20,18 @@ struct ScratchAllocator {
   ScratchAllocator() = default;
   template <typename U>
   ScratchAllocator(const ScratchAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator does
+  // Small ones from operator new: page alignment buys a scratch buffer nothing, and under ASan
+  // every 4096-aligned block held its own pages in the quarantine (a fuzz target's RSS grew
+  // by 11 KB a run).
   T* allocate(std::size_t n) {
+    if (n * sizeof(T) < kHugeFrom) return std::allocator<T>().allocate(n);
     const Allocator a = host_allocator();
     void* p = a.allocate(n * sizeof(T), a.ctx);
     if (!p) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
   void deallocate(T* p, std::size_t n) {
+    if (n * sizeof(T) < kHugeFrom) return std::allocator<T>().deallocate(p, n);
     const Allocator a = host_allocator();
     a.release(p, n * sizeof(T), a.ctx);
   }

@@ -523,5 +523,6 @@ def test_released_arrays_are_kept_for_the_next_read_until_release_memory(tmp_pat
     assert again.cells[0].data.__array_interface__["data"][0] == conn_addr  # the same memory
     np.testing.assert_array_equal(again.cells[0].data, tets)
     del again
-    assert meshdock.release_memory() == 3_203_072 + 1_200_128
+    # At least those two (a garbage collection meanwhile may release other big arrays too).
+    assert meshdock.release_memory() >= 3_203_072 + 1_200_128
     assert meshdock.release_memory() == 0
