@@ -549,7 +549,8 @@ class MshReader {
         if (!node_map_.map_rows(at, rows, npc, out + r * npc)) ok = false;
         r += rows;
       }
-      // The mapping's pages were populated when the file was opened: dropped, as elsewhere.
+      // Whatever of these rows is in memory (a file that was read, or pages a fallback touched)
+      // is dropped, as elsewhere; for rows streamed from a lazy mapping this costs nothing.
       release_range(src + begin * row_bytes, src + end * row_bytes);
     });
     return ok;
