@@ -77,6 +77,22 @@ def test_golden_catalog(data_dir, core):
     assert core.decode_manifest(page.manifest.decode(), 4096).encode() == page.manifest
 
 
+def test_catalog_ready_follows_the_magic_written_last(data_dir):
+    """A catalog the daemon has created but not yet written is all zeros: not ready (look
+    again), not a bad magic; once the magic is there it is decoded and validated as usual."""
+    golden = (data_dir / "golden" / "catalog_n2.bin").read_bytes()
+    assert p.catalog_ready(golden)
+    assert not p.catalog_ready(b"")
+    assert not p.catalog_ready(bytes(len(golden)))
+    with pytest.raises(p.ProtocolError, match="magic is 0x00000000"):
+        p.decode_catalog(bytes(len(golden)))  # what a reader would say without the check
+    # Only the magic missing (every other field written): still not ready.
+    assert not p.catalog_ready(bytes(4) + golden[4:])
+    assert p.catalog_ready(b"\x01" + bytes(10))  # too small: decode_catalog says why
+    with pytest.raises(p.ProtocolError, match="smaller than the 56-byte header"):
+        p.decode_catalog(b"\x01" + bytes(10))
+
+
 def _mutate(data: bytes, rng: random.Random) -> bytes:
     b = bytearray(data)
     for _ in range(rng.randint(1, 4)):

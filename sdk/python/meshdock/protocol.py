@@ -24,7 +24,7 @@ __all__ = [
     "make_host_handle", "is_host_handle", "parse_host_handle", "validate_name",
     "validate_prefix", "control_object_name", "catalog_object_name", "data_object_name",
     "fnv1a64", "CatalogHeader", "Page", "Lease", "catalog_size", "encode_catalog",
-    "decode_catalog", "decode_manifest", "open_segment",
+    "catalog_ready", "decode_catalog", "decode_manifest", "open_segment",
 ]
 
 
@@ -330,6 +330,19 @@ def encode_catalog(h: CatalogHeader) -> bytes:
         mo = base + manifest_offset(h.lease_capacity)
         out[mo:mo + len(p.manifest)] = p.manifest
     return bytes(out)
+
+
+def catalog_ready(buf) -> bool:
+    """Whether the daemon has finished writing a catalog it just created: it writes the magic
+    last, so a segment still all zeros (or not sized yet) is "not published yet" and a reader
+    looks again rather than report a bad magic. True for anything else, including a segment
+    too small to hold the header: decode_catalog then says what is wrong."""
+    mv = memoryview(buf).cast("B")
+    if len(mv) == 0:
+        return False
+    if len(mv) < 56:
+        return True
+    return struct.unpack_from("<I", mv, 0)[0] != 0
 
 
 def decode_catalog(buf, what: str = "bytes") -> CatalogHeader:
