@@ -95,7 +95,7 @@ MappedFile::MappedFile(const std::string& path, Access access) : path_(path) {
   if (size_ == 0) return;
   // A small file gains nothing from a copy of its own (a handful of pages either way), and a
   // mapping is one call where the copy is three (map, trim, read).
-  if (access == Access::read && size_ < (1u << 20)) access = Access::map;
+  if (access == Access::read && size_ < kHugeFrom) access = Access::map;
   if (access == Access::read) {
     copy_ = map_huge_pages(size_);
     if (!copy_) {

@@ -45,8 +45,9 @@ using ScratchVector = std::vector<T, ScratchAllocator<T>>;
 // buffer the reader has consumed the front of, so it shrinks while what is built from it grows.
 // The bytes read as zeros afterwards; the caller must not need them again.
 void drop_pages(const void* begin, const void* end);
-// Where the memory of `v` ends: its capacity rounded up to the allocation's whole pages (a huge
-// page for a buffer from 1 MiB), so drop_pages(..., scratch_end(v)) takes its last page too.
+// Where the memory of `v` ends: its capacity rounded up to the allocation's 4 KiB page, so
+// drop_pages(..., scratch_end(v)) takes every whole huge page up to the end (the small-page
+// tail after the last one, under 2 MiB, stays until the buffer is released).
 const void* scratch_end(const void* data, std::size_t capacity_bytes);
 template <typename T>
 const void* scratch_end(const ScratchVector<T>& v) {
