@@ -24,4 +24,10 @@ class WriteError : public MeshError {
   explicit WriteError(const std::string& what) : MeshError(what) {}
 };
 
+// The target exists and the write was not allowed to replace it (nothing was written).
+class FileExists : public WriteError {
+ public:
+  explicit FileExists(const std::string& what) : WriteError(what) {}
+};
+
 }  // namespace meshdock::mesh

@@ -74,21 +74,38 @@ int register_range(const char* p, std::size_t n) {
 
 }  // namespace
 
-std::string peek_file(const std::string& path, std::size_t n) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
+UniqueFd open_regular(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd) throw ReadError(path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw ReadError(path + ": not a regular file");
+  return fd;
+}
+
+std::string peek_file(const InFile& file, std::size_t n) {
   std::string head(n, '\0');
-  const ssize_t got = ::pread(fd, head.data(), n, 0);
-  ::close(fd);
+  const ssize_t got = ::pread(file.fd, head.data(), n, 0);
   head.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return head;
 }
 
 MappedFile::MappedFile(const std::string& path, Access access) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw ReadError(path + ": cannot open (" + std::strerror(errno) + ")");
+  fd_ = open_regular(path).release();
+  map(access);
+}
+
+MappedFile::MappedFile(const InFile& file, Access access) : path_(file.path) {
+  fd_ = ::fcntl(file.fd, F_DUPFD_CLOEXEC, 0);
+  if (fd_ < 0) throw ReadError(path_ + ": cannot open (" + std::strerror(errno) + ")");
+  map(access);
+}
+
+void MappedFile::map(Access access) {
+  const auto& path = path_;
   if (::fstat(fd_, &st_) != 0 || !S_ISREG(st_.st_mode)) {
     ::close(fd_);
+    fd_ = -1;
     throw ReadError(path + ": not a regular file");
   }
   size_ = static_cast<std::size_t>(st_.st_size);

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "daemon/mesh/error.hpp"
+#include "daemon/mesh/unique_fd.hpp"
 
 namespace meshdock::mesh {
 
@@ -30,12 +31,29 @@ enum class Access {
                // parsed end to end (ascii MSH, inline VTU, the surface and legacy VTK readers)
 };
 
-// The first `n` bytes of `path` ("" when it cannot be read: opening it for real then says why),
-// for a reader to choose its Access.
-std::string peek_file(const std::string& path, std::size_t n);
+// A file already open for reading and the name messages call it. Readers read only this fd:
+// whoever opened it decided which file it is (the daemon opens every file once, confined to a
+// root: daemon/service/roots.hpp), so no reader ever opens a path itself.
+struct InFile {
+  int fd = -1;       // borrowed: the caller keeps it open while the reader runs
+  std::string path;  // for messages only
+};
+
+// Opens `path` for reading, for callers that have no roots (the Python module, tests):
+// O_NONBLOCK | O_NOCTTY | O_CLOEXEC, so a FIFO or a device never blocks the open, then fstat:
+// anything but a regular file is a ReadError naming the path.
+UniqueFd open_regular(const std::string& path);
+
+// The first `n` bytes of the file ("" when it cannot be read: mapping it then says why), for a
+// reader to choose its Access.
+std::string peek_file(const InFile& file, std::size_t n);
 
 class MappedFile {
  public:
+  // Maps (or reads) the file `file.fd` is open on; takes a dup of the fd, the caller's stays
+  // its own. Anything but a regular file is a ReadError.
+  explicit MappedFile(const InFile& file, Access access = Access::map);
+  // Opens `path` first (open_regular).
   explicit MappedFile(const std::string& path, Access access = Access::map);
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -70,18 +88,19 @@ class MappedFile {
   int slot_ = -1;         // index in the SIGBUS registry, -1 when not registered
   void* copy_ = nullptr;  // Access::read: the huge-page mapping holding the file
   void close_all() noexcept;
+  void map(Access access);
   // Lets go of the pages of [begin, end) (page-aligned offsets) without changing what they read.
   void drop(std::size_t begin, std::size_t end) const;
   std::size_t released_ = 0;
   struct stat st_ {};
 };
 
-// Maps `path`, returns parse(view); a file that changed underneath is a ReadError saying so
+// Maps `file`, returns parse(view); a file that changed underneath is a ReadError saying so
 // (also when the parser failed on what it read meanwhile).
 // `parse` takes the view, or the view and the MappedFile (to release what it has read).
 template <typename F>
-auto parse_mapped(const std::string& path, F&& parse, Access access = Access::map) {
-  MappedFile file(path, access);
+auto parse_mapped(const InFile& in, F&& parse, Access access = Access::map) {
+  MappedFile file(in, access);
   try {
     auto result = [&] {
       if constexpr (std::is_invocable_v<F, std::string_view, MappedFile&>)

@@ -160,7 +160,8 @@ TEST(MappedFileGuard, TruncatedUnderTheMappingIsAReadErrorNotACrash) {
     f << data_file("plate.v41.msh");
   }
   try {
-    mesh::parse_mapped(path, [&](std::string_view data) {
+    const auto fd = mesh::open_regular(path);
+    mesh::parse_mapped(mesh::InFile{fd.get(), path}, [&](std::string_view data) {
       // Another process truncates the file while we read it: the pages past the new end are
       // gone, and touching them raises SIGBUS, which the guard turns into zeros + a flag.
       if (::truncate(path.c_str(), 100) != 0) throw std::runtime_error("truncate failed");
@@ -286,7 +287,7 @@ TEST(MshReader, BigBinaryBlockFromAFileMapsEveryTagKind) {
     for (auto [type, npc] : {std::pair{4, std::size_t{4}}, std::pair{5, std::size_t{8}}}) {
       const auto path =
           write_temp(std::string(c.name) + ".msh", big_binary41(nodes, n, type, npc, c.tag_of));
-      const auto m = mesh::read_msh(path);
+      const auto m = mesh::read_mesh(path);
       ::unlink(path.c_str());
       ASSERT_EQ(m.cells.size(), 1u) << c.name;
       ASSERT_EQ(m.cells[0].connectivity.dim(0), static_cast<std::int64_t>(n));

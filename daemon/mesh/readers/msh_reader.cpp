@@ -1015,8 +1015,9 @@ class MshReader {
 // Binary 4.1 streams its big blocks with read_at (the rest of it is small): mapped lazily. Every
 // other variant parses the whole file as text or row by row: read into memory. Decided from the
 // $MeshFormat line; when there is none the parse reports it.
-Access msh_access(const std::string& path) {
-  const std::string head = peek_file(path, 256);
+Access msh_access(const InFile& file) {
+  const std::string& path = file.path;
+  const std::string head = peek_file(file, 256);
   const auto at = head.find("$MeshFormat");
   if (at == std::string::npos) return Access::read;
   Cursor c(std::string_view(head).substr(at), path);
@@ -1030,11 +1031,13 @@ Access msh_access(const std::string& path) {
   return Access::read;
 }
 
-Mesh read_msh(const std::string& path) {
+Mesh read_msh(const InFile& in) {
   return parse_mapped(
-      path,
-      [&](std::string_view data, MappedFile& file) { return MshReader(data, path, &file).read(); },
-      msh_access(path));
+      in,
+      [&](std::string_view data, MappedFile& file) {
+        return MshReader(data, in.path, &file).read();
+      },
+      msh_access(in));
 }
 
 Mesh read_msh_bytes(std::string_view data, const std::string& name) {

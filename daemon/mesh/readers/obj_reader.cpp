@@ -108,9 +108,9 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
 
 }  // namespace
 
-Mesh read_obj(const std::string& path) {
+Mesh read_obj(const InFile& in) {
   return parse_mapped(
-      path, [&](std::string_view data) { return parse_obj(data, path); }, Access::read);
+      in, [&](std::string_view data) { return parse_obj(data, in.path); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

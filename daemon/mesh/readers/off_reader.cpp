@@ -45,9 +45,9 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
 
 }  // namespace
 
-Mesh read_off(const std::string& path) {
+Mesh read_off(const InFile& in) {
   return parse_mapped(
-      path, [&](std::string_view data) { return parse_off(data, path); }, Access::read);
+      in, [&](std::string_view data) { return parse_off(data, in.path); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

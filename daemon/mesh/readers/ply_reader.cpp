@@ -203,9 +203,9 @@ class PlyReader {
 
 }  // namespace
 
-Mesh read_ply(const std::string& path) {
+Mesh read_ply(const InFile& in) {
   return parse_mapped(
-      path, [&](std::string_view data) { return PlyReader(data, path).read(); }, Access::read);
+      in, [&](std::string_view data) { return PlyReader(data, in.path).read(); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

@@ -3,18 +3,31 @@
 
 namespace meshdock::mesh {
 
-Mesh read_mesh(const std::string& path, std::string_view format) {
+namespace {
+std::string format_for(const std::string& path, std::string_view format) {
   std::string fmt = format.empty() ? format_of(path) : format_of("." + std::string(format));
   if (fmt.empty()) throw ReadError(path + ": no file extension; name the format explicitly");
-  if (fmt == "msh" || fmt == "gmsh") return read_msh(path);
-  if (fmt == "vtu") return read_vtu(path);
-  if (fmt == "vtk") return read_vtk(path);
-  if (fmt == "stl") return read_stl(path);
-  if (fmt == "off") return read_off(path);
-  if (fmt == "obj") return read_obj(path);
-  if (fmt == "ply") return read_ply(path);
-  throw ReadError(path + ": format '" + fmt +
+  return fmt;
+}
+}  // namespace
+
+Mesh read_mesh(const InFile& file, std::string_view format) {
+  const std::string fmt = format_for(file.path, format);
+  if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
+  if (fmt == "vtu") return read_vtu(file);
+  if (fmt == "vtk") return read_vtk(file);
+  if (fmt == "stl") return read_stl(file);
+  if (fmt == "off") return read_off(file);
+  if (fmt == "obj") return read_obj(file);
+  if (fmt == "ply") return read_ply(file);
+  throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtk, stl, off, obj, ply)");
+}
+
+Mesh read_mesh(const std::string& path, std::string_view format) {
+  format_for(path, format);  // a name without a format is refused before anything is opened
+  const UniqueFd fd = open_regular(path);
+  return read_mesh(InFile{fd.get(), path}, format);
 }
 
 }  // namespace meshdock::mesh

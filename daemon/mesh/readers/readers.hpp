@@ -1,28 +1,34 @@
 // Reader entry points: file -> Mesh. Each throws ReadError naming the file and line or byte.
+// Each reads an already open file (InFile: the fd and its name for messages) and opens nothing
+// itself; read_mesh(path) is the one entry point that opens a path (open_regular), for callers
+// without roots.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "daemon/mesh/error.hpp"
+#include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/mesh.hpp"
 
 namespace meshdock::mesh {
 
-Mesh read_msh(const std::string& path);  // Gmsh MSH 2.2 / 4.1, ascii / binary
+Mesh read_msh(const InFile& file);  // Gmsh MSH 2.2 / 4.1, ascii / binary
 // The same parser over bytes in memory; `name` stands for the file in error messages.
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
-Mesh read_vtu(const std::string& path);  // VTK XML UnstructuredGrid, every encoding
+Mesh read_vtu(const InFile& file);  // VTK XML UnstructuredGrid, every encoding
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
-Mesh read_vtk(const std::string& path);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary
+Mesh read_vtk(const InFile& file);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary
 Mesh read_vtk_bytes(std::string_view data, const std::string& name);
-Mesh read_stl(const std::string& path);  // ascii and binary
-Mesh read_off(const std::string& path);
-Mesh read_obj(const std::string& path);
-Mesh read_ply(const std::string& path);  // ascii, binary little / big endian
+Mesh read_stl(const InFile& file);  // ascii and binary
+Mesh read_off(const InFile& file);
+Mesh read_obj(const InFile& file);
+Mesh read_ply(const InFile& file);  // ascii, binary little / big endian
 
-// Picks the reader by `format` ("msh", ...) or, when empty, by the file's extension.
+// Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
+Mesh read_mesh(const InFile& file, std::string_view format = "");
+// Opens `path` (open_regular), then read_mesh(InFile).
 Mesh read_mesh(const std::string& path, std::string_view format = "");
 
 }  // namespace meshdock::mesh

@@ -112,9 +112,9 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
 
 }  // namespace
 
-Mesh read_stl(const std::string& path) {
+Mesh read_stl(const InFile& in) {
   return parse_mapped(
-      path, [&](std::string_view data) { return parse_stl(data, path); }, Access::read);
+      in, [&](std::string_view data) { return parse_stl(data, in.path); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

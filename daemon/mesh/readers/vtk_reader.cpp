@@ -256,9 +256,9 @@ class VtkReader {
 
 }  // namespace
 
-Mesh read_vtk(const std::string& path) {
+Mesh read_vtk(const InFile& in) {
   return parse_mapped(
-      path, [&](std::string_view data) { return VtkReader(data, path).read(); }, Access::read);
+      in, [&](std::string_view data) { return VtkReader(data, in.path).read(); }, Access::read);
 }
 
 Mesh read_vtk_bytes(std::string_view data, const std::string& name) {

@@ -811,13 +811,15 @@ class VtuReader {
 
 }  // namespace
 
-Mesh read_vtu(const std::string& path) {
+Mesh read_vtu(const InFile& in) {
   // Appended data is decoded array by array (raw arrays with read_at) after a short XML head:
   // mapped lazily. Inline arrays make the whole file XML, parsed end to end: read into memory.
-  const bool appended = peek_file(path, 1u << 16).find("<AppendedData") != std::string::npos;
+  const bool appended = peek_file(in, 1u << 16).find("<AppendedData") != std::string::npos;
   return parse_mapped(
-      path,
-      [&](std::string_view data, MappedFile& file) { return VtuReader(data, path, &file).read(); },
+      in,
+      [&](std::string_view data, MappedFile& file) {
+        return VtuReader(data, in.path, &file).read();
+      },
       appended ? Access::map_lazily : Access::read);
 }
 

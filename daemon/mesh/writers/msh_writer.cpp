@@ -40,15 +40,15 @@ struct ElementRun {
 
 class MshWriter {
  public:
-  MshWriter(const Mesh& m, const std::string& path, bool binary)
-      : m_(m), path_(path), binary_(binary) {}
+  MshWriter(const Mesh& m, const OutTarget& target, bool binary)
+      : m_(m), target_(target), path_(target.path), binary_(binary) {}
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
     check_types();
     plan_entities();
     plan_nodes();
-    OutFile out(path_);
+    OutFile out(target_);
     emit(out);
     out.commit();
     return std::move(notes_);
@@ -499,6 +499,7 @@ class MshWriter {
   }
 
   const Mesh& m_;
+  const OutTarget& target_;
   const std::string& path_;
   bool binary_;
   std::vector<GmshType> types_;
@@ -512,8 +513,8 @@ class MshWriter {
 
 }  // namespace
 
-std::vector<std::string> write_msh(const Mesh& m, const std::string& path, bool binary) {
-  return MshWriter(m, path, binary).write();
+std::vector<std::string> write_msh(const Mesh& m, const OutTarget& target, bool binary) {
+  return MshWriter(m, target, binary).write();
 }
 
 }  // namespace meshdock::mesh

@@ -56,8 +56,8 @@ std::string xml_escape(std::string_view s) {
 
 class VtuWriter {
  public:
-  VtuWriter(const Mesh& m, const std::string& path, VtuEncoding enc, int level)
-      : m_(m), path_(path), enc_(enc), level_(level) {}
+  VtuWriter(const Mesh& m, const OutTarget& target, VtuEncoding enc, int level)
+      : m_(m), target_(target), path_(target.path), enc_(enc), level_(level) {}
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
@@ -73,7 +73,7 @@ class VtuWriter {
         offset += appended_size(a);
       }
     }
-    OutFile out(path_);
+    OutFile out(target_);
     emit(out);
     out.commit();
     return std::move(notes_);
@@ -348,6 +348,7 @@ class VtuWriter {
   }
 
   const Mesh& m_;
+  const OutTarget& target_;
   const std::string& path_;
   VtuEncoding enc_;
   int level_;
@@ -357,11 +358,11 @@ class VtuWriter {
 
 }  // namespace
 
-std::vector<std::string> write_vtu(const Mesh& m, const std::string& path, VtuEncoding encoding,
+std::vector<std::string> write_vtu(const Mesh& m, const OutTarget& target, VtuEncoding encoding,
                                    int zlib_level) {
   if (zlib_level < 0 || zlib_level > 9)
-    throw WriteError(path + ": zlib level " + std::to_string(zlib_level) + " is not 0..9");
-  return VtuWriter(m, path, encoding, zlib_level).write();
+    throw WriteError(target.path + ": zlib level " + std::to_string(zlib_level) + " is not 0..9");
+  return VtuWriter(m, target, encoding, zlib_level).write();
 }
 
 }  // namespace meshdock::mesh
