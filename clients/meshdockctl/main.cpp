@@ -30,7 +30,7 @@ int usage(std::FILE* out) {
       "usage: meshdockctl [--addr ADDR] [--token T] [--json] [--timeout S] COMMAND ...\n"
       "  load PATH --name NAME [--float32] [--int32] [--zero-copy-only] [--device D]\n"
       "       [--format F] [--slots N] [--watch] [--replace]\n"
-      "  ls | describe NAME | reload NAME | unload NAME | export NAME PATH [--format F]\n"
+      "  ls | describe NAME | reload NAME | unload NAME | export NAME PATH [--format F] [--force]\n"
       "  watch [NAME] | stats | health | shutdown\n"
       "  inspect NAME [--prefix P]          (reads shared memory; no daemon needed)\n"
       "ADDR: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR, else %s);\n"
@@ -276,6 +276,7 @@ int run(Client& c, const Options& o) {
     r.set_name(a[1]);
     r.set_path(absolute(a[2]));
     r.set_format(value("--format"));
+    r.set_overwrite(flag("--force"));  // without it an existing PATH is ALREADY_EXISTS (exit 8)
     v1::ExportReply rep;
     return c.print(
         c.stub().Export(&ctx, r, &rep), rep, +[](const v1::ExportReply& x) {
@@ -397,8 +398,8 @@ int main(int argc, char** argv) {
   o.addr = env_addr && *env_addr ? env_addr : kDefaultAddr;
   o.token = env_token ? env_token : "";
   static const char* kValued[] = {"--name", "--device", "--format", "--slots"};
-  static const char* kSwitches[] = {"--float32", "--int32", "--zero-copy-only", "--watch",
-                                    "--replace"};
+  static const char* kSwitches[] = {"--float32", "--int32",   "--zero-copy-only",
+                                    "--watch",   "--replace", "--force"};
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };

@@ -229,7 +229,8 @@ grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx, const v1::Publis
 grpc::Status MeshdockService::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
                                      v1::ExportReply* reply) {
   return guarded(ctx, "Export", [&] {
-    reply->set_bytes_written(reg_.export_to(req->name(), req->path(), req->format()));
+    reply->set_bytes_written(
+        reg_.export_to(req->name(), req->path(), req->format(), req->overwrite()));
     reply->set_path(req->path());
   });
 }

@@ -1,5 +1,6 @@
 #include "daemon/service/registry.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -19,7 +20,7 @@ namespace meshdock::service {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
+[[maybe_unused]] std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
@@ -35,11 +36,27 @@ struct FileStamp {
   bool operator==(const FileStamp&) const = default;
 };
 
-FileStamp stamp_of(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};
+FileStamp stamp_of(const struct stat& st) {
   return {static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
           static_cast<std::uint64_t>(st.st_size)};
+}
+
+// A Roots refusal as the status the client gets.
+[[noreturn]] void refuse(const RootsError& e) {
+  using K = RootsError::Kind;
+  switch (e.kind()) {
+    case K::kOutside:
+    case K::kDenied:
+      throw ServiceError(Status::kPermissionDenied, e.what());
+    case K::kNotFound:
+      throw ServiceError(Status::kNotFound, e.what());
+    case K::kNotRegular:
+    case K::kInvalid:
+      throw ServiceError(Status::kInvalidArgument, e.what());
+    case K::kIo:
+      break;
+  }
+  throw ServiceError(Status::kFailedPrecondition, e.what());
 }
 
 double now_seconds() {
@@ -58,9 +75,16 @@ struct Registry::Entry {
   backend::Backend* backend = nullptr;
   double load_seconds = 0;
   FileStamp stamp;
+  dev_t source_dev = 0;  // the file read (fstat of the fd that was read): export never replaces it
+  ino_t source_ino = 0;
 };
 
-Registry::Registry(Config config, Logger& log) : c_(std::move(config)), log_(log) {
+Registry::Registry(Config config, Logger& log)
+    : c_(std::move(config)), log_(log), roots_(std::make_shared<const Roots>(c_.roots)) {
+  if (roots_->walks())
+    log_.warn(
+        "this kernel has no openat2 (Linux 5.6+): files under the roots are opened "
+        "component by component with O_NOFOLLOW, so no symlink under a root is followed");
   host_ = backend::make_host_backend(c_.shm_mode);
   for (const auto& name : slots::Slot::remove_stale(c_.prefix))
     log_.info("removed stale segments of '" + name + "' (their daemon is gone)");
@@ -85,7 +109,9 @@ void Registry::clear() {
 }
 
 void Registry::reconfigure(const Config& c) {
+  auto roots = std::make_shared<const Roots>(c.roots);  // ConfigError: nothing changes
   std::lock_guard lock(m_);
+  roots_ = std::move(roots);
   if (c.prefix != c_.prefix)
     log_.warn("prefix change '" + c_.prefix + "' -> '" + c.prefix +
               "' applies after a restart; loaded meshes keep their segments");
@@ -97,7 +123,7 @@ void Registry::reconfigure(const Config& c) {
   log_.set_level(c_.log_level);
 }
 
-std::string Registry::resolve_under_roots(const std::string& path, bool must_exist) const {
+std::shared_ptr<const Roots> Registry::roots_for(const std::string& path) const {
   if (path.find('\0') != std::string::npos)
     throw ServiceError(Status::kInvalidArgument,
                        "path '" + path.substr(0, path.find('\0')) +
@@ -109,56 +135,12 @@ std::string Registry::resolve_under_roots(const std::string& path, bool must_exi
   if (path.empty() || path.front() != '/')
     throw ServiceError(Status::kInvalidArgument,
                        "path '" + path + "' is not absolute (meshdockctl makes it so)");
-  std::vector<std::string> roots;
-  {
-    std::lock_guard lock(m_);
-    roots = c_.roots;
-  }
-  if (roots.empty())
+  std::lock_guard lock(m_);
+  if (roots_->empty())
     throw ServiceError(Status::kPermissionDenied,
                        "no roots are configured: meshdockd reads nothing until started with "
                        "--root DIR (or \"roots\" in its config)");
-  const auto under = [](const std::string& p, const std::string& r) {
-    return p == r || p.starts_with(r == "/" ? r : r + "/");
-  };
-  char buf[PATH_MAX];
-  std::vector<std::string>
-      real_roots;  // each root resolved once; one that does not resolve holds nothing
-  for (const auto& root : roots)
-    if (::realpath(root.c_str(), buf)) real_roots.emplace_back(buf);
-  // Lexically first: a path that cannot be under a root (as written or as resolved) is refused
-  // without touching the file system, so a client cannot probe what exists outside the roots.
-  const auto lexical = std::filesystem::path(path).lexically_normal().string();
-  const bool may_be_under =
-      std::any_of(roots.begin(), roots.end(),
-                  [&](const std::string& root) {
-                    return under(lexical, std::filesystem::path(root).lexically_normal().string());
-                  }) ||
-      std::any_of(real_roots.begin(), real_roots.end(),
-                  [&](const std::string& r) { return under(lexical, r); });
-  if (!may_be_under)
-    throw ServiceError(Status::kPermissionDenied,
-                       path + " is outside the allowed roots (" + join(roots) + ")");
-  std::string resolved;
-  if (must_exist) {
-    if (!::realpath(path.c_str(), buf))
-      throw ServiceError(Status::kNotFound, path + ": no such file");
-    resolved = buf;
-  } else {
-    const std::filesystem::path p(path);
-    if (!::realpath(p.parent_path().c_str(), buf))
-      throw ServiceError(Status::kNotFound, p.parent_path().string() + ": no such directory");
-    resolved = (std::filesystem::path(buf) / p.filename()).string();
-    std::error_code ec;
-    if (std::filesystem::is_symlink(resolved, ec))
-      throw ServiceError(Status::kPermissionDenied,
-                         path + " is a symlink; export writes files only");
-  }
-  for (const auto& r : real_roots)
-    if (under(resolved, r)) return resolved;
-  throw ServiceError(
-      Status::kPermissionDenied,
-      path + " resolves to " + resolved + ", outside the allowed roots (" + join(roots) + ")");
+  return roots_;
 }
 
 backend::Backend& Registry::backend_for_device(const std::string& requested, std::string& chosen) {
@@ -245,11 +227,15 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
   if (r.num_slots > shm::kMaxSlots)
     throw ServiceError(Status::kInvalidArgument,
                        "num_slots " + std::to_string(r.num_slots) + " is not 1..10");
-  const std::string path = resolve_under_roots(r.path, true);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw ServiceError(Status::kInvalidArgument, path + " is not a regular file");
-  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // The one open of the file: under its root, never by name again; only this fd is read.
+  RootFile file;
+  try {
+    file = roots_for(r.path)->open_for_read(r.path);
+  } catch (const RootsError& err) {
+    refuse(err);
+  }
+  const std::string& path = file.path;
+  const auto size = static_cast<std::uint64_t>(file.st.st_size);
   std::uint32_t num_slots = r.num_slots;
   {
     std::lock_guard lock(m_);
@@ -284,10 +270,12 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
   auto e = std::make_shared<Entry>();
   e->request = r;
   e->path = path;
-  e->stamp = stamp_of(path);
+  e->stamp = stamp_of(file.st);
+  e->source_dev = file.st.st_dev;
+  e->source_ino = file.st.st_ino;
   e->format = r.format.empty() ? mesh::format_of(path) : r.format;
   try {
-    e->mesh = mesh::read_mesh(path, r.format);
+    e->mesh = mesh::read_mesh(mesh::InFile{file.fd.get(), path}, r.format);
   } catch (const mesh::MeshError& err) {
     events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kInvalidArgument, err.what());
@@ -511,18 +499,49 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
 }
 
 std::uint64_t Registry::export_to(const std::string& name, const std::string& path,
-                                  const std::string& format) {
+                                  const std::string& format, bool overwrite) {
   auto e = find(name);
-  const std::string target = resolve_under_roots(path, false);
+  RootDir dir;
+  try {
+    dir = roots_for(path)->open_dir_for_write(path);
+  } catch (const RootsError& err) {
+    refuse(err);
+  }
+  // What the name holds now (not followed): never a loaded mesh's source, never a directory.
+  // The writer links or renames into the directory fd, so what it replaces is the name itself.
+  struct stat st {};
+  if (::fstatat(dir.fd.get(), dir.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw ServiceError(Status::kInvalidArgument, dir.path + " is a directory, not a file");
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+      throw ServiceError(Status::kInvalidArgument, dir.path + " is not a regular file");
+    std::lock_guard lock(m_);
+    for (const auto& [other, entry] : entries_)
+      if (S_ISREG(st.st_mode) && entry->source_dev == st.st_dev && entry->source_ino == st.st_ino)
+        throw ServiceError(Status::kFailedPrecondition,
+                           dir.path + " is the source of the loaded mesh '" + other +
+                               "'; export never replaces it (unload it first, or pick another "
+                               "name)");
+  }
   std::lock_guard lock(e->m);
   mesh::WriteOptions o;
   o.format = format;
+  mesh::OutTarget target{dir.fd.get(), dir.leaf, dir.path, overwrite};
   try {
     for (const auto& n : mesh::write_mesh(e->mesh, target, o)) log_.info(name + ": export: " + n);
+  } catch (const mesh::FileExists&) {
+    throw ServiceError(Status::kAlreadyExists,
+                       dir.path +
+                           " exists; export replaces a file only when asked (overwrite "
+                           "in the request, meshdockctl export --force, "
+                           "Client.export(overwrite=True))");
   } catch (const mesh::MeshError& err) {
     throw ServiceError(Status::kInvalidArgument, err.what());
   }
-  return stamp_of(target).size;
+  // The size of what is at the name now (fstatat, never followed): another export may have
+  // replaced it since, which only makes this number theirs.
+  if (::fstatat(dir.fd.get(), dir.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;
+  return static_cast<std::uint64_t>(st.st_size);
 }
 
 Stats Registry::stats() const {
@@ -541,8 +560,10 @@ Stats Registry::stats() const {
 std::vector<std::string> Registry::maintain() {
   std::vector<std::shared_ptr<Entry>> all;
   bool check_files = false;
+  std::shared_ptr<const Roots> roots;
   {
     std::lock_guard lock(m_);
+    roots = roots_;
     for (const auto& [n, e] : entries_) all.push_back(e);
     const auto now = std::chrono::steady_clock::now();
     if (now - last_watch_check_ >= std::chrono::milliseconds(c_.watch_interval_ms)) {
@@ -558,7 +579,8 @@ std::vector<std::string> Registry::maintain() {
     if (const auto n = e->slot->maintain(now_ns))
       log_.info(e->request.name + ": reclaimed " + std::to_string(n) + " leases of dead consumers");
     if (check_files && e->request.watch) {
-      const auto st = stamp_of(e->path);
+      const auto now = roots->stat(e->path);  // under the root, as the load opened it
+      const auto st = now && S_ISREG(now->st_mode) ? stamp_of(*now) : FileStamp{};
       if (st.size && !(st == e->stamp)) {
         e->stamp = st;
         changed.push_back(e->request.name);

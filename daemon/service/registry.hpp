@@ -1,7 +1,8 @@
 // The daemon's state: every loaded mesh, by name, with its slot. What the gRPC service asks of
 // meshdockd happens here, transport-free, so it is testable without a socket:
 //
-//   load:    name check -> path under a root (realpath) -> size budget -> read (no lock held)
+//   load:    name check -> open under a root (Roots: one fd, fstat) -> size budget -> read that
+//            fd (no lock held)
 //            -> payload -> device choice -> memory budget -> slot (created or reused) -> publish
 //   reload, unload, list, describe, publish a field (new frame), export, stats, maintain.
 //
@@ -28,6 +29,7 @@
 #include "daemon/service/config.hpp"
 #include "daemon/service/events.hpp"
 #include "daemon/service/log.hpp"
+#include "daemon/service/roots.hpp"
 #include "daemon/slots/slot.hpp"
 
 namespace meshdock::service {
@@ -101,8 +103,9 @@ class Registry {
   std::uint32_t publish_field(const std::string& name, const std::string& field,
                               const mesh::Array& data, std::uint32_t block);
   // Writes the mesh as the slot serves it to `path` (under a root); returns bytes written.
+  // An existing file is replaced only when `overwrite`; the source file of a loaded mesh never.
   std::uint64_t export_to(const std::string& name, const std::string& path,
-                          const std::string& format);
+                          const std::string& format, bool overwrite = false);
   Stats stats() const;
   // Heartbeats, dead leases; returns the watched meshes whose file changed (to reload).
   std::vector<std::string> maintain();
@@ -115,7 +118,8 @@ class Registry {
 
  private:
   struct Entry;
-  std::string resolve_under_roots(const std::string& path, bool must_exist) const;
+  // Checks the path as a string (NUL, length, absolute) and returns the roots to open it under.
+  std::shared_ptr<const Roots> roots_for(const std::string& path) const;
   backend::Backend& backend_for_device(const std::string& spec, std::string& chosen);
   MeshInfo info_of(const Entry& e) const;
   std::shared_ptr<Entry> find(const std::string& name) const;
@@ -123,6 +127,7 @@ class Registry {
 
   Config c_;
   Logger& log_;
+  std::shared_ptr<const Roots> roots_;  // under m_; replaced whole by reconfigure
   EventBus events_;
   mutable std::mutex m_;  // entries_, loading_, backends_, c_
   std::map<std::string, std::shared_ptr<Entry>> entries_;

@@ -103,8 +103,12 @@ class Client:
             dtype=self.pb.DType(code=_DTYPES[a.dtype.kind], bits=a.dtype.itemsize * 8, lanes=1))
         return self._call(self._stub.Publish, req).frame
 
-    def export(self, name: str, path, format: str = "") -> int:
-        req = self.pb.ExportRequest(name=name, path=os.path.abspath(os.fspath(path)), format=format)
+    def export(self, name: str, path, format: str = "", overwrite: bool = False) -> int:
+        """Writes the mesh as its slot serves it to `path` (under a daemon root); returns bytes
+        written. An existing file is replaced only with overwrite=True (DaemonError
+        ALREADY_EXISTS otherwise), and never the source file of a loaded mesh."""
+        req = self.pb.ExportRequest(name=name, path=os.path.abspath(os.fspath(path)),
+                                    format=format, overwrite=overwrite)
         return self._call(self._stub.Export, req).bytes_written
 
     def stats(self):
