@@ -2,6 +2,9 @@
 // tests/data/meshes through every writer, a multi-block zlib array written and inflated on every
 // core, validation errors that name the array, and no file (or temporary) left by a failed write.
 // The value-by-value comparison against REFERENCE.json lives in tests/python/test_write.py.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <thread>
 
 #include "daemon/mesh/parallel.hpp"
 #include "daemon/mesh/readers/readers.hpp"
@@ -200,4 +205,74 @@ TEST(Parallel, RunsEveryItemOnceAndRethrowsTheFirstError) {
                                   }),
                mesh::WriteError);
   mesh::parallel_for(0, 4, [&](std::size_t) { FAIL() << "no items"; });
+}
+
+// ---- OutFile: the write half of the daemon's confinement ---------------------------------------
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+void write_whole(int dir, const std::string& leaf, const std::string& bytes, bool overwrite) {
+  mesh::OutFile out(mesh::OutTarget{dir, leaf, leaf, overwrite});
+  out.write(bytes.data(), bytes.size());
+  out.commit();
+}
+
+struct DirFd {
+  explicit DirFd(const std::string& path) : fd(::open(path.c_str(), O_PATH | O_DIRECTORY)) {}
+  ~DirFd() { ::close(fd); }
+  int fd;
+};
+
+}  // namespace
+
+TEST(Writers, OutFileRefusesAnExistingNameUnlessAskedToOverwrite) {
+  TempDir tmp;
+  { std::ofstream(tmp.file("t.vtu")) << "old"; }
+  DirFd dir(tmp.file(""));
+  EXPECT_THROW(write_whole(dir.fd, "t.vtu", "new", false), mesh::FileExists);
+  EXPECT_EQ(slurp(tmp.file("t.vtu")), "old");
+  write_whole(dir.fd, "t.vtu", "new", true);
+  EXPECT_EQ(slurp(tmp.file("t.vtu")), "new");
+  write_whole(dir.fd, "u.vtu", "fresh", false);
+  EXPECT_EQ(slurp(tmp.file("u.vtu")), "fresh");
+  EXPECT_EQ(tmp.entries(), 2u);  // no temporary left behind
+  EXPECT_THROW(write_whole(dir.fd, "..", "x", true), mesh::WriteError);
+}
+
+TEST(Writers, OutFileNeverFollowsASymlinkAtItsNameOrAtTheOldTempName) {
+  TempDir tmp;
+  const std::string victim = tmp.file("victim");
+  { std::ofstream(victim) << "precious"; }
+  fs::create_directories(tmp.file("d"));
+  // The pre-fix temp name was "<path>.tmp-<pid>": a symlink planted there was opened O_TRUNC.
+  fs::create_symlink(victim, tmp.file("d/out.vtu.tmp-" + std::to_string(::getpid())));
+  fs::create_symlink(victim, tmp.file("d/link.vtu"));
+  DirFd dir(tmp.file("d"));
+  write_whole(dir.fd, "out.vtu", "exported", false);
+  EXPECT_THROW(write_whole(dir.fd, "link.vtu", "exported", false), mesh::FileExists);
+  write_whole(dir.fd, "link.vtu", "exported", true);  // replaces the link itself
+  EXPECT_EQ(slurp(victim), "precious");
+  EXPECT_FALSE(fs::is_symlink(tmp.file("d/link.vtu")));
+  EXPECT_EQ(slurp(tmp.file("d/link.vtu")), "exported");
+  EXPECT_EQ(slurp(tmp.file("d/out.vtu")), "exported");
+}
+
+TEST(Writers, ConcurrentOutFilesOfOneNameLeaveOneWholeFile) {
+  TempDir tmp;
+  DirFd dir(tmp.file(""));
+  const std::string a(3 << 20, 'a'), b((3 << 20) + 17, 'b');  // past the 1 MiB flush size
+  for (int round = 0; round < 10; ++round) {
+    std::thread t1([&] { write_whole(dir.fd, "same.vtu", a, true); });
+    std::thread t2([&] { write_whole(dir.fd, "same.vtu", b, true); });
+    t1.join();
+    t2.join();
+    const auto got = slurp(tmp.file("same.vtu"));
+    ASSERT_TRUE(got == a || got == b) << "round " << round << ": " << got.size() << " bytes";
+  }
+  EXPECT_EQ(tmp.entries(), 1u);
 }
