@@ -223,7 +223,7 @@ def test_a_fifo_swapped_in_never_blocks_a_thread_and_sigterm_stops_the_daemon(wo
         end = time.monotonic() + RACE_SECONDS
         k = 0
         while time.monotonic() < end:
-            code, got = load(d, victim, f"f{k % 4}", timeout=2)
+            code, got = load(d, victim, f"f{k % 4}", timeout=4)
             outcomes[code] = outcomes.get(code, 0) + 1
             k += 1
     finally:

@@ -43,8 +43,8 @@ std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,
   t.overwrite = true;
   const UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd)
-    throw WriteError(path + ": cannot open its directory " + dir + " (" + std::strerror(errno) +
-                     ")");
+    throw WriteError(path + ": cannot create the file (its directory " + dir + ": " +
+                     std::strerror(errno) + ")");
   t.dir_fd = fd.get();
   return write_mesh(m, t, options);
 }
