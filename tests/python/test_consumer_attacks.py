@@ -422,3 +422,39 @@ def test_a_consumer_without_the_group_is_told_eacces_not_a_timeout(daemon):
     for part in ("EACCES", f"/dev/shm/{daemon.prefix}b", f"mode {mode}", "owner uid 0 (root)",
                  "join group 'root'"):
         assert part in msg, msg
+
+
+def test_the_trusted_owner_comes_from_the_environment(daemon, tmp_path):
+    """$MESHDOCK_DAEMON_UID, else the owner of the socket in $MESHDOCK_ADDR: a root daemon's
+    segments are refused when either names another user."""
+    import socket
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    sock_dir = tmp_path / "s"
+    sock_dir.mkdir()
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(sock_dir / "nobody.sock"))
+    os.chown(sock_dir / "nobody.sock", NOBODY, NOBODY)
+    code = """
+        import sys, meshdock
+        try:
+            meshdock.attach("b", prefix=sys.argv[1], timeout=2)
+            print("attached")
+        except meshdock.SdkError as e:
+            print(type(e).__name__, e)
+    """
+    try:
+        for env, source in ((dict(MESHDOCK_DAEMON_UID=str(NOBODY)), "$MESHDOCK_DAEMON_UID"),
+                            (dict(MESHDOCK_ADDR=f"unix:{sock_dir}/nobody.sock"),
+                             f"the owner of the daemon socket {sock_dir}/nobody.sock"),
+                            (dict(MESHDOCK_ADDR=f"unix:{daemon.sock}"), None)):
+            r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), daemon.prefix],
+                               capture_output=True, text=True, timeout=30, env=dict(ENV, **env))
+            assert r.returncode == 0, r.stderr
+            if source is None:
+                assert r.stdout.strip() == "attached"
+            else:
+                assert r.stdout.startswith("UntrustedSegment "), r.stdout
+                assert f"trusted: uid 65534 (nobody), from {source}" in r.stdout, r.stdout
+                assert "belongs to uid 0 (root)" in r.stdout, r.stdout
+    finally:
+        s.close()

@@ -106,6 +106,8 @@ std::string shm_path(const std::string& object) {
 
 }  // namespace
 
+inline constexpr const char* kSystemSocket = "/run/meshdock/meshdockd.sock";
+
 // Which uids may own a slot's segments, and where that came from (for messages).
 struct Trust {
   std::vector<uid_t> uids;
@@ -134,14 +136,19 @@ struct Trust {
                        "', not a uid (a decimal number)");
       return {{static_cast<uid_t>(v)}, "$MESHDOCK_DAEMON_UID"};
     }
-    if (const char* addr = std::getenv("MESHDOCK_ADDR");
-        addr && std::string_view(addr).starts_with("unix:")) {
-      std::string path(addr + 5);
+    // The daemon's socket: $MESHDOCK_ADDR when it is unix:PATH, else the system socket (the
+    // Python Client's default). Only the daemon's user can have created it there.
+    const char* addr = std::getenv("MESHDOCK_ADDR");
+    std::string path;
+    if (addr && std::string_view(addr).starts_with("unix:")) {
+      path = addr + 5;
       if (path.starts_with("//")) path.erase(0, 2);  // unix:///abs/path
-      struct stat st;
-      if (::stat(path.c_str(), &st) == 0)
-        return {{st.st_uid}, "the owner of the daemon socket " + path + " ($MESHDOCK_ADDR)"};
+    } else if (!addr || !*addr) {
+      path = kSystemSocket;
     }
+    struct stat st;
+    if (!path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
+      return {{st.st_uid}, "the owner of the daemon socket " + path};
     const uid_t me = ::getuid();
     if (me == 0) return {{0}, "this process's uid (root)"};
     return {{me, 0}, "this process's uid or root (set owner_uid or $MESHDOCK_DAEMON_UID)"};

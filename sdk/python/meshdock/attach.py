@@ -172,7 +172,8 @@ def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
     when none has by the wait's timeout.
 
     Every segment must belong to `owner_uid` (default: $MESHDOCK_DAEMON_UID, else the owner of
-    the socket of $MESHDOCK_ADDR=unix:PATH, else this process's uid or root): UntrustedSegment
+    the socket of $MESHDOCK_ADDR=unix:PATH, or of /run/meshdock/meshdockd.sock when
+    $MESHDOCK_ADDR is unset, else this process's uid or root): UntrustedSegment
     otherwise; SegmentAccessDenied when this process may not open one (names the group to
     join)."""
     from . import _meshdock

@@ -15,7 +15,8 @@
 //
 // Trust: every segment is fstat-checked before a byte of it is read; it must belong to a
 // trusted uid (AttachOptions::owner_uid, else $MESHDOCK_DAEMON_UID, else the owner of the
-// socket in $MESHDOCK_ADDR=unix:PATH, else this process's uid or root). Another owner is a
+// socket in $MESHDOCK_ADDR=unix:PATH or, with $MESHDOCK_ADDR unset, of the system socket
+// /run/meshdock/meshdockd.sock, else this process's uid or root). Another owner is a
 // squatter (UntrustedSegment); a segment this process may not open is SegmentAccessDenied,
 // never "not published". Every wait sleeps and honours its deadline whatever the bytes say.
 #pragma once
@@ -47,8 +48,8 @@ struct AttachOptions {
   // keep the old mappings.
   bool reattach = false;
   // The uid the daemon runs as: segments owned by anyone else are refused (UntrustedSegment).
-  // Unset: $MESHDOCK_DAEMON_UID, else the owner of the socket of $MESHDOCK_ADDR=unix:PATH, else
-  // this process's uid or root.
+  // Unset: $MESHDOCK_DAEMON_UID, else the owner of the socket of $MESHDOCK_ADDR=unix:PATH (or,
+  // $MESHDOCK_ADDR unset, of /run/meshdock/meshdockd.sock), else this process's uid or root.
   std::optional<std::uint32_t> owner_uid;
   // Polled at least every 50 ms while attach looks for the segments and while wait sleeps (and
   // before each such sleep); returning true stops them with Interrupted. Python sets it to
