@@ -167,8 +167,9 @@ std::optional<shm::Segment> open_trusted(const std::string& name, shm::Access ac
   auto refuse_owner = [&](const struct stat& st) {
     throw UntrustedSegment(what + ": segment " + path + " belongs to uid " +
                            std::to_string(st.st_uid) + " (" + user_name(st.st_uid) +
-                           "), not the daemon: " + describe(st) + "; trusted: " + trust.list() +
-                           ". Not reading it (a squatter?)");
+                           "), not the daemon; trusted: " + trust.list() + ". It has mode " +
+                           mode_string(st.st_mode) + ", group " + std::to_string(st.st_gid) + " (" +
+                           group_name(st.st_gid) + "). Not reading it (a squatter?)");
   };
   shm::Segment seg;
   try {
