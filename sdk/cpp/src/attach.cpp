@@ -104,12 +104,13 @@ std::string shm_path(const std::string& object) {
   return "/dev/shm/" + object;
 }
 
+// The system daemon's socket (config/meshdockd.service; the Python Client's default address).
+constexpr const char* kSystemSocket = "/run/meshdock/meshdockd.sock";
+
 }  // namespace
 
-inline constexpr const char* kSystemSocket = "/run/meshdock/meshdockd.sock";
-
 // Which uids may own a slot's segments, and where that came from (for messages).
-struct Trust {
+struct OwnerTrust {
   std::vector<uid_t> uids;
   std::string source;
 
@@ -125,7 +126,7 @@ struct Trust {
     return "uid " + s + ", from " + source;
   }
 
-  static Trust of(const AttachOptions& o) {
+  static OwnerTrust of(const AttachOptions& o) {
     if (o.owner_uid) return {{static_cast<uid_t>(*o.owner_uid)}, "AttachOptions::owner_uid"};
     if (const char* env = std::getenv("MESHDOCK_DAEMON_UID"); env && *env) {
       char* end = nullptr;
@@ -162,7 +163,7 @@ namespace {
 // SegmentAccessDenied when this process may not open it, UntrustedSegment when it belongs to a
 // uid not in `trust`. `what` names the slot for the messages.
 std::optional<shm::Segment> open_trusted(const std::string& name, shm::Access access,
-                                         const Trust& trust, const std::string& what) {
+                                         const OwnerTrust& trust, const std::string& what) {
   const std::string path = shm_path(name);
   auto refuse_owner = [&](const struct stat& st) {
     throw UntrustedSegment(what + ": segment " + path + " belongs to uid " +
@@ -252,7 +253,7 @@ void drop_private_pages(void* base, std::size_t size, int pagemap) {
 struct SlotState {
   std::string name;
   AttachOptions o;
-  Trust trust;
+  OwnerTrust trust;
   shm::Segment control, catalog;
   std::optional<shm::ControlBlockView> cb;
   std::optional<shm::CatalogView> cat;
@@ -411,7 +412,7 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   auto s = std::make_shared<SlotState>();
   s->name = name;
   s->o = options;
-  s->trust = Trust::of(options);
+  s->trust = OwnerTrust::of(options);
   try {
     // Owner checked (and EACCES named) before a byte is read: see open_trusted.
     auto control = open_trusted(control_name, shm::Access::kReadOnly, s->trust, s->what());
