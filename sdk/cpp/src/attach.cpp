@@ -35,6 +35,10 @@ struct Mapping {
   cudaEvent_t event = nullptr;
 #endif
   std::uint64_t size = 0;
+  // Host slots, guarded by SlotState::m: frames using this mapping now, and whether the pages
+  // this process wrote were dropped since the last of them went (see SlotState::hand_out).
+  int frames_out = 0;
+  bool clean = true;
   Mapping() = default;
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -250,14 +254,16 @@ void drop_private_pages(void* base, std::size_t size, int pagemap) {
 
 }  // namespace
 
-struct SlotState {
+struct SlotState : std::enable_shared_from_this<SlotState> {
   std::string name;
   AttachOptions o;
   OwnerTrust trust;
   shm::Segment control, catalog;
   std::optional<shm::ControlBlockView> cb;
   std::optional<shm::CatalogView> cat;
-  std::uint32_t num_slots = 0;  // as validated at attach; never re-read from shared memory
+  // As validated at attach; never re-read from shared memory.
+  std::uint32_t num_slots = 0;
+  std::int32_t device_type = shm::kDLDeviceCPU;
   std::uint64_t last_seen = 0;
   std::mutex m;  // cache
   std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
@@ -322,21 +328,46 @@ struct SlotState {
                      " bytes; the page says data_size " + std::to_string(data_size));
   }
 
+  // Under m: a host mapping handed to a frame. When the last frame using it goes, the pages
+  // it wrote (private copy-on-write copies) are dropped there, off the wake path, so the cached
+  // mapping shows the daemon's bytes again when the buffer serves a later frame.
+  std::shared_ptr<Mapping> hand_out(const std::shared_ptr<Mapping>& mp) {
+    struct Use {
+      std::shared_ptr<Mapping> mp;
+      std::shared_ptr<SlotState> s;
+      Use(std::shared_ptr<Mapping> m, std::shared_ptr<SlotState> st)
+          : mp(std::move(m)), s(std::move(st)) {}
+      Use(const Use&) = delete;
+      Use& operator=(const Use&) = delete;
+      ~Use() { s->returned(*mp); }
+    };
+    ++mp->frames_out;
+    mp->clean = false;
+    auto use = std::make_shared<Use>(mp, shared_from_this());
+    return std::shared_ptr<Mapping>(use, mp.get());
+  }
+  void returned(Mapping& mp) {
+    std::lock_guard lock(m);
+    if (--mp.frames_out > 0) return;
+    drop_private_pages(mp.host.data(), mp.host.size(), pagemap.fd);
+    mp.clean = true;
+  }
+
   std::shared_ptr<Mapping> map(std::uint32_t i, std::uint64_t version, std::uint64_t data_size) {
     std::lock_guard lock(m);
     auto it = cache.find(i);
-    const bool host = cat->device_type() == shm::kDLDeviceCPU;
+    const bool host = device_type == shm::kDLDeviceCPU;
     if (it != cache.end() && it->second.first == version) {
       auto& mp = it->second.second;
       // The page is re-read for every frame, the mapping is not: check it still covers it.
       check_size(*mp, i, version, data_size);
       if (!host) return mp;
       // No frame of ours uses it (a live one would hold a lease, and the daemon would have
-      // given the slot a fresh buffer): drop what we wrote and reuse it. Otherwise map afresh,
-      // leaving the live frame's private writes alone.
-      if (mp.use_count() == 1) {
-        drop_private_pages(mp->host.data(), mp->host.size(), pagemap.fd);
-        return mp;
+      // given the slot a fresh buffer): reuse it, its written pages already dropped. Otherwise
+      // map afresh, leaving the live frame's private writes alone.
+      if (mp->frames_out == 0) {
+        if (!mp->clean) drop_private_pages(mp->host.data(), mp->host.size(), pagemap.fd);
+        return hand_out(mp);
       }
     }
     auto mp = std::make_shared<Mapping>();
@@ -385,7 +416,7 @@ struct SlotState {
     }
     check_size(*mp, i, version, data_size);
     cache[i] = {version, mp};
-    return mp;
+    return host ? hand_out(mp) : mp;
   }
 };
 
@@ -434,6 +465,7 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
     return nullptr;  // removed while we opened it: look again
   }
   s->num_slots = s->cb->num_slots();
+  s->device_type = s->cat->device_type();
   if (s->num_slots != s->cat->num_slots())
     throw SdkError(s->what() + ": control block has " + std::to_string(s->num_slots) +
                    " slots, catalog " + std::to_string(s->cat->num_slots()));
@@ -507,7 +539,7 @@ std::uint32_t Slot::num_slots() const {
   return s_->cb->num_slots();
 }
 std::int32_t Slot::device_type() const {
-  return s_->cat->device_type();
+  return s_->device_type;
 }
 void Slot::check_producer() const {
   s_->check_producer();
@@ -611,7 +643,7 @@ const shm::Manifest& Frame::manifest() const {
   return *s_->manifest;
 }
 std::int32_t Frame::device_type() const {
-  return s_->slot->cat->device_type();
+  return s_->slot->device_type;
 }
 std::int32_t Frame::device_id() const {
   return s_->slot->cat->device_id();

@@ -10,7 +10,7 @@
 // frame lives (it gives the slot a fresh buffer instead). Host slots are mapped copy-on-write
 // (MAP_PRIVATE of an object opened read-only): a consumer may write into its arrays in place
 // (`t -= t.mean(0)`); the written pages become private copies of this process, never reach the
-// daemon or other consumers, and are dropped before the buffer is reused for a later frame.
+// daemon or other consumers, and are dropped when the last frame using that buffer goes.
 // CUDA slots open the IPC handle once per slot and buffer version.
 //
 // Trust: every segment is fstat-checked before a byte of it is read; it must belong to a
