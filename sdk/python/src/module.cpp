@@ -469,7 +469,7 @@ PYBIND11_MODULE(_meshdock, m) {
       py::object cls = py::module_::import("meshdock.attach").attr("SegmentAccessDenied");
       PyErr_SetString(cls.ptr(), e.what());
     } catch (const meshdock::Interrupted& e) {
-      // Normally the hook's pending KeyboardInterrupt is raised instead (see rethrow_pending).
+      // Normally the hook's pending KeyboardInterrupt is raised instead (see without_gil).
       PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     } catch (const meshdock::SdkError& e) {
       py::object cls = py::module_::import("meshdock.attach").attr("SdkError");
