@@ -2,9 +2,17 @@
 
 #include "meshdock/dlpack_tensor.hpp"
 
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -27,6 +35,10 @@ struct Mapping {
   cudaEvent_t event = nullptr;
 #endif
   std::uint64_t size = 0;
+  // Host slots, guarded by SlotState::m: frames using this mapping now, and whether the pages
+  // this process wrote were dropped since the last of them went (see SlotState::hand_out).
+  int frames_out = 0;
+  bool clean = true;
   Mapping() = default;
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -45,29 +57,245 @@ std::string ms(std::uint64_t ns) {
   return std::to_string(ns / 1000000) + " ms";
 }
 
+using Clock = std::chrono::steady_clock;
+// How often an interrupt hook is polled while sleeping, and the longest plain sleep of wait().
+constexpr auto kInterruptPoll = std::chrono::milliseconds(50);
+constexpr auto kProducerPoll = std::chrono::milliseconds(100);
+constexpr auto kBackoff = std::chrono::milliseconds(1);
+// A heartbeat further ahead of our clock than this is forged (or not the same clock).
+constexpr std::uint64_t kFutureHeartbeatNs = 1000000000;
+
+// Closes an fd on scope exit.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string user_name(uid_t uid) {
+  struct passwd pw, *res = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) return res->pw_name;
+  return "no user name";
+}
+
+std::string group_name(gid_t gid) {
+  struct group gr, *res = nullptr;
+  char buf[8192];
+  if (::getgrgid_r(gid, &gr, buf, sizeof buf, &res) == 0 && res) return res->gr_name;
+  return "no group name";
+}
+
+std::string mode_string(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+// "mode 0640, owner uid 0 (root), group 0 (root)"
+std::string describe(const struct stat& st) {
+  return "mode " + mode_string(st.st_mode) + ", owner uid " + std::to_string(st.st_uid) + " (" +
+         user_name(st.st_uid) + "), group " + std::to_string(st.st_gid) + " (" +
+         group_name(st.st_gid) + ")";
+}
+
+// POSIX shm objects are files in /dev/shm on Linux (glibc's shm_open opens them there).
+std::string shm_path(const std::string& object) {
+  return "/dev/shm/" + object;
+}
+
+// The system daemon's socket (config/meshdockd.service; the Python Client's default address).
+constexpr const char* kSystemSocket = "/run/meshdock/meshdockd.sock";
+
 }  // namespace
 
-struct SlotState {
+// Which uids may own a slot's segments, and where that came from (for messages).
+struct OwnerTrust {
+  std::vector<uid_t> uids;
+  std::string source;
+
+  bool trusts(uid_t u) const {
+    for (auto t : uids)
+      if (t == u) return true;
+    return false;
+  }
+  std::string list() const {
+    std::string s;
+    for (auto u : uids)
+      s += (s.empty() ? "" : " or ") + std::to_string(u) + " (" + user_name(u) + ")";
+    return "uid " + s + ", from " + source;
+  }
+
+  static OwnerTrust of(const AttachOptions& o) {
+    if (o.owner_uid) return {{static_cast<uid_t>(*o.owner_uid)}, "AttachOptions::owner_uid"};
+    if (const char* env = std::getenv("MESHDOCK_DAEMON_UID"); env && *env) {
+      char* end = nullptr;
+      errno = 0;
+      const auto v = std::strtoul(env, &end, 10);
+      if (errno != 0 || *end != '\0' || v > 0xFFFFFFFEul)
+        throw SdkError(std::string("$MESHDOCK_DAEMON_UID is '") + env +
+                       "', not a uid (a decimal number)");
+      return {{static_cast<uid_t>(v)}, "$MESHDOCK_DAEMON_UID"};
+    }
+    // The daemon's socket: $MESHDOCK_ADDR when it is unix:PATH, else the system socket (the
+    // Python Client's default). Only the daemon's user can have created it there.
+    const char* addr = std::getenv("MESHDOCK_ADDR");
+    std::string path;
+    if (addr && std::string_view(addr).starts_with("unix:")) {
+      path = addr + 5;
+      if (path.starts_with("//")) path.erase(0, 2);  // unix:///abs/path
+    } else if (!addr || !*addr) {
+      path = kSystemSocket;
+    }
+    struct stat st;
+    if (!path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
+      return {{st.st_uid}, "the owner of the daemon socket " + path};
+    const uid_t me = ::getuid();
+    if (me == 0) return {{0}, "this process's uid (root)"};
+    return {{me, 0}, "this process's uid or root (set owner_uid or $MESHDOCK_DAEMON_UID)"};
+  }
+};
+
+namespace {
+
+// Opens shm object `name` and checks who owns it before anything reads its bytes. nullopt
+// when it does not exist (or is still being created, size 0, by a trusted owner); throws
+// SegmentAccessDenied when this process may not open it, UntrustedSegment when it belongs to a
+// uid not in `trust`. `what` names the slot for the messages.
+std::optional<shm::Segment> open_trusted(const std::string& name, shm::Access access,
+                                         const OwnerTrust& trust, const std::string& what) {
+  const std::string path = shm_path(name);
+  auto refuse_owner = [&](const struct stat& st) {
+    throw UntrustedSegment(what + ": segment " + path + " belongs to uid " +
+                           std::to_string(st.st_uid) + " (" + user_name(st.st_uid) +
+                           "), not the daemon; trusted: " + trust.list() + ". It has mode " +
+                           mode_string(st.st_mode) + ", group " + std::to_string(st.st_gid) + " (" +
+                           group_name(st.st_gid) + "). Not reading it (a squatter?)");
+  };
+  shm::Segment seg;
+  try {
+    seg = shm::Segment::open(name, access);
+  } catch (const shm::ProtocolError&) {
+    // Say why: missing, refused, or there but unusable (empty while being created).
+    const int flags = (access == shm::Access::kReadWrite ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
+                      O_CLOEXEC | O_NONBLOCK;
+    Fd probe(::open(path.c_str(), flags));
+    const int err = errno;
+    struct stat st;
+    const bool there = ::stat(path.c_str(), &st) == 0;
+    if (!there) return std::nullopt;
+    if (probe.fd < 0 && (err == EACCES || err == EPERM)) {
+      std::string groups;
+      const int n = ::getgroups(0, nullptr);
+      std::vector<gid_t> gs(n > 0 ? static_cast<std::size_t>(n) : 0);
+      if (n > 0 && ::getgroups(n, gs.data()) == n)
+        for (auto g : gs) groups += (groups.empty() ? "" : ", ") + std::to_string(g);
+      throw SegmentAccessDenied(
+          what + ": cannot open segment " + path +
+          (access == shm::Access::kReadWrite ? " for reading and writing" : " for reading") +
+          ": EACCES (permission denied); it has " + describe(st) + "; this process is uid " +
+          std::to_string(::geteuid()) + ", gid " + std::to_string(::getegid()) + ", groups [" +
+          groups + "]: join group '" + group_name(st.st_gid) + "' (gid " +
+          std::to_string(st.st_gid) + ") to read it");
+    }
+    if (!trust.trusts(st.st_uid)) refuse_owner(st);
+    return std::nullopt;  // empty (being created) or gone in between: look again
+  }
+  struct stat st;
+  if (::fstat(seg.fd(), &st) != 0)
+    throw SdkError(what + ": fstat of segment " + path + ": " + std::strerror(errno));
+  if (!trust.trusts(st.st_uid)) refuse_owner(st);
+  return seg;
+}
+
+// Pages of a copy-on-write mapping that this process wrote to are private (anonymous) copies
+// and no longer show the object's bytes. Drops them, so the next read maps the object's page
+// again: what makes a cached mapping safe to reuse for a later frame in the same buffer.
+// /proc/self/pagemap says which pages are private (present or swapped, not file/shmem); without
+// it, every page is dropped (correct, only slower: each is faulted in again).
+void drop_private_pages(void* base, std::size_t size, int pagemap) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto* b = static_cast<std::byte*>(base);
+  const std::size_t pages = (size + page - 1) / page;
+  if (pagemap < 0) {
+    ::madvise(b, pages * page, MADV_DONTNEED);
+    return;
+  }
+  constexpr std::uint64_t kPresent = 1ull << 63, kSwapped = 1ull << 62, kFile = 1ull << 61;
+  std::uint64_t entries[512];
+  const auto first = reinterpret_cast<std::uintptr_t>(b) / page;
+  std::size_t run_start = pages;  // first page of the current run of private pages
+  auto flush = [&](std::size_t end) {
+    if (run_start < end) ::madvise(b + run_start * page, (end - run_start) * page, MADV_DONTNEED);
+    run_start = pages;
+  };
+  for (std::size_t at = 0; at < pages;) {
+    const std::size_t n = std::min<std::size_t>(512, pages - at);
+    const auto got = ::pread(pagemap, entries, n * 8, static_cast<off_t>((first + at) * 8));
+    if (got != static_cast<ssize_t>(n * 8)) {
+      flush(at);
+      ::madvise(b + at * page, (pages - at) * page, MADV_DONTNEED);
+      return;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto e = entries[k];
+      const bool priv = (e & (kPresent | kSwapped)) != 0 && (e & kFile) == 0;
+      if (priv && run_start == pages) run_start = at + k;
+      if (!priv) flush(at + k);
+    }
+    at += n;
+  }
+  flush(pages);
+}
+
+}  // namespace
+
+struct SlotState : std::enable_shared_from_this<SlotState> {
   std::string name;
   AttachOptions o;
+  OwnerTrust trust;
   shm::Segment control, catalog;
   std::optional<shm::ControlBlockView> cb;
   std::optional<shm::CatalogView> cat;
+  // As validated at attach; never re-read from shared memory.
+  std::uint32_t num_slots = 0;
+  std::int32_t device_type = shm::kDLDeviceCPU;
   std::uint64_t last_seen = 0;
   std::mutex m;  // cache
   std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
-  // The last manifest decoded per ring slot: a republish of the same layout (the common case)
-  // reuses it after a byte compare instead of parsing the JSON again.
-  std::map<std::uint32_t, std::pair<std::string, std::shared_ptr<const shm::Manifest>>> manifests;
+  // The last manifest decoded per ring slot, with the data_size it was checked against: a
+  // republish of the same layout (the common case) reuses it after a byte compare instead of
+  // parsing the JSON again.
+  struct Decoded {
+    std::string text;
+    std::uint64_t data_size = 0;
+    std::shared_ptr<const shm::Manifest> manifest;
+  };
+  std::map<std::uint32_t, Decoded> manifests;
+  Fd pagemap{::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)};
 
   std::shared_ptr<const shm::Manifest> decode(std::uint32_t i, const shm::PageSnapshot& snap) {
     std::lock_guard lock(m);
     auto& slot = manifests[i];
-    if (slot.second && slot.first == snap.manifest) return slot.second;
+    if (slot.manifest && slot.data_size == snap.data_size && slot.text == snap.manifest)
+      return slot.manifest;
     auto decoded =
         std::make_shared<const shm::Manifest>(shm::decode_manifest(snap.manifest, snap.data_size));
-    slot = {snap.manifest, decoded};
+    slot = {snap.manifest, snap.data_size, decoded};
     return decoded;
+  }
+
+  // Throws Interrupted when the caller's hook says stop. Called before every sleep.
+  void poll_interrupt(const char* during) const {
+    if (o.interrupt && o.interrupt()) throw Interrupted(what() + ": interrupted " + during);
+  }
+  // The longest one sleep may last: the interrupt hook must be polled at least every 50 ms.
+  std::chrono::milliseconds max_sleep(std::chrono::milliseconds other) const {
+    return o.interrupt ? std::min(other, std::chrono::milliseconds(kInterruptPoll)) : other;
   }
 
   std::string what() const { return "slot '" + name + "' (/" + o.prefix + name + ")"; }
@@ -80,27 +308,87 @@ struct SlotState {
     const auto now = shm::monotonic_ns();
     const auto hb = cat->heartbeat_ns();
     const auto max = static_cast<std::uint64_t>(o.producer_timeout.count()) * 1000000;
+    // The daemon beats from the same CLOCK_MONOTONIC: a beat from the future is a lie (a
+    // forged catalog), and trusting it would keep a dead producer "alive" forever.
+    if (hb > now && hb - now > kFutureHeartbeatNs)
+      throw ProducerGone(what() + ": producer gone or lying (heartbeat " + ms(hb - now) +
+                         " in the future of this host's CLOCK_MONOTONIC; daemon pid " +
+                         std::to_string(cat->daemon_pid()) + ")");
     if (now > hb && now - hb > max)
       throw ProducerGone(what() + ": producer gone (heartbeat " + ms(now - hb) +
                          " old; daemon pid " + std::to_string(cat->daemon_pid()) +
                          (shm::pid_alive(cat->daemon_pid()) ? " alive but stuck)" : " dead)"));
   }
 
+  void check_size(const Mapping& mp, std::uint32_t i, std::uint64_t version,
+                  std::uint64_t data_size) const {
+    if (mp.size < data_size)
+      throw SdkError(what() + ": slot " + std::to_string(i) + " buffer (version " +
+                     std::to_string(version) + ") is " + std::to_string(mp.size) +
+                     " bytes; the page says data_size " + std::to_string(data_size));
+  }
+
+  // Under m: a host mapping handed to a frame. When the last frame using it goes, the pages
+  // it wrote (private copy-on-write copies) are dropped there, off the wake path, so the cached
+  // mapping shows the daemon's bytes again when the buffer serves a later frame.
+  std::shared_ptr<Mapping> hand_out(const std::shared_ptr<Mapping>& mp) {
+    struct Use {
+      std::shared_ptr<Mapping> mp;
+      std::shared_ptr<SlotState> s;
+      Use(std::shared_ptr<Mapping> m, std::shared_ptr<SlotState> st)
+          : mp(std::move(m)), s(std::move(st)) {}
+      Use(const Use&) = delete;
+      Use& operator=(const Use&) = delete;
+      ~Use() { s->returned(*mp); }
+    };
+    ++mp->frames_out;
+    mp->clean = false;
+    auto use = std::make_shared<Use>(mp, shared_from_this());
+    return std::shared_ptr<Mapping>(use, mp.get());
+  }
+  void returned(Mapping& mp) {
+    std::lock_guard lock(m);
+    if (--mp.frames_out > 0) return;
+    drop_private_pages(mp.host.data(), mp.host.size(), pagemap.fd);
+    mp.clean = true;
+  }
+
   std::shared_ptr<Mapping> map(std::uint32_t i, std::uint64_t version, std::uint64_t data_size) {
     std::lock_guard lock(m);
     auto it = cache.find(i);
-    if (it != cache.end() && it->second.first == version) return it->second.second;
+    const bool host = device_type == shm::kDLDeviceCPU;
+    if (it != cache.end() && it->second.first == version) {
+      auto& mp = it->second.second;
+      // The page is re-read for every frame, the mapping is not: check it still covers it.
+      check_size(*mp, i, version, data_size);
+      if (!host) return mp;
+      // No frame of ours uses it (a live one would hold a lease, and the daemon would have
+      // given the slot a fresh buffer): reuse it, its written pages already dropped. Otherwise
+      // map afresh, leaving the live frame's private writes alone.
+      if (mp->frames_out == 0) {
+        if (!mp->clean) drop_private_pages(mp->host.data(), mp->host.size(), pagemap.fd);
+        return hand_out(mp);
+      }
+    }
     auto mp = std::make_shared<Mapping>();
-    if (cat->device_type() == shm::kDLDeviceCPU) {
+    if (host) {
       // The name is a function of (slot, version): a buffer the daemon retired while we hold
       // its lease is still there under it, whatever the control block's handle says now.
+      // Copy-on-write: a consumer's in-place write stays in its own pages (and cannot fault).
       const auto object = shm::data_object_name(o.prefix, name, i, version);
+      std::optional<shm::Segment> seg;
       try {
-        mp->host = shm::Segment::open(object, shm::Access::kReadOnly);
+        seg = open_trusted(object, shm::Access::kCopyOnWrite, trust, what());
+      } catch (const SdkError&) {
+        throw;
       } catch (const std::exception& e) {
         throw SdkError(what() + ": slot " + std::to_string(i) + " buffer /" + object + ": " +
                        e.what());
       }
+      if (!seg)
+        throw SdkError(what() + ": slot " + std::to_string(i) + " buffer /" + object +
+                       ": missing or empty");
+      mp->host = std::move(*seg);
       mp->size = mp->host.size();
     } else {
 #if defined(MESHDOCK_HAVE_CUDA)
@@ -126,12 +414,9 @@ struct SlotState {
       throw SdkError(what() + " is a CUDA slot; this libmeshdock was built without CUDA");
 #endif
     }
-    if (mp->size < data_size)
-      throw SdkError(what() + ": slot " + std::to_string(i) + " buffer is " +
-                     std::to_string(mp->size) + " bytes; the page says " +
-                     std::to_string(data_size));
+    check_size(*mp, i, version, data_size);
     cache[i] = {version, mp};
-    return mp;
+    return host ? hand_out(mp) : mp;
   }
 };
 
@@ -155,13 +440,18 @@ namespace {
 std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOptions& options,
                                          const std::string& control_name,
                                          const std::string& catalog_name) {
-  if (!shm::Segment::exists(control_name) || !shm::Segment::exists(catalog_name)) return nullptr;
   auto s = std::make_shared<SlotState>();
   s->name = name;
   s->o = options;
+  s->trust = OwnerTrust::of(options);
   try {
-    s->control = shm::Segment::open(control_name, shm::Access::kReadOnly);
-    s->catalog = shm::Segment::open(catalog_name, shm::Access::kReadWrite);
+    // Owner checked (and EACCES named) before a byte is read: see open_trusted.
+    auto control = open_trusted(control_name, shm::Access::kReadOnly, s->trust, s->what());
+    if (!control) return nullptr;
+    auto catalog = open_trusted(catalog_name, shm::Access::kReadWrite, s->trust, s->what());
+    if (!catalog) return nullptr;
+    s->control = std::move(*control);
+    s->catalog = std::move(*catalog);
     if (!shm::CatalogView::ready(s->catalog.data(), s->catalog.size()))
       return nullptr;  // the daemon is creating it right now: look again
     s->cb.emplace(
@@ -169,11 +459,15 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
     s->cat.emplace(shm::CatalogView::validate(s->catalog.data(), s->catalog.size(), catalog_name));
   } catch (const shm::ProtocolError& e) {
     throw SdkError(e.what());
+  } catch (const SdkError&) {
+    throw;
   } catch (const std::exception&) {
-    return nullptr;  // removed between exists() and open(): look again
+    return nullptr;  // removed while we opened it: look again
   }
-  if (s->cb->num_slots() != s->cat->num_slots())
-    throw SdkError(s->what() + ": control block has " + std::to_string(s->cb->num_slots()) +
+  s->num_slots = s->cb->num_slots();
+  s->device_type = s->cat->device_type();
+  if (s->num_slots != s->cat->num_slots())
+    throw SdkError(s->what() + ": control block has " + std::to_string(s->num_slots) +
                    " slots, catalog " + std::to_string(s->cat->num_slots()));
   return s;
 }
@@ -189,11 +483,14 @@ Slot Slot::attach(const std::string& name, const AttachOptions& options) {
     throw SdkError(e.what());
   }
   // The segments appear when the daemon loads the mesh: until then there is nothing to sleep
-  // on, so look every 10 ms.
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  // on, so look every 10 ms (polling the interrupt hook before each look's sleep).
+  const auto deadline = Clock::now() + options.timeout;
   std::shared_ptr<SlotState> s;
   while (!(s = open_segments(name, options, control_name, catalog_name))) {
-    if (std::chrono::steady_clock::now() >= deadline)
+    if (options.interrupt && options.interrupt())
+      throw Interrupted("slot '" + name + "' (/" + options.prefix + name +
+                        "): interrupted while attaching");
+    if (Clock::now() >= deadline)
       throw AttachTimeout("slot '" + name + "' (/" + options.prefix + name +
                           "): not published within " + std::to_string(options.timeout.count()) +
                           " ms (is meshdockd running with prefix '" + options.prefix +
@@ -221,8 +518,9 @@ void Slot::reattach_after(const ProducerGone& why, std::chrono::steady_clock::ti
         // still the dead producer's segments
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline)
+    if (Clock::now() >= deadline)
       throw ProducerGone(std::string(why.what()) + "; no live producer published it again in time");
+    s_->poll_interrupt("while reattaching");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -241,7 +539,7 @@ std::uint32_t Slot::num_slots() const {
   return s_->cb->num_slots();
 }
 std::int32_t Slot::device_type() const {
-  return s_->cat->device_type();
+  return s_->device_type;
 }
 void Slot::check_producer() const {
   s_->check_producer();
@@ -251,8 +549,10 @@ double Slot::publish_time() const {
 }
 
 std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = Clock::now() + timeout;
   const auto pid = ::getpid();
+  int retries = 0;      // look-agains in a row at a page that did not hold frame w
+  int empty_wakes = 0;  // futex wakes in a row that brought no new frame
   while (true) {
     try {
       s_->check_producer();
@@ -261,9 +561,13 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       reattach_after(gone, deadline);
       continue;
     }
+    // The futex value before write_idx: a publish after this read changes the futex, so the
+    // sleep below returns at once. Sleeping on the value read (not on write_idx) means a
+    // futex word that never equals write_idx (garbage) still sleeps instead of spinning.
+    const std::uint32_t fv = s_->cat->futex_value();
     const std::uint32_t w = s_->cb->write_idx();
     if (w > s_->last_seen && w > 0) {
-      const std::uint32_t i = (w - 1) % s_->cb->num_slots();
+      const std::uint32_t i = (w - 1) % s_->num_slots;
       auto page = s_->cat->page(i);
       const auto lease = page.acquire_lease(pid, w);
       if (!lease)
@@ -280,6 +584,16 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       }
       if (!snap || snap->frame != w) {  // being refilled, or already newer: look again
         page.release_lease(*lease, pid);
+        // A page being refilled settles in microseconds; one that stays odd or never holds
+        // frame w (a dead writer, or forged bytes) must not spin: back off, keep the deadline.
+        if (++retries > 3) {
+          const auto now = Clock::now();
+          if (now >= deadline) return std::nullopt;
+          s_->poll_interrupt("while waiting for a frame");
+          std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kBackoff));
+        } else {
+          std::this_thread::yield();
+        }
         continue;
       }
       auto f = std::make_shared<FrameState>();
@@ -296,11 +610,23 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       s_->last_seen = w;
       return Frame(std::move(f));
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = Clock::now();
     if (now >= deadline) return std::nullopt;
-    // Sleep until the futex moves past w; wake every 100 ms to notice a dead producer.
+    s_->poll_interrupt("while waiting for a frame");
+    // Sleep until the futex moves; wake every 100 ms to notice a dead producer (50 ms with an
+    // interrupt hook). The daemon moves the futex only after write_idx, so a wake without a
+    // new frame happens at most once in a row honestly; more means somebody is toggling the
+    // word: sleep 1 ms plainly then.
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    shm::futex_wait(s_->cat->futex_word(), w, std::min(left, std::chrono::milliseconds(100)));
+    const auto nap = std::min(left, s_->max_sleep(kProducerPoll));
+    if (empty_wakes >= 2) {
+      std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kBackoff));
+      empty_wakes = 0;
+    } else if (shm::futex_wait(s_->cat->futex_word(), fv, nap) == shm::WaitResult::kChanged) {
+      ++empty_wakes;
+    } else {
+      empty_wakes = 0;
+    }
   }
 }
 
@@ -317,7 +643,7 @@ const shm::Manifest& Frame::manifest() const {
   return *s_->manifest;
 }
 std::int32_t Frame::device_type() const {
-  return s_->slot->cat->device_type();
+  return s_->slot->device_type;
 }
 std::int32_t Frame::device_id() const {
   return s_->slot->cat->device_id();

@@ -10,7 +10,8 @@ C++ headers), device detection, ``attach`` (a slot meshdockd publishes, as DLPac
 from __future__ import annotations
 
 from . import protocol
-from .attach import AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError, attach
+from .attach import (AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError,
+                     SegmentAccessDenied, UntrustedSegment, attach)
 from .client import Client, DaemonError
 from .mesh import (CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read,
                    release_memory, write)
@@ -33,4 +34,4 @@ __all__ = ["protocol", "ProtocolError", "read", "write", "release_memory", "Mesh
            "Region", "MeshError", "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
            "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
-           "ProducerGone", "AttachTimeout", "Client", "DaemonError", "__version__"]
+           "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "__version__"]

@@ -6,7 +6,10 @@
 
 A Frame has the DevicePayload attributes; it holds a lease on its ring slot until the Frame and
 every array taken from it are gone (or frame.release() and the arrays are dropped), so the
-daemon never refills memory a consumer is reading. Host slots are read-only: copy to write.
+daemon never refills memory a consumer is reading. Host slots are mapped copy-on-write: an
+in-place write (`t -= t.mean(0)`) works and stays private to this process; the daemon and other
+consumers never see it. Ctrl-C raises KeyboardInterrupt within 100 ms in attach(), wait() and
+frames(). Every segment must belong to the daemon's uid (UntrustedSegment otherwise).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Iterator, Optional
 from .mesh import Region
 from .payload import DevicePayload
 
-__all__ = ["SdkError", "ProducerGone", "AttachTimeout", "Frame", "AttachedSlot", "attach"]
+__all__ = ["SdkError", "ProducerGone", "AttachTimeout", "UntrustedSegment",
+           "SegmentAccessDenied", "Frame", "AttachedSlot", "attach"]
 
 
 class SdkError(RuntimeError):
@@ -31,6 +35,16 @@ class ProducerGone(SdkError):
 
 class AttachTimeout(SdkError, TimeoutError):
     """The slot was not published within the attach timeout."""
+
+
+class UntrustedSegment(SdkError):
+    """A segment of the slot belongs to a uid other than the daemon's (a squatter); the message
+    names it, its owner and mode, and the trusted uids. None of its bytes were read."""
+
+
+class SegmentAccessDenied(SdkError, PermissionError):
+    """This process may not open a segment of the slot (EACCES); the message names the
+    segment, its mode and owner, and the group to join."""
 
 
 @dataclass(repr=False)
@@ -148,13 +162,20 @@ class _Closed:
 
 
 def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
-           producer_timeout: float = 1.0, reattach: bool = False) -> AttachedSlot:
+           producer_timeout: float = 1.0, reattach: bool = False,
+           owner_uid: Optional[int] = None) -> AttachedSlot:
     """Attach to slot `name` (shared memory /<prefix><name>), waiting up to `timeout` seconds
     for the daemon to publish it (AttachTimeout). A heartbeat older than `producer_timeout`
     seconds means the producer is gone (ProducerGone). With `reattach`, wait() rides over a
     daemon restart or an unload + load: it attaches again as soon as a live daemon publishes
     `name` and returns that producer's first frame (numbers restart); ProducerGone comes only
-    when none has by the wait's timeout."""
+    when none has by the wait's timeout.
+
+    Every segment must belong to `owner_uid` (default: $MESHDOCK_DAEMON_UID, else the owner of
+    the socket of $MESHDOCK_ADDR=unix:PATH, or of /run/meshdock/meshdockd.sock when
+    $MESHDOCK_ADDR is unset, else this process's uid or root): UntrustedSegment
+    otherwise; SegmentAccessDenied when this process may not open one (names the group to
+    join)."""
     from . import _meshdock
-    return AttachedSlot(_meshdock.Slot.attach(name, prefix, timeout, producer_timeout, reattach),
-                        name)
+    return AttachedSlot(_meshdock.Slot.attach(name, prefix, timeout, producer_timeout, reattach,
+                                              owner_uid), name)

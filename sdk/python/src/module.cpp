@@ -315,6 +315,27 @@ py::object tensor(const mesh::Array& a, const payload::Device& dev, const std::s
 }
 
 // ---- attach (libmeshdock)
+// The interrupt hook of every Slot made here: wait() and attach() run with the GIL released, so
+// nothing else would run Python's signal handlers; this takes the GIL back at least every 50 ms
+// and runs them. A handler that raises (SIGINT's KeyboardInterrupt) leaves its exception pending
+// on this thread and stops the wait; the binding then raises exactly that exception.
+bool check_signals() {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
+// Runs `f` with the GIL released; an Interrupted from the hook becomes the pending exception.
+template <typename F>
+auto without_gil(F&& f) {
+  try {
+    py::gil_scoped_release release;
+    return f();
+  } catch (const meshdock::Interrupted&) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    throw;
+  }
+}
+
 // ------------------------------------------------------------------------ A frame's array as an
 // Array: its Buffer adopts the slot memory and holds the frame (so the lease) until the last
 // Tensor, numpy view or DLPack consumer of it is gone.
@@ -441,6 +462,15 @@ PYBIND11_MODULE(_meshdock, m) {
     } catch (const meshdock::AttachTimeout& e) {
       py::object cls = py::module_::import("meshdock.attach").attr("AttachTimeout");
       PyErr_SetString(cls.ptr(), e.what());
+    } catch (const meshdock::UntrustedSegment& e) {
+      py::object cls = py::module_::import("meshdock.attach").attr("UntrustedSegment");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const meshdock::SegmentAccessDenied& e) {
+      py::object cls = py::module_::import("meshdock.attach").attr("SegmentAccessDenied");
+      PyErr_SetString(cls.ptr(), e.what());
+    } catch (const meshdock::Interrupted& e) {
+      // Normally the hook's pending KeyboardInterrupt is raised instead (see without_gil).
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     } catch (const meshdock::SdkError& e) {
       py::object cls = py::module_::import("meshdock.attach").attr("SdkError");
       PyErr_SetString(cls.ptr(), e.what());
@@ -516,26 +546,25 @@ PYBIND11_MODULE(_meshdock, m) {
       .def_static(
           "attach",
           [](const std::string& name, const std::string& prefix, double timeout,
-             double producer_timeout, bool reattach) {
+             double producer_timeout, bool reattach, std::optional<std::uint32_t> owner_uid) {
             meshdock::AttachOptions o;
             o.reattach = reattach;
             o.prefix = prefix;
             o.timeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
             o.producer_timeout =
                 std::chrono::milliseconds(static_cast<long>(producer_timeout * 1000));
-            py::gil_scoped_release release;
-            return meshdock::Slot::attach(name, o);
+            o.owner_uid = owner_uid;
+            o.interrupt = check_signals;
+            return without_gil([&] { return meshdock::Slot::attach(name, o); });
           },
           py::arg("name"), py::arg("prefix"), py::arg("timeout"), py::arg("producer_timeout"),
-          py::arg("reattach") = false)
+          py::arg("reattach") = false, py::arg("owner_uid") = py::none())
       .def(
           "wait",
           [](meshdock::Slot& s, double timeout) -> py::object {
-            std::optional<meshdock::Frame> f;
-            {
-              py::gil_scoped_release release;
-              f = s.wait(std::chrono::milliseconds(static_cast<long>(timeout * 1000)));
-            }
+            const auto f = without_gil([&] {
+              return s.wait(std::chrono::milliseconds(static_cast<long>(timeout * 1000)));
+            });
             if (!f) return py::none();
             return frame_dict(*f);
           },

@@ -7,14 +7,25 @@
 //                                                             // tensor's deleter and the Frame go
 //
 // A Frame holds a lease on its ring slot, so the daemon never refills that buffer while the
-// frame lives (it gives the slot a fresh buffer instead). Host slots are mapped read-only:
-// copy before writing. CUDA slots open the IPC handle once per slot and buffer version.
+// frame lives (it gives the slot a fresh buffer instead). Host slots are mapped copy-on-write
+// (MAP_PRIVATE of an object opened read-only): a consumer may write into its arrays in place
+// (`t -= t.mean(0)`); the written pages become private copies of this process, never reach the
+// daemon or other consumers, and are dropped when the last frame using that buffer goes.
+// CUDA slots open the IPC handle once per slot and buffer version.
+//
+// Trust: every segment is fstat-checked before a byte of it is read; it must belong to a
+// trusted uid (AttachOptions::owner_uid, else $MESHDOCK_DAEMON_UID, else the owner of the
+// socket in $MESHDOCK_ADDR=unix:PATH or, with $MESHDOCK_ADDR unset, of the system socket
+// /run/meshdock/meshdockd.sock, else this process's uid or root). Another owner is a
+// squatter (UntrustedSegment); a segment this process may not open is SegmentAccessDenied,
+// never "not published". Every wait sleeps and honours its deadline whatever the bytes say.
 #pragma once
 
 #include <dlpack/dlpack.h>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +47,14 @@ struct AttachOptions {
   // ProducerGone; frame numbers then restart with the new producer's. Frames already held
   // keep the old mappings.
   bool reattach = false;
+  // The uid the daemon runs as: segments owned by anyone else are refused (UntrustedSegment).
+  // Unset: $MESHDOCK_DAEMON_UID, else the owner of the socket of $MESHDOCK_ADDR=unix:PATH (or,
+  // $MESHDOCK_ADDR unset, of /run/meshdock/meshdockd.sock), else this process's uid or root.
+  std::optional<std::uint32_t> owner_uid;
+  // Polled at least every 50 ms while attach looks for the segments and while wait sleeps (and
+  // before each such sleep); returning true stops them with Interrupted. Python sets it to
+  // check for signals, so Ctrl-C raises KeyboardInterrupt. It runs on the waiting thread.
+  std::function<bool()> interrupt;
 };
 
 // One array of a frame, where it is.
@@ -76,14 +95,19 @@ class Frame {
 
 class Slot {
  public:
-  // Waits up to options.timeout for `name` to be published (AttachTimeout), validates both
-  // segments (SdkError naming the field), and fails fast when the producer is gone.
+  // Waits up to options.timeout for `name` to be published (AttachTimeout), checks the owner of
+  // both segments (UntrustedSegment, SegmentAccessDenied), validates them (SdkError naming the
+  // field), and fails fast when the producer is gone (a stale heartbeat, or one more than 1 s in
+  // the future). Interrupted when options.interrupt says so.
   static Slot attach(const std::string& name, const AttachOptions& options = {});
 
   // The newest frame this Slot has not returned yet; sleeps on the futex until one is
   // published, or returns nullopt after `timeout`. Throws ProducerGone when the shutdown flag
-  // is set or the heartbeat is stale (with reattach: when no live producer has published the
-  // name again by the deadline), SdkError on a corrupt segment or a full lease table.
+  // is set or the heartbeat is stale or in the future (with reattach: when no live producer has
+  // published the name again by the deadline), SdkError on a corrupt segment, a page whose
+  // data_size exceeds the mapped buffer, or a full lease table; Interrupted when the interrupt
+  // hook says so. Returns by the deadline (nullopt) whatever the shared bytes say, sleeping
+  // (futex or a 1 ms back-off) rather than spinning.
   std::optional<Frame> wait(std::chrono::milliseconds timeout);
 
   // How many times wait() has attached again to a new producer (reattach only).

@@ -16,7 +16,9 @@
 
 namespace meshdock::shm {
 
-enum class Access { kReadOnly, kReadWrite };
+// kCopyOnWrite: the object is opened read-only and mapped MAP_PRIVATE, writable: this
+// process's writes land in private copies of the pages and never reach the object.
+enum class Access { kReadOnly, kReadWrite, kCopyOnWrite };
 
 class Segment {
  public:
@@ -63,14 +65,15 @@ class Segment {
   static Segment open(const std::string& name, Access access = Access::kReadOnly) {
     namespace bip = boost::interprocess;
     Segment s;
-    const auto mode = access == Access::kReadOnly ? bip::read_only : bip::read_write;
+    const auto mode = access == Access::kReadWrite ? bip::read_write : bip::read_only;
+    const auto map_mode = access == Access::kCopyOnWrite ? bip::copy_on_write : mode;
     try {
       s.shm_ = bip::shared_memory_object(bip::open_only, name.c_str(), mode);
       bip::offset_t size = 0;
       if (!s.shm_.get_size(size) || size <= 0) {
         throw ProtocolError("segment '" + name + "' is empty");
       }
-      s.region_ = bip::mapped_region(s.shm_, mode);
+      s.region_ = bip::mapped_region(s.shm_, map_mode);
     } catch (const bip::interprocess_exception& e) {
       throw ProtocolError("segment '" + name + "': cannot open (" + e.what() + ")");
     }
@@ -106,6 +109,8 @@ class Segment {
   std::size_t size() const { return region_.get_size(); }
   const std::string& name() const { return name_; }
   bool valid() const { return region_.get_address() != nullptr; }
+  // The open object's file descriptor (for fstat: owner, mode), or -1 when there is none.
+  int fd() const { return shm_.get_mapping_handle().handle; }
 
  private:
   void drop() noexcept {

@@ -1,0 +1,127 @@
+// libmeshdock against a slot published in this process (the daemon's own slot code): the
+// interrupt hook stops attach and wait, a host frame's arrays can be written in place without
+// reaching the segment, a forged write_idx cannot make wait spin past its timeout, and a
+// segment of an untrusted owner is refused.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "daemon/backend/backend.hpp"
+#include "daemon/payload/payload.hpp"
+#include "daemon/slots/slot.hpp"
+#include "meshdock/attach.hpp"
+
+namespace mesh = meshdock::mesh;
+namespace shm = meshdock::shm;
+namespace slots = meshdock::slots;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Published {
+  std::unique_ptr<meshdock::backend::Backend> backend = meshdock::backend::make_host_backend(0600);
+  std::unique_ptr<slots::Slot> slot;
+  meshdock::AttachOptions options;
+
+  explicit Published(const std::string& tag) {
+    slots::SlotOptions o;
+    o.prefix = "sdk" + std::to_string(::getpid()) + tag + ".";
+    o.name = "m";
+    o.page_size = 16384;
+    o.lease_capacity = 8;
+    slot = std::make_unique<slots::Slot>(o, *backend);
+    mesh::Mesh m;
+    m.points = mesh::Array::from_vector(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+    m.cells.push_back(mesh::CellBlock::fixed(
+        "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+    slot->publish(meshdock::payload::build_payload(m));
+    slot->maintain(shm::monotonic_ns());
+    options.prefix = o.prefix;
+    options.timeout = milliseconds(2000);
+    options.producer_timeout = milliseconds(60000);
+  }
+};
+
+double cpu_seconds() {
+  struct rusage r;
+  ::getrusage(RUSAGE_SELF, &r);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+}
+
+}  // namespace
+
+TEST(SdkAttach, TheInterruptHookStopsAttachAndWaitWithin50Ms) {
+  Published p("i");
+  auto stop_at = Clock::now() + milliseconds(200);
+  meshdock::AttachOptions o = p.options;
+  o.timeout = milliseconds(30000);
+  o.interrupt = [&] { return Clock::now() >= stop_at; };
+  auto t0 = Clock::now();
+  EXPECT_THROW(meshdock::Slot::attach("missing", o), meshdock::Interrupted);
+  EXPECT_LT(Clock::now() - t0, milliseconds(260));
+
+  auto slot = meshdock::Slot::attach("m", o);
+  ASSERT_TRUE(slot.wait(milliseconds(1000)));  // frame 1
+  stop_at = Clock::now() + milliseconds(200);
+  t0 = Clock::now();
+  try {
+    slot.wait(milliseconds(30000));
+    FAIL() << "wait returned";
+  } catch (const meshdock::Interrupted& e) {
+    EXPECT_NE(std::string(e.what()).find("interrupted while waiting"), std::string::npos);
+  }
+  EXPECT_LT(Clock::now() - t0, milliseconds(260));
+}
+
+TEST(SdkAttach, AnInPlaceWriteStaysInThisProcess) {
+  Published p("w");
+  auto slot = meshdock::Slot::attach("m", p.options);
+  auto frame = slot.wait(milliseconds(1000));
+  ASSERT_TRUE(frame);
+  const auto pts = frame->array("points");
+  auto* d = static_cast<double*>(pts.data);
+  d[0] = -42.0;  // a read-only mapping would SIGSEGV here
+  EXPECT_EQ(d[0], -42.0);
+  // The object itself is unchanged: map it again, as another consumer would.
+  auto again = shm::Segment::open(
+      shm::data_object_name(p.options.prefix, "m", frame->slot_index(), 1), shm::Access::kReadOnly);
+  double first;
+  std::memcpy(&first, static_cast<std::byte*>(again.data()) + pts.entry.offset, sizeof first);
+  EXPECT_EQ(first, 1.0);
+}
+
+TEST(SdkAttach, AGarbageWriteIdxCannotMakeWaitSpin) {
+  Published p("g");
+  auto slot = meshdock::Slot::attach("m", p.options);
+  ASSERT_TRUE(slot.wait(milliseconds(1000)));
+  // The control block as a hostile writer leaves it: a write_idx no page ever holds.
+  auto control =
+      shm::Segment::open(shm::control_object_name(p.options.prefix, "m"), shm::Access::kReadWrite);
+  const std::uint32_t garbage = 0xFFFFFFF0u;
+  std::memcpy(static_cast<std::byte*>(control.data()) + 16, &garbage, sizeof garbage);
+  const auto cpu0 = cpu_seconds();
+  const auto t0 = Clock::now();
+  EXPECT_FALSE(slot.wait(milliseconds(1000)));
+  EXPECT_LT(Clock::now() - t0, milliseconds(1200));
+  EXPECT_LT(cpu_seconds() - cpu0, 0.3);
+}
+
+TEST(SdkAttach, ASegmentOfAnotherOwnerIsRefusedNamingIt) {
+  Published p("o");
+  meshdock::AttachOptions o = p.options;
+  o.owner_uid = ::getuid() + 1;
+  try {
+    meshdock::Slot::attach("m", o);
+    FAIL() << "attached";
+  } catch (const meshdock::UntrustedSegment& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("belongs to uid " + std::to_string(::getuid())), std::string::npos) << msg;
+    EXPECT_NE(msg.find("mode 0660"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("AttachOptions::owner_uid"), std::string::npos) << msg;
+  }
+}
