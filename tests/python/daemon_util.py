@@ -8,6 +8,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import threading
 import time
 import uuid
 
@@ -52,6 +53,12 @@ class Daemon:
         if not line.startswith("meshdockd ready on "):
             self.proc.kill()
             raise RuntimeError(f"meshdockd did not start: {line!r} {self.proc.stderr.read()}")
+        # The log is read as it comes: a daemon that logs more than a pipe holds (hundreds of
+        # loads) would otherwise block in write(2). stop() joins it into self.stderr.
+        self.log = []
+        self._drain = threading.Thread(target=lambda: self.log.extend(self.proc.stderr),
+                                       daemon=True)
+        self._drain.start()
         self.channel = grpc.insecure_channel(self.addr)
         self.stub = pbg.MeshdockStub(self.channel)
 
@@ -111,7 +118,8 @@ class Daemon:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise
-        self.stderr = self.proc.stderr.read()
+        self._drain.join(5)
+        self.stderr = "".join(self.log)
         self.proc.stdout.close()
         self.proc.stderr.close()
         return rc

@@ -105,11 +105,7 @@ def world(tmp_path):
     os.chown(work / "good", 65534, 65534)
     d.outside, d.work = outside, work
     d.outside_before = {p.name: p.read_bytes() for p in outside.iterdir()}
-    # Hundreds of loads log hundreds of lines: read them as they come, or a full stderr pipe
-    # would stop the daemon in write(2).
-    d.log = []
-    drain = threading.Thread(target=lambda: d.log.extend(d.proc.stderr), daemon=True)
-    drain.start()
+    # Hundreds of loads log hundreds of lines: daemon_util.Daemon reads them as they come (d.log).
     yield d
     try:
         d.channel.close()
@@ -121,7 +117,7 @@ def world(tmp_path):
                 d.proc.kill()
                 d.proc.wait(10)
                 raise
-        drain.join(10)
+        d._drain.join(10)
         assert d.proc.returncode == 0, "".join(d.log[-20:])
     finally:
         shutil.rmtree(base, ignore_errors=True)
