@@ -60,7 +60,8 @@ struct Registry::Entry {
   FileStamp stamp;
 };
 
-Registry::Registry(Config config, Logger& log) : c_(std::move(config)), log_(log) {
+Registry::Registry(Config config, Logger& log)
+    : c_(std::move(config)), log_(log), consumers_(std::make_shared<slots::ConsumerRegistry>()) {
   host_ = backend::make_host_backend(c_.shm_mode);
   for (const auto& name : slots::Slot::remove_stale(c_.prefix))
     log_.info("removed stale segments of '" + name + "' (their daemon is gone)");
@@ -342,7 +343,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
       so.num_slots = num_slots;
       so.mode = c_.shm_mode;
       so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
+      so.memory_budget = c_.device_memory_budget;
+      so.consumers = consumers_;
       e->slot = std::make_unique<slots::Slot>(so, *e->backend);
+      for (const auto& n : e->slot->take_notes()) log_.warn(n);
     }
     e->slot->set_pause_mid_write(failpoint && c_.failpoint.phase == "mid_write"
                                      ? c_.failpoint.pause
@@ -556,7 +560,9 @@ std::vector<std::string> Registry::maintain() {
     std::unique_lock lock(e->m, std::try_to_lock);
     if (!lock.owns_lock() || !e->slot) continue;  // busy publishing: its publish beats
     if (const auto n = e->slot->maintain(now_ns))
-      log_.info(e->request.name + ": reclaimed " + std::to_string(n) + " leases of dead consumers");
+      log_.info(e->request.name + ": cleared " + std::to_string(n) +
+                " leases of dead or unregistered consumers");
+    for (const auto& n : e->slot->take_notes()) log_.warn(n);
     if (check_files && e->request.watch) {
       const auto st = stamp_of(e->path);
       if (st.size && !(st == e->stamp)) {
@@ -566,6 +572,37 @@ std::vector<std::string> Registry::maintain() {
     }
   }
   return changed;
+}
+
+std::vector<LeaseReport> Registry::leases() const {
+  std::vector<std::shared_ptr<Entry>> all;
+  {
+    std::lock_guard lock(m_);
+    for (const auto& [n, e] : entries_) all.push_back(e);
+  }
+  std::vector<LeaseReport> out;
+  for (const auto& e : all) {
+    std::lock_guard lock(e->m);
+    if (!e->slot) continue;
+    for (const auto& l : e->slot->leases()) out.push_back({e->request.name, l});
+  }
+  return out;
+}
+
+std::size_t Registry::revoke(std::int32_t pid) {
+  std::vector<std::shared_ptr<Entry>> all;
+  {
+    std::lock_guard lock(m_);
+    for (const auto& [n, e] : entries_) all.push_back(e);
+  }
+  std::size_t n = 0;
+  for (const auto& e : all) {
+    std::lock_guard lock(e->m);
+    if (!e->slot) continue;
+    n += e->slot->revoke(pid);
+    for (const auto& line : e->slot->take_notes()) log_.warn(line);
+  }
+  return n;
 }
 
 }  // namespace meshdock::service

@@ -65,16 +65,27 @@ def test_golden_catalog(data_dir, core):
     assert (c.futex, c.heartbeat_ns) == (9, 123456789000)
     page = c.pages[0]
     assert (page.seq, page.frame, page.data_size, page.buffer_version) == (2, 9, 4096, 3)
-    assert page.leases == [p.Lease(0, 777, False, 9)]
+    assert (c.daemon_uid, c.socket) == (998, b"\0" + b"0a1b2")
     assert json.loads(page.manifest) == spec["pages"][0]["manifest"]
     assert c.pages[1].manifest == b""
     assert p.encode_catalog(c) == golden
     cpp = core.validate_catalog(golden)
     assert cpp["pages"][0]["manifest"] == page.manifest
-    assert cpp["pages"][0]["leases"] == [(0, 777, False, 9)]
+    assert (cpp["daemon_uid"], cpp["socket"]) == (998, b"\0" + b"0a1b2")
     assert (cpp["futex"], cpp["heartbeat_ns"], cpp["total_size"]) == (9, 123456789000, 20480)
     # The C++ encoder re-encodes the manifest to the very same bytes.
     assert core.decode_manifest(page.manifest.decode(), 4096).encode() == page.manifest
+
+
+def test_golden_leases(data_dir):
+    spec = json.loads((data_dir / "golden" / "catalog_n2.json").read_text())
+    golden = (data_dir / "golden" / spec["leases_file"]).read_bytes()
+    assert len(golden) == p.leases_size(2, 4) == 128
+    leases = p.decode_leases(golden, 2, 4)
+    assert leases == [p.Lease(0, 777, False, 9, 0), p.Lease(0, 778, False, 8, 1)]
+    assert p.encode_leases(2, 4, leases) == golden
+    with pytest.raises(p.ProtocolError, match="segment is 127 bytes; 2 slots of 4 leases need 128"):
+        p.decode_leases(golden[:127], 2, 4)
 
 
 def test_catalog_ready_follows_the_magic_written_last(data_dir):
@@ -89,7 +100,7 @@ def test_catalog_ready_follows_the_magic_written_last(data_dir):
     # Only the magic missing (every other field written): still not ready.
     assert not p.catalog_ready(bytes(4) + golden[4:])
     assert p.catalog_ready(b"\x01" + bytes(10))  # too small: decode_catalog says why
-    with pytest.raises(p.ProtocolError, match="smaller than the 56-byte header"):
+    with pytest.raises(p.ProtocolError, match="smaller than the 172-byte header"):
         p.decode_catalog(b"\x01" + bytes(10))
 
 

@@ -2,6 +2,7 @@
 
 #include "meshdock/dlpack_tensor.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -50,9 +51,14 @@ std::string ms(std::uint64_t ns) {
 struct SlotState {
   std::string name;
   AttachOptions o;
-  shm::Segment control, catalog;
+  shm::Segment control, catalog;  // read-only (mode 0640: only the daemon writes them)
+  shm::Segment leases;            // read-write: this process's lease entries
   std::optional<shm::ControlBlockView> cb;
   std::optional<shm::CatalogView> cat;
+  std::optional<shm::LeasesView> lv;
+  // Open while this process may hold leases: the daemon honours leases of registered pids only.
+  shm::Registration registration;
+  std::string registration_error;  // why there is none (reported when a lease is needed)
   std::uint64_t last_seen = 0;
   std::mutex m;  // cache
   std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
@@ -142,7 +148,7 @@ struct FrameState {
   std::uint32_t lease = 0;
   std::uint64_t frame = 0;
   std::shared_ptr<const shm::Manifest> manifest;
-  ~FrameState() { slot->cat->page(index).release_lease(lease, ::getpid()); }
+  ~FrameState() { slot->lv->table(index).release(lease, ::getpid()); }
 };
 
 // ---- Slot
@@ -150,23 +156,30 @@ struct FrameState {
 
 namespace {
 
-// Opens and validates both segments of `name`. Returns nullptr when they are not there (yet);
-// throws SdkError when they are there but malformed.
+// Opens and validates the segments of `name` and registers with the daemon. Returns nullptr
+// when they are not there (yet); throws SdkError when they are there but malformed.
 std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOptions& options,
                                          const std::string& control_name,
                                          const std::string& catalog_name) {
   if (!shm::Segment::exists(control_name) || !shm::Segment::exists(catalog_name)) return nullptr;
+  const auto leases_name =
+      catalog_name.substr(0, catalog_name.size() - shm::kCatalogSuffix.size()) +
+      std::string(shm::kLeasesSuffix);
   auto s = std::make_shared<SlotState>();
   s->name = name;
   s->o = options;
   try {
     s->control = shm::Segment::open(control_name, shm::Access::kReadOnly);
-    s->catalog = shm::Segment::open(catalog_name, shm::Access::kReadWrite);
+    s->catalog = shm::Segment::open(catalog_name, shm::Access::kReadOnly);
     if (!shm::CatalogView::ready(s->catalog.data(), s->catalog.size()))
       return nullptr;  // the daemon is creating it right now: look again
     s->cb.emplace(
         shm::ControlBlockView::validate(s->control.data(), s->control.size(), control_name));
     s->cat.emplace(shm::CatalogView::validate(s->catalog.data(), s->catalog.size(), catalog_name));
+    s->leases = shm::Segment::open(leases_name, shm::Access::kReadWrite);
+    // The shape is the catalog's (validated, read-only to us), never the leases segment's.
+    s->lv.emplace(shm::LeasesView::over(s->leases.data(), s->leases.size(), s->cat->num_slots(),
+                                        s->cat->lease_capacity(), leases_name));
   } catch (const shm::ProtocolError& e) {
     throw SdkError(e.what());
   } catch (const std::exception&) {
@@ -175,6 +188,18 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   if (s->cb->num_slots() != s->cat->num_slots())
     throw SdkError(s->what() + ": control block has " + std::to_string(s->cb->num_slots()) +
                    " slots, catalog " + std::to_string(s->cat->num_slots()));
+  // The daemon must be the catalog's pid, running as the catalog's owner.
+  struct stat st {};
+  const bool owner_known = ::stat(("/dev/shm/" + catalog_name).c_str(), &st) == 0;
+  try {
+    if (!owner_known) throw shm::ProtocolError(s->what() + ": cannot stat /" + catalog_name);
+    s->registration = shm::Registration::connect(
+        s->cat->socket_address(), s->cat->daemon_pid(), st.st_uid,
+        std::min<std::chrono::milliseconds>(options.timeout, std::chrono::milliseconds(2000)),
+        s->what());
+  } catch (const shm::ProtocolError& e) {
+    s->registration_error = e.what();  // a dead daemon's segments: wait() says ProducerGone first
+  }
   return s;
 }
 
@@ -265,7 +290,11 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
     if (w > s_->last_seen && w > 0) {
       const std::uint32_t i = (w - 1) % s_->cb->num_slots();
       auto page = s_->cat->page(i);
-      const auto lease = page.acquire_lease(pid, w);
+      if (!s_->registration.valid())
+        throw SdkError(s_->registration_error +
+                       " (a lease of an unregistered process would not count)");
+      auto table = s_->lv->table(i);
+      const auto lease = table.acquire(pid, w);
       if (!lease)
         throw SdkError(s_->what() + ": every lease of slot " + std::to_string(i) +
                        " is taken (too many frames held; release some)");
@@ -275,11 +304,11 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       try {
         snap = page.try_read();
       } catch (const shm::ProtocolError& e) {
-        page.release_lease(*lease, pid);
+        table.release(*lease, pid);
         throw SdkError(s_->what() + ": " + e.what());
       }
       if (!snap || snap->frame != w) {  // being refilled, or already newer: look again
-        page.release_lease(*lease, pid);
+        table.release(*lease, pid);
         continue;
       }
       auto f = std::make_shared<FrameState>();
