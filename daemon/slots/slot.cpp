@@ -228,12 +228,19 @@ std::vector<LeaseInfo> Slot::scan(std::uint32_t i, std::size_t* cleared) {
         it != seen_.end() && it->second.state == h.state && it->second.frame == h.frame)
       s.since_ns = it->second.since_ns;
     seen[key] = s;
-    out.push_back({i, h.pid, h.uid, h.frame, static_cast<double>(now - s.since_ns) * 1e-9});
+    out.push_back({i, h.pid, h.uid, h.frame, (h.state & shm::kLeaseClaiming) != 0,
+                   static_cast<double>(now - s.since_ns) * 1e-9});
   }
   // Entries of slot i not honoured now are forgotten (their age restarts if they come back).
   std::erase_if(seen_, [&](const auto& kv) { return kv.first.first == i; });
   seen_.merge(seen);
   return out;
+}
+
+bool Slot::leased(std::uint32_t slot) {
+  for (const auto& l : scan(slot))
+    if (l.claiming || l.frame >= buffer_frame_[slot]) return true;
+  return false;
 }
 
 std::vector<LeaseInfo> Slot::leases() {
@@ -337,9 +344,10 @@ Published Slot::publish(const payload::DevicePayload& p) {
   if (buffers_[i]->damaged()) {
     // Truncated under us (its SIGBUS guard fired during the copy): the bytes went to private
     // zero pages no consumer sees. Once more into a fresh buffer.
-    note("data segment of ring slot " + std::to_string(i) + " (version " +
-         std::to_string(buffer_version_[i]) +
-         ") was truncated by another process during a publish; copied again into a fresh one");
+    note_truncation("data segment of ring slot " + std::to_string(i) + " (version " +
+                    std::to_string(buffer_version_[i]) +
+                    ") was truncated by another process during a publish; copied again into a "
+                    "fresh one");
     allocate(false);
     fresh = true;
     backend_.upload(*buffers_[i], layout.placements);
@@ -378,19 +386,35 @@ void Slot::free_retired() {
     if (!honoured.count(r.slot)) honoured[r.slot] = scan(r.slot);
   std::erase_if(retired_, [&](const Retired& r) {
     for (const auto& l : honoured[r.slot])
-      if (l.frame <= r.last_frame) return false;
+      if (l.frame == r.last_frame) return false;
     return true;
   });
+}
+
+// A repeated truncation (a loop of ftruncate by root) must not flood the log: one line per
+// second per slot, with the count of the ones left out.
+void Slot::note_truncation(const std::string& line) {
+  const auto now = shm::monotonic_ns();
+  if (last_truncation_note_ns_ && now - last_truncation_note_ns_ < 1000000000ull) {
+    ++truncations_unsaid_;
+    return;
+  }
+  std::string more;
+  if (truncations_unsaid_)
+    more = " (and " + std::to_string(truncations_unsaid_) + " more truncations in the last second)";
+  truncations_unsaid_ = 0;
+  last_truncation_note_ns_ = now;
+  note(line + more);
 }
 
 void Slot::repair_if_truncated() {
   shm::ensure_sigbus_handler();  // another module may have put its own in since
   for (std::uint32_t i = 0; i < o_.num_slots; ++i) {
     if (!buffers_[i] || !buffers_[i]->damaged()) continue;
-    note("data segment of ring slot " + std::to_string(i) + " (version " +
-         std::to_string(buffer_version_[i]) +
-         ") was truncated by another process: its frame is lost; the next publish of this "
-         "slot gets a fresh buffer");
+    note_truncation("data segment of ring slot " + std::to_string(i) + " (version " +
+                    std::to_string(buffer_version_[i]) +
+                    ") was truncated by another process: its frame is lost; the next publish of "
+                    "this slot gets a fresh buffer");
     buffers_[i].reset();
   }
   std::erase_if(retired_, [](const Retired& r) { return r.buffer->damaged(); });
@@ -405,7 +429,7 @@ void Slot::repair_if_truncated() {
   shm::futex_wake_all(cat_->futex_word());
   create_segments();
   restore_segments();
-  note("segment" + which +
+  note_truncation("segment" + which +
        " was truncated by another process; recreated every segment of the slot (mode " +
        mode_string(o_.mode) + ") and republished frame " + std::to_string(write_idx_) +
        " from the daemon's own copy");

@@ -75,6 +75,7 @@ struct LeaseInfo {
   std::int32_t pid = 0;
   uid_t uid = 0;
   std::uint64_t frame = 0;
+  bool claiming = false;   // being taken (its frame not written yet)
   double age_seconds = 0;  // since the daemon first saw this entry
 };
 
@@ -139,9 +140,13 @@ class Slot {
   void repair_if_truncated();
   // Honoured leases of ring slot i (clearing the others); `cleared` counts what went.
   std::vector<LeaseInfo> scan(std::uint32_t i, std::size_t* cleared = nullptr);
-  bool leased(std::uint32_t slot) { return !scan(slot).empty(); }
+  // Whether a lease pins ring slot i's current buffer: one being taken, or one on the frame it
+  // holds (or, forged, a later one). A lease on an older frame pins only the retired buffer
+  // that held exactly that frame, so a stuck lease pins one buffer, not one per publish.
+  bool leased(std::uint32_t slot);
   void free_retired();
   void note(const std::string& line) { notes_.push_back("slot '" + o_.name + "': " + line); }
+  void note_truncation(const std::string& line);
 
   SlotOptions o_;
   backend::Backend& backend_;
@@ -159,6 +164,8 @@ class Slot {
   std::vector<Retired> retired_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Seen> seen_;
   std::vector<std::string> notes_;
+  std::uint64_t last_truncation_note_ns_ = 0;
+  std::uint64_t truncations_unsaid_ = 0;
   std::uint32_t write_idx_ = 0;
   std::uint64_t version_ = 0;
   std::uint64_t data_size_ = 0;

@@ -127,6 +127,12 @@ int lease(const std::string& prefix, const std::string& name, std::uint32_t slot
   auto seg = shm::Segment::open(shm::leases_object_name(prefix, name), shm::Access::kReadWrite);
   auto lv =
       shm::LeasesView::over(seg.data(), seg.size(), o.cat->num_slots(), o.cat->lease_capacity());
+  // A daemon's slot names its registration socket: register, as the SDK does, so the lease
+  // counts (the connection stays open until this process dies).
+  shm::Registration reg;
+  if (!o.cat->socket_address().empty())
+    reg = shm::Registration::connect(o.cat->socket_address(), o.cat->daemon_pid(),
+                                     o.cat->daemon_uid(), std::chrono::seconds(2), "shm_peer");
   const auto idx = lv.table(slot).acquire(getpid(), page.read().frame);
   if (!idx) {
     std::cout << "full" << std::endl;

@@ -300,3 +300,17 @@ TEST(Registration, ASocketHeldByAnotherPidIsRefused) {
   EXPECT_EQ(reg.known(::getpid()), ::geteuid());
   EXPECT_FALSE(reg.known(1).has_value());
 }
+
+TEST(SlotTrust, AStuckLeasePinsOneBufferNotOnePerPublish) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = opts("stuck");
+  slots::Slot slot(o, *backend);
+  const auto first = slot.publish(tiny(1));
+  auto reg = register_self(slot);
+  Leases l(o, 1);
+  ASSERT_TRUE(l.view.table(0).acquire(::getpid(), 1));  // held, never released
+  for (int k = 2; k <= 6; ++k) slot.publish(tiny(k));
+  // Frame 1's buffer stays (retired) and the slot has one current buffer: two, not six.
+  EXPECT_EQ(slot.bytes(), 2 * first.data_size);
+  EXPECT_EQ(slot.version(), 2u);
+}
