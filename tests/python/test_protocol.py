@@ -3,6 +3,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 
 import pytest
 
@@ -264,3 +265,22 @@ def test_device_probe_never_raises(core):
     assert isinstance(r["cuda_status"], str) and r["cuda_status"]
     assert meshdock.has_cuda_device() == bool(r["devices"])
     assert isinstance(meshdock.has_cupy(), bool)
+
+
+def test_read_segment_needs_only_read_permission(tmp_path):
+    """A group member reads the 0640 segments with read_segment (open_segment wants write)."""
+    name = f"prs{os.getpid()}.x"
+    path = "/dev/shm/" + name
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o640)
+    try:
+        os.write(fd, b"abc" * 1000)
+        os.close(fd)
+        r = subprocess.run([sys.executable, "-c", f"from meshdock import protocol as p; "
+                            f"d = p.read_segment({name!r}); print(len(d), d[:3])"],
+                           capture_output=True, text=True, timeout=30, cwd="/",
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(p.__file__))),
+                           user=65534, group=65534, extra_groups=[0])
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["3000", "b'abc'"]
+    finally:
+        os.unlink(path)

@@ -24,7 +24,7 @@ __all__ = [
     "make_host_handle", "is_host_handle", "parse_host_handle", "validate_name",
     "validate_prefix", "control_object_name", "catalog_object_name", "data_object_name",
     "fnv1a64", "CatalogHeader", "Page", "Lease", "catalog_size", "encode_catalog",
-    "catalog_ready", "decode_catalog", "decode_manifest", "open_segment", "leases_object_name",
+    "catalog_ready", "decode_catalog", "decode_manifest", "open_segment", "read_segment", "leases_object_name",
     "leases_size", "encode_leases", "decode_leases",
 ]
 
@@ -563,8 +563,28 @@ def decode_manifest(text, data_size: int) -> dict:
 
 # ---- segments ------------------------------------------------------------------------------
 
+def read_segment(object_name: str) -> bytes:
+    """A snapshot of an existing POSIX shm object, opened read-only: what a member of the
+    daemon's group may do with the control block, catalog and data segments (mode 0640)."""
+    import os
+
+    fd = os.open("/dev/shm/" + object_name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        size = os.fstat(fd).st_size
+        out = bytearray()
+        while len(out) < size:
+            chunk = os.pread(fd, size - len(out), len(out))
+            if not chunk:
+                break
+            out += chunk
+        return bytes(out)
+    finally:
+        os.close(fd)
+
+
 def open_segment(object_name: str):
-    """Open an existing POSIX shm object read-write with multiprocessing.shared_memory, without
+    """Open an existing POSIX shm object read-write (so: as the daemon's user, or the leases
+    segment) with multiprocessing.shared_memory, without
     handing it to Python's resource tracker (which would unlink the daemon's segment when this
     process exits, Python < 3.13). Close it with .close(); never .unlink() a daemon's segment."""
     from multiprocessing import resource_tracker, shared_memory
