@@ -115,7 +115,9 @@ void ConsumerRegistry::run() {
           continue;
         }
         std::lock_guard lock(m_);
-        if (conns_.size() >= kMaxConnections || per_uid_[cred.uid] >= kMaxPerUid) {
+        const auto uid_it = per_uid_.find(cred.uid);
+        if (conns_.size() >= kMaxConnections ||
+            (uid_it != per_uid_.end() && uid_it->second >= kMaxPerUid)) {
           ::close(fd);  // refused: the consumer reports it
           continue;
         }

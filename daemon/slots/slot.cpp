@@ -430,9 +430,9 @@ void Slot::repair_if_truncated() {
   create_segments();
   restore_segments();
   note_truncation("segment" + which +
-       " was truncated by another process; recreated every segment of the slot (mode " +
-       mode_string(o_.mode) + ") and republished frame " + std::to_string(write_idx_) +
-       " from the daemon's own copy");
+                  " was truncated by another process; recreated every segment of the slot (mode " +
+                  mode_string(o_.mode) + ") and republished frame " + std::to_string(write_idx_) +
+                  " from the daemon's own copy");
 }
 
 std::size_t Slot::maintain(std::uint64_t now_ns) {
