@@ -33,6 +33,9 @@ class SlotBuffer {
   virtual shm::Handle mem_handle() const = 0;
   virtual shm::Handle event_handle() const = 0;  // zeros on the host backend
   virtual std::uint64_t size() const = 0;
+  // Whether the buffer's memory was truncated under the daemon by another process (host: its
+  // SIGBUS guard fired); the Slot then drops it.
+  virtual bool damaged() const { return false; }
 };
 
 // An array and where it goes in the slot buffer.

@@ -13,17 +13,24 @@ namespace {
 class HostBuffer final : public SlotBuffer {
  public:
   HostBuffer(shm::Segment seg, std::string object_name, std::atomic<std::uint64_t>& used)
-      : seg_(std::move(seg)), object_name_(std::move(object_name)), used_(used) {
+      : seg_(std::move(seg)),
+        guard_(seg_.data(), seg_.size()),
+        object_name_(std::move(object_name)),
+        used_(used) {
     used_ += seg_.size();
   }
   ~HostBuffer() override { used_ -= seg_.size(); }
   shm::Handle mem_handle() const override { return shm::make_host_handle(object_name_); }
   shm::Handle event_handle() const override { return shm::Handle{}; }
   std::uint64_t size() const override { return seg_.size(); }
+  bool damaged() const override { return guard_.hit(); }
   std::byte* data() { return static_cast<std::byte*>(seg_.data()); }
 
  private:
   shm::Segment seg_;
+  // A process that may write the object (its owner, root) can truncate it: the daemon's memcpy
+  // then meets zero pages instead of SIGBUS (meshdock/shm/sigbus_guard.hpp).
+  shm::GuardedRange guard_;
   std::string object_name_;
   std::atomic<std::uint64_t>& used_;
 };

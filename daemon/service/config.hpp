@@ -41,7 +41,7 @@ struct Config {
   std::uint64_t device_memory_budget = 0;  // bytes of slot buffers; 0: no limit
   std::uint32_t num_slots = 3;             // ring slots per mesh (1..10)
   std::string prefix = "meshdock.";        // shared-memory name prefix
-  mode_t shm_mode = 0660;                  // permission bits of the segments
+  mode_t shm_mode = 0640;  // control block, catalog, data; the leases segment adds write for readers
   std::string device = "auto";             // auto | cpu | cuda:N
   std::string log_level = "info";          // error | warn | info | debug
   std::string token_file;                  // bearer token for TCP (required there)

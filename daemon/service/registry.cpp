@@ -80,7 +80,8 @@ struct Registry::Entry {
 };
 
 Registry::Registry(Config config, Logger& log)
-    : c_(std::move(config)), log_(log), roots_(std::make_shared<const Roots>(c_.roots)) {
+    : c_(std::move(config)), log_(log), roots_(std::make_shared<const Roots>(c_.roots)),
+      consumers_(std::make_shared<slots::ConsumerRegistry>()) {
   if (roots_->walks())
     log_.warn(
         "this kernel has no openat2 (Linux 5.6+): files under the roots are opened "
@@ -330,7 +331,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
       so.num_slots = num_slots;
       so.mode = c_.shm_mode;
       so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
+      so.memory_budget = c_.device_memory_budget;
+      so.consumers = consumers_;
       e->slot = std::make_unique<slots::Slot>(so, *e->backend);
+      for (const auto& n : e->slot->take_notes()) log_.warn(n);
     }
     e->slot->set_pause_mid_write(failpoint && c_.failpoint.phase == "mid_write"
                                      ? c_.failpoint.pause
@@ -577,7 +581,9 @@ std::vector<std::string> Registry::maintain() {
     std::unique_lock lock(e->m, std::try_to_lock);
     if (!lock.owns_lock() || !e->slot) continue;  // busy publishing: its publish beats
     if (const auto n = e->slot->maintain(now_ns))
-      log_.info(e->request.name + ": reclaimed " + std::to_string(n) + " leases of dead consumers");
+      log_.info(e->request.name + ": cleared " + std::to_string(n) +
+                " leases of dead or unregistered consumers");
+    for (const auto& n : e->slot->take_notes()) log_.warn(n);
     if (check_files && e->request.watch) {
       const auto now = roots->stat(e->path);  // under the root, as the load opened it
       const auto st = now && S_ISREG(now->st_mode) ? stamp_of(*now) : FileStamp{};
@@ -588,6 +594,37 @@ std::vector<std::string> Registry::maintain() {
     }
   }
   return changed;
+}
+
+std::vector<LeaseReport> Registry::leases() const {
+  std::vector<std::shared_ptr<Entry>> all;
+  {
+    std::lock_guard lock(m_);
+    for (const auto& [n, e] : entries_) all.push_back(e);
+  }
+  std::vector<LeaseReport> out;
+  for (const auto& e : all) {
+    std::lock_guard lock(e->m);
+    if (!e->slot) continue;
+    for (const auto& l : e->slot->leases()) out.push_back({e->request.name, l});
+  }
+  return out;
+}
+
+std::size_t Registry::revoke(std::int32_t pid) {
+  std::vector<std::shared_ptr<Entry>> all;
+  {
+    std::lock_guard lock(m_);
+    for (const auto& [n, e] : entries_) all.push_back(e);
+  }
+  std::size_t n = 0;
+  for (const auto& e : all) {
+    std::lock_guard lock(e->m);
+    if (!e->slot) continue;
+    n += e->slot->revoke(pid);
+    for (const auto& line : e->slot->take_notes()) log_.warn(line);
+  }
+  return n;
 }
 
 }  // namespace meshdock::service

@@ -80,6 +80,12 @@ struct MeshInfo {
   bool watch = false;
 };
 
+// One honoured lease (meshdockctl leases): which mesh, and the slot layer's view of it.
+struct LeaseReport {
+  std::string mesh;
+  slots::LeaseInfo lease;
+};
+
 struct Stats {
   std::vector<MeshInfo> meshes;
   std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
@@ -109,6 +115,10 @@ class Registry {
   Stats stats() const;
   // Heartbeats, dead leases; returns the watched meshes whose file changed (to reload).
   std::vector<std::string> maintain();
+  // Every honoured lease of every mesh, and revocation of every lease a pid holds (returns how
+  // many were revoked; its frames may then be refilled under it).
+  std::vector<LeaseReport> leases() const;
+  std::size_t revoke(std::int32_t pid);
   EventBus& events() { return events_; }
   // Unloads everything (shutdown flags set, segments removed).
   void clear();
@@ -134,6 +144,7 @@ class Registry {
   std::set<std::string> loading_;
   std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after
   std::unique_ptr<backend::Backend> host_;
+  std::shared_ptr<slots::ConsumerRegistry> consumers_;  // one registration socket for all meshes
   std::map<int, std::unique_ptr<backend::Backend>> cuda_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_watch_check_{};

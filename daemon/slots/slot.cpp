@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
 #include "daemon/slots/layout.hpp"
+#include "daemon/slots/lease_scan.hpp"
+#include "daemon/slots/squatters.hpp"
 
 namespace meshdock::slots {
 
@@ -32,42 +35,101 @@ void remove_data_objects(const std::string& prefix, const std::string& name) {
 std::optional<std::int32_t> owner_of(const std::string& catalog_object) {
   try {
     auto seg = shm::Segment::open(catalog_object, shm::Access::kReadOnly);
+    shm::GuardedRange guard(seg.data(), seg.size());  // its owner may truncate it meanwhile
     auto cat = shm::CatalogView::validate(seg.data(), seg.size(), catalog_object);
+    if (guard.hit()) return std::nullopt;
     return cat.daemon_pid();
   } catch (const std::exception&) {
     return std::nullopt;
   }
 }
 
-bool owned_by_live_other(const std::string& catalog_object) {
-  const auto pid = owner_of(catalog_object);
-  return pid && *pid != ::getpid() && shm::pid_alive(*pid);
+// Read permission for a class gives it write permission on the leases segment too.
+mode_t leases_mode(mode_t mode) {
+  return mode | ((mode & 0444) >> 1);
+}
+
+std::string mode_string(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m));
+  return buf;
 }
 
 }  // namespace
 
 Slot::Slot(SlotOptions options, backend::Backend& backend)
-    : o_(std::move(options)), backend_(backend) {
+    : o_(std::move(options)), backend_(backend), consumers_(o_.consumers) {
   const auto control_name = shm::control_object_name(o_.prefix, o_.name);
   const auto catalog_name = shm::catalog_object_name(o_.prefix, o_.name);
-  if (shm::Segment::exists(catalog_name) && owned_by_live_other(catalog_name))
+  const auto leases_name = shm::leases_object_name(o_.prefix, o_.name);
+  const uid_t self = ::geteuid();
+  try {
+    for (const auto& object : {control_name, catalog_name, leases_name}) {
+      if (auto line = evict_squatter(kShmDir, object, self, [](const std::string& n) {
+            return shm::Segment::remove(n) ? 0 : -1;
+          }))
+        note(*line);
+    }
+  } catch (const SquatterError& e) {
+    throw SlotError("slot '" + o_.name + "': " + e.what());
+  }
+  // Ours (same uid): believe the pid it names only if that is a live process of our uid.
+  if (const auto pid = owner_of(catalog_name);
+      pid && *pid != ::getpid() && live_process_of(*pid, self))
     throw SlotError("slot '" + o_.name + "': /" + catalog_name + " belongs to live pid " +
-                    std::to_string(*owner_of(catalog_name)) + " (another meshdockd with prefix '" +
-                    o_.prefix + "'?)");
+                    std::to_string(*pid) + " (another meshdockd with prefix '" + o_.prefix + "'?)");
   remove_data_objects(o_.prefix, o_.name);  // a dead daemon's, if any
+  if (!consumers_) {
+    try {
+      consumers_ = std::make_shared<ConsumerRegistry>();
+    } catch (const ConsumerRegistryError& e) {
+      throw SlotError("slot '" + o_.name + "': " + e.what());
+    }
+  }
+  buffers_.resize(o_.num_slots);
+  buffer_frame_.assign(o_.num_slots, 0);
+  buffer_version_.assign(o_.num_slots, 0);
+  pages_.assign(o_.num_slots, PageCopy{});
+  create_segments();
+}
+
+void Slot::create_segments() {
+  const auto control_name = shm::control_object_name(o_.prefix, o_.name);
+  const auto catalog_name = shm::catalog_object_name(o_.prefix, o_.name);
+  const auto leases_name = shm::leases_object_name(o_.prefix, o_.name);
+  // Guards go before the segments they cover (reverse destruction order), views first.
+  cb_.reset();
+  cat_.reset();
+  lv_.reset();
+  control_guard_ = {};
+  catalog_guard_ = {};
+  leases_guard_ = {};
+  // Unlinked first: a replaced Segment that still owned the name would unlink its successor.
+  control_.unlink();
+  catalog_.unlink();
+  leases_.unlink();
   try {
     control_ = shm::Segment::create(control_name, shm::control_block_size(o_.num_slots), o_.mode,
                                     /*replace=*/true);
+    control_guard_ = shm::GuardedRange(control_.data(), control_.size());
     cb_.emplace(shm::ControlBlockView::initialize(control_.data(), control_.size(), o_.num_slots));
+    leases_ = shm::Segment::create(leases_name, shm::leases_size(o_.num_slots, o_.lease_capacity),
+                                   leases_mode(o_.mode), /*replace=*/true);
+    leases_guard_ = shm::GuardedRange(leases_.data(), leases_.size());
+    lv_.emplace(shm::LeasesView::initialize(leases_.data(), leases_.size(), o_.num_slots,
+                                            o_.lease_capacity));
     shm::CatalogParams p;
     p.num_slots = o_.num_slots;
     p.page_size = o_.page_size;
     p.lease_capacity = o_.lease_capacity;
     p.daemon_pid = ::getpid();
+    p.daemon_uid = ::geteuid();
     p.device_type = backend_.device().type;
     p.device_id = backend_.device().id;
+    p.socket = consumers_->address();
     catalog_ = shm::Segment::create(catalog_name, shm::catalog_size(o_.num_slots, o_.page_size),
                                     o_.mode, /*replace=*/true);
+    catalog_guard_ = shm::GuardedRange(catalog_.data(), catalog_.size());
     cat_.emplace(shm::CatalogView::initialize(catalog_.data(), catalog_.size(), p));
   } catch (const shm::ProtocolError& e) {
     throw SlotError("slot '" + o_.name + "': " + e.what());
@@ -75,16 +137,35 @@ Slot::Slot(SlotOptions options, backend::Backend& backend)
     throw SlotError("slot '" + o_.name + "': cannot create its segments: " + e.what());
   }
   cat_->beat(shm::monotonic_ns());
-  buffers_.resize(o_.num_slots);
-  buffer_frame_.assign(o_.num_slots, 0);
-  buffer_version_.assign(o_.num_slots, 0);
+  seen_.clear();
+}
+
+// Writes everything the Slot published into freshly created segments, from its own copies.
+void Slot::restore_segments() {
+  for (std::uint32_t i = 0; i < o_.num_slots; ++i) {
+    auto& pc = pages_[i];
+    if (pc.frame == 0) continue;
+    auto page = cat_->page(i);
+    const auto begin = page.begin_write(pc.seq);
+    page.finish_write(begin, pc.frame, pc.data_size, pc.buffer_version, pc.manifest);
+    pc.seq = begin + 1;
+    if (buffers_[i]) {
+      cb_->set_mem_handle(i, buffers_[i]->mem_handle());
+      cb_->set_event_handle(i, buffers_[i]->event_handle());
+    }
+  }
+  cb_->set_version(version_);
+  cb_->set_metadata(metadata_);
+  cb_->set_timestamp(timestamp_);
+  cb_->publish_write_idx(write_idx_);
+  cat_->publish_futex(write_idx_);
 }
 
 Slot::~Slot() {
   std::lock_guard lock(m_);
   if (cb_) cb_->set_shutdown(true);
   if (cat_) shm::futex_wake_all(cat_->futex_word());  // sleepers see the flag now
-  // Segment destructors unlink control and catalog; buffer destructors free the data.
+  // Segment destructors unlink control, catalog and leases; buffer destructors free the data.
 }
 
 std::string Slot::control_object() const {
@@ -93,9 +174,13 @@ std::string Slot::control_object() const {
 std::string Slot::catalog_object() const {
   return shm::catalog_object_name(o_.prefix, o_.name);
 }
+std::string Slot::leases_object() const {
+  return shm::leases_object_name(o_.prefix, o_.name);
+}
 
 std::uint32_t Slot::write_idx() const {
-  return cb_->write_idx();
+  std::lock_guard lock(m_);
+  return write_idx_;
 }
 std::uint64_t Slot::version() const {
   std::lock_guard lock(m_);
@@ -115,53 +200,132 @@ std::uint64_t Slot::bytes() const {
   return n;
 }
 
-std::uint32_t Slot::lease_count() const {
+std::uint32_t Slot::lease_count() {
+  std::lock_guard lock(m_);
   std::uint32_t n = 0;
-  for (std::uint32_t i = 0; i < o_.num_slots; ++i)
-    n += static_cast<std::uint32_t>(cat_->page(i).leases().size());
+  for (std::uint32_t i = 0; i < o_.num_slots; ++i) n += static_cast<std::uint32_t>(scan(i).size());
   return n;
 }
 
 std::string Slot::newest_manifest() const {
-  const auto w = cb_->write_idx();
-  if (w == 0) return {};
-  return cat_->page((w - 1) % o_.num_slots).read().manifest;
+  std::lock_guard lock(m_);
+  if (write_idx_ == 0) return {};
+  return pages_[(write_idx_ - 1) % o_.num_slots].manifest;
 }
 
-bool Slot::leased(std::uint32_t slot) const {
-  return !cat_->page(slot).leases().empty();
+std::vector<LeaseInfo> Slot::scan(std::uint32_t i, std::size_t* cleared) {
+  const auto scan = scan_lease_table(
+      lv_->table(i), [&](std::int32_t pid) { return consumers_->known(pid); },
+      o_.max_leases_per_pid);
+  if (cleared) *cleared += scan.cleared;
+  const auto now = shm::monotonic_ns();
+  std::vector<LeaseInfo> out;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Seen> seen;
+  for (const auto& h : scan.honoured) {
+    const auto key = std::make_pair(i, h.index);
+    Seen s{h.state, h.frame, now};
+    if (const auto it = seen_.find(key);
+        it != seen_.end() && it->second.state == h.state && it->second.frame == h.frame)
+      s.since_ns = it->second.since_ns;
+    seen[key] = s;
+    out.push_back({i, h.pid, h.uid, h.frame, (h.state & shm::kLeaseClaiming) != 0,
+                   static_cast<double>(now - s.since_ns) * 1e-9});
+  }
+  // Entries of slot i not honoured now are forgotten (their age restarts if they come back).
+  std::erase_if(seen_, [&](const auto& kv) { return kv.first.first == i; });
+  seen_.merge(seen);
+  return out;
+}
+
+bool Slot::leased(std::uint32_t slot) {
+  for (const auto& l : scan(slot))
+    if (l.claiming || l.frame >= buffer_frame_[slot]) return true;
+  return false;
+}
+
+std::vector<LeaseInfo> Slot::leases() {
+  std::lock_guard lock(m_);
+  std::vector<LeaseInfo> out;
+  for (std::uint32_t i = 0; i < o_.num_slots; ++i) {
+    auto l = scan(i);
+    out.insert(out.end(), l.begin(), l.end());
+  }
+  return out;
+}
+
+std::size_t Slot::revoke(std::int32_t pid) {
+  std::lock_guard lock(m_);
+  std::size_t n = 0;
+  for (std::uint32_t i = 0; i < o_.num_slots; ++i) {
+    auto table = lv_->table(i);
+    for (std::uint32_t k = 0; k < o_.lease_capacity; ++k) {
+      const auto e = table.entry(k);
+      if (!e || e->pid != pid) continue;
+      if (table.clear(k, static_cast<std::uint32_t>(pid) | (e->claiming ? shm::kLeaseClaiming : 0)))
+        ++n;
+    }
+  }
+  if (n) note("revoked " + std::to_string(n) + " leases of pid " + std::to_string(pid));
+  free_retired();
+  return n;
+}
+
+std::vector<std::string> Slot::take_notes() {
+  std::lock_guard lock(m_);
+  return std::exchange(notes_, {});
 }
 
 Published Slot::publish(const payload::DevicePayload& p) {
   const Layout layout = plan_layout(p);
   const std::string manifest = shm::encode_manifest(layout.manifest);
   std::lock_guard lock(m_);
-  const std::uint32_t i = cb_->next_slot();
+  repair_if_truncated();
+  const std::uint32_t i = write_idx_ % o_.num_slots;
   auto page = cat_->page(i);
   if (manifest.size() > page.manifest_capacity())
     throw SlotError("slot '" + o_.name + "': the manifest is " + std::to_string(manifest.size()) +
                     " bytes; a catalog page holds " + std::to_string(page.manifest_capacity()));
   // From here no consumer can take a new lease on slot i's frame (the page is odd; see
   // PageView::begin_write); the leases already taken are what we wait for.
-  const auto seq = page.begin_write();
+  const auto seq = page.begin_write(pages_[i].seq);
   struct Abort {
     shm::PageView& page;
     std::uint64_t seq;
+    PageCopy& copy;
     bool done = false;
     ~Abort() {
-      if (!done) page.abort_write(seq);
+      if (!done) {
+        page.abort_write(seq);
+        copy.seq = seq + 1;
+      }
     }
-  } abort{page, seq};
+  } abort{page, seq, pages_[i]};
   // A consumer still reading slot i: wait a bounded time, then give the slot a new buffer.
   const auto deadline = std::chrono::steady_clock::now() + o_.lease_wait;
-  while (buffers_[i] && leased(i) && std::chrono::steady_clock::now() < deadline) {
-    page.reclaim_dead_leases(shm::pid_alive);
-    if (!leased(i)) break;
+  while (buffers_[i] && leased(i) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  bool still_leased = buffers_[i] && leased(i);
+  if (still_leased && o_.memory_budget &&
+      backend_.memory_used() + layout.total > o_.memory_budget) {
+    // A fresh buffer would break the budget: the leases on slot i lose instead (their holders
+    // may read a frame being refilled; they asked for more than the budget allows).
+    for (const auto& l : scan(i)) {
+      for (std::uint32_t k = 0; k < o_.lease_capacity; ++k) {
+        const auto e = lv_->table(i).entry(k);
+        if (e && e->pid == l.pid)
+          lv_->table(i).clear(
+              k, static_cast<std::uint32_t>(e->pid) | (e->claiming ? shm::kLeaseClaiming : 0u));
+      }
+      note("revoked the lease of pid " + std::to_string(l.pid) + " (uid " + std::to_string(l.uid) +
+           ") on ring slot " + std::to_string(i) + ", frame " + std::to_string(l.frame) +
+           ", held " + std::to_string(l.age_seconds) +
+           " s: a fresh buffer would exceed the memory budget of " +
+           std::to_string(o_.memory_budget) + " bytes");
+    }
+    still_leased = leased(i);
   }
-  const bool still_leased = buffers_[i] && leased(i);
-  const bool fresh = still_leased || !buffers_[i] || buffers_[i]->size() < layout.total;
-  if (fresh) {
+  bool fresh = still_leased || !buffers_[i] || buffers_[i]->size() < layout.total;
+  auto allocate = [&](bool retire) {
     // Allocate first: if that fails, slot i keeps the buffer it had.
     const auto v = version_ + 1;
     std::unique_ptr<backend::SlotBuffer> buffer;
@@ -170,52 +334,117 @@ Published Slot::publish(const payload::DevicePayload& p) {
     } catch (const backend::BackendError& e) {
       throw SlotError("slot '" + o_.name + "': " + e.what());
     }
-    if (still_leased) retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
+    if (retire) retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
     buffers_[i] = std::move(buffer);
     version_ = v;
     buffer_version_[i] = v;
-  }
+  };
+  if (fresh) allocate(still_leased);
   backend_.upload(*buffers_[i], layout.placements);
+  if (buffers_[i]->damaged()) {
+    // Truncated under us (its SIGBUS guard fired during the copy): the bytes went to private
+    // zero pages no consumer sees. Once more into a fresh buffer.
+    note_truncation("data segment of ring slot " + std::to_string(i) + " (version " +
+                    std::to_string(buffer_version_[i]) +
+                    ") was truncated by another process during a publish; copied again into a "
+                    "fresh one");
+    allocate(false);
+    fresh = true;
+    backend_.upload(*buffers_[i], layout.placements);
+  }
   if (fresh) {
     cb_->set_mem_handle(i, buffers_[i]->mem_handle());
     cb_->set_event_handle(i, buffers_[i]->event_handle());
     cb_->set_version(version_);
   }
   if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);
-  const std::uint32_t frame = cb_->write_idx() + 1;
+  const std::uint32_t frame = write_idx_ + 1;
   // The page names the version of *this* slot's buffer (its data segment's name), which is
   // older than version_ when another slot's buffer was replaced since.
   page.finish_write(seq, frame, layout.total, buffer_version_[i], manifest);
   abort.done = true;
+  pages_[i] = {seq + 1, frame, layout.total, buffer_version_[i], manifest};
   buffer_frame_[i] = frame;
   data_size_ = layout.total;
-  cb_->set_metadata(shm::BufferMetadata::flat_bytes(layout.total));
-  cb_->set_timestamp(shm::monotonic_seconds());
+  write_idx_ = frame;
+  metadata_ = shm::BufferMetadata::flat_bytes(layout.total);
+  timestamp_ = shm::monotonic_seconds();
+  cb_->set_metadata(metadata_);
+  cb_->set_timestamp(timestamp_);
   cb_->set_shutdown(false);
   cb_->publish_write_idx(frame);
   cat_->publish_futex(frame);
   cat_->beat(shm::monotonic_ns());
   free_retired();
+  repair_if_truncated();  // a segment truncated during this publish: republished from our copy
   return {frame, i, layout.total, buffer_version_[i]};
 }
 
 void Slot::free_retired() {
+  std::map<std::uint32_t, std::vector<LeaseInfo>> honoured;
+  for (const auto& r : retired_)
+    if (!honoured.count(r.slot)) honoured[r.slot] = scan(r.slot);
   std::erase_if(retired_, [&](const Retired& r) {
-    for (const auto& l : cat_->page(r.slot).leases())
-      if (l.frame <= r.last_frame) return false;
+    for (const auto& l : honoured[r.slot])
+      if (l.frame == r.last_frame) return false;
     return true;
   });
 }
 
+// A repeated truncation (a loop of ftruncate by root) must not flood the log: one line per
+// second per slot, with the count of the ones left out.
+void Slot::note_truncation(const std::string& line) {
+  const auto now = shm::monotonic_ns();
+  if (last_truncation_note_ns_ && now - last_truncation_note_ns_ < 1000000000ull) {
+    ++truncations_unsaid_;
+    return;
+  }
+  std::string more;
+  if (truncations_unsaid_)
+    more = " (and " + std::to_string(truncations_unsaid_) + " more truncations in the last second)";
+  truncations_unsaid_ = 0;
+  last_truncation_note_ns_ = now;
+  note(line + more);
+}
+
+void Slot::repair_if_truncated() {
+  shm::ensure_sigbus_handler();  // another module may have put its own in since
+  for (std::uint32_t i = 0; i < o_.num_slots; ++i) {
+    if (!buffers_[i] || !buffers_[i]->damaged()) continue;
+    note_truncation("data segment of ring slot " + std::to_string(i) + " (version " +
+                    std::to_string(buffer_version_[i]) +
+                    ") was truncated by another process: its frame is lost; the next publish of "
+                    "this slot gets a fresh buffer");
+    buffers_[i].reset();
+  }
+  std::erase_if(retired_, [](const Retired& r) { return r.buffer->damaged(); });
+  if (!control_guard_.hit() && !catalog_guard_.hit() && !leases_guard_.hit()) return;
+  std::string which;
+  if (control_guard_.hit()) which += " /" + control_object();
+  if (catalog_guard_.hit()) which += " /" + catalog_object();
+  if (leases_guard_.hit()) which += " /" + leases_object();
+  // Consumers of the old control block see the shutdown flag (if they still can) and attach
+  // again; the old mappings go when their segments are replaced below.
+  cb_->set_shutdown(true);
+  shm::futex_wake_all(cat_->futex_word());
+  create_segments();
+  restore_segments();
+  note_truncation("segment" + which +
+                  " was truncated by another process; recreated every segment of the slot (mode " +
+                  mode_string(o_.mode) + ") and republished frame " + std::to_string(write_idx_) +
+                  " from the daemon's own copy");
+}
+
 std::size_t Slot::maintain(std::uint64_t now_ns) {
   std::lock_guard lock(m_);
+  repair_if_truncated();
   cat_->beat(now_ns);
   cb_->set_shutdown(false);  // reasserted while alive (DESIGN.md)
-  std::size_t freed = 0;
-  for (std::uint32_t i = 0; i < o_.num_slots; ++i)
-    freed += cat_->page(i).reclaim_dead_leases(shm::pid_alive);
+  std::size_t cleared = 0;
+  for (std::uint32_t i = 0; i < o_.num_slots; ++i) scan(i, &cleared);
   free_retired();
-  return freed;
+  repair_if_truncated();  // what the accesses above met
+  return cleared;
 }
 
 std::vector<std::string> Slot::remove_stale(const std::string& prefix) {
@@ -223,6 +452,7 @@ std::vector<std::string> Slot::remove_stale(const std::string& prefix) {
   std::vector<std::string> removed;
   std::error_code ec;
   const std::string suffix(shm::kCatalogSuffix);
+  const uid_t self = ::geteuid();
   for (const auto& e : std::filesystem::directory_iterator(kShmDir, ec)) {
     const auto file = e.path().filename().string();
     if (!file.starts_with(prefix) || !file.ends_with(suffix)) continue;
@@ -232,10 +462,14 @@ std::vector<std::string> Slot::remove_stale(const std::string& prefix) {
     } catch (const shm::ProtocolError&) {
       continue;  // not one of ours
     }
-    const auto pid = owner_of(file);
-    if (pid && shm::pid_alive(*pid)) continue;
+    const auto owner = object_owner(kShmDir, file);
+    if (owner && owner->uid == self) {
+      const auto pid = owner_of(file);
+      if (pid && live_process_of(*pid, self)) continue;
+    }
     remove_data_objects(prefix, name);
     shm::Segment::remove(shm::control_object_name(prefix, name));
+    shm::Segment::remove(shm::leases_object_name(prefix, name));
     shm::Segment::remove(file);
     removed.push_back(name);
   }

@@ -1,15 +1,27 @@
-// One published mesh: its control block (cuda-link, byte-exact) and catalog segments, and a
-// slot buffer per ring slot, filled by a backend.
+// One published mesh: its control block (cuda-link, byte-exact), catalog and leases segments,
+// and a slot buffer per ring slot, filled by a backend.
 //
-// Publish follows DESIGN.md: the slot is write_idx % N; if it still has live leases, wait up to
-// `lease_wait`, then give it a fresh buffer (the old one lives until its leases go; version
+// Publish follows DESIGN.md: the slot is write_idx % N; if it still has honoured leases, wait up
+// to `lease_wait`, then give it a fresh buffer (the old one lives until its leases go; version
 // bumps); copy, write the page under the seqlock, release write_idx, wake the futex. The
 // destructor sets the shutdown flag, wakes consumers and removes the segments.
+//
+// Trust (DESIGN.md "Trust boundaries"): the Slot keeps its own copy of every value it writes
+// (shape, write_idx, version, page contents) and never reads one back. Control block and
+// catalog are created with `mode` (default 0640: consumers read only); the leases segment, the
+// one consumers write, gets write permission for whoever may read. A lease is honoured only
+// when its pid is registered (ConsumerRegistry) and only up to max_leases_per_pid per pid and
+// ring slot; other entries are cleared. Every mapping is under a SIGBUS guard: a segment
+// truncated by its owner or root is noticed by maintain(), which recreates the Slot's segments
+// (control block, catalog, leases) from its own copies, or drops a damaged data buffer so the
+// next publish allocates a fresh one, and reports what it did in take_notes().
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +31,7 @@
 
 #include "daemon/backend/backend.hpp"
 #include "daemon/payload/payload.hpp"
+#include "daemon/slots/consumers.hpp"
 #include "meshdock/shm.hpp"
 
 namespace meshdock::slots {
@@ -33,10 +46,17 @@ struct SlotOptions {
   std::string prefix{shm::kDefaultPrefix};
   std::string name;
   std::uint32_t num_slots = shm::kDefaultSlots;
-  mode_t mode = 0660;
+  mode_t mode = 0640;
   std::chrono::milliseconds lease_wait{200};
   std::uint32_t page_size = shm::kDefaultPageSize;
   std::uint32_t lease_capacity = shm::kDefaultLeaseCapacity;
+  // Leases honoured per consumer pid and ring slot; more are cleared.
+  std::uint32_t max_leases_per_pid = 8;
+  // Bytes of slot buffers (the backend's, retired included) a forced fresh buffer may bring the
+  // total to; beyond it the leases on the slot are revoked instead. 0: no limit.
+  std::uint64_t memory_budget = 0;
+  // Who the known consumers are; a Slot given none starts its own registry.
+  std::shared_ptr<ConsumerRegistry> consumers;
   // Test aid ($MESHDOCK_FAILPOINT=mid_write:MS): sleep between the upload and finishing the
   // page, so a fault test can kill the daemon with a page half written.
   std::chrono::milliseconds pause_mid_write{0};
@@ -49,10 +69,22 @@ struct Published {
   std::uint64_t version = 0;
 };
 
+// One honoured lease as the daemon sees it.
+struct LeaseInfo {
+  std::uint32_t slot = 0;
+  std::int32_t pid = 0;
+  uid_t uid = 0;
+  std::uint64_t frame = 0;
+  bool claiming = false;   // being taken (its frame not written yet)
+  double age_seconds = 0;  // since the daemon first saw this entry
+};
+
 class Slot {
  public:
-  // Creates the segments. Segments of the same name left by a dead daemon are replaced (with
-  // their data segments); a live owner is a SlotError.
+  // Creates the segments. Objects of the same names owned by another uid are squatters:
+  // removed when the daemon may (a note says so), else a SlotError naming owner and mode.
+  // Segments of our uid left by a dead daemon (or naming a pid that is not a process of our
+  // uid) are replaced with their data segments; a live daemon of ours is a SlotError.
   Slot(SlotOptions options, backend::Backend& backend);
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
@@ -61,23 +93,31 @@ class Slot {
   Published publish(const payload::DevicePayload& p);
   // See SlotOptions::pause_mid_write (a slot reused by a reload gets the failpoint this way).
   void set_pause_mid_write(std::chrono::milliseconds pause) { o_.pause_mid_write = pause; }
-  // Heartbeat (every 100 ms), reclaims leases of dead pids and frees retired buffers whose
-  // leases are gone. Returns the number of leases reclaimed.
+  // Heartbeat (every 100 ms); clears leases of dead or unknown pids; frees retired buffers
+  // whose leases are gone; repairs truncated segments. Returns the number of leases cleared.
   std::size_t maintain(std::uint64_t now_ns);
+  // Lines to log (squatters removed, truncations repaired, leases revoked) since the last call.
+  std::vector<std::string> take_notes();
+
+  // The honoured leases, and revocation of every lease of `pid` (returns how many).
+  std::vector<LeaseInfo> leases();
+  std::size_t revoke(std::int32_t pid);
 
   const std::string& name() const { return o_.name; }
   std::string control_object() const;
   std::string catalog_object() const;
+  std::string leases_object() const;
   std::uint32_t num_slots() const { return o_.num_slots; }
   std::uint32_t write_idx() const;
   std::uint64_t version() const;
   std::uint64_t data_size() const;
   std::uint64_t bytes() const;  // slot buffers alive, retired ones included
-  std::uint32_t lease_count() const;
+  std::uint32_t lease_count();
   std::string newest_manifest() const;  // the newest page's manifest JSON ("" before a frame)
+  std::string socket_address() const { return consumers_->address(); }
 
-  // Removes every segment under `prefix` whose catalog names a dead daemon (and their data
-  // segments). Returns the names removed.
+  // Removes every segment under `prefix` whose catalog names no live daemon of our uid, and
+  // every one owned by another uid (and their data segments). Returns the names removed.
   static std::vector<std::string> remove_stale(const std::string& prefix);
 
  private:
@@ -86,21 +126,51 @@ class Slot {
     std::uint64_t last_frame;
     std::unique_ptr<backend::SlotBuffer> buffer;
   };
-  bool leased(std::uint32_t slot) const;
+  struct PageCopy {  // what the Slot last wrote to a page
+    std::uint64_t seq = 0, frame = 0, data_size = 0, buffer_version = 0;
+    std::string manifest;
+  };
+  struct Seen {  // a lease entry as last seen, for its age
+    std::uint32_t state;
+    std::uint64_t frame;
+    std::uint64_t since_ns;
+  };
+  void create_segments();
+  void restore_segments();
+  void repair_if_truncated();
+  // Honoured leases of ring slot i (clearing the others); `cleared` counts what went.
+  std::vector<LeaseInfo> scan(std::uint32_t i, std::size_t* cleared = nullptr);
+  // Whether a lease pins ring slot i's current buffer: one being taken, or one on the frame it
+  // holds (or, forged, a later one). A lease on an older frame pins only the retired buffer
+  // that held exactly that frame, so a stuck lease pins one buffer, not one per publish.
+  bool leased(std::uint32_t slot);
   void free_retired();
+  void note(const std::string& line) { notes_.push_back("slot '" + o_.name + "': " + line); }
+  void note_truncation(const std::string& line);
 
   SlotOptions o_;
   backend::Backend& backend_;
+  std::shared_ptr<ConsumerRegistry> consumers_;
   mutable std::mutex m_;
-  shm::Segment control_, catalog_;
+  shm::Segment control_, catalog_, leases_;
+  shm::GuardedRange control_guard_, catalog_guard_, leases_guard_;
   std::optional<shm::ControlBlockView> cb_;
   std::optional<shm::CatalogView> cat_;
+  std::optional<shm::LeasesView> lv_;
   std::vector<std::unique_ptr<backend::SlotBuffer>> buffers_;
   std::vector<std::uint64_t> buffer_frame_;    // frame each buffer holds now
   std::vector<std::uint64_t> buffer_version_;  // control-block version each buffer was made at
+  std::vector<PageCopy> pages_;
   std::vector<Retired> retired_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Seen> seen_;
+  std::vector<std::string> notes_;
+  std::uint64_t last_truncation_note_ns_ = 0;
+  std::uint64_t truncations_unsaid_ = 0;
+  std::uint32_t write_idx_ = 0;
   std::uint64_t version_ = 0;
   std::uint64_t data_size_ = 0;
+  shm::BufferMetadata metadata_{};
+  double timestamp_ = 0;
 };
 
 }  // namespace meshdock::slots

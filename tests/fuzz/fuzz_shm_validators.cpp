@@ -1,6 +1,7 @@
 // libFuzzer target: random bytes as a control block, as a catalog and as a manifest. The
 // validators must reject garbage with ProtocolError and never crash, hang or read out of bounds;
 // anything they accept must then be fully readable.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -35,11 +36,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const shm::ProtocolError&) {
   }
 
+  // The same bytes as a leases segment of the largest shape they can hold.
+  try {
+    const auto lv = shm::LeasesView::over(
+        buf, size, 1, static_cast<std::uint32_t>(std::min<std::size_t>(size / 16, 1024)));
+    (void)lv.table(0).leases();
+  } catch (const shm::ProtocolError&) {
+  }
+
   try {
     auto cat = shm::CatalogView::validate(buf, size, "fuzz");
     for (std::uint32_t i = 0; i < cat.num_slots(); ++i) {
       auto page = cat.page(i);
-      (void)page.leases();
       if (auto snap = page.try_read()) {
         try {
           (void)shm::decode_manifest(snap->manifest, snap->data_size);

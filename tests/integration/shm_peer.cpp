@@ -63,6 +63,9 @@ int create(const std::string& prefix, const std::string& name, std::uint32_t slo
   auto catalog = shm::Segment::create(shm::catalog_object_name(prefix, name),
                                       shm::catalog_size(slots, p.page_size), 0600, true);
   auto cat = shm::CatalogView::initialize(catalog.data(), catalog.size(), p);
+  auto leases = shm::Segment::create(shm::leases_object_name(prefix, name),
+                                     shm::leases_size(slots, p.lease_capacity), 0600, true);
+  shm::LeasesView::initialize(leases.data(), leases.size(), slots, p.lease_capacity);
   cat.beat(shm::monotonic_ns());
   std::cout << "ready" << std::endl;
   std::string line;
@@ -121,7 +124,16 @@ int read(const std::string& prefix, const std::string& name, std::uint32_t frame
 int lease(const std::string& prefix, const std::string& name, std::uint32_t slot) {
   auto o = open_both(prefix, name);
   auto page = o.cat->page(slot);
-  const auto idx = page.acquire_lease(getpid(), page.read().frame);
+  auto seg = shm::Segment::open(shm::leases_object_name(prefix, name), shm::Access::kReadWrite);
+  auto lv =
+      shm::LeasesView::over(seg.data(), seg.size(), o.cat->num_slots(), o.cat->lease_capacity());
+  // A daemon's slot names its registration socket: register, as the SDK does, so the lease
+  // counts (the connection stays open until this process dies).
+  shm::Registration reg;
+  if (!o.cat->socket_address().empty())
+    reg = shm::Registration::connect(o.cat->socket_address(), o.cat->daemon_pid(),
+                                     o.cat->daemon_uid(), std::chrono::seconds(2), "shm_peer");
+  const auto idx = lv.table(slot).acquire(getpid(), page.read().frame);
   if (!idx) {
     std::cout << "full" << std::endl;
     return 1;

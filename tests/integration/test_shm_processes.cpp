@@ -112,14 +112,16 @@ TEST(ShmProcesses, LeaseOfAKilledProcessIsDetectedDeadAndReclaimed) {
   ASSERT_TRUE(line.has_value());
   ASSERT_EQ(line->rfind("leased ", 0), 0u) << *line;
 
-  auto catalog = shm::Segment::open(s.prefix + s.name + ".catalog", shm::Access::kReadWrite);
+  auto catalog = shm::Segment::open(s.prefix + s.name + ".catalog");
   auto cat = shm::CatalogView::validate(catalog.data(), catalog.size());
-  auto page = cat.page(1);
+  auto seg = shm::Segment::open(s.prefix + s.name + ".leases", shm::Access::kReadWrite);
+  auto lv = shm::LeasesView::over(seg.data(), seg.size(), cat.num_slots(), cat.lease_capacity());
+  auto page = lv.table(1);
   auto leases = page.leases();
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0].pid, holder.pid());
   EXPECT_TRUE(shm::pid_alive(holder.pid()));
-  EXPECT_EQ(page.reclaim_dead_leases(shm::pid_alive), 0u);  // alive: kept
+  EXPECT_EQ(page.reclaim_dead(shm::pid_alive), 0u);  // alive: kept
 
   holder.kill(SIGKILL);
   // Not yet reaped: a zombie must already count as dead.
@@ -128,7 +130,7 @@ TEST(ShmProcesses, LeaseOfAKilledProcessIsDetectedDeadAndReclaimed) {
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_FALSE(shm::pid_alive(holder.pid()));
-  EXPECT_EQ(page.reclaim_dead_leases(shm::pid_alive), 1u);
+  EXPECT_EQ(page.reclaim_dead(shm::pid_alive), 1u);
   EXPECT_TRUE(page.leases().empty());
   EXPECT_EQ(holder.wait(), 128 + SIGKILL);
 }

@@ -252,7 +252,8 @@ def test_stale_segments_of_a_killed_daemon_are_replaced(tmp_path):
     a.load("box.v41.msh", "box")
     assert a.stop(signal.SIGKILL) == -signal.SIGKILL
     left = shm_names(prefix)
-    assert f"{prefix}box" in left and len(left) == 3  # control, catalog, one data segment
+    # control, catalog, leases, one data segment
+    assert f"{prefix}box" in left and f"{prefix}box.leases" in left and len(left) == 4
     (tmp_path / "b").mkdir()
     b = Daemon(tmp_path / "b", FILES, prefix=prefix)
     try:

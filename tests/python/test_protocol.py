@@ -3,6 +3,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 
 import pytest
 
@@ -65,16 +66,27 @@ def test_golden_catalog(data_dir, core):
     assert (c.futex, c.heartbeat_ns) == (9, 123456789000)
     page = c.pages[0]
     assert (page.seq, page.frame, page.data_size, page.buffer_version) == (2, 9, 4096, 3)
-    assert page.leases == [p.Lease(0, 777, False, 9)]
+    assert (c.daemon_uid, c.socket) == (998, b"\0" + b"0a1b2")
     assert json.loads(page.manifest) == spec["pages"][0]["manifest"]
     assert c.pages[1].manifest == b""
     assert p.encode_catalog(c) == golden
     cpp = core.validate_catalog(golden)
     assert cpp["pages"][0]["manifest"] == page.manifest
-    assert cpp["pages"][0]["leases"] == [(0, 777, False, 9)]
+    assert (cpp["daemon_uid"], cpp["socket"]) == (998, b"\0" + b"0a1b2")
     assert (cpp["futex"], cpp["heartbeat_ns"], cpp["total_size"]) == (9, 123456789000, 20480)
     # The C++ encoder re-encodes the manifest to the very same bytes.
     assert core.decode_manifest(page.manifest.decode(), 4096).encode() == page.manifest
+
+
+def test_golden_leases(data_dir):
+    spec = json.loads((data_dir / "golden" / "catalog_n2.json").read_text())
+    golden = (data_dir / "golden" / spec["leases_file"]).read_bytes()
+    assert len(golden) == p.leases_size(2, 4) == 128
+    leases = p.decode_leases(golden, 2, 4)
+    assert leases == [p.Lease(0, 777, False, 9, 0), p.Lease(0, 778, False, 8, 1)]
+    assert p.encode_leases(2, 4, leases) == golden
+    with pytest.raises(p.ProtocolError, match="segment is 127 bytes; 2 slots of 4 leases need 128"):
+        p.decode_leases(golden[:127], 2, 4)
 
 
 def test_catalog_ready_follows_the_magic_written_last(data_dir):
@@ -89,7 +101,7 @@ def test_catalog_ready_follows_the_magic_written_last(data_dir):
     # Only the magic missing (every other field written): still not ready.
     assert not p.catalog_ready(bytes(4) + golden[4:])
     assert p.catalog_ready(b"\x01" + bytes(10))  # too small: decode_catalog says why
-    with pytest.raises(p.ProtocolError, match="smaller than the 56-byte header"):
+    with pytest.raises(p.ProtocolError, match="smaller than the 172-byte header"):
         p.decode_catalog(b"\x01" + bytes(10))
 
 
@@ -253,3 +265,22 @@ def test_device_probe_never_raises(core):
     assert isinstance(r["cuda_status"], str) and r["cuda_status"]
     assert meshdock.has_cuda_device() == bool(r["devices"])
     assert isinstance(meshdock.has_cupy(), bool)
+
+
+def test_read_segment_needs_only_read_permission(tmp_path):
+    """A group member reads the 0640 segments with read_segment (open_segment wants write)."""
+    name = f"prs{os.getpid()}.x"
+    path = "/dev/shm/" + name
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o640)
+    try:
+        os.write(fd, b"abc" * 1000)
+        os.close(fd)
+        r = subprocess.run([sys.executable, "-c", f"from meshdock import protocol as p; "
+                            f"d = p.read_segment({name!r}); print(len(d), d[:3])"],
+                           capture_output=True, text=True, timeout=30, cwd="/",
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(p.__file__))),
+                           user=65534, group=65534, extra_groups=[0])
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["3000", "b'abc'"]
+    finally:
+        os.unlink(path)

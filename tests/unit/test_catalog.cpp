@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 namespace {
 
 struct Catalog {
-  explicit Catalog(shm::CatalogParams p = {3, 8192, 8, 1234, shm::kDLDeviceCPU, 0})
+  explicit Catalog(shm::CatalogParams p = {3, 8192, 8, 1234, shm::kDLDeviceCPU, 0, 0, ""})
       : params(p), words(shm::catalog_size(p.num_slots, p.page_size) / 8, 0) {
     view.emplace(shm::CatalogView::initialize(words.data(), bytes(), p));
   }
@@ -25,6 +25,15 @@ struct Catalog {
   shm::CatalogParams params;
   std::vector<std::uint64_t> words;
   std::optional<shm::CatalogView> view;
+};
+
+// A leases segment's bytes for `n` slots of `cap` entries.
+struct Leases {
+  Leases(std::uint32_t n, std::uint32_t cap)
+      : words(shm::leases_size(n, cap) / 8, 0),
+        view(shm::LeasesView::initialize(words.data(), words.size() * 8, n, cap)) {}
+  std::vector<std::uint64_t> words;
+  shm::LeasesView view;
 };
 
 std::string error_of(std::function<void()> f) {
@@ -62,14 +71,15 @@ TEST(Catalog, ValidationNamesFieldAndValue) {
     EXPECT_NE(msg.find(expect), std::string::npos) << msg;
   };
   check(0, 0x12345678, "magic is 0x12345678, expected 0x5443444d");
-  check(4, 2, "layout_version is 2; this build reads version 1");
+  check(4, 1, "layout_version is 1; this build reads version 2");
   check(8, 8192, "header_size is 8192, expected 4096");
   check(12, 0, "num_slots is 0, outside 1..10");
   check(12, 11, "num_slots is 11, outside 1..10");
   check(16, 8193, "page_size is 8193");
   check(16, 4096, "page_size is 4096");
   check(20, 0, "lease_capacity is 0");
-  check(20, 600, "lease_capacity is 600");  // 64 + 16*600 > 8192
+  check(20, 1025, "lease_capacity is 1025");
+  check(60, 109, "socket_len is 109, at most 108");
   check(28, 7, "device_type is 7, expected 1 (CPU) or 2 (CUDA)");
   check(48, 4096, "total_size is 4096 but 3 pages of 8192 need 28672");
   EXPECT_NE(error_of([&] {
@@ -78,14 +88,14 @@ TEST(Catalog, ValidationNamesFieldAndValue) {
             std::string::npos);
   EXPECT_NE(error_of([&] {
               shm::CatalogView::validate(c.words.data(), 40, "t");
-            }).find("smaller than the 56-byte header"),
+            }).find("smaller than the 172-byte header"),
             std::string::npos);
   // A manifest_len beyond the page's manifest area.
   auto* page1 = c.raw() + 4096 + 8192;
   shm::store_le<std::uint32_t>(page1, shm::page_offset::kManifestLen, 8192);
   EXPECT_NE(error_of([&] {
               shm::CatalogView::validate(c.words.data(), c.bytes(), "t");
-            }).find("page 1 manifest_len 8192 exceeds its manifest area of 8000 bytes"),
+            }).find("page 1 manifest_len 8192 exceeds its manifest area of 8128 bytes"),
             std::string::npos);
 }
 
@@ -108,8 +118,8 @@ TEST(Page, OversizedManifestIsRefusedBeforeTouchingThePage) {
   Catalog c;
   auto page = c.view->page(0);
   page.write(1, 1, 1, "old");
-  EXPECT_EQ(error_of([&] { page.write(2, 2, 2, std::string(8001, 'x')); }),
-            "catalog page 0: manifest is 8001 bytes; the page holds 8000 (raise catalog "
+  EXPECT_EQ(error_of([&] { page.write(2, 2, 2, std::string(8129, 'x')); }),
+            "catalog page 0: manifest is 8129 bytes; the page holds 8128 (raise catalog "
             "page_size)");
   EXPECT_EQ(page.read().manifest, "old");
   EXPECT_EQ(page.seq(), 2u);
@@ -130,7 +140,7 @@ TEST(Page, OddSequenceReadsAsTorn) {
 // Under contention a reader never returns a page mixing two writes: every snapshot's manifest
 // is one repeated letter chosen by the frame, and its length equals data_size.
 TEST(Page, SeqlockReaderNeverSeesATornPage) {
-  Catalog c({1, 65536, 4, 1, shm::kDLDeviceCPU, 0});
+  Catalog c({1, 65536, 4, 1, shm::kDLDeviceCPU, 0, 0, ""});
   auto page = c.view->page(0);
   page.write(0, 1, 0, "a");
   std::atomic<bool> stop{false};
@@ -164,61 +174,119 @@ TEST(Page, SeqlockReaderNeverSeesATornPage) {
 }
 
 TEST(Lease, AcquireReleaseAndCapacity) {
-  Catalog c;
-  auto page = c.view->page(2);
+  Leases l(3, 8);
+  auto table = l.view.table(2);
   std::vector<std::uint32_t> got;
   for (int i = 0; i < 8; ++i) {
-    auto idx = page.acquire_lease(100 + i, 40 + i);
+    auto idx = table.acquire(100 + i, 40 + i);
     ASSERT_TRUE(idx.has_value());
     got.push_back(*idx);
   }
-  EXPECT_FALSE(page.acquire_lease(999, 1).has_value());  // table full
-  const auto leases = page.leases();
+  EXPECT_FALSE(table.acquire(999, 1).has_value());  // table full
+  const auto leases = table.leases();
   ASSERT_EQ(leases.size(), 8u);
   EXPECT_EQ(leases[3].pid, 103);
   EXPECT_EQ(leases[3].frame, 43u);
   EXPECT_FALSE(leases[3].claiming);
-  EXPECT_FALSE(page.release_lease(got[3], 555));  // not the holder
-  EXPECT_TRUE(page.release_lease(got[3], 103));
-  EXPECT_FALSE(page.release_lease(got[3], 103));  // already free
-  EXPECT_EQ(page.leases().size(), 7u);
-  EXPECT_EQ(*page.acquire_lease(777, 1), got[3]);  // the freed entry is reused
-  // Other pages are independent.
-  EXPECT_TRUE(c.view->page(0).leases().empty());
+  EXPECT_FALSE(table.release(got[3], 555));  // not the holder
+  EXPECT_TRUE(table.release(got[3], 103));
+  EXPECT_FALSE(table.release(got[3], 103));  // already free
+  EXPECT_FALSE(table.release(8, 103));       // out of range: refused, not written
+  EXPECT_EQ(table.leases().size(), 7u);
+  EXPECT_EQ(*table.acquire(777, 1), got[3]);  // the freed entry is reused
+  // Other slots' tables are independent, and slot 2's is the last 8 entries.
+  EXPECT_TRUE(l.view.table(0).leases().empty());
+  EXPECT_EQ(
+      shm::load_le<std::uint32_t>(reinterpret_cast<std::byte*>(l.words.data()), (2 * 8 + 3) * 16),
+      777u);
+  EXPECT_THROW(l.view.table(3), shm::ProtocolError);
+}
+
+TEST(Lease, SegmentTooSmallForTheCatalogsShapeIsRefused) {
+  std::vector<std::uint64_t> words(10, 0);
+  EXPECT_NE(error_of([&] {
+              shm::LeasesView::over(words.data(), 80, 3, 8, "x.leases");
+            }).find("leases 'x.leases': segment is 80 bytes; 3 slots of 8 leases need 384"),
+            std::string::npos);
+}
+
+TEST(Lease, ClearOnlyWhatWasSeen) {
+  Leases l(1, 4);
+  auto table = l.view.table(0);
+  const auto i = *table.acquire(42, 7);
+  EXPECT_FALSE(table.clear(i, 43));  // someone else's state now: left alone
+  EXPECT_TRUE(table.clear(i, 42));
+  EXPECT_TRUE(table.leases().empty());
+  EXPECT_FALSE(table.clear(99, 0));
 }
 
 TEST(Lease, ConcurrentAcquirersNeverShareAnEntry) {
-  Catalog c({1, 65536, 256, 1, shm::kDLDeviceCPU, 0});
-  auto page = c.view->page(0);
+  Leases l(1, 256);
+  auto table = l.view.table(0);
   std::vector<std::thread> ts;
   std::atomic<int> failures{0};
   for (int t = 0; t < 4; ++t) {
     ts.emplace_back([&, t] {
       for (int i = 0; i < 64; ++i) {
-        if (!page.acquire_lease(1000 + t, i)) ++failures;
+        if (!table.acquire(1000 + t, i)) ++failures;
       }
     });
   }
   for (auto& t : ts) t.join();
   EXPECT_EQ(failures.load(), 0);
-  const auto leases = page.leases();
+  const auto leases = table.leases();
   ASSERT_EQ(leases.size(), 256u);
   std::map<std::int32_t, int> per_pid;
-  for (const auto& l : leases) ++per_pid[l.pid];
+  for (const auto& e : leases) ++per_pid[e.pid];
   for (int t = 0; t < 4; ++t) EXPECT_EQ(per_pid[1000 + t], 64);
 }
 
 TEST(Lease, ReclaimFreesOnlyDeadHolders) {
-  Catalog c;
-  auto page = c.view->page(0);
-  page.acquire_lease(10, 1);
-  page.acquire_lease(11, 1);
-  page.acquire_lease(12, 1);
-  const auto freed = page.reclaim_dead_leases([](std::int32_t pid) { return pid == 11; });
+  Leases l(1, 8);
+  auto table = l.view.table(0);
+  table.acquire(10, 1);
+  table.acquire(11, 1);
+  table.acquire(12, 1);
+  const auto freed = table.reclaim_dead([](std::int32_t pid) { return pid == 11; });
   EXPECT_EQ(freed, 2u);
-  const auto left = page.leases();
+  const auto left = table.leases();
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].pid, 11);
+}
+
+// Attack 1: the view keeps the shape it validated. Rewriting num_slots, page_size,
+// lease_capacity or total_size afterwards (a consumer with write access, or root) moves no
+// page and no bound.
+TEST(Catalog, ShapeIsCopiedOnceAndNeverReadAgain) {
+  Catalog c;
+  auto v = shm::CatalogView::validate(c.words.data(), c.bytes(), "t");
+  v.page(2).write(3, 10, 1, "{}");
+  shm::store_le<std::uint32_t>(c.raw(), shm::catalog_offset::kNumSlots, 0xffffffffu);
+  shm::store_le<std::uint32_t>(c.raw(), shm::catalog_offset::kPageSize, 0x7ffff000u);
+  shm::store_le<std::uint32_t>(c.raw(), shm::catalog_offset::kLeaseCapacity, 0xffffffu);
+  shm::store_le<std::uint64_t>(c.raw(), shm::catalog_offset::kTotalSize, 1);
+  shm::store_le<std::int32_t>(c.raw(), shm::catalog_offset::kDeviceType, 77);
+  EXPECT_EQ(v.num_slots(), 3u);
+  EXPECT_EQ(v.page_size(), 8192u);
+  EXPECT_EQ(v.lease_capacity(), 8u);
+  EXPECT_EQ(v.total_size(), 4096u + 3 * 8192u);
+  EXPECT_EQ(v.device_type(), shm::kDLDeviceCPU);
+  EXPECT_EQ(v.page(2).read().manifest, "{}");  // still at 4096 + 2 * 8192
+  EXPECT_THROW(v.page(3), shm::ProtocolError);
+  // And the view the writer initialised is just as deaf.
+  EXPECT_EQ(c.view->num_slots(), 3u);
+  EXPECT_EQ(c.view->page(2).read().frame, 3u);
+}
+
+TEST(Catalog, SocketAndUidRoundTrip) {
+  shm::CatalogParams p{2, 8192, 4, 77, shm::kDLDeviceCPU, 0, 1000, std::string("\0abcde", 6)};
+  Catalog c(p);
+  auto v = shm::CatalogView::validate(c.words.data(), c.bytes(), "t");
+  EXPECT_EQ(v.daemon_uid(), 1000u);
+  EXPECT_EQ(v.socket_address(), std::string("\0abcde", 6));
+  EXPECT_EQ(shm::describe_socket(v.socket_address()), "@abcde");
+  p.socket = std::string(109, 'x');
+  EXPECT_THROW(Catalog{p}, shm::ProtocolError);
 }
 
 TEST(Liveness, SelfAliveAndImpossiblePidDead) {

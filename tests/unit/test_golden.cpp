@@ -90,6 +90,8 @@ TEST(Golden, CatalogMatchesByteForByte) {
   p.daemon_pid = spec["daemon_pid"];
   p.device_type = spec["device_type"];
   p.device_id = spec["device_id"];
+  p.daemon_uid = spec["daemon_uid"];
+  p.socket = spec["socket"].get<std::string>();
   const auto size = shm::catalog_size(p.num_slots, p.page_size);
   std::vector<std::uint64_t> buf(size / 8, 0);
   auto cat = shm::CatalogView::initialize(buf.data(), size, p);
@@ -99,7 +101,6 @@ TEST(Golden, CatalogMatchesByteForByte) {
   auto manifest = shm::decode_manifest(pg["manifest"].dump(), pg["data_size"]);
   auto page = cat.page(0);
   page.write(pg["frame"], pg["data_size"], pg["buffer_version"], shm::encode_manifest(manifest));
-  ASSERT_EQ(*page.acquire_lease(pg["leases"][0]["pid"], pg["leases"][0]["frame"]), 0u);
 
   const auto expect = read_bytes(golden(spec["file"]));
   ASSERT_EQ(expect.size(), size);
@@ -114,6 +115,23 @@ TEST(Golden, CatalogMatchesByteForByte) {
 
   auto view = shm::CatalogView::validate(buf.data(), size, "golden");
   EXPECT_EQ(view.page(0).read().frame, 9u);
-  EXPECT_EQ(view.page(0).leases().at(0).pid, 777);
   EXPECT_EQ(view.page(1).read().manifest, "");
+  EXPECT_EQ(view.daemon_uid(), spec["daemon_uid"].get<std::uint32_t>());
+  EXPECT_EQ(view.socket_address(), spec["socket"].get<std::string>());
+}
+
+TEST(Golden, LeasesMatchByteForByte) {
+  const auto spec = read_json(golden("catalog_n2.json"));
+  const std::uint32_t n = spec["num_slots"], cap = spec["lease_capacity"];
+  const auto size = shm::leases_size(n, cap);
+  std::vector<std::uint64_t> buf(size / 8, 0);
+  auto lv = shm::LeasesView::initialize(buf.data(), size, n, cap);
+  for (const auto& l : spec["leases"]) {
+    auto table = lv.table(l["slot"]);
+    ASSERT_EQ(*table.acquire(l["pid"], l["frame"]), l["index"].get<std::uint32_t>());
+  }
+  const auto expect = read_bytes(golden(spec["leases_file"]));
+  ASSERT_EQ(expect.size(), size);
+  EXPECT_EQ(std::memcmp(buf.data(), expect.data(), size), 0);
+  EXPECT_EQ(lv.table(1).leases().at(0).pid, 778);
 }

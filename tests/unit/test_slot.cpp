@@ -97,9 +97,13 @@ TEST(Slot, LeasedSlotGetsAFreshBufferAndTheOldOneLivesUntilReleased) {
   o.lease_wait = std::chrono::milliseconds(20);
   slots::Slot slot(o, *backend);
   slot.publish(tiny(1.0));
-  auto catseg = shm::Segment::open(o.prefix + "ring.catalog", shm::Access::kReadWrite);
-  auto cat = shm::CatalogView::validate(catseg.data(), catseg.size());
-  const auto lease = cat.page(0).acquire_lease(::getpid(), 1);  // a consumer holds frame 1
+  // A registered consumer (this process) holds frame 1.
+  auto reg = shm::Registration::connect(slot.socket_address(), ::getpid(), ::geteuid(),
+                                        std::chrono::seconds(2), "test");
+  auto leaseseg = shm::Segment::open(o.prefix + "ring.leases", shm::Access::kReadWrite);
+  auto lv = shm::LeasesView::over(leaseseg.data(), leaseseg.size(), 1, 8);
+  auto table = lv.table(0);
+  const auto lease = table.acquire(::getpid(), 1);
   ASSERT_TRUE(lease);
   const auto old_name = shm::data_object_name(o.prefix, "ring", 0, 1);
   const auto pub = slot.publish(tiny(2.0));  // waits 20 ms, then a fresh buffer
@@ -107,7 +111,7 @@ TEST(Slot, LeasedSlotGetsAFreshBufferAndTheOldOneLivesUntilReleased) {
   EXPECT_TRUE(exists(old_name));  // retired, not freed: its lease is live
   EXPECT_TRUE(exists(shm::data_object_name(o.prefix, "ring", 0, 2)));
   EXPECT_EQ(slot.bytes(), 2 * pub.data_size);
-  cat.page(0).release_lease(*lease, ::getpid());
+  table.release(*lease, ::getpid());
   slot.maintain(shm::monotonic_ns());
   EXPECT_FALSE(exists(old_name));
   EXPECT_EQ(slot.bytes(), pub.data_size);

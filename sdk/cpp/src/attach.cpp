@@ -258,12 +258,17 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   std::string name;
   AttachOptions o;
   OwnerTrust trust;
-  shm::Segment control, catalog;
+  shm::Segment control, catalog;  // read-only (mode 0640: only the daemon writes them)
+  shm::Segment leases;            // read-write: this process's lease entries
   std::optional<shm::ControlBlockView> cb;
   std::optional<shm::CatalogView> cat;
+  std::optional<shm::LeasesView> lv;
   // As validated at attach; never re-read from shared memory.
   std::uint32_t num_slots = 0;
   std::int32_t device_type = shm::kDLDeviceCPU;
+  // Open while this process may hold leases: the daemon honours leases of registered pids only.
+  shm::Registration registration;
+  std::string registration_error;  // why there is none (reported when a lease is needed)
   std::uint64_t last_seen = 0;
   std::mutex m;  // cache
   std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
@@ -427,7 +432,7 @@ struct FrameState {
   std::uint32_t lease = 0;
   std::uint64_t frame = 0;
   std::shared_ptr<const shm::Manifest> manifest;
-  ~FrameState() { slot->cat->page(index).release_lease(lease, ::getpid()); }
+  ~FrameState() { slot->lv->table(index).release(lease, ::getpid()); }
 };
 
 // ---- Slot
@@ -435,11 +440,14 @@ struct FrameState {
 
 namespace {
 
-// Opens and validates both segments of `name`. Returns nullptr when they are not there (yet);
-// throws SdkError when they are there but malformed.
+// Opens and validates the segments of `name` and registers with the daemon. Returns nullptr
+// when they are not there (yet); throws SdkError when they are there but malformed.
 std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOptions& options,
                                          const std::string& control_name,
                                          const std::string& catalog_name) {
+  const auto leases_name =
+      catalog_name.substr(0, catalog_name.size() - shm::kCatalogSuffix.size()) +
+      std::string(shm::kLeasesSuffix);
   auto s = std::make_shared<SlotState>();
   s->name = name;
   s->o = options;
@@ -448,7 +456,7 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
     // Owner checked (and EACCES named) before a byte is read: see open_trusted.
     auto control = open_trusted(control_name, shm::Access::kReadOnly, s->trust, s->what());
     if (!control) return nullptr;
-    auto catalog = open_trusted(catalog_name, shm::Access::kReadWrite, s->trust, s->what());
+    auto catalog = open_trusted(catalog_name, shm::Access::kReadOnly, s->trust, s->what());
     if (!catalog) return nullptr;
     s->control = std::move(*control);
     s->catalog = std::move(*catalog);
@@ -457,6 +465,12 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
     s->cb.emplace(
         shm::ControlBlockView::validate(s->control.data(), s->control.size(), control_name));
     s->cat.emplace(shm::CatalogView::validate(s->catalog.data(), s->catalog.size(), catalog_name));
+    auto leases = open_trusted(leases_name, shm::Access::kReadWrite, s->trust, s->what());
+    if (!leases) return nullptr;
+    s->leases = std::move(*leases);
+    // The shape is the catalog's (validated, read-only to us), never the leases segment's.
+    s->lv.emplace(shm::LeasesView::over(s->leases.data(), s->leases.size(), s->cat->num_slots(),
+                                        s->cat->lease_capacity(), leases_name));
   } catch (const shm::ProtocolError& e) {
     throw SdkError(e.what());
   } catch (const SdkError&) {
@@ -469,6 +483,18 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   if (s->num_slots != s->cat->num_slots())
     throw SdkError(s->what() + ": control block has " + std::to_string(s->num_slots) +
                    " slots, catalog " + std::to_string(s->cat->num_slots()));
+  // The daemon must be the catalog's pid, running as the catalog's owner.
+  struct stat st {};
+  const bool owner_known = ::stat(("/dev/shm/" + catalog_name).c_str(), &st) == 0;
+  try {
+    if (!owner_known) throw shm::ProtocolError(s->what() + ": cannot stat /" + catalog_name);
+    s->registration = shm::Registration::connect(
+        s->cat->socket_address(), s->cat->daemon_pid(), st.st_uid,
+        std::min<std::chrono::milliseconds>(options.timeout, std::chrono::milliseconds(2000)),
+        s->what());
+  } catch (const shm::ProtocolError& e) {
+    s->registration_error = e.what();  // a dead daemon's segments: wait() says ProducerGone first
+  }
   return s;
 }
 
@@ -569,7 +595,11 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
     if (w > s_->last_seen && w > 0) {
       const std::uint32_t i = (w - 1) % s_->num_slots;
       auto page = s_->cat->page(i);
-      const auto lease = page.acquire_lease(pid, w);
+      if (!s_->registration.valid())
+        throw SdkError(s_->registration_error +
+                       " (a lease of an unregistered process would not count)");
+      auto table = s_->lv->table(i);
+      const auto lease = table.acquire(pid, w);
       if (!lease)
         throw SdkError(s_->what() + ": every lease of slot " + std::to_string(i) +
                        " is taken (too many frames held; release some)");
@@ -579,11 +609,11 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       try {
         snap = page.try_read();
       } catch (const shm::ProtocolError& e) {
-        page.release_lease(*lease, pid);
+        table.release(*lease, pid);
         throw SdkError(s_->what() + ": " + e.what());
       }
       if (!snap || snap->frame != w) {  // being refilled, or already newer: look again
-        page.release_lease(*lease, pid);
+        table.release(*lease, pid);
         // A page being refilled settles in microseconds; one that stays odd or never holds
         // frame w (a dead writer, or forged bytes) must not spin: back off, keep the deadline.
         if (++retries > 3) {

@@ -48,6 +48,15 @@ SlotReport inspect_slot(std::string_view name, std::string_view prefix) {
     r.heartbeat_age_ns = hb && now > hb ? now - hb : 0;
     r.device_type = cat.device_type();
     r.device_id = cat.device_id();
+    // The leases live in their own segment since layout 2; its shape is the catalog's.
+    const auto leases_object = shm::leases_object_name(prefix, name);
+    shm::Segment leases_seg;
+    std::optional<shm::LeasesView> leases;
+    if (shm::Segment::exists(leases_object)) {
+      leases_seg = shm::Segment::open(leases_object);
+      leases.emplace(shm::LeasesView::over(leases_seg.data(), leases_seg.size(), cat.num_slots(),
+                                           cat.lease_capacity(), leases_object));
+    }
     for (std::uint32_t i = 0; i < r.num_slots; ++i) {
       const auto page = cat.page(i);
       const auto snap = page.read();
@@ -58,7 +67,7 @@ SlotReport inspect_slot(std::string_view name, std::string_view prefix) {
       p.data_size = snap.data_size;
       p.buffer_version = snap.buffer_version;
       p.handle = describe_handle(cb.mem_handle(i));
-      p.leases = page.leases();
+      if (leases) p.leases = leases->table(i).leases();
       if (!snap.manifest.empty()) p.manifest = shm::decode_manifest(snap.manifest, snap.data_size);
       r.pages.push_back(std::move(p));
     }

@@ -1,7 +1,7 @@
 """Pure-Python mirror of meshdock's shared-memory protocol (shm_protocol/ in C++).
 
 Reads and writes, byte for byte, the cuda-link v0.5.0 control block ("CIPD") and meshdock's
-catalog segment ("MDCT"), and checks a slot manifest, with the same validation rules and the
+catalog segment ("MDCT", layout 2) and its leases segment, and checks a slot manifest, with the same validation rules and the
 same error wording as the C++ headers. It needs nothing but the standard library, so a tool
 that only wants to look at a slot can use it without the compiled module.
 
@@ -24,7 +24,8 @@ __all__ = [
     "make_host_handle", "is_host_handle", "parse_host_handle", "validate_name",
     "validate_prefix", "control_object_name", "catalog_object_name", "data_object_name",
     "fnv1a64", "CatalogHeader", "Page", "Lease", "catalog_size", "encode_catalog",
-    "catalog_ready", "decode_catalog", "decode_manifest", "open_segment",
+    "catalog_ready", "decode_catalog", "decode_manifest", "open_segment", "read_segment", "leases_object_name",
+    "leases_size", "encode_leases", "decode_leases",
 ]
 
 
@@ -42,15 +43,18 @@ DEFAULT_PREFIX = "meshdock."
 MAX_NAME_LENGTH = 200
 MAX_PREFIX_LENGTH = 24
 CATALOG_SUFFIX = ".catalog"
+LEASES_SUFFIX = ".leases"
 
 CATALOG_MAGIC = 0x5443444D  # bytes "MDCT"
-CATALOG_LAYOUT_VERSION = 1
+CATALOG_LAYOUT_VERSION = 2
 CATALOG_HEADER_SIZE = 4096
 MIN_PAGE_SIZE, MAX_PAGE_SIZE = 8192, 64 * 1024 * 1024
 MAX_LEASE_CAPACITY = 1024
 LEASE_CLAIMING = 0x80000000
 PAGE_HEADER_BYTES = 64
 LEASE_ENTRY_BYTES = 16
+SOCKET_ADDRESS_BYTES = 108
+CATALOG_FIXED_HEADER_BYTES = 172
 DL_CPU, DL_CUDA = 1, 2
 MANIFEST_VERSION = 1
 ARRAY_ALIGNMENT = 256
@@ -107,6 +111,10 @@ def control_object_name(prefix: str, name: str) -> str:
 
 def catalog_object_name(prefix: str, name: str) -> str:
     return control_object_name(prefix, name) + CATALOG_SUFFIX
+
+
+def leases_object_name(prefix: str, name: str) -> str:
+    return control_object_name(prefix, name) + LEASES_SUFFIX
 
 
 def fnv1a64(s: str) -> int:
@@ -254,8 +262,12 @@ def catalog_size(num_slots: int, page_size: int) -> int:
     return CATALOG_HEADER_SIZE + num_slots * page_size
 
 
-def manifest_offset(lease_capacity: int) -> int:
-    return PAGE_HEADER_BYTES + LEASE_ENTRY_BYTES * lease_capacity
+def manifest_offset() -> int:
+    return PAGE_HEADER_BYTES
+
+
+def leases_size(num_slots: int, lease_capacity: int) -> int:
+    return num_slots * lease_capacity * LEASE_ENTRY_BYTES
 
 
 @dataclass
@@ -264,6 +276,7 @@ class Lease:
     pid: int
     claiming: bool
     frame: int
+    slot: int = 0
 
 
 @dataclass
@@ -273,7 +286,6 @@ class Page:
     data_size: int = 0
     buffer_version: int = 0
     manifest: bytes = b""
-    leases: List[Lease] = field(default_factory=list)
 
 
 @dataclass
@@ -287,13 +299,15 @@ class CatalogHeader:
     futex: int = 0
     heartbeat_ns: int = 0
     pages: List[Page] = field(default_factory=list)
+    daemon_uid: int = 0
+    socket: bytes = b""  # registration socket sun_path bytes (leading NUL: abstract name)
 
     @property
     def total_size(self) -> int:
         return catalog_size(self.num_slots, self.page_size)
 
 
-_HEADER_FMT = "<IIIIIIiiiIQQ"  # magic .. total_size, 56 bytes
+_HEADER_FMT = "<IIIIIIiiiIQQII"  # magic .. socket_len, 64 bytes; the socket address follows
 _PAGE_FMT = "<QQQQI"
 
 
@@ -303,19 +317,22 @@ def _check_params(n: int, page: int, leases: int, where: str) -> None:
     if page < MIN_PAGE_SIZE or page > MAX_PAGE_SIZE or page % 4096:
         raise ProtocolError(f"{where}: page_size is {page}, expected a multiple of 4096 in "
                             f"{MIN_PAGE_SIZE}..{MAX_PAGE_SIZE}")
-    if leases < 1 or leases > MAX_LEASE_CAPACITY or manifest_offset(leases) >= page:
-        raise ProtocolError(f"{where}: lease_capacity is {leases}, expected 1..{MAX_LEASE_CAPACITY}"
-                            f" leaving room for a manifest in a page of {page}")
+    if leases < 1 or leases > MAX_LEASE_CAPACITY:
+        raise ProtocolError(f"{where}: lease_capacity is {leases}, expected 1..{MAX_LEASE_CAPACITY}")
 
 
 def encode_catalog(h: CatalogHeader) -> bytes:
     _check_params(h.num_slots, h.page_size, h.lease_capacity, "catalog")
+    if len(h.socket) > SOCKET_ADDRESS_BYTES:
+        raise ProtocolError(f"catalog: socket address is {len(h.socket)} bytes; at most "
+                            f"{SOCKET_ADDRESS_BYTES} fit")
     out = bytearray(h.total_size)
     struct.pack_into(_HEADER_FMT, out, 0, CATALOG_MAGIC, CATALOG_LAYOUT_VERSION,
                      CATALOG_HEADER_SIZE, h.num_slots, h.page_size, h.lease_capacity,
                      h.daemon_pid, h.device_type, h.device_id, h.futex, h.heartbeat_ns,
-                     h.total_size)
-    cap = h.page_size - manifest_offset(h.lease_capacity)
+                     h.total_size, h.daemon_uid, len(h.socket))
+    out[64:64 + len(h.socket)] = h.socket
+    cap = h.page_size - manifest_offset()
     for i, p in enumerate(h.pages):
         base = CATALOG_HEADER_SIZE + i * h.page_size
         if len(p.manifest) > cap:
@@ -323,11 +340,7 @@ def encode_catalog(h: CatalogHeader) -> bytes:
                                 f"the page holds {cap} (raise catalog page_size)")
         struct.pack_into(_PAGE_FMT, out, base, p.seq, p.frame, p.data_size, p.buffer_version,
                          len(p.manifest))
-        for lease in p.leases:
-            state = lease.pid | (LEASE_CLAIMING if lease.claiming else 0)
-            struct.pack_into("<IIQ", out, base + PAGE_HEADER_BYTES + LEASE_ENTRY_BYTES * lease.index,
-                             state, 0, lease.frame)
-        mo = base + manifest_offset(h.lease_capacity)
+        mo = base + manifest_offset()
         out[mo:mo + len(p.manifest)] = p.manifest
     return bytes(out)
 
@@ -340,7 +353,7 @@ def catalog_ready(buf) -> bool:
     mv = memoryview(buf).cast("B")
     if len(mv) == 0:
         return False
-    if len(mv) < 56:
+    if len(mv) < CATALOG_FIXED_HEADER_BYTES:
         return True
     return struct.unpack_from("<I", mv, 0)[0] != 0
 
@@ -351,10 +364,11 @@ def decode_catalog(buf, what: str = "bytes") -> CatalogHeader:
     mv = memoryview(buf).cast("B")
     where = f"catalog '{what}'"
     size = len(mv)
-    if size < 56:
-        raise ProtocolError(f"{where}: segment is {size} bytes, smaller than the 56-byte header")
+    if size < CATALOG_FIXED_HEADER_BYTES:
+        raise ProtocolError(f"{where}: segment is {size} bytes, smaller than the "
+                            f"{CATALOG_FIXED_HEADER_BYTES}-byte header")
     (magic, layout, header, n, page, leases, pid, dev, dev_id, futex, heartbeat,
-     total) = struct.unpack_from(_HEADER_FMT, mv, 0)
+     total, uid, socket_len) = struct.unpack_from(_HEADER_FMT, mv, 0)
     if magic != CATALOG_MAGIC:
         raise ProtocolError(f'{where}: magic is 0x{magic:08x}, expected 0x{CATALOG_MAGIC:08x} ("MDCT")')
     if layout != CATALOG_LAYOUT_VERSION:
@@ -370,7 +384,9 @@ def decode_catalog(buf, what: str = "bytes") -> CatalogHeader:
         raise ProtocolError(f"{where}: segment is {size} bytes, smaller than its total_size {total}")
     if dev not in (DL_CPU, DL_CUDA):
         raise ProtocolError(f"{where}: device_type is {dev}, expected 1 (CPU) or 2 (CUDA)")
-    cap = page - manifest_offset(leases)
+    if socket_len > SOCKET_ADDRESS_BYTES:
+        raise ProtocolError(f"{where}: socket_len is {socket_len}, at most {SOCKET_ADDRESS_BYTES}")
+    cap = page - manifest_offset()
     pages = []
     for i in range(n):
         base = CATALOG_HEADER_SIZE + i * page
@@ -378,15 +394,41 @@ def decode_catalog(buf, what: str = "bytes") -> CatalogHeader:
         if mlen > cap:
             raise ProtocolError(f"{where}: page {i} manifest_len {mlen} exceeds its manifest area "
                                 f"of {cap} bytes")
-        ls = []
-        for k in range(leases):
-            state, _, lframe = struct.unpack_from(
-                "<IIQ", mv, base + PAGE_HEADER_BYTES + LEASE_ENTRY_BYTES * k)
+        mo = base + manifest_offset()
+        pages.append(Page(seq, frame, data_size, bver, bytes(mv[mo:mo + mlen])))
+    return CatalogHeader(n, page, leases, pid, dev, dev_id, futex, heartbeat, pages, uid,
+                         bytes(mv[64:64 + socket_len]))
+
+
+def encode_leases(num_slots: int, lease_capacity: int, leases: Sequence[Lease]) -> bytes:
+    """The leases segment: slot s's entry k at (s * lease_capacity + k) * 16,
+    {state u32 (pid | 0x80000000 while claiming), reserved u32, frame u64}."""
+    _check_params(num_slots, MIN_PAGE_SIZE, lease_capacity, "leases")
+    out = bytearray(leases_size(num_slots, lease_capacity))
+    for lease in leases:
+        if not (0 <= lease.slot < num_slots and 0 <= lease.index < lease_capacity):
+            raise ProtocolError(f"leases: entry ({lease.slot}, {lease.index}) out of range")
+        state = lease.pid | (LEASE_CLAIMING if lease.claiming else 0)
+        struct.pack_into("<IIQ", out, (lease.slot * lease_capacity + lease.index) * LEASE_ENTRY_BYTES,
+                         state, 0, lease.frame)
+    return bytes(out)
+
+
+def decode_leases(buf, num_slots: int, lease_capacity: int, what: str = "leases") -> List[Lease]:
+    """The held entries of a leases segment, whose shape comes from the (validated) catalog."""
+    mv = memoryview(buf).cast("B")
+    need = leases_size(num_slots, lease_capacity)
+    if len(mv) < need:
+        raise ProtocolError(f"leases '{what}': segment is {len(mv)} bytes; {num_slots} slots of "
+                            f"{lease_capacity} leases need {need}")
+    out = []
+    for s in range(num_slots):
+        for k in range(lease_capacity):
+            state, _, frame = struct.unpack_from("<IIQ", mv,
+                                                 (s * lease_capacity + k) * LEASE_ENTRY_BYTES)
             if state:
-                ls.append(Lease(k, state & ~LEASE_CLAIMING, bool(state & LEASE_CLAIMING), lframe))
-        mo = base + manifest_offset(leases)
-        pages.append(Page(seq, frame, data_size, bver, bytes(mv[mo:mo + mlen]), ls))
-    return CatalogHeader(n, page, leases, pid, dev, dev_id, futex, heartbeat, pages)
+                out.append(Lease(k, state & ~LEASE_CLAIMING, bool(state & LEASE_CLAIMING), frame, s))
+    return out
 
 
 # ---- manifest ------------------------------------------------------------------------------
@@ -521,8 +563,28 @@ def decode_manifest(text, data_size: int) -> dict:
 
 # ---- segments ------------------------------------------------------------------------------
 
+def read_segment(object_name: str) -> bytes:
+    """A snapshot of an existing POSIX shm object, opened read-only: what a member of the
+    daemon's group may do with the control block, catalog and data segments (mode 0640)."""
+    import os
+
+    fd = os.open("/dev/shm/" + object_name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        size = os.fstat(fd).st_size
+        out = bytearray()
+        while len(out) < size:
+            chunk = os.pread(fd, size - len(out), len(out))
+            if not chunk:
+                break
+            out += chunk
+        return bytes(out)
+    finally:
+        os.close(fd)
+
+
 def open_segment(object_name: str):
-    """Open an existing POSIX shm object read-write with multiprocessing.shared_memory, without
+    """Open an existing POSIX shm object read-write (so: as the daemon's user, or the leases
+    segment) with multiprocessing.shared_memory, without
     handing it to Python's resource tracker (which would unlink the daemon's segment when this
     process exits, Python < 3.13). Close it with .close(); never .unlink() a daemon's segment."""
     from multiprocessing import resource_tracker, shared_memory

@@ -77,18 +77,16 @@ py::dict validate_catalog(const py::bytes& data) {
   d["heartbeat_ns"] = cat.heartbeat_ns();
   d["futex"] = cat.futex_value();
   d["total_size"] = cat.total_size();
+  d["daemon_uid"] = cat.daemon_uid();
+  d["socket"] = py::bytes(cat.socket_address());
   py::list pages;
   for (std::uint32_t i = 0; i < cat.num_slots(); ++i) {
     auto page = cat.page(i);
     const auto snap = page.read(8);
-    py::list leases;
-    for (const auto& l : page.leases()) {
-      leases.append(py::make_tuple(l.index, l.pid, l.claiming, l.frame));
-    }
-    pages.append(py::dict(
-        py::arg("seq") = snap.seq, py::arg("frame") = snap.frame,
-        py::arg("data_size") = snap.data_size, py::arg("buffer_version") = snap.buffer_version,
-        py::arg("manifest") = py::bytes(snap.manifest), py::arg("leases") = leases));
+    pages.append(py::dict(py::arg("seq") = snap.seq, py::arg("frame") = snap.frame,
+                          py::arg("data_size") = snap.data_size,
+                          py::arg("buffer_version") = snap.buffer_version,
+                          py::arg("manifest") = py::bytes(snap.manifest)));
   }
   d["pages"] = pages;
   return d;

@@ -8,4 +8,6 @@
 #include "meshdock/shm/manifest.hpp"
 #include "meshdock/shm/names.hpp"
 #include "meshdock/shm/process.hpp"
+#include "meshdock/shm/registration.hpp"
 #include "meshdock/shm/segment.hpp"
+#include "meshdock/shm/sigbus_guard.hpp"

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the protocol golden vectors: control_blocks.json + control_n{1,2,3,4,10}.bin and
-catalog_n2.{json,bin}.
+catalog_n2.{json,bin} and leases_n2.bin (catalog layout 2).
 
 Run only when the protocol changes on purpose (and then bump the layout version). Both the C++
 tests (tests/unit/test_golden.cpp) and the Python tests (tests/python/test_protocol.py) rebuild
@@ -56,17 +56,20 @@ MANIFEST = {
 
 def catalog_case():
     manifest = json.dumps(MANIFEST, sort_keys=True, separators=(",", ":")).encode()
-    page0 = p.Page(seq=2, frame=9, data_size=4096, buffer_version=3, manifest=manifest,
-                   leases=[p.Lease(0, 777, False, 9)])
+    page0 = p.Page(seq=2, frame=9, data_size=4096, buffer_version=3, manifest=manifest)
     h = p.CatalogHeader(num_slots=2, page_size=8192, lease_capacity=4, daemon_pid=4242,
                         device_type=p.DL_CPU, device_id=0, futex=9, heartbeat_ns=123456789000,
-                        pages=[page0, p.Page()])
+                        pages=[page0, p.Page()], daemon_uid=998, socket=b"\0" + b"0a1b2")
+    leases = [p.Lease(0, 777, False, 9, 0), p.Lease(0, 778, False, 8, 1)]
     spec = {"num_slots": 2, "page_size": 8192, "lease_capacity": 4, "daemon_pid": 4242,
             "device_type": 1, "device_id": 0, "futex": 9, "heartbeat_ns": 123456789000,
+            "daemon_uid": 998, "socket": "\u0000" + "0a1b2",
             "pages": [{"frame": 9, "data_size": 4096, "buffer_version": 3,
-                       "manifest": MANIFEST, "leases": [{"pid": 777, "frame": 9}]}],
-            "file": "catalog_n2.bin"}
-    return spec, p.encode_catalog(h)
+                       "manifest": MANIFEST}],
+            "leases": [{"slot": 0, "index": 0, "pid": 777, "frame": 9},
+                       {"slot": 1, "index": 0, "pid": 778, "frame": 8}],
+            "file": "catalog_n2.bin", "leases_file": "leases_n2.bin"}
+    return spec, p.encode_catalog(h), p.encode_leases(2, 4, leases)
 
 
 def main():
@@ -80,9 +83,11 @@ def main():
     with open(os.path.join(HERE, "control_blocks.json"), "w") as f:
         json.dump({"cases": cases}, f, indent=1)
         f.write("\n")
-    spec, data = catalog_case()
+    spec, data, leases = catalog_case()
     with open(os.path.join(HERE, spec["file"]), "wb") as f:
         f.write(data)
+    with open(os.path.join(HERE, spec["leases_file"]), "wb") as f:
+        f.write(leases)
     with open(os.path.join(HERE, "catalog_n2.json"), "w") as f:
         json.dump(spec, f, indent=1)
         f.write("\n")

@@ -1,8 +1,9 @@
 // Slot names, name prefixes and the POSIX shared-memory object names derived from them.
 //
-// A slot called "bracket" with the default prefix lives in two objects:
-//   /meshdock.bracket           the 433-byte cuda-link control block (3 slots)
-//   /meshdock.bracket.catalog   meshdock's catalog (manifest, leases, heartbeat)
+// A slot called "bracket" with the default prefix lives in three objects:
+//   /meshdock.bracket           the 433-byte cuda-link control block (3 slots), mode 0640
+//   /meshdock.bracket.catalog   meshdock's catalog (manifests, heartbeat, socket), mode 0640
+//   /meshdock.bracket.leases    the lease tables, the one object consumers write (0660)
 // and, on the host backend, one data segment per slot buffer whose name is short enough to fit
 // in the 64-byte handle ("MDH1" + NUL-terminated name).
 #pragma once
@@ -20,6 +21,7 @@ inline constexpr std::string_view kDefaultPrefix = "meshdock.";
 inline constexpr std::size_t kMaxNameLength = 200;
 inline constexpr std::size_t kMaxPrefixLength = 24;
 inline constexpr std::string_view kCatalogSuffix = ".catalog";
+inline constexpr std::string_view kLeasesSuffix = ".leases";
 
 inline bool is_name_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -91,6 +93,10 @@ inline std::string control_object_name(std::string_view prefix, std::string_view
 
 inline std::string catalog_object_name(std::string_view prefix, std::string_view name) {
   return control_object_name(prefix, name) + std::string(kCatalogSuffix);
+}
+
+inline std::string leases_object_name(std::string_view prefix, std::string_view name) {
+  return control_object_name(prefix, name) + std::string(kLeasesSuffix);
 }
 
 // 64-bit FNV-1a: a stable, dependency-free hash so the data segment name of a long slot name

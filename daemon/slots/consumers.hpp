@@ -1,0 +1,65 @@
+// The daemon's half of consumer registration (see meshdock/shm/registration.hpp): a Unix
+// SOCK_SEQPACKET socket with an abstract, kernel-chosen name, and the consumers connected to
+// it. A pid counts as a known consumer while one of its connections is open; the pid and uid
+// are the kernel's (SO_PEERCRED at accept), never a byte a consumer wrote.
+//
+// One thread polls the listening socket and every connection: it accepts (up to
+// kMaxConnections in all and kMaxPerUid per uid; beyond that a connection is closed at once,
+// which the consumer reports as a refused registration), answers "MDR1" + pid, and forgets a
+// consumer when its last connection closes (hang-up, or the process died).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace meshdock::slots {
+
+class ConsumerRegistryError : public std::runtime_error {
+ public:
+  explicit ConsumerRegistryError(const std::string& what) : std::runtime_error(what) {}
+};
+
+class ConsumerRegistry {
+ public:
+  static constexpr std::size_t kMaxConnections = 4096;
+  static constexpr std::size_t kMaxPerUid = 1024;
+
+  // Binds and starts the thread. Throws ConsumerRegistryError naming the failing call.
+  ConsumerRegistry();
+  ConsumerRegistry(const ConsumerRegistry&) = delete;
+  ConsumerRegistry& operator=(const ConsumerRegistry&) = delete;
+  ~ConsumerRegistry();
+
+  // The socket's sun_path bytes (leading NUL: abstract), for the catalog.
+  const std::string& address() const { return address_; }
+  // The uid of `pid` while it has a registration open; nullopt otherwise.
+  std::optional<uid_t> known(pid_t pid) const;
+  std::size_t connections() const;
+
+ private:
+  void run();
+
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: the destructor stops the thread with it
+  std::string address_;
+  mutable std::mutex m_;
+  struct Peer {
+    pid_t pid;
+    uid_t uid;
+  };
+  std::map<int, Peer> conns_;          // fd -> peer (the thread's; read under m_)
+  std::map<pid_t, std::size_t> pids_;  // pid -> open connections
+  std::map<pid_t, uid_t> pid_uid_;
+  std::map<uid_t, std::size_t> per_uid_;
+  std::thread thread_;
+};
+
+}  // namespace meshdock::slots

@@ -1,0 +1,127 @@
+// A consumer's registration with the daemon: what makes its leases count.
+//
+// The daemon listens on a Unix socket (SOCK_SEQPACKET) whose address it records in the catalog
+// (socket_address(): sun_path bytes, a leading NUL for an abstract name). A consumer connects
+// before it takes its first lease and keeps the connection open for as long as it holds any:
+// the daemon takes the peer's SO_PEERCRED pid and uid at accept, answers with one 8-byte
+// message "MDR1" + the pid it saw (u32 little-endian), and honours leases naming that pid while
+// the connection stays open. Leases naming any other pid are ignored and cleared.
+//
+// The consumer checks the other end too: its SO_PEERCRED pid must be the catalog's daemon_pid
+// and its uid the segments' owner, so a process squatting the socket name is never mistaken
+// for the daemon; and the pid the daemon saw must be ours (else the two are in different pid
+// namespaces and leases could never count).
+#pragma once
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "meshdock/shm/bytes.hpp"
+#include "meshdock/shm/error.hpp"
+#include "meshdock/shm/names.hpp"
+
+namespace meshdock::shm {
+
+inline constexpr char kRegistrationTag[4] = {'M', 'D', 'R', '1'};
+inline constexpr std::size_t kRegistrationAckBytes = 8;
+
+// The address as people read it: "@name" for an abstract socket, the path otherwise.
+inline std::string describe_socket(std::string_view address) {
+  if (!address.empty() && address[0] == '\0') return "@" + printable(address.substr(1));
+  return printable(address);
+}
+
+// An open registration (a connected socket). Move-only; closing it ends the registration.
+class Registration {
+ public:
+  Registration() = default;
+  Registration(Registration&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Registration& operator=(Registration&& o) noexcept {
+    if (this != &o) {
+      close();
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  ~Registration() { close(); }
+
+  bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+
+  // Connects to `address`, checks the peer is `daemon_pid` running as `daemon_uid`, and waits
+  // up to `timeout` for the daemon's acknowledgement. `what` names the slot in messages.
+  // Throws ProtocolError saying which step failed.
+  static Registration connect(std::string_view address, std::int32_t daemon_pid,
+                              std::uint32_t daemon_uid, std::chrono::milliseconds timeout,
+                              std::string_view what) {
+    const std::string where =
+        std::string(what) + ": registration socket " + describe_socket(address);
+    if (address.empty() || address.size() > sizeof(sockaddr_un::sun_path))
+      throw ProtocolError(std::string(what) + ": the catalog names no registration socket");
+    Registration r;
+    r.fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (r.fd_ < 0) throw ProtocolError(where + ": socket(): " + std::strerror(errno));
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+    ::setsockopt(r.fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path, address.data(), address.size());
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size());
+    if (::connect(r.fd_, reinterpret_cast<const sockaddr*>(&sa), len) != 0)
+      throw ProtocolError(where + ": connect(): " + std::strerror(errno) +
+                          " (is the daemon alive, and in this network namespace?)");
+    ucred peer{};
+    socklen_t plen = sizeof peer;
+    if (::getsockopt(r.fd_, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0)
+      throw ProtocolError(where + ": SO_PEERCRED: " + std::strerror(errno));
+    if (peer.pid != daemon_pid || peer.uid != daemon_uid)
+      throw ProtocolError(where + " is held by pid " + std::to_string(peer.pid) + " uid " +
+                          std::to_string(peer.uid) + ", not the daemon (pid " +
+                          std::to_string(daemon_pid) + " uid " + std::to_string(daemon_uid) +
+                          "): refusing to register with it");
+    pollfd p{r.fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (ready <= 0)
+      throw ProtocolError(where + ": no acknowledgement from the daemon within " +
+                          std::to_string(timeout.count()) + " ms");
+    std::byte ack[16];
+    const auto got = ::recv(r.fd_, ack, sizeof ack, 0);
+    if (got != static_cast<ssize_t>(kRegistrationAckBytes) ||
+        std::memcmp(ack, kRegistrationTag, 4) != 0)
+      throw ProtocolError(
+          where + ": the daemon refused the registration (" +
+          (got < 0 ? std::string(std::strerror(errno)) : std::to_string(got) + "-byte answer") +
+          "; too many consumers?)");
+    const auto seen = load_le<std::uint32_t>(ack, 4);
+    if (seen != static_cast<std::uint32_t>(::getpid()))
+      throw ProtocolError(where + ": the daemon sees this process as pid " + std::to_string(seen) +
+                          ", not " + std::to_string(::getpid()) +
+                          " (different pid namespaces: leases could not count)");
+    return r;
+  }
+
+ private:
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+};
+
+}  // namespace meshdock::shm
