@@ -27,6 +27,8 @@ grpc::StatusCode code_of(Status s) {
       return grpc::StatusCode::UNAVAILABLE;
     case Status::kInternal:
       return grpc::StatusCode::INTERNAL;
+    case Status::kCancelled:
+      return grpc::StatusCode::CANCELLED;
   }
   return grpc::StatusCode::UNKNOWN;
 }
@@ -88,24 +90,15 @@ void send_done(grpc::ServerWriter<v1::LoadProgress>* out, const service::MeshInf
 
 }  // namespace
 
-MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log,
-                                 std::string token, std::function<void()> request_shutdown)
-    : reg_(registry),
-      log_(log),
-      token_(std::move(token)),
-      request_shutdown_(std::move(request_shutdown)) {}
+MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
+                                 std::function<void()> request_shutdown)
+    : reg_(registry), log_(log), gate_(gate), request_shutdown_(std::move(request_shutdown)) {}
 
 template <typename F>
 grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc, F&& f) {
-  if (!token_.empty()) {
-    const auto& md = ctx->client_metadata();
-    auto it = md.find("authorization");
-    const std::string want = "Bearer " + token_;
-    if (it == md.end() || std::string(it->second.data(), it->second.size()) != want) {
-      log_.warn(std::string(rpc) + ": refused a call without the bearer token from " + ctx->peer());
-      return {grpc::StatusCode::PERMISSION_DENIED,
-              "this endpoint needs \"authorization: Bearer <token>\" metadata"};
-    }
+  if (auto s = gate_.check_token(ctx, rpc); !s.ok()) {
+    log_.warn(std::string(rpc) + ": refused a call without the bearer token from " + ctx->peer());
+    return s;
   }
   try {
     f();
@@ -137,14 +130,16 @@ grpc::Status MeshdockService::Load(grpc::ServerContext* ctx, const v1::LoadReque
     r.format = o.format();
     r.watch = o.watch();
     r.num_slots = o.num_slots();
-    send_done(out, reg_.load(r, progress_to(out)));
+    send_done(out, reg_.load(r, progress_to(out), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
 grpc::Status MeshdockService::Reload(grpc::ServerContext* ctx, const v1::NameRequest* req,
                                      grpc::ServerWriter<v1::LoadProgress>* out) {
-  return guarded(ctx, "Reload",
-                 [&] { send_done(out, reg_.reload(req->name(), progress_to(out))); });
+  return guarded(ctx, "Reload", [&] {
+    send_done(out,
+              reg_.reload(req->name(), progress_to(out), [ctx] { return ctx->IsCancelled(); }));
+  });
 }
 
 grpc::Status MeshdockService::Unload(grpc::ServerContext* ctx, const v1::NameRequest* req,
@@ -185,44 +180,73 @@ grpc::Status MeshdockService::Describe(grpc::ServerContext* ctx, const v1::NameR
   });
 }
 
-grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx, const v1::PublishRequest* req,
+grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx,
+                                      grpc::ServerReader<v1::PublishChunk>* in,
                                       v1::PublishReply* reply) {
+  // guarded() has checked the token: only now is the first message read.
   return guarded(ctx, "Publish", [&] {
-    const auto& d = req->dtype();
+    v1::PublishChunk head;
+    if (!in->Read(&head))
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  "Publish: the stream ended before its first chunk (the header: "
+                                  "name, field, dtype, shape)");
+    const auto& d = head.dtype();
+    const auto& field = head.field();
     if (d.code() > 255 || d.bits() == 0 || d.bits() > 64 || d.bits() % 8 || d.lanes() != 1)
       throw service::ServiceError(Status::kInvalidArgument,
-                                  req->field() + ": dtype (" + std::to_string(d.code()) + ", " +
+                                  field + ": dtype (" + std::to_string(d.code()) + ", " +
                                       std::to_string(d.bits()) + ", " + std::to_string(d.lanes()) +
                                       ") is not a DLPack scalar type");
-    std::vector<std::int64_t> shape(req->shape().begin(), req->shape().end());
+    std::vector<std::int64_t> shape(head.shape().begin(), head.shape().end());
     if (shape.empty() || shape.size() > 4)
       throw service::ServiceError(Status::kInvalidArgument,
-                                  req->field() + ": shape must have 1 to 4 dimensions");
+                                  field + ": shape must have 1 to 4 dimensions");
     std::uint64_t count = 1;
     for (auto s : shape) {
       if (s < 0 || s > (std::int64_t{1} << 40) ||
           __builtin_mul_overflow(count, static_cast<std::uint64_t>(s), &count) ||
           count > (std::uint64_t{1} << 40))
         throw service::ServiceError(Status::kInvalidArgument,
-                                    req->field() + ": dimension " + std::to_string(s) +
+                                    field + ": dimension " + std::to_string(s) +
                                         " makes the array larger than 2^40 elements");
     }
     const mesh::DType dt{static_cast<std::uint8_t>(d.code()), static_cast<std::uint8_t>(d.bits()),
                          1};
     const std::uint64_t want = count * (d.bits() / 8);
-    if (want != req->data().size())
-      throw service::ServiceError(Status::kInvalidArgument,
-                                  req->field() + ": shape and dtype need " + std::to_string(want) +
-                                      " bytes, data has " + std::to_string(req->data().size()));
-    auto a = mesh::Array::empty(dt, shape);
+    // Before a byte of data is taken in: the dtype maps to DLPack, the field and its rows fit
+    // the mesh, and the array's size is under max_decoded_size.
     try {
-      payload::dlpack_dtype(a, req->field());
+      payload::dlpack_dtype(mesh::Array::empty(dt, {0}), field);
     } catch (const payload::PayloadError& e) {
       throw service::ServiceError(Status::kInvalidArgument, e.what());
     }
-    if (want) std::memcpy(a.data(), req->data().data(), want);
-    reply->set_frame(reg_.publish_field(req->name(), req->field(), a, req->block()));
-    fill(reg_.describe(req->name()).first, reply->mutable_slot());
+    reg_.check_publish(head.name(), field, shape[0], head.block(), want);
+    auto a = mesh::Array::empty(dt, shape);
+    auto* dst = static_cast<std::uint8_t*>(a.data());
+    std::uint64_t got = 0;
+    auto take = [&](const std::string& bytes) {
+      if (bytes.size() > want - got)
+        throw service::ServiceError(Status::kInvalidArgument,
+                                    field + ": shape and dtype need " + std::to_string(want) +
+                                        " bytes, data has " + std::to_string(got + bytes.size()) +
+                                        " at least (refused there)");
+      if (!bytes.empty()) std::memcpy(dst + got, bytes.data(), bytes.size());
+      got += bytes.size();
+    };
+    take(head.data());
+    for (v1::PublishChunk chunk; in->Read(&chunk);) {
+      if (!chunk.name().empty() || !chunk.field().empty() || chunk.has_dtype() ||
+          chunk.shape_size() || chunk.block())
+        throw service::ServiceError(Status::kInvalidArgument,
+                                    field + ": only the first chunk carries the header");
+      take(chunk.data());
+    }
+    if (got != want)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  field + ": shape and dtype need " + std::to_string(want) +
+                                      " bytes, data has " + std::to_string(got));
+    reply->set_frame(reg_.publish_field(head.name(), field, a, head.block()));
+    fill(reg_.describe(head.name()).first, reply->mutable_slot());
   });
 }
 
@@ -237,6 +261,12 @@ grpc::Status MeshdockService::Export(grpc::ServerContext* ctx, const v1::ExportR
 grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
                                     grpc::ServerWriter<v1::Event>* out) {
   return guarded(ctx, "Watch", [&] {
+    std::string why;
+    const auto ticket = gate_.admit_stream(ctx, why);
+    if (!ticket) {
+      log_.warn("Watch: refused a stream from " + ctx->peer() + ": " + why);
+      throw service::ServiceError(Status::kResourceExhausted, "Watch: " + why);
+    }
     // A name that could never be loaded would otherwise wait forever, silently.
     if (!req->name().empty()) {
       try {

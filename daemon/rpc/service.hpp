@@ -1,12 +1,15 @@
 // The gRPC control plane (proto/meshdock/v1/meshdock.proto) over the Registry: converts
-// messages, checks the bearer token when serving TCP, and turns every error into a status
-// whose message names the problem. No exception leaves a handler.
+// messages, checks the bearer token when serving TCP (Gate: before a handler reads its
+// request; Publish's data arrive as a stream read only after that), caps streams, cancels a
+// Load whose client went away, and turns every error into a status whose message names the
+// problem. No exception leaves a handler.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <string>
 
+#include "daemon/rpc/gate.hpp"
 #include "daemon/service/registry.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
 
@@ -14,9 +17,9 @@ namespace meshdock::rpc {
 
 class MeshdockService final : public meshdock::v1::Meshdock::Service {
  public:
-  // `token`: when not empty, every call must carry "authorization: Bearer <token>".
+  // `gate` checks the token and caps streams (shared with the health service).
   // `request_shutdown` is called (once) by the Shutdown RPC.
-  MeshdockService(service::Registry& registry, service::Logger& log, std::string token,
+  MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
                   std::function<void()> request_shutdown);
 
   // Ends every Watch stream (the server is stopping).
@@ -32,7 +35,7 @@ class MeshdockService final : public meshdock::v1::Meshdock::Service {
                     v1::ListReply* reply) override;
   grpc::Status Describe(grpc::ServerContext* ctx, const v1::NameRequest* req,
                         v1::DescribeReply* reply) override;
-  grpc::Status Publish(grpc::ServerContext* ctx, const v1::PublishRequest* req,
+  grpc::Status Publish(grpc::ServerContext* ctx, grpc::ServerReader<v1::PublishChunk>* in,
                        v1::PublishReply* reply) override;
   grpc::Status Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
                       v1::ExportReply* reply) override;
@@ -49,7 +52,7 @@ class MeshdockService final : public meshdock::v1::Meshdock::Service {
 
   service::Registry& reg_;
   service::Logger& log_;
-  std::string token_;
+  Gate& gate_;
   std::function<void()> request_shutdown_;
   std::atomic<bool> stopping_{false};
 };

@@ -1,6 +1,7 @@
 // Reader entry points: file -> Mesh. Each throws ReadError naming the file and line or byte.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -9,11 +10,25 @@
 
 namespace meshdock::mesh {
 
+// Limits a caller (the daemon) sets on what a file may make the reader allocate.
+struct ReadOptions {
+  // The most bytes a file's arrays may decode to, summed over the file and checked from the
+  // headers before anything is inflated (a compressed VTU claims its sizes up front); 0: none.
+  std::uint64_t max_bytes = 0;
+};
+
+// A file whose headers claim more than ReadOptions::max_bytes; names file, array and size.
+class SizeLimitError : public ReadError {
+ public:
+  explicit SizeLimitError(const std::string& what) : ReadError(what) {}
+};
+
 Mesh read_msh(const std::string& path);  // Gmsh MSH 2.2 / 4.1, ascii / binary
 // The same parser over bytes in memory; `name` stands for the file in error messages.
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
-Mesh read_vtu(const std::string& path);  // VTK XML UnstructuredGrid, every encoding
+Mesh read_vtu(const std::string& path,
+              const ReadOptions& options = {});  // VTK XML UnstructuredGrid, every encoding
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
 Mesh read_vtk(const std::string& path);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary
 Mesh read_vtk_bytes(std::string_view data, const std::string& name);
@@ -23,6 +38,7 @@ Mesh read_obj(const std::string& path);
 Mesh read_ply(const std::string& path);  // ascii, binary little / big endian
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the file's extension.
-Mesh read_mesh(const std::string& path, std::string_view format = "");
+Mesh read_mesh(const std::string& path, std::string_view format = "",
+               const ReadOptions& options = {});
 
 }  // namespace meshdock::mesh
