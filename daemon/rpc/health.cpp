@@ -18,27 +18,34 @@ grpc::Status HealthService::status_of(const std::string& service,
   return grpc::Status::OK;
 }
 
-grpc::Status HealthService::Check(grpc::ServerContext* ctx,
-                                  const grpc::health::v1::HealthCheckRequest* req,
-                                  HealthCheckResponse* reply) {
-  if (auto s = gate_.check_token(ctx, "Health.Check"); !s.ok()) return s;
-  return status_of(req->service(), reply);
+grpc::Status HealthService::StreamedCheck(
+    grpc::ServerContext* ctx,
+    grpc::ServerUnaryStreamer<grpc::health::v1::HealthCheckRequest, HealthCheckResponse>* s) {
+  if (auto st = gate_.check_token(ctx, "Health.Check"); !st.ok()) return st;
+  grpc::health::v1::HealthCheckRequest req;
+  if (!s->Read(&req)) return {grpc::StatusCode::INVALID_ARGUMENT, "health: no request message"};
+  HealthCheckResponse reply;
+  auto st = status_of(req.service(), &reply);
+  if (st.ok()) s->Write(reply);
+  return st;
 }
 
-grpc::Status HealthService::Watch(grpc::ServerContext* ctx,
-                                  const grpc::health::v1::HealthCheckRequest* req,
-                                  grpc::ServerWriter<HealthCheckResponse>* out) {
-  if (auto s = gate_.check_token(ctx, "Health.Watch"); !s.ok()) return s;
+grpc::Status HealthService::StreamedWatch(
+    grpc::ServerContext* ctx,
+    grpc::ServerSplitStreamer<grpc::health::v1::HealthCheckRequest, HealthCheckResponse>* s) {
+  if (auto st = gate_.check_token(ctx, "Health.Watch"); !st.ok()) return st;
+  grpc::health::v1::HealthCheckRequest req;
+  if (!s->Read(&req)) return {grpc::StatusCode::INVALID_ARGUMENT, "health: no request message"};
   std::string why;
   const auto ticket = gate_.admit_stream(ctx, why);
   if (!ticket) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "Health.Watch: " + why};
   HealthCheckResponse r;
-  if (auto s = status_of(req->service(), &r); !s.ok()) return s;
-  auto last = r.status();
-  if (!out->Write(r)) return grpc::Status::OK;
+  if (auto st = status_of(req.service(), &r); !st.ok()) return st;
+  const auto last = r.status();
+  if (!s->Write(r)) return grpc::Status::OK;
   while (!ctx->IsCancelled() && serving_)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  if (status_of(req->service(), &r).ok() && r.status() != last) out->Write(r);
+  if (status_of(req.service(), &r).ok() && r.status() != last) s->Write(r);
   return grpc::Status::OK;
 }
 

@@ -67,7 +67,11 @@ void fill(const service::MeshInfo& i, v1::SlotInfo* s) {
   s->set_watch(i.watch);
 }
 
-service::Progress progress_to(grpc::ServerWriter<v1::LoadProgress>* out) {
+using LoadStream = grpc::ServerSplitStreamer<v1::LoadRequest, v1::LoadProgress>;
+using ReloadStream = grpc::ServerSplitStreamer<v1::NameRequest, v1::LoadProgress>;
+
+template <class Out>
+service::Progress progress_to(Out* out) {
   return [out](service::Phase ph, std::uint64_t done, std::uint64_t total, const std::string& msg) {
     if (ph == service::Phase::kDone) return;  // the handler sends DONE with the SlotInfo
     v1::LoadProgress p;
@@ -79,7 +83,8 @@ service::Progress progress_to(grpc::ServerWriter<v1::LoadProgress>* out) {
   };
 }
 
-void send_done(grpc::ServerWriter<v1::LoadProgress>* out, const service::MeshInfo& info) {
+template <class Out>
+void send_done(Out* out, const service::MeshInfo& info) {
   v1::LoadProgress p;
   p.set_phase(v1::LoadProgress::DONE);
   p.set_bytes_done(info.data_size);
@@ -104,7 +109,10 @@ grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc,
     f();
     return grpc::Status::OK;
   } catch (const service::ServiceError& e) {
-    log_.debug(std::string(rpc) + ": " + e.what());
+    if (e.status() == Status::kCancelled)
+      log_.info(std::string(rpc) + ": " + e.what());  // work stopped half way: worth a line
+    else
+      log_.debug(std::string(rpc) + ": " + e.what());
     return {code_of(e.status()), capped(e.what())};
   } catch (const std::bad_alloc&) {
     log_.error(std::string(rpc) + ": out of memory");
@@ -115,14 +123,40 @@ grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc,
   }
 }
 
-grpc::Status MeshdockService::Load(grpc::ServerContext* ctx, const v1::LoadRequest* req,
-                                   grpc::ServerWriter<v1::LoadProgress>* out) {
-  return guarded(ctx, "Load", [&] {
+template <class Req, class Rep, typename F>
+grpc::Status MeshdockService::unary(grpc::ServerContext* ctx, Unary<Req, Rep>* s, const char* rpc,
+                                    F&& f) {
+  Rep reply;
+  auto status = guarded(ctx, rpc, [&] {
+    Req req;
+    if (!s->Read(&req))
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  std::string(rpc) + ": no request message arrived");
+    f(req, &reply);
+  });
+  if (status.ok()) s->Write(reply);
+  return status;
+}
+
+template <class Req, class Rep, typename F>
+grpc::Status MeshdockService::split(grpc::ServerContext* ctx, Split<Req, Rep>* s, const char* rpc,
+                                    F&& f) {
+  return guarded(ctx, rpc, [&] {
+    Req req;
+    if (!s->Read(&req))
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  std::string(rpc) + ": no request message arrived");
+    f(req);
+  });
+}
+
+grpc::Status MeshdockService::StreamedLoad(grpc::ServerContext* ctx, LoadStream* s) {
+  return split(ctx, s, "Load", [&](const v1::LoadRequest& req) {
     service::LoadRequest r;
-    r.path = req->path();
-    r.name = req->name();
-    r.replace = req->replace();
-    const auto& o = req->options();
+    r.path = req.path();
+    r.name = req.name();
+    r.replace = req.replace();
+    const auto& o = req.options();
     r.options.float32 = o.float32();
     r.options.int32 = o.int32();
     r.options.zero_copy_only = o.zero_copy_only();
@@ -130,37 +164,35 @@ grpc::Status MeshdockService::Load(grpc::ServerContext* ctx, const v1::LoadReque
     r.format = o.format();
     r.watch = o.watch();
     r.num_slots = o.num_slots();
-    send_done(out, reg_.load(r, progress_to(out), [ctx] { return ctx->IsCancelled(); }));
+    send_done(s, reg_.load(r, progress_to(s), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
-grpc::Status MeshdockService::Reload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                                     grpc::ServerWriter<v1::LoadProgress>* out) {
-  return guarded(ctx, "Reload", [&] {
-    send_done(out,
-              reg_.reload(req->name(), progress_to(out), [ctx] { return ctx->IsCancelled(); }));
+grpc::Status MeshdockService::StreamedReload(grpc::ServerContext* ctx, ReloadStream* s) {
+  return split(ctx, s, "Reload", [&](const v1::NameRequest& req) {
+    send_done(s, reg_.reload(req.name(), progress_to(s), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
-grpc::Status MeshdockService::Unload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                                     v1::UnloadReply* reply) {
-  return guarded(ctx, "Unload", [&] {
-    reg_.unload(req->name());
-    reply->set_name(req->name());
+grpc::Status MeshdockService::StreamedUnload(grpc::ServerContext* ctx,
+                                             Unary<v1::NameRequest, v1::UnloadReply>* s) {
+  return unary(ctx, s, "Unload", [&](const v1::NameRequest& req, v1::UnloadReply* reply) {
+    reg_.unload(req.name());
+    reply->set_name(req.name());
   });
 }
 
-grpc::Status MeshdockService::List(grpc::ServerContext* ctx, const v1::ListRequest*,
-                                   v1::ListReply* reply) {
-  return guarded(ctx, "List", [&] {
+grpc::Status MeshdockService::StreamedList(grpc::ServerContext* ctx,
+                                           Unary<v1::ListRequest, v1::ListReply>* s) {
+  return unary(ctx, s, "List", [&](const v1::ListRequest&, v1::ListReply* reply) {
     for (const auto& i : reg_.list()) fill(i, reply->add_slots());
   });
 }
 
-grpc::Status MeshdockService::Describe(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                                       v1::DescribeReply* reply) {
-  return guarded(ctx, "Describe", [&] {
-    const auto [info, manifest] = reg_.describe(req->name());
+grpc::Status MeshdockService::StreamedDescribe(grpc::ServerContext* ctx,
+                                               Unary<v1::NameRequest, v1::DescribeReply>* s) {
+  return unary(ctx, s, "Describe", [&](const v1::NameRequest& req, v1::DescribeReply* reply) {
+    const auto [info, manifest] = reg_.describe(req.name());
     fill(info, reply->mutable_slot());
     reply->set_manifest_json(manifest);
     if (manifest.empty()) return;
@@ -250,17 +282,17 @@ grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status MeshdockService::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
-                                     v1::ExportReply* reply) {
-  return guarded(ctx, "Export", [&] {
-    reply->set_bytes_written(reg_.export_to(req->name(), req->path(), req->format()));
-    reply->set_path(req->path());
+grpc::Status MeshdockService::StreamedExport(grpc::ServerContext* ctx,
+                                             Unary<v1::ExportRequest, v1::ExportReply>* s) {
+  return unary(ctx, s, "Export", [&](const v1::ExportRequest& req, v1::ExportReply* reply) {
+    reply->set_bytes_written(reg_.export_to(req.name(), req.path(), req.format()));
+    reply->set_path(req.path());
   });
 }
 
-grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
-                                    grpc::ServerWriter<v1::Event>* out) {
-  return guarded(ctx, "Watch", [&] {
+grpc::Status MeshdockService::StreamedWatch(grpc::ServerContext* ctx,
+                                            Split<v1::WatchRequest, v1::Event>* s) {
+  return split(ctx, s, "Watch", [&](const v1::WatchRequest& req) {
     std::string why;
     const auto ticket = gate_.admit_stream(ctx, why);
     if (!ticket) {
@@ -268,9 +300,9 @@ grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchReq
       throw service::ServiceError(Status::kResourceExhausted, "Watch: " + why);
     }
     // A name that could never be loaded would otherwise wait forever, silently.
-    if (!req->name().empty()) {
+    if (!req.name().empty()) {
       try {
-        shm::validate_name(req->name());
+        shm::validate_name(req.name());
       } catch (const shm::ProtocolError& e) {
         throw service::ServiceError(Status::kInvalidArgument, e.what());
       }
@@ -279,7 +311,7 @@ grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchReq
     while (!ctx->IsCancelled() && !stopping_) {
       auto e = sub->next(std::chrono::milliseconds(200));
       if (!e ||
-          (!req->name().empty() && e->name != req->name() && e->kind != service::Event::kShutdown))
+          (!req.name().empty() && e->name != req.name() && e->kind != service::Event::kShutdown))
         continue;
       v1::Event ev;
       ev.set_kind(static_cast<v1::Event::Kind>(e->kind));
@@ -287,16 +319,16 @@ grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchReq
       ev.set_frame(e->frame);
       ev.set_message(e->message);
       ev.set_timestamp(e->timestamp);
-      if (!out->Write(ev) || e->kind == service::Event::kShutdown) break;
+      if (!s->Write(ev) || e->kind == service::Event::kShutdown) break;
     }
   });
 }
 
-grpc::Status MeshdockService::Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
-                                    v1::StatsReply* reply) {
-  return guarded(ctx, "Stats", [&] {
-    const auto s = reg_.stats();
-    for (const auto& m : s.meshes) {
+grpc::Status MeshdockService::StreamedStats(grpc::ServerContext* ctx,
+                                            Unary<v1::StatsRequest, v1::StatsReply>* s) {
+  return unary(ctx, s, "Stats", [&](const v1::StatsRequest&, v1::StatsReply* reply) {
+    const auto st = reg_.stats();
+    for (const auto& m : st.meshes) {
       auto* x = reply->add_slots();
       x->set_name(m.name);
       x->set_bytes(m.bytes);
@@ -304,17 +336,17 @@ grpc::Status MeshdockService::Stats(grpc::ServerContext* ctx, const v1::StatsReq
       x->set_leases(m.leases);
       x->set_last_load_seconds(m.load_seconds);
     }
-    reply->set_device_memory_used(s.device_memory_used);
-    reply->set_device_memory_budget(s.device_memory_budget);
-    reply->set_host_memory_used(s.host_memory_used);
-    reply->set_uptime_seconds(s.uptime_seconds);
-    reply->set_backend(s.backend);
+    reply->set_device_memory_used(st.device_memory_used);
+    reply->set_device_memory_budget(st.device_memory_budget);
+    reply->set_host_memory_used(st.host_memory_used);
+    reply->set_uptime_seconds(st.uptime_seconds);
+    reply->set_backend(st.backend);
   });
 }
 
-grpc::Status MeshdockService::Shutdown(grpc::ServerContext* ctx, const v1::ShutdownRequest*,
-                                       v1::ShutdownReply*) {
-  return guarded(ctx, "Shutdown", [&] {
+grpc::Status MeshdockService::StreamedShutdown(grpc::ServerContext* ctx,
+                                               Unary<v1::ShutdownRequest, v1::ShutdownReply>* s) {
+  return unary(ctx, s, "Shutdown", [&](const v1::ShutdownRequest&, v1::ShutdownReply*) {
     log_.info("shutdown requested over gRPC by " + ctx->peer());
     request_shutdown_();
   });

@@ -15,7 +15,11 @@
 
 namespace meshdock::rpc {
 
-class MeshdockService final : public meshdock::v1::Meshdock::Service {
+// Every method is "streamed" at the gRPC level (generated StreamedService): the core hands a
+// call over at its metadata, and the handler reads the request message itself, only after the
+// token check. A plain sync handler would get the message already read (up to the message
+// limit) before any code of ours could refuse it.
+class MeshdockService final : public meshdock::v1::Meshdock::StreamedService {
  public:
   // `gate` checks the token and caps streams (shared with the health service).
   // `request_shutdown` is called (once) by the Shutdown RPC.
@@ -25,30 +29,42 @@ class MeshdockService final : public meshdock::v1::Meshdock::Service {
   // Ends every Watch stream (the server is stopping).
   void stop_streams() { stopping_ = true; }
 
-  grpc::Status Load(grpc::ServerContext* ctx, const v1::LoadRequest* req,
-                    grpc::ServerWriter<v1::LoadProgress>* out) override;
-  grpc::Status Reload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                      grpc::ServerWriter<v1::LoadProgress>* out) override;
-  grpc::Status Unload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                      v1::UnloadReply* reply) override;
-  grpc::Status List(grpc::ServerContext* ctx, const v1::ListRequest* req,
-                    v1::ListReply* reply) override;
-  grpc::Status Describe(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                        v1::DescribeReply* reply) override;
+  template <class Req, class Rep>
+  using Unary = grpc::ServerUnaryStreamer<Req, Rep>;
+  template <class Req, class Rep>
+  using Split = grpc::ServerSplitStreamer<Req, Rep>;
+
+  grpc::Status StreamedLoad(grpc::ServerContext* ctx,
+                            Split<v1::LoadRequest, v1::LoadProgress>* s) override;
+  grpc::Status StreamedReload(grpc::ServerContext* ctx,
+                              Split<v1::NameRequest, v1::LoadProgress>* s) override;
+  grpc::Status StreamedUnload(grpc::ServerContext* ctx,
+                              Unary<v1::NameRequest, v1::UnloadReply>* s) override;
+  grpc::Status StreamedList(grpc::ServerContext* ctx,
+                            Unary<v1::ListRequest, v1::ListReply>* s) override;
+  grpc::Status StreamedDescribe(grpc::ServerContext* ctx,
+                                Unary<v1::NameRequest, v1::DescribeReply>* s) override;
   grpc::Status Publish(grpc::ServerContext* ctx, grpc::ServerReader<v1::PublishChunk>* in,
                        v1::PublishReply* reply) override;
-  grpc::Status Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
-                      v1::ExportReply* reply) override;
-  grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
-                     grpc::ServerWriter<v1::Event>* out) override;
-  grpc::Status Stats(grpc::ServerContext* ctx, const v1::StatsRequest* req,
-                     v1::StatsReply* reply) override;
-  grpc::Status Shutdown(grpc::ServerContext* ctx, const v1::ShutdownRequest* req,
-                        v1::ShutdownReply* reply) override;
+  grpc::Status StreamedExport(grpc::ServerContext* ctx,
+                              Unary<v1::ExportRequest, v1::ExportReply>* s) override;
+  grpc::Status StreamedWatch(grpc::ServerContext* ctx,
+                             Split<v1::WatchRequest, v1::Event>* s) override;
+  grpc::Status StreamedStats(grpc::ServerContext* ctx,
+                             Unary<v1::StatsRequest, v1::StatsReply>* s) override;
+  grpc::Status StreamedShutdown(grpc::ServerContext* ctx,
+                                Unary<v1::ShutdownRequest, v1::ShutdownReply>* s) override;
 
  private:
+  // Token check, then f() with every exception turned into a status naming the problem.
   template <typename F>
   grpc::Status guarded(grpc::ServerContext* ctx, const char* rpc, F&& f);
+  // guarded(), reading the one request message after the token check: f(request, reply) for
+  // a unary method, f(request) for a server-streaming one (it writes with s->Write).
+  template <class Req, class Rep, typename F>
+  grpc::Status unary(grpc::ServerContext* ctx, Unary<Req, Rep>* s, const char* rpc, F&& f);
+  template <class Req, class Rep, typename F>
+  grpc::Status split(grpc::ServerContext* ctx, Split<Req, Rep>* s, const char* rpc, F&& f);
 
   service::Registry& reg_;
   service::Logger& log_;

@@ -365,8 +365,9 @@ class VtuReader {
     if (bytes > max_bytes_ || claimed_ > max_bytes_ - bytes)
       throw SizeLimitError(path_ + ":" + std::to_string(d.line) + ": DataArray '" + d.name +
                            "' claims " + std::to_string(bytes) + " bytes (" +
-                           std::to_string(claimed_ + bytes) + " with the arrays before it), over "
-                           "the " + std::to_string(max_bytes_) + " bytes this file may decode to");
+                           std::to_string(claimed_ + bytes) + " with the arrays before it), " +
+                           "over the " + std::to_string(max_bytes_) +
+                           " bytes this file may decode to");
     claimed_ += bytes;
   }
 
