@@ -35,8 +35,8 @@ grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const 
           std::string(rpc) + ": this endpoint needs \"authorization: Bearer <token>\" metadata"};
 }
 
-Gate::Ticket Gate::admit_stream(grpc::ServerContext* ctx, std::string& why) {
-  const std::string key = peer_key(ctx->peer());
+Gate::Ticket Gate::admit_stream(const std::string& peer, std::string& why) {
+  const std::string key = peer_key(peer);
   std::lock_guard lock(m_);
   if (total_ >= limits_.max_streams) {
     why = std::to_string(total_) + " streams are open, the most max_streams allows (" +
@@ -61,7 +61,17 @@ std::uint32_t Gate::streams() const {
   return total_;
 }
 
-Gate::Ticket::~Ticket() {
+Gate::Ticket& Gate::Ticket::operator=(Ticket&& o) noexcept {
+  if (this != &o) {
+    release();
+    gate_ = o.gate_;
+    key_ = std::move(o.key_);
+    o.gate_ = nullptr;
+  }
+  return *this;
+}
+
+void Gate::Ticket::release() {
   if (!gate_) return;
   std::lock_guard lock(gate_->m_);
   --gate_->total_;
@@ -69,6 +79,7 @@ Gate::Ticket::~Ticket() {
     auto it = gate_->per_peer_.find(key_);
     if (it != gate_->per_peer_.end() && --it->second == 0) gate_->per_peer_.erase(it);
   }
+  gate_ = nullptr;
 }
 
 }  // namespace meshdock::rpc

@@ -37,8 +37,9 @@ class Gate {
    public:
     Ticket() = default;
     Ticket(Ticket&& o) noexcept : gate_(o.gate_), key_(std::move(o.key_)) { o.gate_ = nullptr; }
-    Ticket& operator=(Ticket&&) = delete;
-    ~Ticket();
+    Ticket& operator=(Ticket&& o) noexcept;
+    ~Ticket() { release(); }
+    void release();
     explicit operator bool() const { return gate_ != nullptr; }
 
    private:
@@ -47,8 +48,9 @@ class Gate {
     Gate* gate_ = nullptr;
     std::string key_;
   };
-  // A ticket, or an empty one when the total or this peer's cap is reached (`why` says which).
-  Ticket admit_stream(grpc::ServerContext* ctx, std::string& why);
+  // A ticket for a stream of `peer` (ServerContext::peer()), or an empty one when the total or
+  // this peer's cap is reached (`why` says which).
+  Ticket admit_stream(const std::string& peer, std::string& why);
   std::uint32_t streams() const;
 
  private:

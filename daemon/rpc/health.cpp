@@ -37,7 +37,7 @@ grpc::Status HealthService::StreamedWatch(
   grpc::health::v1::HealthCheckRequest req;
   if (!s->Read(&req)) return {grpc::StatusCode::INVALID_ARGUMENT, "health: no request message"};
   std::string why;
-  const auto ticket = gate_.admit_stream(ctx, why);
+  const auto ticket = gate_.admit_stream(ctx->peer(), why);
   if (!ticket) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "Health.Watch: " + why};
   HealthCheckResponse r;
   if (auto st = status_of(req.service(), &r); !st.ok()) return st;

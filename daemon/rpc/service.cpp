@@ -294,7 +294,7 @@ grpc::Status MeshdockService::StreamedWatch(grpc::ServerContext* ctx,
                                             Split<v1::WatchRequest, v1::Event>* s) {
   return split(ctx, s, "Watch", [&](const v1::WatchRequest& req) {
     std::string why;
-    const auto ticket = gate_.admit_stream(ctx, why);
+    const auto ticket = gate_.admit_stream(ctx->peer(), why);
     if (!ticket) {
       log_.warn("Watch: refused a stream from " + ctx->peer() + ": " + why);
       throw service::ServiceError(Status::kResourceExhausted, "Watch: " + why);
