@@ -186,14 +186,17 @@ int serve(const Args& args) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  builder.RegisterService(&health);
-  // No request is bigger than this (Publish streams its data in chunks), so a client without
-  // the token can make the daemon hold at most this much of a message. Threads are capped,
-  // well above the stream caps (check_config), so streams never starve other calls.
+  builder.RegisterService(service.service());
+  builder.RegisterService(health.service());
+  // No request may be bigger than this (Publish streams its data in chunks); over TCP the
+  // token is checked before a request is read (MeshdockService). gRPC reads a message before
+  // it checks its size, so the memory its transport may hold is capped too (over the quota,
+  // it resets the stream). Threads are capped, well above the stream caps (check_config), so
+  // streams never starve other calls.
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_size));
   grpc::ResourceQuota quota("meshdockd");
   quota.SetMaxThreads(static_cast<int>(config.max_rpc_threads));
+  quota.Resize(config.max_rpc_memory);  // gRPC 1.5x checks the message size only once read
   builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (!socket_path && port == 0)) {

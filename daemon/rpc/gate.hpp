@@ -29,6 +29,7 @@ class Gate {
   // `token`: when not empty, every call must carry "authorization: Bearer <token>".
   Gate(std::string token, Limits limits);
 
+  bool has_token() const { return !want_.empty(); }
   // OK, or PERMISSION_DENIED naming what is missing. Reads metadata only.
   grpc::Status check_token(grpc::ServerContext* ctx, const char* rpc) const;
 

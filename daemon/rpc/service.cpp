@@ -67,9 +67,6 @@ void fill(const service::MeshInfo& i, v1::SlotInfo* s) {
   s->set_watch(i.watch);
 }
 
-using LoadStream = grpc::ServerSplitStreamer<v1::LoadRequest, v1::LoadProgress>;
-using ReloadStream = grpc::ServerSplitStreamer<v1::NameRequest, v1::LoadProgress>;
-
 template <class Out>
 service::Progress progress_to(Out* out) {
   return [out](service::Phase ph, std::uint64_t done, std::uint64_t total, const std::string& msg) {
@@ -90,14 +87,10 @@ void send_done(Out* out, const service::MeshInfo& info) {
   p.set_bytes_done(info.data_size);
   p.set_bytes_total(info.data_size);
   fill(info, p.mutable_slot());
-  out->Write(p);
+  out->Write(p, grpc::WriteOptions().set_last_message());  // goes out with the status
 }
 
 }  // namespace
-
-MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
-                                 std::function<void()> request_shutdown)
-    : reg_(registry), log_(log), gate_(gate), request_shutdown_(std::move(request_shutdown)) {}
 
 template <typename F>
 grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc, F&& f) {
@@ -123,34 +116,32 @@ grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc,
   }
 }
 
-template <class Req, class Rep, typename F>
-grpc::Status MeshdockService::unary(grpc::ServerContext* ctx, Unary<Req, Rep>* s, const char* rpc,
-                                    F&& f) {
-  Rep reply;
+template <class S, typename F>
+grpc::Status MeshdockService::unary(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f) {
   auto status = guarded(ctx, rpc, [&] {
-    Req req;
-    if (!s->Read(&req))
+    const auto* req = s.request();
+    if (!req)
       throw service::ServiceError(Status::kInvalidArgument,
                                   std::string(rpc) + ": no request message arrived");
-    f(req, &reply);
+    f(*req, s.reply());
   });
-  if (status.ok()) s->Write(reply);
+  if (status.ok()) s.finish();
   return status;
 }
 
-template <class Req, class Rep, typename F>
-grpc::Status MeshdockService::split(grpc::ServerContext* ctx, Split<Req, Rep>* s, const char* rpc,
-                                    F&& f) {
+template <class S, typename F>
+grpc::Status MeshdockService::split(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f) {
   return guarded(ctx, rpc, [&] {
-    Req req;
-    if (!s->Read(&req))
+    const auto* req = s.request();
+    if (!req)
       throw service::ServiceError(Status::kInvalidArgument,
                                   std::string(rpc) + ": no request message arrived");
-    f(req);
+    f(*req);
   });
 }
 
-grpc::Status MeshdockService::StreamedLoad(grpc::ServerContext* ctx, LoadStream* s) {
+template <class S>
+grpc::Status MeshdockService::load(grpc::ServerContext* ctx, S& s) {
   return split(ctx, s, "Load", [&](const v1::LoadRequest& req) {
     service::LoadRequest r;
     r.path = req.path();
@@ -164,33 +155,34 @@ grpc::Status MeshdockService::StreamedLoad(grpc::ServerContext* ctx, LoadStream*
     r.format = o.format();
     r.watch = o.watch();
     r.num_slots = o.num_slots();
-    send_done(s, reg_.load(r, progress_to(s), [ctx] { return ctx->IsCancelled(); }));
+    send_done(&s, reg_.load(r, progress_to(&s), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
-grpc::Status MeshdockService::StreamedReload(grpc::ServerContext* ctx, ReloadStream* s) {
+template <class S>
+grpc::Status MeshdockService::reload(grpc::ServerContext* ctx, S& s) {
   return split(ctx, s, "Reload", [&](const v1::NameRequest& req) {
-    send_done(s, reg_.reload(req.name(), progress_to(s), [ctx] { return ctx->IsCancelled(); }));
+    send_done(&s, reg_.reload(req.name(), progress_to(&s), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
-grpc::Status MeshdockService::StreamedUnload(grpc::ServerContext* ctx,
-                                             Unary<v1::NameRequest, v1::UnloadReply>* s) {
+template <class S>
+grpc::Status MeshdockService::unload(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Unload", [&](const v1::NameRequest& req, v1::UnloadReply* reply) {
     reg_.unload(req.name());
     reply->set_name(req.name());
   });
 }
 
-grpc::Status MeshdockService::StreamedList(grpc::ServerContext* ctx,
-                                           Unary<v1::ListRequest, v1::ListReply>* s) {
+template <class S>
+grpc::Status MeshdockService::list(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "List", [&](const v1::ListRequest&, v1::ListReply* reply) {
     for (const auto& i : reg_.list()) fill(i, reply->add_slots());
   });
 }
 
-grpc::Status MeshdockService::StreamedDescribe(grpc::ServerContext* ctx,
-                                               Unary<v1::NameRequest, v1::DescribeReply>* s) {
+template <class S>
+grpc::Status MeshdockService::describe(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Describe", [&](const v1::NameRequest& req, v1::DescribeReply* reply) {
     const auto [info, manifest] = reg_.describe(req.name());
     fill(info, reply->mutable_slot());
@@ -212,11 +204,14 @@ grpc::Status MeshdockService::StreamedDescribe(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx,
+grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
                                       grpc::ServerReader<v1::PublishChunk>* in,
                                       v1::PublishReply* reply) {
   // guarded() has checked the token: only now is the first message read.
   return guarded(ctx, "Publish", [&] {
+    std::string why;
+    const auto ticket = gate_.admit_stream(ctx->peer(), why);  // it holds a thread meanwhile
+    if (!ticket) throw service::ServiceError(Status::kResourceExhausted, "Publish: " + why);
     v1::PublishChunk head;
     if (!in->Read(&head))
       throw service::ServiceError(Status::kInvalidArgument,
@@ -282,16 +277,16 @@ grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status MeshdockService::StreamedExport(grpc::ServerContext* ctx,
-                                             Unary<v1::ExportRequest, v1::ExportReply>* s) {
+template <class S>
+grpc::Status MeshdockService::export_to(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Export", [&](const v1::ExportRequest& req, v1::ExportReply* reply) {
     reply->set_bytes_written(reg_.export_to(req.name(), req.path(), req.format()));
     reply->set_path(req.path());
   });
 }
 
-grpc::Status MeshdockService::StreamedWatch(grpc::ServerContext* ctx,
-                                            Split<v1::WatchRequest, v1::Event>* s) {
+template <class S>
+grpc::Status MeshdockService::watch(grpc::ServerContext* ctx, S& s) {
   return split(ctx, s, "Watch", [&](const v1::WatchRequest& req) {
     std::string why;
     const auto ticket = gate_.admit_stream(ctx->peer(), why);
@@ -319,13 +314,13 @@ grpc::Status MeshdockService::StreamedWatch(grpc::ServerContext* ctx,
       ev.set_frame(e->frame);
       ev.set_message(e->message);
       ev.set_timestamp(e->timestamp);
-      if (!s->Write(ev) || e->kind == service::Event::kShutdown) break;
+      if (!s.Write(ev) || e->kind == service::Event::kShutdown) break;
     }
   });
 }
 
-grpc::Status MeshdockService::StreamedStats(grpc::ServerContext* ctx,
-                                            Unary<v1::StatsRequest, v1::StatsReply>* s) {
+template <class S>
+grpc::Status MeshdockService::stats(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Stats", [&](const v1::StatsRequest&, v1::StatsReply* reply) {
     const auto st = reg_.stats();
     for (const auto& m : st.meshes) {
@@ -344,12 +339,186 @@ grpc::Status MeshdockService::StreamedStats(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status MeshdockService::StreamedShutdown(grpc::ServerContext* ctx,
-                                               Unary<v1::ShutdownRequest, v1::ShutdownReply>* s) {
+template <class S>
+grpc::Status MeshdockService::shutdown(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Shutdown", [&](const v1::ShutdownRequest&, v1::ShutdownReply*) {
     log_.info("shutdown requested over gRPC by " + ctx->peer());
     request_shutdown_();
   });
 }
+
+// ---- the two transports' views of a call ----------------------------------------------------
+
+namespace {
+
+// Plain methods: the core has read the request already.
+template <class Req, class Rep>
+struct PlainUnary {
+  const Req* req;
+  Rep* rep;
+  const Req* request() { return req; }
+  Rep* reply() { return rep; }
+  void finish() {}
+};
+
+template <class Req, class Rep>
+struct PlainSplit {
+  const Req* req;
+  grpc::ServerWriter<Rep>* out;
+  const Req* request() { return req; }
+  bool Write(const Rep& m, grpc::WriteOptions o = {}) { return out->Write(m, o); }
+};
+
+// Streamed methods: the request is read here, after the token check.
+template <class Req, class Rep>
+struct StreamedUnary {
+  grpc::ServerUnaryStreamer<Req, Rep>* s;
+  Req req{};
+  Rep rep{};
+  const Req* request() { return s->Read(&req) ? &req : nullptr; }
+  Rep* reply() { return &rep; }
+  // The reply goes out with the status (one batch, no wait for the write alone).
+  void finish() { s->Write(rep, grpc::WriteOptions().set_last_message()); }
+};
+
+template <class Req, class Rep>
+struct StreamedSplit {
+  grpc::ServerSplitStreamer<Req, Rep>* s;
+  Req req{};
+  const Req* request() { return s->Read(&req) ? &req : nullptr; }
+  bool Write(const Rep& m, grpc::WriteOptions o = {}) { return s->Write(m, o); }
+};
+
+}  // namespace
+
+class MeshdockService::Plain final : public v1::Meshdock::Service {
+ public:
+  explicit Plain(MeshdockService& h) : h_(h) {}
+  using Ctx = grpc::ServerContext;
+  template <class Req, class Rep>
+  using U = PlainUnary<Req, Rep>;
+  template <class Req, class Rep>
+  using W = PlainSplit<Req, Rep>;
+
+  grpc::Status Load(Ctx* c, const v1::LoadRequest* q,
+                    grpc::ServerWriter<v1::LoadProgress>* o) override {
+    W<v1::LoadRequest, v1::LoadProgress> s{q, o};
+    return h_.load(c, s);
+  }
+  grpc::Status Reload(Ctx* c, const v1::NameRequest* q,
+                      grpc::ServerWriter<v1::LoadProgress>* o) override {
+    W<v1::NameRequest, v1::LoadProgress> s{q, o};
+    return h_.reload(c, s);
+  }
+  grpc::Status Unload(Ctx* c, const v1::NameRequest* q, v1::UnloadReply* r) override {
+    U<v1::NameRequest, v1::UnloadReply> s{q, r};
+    return h_.unload(c, s);
+  }
+  grpc::Status List(Ctx* c, const v1::ListRequest* q, v1::ListReply* r) override {
+    U<v1::ListRequest, v1::ListReply> s{q, r};
+    return h_.list(c, s);
+  }
+  grpc::Status Describe(Ctx* c, const v1::NameRequest* q, v1::DescribeReply* r) override {
+    U<v1::NameRequest, v1::DescribeReply> s{q, r};
+    return h_.describe(c, s);
+  }
+  grpc::Status Publish(Ctx* c, grpc::ServerReader<v1::PublishChunk>* in,
+                       v1::PublishReply* r) override {
+    return h_.publish(c, in, r);
+  }
+  grpc::Status Export(Ctx* c, const v1::ExportRequest* q, v1::ExportReply* r) override {
+    U<v1::ExportRequest, v1::ExportReply> s{q, r};
+    return h_.export_to(c, s);
+  }
+  grpc::Status Watch(Ctx* c, const v1::WatchRequest* q, grpc::ServerWriter<v1::Event>* o) override {
+    W<v1::WatchRequest, v1::Event> s{q, o};
+    return h_.watch(c, s);
+  }
+  grpc::Status Stats(Ctx* c, const v1::StatsRequest* q, v1::StatsReply* r) override {
+    U<v1::StatsRequest, v1::StatsReply> s{q, r};
+    return h_.stats(c, s);
+  }
+  grpc::Status Shutdown(Ctx* c, const v1::ShutdownRequest* q, v1::ShutdownReply* r) override {
+    U<v1::ShutdownRequest, v1::ShutdownReply> s{q, r};
+    return h_.shutdown(c, s);
+  }
+
+ private:
+  MeshdockService& h_;
+};
+
+class MeshdockService::Streamed final : public v1::Meshdock::StreamedService {
+ public:
+  explicit Streamed(MeshdockService& h) : h_(h) {}
+  using Ctx = grpc::ServerContext;
+  template <class Req, class Rep>
+  using U = StreamedUnary<Req, Rep>;
+  template <class Req, class Rep>
+  using W = StreamedSplit<Req, Rep>;
+
+  grpc::Status StreamedLoad(
+      Ctx* c, grpc::ServerSplitStreamer<v1::LoadRequest, v1::LoadProgress>* x) override {
+    W<v1::LoadRequest, v1::LoadProgress> s{x};
+    return h_.load(c, s);
+  }
+  grpc::Status StreamedReload(
+      Ctx* c, grpc::ServerSplitStreamer<v1::NameRequest, v1::LoadProgress>* x) override {
+    W<v1::NameRequest, v1::LoadProgress> s{x};
+    return h_.reload(c, s);
+  }
+  grpc::Status StreamedUnload(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::NameRequest, v1::UnloadReply>* x) override {
+    U<v1::NameRequest, v1::UnloadReply> s{x};
+    return h_.unload(c, s);
+  }
+  grpc::Status StreamedList(Ctx* c,
+                            grpc::ServerUnaryStreamer<v1::ListRequest, v1::ListReply>* x) override {
+    U<v1::ListRequest, v1::ListReply> s{x};
+    return h_.list(c, s);
+  }
+  grpc::Status StreamedDescribe(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::NameRequest, v1::DescribeReply>* x) override {
+    U<v1::NameRequest, v1::DescribeReply> s{x};
+    return h_.describe(c, s);
+  }
+  grpc::Status Publish(Ctx* c, grpc::ServerReader<v1::PublishChunk>* in,
+                       v1::PublishReply* r) override {
+    return h_.publish(c, in, r);
+  }
+  grpc::Status StreamedExport(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::ExportRequest, v1::ExportReply>* x) override {
+    U<v1::ExportRequest, v1::ExportReply> s{x};
+    return h_.export_to(c, s);
+  }
+  grpc::Status StreamedWatch(Ctx* c,
+                             grpc::ServerSplitStreamer<v1::WatchRequest, v1::Event>* x) override {
+    W<v1::WatchRequest, v1::Event> s{x};
+    return h_.watch(c, s);
+  }
+  grpc::Status StreamedStats(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::StatsRequest, v1::StatsReply>* x) override {
+    U<v1::StatsRequest, v1::StatsReply> s{x};
+    return h_.stats(c, s);
+  }
+  grpc::Status StreamedShutdown(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::ShutdownRequest, v1::ShutdownReply>* x) override {
+    U<v1::ShutdownRequest, v1::ShutdownReply> s{x};
+    return h_.shutdown(c, s);
+  }
+
+ private:
+  MeshdockService& h_;
+};
+
+MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
+                                 std::function<void()> request_shutdown)
+    : reg_(registry), log_(log), gate_(gate), request_shutdown_(std::move(request_shutdown)) {
+  if (gate_.has_token())
+    service_ = std::make_unique<Streamed>(*this);
+  else
+    service_ = std::make_unique<Plain>(*this);
+}
+
+MeshdockService::~MeshdockService() = default;
 
 }  // namespace meshdock::rpc

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "daemon/rpc/gate.hpp"
@@ -15,62 +16,68 @@
 
 namespace meshdock::rpc {
 
-// Every method is "streamed" at the gRPC level (generated StreamedService): the core hands a
-// call over at its metadata, and the handler reads the request message itself, only after the
-// token check. A plain sync handler would get the message already read (up to the message
-// limit) before any code of ours could refuse it.
-class MeshdockService final : public meshdock::v1::Meshdock::StreamedService {
+// The handlers, shared by two gRPC services (service()):
+// - with a token (TCP), every method is "streamed" (generated StreamedService): the core hands
+//   a call over at its metadata and the handler reads the request itself, only after the
+//   token check. A plain sync handler would get the message already read (up to the message
+//   limit) before any code of ours could refuse it.
+// - without one (the Unix socket) the methods are plain: the core reads each request before a
+//   thread takes the call, so a client that never sends its request holds no thread.
+// Publish is a client stream in both; it and Watch hold a place under the Gate's stream caps.
+class MeshdockService {
  public:
   // `gate` checks the token and caps streams (shared with the health service).
   // `request_shutdown` is called (once) by the Shutdown RPC.
   MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
                   std::function<void()> request_shutdown);
+  ~MeshdockService();
 
+  // The service to register with the server (see above).
+  grpc::Service* service() { return service_.get(); }
   // Ends every Watch stream (the server is stopping).
   void stop_streams() { stopping_ = true; }
 
-  template <class Req, class Rep>
-  using Unary = grpc::ServerUnaryStreamer<Req, Rep>;
-  template <class Req, class Rep>
-  using Split = grpc::ServerSplitStreamer<Req, Rep>;
-
-  grpc::Status StreamedLoad(grpc::ServerContext* ctx,
-                            Split<v1::LoadRequest, v1::LoadProgress>* s) override;
-  grpc::Status StreamedReload(grpc::ServerContext* ctx,
-                              Split<v1::NameRequest, v1::LoadProgress>* s) override;
-  grpc::Status StreamedUnload(grpc::ServerContext* ctx,
-                              Unary<v1::NameRequest, v1::UnloadReply>* s) override;
-  grpc::Status StreamedList(grpc::ServerContext* ctx,
-                            Unary<v1::ListRequest, v1::ListReply>* s) override;
-  grpc::Status StreamedDescribe(grpc::ServerContext* ctx,
-                                Unary<v1::NameRequest, v1::DescribeReply>* s) override;
-  grpc::Status Publish(grpc::ServerContext* ctx, grpc::ServerReader<v1::PublishChunk>* in,
-                       v1::PublishReply* reply) override;
-  grpc::Status StreamedExport(grpc::ServerContext* ctx,
-                              Unary<v1::ExportRequest, v1::ExportReply>* s) override;
-  grpc::Status StreamedWatch(grpc::ServerContext* ctx,
-                             Split<v1::WatchRequest, v1::Event>* s) override;
-  grpc::Status StreamedStats(grpc::ServerContext* ctx,
-                             Unary<v1::StatsRequest, v1::StatsReply>* s) override;
-  grpc::Status StreamedShutdown(grpc::ServerContext* ctx,
-                                Unary<v1::ShutdownRequest, v1::ShutdownReply>* s) override;
+  // One handler per method; S is the call as the transport shows it (service.cpp).
+  template <class S>
+  grpc::Status load(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status reload(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status unload(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status list(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status describe(grpc::ServerContext* ctx, S& s);
+  grpc::Status publish(grpc::ServerContext* ctx, grpc::ServerReader<v1::PublishChunk>* in,
+                       v1::PublishReply* reply);
+  template <class S>
+  grpc::Status export_to(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status watch(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status stats(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status shutdown(grpc::ServerContext* ctx, S& s);
 
  private:
   // Token check, then f() with every exception turned into a status naming the problem.
   template <typename F>
   grpc::Status guarded(grpc::ServerContext* ctx, const char* rpc, F&& f);
-  // guarded(), reading the one request message after the token check: f(request, reply) for
-  // a unary method, f(request) for a server-streaming one (it writes with s->Write).
-  template <class Req, class Rep, typename F>
-  grpc::Status unary(grpc::ServerContext* ctx, Unary<Req, Rep>* s, const char* rpc, F&& f);
-  template <class Req, class Rep, typename F>
-  grpc::Status split(grpc::ServerContext* ctx, Split<Req, Rep>* s, const char* rpc, F&& f);
+  // guarded(), taking the one request message after the token check: f(request, reply) for a
+  // unary method, f(request) for a server-streaming one (it writes with s.Write).
+  template <class S, typename F>
+  grpc::Status unary(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
+  template <class S, typename F>
+  grpc::Status split(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
 
   service::Registry& reg_;
   service::Logger& log_;
   Gate& gate_;
   std::function<void()> request_shutdown_;
   std::atomic<bool> stopping_{false};
+  class Plain;
+  class Streamed;
+  std::unique_ptr<grpc::Service> service_;
 };
 
 }  // namespace meshdock::rpc

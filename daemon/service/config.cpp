@@ -78,6 +78,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.max_streams_per_peer = static_cast<std::uint32_t>(uint(100000));
     } else if (key == "max_rpc_threads") {
       c.max_rpc_threads = static_cast<std::uint32_t>(uint(200000));
+    } else if (key == "max_rpc_memory") {
+      c.max_rpc_memory = uint(UINT64_MAX);
     } else if (key == "max_decoded_size") {
       c.max_decoded_size = uint(UINT64_MAX);
     } else {
@@ -85,7 +87,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
                         "' (known: listen, socket_mode, roots, max_file_size, max_meshes, "
                         "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
                         "token_file, lease_wait_ms, watch_interval_ms, max_message_size, "
-                        "max_streams, max_streams_per_peer, max_rpc_threads, max_decoded_size)");
+                        "max_streams, max_streams_per_peer, max_rpc_threads, max_rpc_memory, "
+                        "max_decoded_size)");
     }
   }
   return c;
@@ -144,6 +147,10 @@ void check_config(const Config& c) {
   if (c.max_message_size < (64u << 10))
     throw ConfigError("max_message_size " + std::to_string(c.max_message_size) +
                       " is under 64 KiB (a Load request with a long path needs more)");
+  if (c.max_rpc_memory < 4ull * c.max_message_size)
+    throw ConfigError("max_rpc_memory " + std::to_string(c.max_rpc_memory) +
+                      " must be at least 4 x max_message_size (" +
+                      std::to_string(4ull * c.max_message_size) + ")");
   if (c.max_streams == 0 || c.max_streams_per_peer == 0)
     throw ConfigError("max_streams and max_streams_per_peer must be at least 1");
   if (c.max_rpc_threads < 2 * c.max_streams + 16)
@@ -175,6 +182,7 @@ std::string config_json(const Config& c) {
                       {"max_streams", c.max_streams},
                       {"max_streams_per_peer", c.max_streams_per_peer},
                       {"max_rpc_threads", c.max_rpc_threads},
+                      {"max_rpc_memory", c.max_rpc_memory},
                       {"max_decoded_size", c.max_decoded_size}};
   return j.dump(2);
 }

@@ -55,6 +55,7 @@ struct Config {
   std::uint32_t max_streams = 64;
   std::uint32_t max_streams_per_peer = 16;
   std::uint32_t max_rpc_threads = 256;
+  std::uint64_t max_rpc_memory = 64ull << 20;  // what gRPC's buffers may hold in all
   // The most bytes a file's arrays may decode to (compressed VTU blocks, from their headers,
   // before anything is inflated). 0: the device_memory_budget when one is set, else
   // max_file_size (decoded_size_limit()).

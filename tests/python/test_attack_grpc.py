@@ -99,31 +99,31 @@ def _code(call):
 
 # ---- 1. authentication before the body; health needs the token over TCP ---------------------
 
+# A LoadRequest whose path (field 1) is argv[2] MiB: one message, no token.
+BIG_REQUEST = """
+    ch = grpc.insecure_channel(sys.argv[1], options=[("grpc.max_send_message_length", -1)])
+    raw = ch.unary_unary("/meshdock.v1.Meshdock/Load",
+                         request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    n = int(sys.argv[2]) << 20
+    body = b"\\x0a" + bytes([(n & 0x7f) | 0x80, ((n >> 7) & 0x7f) | 0x80,
+                             ((n >> 14) & 0x7f) | 0x80, n >> 21]) + b"/" * n
+    try:
+        raw(body, timeout=30)
+        out = {"code": "OK"}
+    except grpc.RpcError as e:
+        out = {"code": e.code().name, "details": e.details()}
+    print(json.dumps(out), flush=True)
+    sys.stdin.read()
+"""
+
+
 def test_an_unauthenticated_64_mib_request_is_not_read_into_memory(tmp_path):
     """Before: the daemon took messages of up to 1 GiB and checked the token after reading one:
     VmHWM grew by the 64 MiB sent, then PERMISSION_DENIED."""
     d = tcp_daemon(tmp_path)
     try:
         before = vm_kib(d.proc.pid, "VmHWM")
-        a = attacker("""
-            ch = grpc.insecure_channel(sys.argv[1], options=[
-                ("grpc.max_send_message_length", -1)])
-            raw = ch.unary_unary("/meshdock.v1.Meshdock/Load",
-                                 request_serializer=lambda b: b, response_deserializer=lambda b: b)
-            # A LoadRequest whose path (field 1) is 64 MiB: one message, no token.
-            n = 64 << 20
-            body = b"\\x0a" + bytes([(n & 0x7f) | 0x80, ((n >> 7) & 0x7f) | 0x80,
-                                     ((n >> 14) & 0x7f) | 0x80, n >> 21]) + b"/" * n
-            t0 = time.monotonic()
-            try:
-                raw(body, timeout=30)
-                out = {"code": "OK"}
-            except grpc.RpcError as e:
-                out = {"code": e.code().name, "details": e.details()}
-            out["seconds"] = time.monotonic() - t0
-            print(json.dumps(out), flush=True)
-            sys.stdin.read()
-        """, d.addr)
+        a = attacker(BIG_REQUEST, d.addr, "64")
         got = report(a)
         finish(a)
         assert got["code"] in ("RESOURCE_EXHAUSTED", "UNAUTHENTICATED", "PERMISSION_DENIED"), got
@@ -132,6 +132,23 @@ def test_an_unauthenticated_64_mib_request_is_not_read_into_memory(tmp_path):
         # The daemon still serves a client with the token.
         assert len(d.stub.List(pb.ListRequest(),
                                metadata=[("authorization", f"Bearer {TOKEN}")]).slots) == 0
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+def test_a_huge_request_on_the_unix_socket_is_cut_off(tmp_path):
+    """Before: the daemon read a 256 MiB message whole (VmHWM +256 MiB), then refused it. Now
+    gRPC's buffers are capped (max_rpc_memory, 64 MiB): the stream is reset on the way."""
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    try:
+        before = vm_kib(d.proc.pid, "VmHWM")
+        a = attacker(BIG_REQUEST, d.addr, "256")
+        got = report(a)
+        finish(a)
+        grown = vm_kib(d.proc.pid, "VmHWM") - before
+        assert grown < 128 << 10, f"the daemon's peak RSS grew by {grown} KiB"
+        assert got["code"] == "RESOURCE_EXHAUSTED", got
+        assert len(d.stub.List(pb.ListRequest(), timeout=5).slots) == 0
     finally:
         assert d.stop() == 0, d.stderr
 
