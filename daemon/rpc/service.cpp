@@ -212,13 +212,31 @@ grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
     std::string why;
     const auto ticket = gate_.admit_stream(ctx->peer(), why);  // it holds a thread meanwhile
     if (!ticket) throw service::ServiceError(Status::kResourceExhausted, "Publish: " + why);
-    v1::PublishChunk head;
-    if (!in->Read(&head))
+    v1::PublishChunk chunk;
+    publish_from([&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; },
+                 reply);
+  });
+}
+
+template <class S>
+grpc::Status MeshdockService::publish_small(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "PublishSmall", [&](const v1::PublishChunk& req, v1::PublishReply* reply) {
+    const v1::PublishChunk* once = &req;
+    publish_from([&] { return std::exchange(once, nullptr); }, reply);
+  });
+}
+
+void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()>& next,
+                                   v1::PublishReply* reply) {
+  {
+    const v1::PublishChunk* first = next();
+    if (!first)
       throw service::ServiceError(Status::kInvalidArgument,
                                   "Publish: the stream ended before its first chunk (the header: "
                                   "name, field, dtype, shape)");
+    const v1::PublishChunk& head = *first;
     const auto& d = head.dtype();
-    const auto& field = head.field();
+    const std::string field = head.field();  // copies: `next` reuses the message
     if (d.code() > 255 || d.bits() == 0 || d.bits() > 64 || d.bits() % 8 || d.lanes() != 1)
       throw service::ServiceError(Status::kInvalidArgument,
                                   field + ": dtype (" + std::to_string(d.code()) + ", " +
@@ -260,21 +278,23 @@ grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
       if (!bytes.empty()) std::memcpy(dst + got, bytes.data(), bytes.size());
       got += bytes.size();
     };
+    const std::string name = head.name();
+    const std::uint32_t block = head.block();
     take(head.data());
-    for (v1::PublishChunk chunk; in->Read(&chunk);) {
-      if (!chunk.name().empty() || !chunk.field().empty() || chunk.has_dtype() ||
-          chunk.shape_size() || chunk.block())
+    while (const v1::PublishChunk* chunk = next()) {
+      if (!chunk->name().empty() || !chunk->field().empty() || chunk->has_dtype() ||
+          chunk->shape_size() || chunk->block())
         throw service::ServiceError(Status::kInvalidArgument,
                                     field + ": only the first chunk carries the header");
-      take(chunk.data());
+      take(chunk->data());
     }
     if (got != want)
       throw service::ServiceError(Status::kInvalidArgument,
                                   field + ": shape and dtype need " + std::to_string(want) +
                                       " bytes, data has " + std::to_string(got));
-    reply->set_frame(reg_.publish_field(head.name(), field, a, head.block()));
-    fill(reg_.describe(head.name()).first, reply->mutable_slot());
-  });
+    reply->set_frame(reg_.publish_field(name, field, a, block));
+    fill(reg_.describe(name).first, reply->mutable_slot());
+  }
 }
 
 template <class S>
@@ -426,6 +446,10 @@ class MeshdockService::Plain final : public v1::Meshdock::Service {
                        v1::PublishReply* r) override {
     return h_.publish(c, in, r);
   }
+  grpc::Status PublishSmall(Ctx* c, const v1::PublishChunk* q, v1::PublishReply* r) override {
+    U<v1::PublishChunk, v1::PublishReply> s{q, r};
+    return h_.publish_small(c, s);
+  }
   grpc::Status Export(Ctx* c, const v1::ExportRequest* q, v1::ExportReply* r) override {
     U<v1::ExportRequest, v1::ExportReply> s{q, r};
     return h_.export_to(c, s);
@@ -484,6 +508,11 @@ class MeshdockService::Streamed final : public v1::Meshdock::StreamedService {
   grpc::Status Publish(Ctx* c, grpc::ServerReader<v1::PublishChunk>* in,
                        v1::PublishReply* r) override {
     return h_.publish(c, in, r);
+  }
+  grpc::Status StreamedPublishSmall(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::PublishChunk, v1::PublishReply>* x) override {
+    U<v1::PublishChunk, v1::PublishReply> s{x};
+    return h_.publish_small(c, s);
   }
   grpc::Status StreamedExport(
       Ctx* c, grpc::ServerUnaryStreamer<v1::ExportRequest, v1::ExportReply>* x) override {

@@ -51,6 +51,8 @@ class MeshdockService {
   grpc::Status publish(grpc::ServerContext* ctx, grpc::ServerReader<v1::PublishChunk>* in,
                        v1::PublishReply* reply);
   template <class S>
+  grpc::Status publish_small(grpc::ServerContext* ctx, S& s);
+  template <class S>
   grpc::Status export_to(grpc::ServerContext* ctx, S& s);
   template <class S>
   grpc::Status watch(grpc::ServerContext* ctx, S& s);
@@ -69,6 +71,8 @@ class MeshdockService {
   grpc::Status unary(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
   template <class S, typename F>
   grpc::Status split(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
+  // Publish's work over its chunks: `next` gives each in turn (nullptr at the end).
+  void publish_from(const std::function<const v1::PublishChunk*()>& next, v1::PublishReply* reply);
 
   service::Registry& reg_;
   service::Logger& log_;

@@ -175,6 +175,11 @@ def test_health_and_publish_need_the_token_over_tcp(tmp_path):
         assert _code(lambda: publish(d.stub, b"\0" * 2400, name="box", field="point_data/T",
                                      dtype=pb.DType(code=2, bits=64, lanes=1),
                                      shape=[300]))[0] == S.PERMISSION_DENIED
+        if hasattr(pb, "PublishChunk"):
+            one = pb.PublishChunk(name="box", field="point_data/T", shape=[300],
+                                  dtype=pb.DType(code=2, bits=64, lanes=1), data=b"\0" * 2400)
+            assert _code(lambda: d.stub.PublishSmall(one, timeout=5))[0] == S.PERMISSION_DENIED
+            assert d.stub.PublishSmall(one, metadata=good, timeout=5).frame == 2
         r = subprocess.run([str(BIN / "meshdockctl"), "--addr", d.addr, "--token", TOKEN,
                             "health"], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0 and r.stdout.strip().endswith("SERVING"), r.stderr
@@ -312,6 +317,10 @@ def test_publish_is_held_to_the_budget(tmp_path):
                                               field="point_data/W", dtype=f64, shape=[300, 40]))
         assert code == S.RESOURCE_EXHAUSTED and "device_memory_budget" in details and \
             "'box'" in details, details
+        if hasattr(pb, "PublishChunk"):  # the one-message form is held to it too
+            one = pb.PublishChunk(name="box", field="point_data/W", dtype=f64, shape=[300, 40],
+                                  data=wide.tobytes())
+            assert _code(lambda: d.stub.PublishSmall(one))[0] == S.RESOURCE_EXHAUSTED
         st = d.stub.Stats(pb.StatsRequest())
         assert st.slots[0].frames == 2 and st.device_memory_used <= BOX_FRAME + 20_000
     finally:

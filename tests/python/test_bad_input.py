@@ -86,6 +86,8 @@ def test_every_name_field_refuses_hostile_names(daemon, label):
         "Describe": lambda: daemon.stub.Describe(pb.NameRequest(name=name)),
         "Publish": lambda: daemon.stub.Publish(publish_chunks(
             pb, name=name, field="point_data/T", dtype=F64, shape=[300], data=b"\0" * 2400)),
+        "PublishSmall": lambda: daemon.stub.PublishSmall(pb.PublishChunk(
+            name=name, field="point_data/T", dtype=F64, shape=[300], data=b"\0" * 2400)),
         "Export": lambda: daemon.stub.Export(pb.ExportRequest(
             name=name, path=str(daemon.root / "out.vtu"))),
     }
@@ -192,7 +194,7 @@ def test_export_refuses_hostile_paths(daemon, tmp_path):
 def test_unknown_fields_and_garbage_bytes_do_not_hurt(daemon):
     """Raw bytes on the wire: a request that is not the message it claims to be."""
     channel = daemon.channel
-    for method in ("Load", "Describe", "Publish", "Export", "Unload"):
+    for method in ("Load", "Describe", "Publish", "PublishSmall", "Export", "Unload"):
         raw = channel.unary_unary(f"/meshdock.v1.Meshdock/{method}",
                                   request_serializer=lambda b: b,
                                   response_deserializer=lambda b: b)

@@ -112,8 +112,10 @@ class Client:
         dtype = self.pb.DType(code=_DTYPES[a.dtype.kind], bits=a.dtype.itemsize * 8, lanes=1)
         chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), name=name, field=field,
                                 block=block, shape=list(a.shape), dtype=dtype)
-        if a.nbytes <= CHUNK_BYTES:  # one message: a list iterator saves grpc's consumer thread
-            chunks = iter(list(chunks))  # a wait on the generator (measured ~0.4 ms a call)
+        if a.nbytes <= CHUNK_BYTES:
+            # One message: unary PublishSmall. A client stream costs grpc Python a thread and
+            # GIL hand-offs (measured +0.5 ms alone, +10 ms under 32 busy client threads).
+            return self._call(self._stub.PublishSmall, next(chunks)).frame
         return self._call(self._stub.Publish, chunks).frame
 
     def export(self, name: str, path, format: str = "") -> int:
