@@ -1,5 +1,7 @@
 #include "daemon/rpc/service.hpp"
 
+#include <utility>
+
 #include "daemon/payload/dlpack_export.hpp"
 #include "meshdock/shm.hpp"
 
