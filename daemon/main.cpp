@@ -9,8 +9,10 @@
 // heartbeat, reclaims dead consumers' leases and reloads watched files. Under systemd
 // (Type=notify) it reports READY, STOPPING and WATCHDOG.
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
@@ -31,6 +33,8 @@
 #include "daemon/backend/backend.hpp"
 #include "daemon/backend/device_probe.hpp"
 #include "daemon/mesh/allocator.hpp"
+#include "daemon/rpc/gate.hpp"
+#include "daemon/rpc/health.hpp"
 #include "daemon/rpc/service.hpp"
 #include "daemon/service/config.hpp"
 #include "daemon/service/registry.hpp"
@@ -105,6 +109,45 @@ std::string read_token(const svc::Config& c) {
   return token;
 }
 
+// The Unix socket at `path` before this daemon binds it: a live daemon's socket is left alone
+// (ConfigError naming the pid that answers, from SO_PEERCRED); only a dead socket (nobody
+// listening: ECONNREFUSED) is removed. Returns false when nothing is there.
+bool take_over_socket(const std::string& path, svc::Logger& log) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  if (!S_ISSOCK(st.st_mode))
+    throw svc::ConfigError("listen: " + path + " exists and is not a socket; not touching it");
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path)
+    throw svc::ConfigError("listen: socket path " + path + " is too long");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw svc::ConfigError(std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    const std::string who =
+        ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0
+            ? "pid " + std::to_string(cred.pid) + " (uid " + std::to_string(cred.uid) + ")"
+            : std::string("a process whose pid SO_PEERCRED does not tell");
+    throw svc::ConfigError("listen: " + path + " is served by a live process, " + who +
+                           "; another meshdockd? Not touching its socket");
+  }
+  if (errno != ECONNREFUSED)
+    throw svc::ConfigError("listen: cannot tell whether " + path +
+                           " is in use (connect: " + std::strerror(errno) + "); not touching it");
+  if (::unlink(path.c_str()) != 0)
+    throw svc::ConfigError("listen: cannot remove the dead socket " + path + ": " +
+                           std::strerror(errno));
+  log.info("removed the dead socket " + path + " (nobody was listening)");
+  return true;
+}
+
 int serve(const Args& args) {
   // The signal set is made first of all: Asio queues a SIGTERM that lands while stale segments are
   // replaced or just after "ready" is printed, and handles it once io runs; before this line
@@ -129,21 +172,32 @@ int serve(const Args& args) {
     log.info(std::string("device: cpu (host backend): ") + probe.cuda_status);
   }
 
-  svc::Registry registry(config, log);
+  // A live daemon's socket is checked before anything else is made (segments included).
   std::optional<std::string> socket_path;
   if (config.listen.starts_with("unix:")) {
     socket_path = config.listen.substr(5);
-    std::error_code ec;
-    if (std::filesystem::is_socket(*socket_path, ec)) std::filesystem::remove(*socket_path, ec);
+    take_over_socket(*socket_path, log);
   }
-  meshdock::rpc::MeshdockService service(registry, log, token,
+  svc::Registry registry(config, log);
+  meshdock::rpc::Gate gate(token, {config.max_streams, config.max_streams_per_peer});
+  meshdock::rpc::MeshdockService service(registry, log, gate,
                                          [&io] { boost::asio::post(io, [&io] { io.stop(); }); });
-  grpc::EnableDefaultHealthCheckService(true);
+  meshdock::rpc::HealthService health(gate);  // token-checked, unlike grpc++'s default one
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  builder.SetMaxReceiveMessageSize(1 << 30);  // Publish carries whole fields
+  builder.RegisterService(service.service());
+  builder.RegisterService(health.service());
+  // No request may be bigger than this (Publish streams its data in chunks); over TCP the
+  // token is checked before a request is read (MeshdockService). gRPC reads a message before
+  // it checks its size, so the memory its transport may hold is capped too (over the quota,
+  // it resets the stream). Threads are capped, well above the stream caps (check_config), so
+  // streams never starve other calls.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_size));
+  grpc::ResourceQuota quota("meshdockd");
+  quota.SetMaxThreads(static_cast<int>(config.max_rpc_threads));
+  quota.Resize(config.max_rpc_memory);  // gRPC 1.5x checks the message size only once read
+  builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (!socket_path && port == 0)) {
     log.error("cannot listen on " + config.listen +
@@ -152,7 +206,8 @@ int serve(const Args& args) {
   }
   if (socket_path && ::chmod(socket_path->c_str(), config.socket_mode) != 0)
     log.warn("chmod " + *socket_path + ": " + std::strerror(errno));
-  server->GetHealthCheckService()->SetServingStatus(true);
+  struct stat bound {};  // the socket this daemon made: the only one it removes at exit
+  if (socket_path) ::stat(socket_path->c_str(), &bound);
   std::printf("meshdockd ready on %s\n", config.listen.c_str());
   std::fflush(stdout);
   notify("READY=1\nSTATUS=serving on " + config.listen);
@@ -217,13 +272,14 @@ int serve(const Args& args) {
 
   notify("STOPPING=1");
   service.stop_streams();
+  health.stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   reloads.join();
   registry.clear();  // shutdown flags set, segments removed
-  if (socket_path) {
-    std::error_code ec;
-    std::filesystem::remove(*socket_path, ec);
-  }
+  struct stat now {};
+  if (socket_path && ::stat(socket_path->c_str(), &now) == 0 && now.st_ino == bound.st_ino &&
+      now.st_dev == bound.st_dev)
+    ::unlink(socket_path->c_str());
   log.info("stopped");
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "daemon/rpc/service.hpp"
 
+#include <utility>
+
 #include "daemon/payload/dlpack_export.hpp"
 #include "meshdock/shm.hpp"
 
@@ -27,6 +29,8 @@ grpc::StatusCode code_of(Status s) {
       return grpc::StatusCode::UNAVAILABLE;
     case Status::kInternal:
       return grpc::StatusCode::INTERNAL;
+    case Status::kCancelled:
+      return grpc::StatusCode::CANCELLED;
   }
   return grpc::StatusCode::UNKNOWN;
 }
@@ -65,7 +69,8 @@ void fill(const service::MeshInfo& i, v1::SlotInfo* s) {
   s->set_watch(i.watch);
 }
 
-service::Progress progress_to(grpc::ServerWriter<v1::LoadProgress>* out) {
+template <class Out>
+service::Progress progress_to(Out* out) {
   return [out](service::Phase ph, std::uint64_t done, std::uint64_t total, const std::string& msg) {
     if (ph == service::Phase::kDone) return;  // the handler sends DONE with the SlotInfo
     v1::LoadProgress p;
@@ -77,41 +82,32 @@ service::Progress progress_to(grpc::ServerWriter<v1::LoadProgress>* out) {
   };
 }
 
-void send_done(grpc::ServerWriter<v1::LoadProgress>* out, const service::MeshInfo& info) {
+template <class Out>
+void send_done(Out* out, const service::MeshInfo& info) {
   v1::LoadProgress p;
   p.set_phase(v1::LoadProgress::DONE);
   p.set_bytes_done(info.data_size);
   p.set_bytes_total(info.data_size);
   fill(info, p.mutable_slot());
-  out->Write(p);
+  out->Write(p, grpc::WriteOptions().set_last_message());  // goes out with the status
 }
 
 }  // namespace
 
-MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log,
-                                 std::string token, std::function<void()> request_shutdown)
-    : reg_(registry),
-      log_(log),
-      token_(std::move(token)),
-      request_shutdown_(std::move(request_shutdown)) {}
-
 template <typename F>
 grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc, F&& f) {
-  if (!token_.empty()) {
-    const auto& md = ctx->client_metadata();
-    auto it = md.find("authorization");
-    const std::string want = "Bearer " + token_;
-    if (it == md.end() || std::string(it->second.data(), it->second.size()) != want) {
-      log_.warn(std::string(rpc) + ": refused a call without the bearer token from " + ctx->peer());
-      return {grpc::StatusCode::PERMISSION_DENIED,
-              "this endpoint needs \"authorization: Bearer <token>\" metadata"};
-    }
+  if (auto s = gate_.check_token(ctx, rpc); !s.ok()) {
+    log_.warn(std::string(rpc) + ": refused a call without the bearer token from " + ctx->peer());
+    return s;
   }
   try {
     f();
     return grpc::Status::OK;
   } catch (const service::ServiceError& e) {
-    log_.debug(std::string(rpc) + ": " + e.what());
+    if (e.status() == Status::kCancelled)
+      log_.info(std::string(rpc) + ": " + e.what());  // work stopped half way: worth a line
+    else
+      log_.debug(std::string(rpc) + ": " + e.what());
     return {code_of(e.status()), capped(e.what())};
   } catch (const std::bad_alloc&) {
     log_.error(std::string(rpc) + ": out of memory");
@@ -122,14 +118,38 @@ grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc,
   }
 }
 
-grpc::Status MeshdockService::Load(grpc::ServerContext* ctx, const v1::LoadRequest* req,
-                                   grpc::ServerWriter<v1::LoadProgress>* out) {
-  return guarded(ctx, "Load", [&] {
+template <class S, typename F>
+grpc::Status MeshdockService::unary(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f) {
+  auto status = guarded(ctx, rpc, [&] {
+    const auto* req = s.request();
+    if (!req)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  std::string(rpc) + ": no request message arrived");
+    f(*req, s.reply());
+  });
+  if (status.ok()) s.finish();
+  return status;
+}
+
+template <class S, typename F>
+grpc::Status MeshdockService::split(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f) {
+  return guarded(ctx, rpc, [&] {
+    const auto* req = s.request();
+    if (!req)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  std::string(rpc) + ": no request message arrived");
+    f(*req);
+  });
+}
+
+template <class S>
+grpc::Status MeshdockService::load(grpc::ServerContext* ctx, S& s) {
+  return split(ctx, s, "Load", [&](const v1::LoadRequest& req) {
     service::LoadRequest r;
-    r.path = req->path();
-    r.name = req->name();
-    r.replace = req->replace();
-    const auto& o = req->options();
+    r.path = req.path();
+    r.name = req.name();
+    r.replace = req.replace();
+    const auto& o = req.options();
     r.options.float32 = o.float32();
     r.options.int32 = o.int32();
     r.options.zero_copy_only = o.zero_copy_only();
@@ -137,35 +157,36 @@ grpc::Status MeshdockService::Load(grpc::ServerContext* ctx, const v1::LoadReque
     r.format = o.format();
     r.watch = o.watch();
     r.num_slots = o.num_slots();
-    send_done(out, reg_.load(r, progress_to(out)));
+    send_done(&s, reg_.load(r, progress_to(&s), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
-grpc::Status MeshdockService::Reload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                                     grpc::ServerWriter<v1::LoadProgress>* out) {
-  return guarded(ctx, "Reload",
-                 [&] { send_done(out, reg_.reload(req->name(), progress_to(out))); });
-}
-
-grpc::Status MeshdockService::Unload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                                     v1::UnloadReply* reply) {
-  return guarded(ctx, "Unload", [&] {
-    reg_.unload(req->name());
-    reply->set_name(req->name());
+template <class S>
+grpc::Status MeshdockService::reload(grpc::ServerContext* ctx, S& s) {
+  return split(ctx, s, "Reload", [&](const v1::NameRequest& req) {
+    send_done(&s, reg_.reload(req.name(), progress_to(&s), [ctx] { return ctx->IsCancelled(); }));
   });
 }
 
-grpc::Status MeshdockService::List(grpc::ServerContext* ctx, const v1::ListRequest*,
-                                   v1::ListReply* reply) {
-  return guarded(ctx, "List", [&] {
+template <class S>
+grpc::Status MeshdockService::unload(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Unload", [&](const v1::NameRequest& req, v1::UnloadReply* reply) {
+    reg_.unload(req.name());
+    reply->set_name(req.name());
+  });
+}
+
+template <class S>
+grpc::Status MeshdockService::list(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "List", [&](const v1::ListRequest&, v1::ListReply* reply) {
     for (const auto& i : reg_.list()) fill(i, reply->add_slots());
   });
 }
 
-grpc::Status MeshdockService::Describe(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                                       v1::DescribeReply* reply) {
-  return guarded(ctx, "Describe", [&] {
-    const auto [info, manifest] = reg_.describe(req->name());
+template <class S>
+grpc::Status MeshdockService::describe(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Describe", [&](const v1::NameRequest& req, v1::DescribeReply* reply) {
+    const auto [info, manifest] = reg_.describe(req.name());
     fill(info, reply->mutable_slot());
     reply->set_manifest_json(manifest);
     if (manifest.empty()) return;
@@ -185,63 +206,121 @@ grpc::Status MeshdockService::Describe(grpc::ServerContext* ctx, const v1::NameR
   });
 }
 
-grpc::Status MeshdockService::Publish(grpc::ServerContext* ctx, const v1::PublishRequest* req,
+grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
+                                      grpc::ServerReader<v1::PublishChunk>* in,
                                       v1::PublishReply* reply) {
+  // guarded() has checked the token: only now is the first message read.
   return guarded(ctx, "Publish", [&] {
-    const auto& d = req->dtype();
+    std::string why;
+    const auto ticket = gate_.admit_stream(ctx->peer(), why);  // it holds a thread meanwhile
+    if (!ticket) throw service::ServiceError(Status::kResourceExhausted, "Publish: " + why);
+    v1::PublishChunk chunk;
+    publish_from([&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; },
+                 reply);
+  });
+}
+
+template <class S>
+grpc::Status MeshdockService::publish_small(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "PublishSmall", [&](const v1::PublishChunk& req, v1::PublishReply* reply) {
+    const v1::PublishChunk* once = &req;
+    publish_from([&] { return std::exchange(once, nullptr); }, reply);
+  });
+}
+
+void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()>& next,
+                                   v1::PublishReply* reply) {
+  {
+    const v1::PublishChunk* first = next();
+    if (!first)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  "Publish: the stream ended before its first chunk (the header: "
+                                  "name, field, dtype, shape)");
+    const v1::PublishChunk& head = *first;
+    const auto& d = head.dtype();
+    const std::string field = head.field();  // copies: `next` reuses the message
     if (d.code() > 255 || d.bits() == 0 || d.bits() > 64 || d.bits() % 8 || d.lanes() != 1)
       throw service::ServiceError(Status::kInvalidArgument,
-                                  req->field() + ": dtype (" + std::to_string(d.code()) + ", " +
+                                  field + ": dtype (" + std::to_string(d.code()) + ", " +
                                       std::to_string(d.bits()) + ", " + std::to_string(d.lanes()) +
                                       ") is not a DLPack scalar type");
-    std::vector<std::int64_t> shape(req->shape().begin(), req->shape().end());
+    std::vector<std::int64_t> shape(head.shape().begin(), head.shape().end());
     if (shape.empty() || shape.size() > 4)
       throw service::ServiceError(Status::kInvalidArgument,
-                                  req->field() + ": shape must have 1 to 4 dimensions");
+                                  field + ": shape must have 1 to 4 dimensions");
     std::uint64_t count = 1;
     for (auto s : shape) {
       if (s < 0 || s > (std::int64_t{1} << 40) ||
           __builtin_mul_overflow(count, static_cast<std::uint64_t>(s), &count) ||
           count > (std::uint64_t{1} << 40))
         throw service::ServiceError(Status::kInvalidArgument,
-                                    req->field() + ": dimension " + std::to_string(s) +
+                                    field + ": dimension " + std::to_string(s) +
                                         " makes the array larger than 2^40 elements");
     }
     const mesh::DType dt{static_cast<std::uint8_t>(d.code()), static_cast<std::uint8_t>(d.bits()),
                          1};
     const std::uint64_t want = count * (d.bits() / 8);
-    if (want != req->data().size())
-      throw service::ServiceError(Status::kInvalidArgument,
-                                  req->field() + ": shape and dtype need " + std::to_string(want) +
-                                      " bytes, data has " + std::to_string(req->data().size()));
-    auto a = mesh::Array::empty(dt, shape);
+    // Before a byte of data is taken in: the dtype maps to DLPack, the field and its rows fit
+    // the mesh, and the array's size is under max_decoded_size.
     try {
-      payload::dlpack_dtype(a, req->field());
+      payload::dlpack_dtype(mesh::Array::empty(dt, {0}), field);
     } catch (const payload::PayloadError& e) {
       throw service::ServiceError(Status::kInvalidArgument, e.what());
     }
-    if (want) std::memcpy(a.data(), req->data().data(), want);
-    reply->set_frame(reg_.publish_field(req->name(), req->field(), a, req->block()));
-    fill(reg_.describe(req->name()).first, reply->mutable_slot());
-  });
+    reg_.check_publish(head.name(), field, shape[0], head.block(), want);
+    auto a = mesh::Array::empty(dt, shape);
+    auto* dst = static_cast<std::uint8_t*>(a.data());
+    std::uint64_t got = 0;
+    auto take = [&](const std::string& bytes) {
+      if (bytes.size() > want - got)
+        throw service::ServiceError(Status::kInvalidArgument,
+                                    field + ": shape and dtype need " + std::to_string(want) +
+                                        " bytes, data has " + std::to_string(got + bytes.size()) +
+                                        " at least (refused there)");
+      if (!bytes.empty()) std::memcpy(dst + got, bytes.data(), bytes.size());
+      got += bytes.size();
+    };
+    const std::string name = head.name();
+    const std::uint32_t block = head.block();
+    take(head.data());
+    while (const v1::PublishChunk* chunk = next()) {
+      if (!chunk->name().empty() || !chunk->field().empty() || chunk->has_dtype() ||
+          chunk->shape_size() || chunk->block())
+        throw service::ServiceError(Status::kInvalidArgument,
+                                    field + ": only the first chunk carries the header");
+      take(chunk->data());
+    }
+    if (got != want)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  field + ": shape and dtype need " + std::to_string(want) +
+                                      " bytes, data has " + std::to_string(got));
+    reply->set_frame(reg_.publish_field(name, field, a, block));
+    fill(reg_.describe(name).first, reply->mutable_slot());
+  }
 }
 
-grpc::Status MeshdockService::Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
-                                     v1::ExportReply* reply) {
-  return guarded(ctx, "Export", [&] {
+template <class S>
+grpc::Status MeshdockService::export_to(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Export", [&](const v1::ExportRequest& req, v1::ExportReply* reply) {
     reply->set_bytes_written(
-        reg_.export_to(req->name(), req->path(), req->format(), req->overwrite()));
-    reply->set_path(req->path());
+        reg_.export_to(req.name(), req.path(), req.format(), req.overwrite()));
+    reply->set_path(req.path());
   });
 }
 
-grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
-                                    grpc::ServerWriter<v1::Event>* out) {
-  return guarded(ctx, "Watch", [&] {
+template <class S>
+grpc::Status MeshdockService::watch(grpc::ServerContext* ctx, S& s) {
+  return split(ctx, s, "Watch", [&](const v1::WatchRequest& req) {
+    std::string why;
+    const auto ticket = gate_.admit_stream(ctx->peer(), why);
+    if (!ticket) {
+      log_.warn("Watch: refused a stream from " + ctx->peer() + ": " + why);
+      throw service::ServiceError(Status::kResourceExhausted, "Watch: " + why);
+    }
     // A name that could never be loaded would otherwise wait forever, silently.
-    if (!req->name().empty()) {
+    if (!req.name().empty()) {
       try {
-        shm::validate_name(req->name());
+        shm::validate_name(req.name());
       } catch (const shm::ProtocolError& e) {
         throw service::ServiceError(Status::kInvalidArgument, e.what());
       }
@@ -250,7 +329,7 @@ grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchReq
     while (!ctx->IsCancelled() && !stopping_) {
       auto e = sub->next(std::chrono::milliseconds(200));
       if (!e ||
-          (!req->name().empty() && e->name != req->name() && e->kind != service::Event::kShutdown))
+          (!req.name().empty() && e->name != req.name() && e->kind != service::Event::kShutdown))
         continue;
       v1::Event ev;
       ev.set_kind(static_cast<v1::Event::Kind>(e->kind));
@@ -258,16 +337,16 @@ grpc::Status MeshdockService::Watch(grpc::ServerContext* ctx, const v1::WatchReq
       ev.set_frame(e->frame);
       ev.set_message(e->message);
       ev.set_timestamp(e->timestamp);
-      if (!out->Write(ev) || e->kind == service::Event::kShutdown) break;
+      if (!s.Write(ev) || e->kind == service::Event::kShutdown) break;
     }
   });
 }
 
-grpc::Status MeshdockService::Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
-                                    v1::StatsReply* reply) {
-  return guarded(ctx, "Stats", [&] {
-    const auto s = reg_.stats();
-    for (const auto& m : s.meshes) {
+template <class S>
+grpc::Status MeshdockService::stats(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Stats", [&](const v1::StatsRequest&, v1::StatsReply* reply) {
+    const auto st = reg_.stats();
+    for (const auto& m : st.meshes) {
       auto* x = reply->add_slots();
       x->set_name(m.name);
       x->set_bytes(m.bytes);
@@ -275,20 +354,203 @@ grpc::Status MeshdockService::Stats(grpc::ServerContext* ctx, const v1::StatsReq
       x->set_leases(m.leases);
       x->set_last_load_seconds(m.load_seconds);
     }
-    reply->set_device_memory_used(s.device_memory_used);
-    reply->set_device_memory_budget(s.device_memory_budget);
-    reply->set_host_memory_used(s.host_memory_used);
-    reply->set_uptime_seconds(s.uptime_seconds);
-    reply->set_backend(s.backend);
+    reply->set_device_memory_used(st.device_memory_used);
+    reply->set_device_memory_budget(st.device_memory_budget);
+    reply->set_host_memory_used(st.host_memory_used);
+    reply->set_uptime_seconds(st.uptime_seconds);
+    reply->set_backend(st.backend);
   });
 }
 
-grpc::Status MeshdockService::Shutdown(grpc::ServerContext* ctx, const v1::ShutdownRequest*,
-                                       v1::ShutdownReply*) {
-  return guarded(ctx, "Shutdown", [&] {
+template <class S>
+grpc::Status MeshdockService::shutdown(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Shutdown", [&](const v1::ShutdownRequest&, v1::ShutdownReply*) {
     log_.info("shutdown requested over gRPC by " + ctx->peer());
     request_shutdown_();
   });
 }
+
+// ---- the two transports' views of a call ----------------------------------------------------
+
+namespace {
+
+// Plain methods: the core has read the request already.
+template <class Req, class Rep>
+struct PlainUnary {
+  const Req* req;
+  Rep* rep;
+  const Req* request() { return req; }
+  Rep* reply() { return rep; }
+  void finish() {}
+};
+
+template <class Req, class Rep>
+struct PlainSplit {
+  const Req* req;
+  grpc::ServerWriter<Rep>* out;
+  const Req* request() { return req; }
+  bool Write(const Rep& m, grpc::WriteOptions o = {}) { return out->Write(m, o); }
+};
+
+// Streamed methods: the request is read here, after the token check.
+template <class Req, class Rep>
+struct StreamedUnary {
+  grpc::ServerUnaryStreamer<Req, Rep>* s;
+  Req req{};
+  Rep rep{};
+  const Req* request() { return s->Read(&req) ? &req : nullptr; }
+  Rep* reply() { return &rep; }
+  // The reply goes out with the status (one batch, no wait for the write alone).
+  void finish() { s->Write(rep, grpc::WriteOptions().set_last_message()); }
+};
+
+template <class Req, class Rep>
+struct StreamedSplit {
+  grpc::ServerSplitStreamer<Req, Rep>* s;
+  Req req{};
+  const Req* request() { return s->Read(&req) ? &req : nullptr; }
+  bool Write(const Rep& m, grpc::WriteOptions o = {}) { return s->Write(m, o); }
+};
+
+}  // namespace
+
+class MeshdockService::Plain final : public v1::Meshdock::Service {
+ public:
+  explicit Plain(MeshdockService& h) : h_(h) {}
+  using Ctx = grpc::ServerContext;
+  template <class Req, class Rep>
+  using U = PlainUnary<Req, Rep>;
+  template <class Req, class Rep>
+  using W = PlainSplit<Req, Rep>;
+
+  grpc::Status Load(Ctx* c, const v1::LoadRequest* q,
+                    grpc::ServerWriter<v1::LoadProgress>* o) override {
+    W<v1::LoadRequest, v1::LoadProgress> s{q, o};
+    return h_.load(c, s);
+  }
+  grpc::Status Reload(Ctx* c, const v1::NameRequest* q,
+                      grpc::ServerWriter<v1::LoadProgress>* o) override {
+    W<v1::NameRequest, v1::LoadProgress> s{q, o};
+    return h_.reload(c, s);
+  }
+  grpc::Status Unload(Ctx* c, const v1::NameRequest* q, v1::UnloadReply* r) override {
+    U<v1::NameRequest, v1::UnloadReply> s{q, r};
+    return h_.unload(c, s);
+  }
+  grpc::Status List(Ctx* c, const v1::ListRequest* q, v1::ListReply* r) override {
+    U<v1::ListRequest, v1::ListReply> s{q, r};
+    return h_.list(c, s);
+  }
+  grpc::Status Describe(Ctx* c, const v1::NameRequest* q, v1::DescribeReply* r) override {
+    U<v1::NameRequest, v1::DescribeReply> s{q, r};
+    return h_.describe(c, s);
+  }
+  grpc::Status Publish(Ctx* c, grpc::ServerReader<v1::PublishChunk>* in,
+                       v1::PublishReply* r) override {
+    return h_.publish(c, in, r);
+  }
+  grpc::Status PublishSmall(Ctx* c, const v1::PublishChunk* q, v1::PublishReply* r) override {
+    U<v1::PublishChunk, v1::PublishReply> s{q, r};
+    return h_.publish_small(c, s);
+  }
+  grpc::Status Export(Ctx* c, const v1::ExportRequest* q, v1::ExportReply* r) override {
+    U<v1::ExportRequest, v1::ExportReply> s{q, r};
+    return h_.export_to(c, s);
+  }
+  grpc::Status Watch(Ctx* c, const v1::WatchRequest* q, grpc::ServerWriter<v1::Event>* o) override {
+    W<v1::WatchRequest, v1::Event> s{q, o};
+    return h_.watch(c, s);
+  }
+  grpc::Status Stats(Ctx* c, const v1::StatsRequest* q, v1::StatsReply* r) override {
+    U<v1::StatsRequest, v1::StatsReply> s{q, r};
+    return h_.stats(c, s);
+  }
+  grpc::Status Shutdown(Ctx* c, const v1::ShutdownRequest* q, v1::ShutdownReply* r) override {
+    U<v1::ShutdownRequest, v1::ShutdownReply> s{q, r};
+    return h_.shutdown(c, s);
+  }
+
+ private:
+  MeshdockService& h_;
+};
+
+class MeshdockService::Streamed final : public v1::Meshdock::StreamedService {
+ public:
+  explicit Streamed(MeshdockService& h) : h_(h) {}
+  using Ctx = grpc::ServerContext;
+  template <class Req, class Rep>
+  using U = StreamedUnary<Req, Rep>;
+  template <class Req, class Rep>
+  using W = StreamedSplit<Req, Rep>;
+
+  grpc::Status StreamedLoad(
+      Ctx* c, grpc::ServerSplitStreamer<v1::LoadRequest, v1::LoadProgress>* x) override {
+    W<v1::LoadRequest, v1::LoadProgress> s{x};
+    return h_.load(c, s);
+  }
+  grpc::Status StreamedReload(
+      Ctx* c, grpc::ServerSplitStreamer<v1::NameRequest, v1::LoadProgress>* x) override {
+    W<v1::NameRequest, v1::LoadProgress> s{x};
+    return h_.reload(c, s);
+  }
+  grpc::Status StreamedUnload(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::NameRequest, v1::UnloadReply>* x) override {
+    U<v1::NameRequest, v1::UnloadReply> s{x};
+    return h_.unload(c, s);
+  }
+  grpc::Status StreamedList(Ctx* c,
+                            grpc::ServerUnaryStreamer<v1::ListRequest, v1::ListReply>* x) override {
+    U<v1::ListRequest, v1::ListReply> s{x};
+    return h_.list(c, s);
+  }
+  grpc::Status StreamedDescribe(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::NameRequest, v1::DescribeReply>* x) override {
+    U<v1::NameRequest, v1::DescribeReply> s{x};
+    return h_.describe(c, s);
+  }
+  grpc::Status Publish(Ctx* c, grpc::ServerReader<v1::PublishChunk>* in,
+                       v1::PublishReply* r) override {
+    return h_.publish(c, in, r);
+  }
+  grpc::Status StreamedPublishSmall(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::PublishChunk, v1::PublishReply>* x) override {
+    U<v1::PublishChunk, v1::PublishReply> s{x};
+    return h_.publish_small(c, s);
+  }
+  grpc::Status StreamedExport(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::ExportRequest, v1::ExportReply>* x) override {
+    U<v1::ExportRequest, v1::ExportReply> s{x};
+    return h_.export_to(c, s);
+  }
+  grpc::Status StreamedWatch(Ctx* c,
+                             grpc::ServerSplitStreamer<v1::WatchRequest, v1::Event>* x) override {
+    W<v1::WatchRequest, v1::Event> s{x};
+    return h_.watch(c, s);
+  }
+  grpc::Status StreamedStats(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::StatsRequest, v1::StatsReply>* x) override {
+    U<v1::StatsRequest, v1::StatsReply> s{x};
+    return h_.stats(c, s);
+  }
+  grpc::Status StreamedShutdown(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::ShutdownRequest, v1::ShutdownReply>* x) override {
+    U<v1::ShutdownRequest, v1::ShutdownReply> s{x};
+    return h_.shutdown(c, s);
+  }
+
+ private:
+  MeshdockService& h_;
+};
+
+MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
+                                 std::function<void()> request_shutdown)
+    : reg_(registry), log_(log), gate_(gate), request_shutdown_(std::move(request_shutdown)) {
+  if (gate_.has_token())
+    service_ = std::make_unique<Streamed>(*this);
+  else
+    service_ = std::make_unique<Plain>(*this);
+}
+
+MeshdockService::~MeshdockService() = default;
 
 }  // namespace meshdock::rpc

@@ -1,57 +1,87 @@
 // The gRPC control plane (proto/meshdock/v1/meshdock.proto) over the Registry: converts
-// messages, checks the bearer token when serving TCP, and turns every error into a status
-// whose message names the problem. No exception leaves a handler.
+// messages, checks the bearer token when serving TCP (Gate: before a handler reads its
+// request; Publish's data arrive as a stream read only after that), caps streams, cancels a
+// Load whose client went away, and turns every error into a status whose message names the
+// problem. No exception leaves a handler.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "daemon/rpc/gate.hpp"
 #include "daemon/service/registry.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
 
 namespace meshdock::rpc {
 
-class MeshdockService final : public meshdock::v1::Meshdock::Service {
+// The handlers, shared by two gRPC services (service()):
+// - with a token (TCP), every method is "streamed" (generated StreamedService): the core hands
+//   a call over at its metadata and the handler reads the request itself, only after the
+//   token check. A plain sync handler would get the message already read (up to the message
+//   limit) before any code of ours could refuse it.
+// - without one (the Unix socket) the methods are plain: the core reads each request before a
+//   thread takes the call, so a client that never sends its request holds no thread.
+// Publish is a client stream in both; it and Watch hold a place under the Gate's stream caps.
+class MeshdockService {
  public:
-  // `token`: when not empty, every call must carry "authorization: Bearer <token>".
+  // `gate` checks the token and caps streams (shared with the health service).
   // `request_shutdown` is called (once) by the Shutdown RPC.
-  MeshdockService(service::Registry& registry, service::Logger& log, std::string token,
+  MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
                   std::function<void()> request_shutdown);
+  ~MeshdockService();
 
+  // The service to register with the server (see above).
+  grpc::Service* service() { return service_.get(); }
   // Ends every Watch stream (the server is stopping).
   void stop_streams() { stopping_ = true; }
 
-  grpc::Status Load(grpc::ServerContext* ctx, const v1::LoadRequest* req,
-                    grpc::ServerWriter<v1::LoadProgress>* out) override;
-  grpc::Status Reload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                      grpc::ServerWriter<v1::LoadProgress>* out) override;
-  grpc::Status Unload(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                      v1::UnloadReply* reply) override;
-  grpc::Status List(grpc::ServerContext* ctx, const v1::ListRequest* req,
-                    v1::ListReply* reply) override;
-  grpc::Status Describe(grpc::ServerContext* ctx, const v1::NameRequest* req,
-                        v1::DescribeReply* reply) override;
-  grpc::Status Publish(grpc::ServerContext* ctx, const v1::PublishRequest* req,
-                       v1::PublishReply* reply) override;
-  grpc::Status Export(grpc::ServerContext* ctx, const v1::ExportRequest* req,
-                      v1::ExportReply* reply) override;
-  grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest* req,
-                     grpc::ServerWriter<v1::Event>* out) override;
-  grpc::Status Stats(grpc::ServerContext* ctx, const v1::StatsRequest* req,
-                     v1::StatsReply* reply) override;
-  grpc::Status Shutdown(grpc::ServerContext* ctx, const v1::ShutdownRequest* req,
-                        v1::ShutdownReply* reply) override;
+  // One handler per method; S is the call as the transport shows it (service.cpp).
+  template <class S>
+  grpc::Status load(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status reload(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status unload(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status list(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status describe(grpc::ServerContext* ctx, S& s);
+  grpc::Status publish(grpc::ServerContext* ctx, grpc::ServerReader<v1::PublishChunk>* in,
+                       v1::PublishReply* reply);
+  template <class S>
+  grpc::Status publish_small(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status export_to(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status watch(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status stats(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status shutdown(grpc::ServerContext* ctx, S& s);
 
  private:
+  // Token check, then f() with every exception turned into a status naming the problem.
   template <typename F>
   grpc::Status guarded(grpc::ServerContext* ctx, const char* rpc, F&& f);
+  // guarded(), taking the one request message after the token check: f(request, reply) for a
+  // unary method, f(request) for a server-streaming one (it writes with s.Write).
+  template <class S, typename F>
+  grpc::Status unary(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
+  template <class S, typename F>
+  grpc::Status split(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
+  // Publish's work over its chunks: `next` gives each in turn (nullptr at the end).
+  void publish_from(const std::function<const v1::PublishChunk*()>& next, v1::PublishReply* reply);
 
   service::Registry& reg_;
   service::Logger& log_;
-  std::string token_;
+  Gate& gate_;
   std::function<void()> request_shutdown_;
   std::atomic<bool> stopping_{false};
+  class Plain;
+  class Streamed;
+  std::unique_ptr<grpc::Service> service_;
 };
 
 }  // namespace meshdock::rpc

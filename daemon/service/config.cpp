@@ -70,11 +70,25 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.lease_wait_ms = static_cast<std::uint32_t>(uint(60000));
     } else if (key == "watch_interval_ms") {
       c.watch_interval_ms = static_cast<std::uint32_t>(uint(3600000));
+    } else if (key == "max_message_size") {
+      c.max_message_size = static_cast<std::uint32_t>(uint(64u << 20));
+    } else if (key == "max_streams") {
+      c.max_streams = static_cast<std::uint32_t>(uint(100000));
+    } else if (key == "max_streams_per_peer") {
+      c.max_streams_per_peer = static_cast<std::uint32_t>(uint(100000));
+    } else if (key == "max_rpc_threads") {
+      c.max_rpc_threads = static_cast<std::uint32_t>(uint(200000));
+    } else if (key == "max_rpc_memory") {
+      c.max_rpc_memory = uint(UINT64_MAX);
+    } else if (key == "max_decoded_size") {
+      c.max_decoded_size = uint(UINT64_MAX);
     } else {
       throw ConfigError(where + ": unknown key '" + key +
                         "' (known: listen, socket_mode, roots, max_file_size, max_meshes, "
                         "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
-                        "token_file, lease_wait_ms, watch_interval_ms)");
+                        "token_file, lease_wait_ms, watch_interval_ms, max_message_size, "
+                        "max_streams, max_streams_per_peer, max_rpc_threads, max_rpc_memory, "
+                        "max_decoded_size)");
     }
   }
   return c;
@@ -130,6 +144,20 @@ void check_config(const Config& c) {
   if (!c.listen.starts_with("unix:") && c.listen.find(':') == std::string::npos)
     throw ConfigError("listen '" + c.listen + "' is not unix:PATH or HOST:PORT");
   if (c.max_meshes == 0) throw ConfigError("max_meshes must be at least 1");
+  if (c.max_message_size < (64u << 10))
+    throw ConfigError("max_message_size " + std::to_string(c.max_message_size) +
+                      " is under 64 KiB (a Load request with a long path needs more)");
+  if (c.max_rpc_memory < 4ull * c.max_message_size)
+    throw ConfigError("max_rpc_memory " + std::to_string(c.max_rpc_memory) +
+                      " must be at least 4 x max_message_size (" +
+                      std::to_string(4ull * c.max_message_size) + ")");
+  if (c.max_streams == 0 || c.max_streams_per_peer == 0)
+    throw ConfigError("max_streams and max_streams_per_peer must be at least 1");
+  if (c.max_rpc_threads < 2 * c.max_streams + 16)
+    throw ConfigError("max_rpc_threads " + std::to_string(c.max_rpc_threads) +
+                      " must be at least 2 x max_streams + 16 (" +
+                      std::to_string(2 * c.max_streams + 16) +
+                      "): streams must leave threads for other calls");
 }
 
 std::string config_json(const Config& c) {
@@ -149,8 +177,19 @@ std::string config_json(const Config& c) {
                       {"log_level", c.log_level},
                       {"token_file", c.token_file},
                       {"lease_wait_ms", c.lease_wait_ms},
-                      {"watch_interval_ms", c.watch_interval_ms}};
+                      {"watch_interval_ms", c.watch_interval_ms},
+                      {"max_message_size", c.max_message_size},
+                      {"max_streams", c.max_streams},
+                      {"max_streams_per_peer", c.max_streams_per_peer},
+                      {"max_rpc_threads", c.max_rpc_threads},
+                      {"max_rpc_memory", c.max_rpc_memory},
+                      {"max_decoded_size", c.max_decoded_size}};
   return j.dump(2);
+}
+
+std::uint64_t decoded_size_limit(const Config& c) {
+  if (c.max_decoded_size) return c.max_decoded_size;
+  return c.device_memory_budget ? c.device_memory_budget : c.max_file_size;
 }
 
 }  // namespace meshdock::service

@@ -47,7 +47,20 @@ struct Config {
   std::string token_file;                  // bearer token for TCP (required there)
   std::uint32_t lease_wait_ms = 200;       // how long publish waits for a leased slot
   std::uint32_t watch_interval_ms = 500;   // how often watched files are checked
-  Failpoint failpoint;                     // from the environment only (see above)
+  // gRPC availability (docs/operations.md, "Limits"): the largest request message; Watch
+  // streams in all and per TCP client address (a Unix socket's clients all look alike to
+  // gRPC, so there only max_streams applies); the server's thread cap, kept well above the
+  // stream cap so that streams never take the threads other calls need.
+  std::uint32_t max_message_size = 4u << 20;
+  std::uint32_t max_streams = 64;
+  std::uint32_t max_streams_per_peer = 16;
+  std::uint32_t max_rpc_threads = 256;
+  std::uint64_t max_rpc_memory = 64ull << 20;  // what gRPC's buffers may hold in all
+  // The most bytes a file's arrays may decode to (compressed VTU blocks, from their headers,
+  // before anything is inflated). 0: the device_memory_budget when one is set, else
+  // max_file_size (decoded_size_limit()).
+  std::uint64_t max_decoded_size = 0;
+  Failpoint failpoint;  // from the environment only (see above)
 };
 
 // Parses `j` (the file's contents) over the defaults; `where` names the file in errors.
@@ -58,5 +71,6 @@ void check_config(const Config& c);
 // "0660" / "660" -> 0660.
 mode_t parse_mode(const std::string& s, const std::string& what);
 std::string config_json(const Config& c);  // the effective configuration, for --print-config
+std::uint64_t decoded_size_limit(const Config& c);  // max_decoded_size, or what 0 stands for
 
 }  // namespace meshdock::service

@@ -188,15 +188,27 @@ std::string Registry::backend_for(const std::string& spec) const {
   return "cuda";
 }
 
-void Registry::check_memory(std::uint64_t add, const std::string& name) const {
+Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
   std::lock_guard lock(m_);
+  // Every buffer alive counts (newest, older ring slots, retired ones still leased), and so
+  // does every reservation of a load or publish that has not made its buffers yet.
   std::uint64_t used = host_->memory_used();
   for (const auto& [id, b] : cuda_) used += b->memory_used();
-  if (c_.device_memory_budget && used + add > c_.device_memory_budget)
-    throw ServiceError(Status::kResourceExhausted, "'" + name + "' needs up to " + mib(add) +
-                                                       " of slot buffers; " + mib(used) +
-                                                       " of the " + mib(c_.device_memory_budget) +
-                                                       " budget are in use (device_memory_budget)");
+  if (c_.device_memory_budget && used + reserved_ + add > c_.device_memory_budget)
+    throw ServiceError(Status::kResourceExhausted,
+                       "'" + name + "' needs up to " + mib(add) + " of slot buffers; " + mib(used) +
+                           " of the " + mib(c_.device_memory_budget) + " budget are in use and " +
+                           mib(reserved_) +
+                           " reserved by loads and publishes under way (device_memory_budget)");
+  reserved_ += add;
+  return Reservation(this, add);
+}
+
+void Reservation::release() {
+  if (!reg_) return;
+  std::lock_guard lock(reg_->m_);
+  reg_->reserved_ -= bytes_;
+  reg_ = nullptr;
 }
 
 std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
@@ -206,19 +218,28 @@ std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
   return it->second;
 }
 
-MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
-  // Reports a phase, then sleeps there when a failpoint names it (fault tests; see Failpoint).
+MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Cancelled& cancelled) {
+  // Reports a phase, then sleeps there when a failpoint names it (fault tests; see Failpoint),
+  // then stops if the client has gone: every phase up to kCopy comes before any segment exists.
   const bool failpoint = !c_.failpoint.phase.empty() && loads_begun_++ >= c_.failpoint.after;
+  static const std::pair<Phase, const char*> kNames[] = {{Phase::kOpen, "open"},
+                                                         {Phase::kRead, "read"},
+                                                         {Phase::kBuildPayload, "build_payload"},
+                                                         {Phase::kCopy, "copy"}};
   const auto progress = [&](Phase p, std::uint64_t done, std::uint64_t total,
                             const std::string& message) {
     report(p, done, total, message);
-    if (!failpoint) return;
-    static const std::pair<Phase, const char*> kNames[] = {{Phase::kOpen, "open"},
-                                                           {Phase::kRead, "read"},
-                                                           {Phase::kBuildPayload, "build_payload"},
-                                                           {Phase::kCopy, "copy"}};
     for (const auto& [phase, name] : kNames)
-      if (phase == p && c_.failpoint.phase == name) std::this_thread::sleep_for(c_.failpoint.pause);
+      if (failpoint && phase == p && c_.failpoint.phase == name)
+        std::this_thread::sleep_for(c_.failpoint.pause);
+    // From kPublish on the frame is out: the load completes whatever the client does.
+    if (p > Phase::kCopy || !cancelled || !cancelled()) return;
+    const char* at = "";
+    for (const auto& [phase, name] : kNames)
+      if (phase == p) at = name;
+    throw ServiceError(Status::kCancelled, "load of '" + r.name + "' cancelled by its client " +
+                                               "(gone or past its deadline) after the " + at +
+                                               " phase; nothing was published");
   };
   try {
     shm::validate_name(r.name);
@@ -238,8 +259,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
   const std::string& path = file.path;
   const auto size = static_cast<std::uint64_t>(file.st.st_size);
   std::uint32_t num_slots = r.num_slots;
+  mesh::ReadOptions read_options;
   {
     std::lock_guard lock(m_);
+    read_options.max_bytes = decoded_size_limit(c_);
     if (size > c_.max_file_size)
       throw ServiceError(
           Status::kResourceExhausted,
@@ -276,7 +299,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
   e->source_ino = file.st.st_ino;
   e->format = r.format.empty() ? mesh::format_of(path) : r.format;
   try {
-    e->mesh = mesh::read_mesh(mesh::InFile{file.fd.get(), path}, r.format);
+    e->mesh = mesh::read_mesh(mesh::InFile{file.fd.get(), path}, r.format, read_options);
+  } catch (const mesh::SizeLimitError& err) {
+    events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
+    throw ServiceError(Status::kResourceExhausted, err.what());
   } catch (const mesh::MeshError& err) {
     events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kInvalidArgument, err.what());
@@ -305,7 +331,8 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
     if (auto it = entries_.find(r.name); it != entries_.end()) old = it->second;
   }
   const std::uint64_t old_bytes = old && old->slot ? old->slot->bytes() : 0;
-  check_memory(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
+  auto reservation =
+      reserve(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
   progress(Phase::kCopy, 0, total, e->device_name);
   bool reused = false;  // e->slot is old's: give it back if publishing fails
   auto give_back = [&] {
@@ -340,6 +367,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
                                      ? c_.failpoint.pause
                                      : std::chrono::milliseconds(0));
     const auto pub = e->slot->publish(e->payload);
+    reservation.release();  // the new buffers count themselves now
     progress(Phase::kPublish, total, total, "frame " + std::to_string(pub.frame));
   } catch (const slots::SlotError& err) {
     give_back();
@@ -363,11 +391,12 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report) {
   return info;
 }
 
-MeshInfo Registry::reload(const std::string& name, const Progress& progress) {
+MeshInfo Registry::reload(const std::string& name, const Progress& progress,
+                          const Cancelled& cancelled) {
   auto e = find(name);
   LoadRequest r = e->request;
   r.replace = true;
-  return load(r, progress);
+  return load(r, progress, cancelled);
 }
 
 void Registry::unload(const std::string& name) {
@@ -438,12 +467,12 @@ std::pair<MeshInfo, std::string> Registry::describe(const std::string& name) con
   return {info_of(*e), e->slot ? e->slot->newest_manifest() : std::string()};
 }
 
-std::uint32_t Registry::publish_field(const std::string& name, const std::string& field,
-                                      const mesh::Array& data, std::uint32_t block) {
-  auto e = find(name);
-  std::lock_guard lock(e->m);
-  if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
-  mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
+namespace {
+
+// "point_data/NAME" or "cell_data/NAME": the kind and NAME, or a ServiceError; `rows` must be
+// the mesh's points, or the cells of `block`.
+std::pair<std::string, std::string> check_field(const mesh::Mesh& m, const std::string& field,
+                                                std::int64_t rows, std::uint32_t block) {
   const auto slash = field.find('/');
   const std::string kind = field.substr(0, slash);
   const std::string key = slash == std::string::npos ? "" : field.substr(slash + 1);
@@ -455,31 +484,62 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
     throw ServiceError(Status::kInvalidArgument,
                        "field '" + field + "': NAME must be 1..255 bytes without '/' or NUL");
   if (kind == "point_data") {
-    if (data.dim(0) != m.num_points())
-      throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(data.dim(0)) +
+    if (rows != m.num_points())
+      throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(rows) +
                                                        " rows for " +
                                                        std::to_string(m.num_points()) + " points");
+    return {kind, key};
+  }
+  if (block >= m.cells.size())
+    throw ServiceError(Status::kInvalidArgument, field + ": block " + std::to_string(block) +
+                                                     " of " + std::to_string(m.cells.size()));
+  if (rows != m.cells[block].size())
+    throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(rows) +
+                                                     " rows for the " +
+                                                     std::to_string(m.cells[block].size()) +
+                                                     " cells of block " + std::to_string(block));
+  if (!m.cell_data.count(key) && m.cells.size() != 1)
+    throw ServiceError(Status::kInvalidArgument,
+                       field +
+                           " does not exist; a new cell_data field needs a one-block mesh "
+                           "(publish it per block once it exists)");
+  return {kind, key};
+}
+
+}  // namespace
+
+void Registry::check_publish(const std::string& name, const std::string& field, std::int64_t rows,
+                             std::uint32_t block, std::uint64_t bytes) const {
+  auto e = find(name);
+  std::uint64_t limit = 0;
+  {
+    std::lock_guard lock(m_);
+    limit = decoded_size_limit(c_);
+  }
+  {
+    std::lock_guard lock(e->m);
+    if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+    check_field(e->mesh, field, rows, block);
+  }
+  if (bytes > limit)
+    throw ServiceError(Status::kResourceExhausted, field + ": " + std::to_string(bytes) +
+                                                       " bytes are over max_decoded_size (" +
+                                                       std::to_string(limit) + ")");
+}
+
+std::uint32_t Registry::publish_field(const std::string& name, const std::string& field,
+                                      const mesh::Array& data, std::uint32_t block) {
+  auto e = find(name);
+  std::lock_guard lock(e->m);
+  if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+  mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
+  const auto [kind, key] = check_field(m, field, data.dim(0), block);
+  if (kind == "point_data") {
     m.point_data[key] = data;
+  } else if (auto it = m.cell_data.find(key); it == m.cell_data.end()) {
+    m.cell_data[key] = {data};
   } else {
-    if (block >= m.cells.size())
-      throw ServiceError(Status::kInvalidArgument, field + ": block " + std::to_string(block) +
-                                                       " of " + std::to_string(m.cells.size()));
-    if (data.dim(0) != m.cells[block].size())
-      throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(data.dim(0)) +
-                                                       " rows for the " +
-                                                       std::to_string(m.cells[block].size()) +
-                                                       " cells of block " + std::to_string(block));
-    auto it = m.cell_data.find(key);
-    if (it == m.cell_data.end()) {
-      if (m.cells.size() != 1)
-        throw ServiceError(Status::kInvalidArgument,
-                           field +
-                               " does not exist; a new cell_data field needs a one-block mesh "
-                               "(publish it per block once it exists)");
-      m.cell_data[key] = {data};
-    } else {
-      it->second[block] = data;
-    }
+    it->second[block] = data;
   }
   payload::DevicePayload p;
   try {
@@ -488,6 +548,13 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
     throw ServiceError(Status::kInvalidArgument, field + ": " + err.what());
   }
   p.device = e->backend->device();
+  // The budget before the buffers: the ring grows to the new size in every slot, and a leased
+  // slot gets a fresh buffer while the old one lives on (retired) until its lease goes.
+  const auto total = slots::plan_layout(p).total;
+  const auto ring = total * e->slot->num_slots(), have = e->slot->bytes();
+  auto reservation = reserve(
+      std::max<std::uint64_t>(ring > have ? ring - have : 0, e->slot->lease_count() ? total : 0),
+      name);
   slots::Published pub;
   try {
     pub = e->slot->publish(p);

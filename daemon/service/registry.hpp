@@ -2,8 +2,10 @@
 // meshdockd happens here, transport-free, so it is testable without a socket:
 //
 //   load:    name check -> open under a root (Roots: one fd, fstat) -> size budget -> read that
-//            fd (no lock held)
-//            -> payload -> device choice -> memory budget -> slot (created or reused) -> publish
+//            fd (no lock held, decoded sizes capped before inflating) -> payload -> device
+//            choice -> memory budget reserved -> slot (created or reused) -> publish ->
+//            reservation released (the buffers now count themselves). A cancelled load stops
+//            at its next phase.
 //   reload, unload, list, describe, publish a field (new frame), export, stats, maintain.
 //
 // Every failure is a ServiceError with the status the client gets and a message that names
@@ -44,6 +46,7 @@ enum class Status {
   kFailedPrecondition,
   kUnavailable,
   kInternal,
+  kCancelled,  // the client went away or its deadline passed
 };
 
 class ServiceError : public std::runtime_error {
@@ -68,6 +71,9 @@ struct LoadRequest {
 enum class Phase { kOpen = 1, kRead, kBuildPayload, kCopy, kPublish, kDone };
 using Progress =
     std::function<void(Phase, std::uint64_t done, std::uint64_t total, const std::string& message)>;
+// Asked after every phase of a load: true stops the load there (ServiceError kCancelled), with
+// nothing published and no segment made.
+using Cancelled = std::function<bool()>;
 
 struct MeshInfo {
   std::string name, path, format;
@@ -93,13 +99,36 @@ struct Stats {
   std::string backend;  // what "auto" resolves to: "host" | "cuda"
 };
 
+class Registry;
+
+// A share of device_memory_budget taken, under the registry's lock, before the buffers it
+// stands for are allocated; given back when it goes (by then those buffers count themselves in
+// the backends' memory_used, or the request failed). Concurrent loads and publishes each
+// reserve, so together they cannot pass the budget. Move-only.
+class Reservation {
+ public:
+  Reservation() = default;
+  Reservation(Reservation&& o) noexcept : reg_(o.reg_), bytes_(o.bytes_) { o.reg_ = nullptr; }
+  Reservation& operator=(Reservation&&) = delete;
+  ~Reservation() { release(); }
+  void release();
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  friend class Registry;
+  Reservation(Registry* r, std::uint64_t bytes) : reg_(r), bytes_(bytes) {}
+  Registry* reg_ = nullptr;
+  std::uint64_t bytes_ = 0;
+};
+
 class Registry {
  public:
   Registry(Config config, Logger& log);
   ~Registry();
 
-  MeshInfo load(const LoadRequest& r, const Progress& progress);
-  MeshInfo reload(const std::string& name, const Progress& progress);
+  MeshInfo load(const LoadRequest& r, const Progress& progress, const Cancelled& cancelled = {});
+  MeshInfo reload(const std::string& name, const Progress& progress,
+                  const Cancelled& cancelled = {});
   void unload(const std::string& name);
   std::vector<MeshInfo> list() const;
   // The mesh and its newest manifest (JSON, verbatim from the catalog page).
@@ -108,6 +137,13 @@ class Registry {
   // frame. Returns the frame.
   std::uint32_t publish_field(const std::string& name, const std::string& field,
                               const mesh::Array& data, std::uint32_t block);
+  // The checks publish_field makes on a field's name and rows, made before its data arrive
+  // (Publish streams them): `bytes` the array will take is capped by max_decoded_size.
+  void check_publish(const std::string& name, const std::string& field, std::int64_t rows,
+                     std::uint32_t block, std::uint64_t bytes) const;
+  // Takes `bytes` of the device memory budget for `name` (ServiceError kResourceExhausted when
+  // the buffers alive plus every reservation would pass it).
+  Reservation reserve(std::uint64_t bytes, const std::string& name);
   // Writes the mesh as the slot serves it to `path` (under a root); returns bytes written.
   // An existing file is replaced only when `overwrite`; the source file of a loaded mesh never.
   std::uint64_t export_to(const std::string& name, const std::string& path,
@@ -133,7 +169,7 @@ class Registry {
   backend::Backend& backend_for_device(const std::string& spec, std::string& chosen);
   MeshInfo info_of(const Entry& e) const;
   std::shared_ptr<Entry> find(const std::string& name) const;
-  void check_memory(std::uint64_t add, const std::string& name) const;
+  friend class Reservation;
 
   Config c_;
   Logger& log_;
@@ -142,6 +178,7 @@ class Registry {
   mutable std::mutex m_;  // entries_, loading_, backends_, c_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   std::set<std::string> loading_;
+  std::uint64_t reserved_ = 0;                 // bytes of the budget held by Reservations
   std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after
   std::unique_ptr<backend::Backend> host_;
   std::shared_ptr<slots::ConsumerRegistry> consumers_;  // one registration socket for all meshes

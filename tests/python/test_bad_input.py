@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from daemon_util import Daemon, shm_names
+from meshdock.client import publish_chunks
 from meshdock.v1 import meshdock_pb2 as pb
 
 S = grpc.StatusCode
@@ -83,7 +84,9 @@ def test_every_name_field_refuses_hostile_names(daemon, label):
         "Reload": lambda: daemon.stub.Reload(pb.NameRequest(name=name)),
         "Unload": lambda: daemon.stub.Unload(pb.NameRequest(name=name)),
         "Describe": lambda: daemon.stub.Describe(pb.NameRequest(name=name)),
-        "Publish": lambda: daemon.stub.Publish(pb.PublishRequest(
+        "Publish": lambda: daemon.stub.Publish(publish_chunks(
+            pb, name=name, field="point_data/T", dtype=F64, shape=[300], data=b"\0" * 2400)),
+        "PublishSmall": lambda: daemon.stub.PublishSmall(pb.PublishChunk(
             name=name, field="point_data/T", dtype=F64, shape=[300], data=b"\0" * 2400)),
         "Export": lambda: daemon.stub.Export(pb.ExportRequest(
             name=name, path=str(daemon.root / "out.vtu"))),
@@ -135,7 +138,7 @@ def test_publish_refuses_malformed_arrays(daemon):
     def pub(**kw):
         req = dict(name="box", field="point_data/T", dtype=F64, shape=[300], data=b"\0" * 2400)
         req.update(kw)
-        return lambda: daemon.stub.Publish(pb.PublishRequest(**req))
+        return lambda: daemon.stub.Publish(publish_chunks(pb, **req))
 
     cases = [
         (pub(field=""), "field"),
@@ -156,7 +159,7 @@ def test_publish_refuses_malformed_arrays(daemon):
         (pub(dtype=pb.DType(code=2, bits=2**32 - 1, lanes=1)), None),
         (pub(data=b""), "data has 0"),
         (pub(data=b"\0" * 2401), "data has 2401"),
-        (pub(data=b"\0" * (64 << 20)), "data has 67108864"),
+        (pub(data=b"\0" * (64 << 20)), "need 2400 bytes, data has 1048576 at least"),
     ]
     for k, (call, must) in enumerate(cases):
         try:
@@ -191,7 +194,7 @@ def test_export_refuses_hostile_paths(daemon, tmp_path):
 def test_unknown_fields_and_garbage_bytes_do_not_hurt(daemon):
     """Raw bytes on the wire: a request that is not the message it claims to be."""
     channel = daemon.channel
-    for method in ("Load", "Describe", "Publish", "Export", "Unload"):
+    for method in ("Load", "Describe", "Publish", "PublishSmall", "Export", "Unload"):
         raw = channel.unary_unary(f"/meshdock.v1.Meshdock/{method}",
                                   request_serializer=lambda b: b,
                                   response_deserializer=lambda b: b)

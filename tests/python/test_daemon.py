@@ -17,6 +17,7 @@ import pytest
 import meshdock
 from daemon_util import BIN, Daemon, arrays_of, cb_fields, shm_names, unique_prefix, wait_for
 from meshdock import protocol
+from meshdock.client import publish_chunks
 from meshdock.v1 import meshdock_pb2 as pb
 
 FILES = ("box.v41.msh", "box.v41b.msh", "sphere.meshio-zlib.vtu", "ragged.vtk-ascii.vtu",
@@ -148,7 +149,7 @@ def test_bad_requests_get_the_right_status_and_message(daemon, tmp_path):
               data=b"\0" * 2392), "299 rows for 300 points"),
     ]
     for req, message in pubs:
-        code, details = _code(lambda: daemon.stub.Publish(pb.PublishRequest(name="box", **req)))
+        code, details = _code(lambda: daemon.stub.Publish(publish_chunks(pb, name="box", **req)))
         assert code == S.INVALID_ARGUMENT and message in details, (req, details)
     # After all of that the daemon still serves, and box is untouched.
     assert [s.name for s in daemon.stub.List(pb.ListRequest()).slots] == ["box"]
@@ -201,9 +202,9 @@ def test_reload_publish_export_and_watch_events(daemon, data_dir):
     daemon.load("box.v41.msh", "box")
     assert [p.phase for p in daemon.stub.Reload(pb.NameRequest(name="box"))][-1] == pb.LoadProgress.DONE
     temps = np.linspace(0.0, 1.0, 300)
-    rep = daemon.stub.Publish(pb.PublishRequest(
-        name="box", field="point_data/T", dtype=pb.DType(code=2, bits=64, lanes=1), shape=[300],
-        data=temps.tobytes()))
+    rep = daemon.stub.Publish(publish_chunks(
+        pb, name="box", field="point_data/T", dtype=pb.DType(code=2, bits=64, lanes=1),
+        shape=[300], data=temps.tobytes()))
     assert rep.frame == 3 and rep.slot.write_idx == 3
     manifest, data = daemon.newest("box")
     np.testing.assert_array_equal(arrays_of(manifest, data)["point_data/T"], temps)
@@ -449,7 +450,7 @@ def test_publish_refuses_absurd_dtypes_and_shapes(daemon):
                                   (pb.DType(code=2, bits=128, lanes=1), [300], "not a DLPack scalar"),
                                   (pb.DType(code=2, bits=64, lanes=1), [1 << 30, 1 << 30],
                                    "larger than 2^40 elements")]:
-        code, details = _code(lambda: daemon.stub.Publish(pb.PublishRequest(
-            name="box", field="point_data/T", dtype=dtype, shape=shape, data=b"")))
+        code, details = _code(lambda: daemon.stub.Publish(publish_chunks(
+            pb, name="box", field="point_data/T", dtype=dtype, shape=shape, data=b"")))
         assert code == grpc.StatusCode.INVALID_ARGUMENT and message in details, details
     assert cb_fields(daemon.control_block("box"))["write_idx"] == 1

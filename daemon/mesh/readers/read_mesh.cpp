@@ -11,10 +11,10 @@ std::string format_for(const std::string& path, std::string_view format) {
 }
 }  // namespace
 
-Mesh read_mesh(const InFile& file, std::string_view format) {
+Mesh read_mesh(const InFile& file, std::string_view format, const ReadOptions& options) {
   const std::string fmt = format_for(file.path, format);
   if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
-  if (fmt == "vtu") return read_vtu(file);
+  if (fmt == "vtu") return read_vtu(file, options);
   if (fmt == "vtk") return read_vtk(file);
   if (fmt == "stl") return read_stl(file);
   if (fmt == "off") return read_off(file);
@@ -24,10 +24,10 @@ Mesh read_mesh(const InFile& file, std::string_view format) {
                   "' is not supported yet (supported: msh, vtu, vtk, stl, off, obj, ply)");
 }
 
-Mesh read_mesh(const std::string& path, std::string_view format) {
+Mesh read_mesh(const std::string& path, std::string_view format, const ReadOptions& options) {
   format_for(path, format);  // a name without a format is refused before anything is opened
   const UniqueFd fd = open_regular(path);
-  return read_mesh(InFile{fd.get(), path}, format);
+  return read_mesh(InFile{fd.get(), path}, format, options);
 }
 
 }  // namespace meshdock::mesh

@@ -4,6 +4,7 @@
 // without roots.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,11 +14,25 @@
 
 namespace meshdock::mesh {
 
+// Limits a caller (the daemon) sets on what a file may make the reader allocate.
+struct ReadOptions {
+  // The most bytes a file's arrays may decode to, summed over the file and checked from the
+  // headers before anything is inflated (a compressed VTU claims its sizes up front); 0: none.
+  std::uint64_t max_bytes = 0;
+};
+
+// A file whose headers claim more than ReadOptions::max_bytes; names file, array and size.
+class SizeLimitError : public ReadError {
+ public:
+  explicit SizeLimitError(const std::string& what) : ReadError(what) {}
+};
+
 Mesh read_msh(const InFile& file);  // Gmsh MSH 2.2 / 4.1, ascii / binary
 // The same parser over bytes in memory; `name` stands for the file in error messages.
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
-Mesh read_vtu(const InFile& file);  // VTK XML UnstructuredGrid, every encoding
+Mesh read_vtu(const InFile& file,
+              const ReadOptions& options = {});  // VTK XML UnstructuredGrid, every encoding
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
 Mesh read_vtk(const InFile& file);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary
 Mesh read_vtk_bytes(std::string_view data, const std::string& name);
@@ -27,8 +42,10 @@ Mesh read_obj(const InFile& file);
 Mesh read_ply(const InFile& file);  // ascii, binary little / big endian
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
-Mesh read_mesh(const InFile& file, std::string_view format = "");
+Mesh read_mesh(const InFile& file, std::string_view format = "",
+               const ReadOptions& options = {});
 // Opens `path` (open_regular), then read_mesh(InFile).
-Mesh read_mesh(const std::string& path, std::string_view format = "");
+Mesh read_mesh(const std::string& path, std::string_view format = "",
+               const ReadOptions& options = {});
 
 }  // namespace meshdock::mesh

@@ -69,8 +69,9 @@ class VtuReader {
  public:
   // `file`, when the data is a mapped file, lets the reader drop each array's source pages
   // once it is decoded.
-  VtuReader(std::string_view data, const std::string& path, MappedFile* file = nullptr)
-      : data_(data), path_(path), file_(file) {}
+  VtuReader(std::string_view data, const std::string& path, MappedFile* file = nullptr,
+            std::uint64_t max_bytes = 0)
+      : data_(data), path_(path), file_(file), max_bytes_(max_bytes) {}
 
   Mesh read() {
     parse_xml();
@@ -305,6 +306,7 @@ class VtuReader {
     if (!zlib_) {
       need(h, "header");
       const auto n = header_value(p);
+      claim(d, n);
       if (n > avail - h)
         fail(d.line, "DataArray '" + d.name + "': header says " + std::to_string(n) +
                          " bytes but only " + std::to_string(avail - h) +
@@ -339,6 +341,7 @@ class VtuReader {
       fail(d.line, "DataArray '" + d.name + "': block size " + std::to_string(block) +
                        " / last block " + std::to_string(last) + " are inconsistent");
     const std::uint64_t total = (nblocks - 1) * block + last;
+    claim(d, total);
     std::vector<std::uint64_t> src_off(nblocks + 1, 0);
     for (std::uint64_t i = 0; i < nblocks; ++i) {
       const auto c = header_value(p + (3 + i) * h);
@@ -353,6 +356,19 @@ class VtuReader {
                        " bytes from " + std::to_string(src_off[nblocks]) + " compressed");
     std::uint8_t* out = alloc(total);
     inflate_blocks(d, p + base, src_off, out, block, last, consumed);
+  }
+
+  // Counts `bytes` an array's header claims against ReadOptions::max_bytes, before they are
+  // allocated or inflated: a zlib bomb is refused from its headers.
+  void claim(const DataArrayInfo& d, std::uint64_t bytes) {
+    if (!max_bytes_) return;
+    if (bytes > max_bytes_ || claimed_ > max_bytes_ - bytes)
+      throw SizeLimitError(path_ + ":" + std::to_string(d.line) + ": DataArray '" + d.name +
+                           "' claims " + std::to_string(bytes) + " bytes (" +
+                           std::to_string(claimed_ + bytes) + " with the arrays before it), " +
+                           "over the " + std::to_string(max_bytes_) +
+                           " bytes this file may decode to");
+    claimed_ += bytes;
   }
 
   // Blocks are independent: inflate them on every core (libdeflate when built with it, else
@@ -792,6 +808,7 @@ class VtuReader {
   std::string_view data_;
   std::string path_;
   MappedFile* file_ = nullptr;
+  std::uint64_t max_bytes_ = 0, claimed_ = 0;
   XML_Parser parser_ = nullptr;
   std::string error_;
   std::vector<std::string> open_;
@@ -811,14 +828,14 @@ class VtuReader {
 
 }  // namespace
 
-Mesh read_vtu(const InFile& in) {
+Mesh read_vtu(const InFile& in, const ReadOptions& options) {
   // Appended data is decoded array by array (raw arrays with read_at) after a short XML head:
   // mapped lazily. Inline arrays make the whole file XML, parsed end to end: read into memory.
   const bool appended = peek_file(in, 1u << 16).find("<AppendedData") != std::string::npos;
   return parse_mapped(
       in,
       [&](std::string_view data, MappedFile& file) {
-        return VtuReader(data, in.path, &file).read();
+        return VtuReader(data, in.path, &file, options.max_bytes).read();
       },
       appended ? Access::map_lazily : Access::read);
 }

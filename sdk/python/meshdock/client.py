@@ -15,9 +15,10 @@ from typing import Callable, Iterator, List, Optional
 
 import numpy as np
 
-__all__ = ["Client", "DaemonError", "DEFAULT_ADDR"]
+__all__ = ["Client", "DaemonError", "DEFAULT_ADDR", "publish_chunks"]
 
 DEFAULT_ADDR = "unix:/run/meshdock/meshdockd.sock"
+CHUNK_BYTES = 1 << 20  # Publish data per message, well under the daemon's 4 MiB message limit
 
 
 class DaemonError(RuntimeError):
@@ -31,6 +32,16 @@ class DaemonError(RuntimeError):
 
 
 _DTYPES = {"i": 0, "u": 1, "f": 2, "b": 6}
+
+
+def publish_chunks(pb, data=b"", chunk_bytes: int = CHUNK_BYTES, **header) -> Iterator:
+    """The PublishChunk messages of one Publish: the first carries `header` (name, field,
+    dtype, shape, block) and the first `chunk_bytes` of `data`; each further one the next
+    `chunk_bytes` (at least one message, even for empty data)."""
+    view = memoryview(data).cast("B")
+    yield pb.PublishChunk(data=bytes(view[:chunk_bytes]), **header)
+    for at in range(chunk_bytes, len(view), chunk_bytes):
+        yield pb.PublishChunk(data=bytes(view[at:at + chunk_bytes]))
 
 
 class Client:
@@ -97,11 +108,15 @@ class Client:
         a = np.ascontiguousarray(array)
         if a.dtype.kind not in _DTYPES:
             raise TypeError(f"{field}: dtype {a.dtype} cannot be published")
-        a = a.astype(a.dtype.newbyteorder("<"), copy=False)
-        req = self.pb.PublishRequest(
-            name=name, field=field, block=block, shape=list(a.shape), data=a.tobytes(),
-            dtype=self.pb.DType(code=_DTYPES[a.dtype.kind], bits=a.dtype.itemsize * 8, lanes=1))
-        return self._call(self._stub.Publish, req).frame
+        a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False))
+        dtype = self.pb.DType(code=_DTYPES[a.dtype.kind], bits=a.dtype.itemsize * 8, lanes=1)
+        chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), name=name, field=field,
+                                block=block, shape=list(a.shape), dtype=dtype)
+        if a.nbytes <= CHUNK_BYTES:
+            # One message: unary PublishSmall. A client stream costs grpc Python a thread and
+            # GIL hand-offs (measured +0.5 ms alone, +10 ms under 32 busy client threads).
+            return self._call(self._stub.PublishSmall, next(chunks)).frame
+        return self._call(self._stub.Publish, chunks).frame
 
     def export(self, name: str, path, format: str = "", overwrite: bool = False) -> int:
         """Writes the mesh as its slot serves it to `path` (under a daemon root); returns bytes

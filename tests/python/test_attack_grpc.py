@@ -1,0 +1,419 @@
+"""Issue 12, gRPC availability: a hostile client of meshdockd, in its own process, against a real
+daemon. Each test failed on the code before the fix (see the docstrings): an unauthenticated
+64 MiB request read into memory over TCP and a tokenless health check; Watch streams without a
+cap; loads racing past the device memory budget, a Publish ignoring it, a zlib bomb inflated
+before any budget; a Load that outlives its client's deadline; a second daemon unlinking the
+first one's socket."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import zlib
+
+import grpc
+import numpy as np
+import pytest
+
+import conftest
+from daemon_util import BIN, Daemon, shm_names, wait_for
+from meshdock.health import health_pb2, health_pb2_grpc
+from meshdock.v1 import meshdock_pb2 as pb
+from meshdock.v1 import meshdock_pb2_grpc as pbg
+
+S = grpc.StatusCode
+TOKEN = "s3cret-token-for-tests"
+
+
+def attacker(code, *args):
+    """Runs `code` in a separate Python process (sys.argv[1:] = args); starts it and returns
+    the Popen. The code prints one JSON line when it has done its harm, then waits for stdin
+    to close before it lets go (so its streams stay open while the test looks)."""
+    prelude = textwrap.dedent(f"""
+        import json, sys, time
+        sys.path.insert(0, {str(conftest.BUILD / "python")!r})
+        import grpc
+        from meshdock.v1 import meshdock_pb2 as pb, meshdock_pb2_grpc as pbg
+    """)
+    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def report(proc, timeout=60):
+    """The attacker's JSON line."""
+    import select
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "the attacker said nothing in time"
+    return json.loads(proc.stdout.readline())
+
+
+def finish(proc):
+    proc.stdin.close()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def vm_kib(pid, key):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {key} for pid {pid}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tcp_daemon(tmp_path, files=("box.v41.msh",)):
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    return Daemon(tmp_path, files, listen=f"127.0.0.1:{free_port()}",
+                  config={"token_file": str(token)})
+
+
+def publish(stub, data, metadata=None, timeout=10, **header):
+    """One Publish: a client stream of chunks; unary on the code before issue 12 (so that these
+    tests can run there and show how it failed)."""
+    if hasattr(pb, "PublishChunk"):
+        from meshdock.client import publish_chunks
+        return stub.Publish(publish_chunks(pb, data, **header), metadata=metadata,
+                            timeout=timeout)
+    return stub.Publish(pb.PublishRequest(data=data, **header), metadata=metadata,
+                        timeout=timeout)
+
+
+def _code(call):
+    with pytest.raises(grpc.RpcError) as e:
+        call()
+    return e.value.code(), e.value.details()
+
+
+# ---- 1. authentication before the body; health needs the token over TCP ---------------------
+
+# A LoadRequest whose path (field 1) is argv[2] MiB: one message, no token.
+BIG_REQUEST = """
+    ch = grpc.insecure_channel(sys.argv[1], options=[("grpc.max_send_message_length", -1)])
+    raw = ch.unary_unary("/meshdock.v1.Meshdock/Load",
+                         request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    n = int(sys.argv[2]) << 20
+    body = b"\\x0a" + bytes([(n & 0x7f) | 0x80, ((n >> 7) & 0x7f) | 0x80,
+                             ((n >> 14) & 0x7f) | 0x80, n >> 21]) + b"/" * n
+    try:
+        raw(body, timeout=30)
+        out = {"code": "OK"}
+    except grpc.RpcError as e:
+        out = {"code": e.code().name, "details": e.details()}
+    print(json.dumps(out), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_an_unauthenticated_64_mib_request_is_not_read_into_memory(tmp_path):
+    """Before: the daemon took messages of up to 1 GiB and checked the token after reading one:
+    VmHWM grew by the 64 MiB sent, then PERMISSION_DENIED."""
+    d = tcp_daemon(tmp_path)
+    try:
+        before = vm_kib(d.proc.pid, "VmHWM")
+        a = attacker(BIG_REQUEST, d.addr, "64")
+        got = report(a)
+        finish(a)
+        assert got["code"] in ("RESOURCE_EXHAUSTED", "UNAUTHENTICATED", "PERMISSION_DENIED"), got
+        grown = vm_kib(d.proc.pid, "VmHWM") - before
+        assert grown < 16 << 10, f"the daemon's peak RSS grew by {grown} KiB for a refused call"
+        # The daemon still serves a client with the token.
+        assert len(d.stub.List(pb.ListRequest(),
+                               metadata=[("authorization", f"Bearer {TOKEN}")]).slots) == 0
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+def test_a_huge_request_on_the_unix_socket_is_cut_off(tmp_path):
+    """Before: the daemon read a 256 MiB message whole (VmHWM +256 MiB), then refused it. Now
+    gRPC's buffers are capped (max_rpc_memory, 64 MiB): the stream is reset on the way."""
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    try:
+        before = vm_kib(d.proc.pid, "VmHWM")
+        a = attacker(BIG_REQUEST, d.addr, "256")
+        got = report(a)
+        finish(a)
+        grown = vm_kib(d.proc.pid, "VmHWM") - before
+        assert grown < 128 << 10, f"the daemon's peak RSS grew by {grown} KiB"
+        assert got["code"] == "RESOURCE_EXHAUSTED", got
+        assert len(d.stub.List(pb.ListRequest(), timeout=5).slots) == 0
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+def test_health_and_publish_need_the_token_over_tcp(tmp_path):
+    """Before: grpc++'s default health service answered SERVING to anyone."""
+    d = tcp_daemon(tmp_path)
+    good = [("authorization", f"Bearer {TOKEN}")]
+    try:
+        health = health_pb2_grpc.HealthStub(d.channel)
+        req = health_pb2.HealthCheckRequest()
+        code, details = _code(lambda: health.Check(req, timeout=5))
+        assert code == S.PERMISSION_DENIED and "Bearer" in details
+        for wrong in ("Bearer " + TOKEN[:-1], "Bearer " + TOKEN + "x", "Bearer", TOKEN, ""):
+            assert _code(lambda: health.Check(req, metadata=[("authorization", wrong)],
+                                              timeout=5))[0] == S.PERMISSION_DENIED, wrong
+        assert health.Check(req, metadata=good, timeout=5).status == \
+            health_pb2.HealthCheckResponse.SERVING
+        assert _code(lambda: health.Check(health_pb2.HealthCheckRequest(service="nope"),
+                                          metadata=good, timeout=5))[0] == S.NOT_FOUND
+        # Publish without the token: refused before its chunks are read.
+        list(d.stub.Load(pb.LoadRequest(path=str(d.root / "box.v41.msh"), name="box"),
+                         metadata=good))
+        assert _code(lambda: publish(d.stub, b"\0" * 2400, name="box", field="point_data/T",
+                                     dtype=pb.DType(code=2, bits=64, lanes=1),
+                                     shape=[300]))[0] == S.PERMISSION_DENIED
+        if hasattr(pb, "PublishChunk"):
+            one = pb.PublishChunk(name="box", field="point_data/T", shape=[300],
+                                  dtype=pb.DType(code=2, bits=64, lanes=1), data=b"\0" * 2400)
+            assert _code(lambda: d.stub.PublishSmall(one, timeout=5))[0] == S.PERMISSION_DENIED
+            assert d.stub.PublishSmall(one, metadata=good, timeout=5).frame == 2
+        r = subprocess.run([str(BIN / "meshdockctl"), "--addr", d.addr, "--token", TOKEN,
+                            "health"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and r.stdout.strip().endswith("SERVING"), r.stderr
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+# ---- 2. stream caps --------------------------------------------------------------------------
+
+WATCHER = """
+    ch = grpc.insecure_channel(sys.argv[1])
+    stub = pbg.MeshdockStub(ch)
+    md = [("authorization", "Bearer " + sys.argv[3])] if sys.argv[3] else None
+    calls = [stub.Watch(pb.WatchRequest(), metadata=md, timeout=60)
+             for _ in range(int(sys.argv[2]))]
+    end = time.monotonic() + 10
+    def ended():
+        return [c for c in calls if c.done()]
+    while time.monotonic() < end and len(ended()) < int(sys.argv[2]) - 64:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    codes = {}
+    for c in ended():
+        codes[c.code().name] = codes.get(c.code().name, 0) + 1
+    msgs = sorted({c.details() for c in ended()})[:2]
+    print(json.dumps({"ended": codes, "open": len(calls) - len(ended()), "messages": msgs}),
+          flush=True)
+    sys.stdin.read()
+    for c in calls:
+        c.cancel()
+"""
+
+
+def test_watch_streams_are_capped_in_total_and_other_calls_still_answer(tmp_path):
+    """Before: every one of the 200 streams held a daemon thread; none was refused."""
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    a = attacker(WATCHER, d.addr, "200", "")
+    try:
+        got = report(a)
+        assert got["ended"] == {"RESOURCE_EXHAUSTED": 136} and got["open"] == 64, got
+        assert "max_streams allows (64)" in got["messages"][0]
+        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
+        for _ in range(5):
+            t0 = time.monotonic()
+            assert len(other.List(pb.ListRequest(), timeout=1.0).slots) == 0
+            assert time.monotonic() - t0 < 1.0
+        d.load("box.v41.msh", "box")  # a Load (a stream too, but not a Watch) still runs
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
+
+
+def test_watch_streams_are_capped_per_tcp_client(tmp_path):
+    """Before: no cap at all; one client address could take every stream."""
+    d = tcp_daemon(tmp_path)
+    a = attacker(WATCHER, d.addr, "80", TOKEN)
+    try:
+        got = report(a)
+        assert got["ended"] == {"RESOURCE_EXHAUSTED": 64} and got["open"] == 16, got
+        assert "ipv4:127.0.0.1 has 16 streams open, the most max_streams_per_peer allows (16)" \
+            in got["messages"][0]
+        good = [("authorization", f"Bearer {TOKEN}")]
+        t0 = time.monotonic()
+        assert len(d.stub.List(pb.ListRequest(), metadata=good, timeout=1.0).slots) == 0
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        finish(a)
+    # Its streams gone, the same address may open streams again.
+    good = [("authorization", f"Bearer {TOKEN}")]
+    try:
+        def one_stream_admitted():
+            c = d.stub.Watch(pb.WatchRequest(), metadata=good, timeout=0.5)
+            try:
+                next(c)
+            except grpc.RpcError as e:
+                return e.code() == S.DEADLINE_EXCEEDED  # admitted, no event within 0.5 s
+            return False
+        assert wait_for(one_stream_admitted, timeout=5)
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+# ---- 3. budgets ------------------------------------------------------------------------------
+
+BOX_FRAME = 91_704  # bytes box.v41.msh publishes a frame (test_daemon.test_budgets_are_enforced)
+
+
+def test_parallel_loads_cannot_race_past_the_budget(tmp_path):
+    """Before: the budget was checked against buffers alive only; 6 loads held at the copy
+    phase all passed the check (6 x 275,112 bytes admitted where 2 fit)."""
+    budget = 2 * 3 * BOX_FRAME + 10_000
+    d = Daemon(tmp_path, ("box.v41.msh",), config={"device_memory_budget": budget},
+               env={"MESHDOCK_FAILPOINT": "copy:500"})
+    a = attacker("""
+        import threading
+        stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+        codes = {}
+        def load(k):
+            try:
+                list(stub.Load(pb.LoadRequest(path=sys.argv[2], name=f"m{k}"), timeout=30))
+                c = "OK"
+            except grpc.RpcError as e:
+                c = e.code().name
+            codes[k] = c
+        ts = [threading.Thread(target=load, args=(k,)) for k in range(6)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        print(json.dumps(sorted(codes.values())), flush=True)
+        sys.stdin.read()
+    """, d.addr, str(d.root / "box.v41.msh"))
+    try:
+        got = report(a)
+        assert got == ["OK", "OK"] + ["RESOURCE_EXHAUSTED"] * 4, got
+        st = d.stub.Stats(pb.StatsRequest())
+        assert len(st.slots) == 2 and st.device_memory_used <= budget
+        loaded = [n[len(d.prefix):] for n in shm_names(d.prefix)
+                  if n[len(d.prefix):] in {f"m{k}" for k in range(6)}]
+        assert len(loaded) == 2 and sorted(loaded) == sorted(s.name for s in st.slots)
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
+
+
+def test_publish_is_held_to_the_budget(tmp_path):
+    """Before: Publish never looked at the budget: a field that grows the frame past it was
+    published."""
+    d = Daemon(tmp_path, ("box.v41.msh",), config={"device_memory_budget": BOX_FRAME + 20_000})
+    try:
+        d.load("box.v41.msh", "box", num_slots=1)
+        f64 = pb.DType(code=2, bits=64, lanes=1)
+        assert publish(d.stub, np.ones(300).tobytes(), name="box", field="point_data/T",
+                       dtype=f64, shape=[300]).frame == 2  # 2,400 bytes more: fits
+        wide = np.ones((300, 40))  # 96,000 bytes more: does not
+        code, details = _code(lambda: publish(d.stub, wide.tobytes(), name="box",
+                                              field="point_data/W", dtype=f64, shape=[300, 40]))
+        assert code == S.RESOURCE_EXHAUSTED and "device_memory_budget" in details and \
+            "'box'" in details, details
+        if hasattr(pb, "PublishChunk"):  # the one-message form is held to it too
+            one = pb.PublishChunk(name="box", field="point_data/W", dtype=f64, shape=[300, 40],
+                                  data=wide.tobytes())
+            assert _code(lambda: d.stub.PublishSmall(one))[0] == S.RESOURCE_EXHAUSTED
+        st = d.stub.Stats(pb.StatsRequest())
+        assert st.slots[0].frames == 2 and st.device_memory_used <= BOX_FRAME + 20_000
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+def zlib_bomb(path, claimed_mib):
+    """A VTU whose Points claim `claimed_mib` MiB in 1 MiB zlib blocks of nearly nothing
+    (a few bytes of noise every 4 KiB keep deflate's ratio near 200, under the 1032 a single
+    array is held to): about claimed_mib x 5 KiB on disk."""
+    rng = np.random.default_rng(12)
+    block = bytearray(1 << 20)
+    for at in range(0, len(block), 4096):
+        block[at:at + 8] = rng.bytes(8)
+    packed = zlib.compress(bytes(block), 9)
+    n = claimed_mib
+    header = struct.pack(f"<{3 + n}Q", n, 1 << 20, 1 << 20, *([len(packed)] * n))
+    points = (n << 20) // 24
+    xml = (f'<?xml version="1.0"?>\n<VTKFile type="UnstructuredGrid" version="0.1" '
+           f'byte_order="LittleEndian" header_type="UInt64" compressor="vtkZLibDataCompressor">\n'
+           f'<UnstructuredGrid>\n<Piece NumberOfPoints="{points}" NumberOfCells="1">\n'
+           f'<Points>\n<DataArray type="Float64" Name="Points" NumberOfComponents="3" '
+           f'format="appended" offset="0"/>\n</Points>\n<Cells>\n'
+           f'<DataArray type="Int64" Name="connectivity" format="ascii">0</DataArray>\n'
+           f'<DataArray type="Int64" Name="offsets" format="ascii">1</DataArray>\n'
+           f'<DataArray type="UInt8" Name="types" format="ascii">1</DataArray>\n'
+           f'</Cells>\n</Piece>\n</UnstructuredGrid>\n<AppendedData encoding="raw">\n_')
+    with open(path, "wb") as f:
+        f.write(xml.encode() + header + packed * n + b"\n</AppendedData>\n</VTKFile>\n")
+    return (n << 20), len(packed) * n
+
+
+def test_a_zlib_bomb_is_refused_from_its_headers(tmp_path):
+    """Before: its 384 MiB were inflated (daemon VmHWM past 384 MiB) before any budget
+    applied."""
+    d = Daemon(tmp_path, (), config={"device_memory_budget": 64 << 20})
+    try:
+        claimed, packed = zlib_bomb(d.root / "bomb.vtu", 384)
+        assert packed < 4 << 20  # a small file
+        before = vm_kib(d.proc.pid, "VmHWM")
+        code, details = _code(lambda: d.load("bomb.vtu", "bomb"))
+        assert code == S.RESOURCE_EXHAUSTED, (code, details)
+        assert "bomb.vtu" in details and "DataArray 'Points'" in details and \
+            f"claims {claimed} bytes" in details, details
+        grown = vm_kib(d.proc.pid, "VmHWM") - before
+        assert grown < 64 << 10, f"the daemon's peak RSS grew by {grown} KiB"
+        assert len(d.stub.List(pb.ListRequest()).slots) == 0 and shm_names(d.prefix) == []
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+# ---- 4. a cancelled Load leaves nothing behind -----------------------------------------------
+
+def test_a_load_past_its_deadline_leaves_nothing_behind(tmp_path):
+    """Before: the load went on after DEADLINE_EXCEEDED and the mesh appeared 2 s later."""
+    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "read:2000"})
+    try:
+        t0 = time.monotonic()
+        code, _ = _code(lambda: list(d.stub.Load(
+            pb.LoadRequest(path=str(d.root / "box.v41.msh"), name="late"), timeout=0.5)))
+        assert code == S.DEADLINE_EXCEEDED and time.monotonic() - t0 < 1.5
+        time.sleep(2.5)  # past the failpoint: the load has reached its next phase
+        assert len(d.stub.List(pb.ListRequest()).slots) == 0
+        assert [n for n in shm_names(d.prefix) if "late" in n] == []
+    finally:
+        assert d.stop() == 0, d.stderr
+    assert "load of 'late' cancelled by its client" in d.stderr
+
+
+# ---- 5. a second daemon on a live socket -----------------------------------------------------
+
+def test_a_second_daemon_leaves_a_live_socket_alone(tmp_path):
+    """Before: the second meshdockd unlinked the first one's socket and served in its place."""
+    (tmp_path / "a").mkdir()
+    first = Daemon(tmp_path / "a", ("box.v41.msh",))
+    try:
+        ino = os.stat(first.sock).st_ino
+        r = subprocess.run([str(BIN / "meshdockd"), "--listen", first.addr, "--root",
+                            str(first.root), "--prefix", first.prefix + "b."],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode != 0 and f"pid {first.proc.pid}" in r.stderr, (r.returncode, r.stderr)
+        assert "ready" not in r.stdout
+        assert os.stat(first.sock).st_ino == ino
+        assert len(first.stub.List(pb.ListRequest(), timeout=5).slots) == 0
+    finally:
+        assert first.stop() == 0, first.stderr
+    # A dead socket (nobody listening) is replaced.
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(tmp_path / "dead.sock"))
+    s.close()
+    (tmp_path / "b").mkdir()
+    second = Daemon(tmp_path / "b", (), listen=f"unix:{tmp_path / 'dead.sock'}")
+    try:
+        assert len(second.stub.List(pb.ListRequest(), timeout=5).slots) == 0
+    finally:
+        assert second.stop() == 0, second.stderr

@@ -1,0 +1,57 @@
+// daemon/rpc/gate: the token comparison and the stream caps (issue 12, gRPC availability).
+#include "daemon/rpc/gate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rpc = meshdock::rpc;
+
+TEST(Gate, ConstantTimeEqualIsEqualityWhateverTheLengths) {
+  const std::string secret = "Bearer s3cret";
+  EXPECT_TRUE(rpc::constant_time_equal(secret, secret));
+  EXPECT_TRUE(rpc::constant_time_equal("", ""));
+  const std::vector<std::string> wrongs = {"",
+                                           "B",
+                                           "Bearer s3cre",
+                                           "Bearer s3cret ",
+                                           "Bearer s3creT",
+                                           "bearer s3cret",
+                                           "Bearer s3cretBearer s3cret",
+                                           std::string("Bearer s3cret\0", 14),
+                                           "xearer s3cret"};
+  for (const auto& wrong : wrongs) EXPECT_FALSE(rpc::constant_time_equal(wrong, secret)) << wrong;
+  EXPECT_FALSE(rpc::constant_time_equal(secret, ""));
+  // A repeated prefix of the right length but wrong content (the i % n wrap) is no match.
+  EXPECT_FALSE(rpc::constant_time_equal("Bearer", "BearerBearer"));
+}
+
+TEST(Gate, PeerKeyDropsThePortAndLumpsUnixClients) {
+  EXPECT_EQ(rpc::peer_key("ipv4:127.0.0.1:54321"), "ipv4:127.0.0.1");
+  EXPECT_EQ(rpc::peer_key("ipv6:[::1]:40000"), "ipv6:[::1]");
+  EXPECT_EQ(rpc::peer_key("unix:/run/meshdock/meshdockd.sock"), "");
+  EXPECT_EQ(rpc::peer_key("unix:"), "");
+}
+
+TEST(Gate, StreamsAreCappedPerPeerAndInTotalAndGivenBack) {
+  rpc::Gate gate("", {/*max_streams=*/5, /*max_streams_per_peer=*/2});
+  std::string why;
+  std::vector<rpc::Gate::Ticket> held;
+  held.push_back(gate.admit_stream("ipv4:10.0.0.1:1000", why));
+  held.push_back(gate.admit_stream("ipv4:10.0.0.1:1001", why));
+  EXPECT_TRUE(held[0] && held[1]);
+  EXPECT_FALSE(gate.admit_stream("ipv4:10.0.0.1:1002", why));  // third from one address
+  EXPECT_NE(why.find("ipv4:10.0.0.1 has 2 streams open"), std::string::npos) << why;
+  held.push_back(gate.admit_stream("ipv4:10.0.0.2:1000", why));
+  held.push_back(gate.admit_stream("unix:", why));  // Unix clients: only the total applies
+  held.push_back(gate.admit_stream("unix:", why));
+  EXPECT_EQ(gate.streams(), 5u);
+  EXPECT_FALSE(gate.admit_stream("unix:", why));
+  EXPECT_NE(why.find("max_streams allows (5)"), std::string::npos) << why;
+  held.erase(held.begin());  // one of 10.0.0.1's streams ends
+  EXPECT_EQ(gate.streams(), 4u);
+  EXPECT_TRUE(gate.admit_stream("ipv4:10.0.0.1:1003", why));  // admitted, then let go at once
+  EXPECT_EQ(gate.streams(), 4u);
+}
