@@ -6,6 +6,7 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import threading
@@ -93,6 +94,12 @@ class Daemon:
         finally:
             seg.close()
 
+    def leases(self, name):
+        """The held entries of slot `name`'s leases segment (catalog layout 2)."""
+        cat = self.catalog(name)
+        raw = protocol.read_segment(protocol.leases_object_name(self.prefix, name))
+        return protocol.decode_leases(raw, cat.num_slots, cat.lease_capacity, name)
+
     def newest(self, name):
         """(manifest dict, slot buffer bytes) of the newest frame."""
         raw = self.control_block(name)
@@ -123,6 +130,47 @@ class Daemon:
         self.proc.stdout.close()
         self.proc.stderr.close()
         return rc
+
+
+class Registrar:
+    """The daemon's half of consumer registration (docs/protocol.md, Registration), for a
+    producer forged in this process: listens on an abstract SOCK_SEQPACKET socket and answers
+    each consumer "MDR1" + the pid SO_PEERCRED gives, keeping it connected until close(). A
+    catalog naming `address` and daemon_pid os.getpid() (owned by this uid) passes the
+    consumer's checks."""
+
+    def __init__(self):
+        self.address = b"\0meshdock-test-" + uuid.uuid4().hex.encode()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.bind(self.address)
+        self.sock.listen(64)
+        self.sock.settimeout(0.05)
+        self.pids = []  # registered consumers, in order
+        self._conns = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            pid, _, _ = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                         struct.calcsize("3i")))
+            c.sendall(b"MDR1" + struct.pack("<I", pid))
+            self._conns.append(c)
+            self.pids.append(pid)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(5)
+        for c in self._conns:
+            c.close()
+        self.sock.close()
 
 
 def arrays_of(manifest, data):

@@ -13,13 +13,14 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 
 import numpy as np
 import pytest
 
 import conftest
 import meshdock
-from daemon_util import Daemon, arrays_of, shm_names, unique_prefix, wait_for
+from daemon_util import Daemon, Registrar, arrays_of, shm_names, unique_prefix, wait_for
 from meshdock import protocol
 
 NOBODY = 65534
@@ -48,6 +49,7 @@ def daemon(tmp_path):
 # ---- a forged producer ---------------------------------------------------------------------
 
 POINTS = np.arange(12, dtype=np.float64).reshape(4, 3)
+LEASE_CAPACITY = 8
 
 
 def manifest(n_points):
@@ -63,22 +65,39 @@ def manifest(n_points):
 
 
 class Forged:
-    """Control block + catalog (+ one 4 KiB host buffer, version 1) of slot `name`, written as
-    files in /dev/shm with chosen bytes. Removed by close()."""
+    """A producer forged with chosen bytes (catalog layout 2): control block, catalog, leases
+    segment and one 4 KiB host buffer (version 1) of slot `name`, written as files in /dev/shm,
+    and, with serve, this process answering registrations on the abstract socket the catalog
+    names as its daemon pid (daemon_util.Registrar). Without write, only the bytes are made
+    (.files; a squatter process writes them). Removed by close()."""
 
     def __init__(self, prefix, name, write_idx=1, futex=None, seq=2, frame=1, heartbeat_ns=None,
-                 data_size=4096, n_points=4, num_slots=1, mode=0o640):
-        self.prefix, self.name, self.mode = prefix, name, mode
+                 data_size=4096, n_points=4, num_slots=1, mode=0o640, leases_mode=0o660,
+                 daemon_pid=None, daemon_uid=None, socket=None, serve=True, write=True):
+        self.prefix, self.name = prefix, name
         self.write_idx, self.futex = write_idx, write_idx if futex is None else futex
         self.heartbeat_ns = time.monotonic_ns() if heartbeat_ns is None else heartbeat_ns
         self.num_slots = num_slots
+        self.registrar = Registrar() if serve else None
+        self.socket = self.registrar.address if serve else socket
+        self.daemon_pid = os.getpid() if daemon_pid is None else daemon_pid
+        self.daemon_uid = os.getuid() if daemon_uid is None else daemon_uid
         self.pages = [protocol.Page(seq=seq, frame=frame, data_size=data_size, buffer_version=1,
                                     manifest=manifest(n_points))]
         data = bytearray(4096)
         data[:96] = POINTS.tobytes()
-        self.files = {}
-        self.files[protocol.data_object_name(prefix, name, 0, 1)] = bytes(data)
-        self.write()
+        self.leases_name = protocol.leases_object_name(prefix, name)
+        self.files, self.modes = {}, {}
+        self._put(protocol.data_object_name(prefix, name, 0, 1), bytes(data), mode)
+        self._put(protocol.control_object_name(prefix, name), self.control(), mode)
+        self._put(self.leases_name, protocol.encode_leases(num_slots, LEASE_CAPACITY, []),
+                  leases_mode)
+        self._put(protocol.catalog_object_name(prefix, name), self.catalog(), mode)  # last
+        if write:
+            self.write()
+
+    def _put(self, obj, data, mode):
+        self.files[obj], self.modes[obj] = data, mode
 
     def control(self):
         return protocol.encode_control_block(protocol.ControlBlock(
@@ -89,8 +108,9 @@ class Forged:
 
     def catalog(self):
         return protocol.encode_catalog(protocol.CatalogHeader(
-            num_slots=self.num_slots, page_size=16384, lease_capacity=8, daemon_pid=os.getpid(),
-            futex=self.futex, heartbeat_ns=self.heartbeat_ns, pages=self.pages))
+            num_slots=self.num_slots, page_size=16384, lease_capacity=LEASE_CAPACITY,
+            daemon_pid=self.daemon_pid, futex=self.futex, heartbeat_ns=self.heartbeat_ns,
+            pages=self.pages, daemon_uid=self.daemon_uid, socket=self.socket))
 
     def write(self):
         self.files[protocol.control_object_name(self.prefix, self.name)] = self.control()
@@ -98,15 +118,19 @@ class Forged:
         for obj, data in self.files.items():
             path = "/dev/shm/" + obj
             if os.path.exists(path):  # in place, as a writer of the mapped segment would
+                if obj == self.leases_name:
+                    continue  # the consumers' entries: theirs to write
                 with open(path, "r+b") as f:
                     f.write(data)
             else:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, self.mode)
-                os.fchmod(fd, self.mode)
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, self.modes[obj])
+                os.fchmod(fd, self.modes[obj])
                 os.write(fd, data)
                 os.close(fd)
 
     def close(self):
+        if self.registrar is not None:
+            self.registrar.close()
         for obj in self.files:
             try:
                 os.unlink("/dev/shm/" + obj)
@@ -177,7 +201,7 @@ def test_an_in_place_write_on_a_host_slot_stays_private_to_that_consumer(daemon)
         np.testing.assert_array_equal(np.array(json.loads(out)), expect)
         # The same buffer comes round again (no lease held): the writer sees the daemon's bytes,
         # not its stale private copy of the pages it wrote.
-        assert wait_for(lambda: not any(p.leases for p in daemon.catalog("b").pages))
+        assert wait_for(lambda: not daemon.leases("b"))
         for k in range(3):
             daemon.client.publish("b", "point_data/T", np.full(300, float(k)))
         assert buffer0() == first  # refilled in place, not replaced
@@ -370,24 +394,47 @@ def test_a_data_size_grown_past_the_cached_mapping_is_an_error_not_a_crash(forge
 
 # ---- 5. squatters and permissions ---------------------------------------------------------------
 
-def test_a_squatters_segments_are_refused_naming_their_owner(forge):
+SQUATTER = """
+    import json, os, select, socket, struct, sys, time
+    msg = json.loads(sys.stdin.readline())
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(bytes.fromhex(msg["socket"]))
+    srv.listen(8)
+    for obj, hexdata in msg["files"].items():
+        fd = os.open("/dev/shm/" + obj, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o666)
+        os.fchmod(fd, 0o666)
+        os.write(fd, bytes.fromhex(hexdata))
+        os.close(fd)
+    print("ready", flush=True)
+    conns, deadline = [], time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the test closes stdin
+        r, _, _ = select.select([srv, sys.stdin], [], [], 1)
+        if sys.stdin in r:
+            break
+        if srv in r:  # registers consumers as the daemon does: "MDR1" + their pid
+            c, _ = srv.accept()
+            pid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+            c.send(b"MDR1" + struct.pack("<I", pid))
+            conns.append(c)
+"""
+
+
+def test_a_squatters_segments_are_refused_naming_their_owner():
     prefix = unique_prefix()
-    files = Forged.__new__(Forged)  # the bytes only: the squatter writes them
-    Forged.__init__(files, prefix, "s", mode=0o666)
-    payload = {obj: data.hex() for obj, data in files.files.items()}
-    files.close()
-    # The squatter: another local user, creating the name before the daemon does.
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent("""
-        import json, os, sys
-        for obj, hexdata in json.load(sys.stdin).items():
-            fd = os.open("/dev/shm/" + obj, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o666)
-            os.fchmod(fd, 0o666)
-            os.write(fd, bytes.fromhex(hexdata))
-            os.close(fd)
-    """)], input=json.dumps(payload), text=True, capture_output=True, timeout=30,
-        user=NOBODY, group=NOBODY, extra_groups=[])
+    address = b"\0meshdock-test-" + uuid.uuid4().hex.encode()
+    # The squatter: another local user, creating the names before the daemon does, as a
+    # complete producer (its own pid in the catalog, answering registrations on its socket).
+    squatter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SQUATTER)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=ENV, cwd="/",
+                                user=NOBODY, group=NOBODY, extra_groups=[])
+    files = Forged(prefix, "s", mode=0o666, leases_mode=0o666, daemon_pid=squatter.pid,
+                   daemon_uid=NOBODY, socket=address, serve=False, write=False)
     try:
-        assert r.returncode == 0, r.stderr
+        squatter.stdin.write(json.dumps({"socket": address.hex(), "files": {
+            obj: data.hex() for obj, data in files.files.items()}}) + "\n")
+        squatter.stdin.flush()
+        assert squatter.stdout.readline().strip() == "ready", squatter.communicate(timeout=10)
         assert os.stat(f"/dev/shm/{prefix}s").st_uid == NOBODY
         with pytest.raises(meshdock.SdkError) as e:  # before: attached, and read the spoof
             meshdock.attach("s", prefix=prefix, timeout=2, producer_timeout=60)
@@ -400,9 +447,15 @@ def test_a_squatters_segments_are_refused_naming_their_owner(forge):
                                owner_uid=NOBODY)
         np.testing.assert_array_equal(np.from_dlpack(slot.wait(timeout=2).points), POINTS)
     finally:
-        for obj in payload:
-            if os.path.exists("/dev/shm/" + obj):
-                os.unlink("/dev/shm/" + obj)
+        squatter.stdin.close()
+        try:
+            squatter.wait(10)
+        except subprocess.TimeoutExpired:
+            squatter.kill()
+            squatter.wait()
+        squatter.stdout.close()
+        squatter.stderr.close()
+        files.close()
 
 
 def test_a_consumer_without_the_group_is_told_eacces_not_a_timeout(daemon):

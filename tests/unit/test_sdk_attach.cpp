@@ -121,7 +121,9 @@ TEST(SdkAttach, ASegmentOfAnotherOwnerIsRefusedNamingIt) {
   } catch (const meshdock::UntrustedSegment& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("belongs to uid " + std::to_string(::getuid())), std::string::npos) << msg;
-    EXPECT_NE(msg.find("mode 0660"), std::string::npos) << msg;
+    // The control block, checked first: read-only to consumers (catalog layout 2).
+    EXPECT_NE(msg.find("segment /dev/shm/" + o.prefix + "m belongs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("mode 0640"), std::string::npos) << msg;
     EXPECT_NE(msg.find("AttachOptions::owner_uid"), std::string::npos) << msg;
   }
 }
