@@ -32,6 +32,7 @@ int usage(std::FILE* out) {
       "       [--format F] [--slots N] [--watch] [--replace]\n"
       "  ls | describe NAME | reload NAME | unload NAME | export NAME PATH [--format F] [--force]\n"
       "  watch [NAME] | stats | health | shutdown\n"
+      "  leases [NAME] | leases --revoke PID    (what held frames pin; revoke a stuck consumer's)\n"
       "  inspect NAME [--prefix P]          (reads shared memory; no daemon needed)\n"
       "ADDR: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR, else %s);\n"
       "T: the bearer token for TCP (default $MESHDOCK_TOKEN).\n"
@@ -331,6 +332,38 @@ int run(Client& c, const Options& o) {
       std::printf("%s %s\n", o.addr.c_str(), name.c_str());
     return rep.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 3;
   }
+  if (verb == "leases" && a.size() <= 2 && o.flags.count("--revoke")) {
+    if (a.size() != 1) return usage(stderr);
+    v1::RevokeLeasesRequest r;
+    try {
+      std::size_t used = 0;
+      const auto& v = o.flags.at("--revoke");
+      r.set_pid(std::stoi(v, &used));
+      if (used != v.size()) throw std::invalid_argument(v);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "meshdockctl: --revoke '%s' is not a pid\n",
+                   o.flags.at("--revoke").c_str());
+      return 2;
+    }
+    v1::RevokeLeasesReply rep;
+    return c.print(
+        c.stub().RevokeLeases(&ctx, r, &rep), rep,
+        +[](const v1::RevokeLeasesReply& x) { std::printf("revoked %u leases\n", x.revoked()); });
+  }
+  if (verb == "leases" && a.size() <= 2) {
+    v1::LeasesRequest r;
+    if (a.size() == 2) r.set_name(a[1]);
+    v1::LeasesReply rep;
+    return c.print(
+        c.stub().Leases(&ctx, r, &rep), rep, +[](const v1::LeasesReply& x) {
+          if (x.leases().empty()) std::printf("no leases held\n");
+          for (const auto& l : x.leases())
+            std::printf("%-20s slot %u  pid %d  uid %u  frame %llu%s  age %.1f s\n",
+                        l.name().c_str(), l.slot(), l.pid(), l.uid(),
+                        static_cast<unsigned long long>(l.frame()),
+                        l.claiming() ? " (claiming)" : "", l.age_seconds());
+        });
+  }
   if (verb == "shutdown" && a.size() == 1) {
     v1::ShutdownReply rep;
     return c.print(
@@ -397,7 +430,7 @@ int main(int argc, char** argv) {
   const char* env_token = std::getenv("MESHDOCK_TOKEN");
   o.addr = env_addr && *env_addr ? env_addr : kDefaultAddr;
   o.token = env_token ? env_token : "";
-  static const char* kValued[] = {"--name", "--device", "--format", "--slots"};
+  static const char* kValued[] = {"--name", "--device", "--format", "--slots", "--revoke"};
   static const char* kSwitches[] = {"--float32", "--int32",   "--zero-copy-only",
                                     "--watch",   "--replace", "--force"};
   for (int i = 1; i < argc; ++i) {

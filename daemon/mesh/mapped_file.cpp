@@ -1,78 +1,19 @@
 #include "daemon/mesh/mapped_file.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "daemon/mesh/allocator.hpp"
 #include "daemon/mesh/parallel.hpp"
 
 namespace meshdock::mesh {
-
-namespace {
-
-// The SIGBUS registry: fixed-size and lock-free, so the handler only reads atomics.
-constexpr int kSlots = 256;
-struct Range {
-  std::atomic<std::uintptr_t> begin{0}, end{0};
-  std::atomic<bool> hit{false};
-};
-std::array<Range, kSlots> g_ranges;
-std::once_flag g_install;
-
-void on_sigbus(int sig, siginfo_t* info, void*) {
-  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
-  for (auto& r : g_ranges) {
-    const auto b = r.begin.load(std::memory_order_acquire);
-    if (b && addr >= b && addr < r.end.load(std::memory_order_acquire)) {
-      const long page = sysconf(_SC_PAGESIZE);
-      void* at = reinterpret_cast<void*>(addr & ~static_cast<std::uintptr_t>(page - 1));
-      // A zero page where the file was: the faulting load retries and reads zeros.
-      if (mmap(at, static_cast<std::size_t>(page), PROT_READ,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-        r.hit.store(true, std::memory_order_release);
-        return;
-      }
-    }
-  }
-  // Not ours: the default action (core dump), as if no handler were installed.
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-void install_handler() {
-  struct sigaction sa {};
-  sa.sa_sigaction = &on_sigbus;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGBUS, &sa, nullptr);
-}
-
-int register_range(const char* p, std::size_t n) {
-  std::call_once(g_install, install_handler);
-  const auto b = reinterpret_cast<std::uintptr_t>(p);
-  for (int i = 0; i < kSlots; ++i) {
-    std::uintptr_t expected = 0;
-    if (g_ranges[i].begin.compare_exchange_strong(expected, b)) {
-      g_ranges[i].hit.store(false);
-      g_ranges[i].end.store(b + n, std::memory_order_release);
-      return i;
-    }
-  }
-  return -1;  // more than kSlots files mapped at once: this one is unguarded
-}
-
-}  // namespace
 
 UniqueFd open_regular(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
@@ -120,7 +61,7 @@ void MappedFile::map(Access access) {
       throw ReadError(path + ": cannot allocate " + std::to_string(size_) + " bytes to read it");
     }
     data_ = static_cast<const char*>(copy_);
-    slot_ = register_range(data_, size_);  // released parts become file mappings (release)
+    guard_ = shm::GuardedRange(data_, size_);  // released parts become file mappings (release)
     try {
       // 8 MiB pieces on every core: the copy out of the page cache is the cost, and it splits.
       constexpr std::size_t kPiece = 8u << 20;
@@ -145,7 +86,7 @@ void MappedFile::map(Access access) {
   }
   ::madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
   data_ = static_cast<const char*>(p);
-  slot_ = register_range(data_, size_);
+  guard_ = shm::GuardedRange(data_, size_);
 }
 
 MappedFile::~MappedFile() {
@@ -153,17 +94,14 @@ MappedFile::~MappedFile() {
 }
 
 void MappedFile::close_all() noexcept {
-  if (slot_ >= 0) {
-    g_ranges[slot_].end.store(0, std::memory_order_release);
-    g_ranges[slot_].begin.store(0, std::memory_order_release);
-  }
+  guard_ = shm::GuardedRange();  // before the mapping goes
   if (copy_) {
     unmap_huge_pages(copy_, size_);  // the copy and the file mappings release() put in it
   } else if (data_) {
     ::munmap(const_cast<char*>(data_), size_);
   }
   if (fd_ >= 0) ::close(fd_);
-  slot_ = fd_ = -1;
+  fd_ = -1;
   copy_ = nullptr;
   data_ = nullptr;
 }
@@ -225,7 +163,7 @@ void MappedFile::populate(std::size_t begin, std::size_t end) const {
 
 void MappedFile::check_unchanged() const {
   struct stat now {};
-  const bool truncated = slot_ >= 0 && g_ranges[slot_].hit.load(std::memory_order_acquire);
+  const bool truncated = guard_.hit();
   const bool changed = ::fstat(fd_, &now) != 0 || now.st_size != st_.st_size ||
                        now.st_mtim.tv_sec != st_.st_mtim.tv_sec ||
                        now.st_mtim.tv_nsec != st_.st_mtim.tv_nsec;

@@ -3,10 +3,10 @@
 //
 // A file can change under a mapping: truncated (touching a page past the new end raises
 // SIGBUS, which would kill the daemon) or rewritten in place (the parse mixes old and new).
-// Mappings are registered with a SIGBUS handler that maps a zero page over such a page and
-// marks the mapping; parse_mapped() then reports either case as a ReadError. A SIGBUS outside a
-// registered mapping keeps its default action. (The registry is process-wide state, as a signal
-// handler needs; it holds only address ranges and flags.)
+// Mappings are registered with the process's SIGBUS guard (shm::GuardedRange, the same one the
+// daemon's shared-memory segments use), which maps a zero page over such a page and marks the
+// mapping; parse_mapped() then reports either case as a ReadError. A SIGBUS outside every
+// guarded range keeps its default action.
 #pragma once
 
 #include <sys/stat.h>
@@ -17,6 +17,7 @@
 
 #include "daemon/mesh/error.hpp"
 #include "daemon/mesh/unique_fd.hpp"
+#include "meshdock/shm/sigbus_guard.hpp"
 
 namespace meshdock::mesh {
 
@@ -85,8 +86,8 @@ class MappedFile {
   int fd_ = -1;
   const char* data_ = nullptr;
   std::size_t size_ = 0;
-  int slot_ = -1;         // index in the SIGBUS registry, -1 when not registered
-  void* copy_ = nullptr;  // Access::read: the huge-page mapping holding the file
+  shm::GuardedRange guard_;  // SIGBUS guard over the mapping (or the copy)
+  void* copy_ = nullptr;     // Access::read: the huge-page mapping holding the file
   void close_all() noexcept;
   void map(Access access);
   // Lets go of the pages of [begin, end) (page-aligned offsets) without changing what they read.

@@ -302,8 +302,7 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
 template <class S>
 grpc::Status MeshdockService::export_to(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Export", [&](const v1::ExportRequest& req, v1::ExportReply* reply) {
-    reply->set_bytes_written(
-        reg_.export_to(req.name(), req.path(), req.format(), req.overwrite()));
+    reply->set_bytes_written(reg_.export_to(req.name(), req.path(), req.format(), req.overwrite()));
     reply->set_path(req.path());
   });
 }
@@ -360,6 +359,39 @@ grpc::Status MeshdockService::stats(grpc::ServerContext* ctx, S& s) {
     reply->set_uptime_seconds(st.uptime_seconds);
     reply->set_backend(st.backend);
   });
+}
+
+template <class S>
+grpc::Status MeshdockService::leases(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Leases", [&](const v1::LeasesRequest& req, v1::LeasesReply* reply) {
+    if (!req.name().empty()) (void)reg_.describe(req.name());  // NOT_FOUND naming it
+    for (const auto& r : reg_.leases()) {
+      if (!req.name().empty() && r.mesh != req.name()) continue;
+      auto* x = reply->add_leases();
+      x->set_name(r.mesh);
+      x->set_slot(r.lease.slot);
+      x->set_pid(r.lease.pid);
+      x->set_uid(static_cast<std::uint32_t>(r.lease.uid));
+      x->set_frame(r.lease.frame);
+      x->set_claiming(r.lease.claiming);
+      x->set_age_seconds(r.lease.age_seconds);
+    }
+  });
+}
+
+template <class S>
+grpc::Status MeshdockService::revoke_leases(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "RevokeLeases",
+               [&](const v1::RevokeLeasesRequest& req, v1::RevokeLeasesReply* reply) {
+                 if (req.pid() <= 0)
+                   throw service::ServiceError(
+                       Status::kInvalidArgument,
+                       "pid " + std::to_string(req.pid()) + " is not a process id");
+                 const auto n = reg_.revoke(req.pid());
+                 log_.info("RevokeLeases: " + std::to_string(n) + " leases of pid " +
+                           std::to_string(req.pid()) + " revoked at the request of " + ctx->peer());
+                 reply->set_revoked(static_cast<std::uint32_t>(n));
+               });
 }
 
 template <class S>
@@ -465,6 +497,15 @@ class MeshdockService::Plain final : public v1::Meshdock::Service {
     U<v1::StatsRequest, v1::StatsReply> s{q, r};
     return h_.stats(c, s);
   }
+  grpc::Status Leases(Ctx* c, const v1::LeasesRequest* q, v1::LeasesReply* r) override {
+    U<v1::LeasesRequest, v1::LeasesReply> s{q, r};
+    return h_.leases(c, s);
+  }
+  grpc::Status RevokeLeases(Ctx* c, const v1::RevokeLeasesRequest* q,
+                            v1::RevokeLeasesReply* r) override {
+    U<v1::RevokeLeasesRequest, v1::RevokeLeasesReply> s{q, r};
+    return h_.revoke_leases(c, s);
+  }
   grpc::Status Shutdown(Ctx* c, const v1::ShutdownRequest* q, v1::ShutdownReply* r) override {
     U<v1::ShutdownRequest, v1::ShutdownReply> s{q, r};
     return h_.shutdown(c, s);
@@ -531,6 +572,17 @@ class MeshdockService::Streamed final : public v1::Meshdock::StreamedService {
       Ctx* c, grpc::ServerUnaryStreamer<v1::StatsRequest, v1::StatsReply>* x) override {
     U<v1::StatsRequest, v1::StatsReply> s{x};
     return h_.stats(c, s);
+  }
+  grpc::Status StreamedLeases(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::LeasesRequest, v1::LeasesReply>* x) override {
+    U<v1::LeasesRequest, v1::LeasesReply> s{x};
+    return h_.leases(c, s);
+  }
+  grpc::Status StreamedRevokeLeases(
+      Ctx* c,
+      grpc::ServerUnaryStreamer<v1::RevokeLeasesRequest, v1::RevokeLeasesReply>* x) override {
+    U<v1::RevokeLeasesRequest, v1::RevokeLeasesReply> s{x};
+    return h_.revoke_leases(c, s);
   }
   grpc::Status StreamedShutdown(
       Ctx* c, grpc::ServerUnaryStreamer<v1::ShutdownRequest, v1::ShutdownReply>* x) override {

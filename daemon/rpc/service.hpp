@@ -59,6 +59,10 @@ class MeshdockService {
   template <class S>
   grpc::Status stats(grpc::ServerContext* ctx, S& s);
   template <class S>
+  grpc::Status leases(grpc::ServerContext* ctx, S& s);
+  template <class S>
+  grpc::Status revoke_leases(grpc::ServerContext* ctx, S& s);
+  template <class S>
   grpc::Status shutdown(grpc::ServerContext* ctx, S& s);
 
  private:

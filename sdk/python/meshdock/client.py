@@ -129,6 +129,16 @@ class Client:
     def stats(self):
         return self._call(self._stub.Stats, self.pb.StatsRequest())
 
+    def leases(self, name: str = ""):
+        """The leases the daemon honours (every mesh, or `name`'s): the frames consumers hold,
+        each with mesh name, ring slot, pid, uid, frame and age_seconds."""
+        return list(self._call(self._stub.Leases, self.pb.LeasesRequest(name=name)).leases)
+
+    def revoke_leases(self, pid: int) -> int:
+        """Revokes every lease of consumer `pid` (a stuck one pinning buffers); returns how
+        many. Its frames may then be refilled under it."""
+        return self._call(self._stub.RevokeLeases, self.pb.RevokeLeasesRequest(pid=pid)).revoked
+
     def watch(self, name: str = "") -> Iterator:
         """Events (LOADED, RELOADED, PUBLISHED, UNLOADED, ...) as they happen."""
         try:

@@ -1,0 +1,83 @@
+"""Issue 12: what a stuck consumer pins is visible (`meshdockctl leases`, Client.leases) and
+revocable (`meshdockctl leases --revoke PID`, Client.revoke_leases). A real meshdockd, a real
+consumer process that holds a frame and never lets go."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import conftest
+import meshdock
+from daemon_util import Daemon, shm_names, wait_for
+from meshdock.v1 import meshdock_pb2 as pb
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    yield d
+    if d.proc.poll() is None:
+        assert d.stop() == 0, d.stderr
+    assert shm_names(d.prefix) == []
+
+
+@pytest.fixture
+def stuck(daemon):
+    """A consumer that takes frame 1 of 'box' (one ring slot) and holds it until stdin closes."""
+    daemon.load("box.v41.msh", "box", num_slots=1)
+    code = f"""
+        import os, sys, meshdock
+        slot = meshdock.attach("box", prefix={daemon.prefix!r}, timeout=5.0)
+        f = slot.wait(timeout=5)
+        print(os.getpid(), f.number, flush=True)
+        sys.stdin.read()
+    """
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        pid, frame = map(int, p.stdout.readline().split())
+        assert frame == 1
+        yield pid
+    finally:
+        p.stdin.close()
+        p.wait(10)
+
+
+def test_leases_list_the_consumer_holding_a_frame(daemon, stuck):
+    r = daemon.ctl("--json", "leases")
+    leases = json.loads(r.stdout)["leases"]
+    assert [(l["name"], l["slot"], l["pid"], int(l["frame"])) for l in leases] == \
+        [("box", 0, stuck, 1)]
+    assert leases[0]["uid"] == os.getuid() and leases[0]["age_seconds"] >= 0
+    human = daemon.ctl("leases", "box").stdout
+    assert f"pid {stuck}" in human and "frame 1" in human
+    with meshdock.Client(daemon.addr) as c:
+        assert [(l.name, l.pid) for l in c.leases()] == [("box", stuck)]
+        assert c.leases("box")[0].frame == 1
+    missing = daemon.ctl("leases", "nosuch", check=False)
+    assert missing.returncode == 4 and "nosuch" in missing.stderr
+
+
+def test_a_stuck_consumer_pins_a_buffer_until_its_leases_are_revoked(daemon, stuck):
+    one = daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes
+    daemon.load("box.v41.msh", "box", replace=True, num_slots=1)
+    # The held buffer is retired and kept; the slot got a fresh one.
+    assert daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes == 2 * one
+    r = daemon.ctl("leases", "--revoke", str(stuck))
+    assert r.stdout.strip() == "revoked 1 leases"
+    assert json.loads(daemon.ctl("--json", "leases").stdout).get("leases", []) == []
+    # The next maintenance tick frees the retired buffer: nothing pins it any more.
+    assert wait_for(lambda: daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes == one, 3.0)
+    with meshdock.Client(daemon.addr) as c:
+        assert c.revoke_leases(stuck) == 0
+
+
+def test_revoke_refuses_a_pid_that_is_not_one(daemon):
+    r = daemon.ctl("leases", "--revoke", "abc", check=False)
+    assert r.returncode == 2 and "not a pid" in r.stderr
+    r = daemon.ctl("leases", "--revoke", "0", check=False)
+    assert r.returncode == 5 and "not a process id" in r.stderr
