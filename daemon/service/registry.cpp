@@ -20,12 +20,6 @@ namespace meshdock::service {
 
 namespace {
 
-[[maybe_unused]] std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 std::string mib(std::uint64_t bytes) {
   return std::to_string(bytes / (1 << 20)) + " MiB";
 }
