@@ -2,7 +2,9 @@
 //
 //   file -> reader -> Mesh (pinned) -> DevicePayload -> backend (host | cuda) -> slot
 //
-// Configuration: --config FILE (JSON, docs/operations.md), then flags. Serves gRPC on a Unix
+// Configuration: --config FILE, else $MESHDOCK_CONFIG, else the default file
+// (/etc/meshdock/meshdockd.json for a /usr install) when it exists, else built-in defaults
+// (JSON, docs/operations.md); then flags. The first log line says which. Serves gRPC on a Unix
 // socket (mode from the config) or, with a bearer token, on TCP; prints one line
 // "meshdockd ready on ADDR" when serving. Boost.Asio owns the signals (SIGTERM / SIGINT:
 // graceful stop; SIGHUP: reload the config file) and the 100 ms timer that beats every slot's
@@ -48,10 +50,14 @@ constexpr const char* kVersion = "0.1.0";
 int usage(std::FILE* out) {
   std::fprintf(out,
                "usage: meshdockd [--config FILE] [--listen unix:PATH|HOST:PORT] [--root DIR]...\n"
-               "                 [--prefix P] [--slots N] [--device auto|cpu|cuda:N]\n"
-               "                 [--log-level error|warn|info|debug] [--print-config]\n"
+               "                 [--export-root DIR]... [--prefix P] [--slots N]\n"
+               "                 [--device auto|cpu|cuda:N] [--log-level error|warn|info|debug]\n"
+               "                 [--print-config]\n"
                "       meshdockd --version | --probe-device\n"
-               "Runs in the foreground until SIGTERM / SIGINT; SIGHUP rereads --config.\n");
+               "Without --config it reads $MESHDOCK_CONFIG (empty: none), else %s when it\n"
+               "exists, else runs on built-in defaults. Runs in the foreground until SIGTERM /\n"
+               "SIGINT; SIGHUP rereads the configuration file.\n",
+               svc::kDefaultConfigPath);
   return out == stderr ? 2 : 0;
 }
 
@@ -78,15 +84,21 @@ void notify(const std::string& state) {
 struct Args {
   std::optional<std::string> config_file;
   std::optional<std::string> listen, prefix, device, log_level;
-  std::vector<std::string> roots;
+  std::vector<std::string> roots, export_roots;
   std::optional<std::uint32_t> slots;
   bool print_config = false;
 };
 
-svc::Config effective_config(const Args& a) {
-  svc::Config c = a.config_file ? svc::load_config(*a.config_file) : svc::Config{};
+svc::ConfigSource config_source(const Args& a) {
+  return svc::resolve_config_source(a.config_file, std::getenv("MESHDOCK_CONFIG"),
+                                    svc::kDefaultConfigPath);
+}
+
+svc::Config effective_config(const Args& a, const svc::ConfigSource& source) {
+  svc::Config c = source.path ? svc::load_config(*source.path) : svc::Config{};
   if (a.listen) c.listen = *a.listen;
   if (!a.roots.empty()) c.roots = a.roots;
+  if (!a.export_roots.empty()) c.export_roots = a.export_roots;
   if (a.prefix) c.prefix = *a.prefix;
   if (a.slots) c.num_slots = *a.slots;
   if (a.device) c.device = *a.device;
@@ -154,8 +166,12 @@ int serve(const Args& args) {
   // the default action would kill the daemon and leave its segments behind.
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  svc::Config config = effective_config(args);
   svc::Logger log;
+  // The first line says which file the configuration came from (whatever the log level), so
+  // an error about a key below can be traced to its file.
+  const svc::ConfigSource source = config_source(args);
+  log.notice(source.describe());
+  svc::Config config = effective_config(args, source);
   log.set_level(config.log_level);
   if (!config.failpoint.phase.empty())
     log.warn("MESHDOCK_FAILPOINT: every load sleeps " +
@@ -217,17 +233,19 @@ int serve(const Args& args) {
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         if (sig == SIGHUP) {
-          if (args.config_file) {
+          // Resolved again: a default file created since the start is read now.
+          const svc::ConfigSource now = config_source(args);
+          if (now.path) {
             try {
-              auto fresh = effective_config(args);
+              auto fresh = effective_config(args, now);
               registry.reconfigure(fresh);
               config = fresh;
-              log.info("SIGHUP: configuration reread from " + *args.config_file);
+              log.info("SIGHUP: configuration reread from " + *now.path);
             } catch (const std::exception& e) {
               log.error(std::string("SIGHUP: kept the running configuration: ") + e.what());
             }
           } else {
-            log.info("SIGHUP: no --config file to reread");
+            log.info("SIGHUP: no configuration file to reread (" + now.describe() + ")");
           }
           signals.async_wait(on_signal);
           return;
@@ -310,6 +328,8 @@ int main(int argc, char** argv) {
       a.listen = value(i);
     } else if (s == "--root") {
       a.roots.push_back(value(i));
+    } else if (s == "--export-root") {
+      a.export_roots.push_back(value(i));
     } else if (s == "--prefix") {
       a.prefix = value(i);
     } else if (s == "--slots") {
@@ -333,7 +353,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (a.print_config) {
-      std::printf("%s\n", svc::config_json(effective_config(a)).c_str());
+      std::printf("%s\n", svc::config_json(effective_config(a, config_source(a))).c_str());
       return 0;
     }
     return serve(a);

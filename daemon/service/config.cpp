@@ -1,6 +1,9 @@
 #include "daemon/service/config.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <iterator>
@@ -8,7 +11,35 @@
 
 #include "meshdock/shm.hpp"
 
+// The build sets it from the install prefix (CMakeLists.txt, MESHDOCK_DEFAULT_CONFIG).
+#ifndef MESHDOCK_DEFAULT_CONFIG
+#define MESHDOCK_DEFAULT_CONFIG "/etc/meshdock/meshdockd.json"
+#endif
+
 namespace meshdock::service {
+
+const char* const kDefaultConfigPath = MESHDOCK_DEFAULT_CONFIG;
+
+ConfigSource resolve_config_source(const std::optional<std::string>& flag, const char* env,
+                                   const std::string& default_path) {
+  if (flag) return {*flag, "--config", default_path};
+  if (env)
+    return {*env ? std::optional<std::string>(env) : std::nullopt, "$MESHDOCK_CONFIG",
+            default_path};
+  struct stat st {};
+  if (::stat(default_path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+    return {std::nullopt, "the default path", default_path};
+  // There (or unreachable for another reason, EACCES say): load_config says what is wrong.
+  return {default_path, "the default path", default_path};
+}
+
+std::string ConfigSource::describe() const {
+  if (path) return "configuration: read " + *path + " (" + origin + ")";
+  const std::string why = origin == "$MESHDOCK_CONFIG"
+                              ? "$MESHDOCK_CONFIG is set and empty"
+                              : "no --config, $MESHDOCK_CONFIG unset, nothing at " + default_path;
+  return "configuration: none (" + why + "): built-in defaults and flags";
+}
 
 mode_t parse_mode(const std::string& s, const std::string& what) {
   std::size_t used = 0;
@@ -48,6 +79,17 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
         if (!r.is_string()) throw ConfigError(what + " must hold strings");
         c.roots.push_back(r.get<std::string>());
       }
+    } else if (key == "export_roots") {
+      if (v.is_null()) {
+        c.export_roots.reset();
+        continue;
+      }
+      if (!v.is_array()) throw ConfigError(what + " must be a list of directories (or null)");
+      c.export_roots.emplace();
+      for (const auto& r : v) {
+        if (!r.is_string()) throw ConfigError(what + " must hold strings");
+        c.export_roots->push_back(r.get<std::string>());
+      }
     } else if (key == "max_file_size") {
       c.max_file_size = uint(UINT64_MAX);
     } else if (key == "max_meshes") {
@@ -84,7 +126,7 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.max_decoded_size = uint(UINT64_MAX);
     } else {
       throw ConfigError(where + ": unknown key '" + key +
-                        "' (known: listen, socket_mode, roots, max_file_size, max_meshes, "
+                        "' (known: listen, socket_mode, roots, export_roots, max_file_size, max_meshes, "
                         "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
                         "token_file, lease_wait_ms, watch_interval_ms, max_message_size, "
                         "max_streams, max_streams_per_peer, max_rpc_threads, max_rpc_memory, "
@@ -167,6 +209,8 @@ std::string config_json(const Config& c) {
   nlohmann::json j = {{"listen", c.listen},
                       {"socket_mode", mode},
                       {"roots", c.roots},
+                      {"export_roots", c.export_roots ? nlohmann::json(*c.export_roots)
+                                                      : nlohmann::json(nullptr)},
                       {"max_file_size", c.max_file_size},
                       {"max_meshes", c.max_meshes},
                       {"device_memory_budget", c.device_memory_budget},

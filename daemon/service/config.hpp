@@ -1,12 +1,18 @@
-// meshdockd's configuration: config/meshdockd.json (every key documented in
-// docs/operations.md), overridden by command-line flags. Unknown keys and wrong types are
-// errors naming the key.
+// meshdockd's configuration: a JSON file (config/meshdockd.json, installed as
+// /etc/meshdock/meshdockd.json; every key documented in docs/operations.md), overridden by
+// command-line flags. Unknown keys and wrong types are errors naming the key.
+//
+// Which file: --config FILE, else $MESHDOCK_CONFIG (set and empty: none), else the default path
+// (kDefaultConfigPath) when it exists; with none, the built-in defaults below. A file that was
+// named (flag or variable) and cannot be read is an error; only a default file that does not
+// exist is skipped, so a packaged daemon runs without one and says so.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,7 +41,11 @@ Failpoint parse_failpoint(const std::string& spec);  // ConfigError naming the v
 struct Config {
   std::string listen = "unix:/run/meshdock/meshdockd.sock";  // unix:PATH | HOST:PORT
   mode_t socket_mode = 0660;
-  std::vector<std::string> roots;  // files are read / exported only under these (realpath)
+  std::vector<std::string> roots;  // files are read only under these (and exported, see below)
+  // Where Export may write. Unset (absent or null in the file): under `roots`, as before this
+  // key existed. Set: only under these, so read roots can stay read-only (ProtectSystem=strict
+  // in the unit) and exports land in one writable place; [] disables Export.
+  std::optional<std::vector<std::string>> export_roots;
   std::uint64_t max_file_size = 16ull << 30;
   std::uint32_t max_meshes = 64;           // meshes loaded at once
   std::uint64_t device_memory_budget = 0;  // bytes of slot buffers; 0: no limit
@@ -62,6 +72,23 @@ struct Config {
   std::uint64_t max_decoded_size = 0;
   Failpoint failpoint;  // from the environment only (see above)
 };
+
+// The configuration file meshdockd reads when neither --config nor $MESHDOCK_CONFIG names one
+// (${sysconfdir}/meshdock/meshdockd.json of the install prefix: /etc/... for a /usr install).
+extern const char* const kDefaultConfigPath;
+
+// Where the configuration comes from, and a line that says so (meshdockd's first log line).
+struct ConfigSource {
+  std::optional<std::string> path;  // none: the built-in defaults
+  std::string origin;               // "--config", "$MESHDOCK_CONFIG" or "the default path"
+  std::string default_path;         // what was looked for when nothing named a file
+  std::string describe() const;     // "configuration: read PATH (ORIGIN)" / "...: none (why)"
+};
+// `flag`: --config; `env`: getenv("MESHDOCK_CONFIG") (nullptr when unset); `default_path`:
+// kDefaultConfigPath in meshdockd. Does not read the file: a named file that is missing is
+// load_config's error, naming it; only a missing default (ENOENT, ENOTDIR) yields none.
+ConfigSource resolve_config_source(const std::optional<std::string>& flag, const char* env,
+                                   const std::string& default_path);
 
 // Parses `j` (the file's contents) over the defaults; `where` names the file in errors.
 Config parse_config(const nlohmann::json& j, const std::string& where);

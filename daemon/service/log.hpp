@@ -19,6 +19,8 @@ class Logger {
   void warn(const std::string& m) { put(kWarn, "warn", m); }
   void info(const std::string& m) { put(kInfo, "info", m); }
   void debug(const std::string& m) { put(kDebug, "debug", m); }
+  // Printed whatever the level (which configuration file was read, before its level applies).
+  void notice(const std::string& m) { put(kError, "notice", m); }
 
  private:
   void put(Level l, const char* tag, const std::string& m) {

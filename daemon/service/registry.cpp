@@ -73,8 +73,20 @@ struct Registry::Entry {
   ino_t source_ino = 0;
 };
 
+namespace {
+
+std::shared_ptr<const Roots> export_roots_of(const Config& c,
+                                             const std::shared_ptr<const Roots>& read) {
+  if (!c.export_roots) return read;
+  return std::make_shared<const Roots>(*c.export_roots, Roots::Resolver::automatic,
+                                       Roots::Use::write_only);
+}
+
+}  // namespace
+
 Registry::Registry(Config config, Logger& log)
     : c_(std::move(config)), log_(log), roots_(std::make_shared<const Roots>(c_.roots)),
+      export_roots_(export_roots_of(c_, roots_)),
       consumers_(std::make_shared<slots::ConsumerRegistry>()) {
   if (roots_->walks())
     log_.warn(
@@ -105,8 +117,10 @@ void Registry::clear() {
 
 void Registry::reconfigure(const Config& c) {
   auto roots = std::make_shared<const Roots>(c.roots);  // ConfigError: nothing changes
+  auto export_roots = export_roots_of(c, roots);
   std::lock_guard lock(m_);
   roots_ = std::move(roots);
+  export_roots_ = std::move(export_roots);
   if (c.prefix != c_.prefix)
     log_.warn("prefix change '" + c_.prefix + "' -> '" + c.prefix +
               "' applies after a restart; loaded meshes keep their segments");
@@ -118,7 +132,7 @@ void Registry::reconfigure(const Config& c) {
   log_.set_level(c_.log_level);
 }
 
-std::shared_ptr<const Roots> Registry::roots_for(const std::string& path) const {
+std::shared_ptr<const Roots> Registry::roots_for(const std::string& path, bool for_export) const {
   if (path.find('\0') != std::string::npos)
     throw ServiceError(Status::kInvalidArgument,
                        "path '" + path.substr(0, path.find('\0')) +
@@ -131,6 +145,16 @@ std::shared_ptr<const Roots> Registry::roots_for(const std::string& path) const 
     throw ServiceError(Status::kInvalidArgument,
                        "path '" + path + "' is not absolute (meshdockctl makes it so)");
   std::lock_guard lock(m_);
+  if (for_export) {
+    if (export_roots_->empty())
+      throw ServiceError(Status::kPermissionDenied,
+                         c_.export_roots ? std::string("export is disabled: \"export_roots\" is "
+                                                       "an empty list in meshdockd's config")
+                                         : std::string("no roots are configured: meshdockd "
+                                                       "exports nothing until started with "
+                                                       "--export-root DIR or --root DIR"));
+    return export_roots_;
+  }
   if (roots_->empty())
     throw ServiceError(Status::kPermissionDenied,
                        "no roots are configured: meshdockd reads nothing until started with "
@@ -568,7 +592,7 @@ std::uint64_t Registry::export_to(const std::string& name, const std::string& pa
   auto e = find(name);
   RootDir dir;
   try {
-    dir = roots_for(path)->open_dir_for_write(path);
+    dir = roots_for(path, /*for_export=*/true)->open_dir_for_write(path);
   } catch (const RootsError& err) {
     refuse(err);
   }

@@ -164,8 +164,9 @@ class Registry {
 
  private:
   struct Entry;
-  // Checks the path as a string (NUL, length, absolute) and returns the roots to open it under.
-  std::shared_ptr<const Roots> roots_for(const std::string& path) const;
+  // Checks the path as a string (NUL, length, absolute) and returns the roots to open it under:
+  // the read roots, or (for_export) the export roots.
+  std::shared_ptr<const Roots> roots_for(const std::string& path, bool for_export = false) const;
   backend::Backend& backend_for_device(const std::string& spec, std::string& chosen);
   MeshInfo info_of(const Entry& e) const;
   std::shared_ptr<Entry> find(const std::string& name) const;
@@ -174,6 +175,8 @@ class Registry {
   Config c_;
   Logger& log_;
   std::shared_ptr<const Roots> roots_;  // under m_; replaced whole by reconfigure
+  // Where Export writes: roots_ itself when the config has no export_roots. Under m_.
+  std::shared_ptr<const Roots> export_roots_;
   EventBus events_;
   mutable std::mutex m_;  // entries_, loading_, backends_, c_
   std::map<std::string, std::shared_ptr<Entry>> entries_;

@@ -71,9 +71,11 @@ std::string normal(const std::string& p) {
 
 }  // namespace
 
-Roots::Roots(const std::vector<std::string>& roots, Resolver resolver) {
+Roots::Roots(const std::vector<std::string>& roots, Resolver resolver, Use use) : use_(use) {
   for (const auto& r : roots) {
-    const std::string what = "root '" + r + "' (config key \"roots\" / --root DIR)";
+    const std::string what =
+        use == Use::read ? "root '" + r + "' (config key \"roots\" / --root DIR)"
+                         : "export root '" + r + "' (config key \"export_roots\" / --export-root DIR)";
     mesh::UniqueFd fd(::open(r.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!fd)
       throw ConfigError(what + ": " +
@@ -113,7 +115,9 @@ std::pair<const Roots::Root*, std::string> Roots::locate(const std::string& path
   if (!best) {
     std::string list;
     for (const auto& x : names_) list += (list.empty() ? "" : ", ") + x;
-    throw RootsError(Kind::kOutside, path + " is outside the allowed roots (" + list + ")");
+    throw RootsError(Kind::kOutside, path + " is outside the allowed " +
+                                         (use_ == Use::read ? "roots" : "export roots") + " (" +
+                                         list + ")");
   }
   std::string rel = n.size() > best_len ? n.substr(best_len) : std::string();
   while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);

@@ -66,10 +66,16 @@ class Roots {
     automatic,  // openat2 where the kernel has it, walk otherwise
     walk,       // component by component with O_NOFOLLOW (kernels before 5.6; tests)
   };
+  // What the roots are for: only the messages differ (the config key and flag they name).
+  enum class Use {
+    read,        // "roots" / --root: files are loaded from under these
+    write_only,  // "export_roots" / --export-root: Export writes under these
+  };
   Roots() = default;  // no roots: everything is refused
   // Opens every root. A root that does not exist or is not a directory is a ConfigError naming
-  // it and the config key ("roots" / --root).
-  explicit Roots(const std::vector<std::string>& roots, Resolver resolver = Resolver::automatic);
+  // it and the config key ("roots" / --root, or "export_roots" / --export-root).
+  explicit Roots(const std::vector<std::string>& roots, Resolver resolver = Resolver::automatic,
+                 Use use = Use::read);
 
   bool empty() const { return roots_.empty(); }
   const std::vector<std::string>& names() const { return names_; }
@@ -97,6 +103,7 @@ class Roots {
   std::vector<Root> roots_;
   std::vector<std::string> names_;
   bool walk_ = false;
+  Use use_ = Use::read;
 };
 
 }  // namespace meshdock::service

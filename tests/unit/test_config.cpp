@@ -1,0 +1,179 @@
+// meshdockd's configuration (daemon/service/config.hpp): which file is read, export_roots, and
+// that roots which do not exist stop the start naming the key and the path.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "daemon/service/config.hpp"
+#include "daemon/service/roots.hpp"
+
+namespace svc = meshdock::service;
+namespace fs = std::filesystem;
+
+namespace {
+
+class ConfigFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = fs::temp_directory_path() / ("meshdock-config-" + std::to_string(::getpid()));
+    fs::remove_all(base_);
+    fs::create_directories(base_);
+  }
+  void TearDown() override { fs::remove_all(base_); }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(base_ / name) << text;
+    return base_ / name;
+  }
+  fs::path base_;
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const svc::ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+TEST(ConfigSource, TheFlagWinsOverTheVariableAndTheDefault) {
+  const auto s = svc::resolve_config_source(std::string("/x/flag.json"), "/x/env.json", "/");
+  EXPECT_EQ(s.path.value_or("none"), "/x/flag.json");
+  EXPECT_EQ(s.origin, "--config");
+  EXPECT_EQ(s.describe(), "configuration: read /x/flag.json (--config)");
+}
+
+TEST(ConfigSource, TheVariableWinsOverTheDefault) {
+  // The default exists ("/" does) but the variable names another file: that one is read,
+  // even when it does not exist (load_config then fails naming it).
+  const auto s = svc::resolve_config_source(std::nullopt, "/x/env.json", "/");
+  EXPECT_EQ(s.path.value_or("none"), "/x/env.json");
+  EXPECT_EQ(s.describe(), "configuration: read /x/env.json ($MESHDOCK_CONFIG)");
+}
+
+TEST(ConfigSource, AnEmptyVariableMeansNoFile) {
+  const auto s = svc::resolve_config_source(std::nullopt, "", "/");
+  EXPECT_FALSE(s.path);
+  EXPECT_EQ(s.describe(),
+            "configuration: none ($MESHDOCK_CONFIG is set and empty): built-in defaults and "
+            "flags");
+}
+
+TEST_F(ConfigFiles, TheDefaultIsReadWhenItExistsAndSkippedWhenNot) {
+  const auto missing = (base_ / "etc" / "meshdockd.json").string();
+  auto s = svc::resolve_config_source(std::nullopt, nullptr, missing);
+  EXPECT_FALSE(s.path);
+  EXPECT_EQ(s.describe(), "configuration: none (no --config, $MESHDOCK_CONFIG unset, nothing at " +
+                              missing + "): built-in defaults and flags");
+  // A file where a directory of the path should be (ENOTDIR) counts as missing too.
+  write("etc", "not a directory");
+  EXPECT_FALSE(svc::resolve_config_source(std::nullopt, nullptr, missing).path);
+
+  const auto present = write("meshdockd.json", R"({"num_slots": 4})").string();
+  s = svc::resolve_config_source(std::nullopt, nullptr, present);
+  ASSERT_TRUE(s.path);
+  EXPECT_EQ(*s.path, present);
+  EXPECT_EQ(s.describe(), "configuration: read " + present + " (the default path)");
+  EXPECT_EQ(svc::load_config(*s.path).num_slots, 4u);
+}
+
+TEST_F(ConfigFiles, ANamedFileThatIsMissingIsAnErrorNamingIt) {
+  const auto p = (base_ / "nope.json").string();
+  EXPECT_EQ(error_of([&] { svc::load_config(p); }), p + ": cannot open the configuration file");
+}
+
+TEST(ConfigDefault, TheBuiltInDefaultPathIsTheInstalledConfig) {
+  // MESHDOCK_DEFAULT_CONFIG from CMake: ${sysconfdir}/meshdock/meshdockd.json.
+  const std::string p = svc::kDefaultConfigPath;
+  EXPECT_TRUE(p.starts_with("/")) << p;
+  EXPECT_TRUE(p.ends_with("/meshdock/meshdockd.json")) << p;
+}
+
+TEST(ExportRoots, AbsentOrNullMeansExportUnderRoots) {
+  auto c = svc::parse_config(nlohmann::json::parse(R"({"roots": ["/a"]})"), "f.json");
+  EXPECT_FALSE(c.export_roots);
+  c = svc::parse_config(nlohmann::json::parse(R"({"roots": ["/a"], "export_roots": null})"),
+                        "f.json");
+  EXPECT_FALSE(c.export_roots);
+  EXPECT_EQ(nlohmann::json::parse(svc::config_json(c))["export_roots"], nullptr);
+}
+
+TEST(ExportRoots, AListIsKeptAndPrinted) {
+  auto c = svc::parse_config(
+      nlohmann::json::parse(R"({"roots": ["/a"], "export_roots": ["/b", "/c"]})"), "f.json");
+  ASSERT_TRUE(c.export_roots);
+  EXPECT_EQ(*c.export_roots, (std::vector<std::string>{"/b", "/c"}));
+  EXPECT_EQ(c.roots, std::vector<std::string>{"/a"});
+  const auto j = nlohmann::json::parse(svc::config_json(c));
+  EXPECT_EQ(j["export_roots"], nlohmann::json::parse(R"(["/b", "/c"])"));
+  // The printed configuration parses back to the same thing.
+  const auto again = svc::parse_config(j, "printed");
+  EXPECT_EQ(again.export_roots, c.export_roots);
+  // An empty list: export disabled (kept, distinct from absent).
+  c = svc::parse_config(nlohmann::json::parse(R"({"export_roots": []})"), "f.json");
+  ASSERT_TRUE(c.export_roots);
+  EXPECT_TRUE(c.export_roots->empty());
+}
+
+TEST(ExportRoots, WrongTypesNameTheKey) {
+  EXPECT_EQ(error_of([] {
+              svc::parse_config(nlohmann::json::parse(R"({"export_roots": "/b"})"), "f.json");
+            }),
+            "f.json: key 'export_roots' must be a list of directories (or null)");
+  EXPECT_EQ(error_of([] {
+              svc::parse_config(nlohmann::json::parse(R"({"export_roots": [1]})"), "f.json");
+            }),
+            "f.json: key 'export_roots' must hold strings");
+  const auto unknown = error_of(
+      [] { svc::parse_config(nlohmann::json::parse(R"({"export_root": ["/b"]})"), "f.json"); });
+  EXPECT_NE(unknown.find("unknown key 'export_root'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("export_roots,"), std::string::npos) << unknown;
+}
+
+TEST_F(ConfigFiles, AMissingExportRootIsAConfigErrorNamingTheKeyAndThePath) {
+  fs::create_directories(base_ / "exports");
+  const auto missing = (base_ / "gone").string();
+  const auto e = error_of([&] {
+    svc::Roots r({(base_ / "exports").string(), missing}, svc::Roots::Resolver::automatic,
+                 svc::Roots::Use::write_only);
+  });
+  EXPECT_NE(e.find("export root '" + missing + "'"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"export_roots\""), std::string::npos) << e;
+  EXPECT_NE(e.find("--export-root"), std::string::npos) << e;
+  EXPECT_NE(e.find("no such directory"), std::string::npos) << e;
+  // The same path as a read root names the other key.
+  const auto r = error_of([&] { svc::Roots roots({missing}); });
+  EXPECT_NE(r.find("root '" + missing + "' (config key \"roots\""), std::string::npos) << r;
+}
+
+TEST_F(ConfigFiles, ExportRootsRefuseWhatIsOutsideThem) {
+  fs::create_directories(base_ / "exports");
+  fs::create_directories(base_ / "meshes");
+  const svc::Roots w({(base_ / "exports").string()}, svc::Roots::Resolver::automatic,
+                     svc::Roots::Use::write_only);
+  EXPECT_EQ(w.open_dir_for_write((base_ / "exports" / "out.vtu").string()).leaf, "out.vtu");
+  try {
+    w.open_dir_for_write((base_ / "meshes" / "out.vtu").string());
+    ADD_FAILURE() << "a path under a read root was writable through the export roots";
+  } catch (const svc::RootsError& e) {
+    EXPECT_EQ(e.kind(), svc::RootsError::Kind::kOutside);
+    EXPECT_NE(std::string(e.what()).find("outside the allowed export roots"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ShippedConfig, ParsesAndSeparatesReadAndExportRoots) {
+  const auto c = svc::load_config(MESHDOCK_SOURCE_DIR "/config/meshdockd.json");
+  svc::check_config(c);
+  EXPECT_EQ(c.roots, std::vector<std::string>{"/var/lib/meshdock/meshes"});
+  ASSERT_TRUE(c.export_roots);
+  EXPECT_EQ(*c.export_roots, std::vector<std::string>{"/var/lib/meshdock/exports"});
+  EXPECT_EQ(c.listen, "unix:/run/meshdock/meshdockd.sock");
+}
+
+}  // namespace
