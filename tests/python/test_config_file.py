@@ -1,0 +1,125 @@
+"""meshdockd's configuration file: which one it reads (--config, else $MESHDOCK_CONFIG, else the
+default path when it exists, else built-in defaults) and that its first log line says so;
+export_roots (where Export may write) apart from roots (where files are read)."""
+import json
+import os
+import re
+import signal
+import subprocess
+
+import grpc
+import pytest
+
+from daemon_util import BIN, Daemon, wait_for
+from meshdock.v1 import meshdock_pb2 as pb
+
+
+def default_config_path():
+    """The built-in default, as `meshdockd --help` states it."""
+    out = subprocess.run([str(BIN / "meshdockd"), "--help"], capture_output=True, text=True)
+    m = re.search(r"else (/\S+) when it", out.stdout)
+    assert m, out.stdout
+    return m.group(1)
+
+
+def test_the_file_named_by_MESHDOCK_CONFIG_is_read_and_named_first(tmp_path):
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    cfg = tmp_path / "env.json"
+    cfg.write_text(json.dumps({"export_roots": [str(exports)]}))
+    d = Daemon(tmp_path, files=["box.v41.msh"], env={"MESHDOCK_CONFIG": str(cfg)})
+    try:
+        d.load("box.v41.msh", "box")
+        # The read root is not an export root any more: nothing is written there.
+        with pytest.raises(grpc.RpcError) as e:
+            d.stub.Export(pb.ExportRequest(name="box", path=str(d.root / "out.vtu")))
+        assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert "outside the allowed export roots (" + str(exports) + ")" in e.value.details()
+        assert not (d.root / "out.vtu").exists()
+        rep = d.stub.Export(pb.ExportRequest(name="box", path=str(exports / "out.vtu")))
+        assert rep.bytes_written == (exports / "out.vtu").stat().st_size > 0
+        # Nor is a file read from under an export root.
+        with pytest.raises(grpc.RpcError) as e:
+            list(d.stub.Load(pb.LoadRequest(path=str(exports / "out.vtu"), name="back")))
+        assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+        # SIGHUP rereads the same file: without export_roots, Export writes under roots again.
+        cfg.write_text("{}")
+        d.proc.send_signal(signal.SIGHUP)
+        assert wait_for(lambda: any(f"SIGHUP: configuration reread from {cfg}" in l
+                                    for l in d.log))
+        rep = d.stub.Export(pb.ExportRequest(name="box", path=str(d.root / "out.vtu")))
+        assert rep.bytes_written == (d.root / "out.vtu").stat().st_size > 0
+    finally:
+        assert d.stop() == 0
+    assert d.stderr.splitlines()[0] == \
+        f"meshdockd: notice: configuration: read {cfg} ($MESHDOCK_CONFIG)"
+
+
+def test_the_flag_wins_over_MESHDOCK_CONFIG(tmp_path):
+    env_cfg = tmp_path / "env.json"
+    env_cfg.write_text('{"num_slots": 7}')
+    d = Daemon(tmp_path, config={"num_slots": 2}, env={"MESHDOCK_CONFIG": str(env_cfg)})
+    assert d.stop() == 0
+    assert d.stderr.splitlines()[0] == \
+        f"meshdockd: notice: configuration: read {tmp_path / 'meshdockd.json'} (--config)"
+
+
+def test_an_empty_MESHDOCK_CONFIG_means_built_in_defaults(tmp_path):
+    d = Daemon(tmp_path, env={"MESHDOCK_CONFIG": ""})
+    assert d.stop() == 0
+    assert d.stderr.splitlines()[0] == ("meshdockd: notice: configuration: none "
+                                        "($MESHDOCK_CONFIG is set and empty): built-in defaults "
+                                        "and flags")
+
+
+def test_no_default_file_means_built_in_defaults(tmp_path, monkeypatch):
+    path = default_config_path()
+    if os.path.exists(path):
+        pytest.skip(f"{path} exists on this machine (an installed meshdock)")
+    monkeypatch.delenv("MESHDOCK_CONFIG", raising=False)
+    d = Daemon(tmp_path, extra=["--log-level", "error"])
+    assert d.stop() == 0
+    # Said whatever the log level.
+    assert d.stderr.splitlines()[0] == (
+        f"meshdockd: notice: configuration: none (no --config, $MESHDOCK_CONFIG unset, nothing "
+        f"at {path}): built-in defaults and flags")
+
+
+def test_a_missing_file_named_by_MESHDOCK_CONFIG_stops_the_start(tmp_path):
+    missing = tmp_path / "nope.json"
+    r = subprocess.run([str(BIN / "meshdockd"), "--listen", f"unix:{tmp_path / 's.sock'}"],
+                       capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, MESHDOCK_CONFIG=str(missing)))
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"meshdockd: notice: configuration: read {missing} ($MESHDOCK_CONFIG)"
+    assert f"{missing}: cannot open the configuration file" in r.stderr
+
+
+@pytest.mark.parametrize("how", ["file", "flag"])
+def test_an_export_root_that_does_not_exist_stops_the_start(tmp_path, how):
+    missing = tmp_path / "no-exports"
+    args = [str(BIN / "meshdockd"), "--listen", f"unix:{tmp_path / 's.sock'}",
+            "--root", str(tmp_path)]
+    env = dict(os.environ, MESHDOCK_CONFIG="")
+    if how == "file":
+        cfg = tmp_path / "c.json"
+        cfg.write_text(json.dumps({"export_roots": [str(missing)]}))
+        args += ["--config", str(cfg)]
+    else:
+        args += ["--export-root", str(missing)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 2, r.stderr
+    assert (f"export root '{missing}' (config key \"export_roots\" / --export-root DIR): "
+            "no such directory") in r.stderr
+    assert not (tmp_path / "s.sock").exists()
+
+
+def test_print_config_shows_export_roots(tmp_path):
+    env = dict(os.environ, MESHDOCK_CONFIG="")
+    run = lambda *a: json.loads(subprocess.run(
+        [str(BIN / "meshdockd"), *a, "--print-config"], capture_output=True, text=True,
+        env=env, check=True).stdout)
+    assert run()["export_roots"] is None  # Export writes under roots
+    assert run("--export-root", "/x", "--export-root", "/y")["export_roots"] == ["/x", "/y"]
