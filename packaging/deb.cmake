@@ -40,8 +40,11 @@ foreach(_script postinst prerm postrm)
                  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                                   WORLD_READ WORLD_EXECUTE)
 endforeach()
+# libmeshdock.so.1 in the multiarch directory: dpkg runs ldconfig after the package is unpacked
+# (so ctypes.util.find_library and ldconfig -p see it at once).
+file(WRITE ${_deb}/triggers "activate-noawait ldconfig\n")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${_deb}/conffiles ${_deb}/postinst ${_deb}/prerm
-                                       ${_deb}/postrm)
+                                       ${_deb}/postrm ${_deb}/triggers)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 
 include(CPack)

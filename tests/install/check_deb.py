@@ -123,6 +123,9 @@ def main():
                        "[ -d /run/systemd/system ]"):
             if needle not in postinst:
                 problems.append(f"postinst does not run {needle}")
+        triggers = (control / "triggers").read_text() if (control / "triggers").exists() else ""
+        if "activate-noawait ldconfig" not in triggers:
+            problems.append(f"no ldconfig trigger: triggers {triggers!r}")
         shlibs = (control / "shlibs").read_text() if (control / "shlibs").exists() else ""
         if not shlibs.startswith("libmeshdock 1 meshdock"):
             problems.append(f"shlibs: {shlibs!r}")
