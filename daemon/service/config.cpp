@@ -125,12 +125,13 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
     } else if (key == "max_decoded_size") {
       c.max_decoded_size = uint(UINT64_MAX);
     } else {
-      throw ConfigError(where + ": unknown key '" + key +
-                        "' (known: listen, socket_mode, roots, export_roots, max_file_size, max_meshes, "
-                        "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
-                        "token_file, lease_wait_ms, watch_interval_ms, max_message_size, "
-                        "max_streams, max_streams_per_peer, max_rpc_threads, max_rpc_memory, "
-                        "max_decoded_size)");
+      throw ConfigError(
+          where + ": unknown key '" + key +
+          "' (known: listen, socket_mode, roots, export_roots, max_file_size, max_meshes, "
+          "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
+          "token_file, lease_wait_ms, watch_interval_ms, max_message_size, "
+          "max_streams, max_streams_per_peer, max_rpc_threads, max_rpc_memory, "
+          "max_decoded_size)");
     }
   }
   return c;
@@ -206,28 +207,28 @@ std::string config_json(const Config& c) {
   char mode[8], shm_mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(c.socket_mode));
   std::snprintf(shm_mode, sizeof shm_mode, "%04o", static_cast<unsigned>(c.shm_mode));
-  nlohmann::json j = {{"listen", c.listen},
-                      {"socket_mode", mode},
-                      {"roots", c.roots},
-                      {"export_roots", c.export_roots ? nlohmann::json(*c.export_roots)
-                                                      : nlohmann::json(nullptr)},
-                      {"max_file_size", c.max_file_size},
-                      {"max_meshes", c.max_meshes},
-                      {"device_memory_budget", c.device_memory_budget},
-                      {"num_slots", c.num_slots},
-                      {"prefix", c.prefix},
-                      {"shm_mode", shm_mode},
-                      {"device", c.device},
-                      {"log_level", c.log_level},
-                      {"token_file", c.token_file},
-                      {"lease_wait_ms", c.lease_wait_ms},
-                      {"watch_interval_ms", c.watch_interval_ms},
-                      {"max_message_size", c.max_message_size},
-                      {"max_streams", c.max_streams},
-                      {"max_streams_per_peer", c.max_streams_per_peer},
-                      {"max_rpc_threads", c.max_rpc_threads},
-                      {"max_rpc_memory", c.max_rpc_memory},
-                      {"max_decoded_size", c.max_decoded_size}};
+  nlohmann::json j = {
+      {"listen", c.listen},
+      {"socket_mode", mode},
+      {"roots", c.roots},
+      {"export_roots", c.export_roots ? nlohmann::json(*c.export_roots) : nlohmann::json(nullptr)},
+      {"max_file_size", c.max_file_size},
+      {"max_meshes", c.max_meshes},
+      {"device_memory_budget", c.device_memory_budget},
+      {"num_slots", c.num_slots},
+      {"prefix", c.prefix},
+      {"shm_mode", shm_mode},
+      {"device", c.device},
+      {"log_level", c.log_level},
+      {"token_file", c.token_file},
+      {"lease_wait_ms", c.lease_wait_ms},
+      {"watch_interval_ms", c.watch_interval_ms},
+      {"max_message_size", c.max_message_size},
+      {"max_streams", c.max_streams},
+      {"max_streams_per_peer", c.max_streams_per_peer},
+      {"max_rpc_threads", c.max_rpc_threads},
+      {"max_rpc_memory", c.max_rpc_memory},
+      {"max_decoded_size", c.max_decoded_size}};
   return j.dump(2);
 }
 

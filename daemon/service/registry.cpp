@@ -85,7 +85,9 @@ std::shared_ptr<const Roots> export_roots_of(const Config& c,
 }  // namespace
 
 Registry::Registry(Config config, Logger& log)
-    : c_(std::move(config)), log_(log), roots_(std::make_shared<const Roots>(c_.roots)),
+    : c_(std::move(config)),
+      log_(log),
+      roots_(std::make_shared<const Roots>(c_.roots)),
       export_roots_(export_roots_of(c_, roots_)),
       consumers_(std::make_shared<slots::ConsumerRegistry>()) {
   if (roots_->walks())

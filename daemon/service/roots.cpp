@@ -74,8 +74,9 @@ std::string normal(const std::string& p) {
 Roots::Roots(const std::vector<std::string>& roots, Resolver resolver, Use use) : use_(use) {
   for (const auto& r : roots) {
     const std::string what =
-        use == Use::read ? "root '" + r + "' (config key \"roots\" / --root DIR)"
-                         : "export root '" + r + "' (config key \"export_roots\" / --export-root DIR)";
+        use == Use::read
+            ? "root '" + r + "' (config key \"roots\" / --root DIR)"
+            : "export root '" + r + "' (config key \"export_roots\" / --export-root DIR)";
     mesh::UniqueFd fd(::open(r.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!fd)
       throw ConfigError(what + ": " +

@@ -2,12 +2,12 @@
 // libmeshdock.so, and meshdockConfig.cmake or meshdock.pc): tests/install/install_consumer.sh
 // builds it both ways and runs it. It calls into libmeshdock.so (inspect_slot, Slot::attach)
 // for a slot nobody publishes and checks the errors it gets back.
+#include <unistd.h>
 #include <meshdock/attach.hpp>
 #include <meshdock/dlpack_tensor.hpp>
 #include <meshdock/error.hpp>
 #include <meshdock/inspect.hpp>
 #include <meshdock/shm.hpp>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
