@@ -277,6 +277,28 @@ def test_daemonset_security_context():
         assert f"{pod['runAsUser']}:{pod['runAsGroup']}" in script
 
 
+@pytest.mark.skipif(os.getuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to run the init container's script")
+def test_run_dir_init_container_works_with_chown_alone_and_twice(tmp_path):
+    """The init container's script, run as root with CAP_CHOWN only (its securityContext) on
+    a directory made as kubelet makes it, then again as a restarted pod would: the daemon's
+    uid:gid owns it, mode 0750, both times."""
+    spec, _ = daemon_container()
+    pod = spec["securityContext"]
+    init = spec["initContainers"][0]
+    assert init["securityContext"]["capabilities"]["add"] == ["CHOWN"]
+    run = tmp_path / "run"
+    run.mkdir(mode=0o755)
+    script = init["command"][2].replace("/run/meshdock", str(run))
+    for attempt in (1, 2):
+        r = subprocess.run(["setpriv", "--bounding-set=-all,+chown", *init["command"][:2], script],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"run {attempt}: {r.stderr}"
+        st = run.stat()
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == \
+            (pod["runAsUser"], pod["runAsGroup"], 0o750), f"run {attempt}"
+
+
 def test_daemonset_gpu_without_taking_one():
     spec, c = daemon_container()
     # A device-plugin request would give this pod a GPU of its own (docs/deployment.md, GPUs).
