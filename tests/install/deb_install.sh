@@ -9,6 +9,8 @@
 #   meshdockctl load from the read root, export to the export root (a file owned by meshdock),
 #               export to the read root refused (exit 6, PERMISSION_DENIED), inspect;
 #   dpkg -r  -> the conffile stays; dpkg -P -> it goes, the admin's meshes and exports stay.
+#   python3 -> import meshdock from /usr/lib/python3/dist-packages (once the package is pure
+#               Python over libmeshdock.so.1; with the pybind11 module it is not tried);
 # Arguments: SOURCE_DIR VERSION; the package is $MESHDOCK_DEB, else
 # SOURCE_DIR/build-pkg/meshdock_VERSION_*.deb (scripts/package). Exit 77 (skipped) when there is no .deb, or no root / unshare /
 # overlayfs to make the throwaway view with.
@@ -55,6 +57,16 @@ ma=$(gcc -print-multiarch)
 grep -q "libmeshdock.so.1 .*=> \(/usr\)\?/lib/$ma/libmeshdock.so.1" <<<"$cache" ||
   fail "libmeshdock.so.1 is not in ldconfig's cache"
 echo "ok: user, group, directories, unit enabled, ldconfig"
+if [ -e "$src/sdk/python/src/module.cpp" ]; then
+  echo "python: import not tried: this tree's package still needs the pybind11 module _meshdock," \
+       "which the package does not ship (the ctypes package loads libmeshdock.so.1)"
+else
+  # The system python, the system path, the system loader: nothing pointed anywhere.
+  got=$(ch /usr/bin/python3 -c "import meshdock, meshdock.v1.meshdock_pb2; print(meshdock.__file__)") ||
+    fail "import meshdock from the package"
+  [ "$got" = /usr/lib/python3/dist-packages/meshdock/__init__.py ] || fail "import meshdock: $got"
+  echo "ok: python3 -c 'import meshdock' -> $got"
+fi
 
 echo "== meshdockd as meshdock, no arguments"
 # chroot execs meshdockd itself: $pid is the daemon's.
