@@ -186,6 +186,7 @@ static void test_dlpack(void) {
   meshdock_mesh* m = NULL;
   DLManagedTensorVersioned* t = NULL;
   DLManagedTensor* legacy = NULL;
+  DLManagedTensorVersioned* none = (DLManagedTensorVersioned*)&legacy;
   meshdock_array_info pts;
   size_t i = 0;
   double first_z;
@@ -197,9 +198,10 @@ static void test_dlpack(void) {
   CHECK_OK(meshdock_mesh_array_index(m, "points", &i));
   CHECK_OK(meshdock_mesh_array_dlpack(m, i, &t));
   CHECK_OK(meshdock_mesh_array_dlpack_legacy(m, i, &legacy));
-  CHECK(meshdock_mesh_array_dlpack(m, 9999, &t) == MESHDOCK_ERR_NOT_FOUND);
-  CHECK(contains(meshdock_last_error(), "9999"));
+  CHECK(meshdock_mesh_array_dlpack(m, 9999, &none) == MESHDOCK_ERR_NOT_FOUND);
+  CHECK(none == NULL && contains(meshdock_last_error(), "9999"));
   meshdock_mesh_release(m); /* the tensors keep the buffer */
+  CHECK(t != NULL && legacy != NULL);
   if (!t || !legacy) return;
   CHECK(t->version.major == 1 && t->version.minor == 0);
   CHECK(t->flags == 0); /* writable */
