@@ -5,8 +5,9 @@
  *   build/bin/c_consumer NAME [PREFIX] [TIMEOUT_MS]
  *
  * Output, one line per array (the integration test checks it against the file):
- *   frame 1 slot 0 device 1:0 arrays 17
- *   points float64 (300, 3) first 0 0 0 1 0 0
+ *   frame 1 slot 0 device 1:0 arrays 28
+ *   manifest {"arrays":[...],"block_bases":[0,52,...],"cell_types":["triangle",...],...}
+ *   points float64 (300, 3) first 0 0 0.4 0 0 0
  * Exit status: 0 on a frame, 2 when none came within the timeout, 1 on an error (the message
  * from meshdock_last_error() on stderr).
  */
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   n = meshdock_frame_array_count(frame);
+  printf("manifest %s\n", meshdock_frame_manifest_json(frame));
   printf("frame %" PRIu64 " slot %u device %d:%d arrays %zu\n", meshdock_frame_number(frame),
          (unsigned)meshdock_frame_slot_index(frame), (int)meshdock_frame_device(frame).device_type,
          (int)meshdock_frame_device(frame).device_id, n);

@@ -42,6 +42,9 @@ expect_prefix() {
   fi
 }
 expect_prefix "frame 1 slot 0 device 1:0 arrays "
+expect_prefix 'manifest {"arrays":\[{"block":-1,'
+grep -q '"cell_types":\["triangle","triangle","triangle","triangle","triangle","triangle","tetra"\]' "$TMP/out" ||
+  { echo "c_consumer_test: manifest cell_types" >&2; fail=1; }
 expect "points float64 (300, 3) first 0 0 0.4 0 0 0"
 expect_prefix "cells/6 int64 (935, 4) first "
 expect "block_bases int64 (8,) first 0 52 104 188 272 390"
