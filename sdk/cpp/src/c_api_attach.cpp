@@ -79,8 +79,9 @@ std::unique_ptr<meshdock_frame> wrap(Frame f, const std::string& slot_name) {
   const auto& m = h->frame.manifest();
   const DLDevice dev{static_cast<DLDeviceType>(h->frame.device_type()), h->frame.device_id()};
   const auto keep = h->frame.keepalive();  // the frame state: mapping and lease
-  for (const auto& a : m.arrays) {
-    const auto r = h->frame.array(a.name);
+  for (std::size_t i = 0; i < m.arrays.size(); ++i) {
+    const auto& a = m.arrays[i];
+    const auto r = h->frame.array(i);
     Entry e;
     e.name = a.name;
     e.role = role_of(a.role);
