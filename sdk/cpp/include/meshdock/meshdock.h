@@ -19,9 +19,10 @@
  *
  * ---- Conventions ------------------------------------------------------------------------------
  * Status. Every function that can fail returns an int status (enum meshdock_status); 0
- *   (MESHDOCK_OK) is success. On failure, out-parameters are left untouched (a handle out-param
- *   is set to NULL), and meshdock_last_error() returns a message naming the argument, file,
- *   slot, segment or array. Pure accessors of a valid handle that cannot fail (counts, names,
+ *   (MESHDOCK_OK) is success. On failure, pointer out-parameters (handles, tensors, owned
+ *   strings) are set to NULL, other out-parameters are left untouched, and meshdock_last_error()
+ *   returns a message naming the argument, file, slot, segment or array. Out-of-range indices
+ *   are MESHDOCK_ERR_NOT_FOUND. Pure accessors of a valid handle that cannot fail (counts, names,
  *   numbers) return their value directly; given NULL they return 0 / NULL / -1 as documented.
  *   No C++ exception ever crosses this boundary (std::bad_alloc -> MESHDOCK_ERR_OOM, anything
  *   unexpected -> MESHDOCK_ERR_INTERNAL).
