@@ -2,10 +2,12 @@
 # c_consumer (the C ABI example) against a real meshdockd: start the daemon on a private socket
 # and prefix, load box.v41b.msh, run c_consumer and check what it prints against the file
 # (tests/data/meshes/REFERENCE.json: 300 float64 points, 7 blocks, the tetra block 935 x 4).
-#   c_consumer_test.sh BIN_DIR MESH_DIR
+# Then c_live (tests/integration/c_live.c) runs the rest of the C ABI against the same slot.
+#   c_consumer_test.sh BIN_DIR MESH_DIR [C_LIVE]
 set -euo pipefail
 BIN=$1
 MESHES=$2
+C_LIVE=${3:-}
 TMP=$(mktemp -d)
 PREFIX="tcc$$."
 DAEMON=""
@@ -61,4 +63,7 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 grep -q "MESHDOCK_ERR_ATTACH_TIMEOUT" "$TMP/err" || { echo "no ATTACH_TIMEOUT: $(cat "$TMP/err")" >&2; fail=1; }
 grep -q "nosuch" "$TMP/err" || { echo "the message does not name the slot" >&2; fail=1; }
 if (( elapsed_ms > 3000 )); then echo "attach timeout took $elapsed_ms ms" >&2; fail=1; fi
+if [[ -n $C_LIVE ]]; then
+  "$C_LIVE" box "$PREFIX" || fail=1
+fi
 exit $fail
