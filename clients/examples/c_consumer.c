@@ -19,10 +19,10 @@
 #include "meshdock/meshdock.h"
 
 static const char* dtype_name(DLDataType t, char* buf, size_t size) {
-  const char* kind = t.code == kDLInt      ? "int"
-                     : t.code == kDLUInt   ? "uint"
-                     : t.code == kDLFloat  ? "float"
-                     : t.code == kDLBfloat ? "bfloat"
+  const char* kind = t.code == kDLInt             ? "int"
+                     : t.code == kDLUInt          ? "uint"
+                     : t.code == kDLFloat         ? "float"
+                     : t.code == kDLBfloat        ? "bfloat"
                      : t.code == MESHDOCK_DL_BOOL ? "bool"
                                                   : "code";
   if (t.code == MESHDOCK_DL_BOOL) {
@@ -51,18 +51,44 @@ static double value_at(const meshdock_array_info* a, uint64_t i) {
       return 0.0; /* float16: not decoded here */
     case kDLInt:
       switch (a->dtype.bits) {
-        case 8: return (double)*(const int8_t*)p;
-        case 16: { int16_t v; memcpy(&v, p, 2); return v; }
-        case 32: { int32_t v; memcpy(&v, p, 4); return v; }
-        default: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+        case 8:
+          return (double)*(const int8_t*)p;
+        case 16: {
+          int16_t v;
+          memcpy(&v, p, 2);
+          return v;
+        }
+        case 32: {
+          int32_t v;
+          memcpy(&v, p, 4);
+          return v;
+        }
+        default: {
+          int64_t v;
+          memcpy(&v, p, 8);
+          return (double)v;
+        }
       }
     case kDLUInt:
     case MESHDOCK_DL_BOOL:
       switch (a->dtype.bits) {
-        case 8: return (double)*p;
-        case 16: { uint16_t v; memcpy(&v, p, 2); return v; }
-        case 32: { uint32_t v; memcpy(&v, p, 4); return v; }
-        default: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+        case 8:
+          return (double)*p;
+        case 16: {
+          uint16_t v;
+          memcpy(&v, p, 2);
+          return v;
+        }
+        case 32: {
+          uint32_t v;
+          memcpy(&v, p, 4);
+          return v;
+        }
+        default: {
+          uint64_t v;
+          memcpy(&v, p, 8);
+          return (double)v;
+        }
       }
     default:
       return 0.0;

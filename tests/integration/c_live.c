@@ -2,7 +2,8 @@
  * manifest, tensors outliving their frame, a wait that times out (OK + NULL), a wait stopped by
  * the interrupt callback, bad indices and names naming the frame.
  *
- *   c_live NAME PREFIX      (c_consumer_test.sh runs it against a meshdockd publishing box.v41b.msh)
+ *   c_live NAME PREFIX      (c_consumer_test.sh runs it against a meshdockd publishing
+ * box.v41b.msh)
  *
  * Exit status: the number of failed checks.
  */
@@ -16,13 +17,13 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__,    \
-              #cond, meshdock_last_error());                                              \
-      ++failures;                                                                         \
-    }                                                                                     \
+#define CHECK(cond)                                                                           \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, \
+              meshdock_last_error());                                                         \
+      ++failures;                                                                             \
+    }                                                                                         \
   } while (0)
 
 static double now_s(void) {
@@ -142,7 +143,9 @@ int main(int argc, char** argv) {
     meshdock_frame_release(frame);
   }
   meshdock_slot_release(slot);
-  if (failures) fprintf(stderr, "c_live: %d check(s) failed\n", failures);
-  else printf("c_live: all checks passed\n");
+  if (failures)
+    fprintf(stderr, "c_live: %d check(s) failed\n", failures);
+  else
+    printf("c_live: all checks passed\n");
   return failures;
 }

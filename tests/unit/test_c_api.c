@@ -21,23 +21,23 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__,    \
-              #cond, meshdock_last_error());                                              \
-      ++failures;                                                                         \
-    }                                                                                     \
+#define CHECK(cond)                                                                           \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, \
+              meshdock_last_error());                                                         \
+      ++failures;                                                                             \
+    }                                                                                         \
   } while (0)
 
-#define CHECK_OK(expr)                                                                    \
-  do {                                                                                    \
-    int rc_ = (expr);                                                                     \
-    if (rc_ != MESHDOCK_OK) {                                                             \
-      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr,           \
-              meshdock_status_name(rc_), meshdock_last_error());                          \
-      ++failures;                                                                         \
-    }                                                                                     \
+#define CHECK_OK(expr)                                                          \
+  do {                                                                          \
+    int rc_ = (expr);                                                           \
+    if (rc_ != MESHDOCK_OK) {                                                   \
+      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, \
+              meshdock_status_name(rc_), meshdock_last_error());                \
+      ++failures;                                                               \
+    }                                                                           \
   } while (0)
 
 static const char* data_dir;
@@ -85,7 +85,8 @@ static void test_version_and_errors(void) {
   char path[4096];
   CHECK(meshdock_abi_version() == MESHDOCK_ABI_VERSION);
   CHECK((meshdock_abi_version() >> 16) == 1);
-  CHECK(strcmp(meshdock_status_name(MESHDOCK_ERR_PRODUCER_GONE), "MESHDOCK_ERR_PRODUCER_GONE") == 0);
+  CHECK(strcmp(meshdock_status_name(MESHDOCK_ERR_PRODUCER_GONE), "MESHDOCK_ERR_PRODUCER_GONE") ==
+        0);
   CHECK(strcmp(meshdock_status_name(12345), "MESHDOCK_ERR_UNKNOWN") == 0);
 
   CHECK(meshdock_mesh_read(NULL, NULL, &m) == MESHDOCK_ERR_INVALID_ARGUMENT);
@@ -287,10 +288,12 @@ static void test_build_write_reread(void) {
   CHECK(meshdock_mesh_array_count(m) == 0);
 
   CHECK_OK(meshdock_mesh_set_points(m, &t_pts, on_release, (void*)(size_t)1));
-  CHECK_OK(meshdock_mesh_add_cell_block(m, "tetra", &t_tet, NULL, NULL, on_release, (void*)(size_t)2));
+  CHECK_OK(
+      meshdock_mesh_add_cell_block(m, "tetra", &t_tet, NULL, NULL, on_release, (void*)(size_t)2));
   CHECK_OK(meshdock_mesh_set_point_data(m, "T", &t_temp, on_release, (void*)(size_t)3));
   CHECK_OK(meshdock_mesh_add_cell_data(m, "material", &t_mat, on_release, (void*)(size_t)4));
-  CHECK_OK(meshdock_mesh_add_region(m, "solid", "cell", 3, 5, &t_reg, on_release, (void*)(size_t)5));
+  CHECK_OK(
+      meshdock_mesh_add_region(m, "solid", "cell", 3, 5, &t_reg, on_release, (void*)(size_t)5));
   CHECK(meshdock_mesh_array_count(m) == 5);
   CHECK(released[1] == 0 && released[2] == 0 && released[5] == 0); /* still borrowed */
 
