@@ -17,7 +17,8 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_i
                     c_uint16, c_uint32, c_uint64, c_void_p, py_object)
 
 __all__ = ["DLDevice", "DLDataType", "DLTensor", "DLManagedTensor", "DLManagedTensorVersioned",
-           "capsule", "numpy_view", "numpy_from_capsule_owner", "numpy_dtype", "dtype_name",
+           "capsule", "capsule_new", "CapsuleOwner", "numpy_view", "numpy_from_exporter",
+           "DESTRUCTOR", "LEGACY_NAME", "VERSIONED_NAME", "numpy_dtype", "dtype_name",
            "KDL_CPU", "KDL_CUDA", "KDL_CUDA_HOST", "FLAG_READ_ONLY"]
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
@@ -186,7 +187,7 @@ def numpy_view(t: DLTensor, owner, readonly: bool = False):
     return np.asarray(_View(iface, owner))
 
 
-class _CapsuleOwner:
+class CapsuleOwner:
     """Keeps an unconsumed capsule alive: its destructor runs the deleter when the last numpy
     view of the tensor is gone."""
 
@@ -196,12 +197,11 @@ class _CapsuleOwner:
         self.capsule = cap
 
 
-def numpy_from_capsule_owner(obj, name: str):
-    """Adopts a host object speaking DLPack (legacy capsule) as a numpy array without a copy."""
-    try:
-        cap = obj.__dlpack__()
-    except TypeError:
-        raise
+def numpy_from_exporter(obj, name: str):
+    """Adopts a host object speaking DLPack (legacy capsule) as a numpy array without a copy.
+    The capsule is left unconsumed and held by the array: its own destructor (the exporter's)
+    runs the tensor's deleter when the array goes."""
+    cap = obj.__dlpack__()
     if not _capsule_is_valid_py(cap, LEGACY):
         raise ValueError(f"{name}: __dlpack__ did not return a 'dltensor' capsule")
     p = _capsule_get_py(cap, LEGACY)
@@ -210,4 +210,4 @@ def numpy_from_capsule_owner(obj, name: str):
     if t.device.device_type not in (KDL_CPU, KDL_CUDA_HOST):
         raise ValueError(f"{name}: device ({t.device.device_type}, {t.device.device_id}) is not "
                          "host memory")
-    return numpy_view(t, _CapsuleOwner(cap))
+    return numpy_view(t, CapsuleOwner(cap))

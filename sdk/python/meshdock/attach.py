@@ -14,6 +14,7 @@ frames(). Every segment must belong to the daemon's uid (UntrustedSegment otherw
 
 from __future__ import annotations
 
+import ctypes
 import json
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -76,24 +77,95 @@ class Frame(DevicePayload):
         return f"<meshdock.Frame {self.slot_name!r} #{self.number} " + super().__repr__()[len("<meshdock."):]
 
 
-def _frame(name: str, d: dict) -> Frame:
-    arrays = d["arrays"]
-    cells = [arrays[f"cells/{k}"] for k in range(len(d["cell_types"]))]
+def _frame(name: str, core: "_Slot", h) -> Frame:
+    """The Frame of a meshdock_frame handle: one Tensor per array of its manifest."""
+    from . import _capi
+    from ._dlpack import dtype_name
+    from ._tensor import Tensor
+
+    a = _capi.api()
+    p = h.ptr
+    m = json.loads(a.frame_manifest_json(p))
+    dev = a.frame_device(p)
+    device = (dev.device_type, dev.device_id)
+    mk, mkl, info = a.frame_array_dlpack, a.frame_array_dlpack_legacy, core.array_info
+    arrays = {}
+    for i, e in enumerate(m["arrays"]):
+        dt = e["dtype"]
+        shape = tuple(e["shape"])
+        arrays[e["name"]] = Tensor(h, i, e["name"], shape, dtype_name(dt[0], dt[1]), e["nbytes"],
+                                   device, mk, mkl, info)
+    types = m.get("cell_types", [])
+    cells = [arrays[f"cells/{k}"] for k in range(len(types))]
     point_data = {n[len("point_data/"):]: a for n, a in arrays.items() if n.startswith("point_data/")}
     cell_data: dict = {}
-    for n, a in arrays.items():
+    for n, t in arrays.items():
         if n.startswith("cell_data/"):
             field, block = n[len("cell_data/"):].rsplit("/", 1)
-            cell_data.setdefault(field, {})[int(block)] = a
+            cell_data.setdefault(field, {})[int(block)] = t
     import numpy as np
     return Frame(
-        points=arrays["points"], cell_types=list(d["cell_types"]), cells=cells,
+        points=arrays["points"], cell_types=list(types), cells=cells,
         block_bases=arrays["block_bases"], point_data=point_data,
         cell_data={f: [parts[k] for k in sorted(parts)] for f, parts in cell_data.items()},
-        field_data={k: np.asarray(v) for k, v in json.loads(d["field_data"]).items()},
-        regions=[Region(rn, kind, dim, tag, arrays[arr]) for rn, kind, dim, tag, arr in d["regions"]],
-        device=tuple(d["device"]), dropped=list(d["dropped"]), notes=list(d["notes"]),
-        derived=list(d["derived"]), number=d["number"], slot_name=name)
+        field_data={k: np.asarray(v) for k, v in m.get("field_data", {}).items()},
+        regions=[Region(r["name"], r["kind"], r["dim"], r["tag"], arrays[r["array"]])
+                 for r in m.get("regions", [])],
+        device=device, dropped=list(m.get("dropped", [])), notes=list(m.get("notes", [])),
+        derived=list(m.get("derived", [])), number=a.frame_number(p), slot_name=name)
+
+
+class _Slot:
+    """A meshdock_slot handle and the interrupt hook it was attached with (which must outlive
+    it: it is this object's attribute, dropped only after the handle is released)."""
+
+    def __init__(self, handle, hook):
+        from . import _capi
+        self._api = _capi.api()
+        self.handle = handle
+        self.hook = hook
+        self.ptr = handle.ptr
+
+    def array_info(self, frame_ptr, i):
+        from . import _capi
+        x = _capi.ArrayInfo()
+        x.struct_size = ctypes.sizeof(x)
+        _capi.check(self._api.frame_array(frame_ptr, i, x))
+        return x
+
+    @property
+    def write_idx(self) -> int:
+        return self._api.slot_write_idx(self.ptr)
+
+    @property
+    def publish_time(self) -> float:
+        return self._api.slot_publish_time(self.ptr)
+
+    @property
+    def reattaches(self) -> int:
+        return self._api.slot_reattaches(self.ptr)
+
+    @property
+    def device_type(self) -> int:
+        return self._api.slot_device_type(self.ptr)
+
+    @property
+    def num_slots(self) -> int:
+        return self._api.slot_num_slots(self.ptr)
+
+    def check_producer(self) -> None:
+        from . import _capi
+        _capi.check(self._api.slot_check_producer(self.ptr))
+
+    def wait(self, timeout: float):
+        """A frame Handle, or None after `timeout` seconds."""
+        from . import _capi
+        out = ctypes.c_void_p()
+        self.hook.pending = None
+        _capi.check(self._api.slot_wait(self.ptr, int(timeout * 1000), out), self.hook)
+        if not out.value:
+            return None
+        return _capi.Handle(out.value, self._api.frame_release)
 
 
 class AttachedSlot:
@@ -128,12 +200,11 @@ class AttachedSlot:
         """The newest frame not returned yet; sleeps until one is published. Raises
         TimeoutError after `timeout` seconds (None: wait forever), ProducerGone when the daemon
         is gone, SdkError on a corrupt segment."""
-        left = 1e9 if timeout is None else timeout
-        d = self._core.wait(max(0.0, left))
-        if d is None:
+        h = self._core.wait(-0.001 if timeout is None else max(0.0, timeout))
+        if h is None:
             raise TimeoutError(f"slot '{self.name}': no new frame within {timeout} s "
                                f"(write_idx {self._core.write_idx})")
-        return _frame(self.name, d)
+        return _frame(self.name, self._core, h)
 
     def frames(self, timeout: Optional[float] = None) -> Iterator[Frame]:
         """Every new frame, as it comes (ends with ProducerGone / TimeoutError)."""
@@ -176,6 +247,20 @@ def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
     $MESHDOCK_ADDR is unset, else this process's uid or root): UntrustedSegment
     otherwise; SegmentAccessDenied when this process may not open one (names the group to
     join)."""
-    from . import _meshdock
-    return AttachedSlot(_meshdock.Slot.attach(name, prefix, timeout, producer_timeout, reattach,
-                                              owner_uid), name)
+    from . import _capi
+
+    a = _capi.api()
+    o = _capi.AttachOptions()
+    a.attach_options_init(o)
+    o.prefix = prefix.encode()
+    o.timeout_ms = int(timeout * 1000)
+    o.producer_timeout_ms = int(producer_timeout * 1000)
+    o.reattach = bool(reattach)
+    if owner_uid is not None:
+        o.has_owner_uid = 1
+        o.owner_uid = owner_uid
+    hook = _capi.Interrupt()
+    o.interrupt = hook.fn
+    out = ctypes.c_void_p()
+    _capi.check(a.slot_attach(name.encode(), o, out), hook)
+    return AttachedSlot(_Slot(_capi.Handle(out.value, a.slot_release, hook), hook), name)
