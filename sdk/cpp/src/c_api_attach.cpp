@@ -1,0 +1,236 @@
+// The C ABI of attach: meshdock_slot wraps meshdock::Slot, meshdock_frame a Frame plus the
+// table of its arrays (built once per frame, so every later call is index-based).
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "c_api_internal.hpp"
+#include "meshdock/attach.hpp"
+#include "meshdock/shm.hpp"
+
+struct meshdock_slot {
+  meshdock::Slot slot;
+};
+
+struct meshdock_frame {
+  meshdock::Frame frame;
+  std::string manifest_json;
+  meshdock::capi::Table table;
+};
+
+namespace meshdock::capi {
+namespace {
+
+// Waits longer than this are "forever": the deadline arithmetic stays far from overflow.
+constexpr std::int64_t kForeverMs = 100LL * 365 * 24 * 3600 * 1000;
+
+std::int32_t role_of(shm::ArrayRole r) {
+  switch (r) {
+    case shm::ArrayRole::kPoints:
+      return MESHDOCK_ROLE_POINTS;
+    case shm::ArrayRole::kCells:
+      return MESHDOCK_ROLE_CELLS;
+    case shm::ArrayRole::kPointData:
+      return MESHDOCK_ROLE_POINT_DATA;
+    case shm::ArrayRole::kCellData:
+      return MESHDOCK_ROLE_CELL_DATA;
+    case shm::ArrayRole::kRegion:
+      return MESHDOCK_ROLE_REGION;
+    case shm::ArrayRole::kBlockBases:
+      return MESHDOCK_ROLE_BLOCK_BASES;
+  }
+  return MESHDOCK_ROLE_POINTS;
+}
+
+// The field or region an array belongs to, from its manifest name.
+std::string key_of(const shm::Manifest& m, const shm::ArrayEntry& a) {
+  const std::string& n = a.name;
+  switch (a.role) {
+    case shm::ArrayRole::kPointData: {
+      const auto slash = n.find('/');
+      return slash == std::string::npos ? n : n.substr(slash + 1);
+    }
+    case shm::ArrayRole::kCellData: {
+      const auto first = n.find('/');
+      const auto last = n.rfind('/');
+      if (first == std::string::npos) return n;
+      return last > first ? n.substr(first + 1, last - first - 1) : n.substr(first + 1);
+    }
+    case shm::ArrayRole::kRegion:
+      for (const auto& r : m.regions) {
+        if (r.array == n) return r.name;
+      }
+      return n;
+    default:
+      return {};
+  }
+}
+
+std::unique_ptr<meshdock_frame> wrap(Frame f) {
+  auto h = std::unique_ptr<meshdock_frame>(new meshdock_frame{std::move(f), {}, {}});
+  const auto& m = h->frame.manifest();
+  h->manifest_json = shm::encode_manifest(m);
+  const DLDevice dev{static_cast<DLDeviceType>(h->frame.device_type()), h->frame.device_id()};
+  const auto keep = h->frame.keepalive();  // the frame state: mapping and lease
+  for (const auto& a : m.arrays) {
+    const auto r = h->frame.array(a.name);
+    Entry e;
+    e.name = a.name;
+    e.role = role_of(a.role);
+    e.key = key_of(m, a);
+    e.block = a.block;
+    e.data = r.data;
+    e.device = dev;
+    e.dtype = DLDataType{a.dtype.code, a.dtype.bits, a.dtype.lanes};
+    e.shape = a.shape;
+    e.strides = a.strides.empty() ? contiguous(a.shape) : a.strides;
+    e.nbytes = a.nbytes;
+    e.owner = keep;
+    h->table.add(std::move(e));
+  }
+  return h;
+}
+
+constexpr const char* kFrame = "frame";
+
+}  // namespace
+}  // namespace meshdock::capi
+
+using namespace meshdock::capi;
+
+extern "C" {
+
+void meshdock_attach_options_init(meshdock_attach_options* o) {
+  if (!o) return;
+  *o = meshdock_attach_options{};
+  o->struct_size = sizeof(meshdock_attach_options);
+  o->prefix = nullptr;
+  o->timeout_ms = 5000;
+  o->producer_timeout_ms = 1000;
+}
+
+int meshdock_slot_attach(const char* name, const meshdock_attach_options* options,
+                         meshdock_slot** out) {
+  if (out) *out = nullptr;
+  return guard([&] {
+    require(out, "out");
+    require(name, "name");
+    meshdock_attach_options defaults;
+    meshdock_attach_options_init(&defaults);
+    const auto c = read_sized(options, defaults, "meshdock_attach_options");
+    if (c.timeout_ms < 0)
+      throw invalid("timeout_ms is " + std::to_string(c.timeout_ms) + "; must be >= 0");
+    if (c.producer_timeout_ms <= 0)
+      throw invalid("producer_timeout_ms is " + std::to_string(c.producer_timeout_ms) +
+                    "; must be > 0");
+    meshdock::AttachOptions o;
+    if (c.prefix) o.prefix = c.prefix;
+    o.timeout = std::chrono::milliseconds(std::min(c.timeout_ms, kForeverMs));
+    o.producer_timeout = std::chrono::milliseconds(std::min(c.producer_timeout_ms, kForeverMs));
+    o.reattach = c.reattach != 0;
+    if (c.has_owner_uid) o.owner_uid = c.owner_uid;
+    if (c.interrupt) {
+      const auto fn = c.interrupt;
+      void* user = c.interrupt_user;
+      o.interrupt = [fn, user] { return fn(user) != 0; };
+    }
+    auto slot = meshdock::Slot::attach(name, o);
+    *out = new meshdock_slot{std::move(slot)};
+  });
+}
+
+int meshdock_slot_wait(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame** out) {
+  if (out) *out = nullptr;
+  return guard([&] {
+    require(out, "out");
+    require(slot, "slot");
+    const auto ms = timeout_ms < 0 ? kForeverMs : std::min(timeout_ms, kForeverMs);
+    auto f = slot->slot.wait(std::chrono::milliseconds(ms));
+    if (f) *out = wrap(std::move(*f)).release();
+  });
+}
+
+int meshdock_slot_check_producer(const meshdock_slot* slot) {
+  return guard([&] { require(slot, "slot")->slot.check_producer(); });
+}
+
+void meshdock_slot_release(meshdock_slot* slot) {
+  delete slot;
+}
+
+const char* meshdock_slot_name(const meshdock_slot* slot) {
+  return slot ? slot->slot.name().c_str() : nullptr;
+}
+uint32_t meshdock_slot_write_idx(const meshdock_slot* slot) {
+  return slot ? slot->slot.write_idx() : 0;
+}
+uint32_t meshdock_slot_num_slots(const meshdock_slot* slot) {
+  return slot ? slot->slot.num_slots() : 0;
+}
+int32_t meshdock_slot_device_type(const meshdock_slot* slot) {
+  return slot ? slot->slot.device_type() : 0;
+}
+double meshdock_slot_publish_time(const meshdock_slot* slot) {
+  return slot ? slot->slot.publish_time() : 0.0;
+}
+uint32_t meshdock_slot_reattaches(const meshdock_slot* slot) {
+  return slot ? slot->slot.reattaches() : 0;
+}
+
+void meshdock_frame_release(meshdock_frame* frame) {
+  delete frame;
+}
+
+uint64_t meshdock_frame_number(const meshdock_frame* frame) {
+  return frame ? frame->frame.number() : 0;
+}
+uint32_t meshdock_frame_slot_index(const meshdock_frame* frame) {
+  return frame ? frame->frame.slot_index() : 0;
+}
+DLDevice meshdock_frame_device(const meshdock_frame* frame) {
+  if (!frame) return DLDevice{kDLCPU, 0};
+  return DLDevice{static_cast<DLDeviceType>(frame->frame.device_type()),
+                  frame->frame.device_id()};
+}
+const char* meshdock_frame_manifest_json(const meshdock_frame* frame) {
+  return frame ? frame->manifest_json.c_str() : nullptr;
+}
+
+size_t meshdock_frame_array_count(const meshdock_frame* frame) {
+  return frame ? frame->table.size() : 0;
+}
+
+int meshdock_frame_array(const meshdock_frame* frame, size_t index, meshdock_array_info* info) {
+  return guard([&] { require(frame, kFrame)->table.info(index, info, kFrame); });
+}
+
+int meshdock_frame_array_index(const meshdock_frame* frame, const char* name, size_t* index) {
+  return guard([&] {
+    require(index, "index");
+    *index = require(frame, kFrame)->table.index(name, kFrame);
+  });
+}
+
+int meshdock_frame_array_dlpack(const meshdock_frame* frame, size_t index,
+                                DLManagedTensorVersioned** out) {
+  if (out) *out = nullptr;
+  return guard([&] {
+    require(out, "out");
+    *out = require(frame, kFrame)->table.dlpack(index, kFrame);
+  });
+}
+
+int meshdock_frame_array_dlpack_legacy(const meshdock_frame* frame, size_t index,
+                                       DLManagedTensor** out) {
+  if (out) *out = nullptr;
+  return guard([&] {
+    require(out, "out");
+    *out = require(frame, kFrame)->table.dlpack_legacy(index, kFrame);
+  });
+}
+
+int meshdock_frame_order_after_upload(const meshdock_frame* frame, uintptr_t stream) {
+  return guard([&] { require(frame, kFrame)->frame.order_after_upload(stream); });
+}
+
+}  // extern "C"
