@@ -153,14 +153,16 @@ def dtype_name(code: int, bits: int) -> str:
     return ("int", "uint", "float")[code] + str(bits) if code in (0, 1, 2) else f"code{code}_{bits}"
 
 
-class _View:
-    """Holds what keeps the memory alive (`owner`) and describes it to numpy."""
+class Buffer:
+    """The base of a numpy view of library memory: describes it to numpy and holds what keeps
+    it alive (`owner`: the DLPack capsule whose destructor runs the tensor's deleter)."""
 
-    __slots__ = ("__array_interface__", "owner")
+    __slots__ = ("__array_interface__", "owner", "nbytes")
 
-    def __init__(self, interface, owner):
+    def __init__(self, interface, owner, nbytes):
         self.__array_interface__ = interface
         self.owner = owner
+        self.nbytes = nbytes
 
 
 def numpy_view(t: DLTensor, owner, readonly: bool = False):
@@ -184,7 +186,10 @@ def numpy_view(t: DLTensor, owner, readonly: bool = False):
         data = 64
     iface = {"version": 3, "shape": shape, "typestr": typestr, "data": (data, readonly),
              "strides": strides}
-    return np.asarray(_View(iface, owner))
+    count = 1
+    for d in shape:
+        count *= d
+    return np.asarray(Buffer(iface, owner, count * (dt.bits // 8)))
 
 
 class CapsuleOwner:

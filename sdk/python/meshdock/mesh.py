@@ -287,6 +287,9 @@ def c_mesh(d: dict):
     for name, v in d["point_data"].items():
         lend(a.mesh_set_point_data, name.encode(), arrays=[(v, f"point_data '{name}'")])
     for name, parts in d["cell_data"].items():
+        if not parts and d["cells"]:
+            # The C ABI appends parts, so an empty list never reaches the C++ check.
+            raise MeshError(f"cell_data '{name}' has 0 arrays for {len(d['cells'])} blocks")
         for v in parts:
             lend(a.mesh_add_cell_data, name.encode(), arrays=[(v, f"cell_data '{name}'")])
     for name, v in d["field_data"].items():
