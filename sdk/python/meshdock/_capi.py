@@ -194,6 +194,19 @@ def _bind() -> _Api:
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(a, name[len("meshdock_"):], fn)
+        # The hot path (a DLPack tensor per __dlpack__ call): the same functions without
+        # argtypes, called with ready ctypes objects (Handle.c, index_arg()), which skips the
+        # per-argument conversions: about a third of the call's cost.
+        raw = ctypes.PyDLL(lib._name, mode=ctypes.RTLD_LOCAL, handle=lib._handle)
+        for kind in ("frame", "mesh", "payload"):
+            for suffix in ("", "_legacy"):
+                name = f"meshdock_{kind}_array_dlpack{suffix}"
+                try:
+                    fn = getattr(raw, name)
+                except AttributeError:
+                    continue
+                fn.restype = c_int
+                setattr(a, "raw_" + name[len("meshdock_"):], fn)
         if missing:
             raise _lib.LibraryNotFound(f"meshdock: {lib._name} lacks " + ", ".join(missing) +
                                        " (a libmeshdock older than this package)")
@@ -240,9 +253,8 @@ def check(status: int, hook: "Optional[Interrupt]" = None) -> None:
 
 
 # ---- the interrupt hook: Ctrl-C during attach / wait -----------------------------------------
-_check_signals = ctypes.pythonapi.PyErr_CheckSignals
-_check_signals.restype = c_int
-_check_signals.argtypes = []
+# A private function object (ctypes.pythonapi's are shared with the whole process).
+_check_signals = ctypes.PYFUNCTYPE(c_int)(("PyErr_CheckSignals", ctypes.pythonapi))
 
 
 class Interrupt:
@@ -287,10 +299,11 @@ class Interrupt:
 class Handle:
     """Owns one opaque handle; releases it when the last Python reference goes."""
 
-    __slots__ = ("ptr", "_release", "_keep", "__weakref__")
+    __slots__ = ("ptr", "c", "_release", "_keep", "__weakref__")
 
     def __init__(self, ptr: int, release, keep=None):
         self.ptr = ptr
+        self.c = c_void_p(ptr)  # the argument form, for functions called without argtypes
         self._release = release
         self._keep = keep  # what must outlive the handle (a slot's interrupt hook)
 
@@ -301,6 +314,14 @@ class Handle:
                 self._release(p)
             except Exception:  # pragma: no cover - interpreter shutdown
                 pass
+
+
+_INDEX = [ctypes.c_size_t(i) for i in range(256)]
+
+
+def index_arg(i: int):
+    """c_size_t(i), shared for small i (passed by value: never written)."""
+    return _INDEX[i] if i < 256 else ctypes.c_size_t(i)
 
 
 def take_string(p: c_void_p) -> str:

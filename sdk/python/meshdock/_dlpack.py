@@ -19,7 +19,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_i
 __all__ = ["DLDevice", "DLDataType", "DLTensor", "DLManagedTensor", "DLManagedTensorVersioned",
            "capsule", "capsule_new", "CapsuleOwner", "numpy_view", "numpy_from_exporter",
            "DESTRUCTOR", "LEGACY_NAME", "VERSIONED_NAME", "numpy_dtype", "dtype_name",
-           "KDL_CPU", "KDL_CUDA", "KDL_CUDA_HOST", "FLAG_READ_ONLY"]
+           "KDL_CPU", "KDL_CUDA", "KDL_CUDA_HOST", "FLAG_READ_ONLY", "keep_forever"]
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
 FLAG_READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
@@ -65,36 +65,39 @@ DLManagedTensorVersioned._fields_ = [("version", DLPackVersion), ("manager_ctx",
                                      ("deleter", DELETER_VERSIONED), ("flags", c_uint64),
                                      ("dl_tensor", DLTensor)]
 
-# ---- the CPython capsule API, through ctypes.pythonapi (the GIL is held: PyDLL) -------------
+# ---- the CPython capsule API, through ctypes.pythonapi (the GIL is held: PYFUNCTYPE) -------
+# Private function objects made from prototypes: ctypes.pythonapi.X is one object shared with
+# every other user of ctypes in the process, who may set its argtypes to something else.
 _api = ctypes.pythonapi
-_capsule_is_valid = _api.PyCapsule_IsValid
-_capsule_is_valid.restype = c_int
-_capsule_is_valid.argtypes = [c_void_p, c_char_p]
-_capsule_get = _api.PyCapsule_GetPointer
-_capsule_get.restype = c_void_p
-_capsule_get.argtypes = [c_void_p, c_void_p]
-_capsule_get_py = ctypes.PYFUNCTYPE(c_void_p, py_object, c_char_p)(("PyCapsule_GetPointer", _api))
-_capsule_is_valid_py = ctypes.PYFUNCTYPE(c_int, py_object, c_char_p)(("PyCapsule_IsValid", _api))
+
+
+def _py(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, _api))
+
+
+_capsule_get = _py("PyCapsule_GetPointer", c_void_p, c_void_p, c_void_p)
+_capsule_get_py = _py("PyCapsule_GetPointer", c_void_p, py_object, c_char_p)
+_capsule_is_valid_py = _py("PyCapsule_IsValid", c_int, py_object, c_char_p)
+_capsule_name = _py("PyCapsule_GetName", c_void_p, c_void_p)
+_incref = _py("Py_IncRef", None, py_object)
+capsule_new = _py("PyCapsule_New", py_object, c_void_p, c_void_p, c_void_p)
 
 # Deleters are called through this (a C function pointer read from the struct).
 _call_deleter = CFUNCTYPE(None, c_void_p)
-_capsule_name = _api.PyCapsule_GetName
-_capsule_name.restype = c_void_p
-_capsule_name.argtypes = [c_void_p]
 
 
-def _keep_forever(obj):
+def keep_forever(obj):
     """One reference never given back: the object (a ctypes thunk, a capsule name) stays valid
     even while modules are torn down at exit, when unconsumed capsules may still be collected."""
-    _api.Py_IncRef(py_object(obj))
+    _incref(obj)
     return obj
 
 
 # Capsules keep a pointer to their name (never a copy): these buffers live as long as the
 # process. The destructor tells an unconsumed capsule by the very pointer it was made with (a
 # consumer renames with its own string), which costs one call instead of two string compares.
-_LEGACY_NAME = _keep_forever(ctypes.create_string_buffer(LEGACY))
-_VERSIONED_NAME = _keep_forever(ctypes.create_string_buffer(VERSIONED))
+_LEGACY_NAME = keep_forever(ctypes.create_string_buffer(LEGACY))
+_VERSIONED_NAME = keep_forever(ctypes.create_string_buffer(VERSIONED))
 LEGACY_NAME = ctypes.addressof(_LEGACY_NAME)
 VERSIONED_NAME = ctypes.addressof(_VERSIONED_NAME)
 
@@ -119,11 +122,8 @@ def _destructor(cap):
         _call_deleter(fn)(p)
 
 
-_keep_forever(_destructor)
+keep_forever(_destructor)
 DESTRUCTOR = ctypes.cast(_destructor, c_void_p).value
-capsule_new = _api.PyCapsule_New
-capsule_new.restype = py_object
-capsule_new.argtypes = [c_void_p, c_void_p, c_void_p]
 
 
 def capsule(ptr: int, versioned: bool):

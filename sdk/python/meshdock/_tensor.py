@@ -8,7 +8,7 @@ capsule (see _dlpack): this is the hot path of attach, kept to two foreign calls
 
 from __future__ import annotations
 
-from ctypes import c_void_p
+from ctypes import byref, c_void_p
 from typing import Optional, Tuple
 
 from . import _capi
@@ -23,8 +23,8 @@ class Tensor:
     """One payload array: speaks DLPack (torch/np/cupy .from_dlpack adopt it without a copy)
     and keeps its memory alive."""
 
-    __slots__ = ("name", "shape", "dtype", "nbytes", "_dev", "_owner", "_h", "_i", "_mk", "_mkl",
-                 "_ptr", "_info", "__weakref__")
+    __slots__ = ("name", "shape", "dtype", "nbytes", "_dev", "_owner", "_h", "_i", "_hc", "_ic",
+                 "_mk", "_mkl", "_ptr", "_info", "_plain", "__weakref__")
 
     def __init__(self, owner: "_capi.Handle", index: int, name: str, shape: Tuple[int, ...],
                  dtype: str, nbytes: int, device: Tuple[int, int], make, make_legacy, info,
@@ -37,27 +37,29 @@ class Tensor:
         self._owner = owner  # keeps the handle (frame / payload) alive
         self._h = owner.ptr
         self._i = index
+        self._hc = owner.c  # ctypes forms of both, for make / make_legacy (no argtypes)
+        self._ic = _capi.index_arg(index)
         self._mk = make
         self._mkl = make_legacy
         self._info = info
         self._ptr = ptr
+        self._plain = device[0] != KDL_CUDA  # no stream to order on __dlpack__
 
     # ---- DLPack ---------------------------------------------------------------------------
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        if stream is not None or dl_device is not None or copy:
-            self._prepare(stream, dl_device, copy)
-        elif self._dev[0] == KDL_CUDA:
+        # The hot path of attach: keep it to two foreign calls and no conversions.
+        if stream is not None or dl_device is not None or copy or not self._plain:
             self._prepare(stream, dl_device, copy)
         out = c_void_p()
-        if max_version is not None and max_version[0] >= 1:
-            st = self._mk(self._h, self._i, out)
+        if max_version is None or max_version[0] < 1:
+            st = self._mkl(self._hc, self._ic, byref(out))
             if st:
                 raise _capi.error(st)
-            return capsule_new(out.value, VERSIONED_NAME, DESTRUCTOR)
-        st = self._mkl(self._h, self._i, out)
+            return capsule_new(out.value, LEGACY_NAME, DESTRUCTOR)
+        st = self._mk(self._hc, self._ic, byref(out))
         if st:
             raise _capi.error(st)
-        return capsule_new(out.value, LEGACY_NAME, DESTRUCTOR)
+        return capsule_new(out.value, VERSIONED_NAME, DESTRUCTOR)
 
     def _prepare(self, stream, dl_device, copy):
         kind = self._dev[0]
@@ -83,7 +85,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if self._dev[0] not in (KDL_CPU, KDL_CUDA_HOST):
             raise TypeError(f"{self.name} is device memory; use cupy or torch")
-        a = numpy_of(self._mkl, self._h, self._i)
+        a = numpy_of(self._mkl, self._hc, self._ic)
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
@@ -105,11 +107,12 @@ class Tensor:
                 f"({self._dev[0]}, {self._dev[1]})>")
 
 
-def numpy_of(make_legacy, h: int, i: int):
+def numpy_of(make_legacy, h, i):
     """A numpy view (no copy) of array `i` of handle `h` (host memory): the view holds the
-    tensor's capsule, whose destructor runs the tensor's deleter."""
+    tensor's capsule, whose destructor runs the tensor's deleter. Works with the typed and the
+    raw (no argtypes: pass Handle.c and index_arg(i)) form of make_legacy."""
     out = c_void_p()
-    _capi.check(make_legacy(h, i, out))
+    _capi.check(make_legacy(h, i, byref(out)))
     cap = capsule(out.value, False)
     mt = DLManagedTensor.from_address(out.value)
     return numpy_view(mt.dl_tensor, CapsuleOwner(cap))

@@ -88,7 +88,7 @@ def _frame(name: str, core: "_Slot", h) -> Frame:
     m = json.loads(a.frame_manifest_json(p))
     dev = a.frame_device(p)
     device = (dev.device_type, dev.device_id)
-    mk, mkl, info = a.frame_array_dlpack, a.frame_array_dlpack_legacy, core.array_info
+    mk, mkl, info = a.raw_frame_array_dlpack, a.raw_frame_array_dlpack_legacy, core.array_info
     arrays = {}
     for i, e in enumerate(m["arrays"]):
         dt = e["dtype"]

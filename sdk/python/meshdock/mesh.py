@@ -219,8 +219,8 @@ def _release_fn():
     global _RELEASE
     if _RELEASE is None:
         from . import _capi
-        fn = _capi.RELEASE(_release)
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(fn))  # never freed: may run at exit
+        from ._dlpack import keep_forever
+        fn = keep_forever(_capi.RELEASE(_release))  # may run late at exit
         _RELEASE = fn
     return _RELEASE
 

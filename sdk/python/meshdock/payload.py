@@ -153,8 +153,8 @@ def _payload_of(a, h) -> "DevicePayload":
             tensors.append(None)
             continue
         name, shape, dtype, nbytes, dev, data = describe(info)
-        t = Tensor(h, i, name, shape, dtype, nbytes, dev, a.payload_array_dlpack,
-                   a.payload_array_dlpack_legacy, array_info, data)
+        t = Tensor(h, i, name, shape, dtype, nbytes, dev, a.raw_payload_array_dlpack,
+                   a.raw_payload_array_dlpack_legacy, array_info, data)
         tensors.append(t)
         if role == _capi.ROLE_POINT_DATA:
             point_data[info.key.decode()] = t
