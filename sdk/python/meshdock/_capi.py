@@ -207,11 +207,31 @@ def _bind() -> _Api:
                     continue
                 fn.restype = c_int
                 setattr(a, "raw_" + name[len("meshdock_"):], fn)
+        _use_c_destructor(lib)
         if missing:
             raise _lib.LibraryNotFound(f"meshdock: {lib._name} lacks " + ", ".join(missing) +
                                        " (a libmeshdock older than this package)")
         _api = a
         return a
+
+
+def _use_c_destructor(lib) -> None:
+    """ABI >= 1.1 may offer a capsule destructor written in C (given the two CPython functions it
+    needs): cheaper than the ctypes callback on every capsule's death, and indifferent to a
+    pending Python exception. Capsules made before keep the callback; both behave the same."""
+    try:
+        set_api = lib.meshdock_dlpack_capsule_api
+        destructor = lib.meshdock_dlpack_capsule_destructor
+    except AttributeError:
+        return
+    from . import _dlpack, _tensor
+
+    set_api.restype = None
+    set_api.argtypes = [c_void_p, c_void_p]
+    addr = ctypes.cast
+    set_api(addr(ctypes.pythonapi.PyCapsule_IsValid, c_void_p).value,
+            addr(ctypes.pythonapi.PyCapsule_GetPointer, c_void_p).value)
+    _dlpack.DESTRUCTOR = _tensor.DESTRUCTOR = addr(destructor, c_void_p).value
 
 
 # ---- errors ----------------------------------------------------------------------------------

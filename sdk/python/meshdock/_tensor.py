@@ -23,22 +23,16 @@ class Tensor:
     """One payload array: speaks DLPack (torch/np/cupy .from_dlpack adopt it without a copy)
     and keeps its memory alive."""
 
-    __slots__ = ("name", "shape", "dtype", "nbytes", "_dev", "_owner", "_h", "_i", "_hc", "_ic",
-                 "_mk", "_mkl", "_ptr", "_info", "_plain", "__weakref__")
+    __slots__ = ("name", "shape", "dtype", "nbytes", "_ic", "_dev", "_owner", "_hc", "_mk",
+                 "_mkl", "_info", "_ptr", "_plain", "__weakref__")
 
-    def __init__(self, owner: "_capi.Handle", index: int, name: str, shape: Tuple[int, ...],
-                 dtype: str, nbytes: int, device: Tuple[int, int], make, make_legacy, info,
-                 ptr: Optional[int] = None):
-        self.name = name
-        self.shape = shape
-        self.dtype = dtype
-        self.nbytes = nbytes
+    def __init__(self, owner: "_capi.Handle", entry, device: Tuple[int, int], make, make_legacy,
+                 info, ptr: Optional[int] = None):
+        # entry: (name, shape, dtype name, nbytes, index as c_size_t); made once per layout.
+        self.name, self.shape, self.dtype, self.nbytes, self._ic = entry
         self._dev = device
         self._owner = owner  # keeps the handle (frame / payload) alive
-        self._h = owner.ptr
-        self._i = index
-        self._hc = owner.c  # ctypes forms of both, for make / make_legacy (no argtypes)
-        self._ic = _capi.index_arg(index)
+        self._hc = owner.c  # the handle as a ctypes argument, for make / make_legacy
         self._mk = make
         self._mkl = make_legacy
         self._info = info
@@ -76,7 +70,7 @@ class Tensor:
         # -1 = the consumer synchronises itself; any other value is a cudaStream_t.
         s = 1 if stream is None else int(stream)
         if s != -1:
-            _capi.check(_capi.api().frame_order_after_upload(self._h, 0 if s == 1 else s))
+            _capi.check(_capi.api().frame_order_after_upload(self._owner.ptr, 0 if s == 1 else s))
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         return self._dev
@@ -93,7 +87,7 @@ class Tensor:
     @property
     def data_ptr(self) -> int:
         if self._ptr is None:
-            self._ptr = self._info(self._h, self._i).data or 0
+            self._ptr = self._info(self._owner.ptr, self._ic.value).data or 0
         return self._ptr
 
     def __len__(self) -> int:

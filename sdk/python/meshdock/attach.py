@@ -77,42 +77,71 @@ class Frame(DevicePayload):
         return f"<meshdock.Frame {self.slot_name!r} #{self.number} " + super().__repr__()[len("<meshdock."):]
 
 
+class _Layout:
+    """What a manifest says, parsed once: consecutive frames of a slot almost always carry the
+    very same manifest (a publish changes data, not layout), so _frame reuses this while the
+    manifest text is unchanged instead of decoding JSON per frame."""
+
+    __slots__ = ("text", "arrays", "points", "cell_types", "cells", "block_bases", "point_data",
+                 "cell_data", "regions", "field_data", "dropped", "notes", "derived")
+
+    def __init__(self, text: bytes):
+        from . import _capi
+        from ._dlpack import dtype_name
+
+        m = json.loads(text)
+        self.text = text
+        index = {}
+        self.arrays = []
+        for i, e in enumerate(m["arrays"]):
+            dt = e["dtype"]
+            self.arrays.append((e["name"], tuple(e["shape"]), dtype_name(dt[0], dt[1]),
+                                e["nbytes"], _capi.index_arg(i)))
+            index[e["name"]] = i
+        self.points = index["points"]
+        self.cell_types = list(m.get("cell_types", []))
+        self.cells = [index[f"cells/{k}"] for k in range(len(self.cell_types))]
+        self.block_bases = index["block_bases"]
+        self.point_data = [(n[len("point_data/"):], i) for n, i in index.items()
+                           if n.startswith("point_data/")]
+        cell_data: dict = {}
+        for n, i in index.items():
+            if n.startswith("cell_data/"):
+                field, block = n[len("cell_data/"):].rsplit("/", 1)
+                cell_data.setdefault(field, {})[int(block)] = i
+        self.cell_data = [(f, [parts[k] for k in sorted(parts)]) for f, parts in cell_data.items()]
+        self.regions = [(r["name"], r["kind"], r["dim"], r["tag"], index[r["array"]])
+                        for r in m.get("regions", [])]
+        self.field_data = m.get("field_data", {})
+        self.dropped = m.get("dropped", [])
+        self.notes = m.get("notes", [])
+        self.derived = m.get("derived", [])
+
+
 def _frame(name: str, core: "_Slot", h) -> Frame:
     """The Frame of a meshdock_frame handle: one Tensor per array of its manifest."""
-    from . import _capi
-    from ._dlpack import dtype_name
     from ._tensor import Tensor
 
-    a = _capi.api()
+    a = core._api
     p = h.ptr
-    m = json.loads(a.frame_manifest_json(p))
+    text = a.frame_manifest_json(p)
+    lay = core.layout
+    if lay is None or lay.text != text:
+        lay = core.layout = _Layout(text)
     dev = a.frame_device(p)
     device = (dev.device_type, dev.device_id)
     mk, mkl, info = a.raw_frame_array_dlpack, a.raw_frame_array_dlpack_legacy, core.array_info
-    arrays = {}
-    for i, e in enumerate(m["arrays"]):
-        dt = e["dtype"]
-        shape = tuple(e["shape"])
-        arrays[e["name"]] = Tensor(h, i, e["name"], shape, dtype_name(dt[0], dt[1]), e["nbytes"],
-                                   device, mk, mkl, info)
-    types = m.get("cell_types", [])
-    cells = [arrays[f"cells/{k}"] for k in range(len(types))]
-    point_data = {n[len("point_data/"):]: a for n, a in arrays.items() if n.startswith("point_data/")}
-    cell_data: dict = {}
-    for n, t in arrays.items():
-        if n.startswith("cell_data/"):
-            field, block = n[len("cell_data/"):].rsplit("/", 1)
-            cell_data.setdefault(field, {})[int(block)] = t
+    t = [Tensor(h, e, device, mk, mkl, info) for e in lay.arrays]
     import numpy as np
     return Frame(
-        points=arrays["points"], cell_types=list(types), cells=cells,
-        block_bases=arrays["block_bases"], point_data=point_data,
-        cell_data={f: [parts[k] for k in sorted(parts)] for f, parts in cell_data.items()},
-        field_data={k: np.asarray(v) for k, v in m.get("field_data", {}).items()},
-        regions=[Region(r["name"], r["kind"], r["dim"], r["tag"], arrays[r["array"]])
-                 for r in m.get("regions", [])],
-        device=device, dropped=list(m.get("dropped", [])), notes=list(m.get("notes", [])),
-        derived=list(m.get("derived", [])), number=a.frame_number(p), slot_name=name)
+        points=t[lay.points], cell_types=list(lay.cell_types),
+        cells=[t[i] for i in lay.cells], block_bases=t[lay.block_bases],
+        point_data={f: t[i] for f, i in lay.point_data},
+        cell_data={f: [t[i] for i in parts] for f, parts in lay.cell_data},
+        field_data={k: np.array(v) for k, v in lay.field_data.items()},
+        regions=[Region(rn, kind, dim, tag, t[i]) for rn, kind, dim, tag, i in lay.regions],
+        device=device, dropped=list(lay.dropped), notes=list(lay.notes),
+        derived=list(lay.derived), number=a.frame_number(p), slot_name=name)
 
 
 class _Slot:
@@ -125,6 +154,7 @@ class _Slot:
         self.handle = handle
         self.hook = hook
         self.ptr = handle.ptr
+        self.layout: Optional[_Layout] = None
 
     def array_info(self, frame_ptr, i):
         from . import _capi

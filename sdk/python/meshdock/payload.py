@@ -153,7 +153,7 @@ def _payload_of(a, h) -> "DevicePayload":
             tensors.append(None)
             continue
         name, shape, dtype, nbytes, dev, data = describe(info)
-        t = Tensor(h, i, name, shape, dtype, nbytes, dev, a.raw_payload_array_dlpack,
+        t = Tensor(h, (name, shape, dtype, nbytes, _capi.index_arg(i)), dev, a.raw_payload_array_dlpack,
                    a.raw_payload_array_dlpack_legacy, array_info, data)
         tensors.append(t)
         if role == _capi.ROLE_POINT_DATA:
