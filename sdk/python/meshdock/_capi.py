@@ -194,6 +194,7 @@ def _bind() -> _Api:
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(a, name[len("meshdock_"):], fn)
+        a.last_status = None
         # The hot path (a DLPack tensor per __dlpack__ call): the same functions without
         # argtypes, called with ready ctypes objects (Handle.c, index_arg()), which skips the
         # per-argument conversions: about a third of the call's cost.
@@ -207,7 +208,7 @@ def _bind() -> _Api:
                     continue
                 fn.restype = c_int
                 setattr(a, "raw_" + name[len("meshdock_"):], fn)
-        _use_c_destructor(lib)
+        _use_c_capsules(lib, a, raw)
         if missing:
             raise _lib.LibraryNotFound(f"meshdock: {lib._name} lacks " + ", ".join(missing) +
                                        " (a libmeshdock older than this package)")
@@ -215,23 +216,38 @@ def _bind() -> _Api:
         return a
 
 
-def _use_c_destructor(lib) -> None:
-    """ABI >= 1.1 may offer a capsule destructor written in C (given the two CPython functions it
-    needs): cheaper than the ctypes callback on every capsule's death, and indifferent to a
-    pending Python exception. Capsules made before keep the callback; both behave the same."""
+def _use_c_capsules(lib, a: _Api, raw) -> None:
+    """ABI 1.1 may make and destroy DLPack capsules in C, given the CPython functions it needs
+    (libmeshdock never links Python): one foreign call per __dlpack__ and no ctypes callback
+    when a capsule dies (ABI-REQUESTS R11). Without it, _dlpack makes them through
+    ctypes.pythonapi with a ctypes-callback destructor; both behave the same."""
     try:
         set_api = lib.meshdock_dlpack_capsule_api
         destructor = lib.meshdock_dlpack_capsule_destructor
     except AttributeError:
         return
-    from . import _dlpack, _tensor
+    from . import _dlpack
 
-    set_api.restype = None
-    set_api.argtypes = [c_void_p, c_void_p]
+    py = ctypes.pythonapi
     addr = ctypes.cast
-    set_api(addr(ctypes.pythonapi.PyCapsule_IsValid, c_void_p).value,
-            addr(ctypes.pythonapi.PyCapsule_GetPointer, c_void_p).value)
-    _dlpack.DESTRUCTOR = _tensor.DESTRUCTOR = addr(destructor, c_void_p).value
+    set_api.restype = None
+    set_api.argtypes = [c_void_p, c_void_p, c_void_p]
+    set_api(addr(py.PyCapsule_IsValid, c_void_p).value,
+            addr(py.PyCapsule_GetPointer, c_void_p).value,
+            addr(py.PyCapsule_New, c_void_p).value)
+    _dlpack.use_destructor(addr(destructor, c_void_p).value)
+    try:
+        last_status = lib.meshdock_last_status
+        makers = {kind: getattr(raw, f"meshdock_{kind}_array_capsule")
+                  for kind in ("frame", "payload", "mesh")}
+    except AttributeError:
+        return
+    last_status.restype = c_int
+    last_status.argtypes = []
+    a.last_status = last_status
+    for kind, fn in makers.items():
+        fn.restype = ctypes.py_object  # a new reference (ctypes takes it over)
+        setattr(a, f"raw_{kind}_array_capsule", fn)
 
 
 # ---- errors ----------------------------------------------------------------------------------

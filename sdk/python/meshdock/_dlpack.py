@@ -18,7 +18,8 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_i
 
 __all__ = ["DLDevice", "DLDataType", "DLTensor", "DLManagedTensor", "DLManagedTensorVersioned",
            "capsule", "capsule_new", "CapsuleOwner", "numpy_view", "numpy_from_exporter",
-           "DESTRUCTOR", "LEGACY_NAME", "VERSIONED_NAME", "numpy_dtype", "dtype_name",
+           "DESTRUCTOR", "LEGACY_NAME", "VERSIONED_NAME", "capsule_new_raw", "DESTRUCTOR_ARG",
+           "LEGACY_NAME_ARG", "VERSIONED_NAME_ARG", "use_destructor", "numpy_dtype", "dtype_name",
            "KDL_CPU", "KDL_CUDA", "KDL_CUDA_HOST", "FLAG_READ_ONLY", "keep_forever"]
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST = 1, 2, 3
@@ -124,6 +125,23 @@ def _destructor(cap):
 
 keep_forever(_destructor)
 DESTRUCTOR = ctypes.cast(_destructor, c_void_p).value
+
+
+# The hot path's form (Tensor.__dlpack__): no argtypes, so ctypes passes these ready argument
+# objects as they are (c_void_p by value) instead of converting Python ints on every call.
+# DESTRUCTOR_ARG is updated in place when libmeshdock offers a destructor written in C.
+capsule_new_raw = ctypes.PyDLL(None, handle=_api._handle).PyCapsule_New
+capsule_new_raw.restype = py_object
+LEGACY_NAME_ARG = c_void_p(LEGACY_NAME)
+VERSIONED_NAME_ARG = c_void_p(VERSIONED_NAME)
+DESTRUCTOR_ARG = c_void_p(DESTRUCTOR)
+
+
+def use_destructor(addr: int) -> None:
+    """Makes every capsule made from now on use the C function at `addr` as its destructor."""
+    global DESTRUCTOR
+    DESTRUCTOR = addr
+    DESTRUCTOR_ARG.value = addr
 
 
 def capsule(ptr: int, versioned: bool):

@@ -12,9 +12,9 @@ from ctypes import byref, c_void_p
 from typing import Optional, Tuple
 
 from . import _capi
-from ._dlpack import (DESTRUCTOR, KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, LEGACY_NAME, VERSIONED_NAME,
-                      DLManagedTensor, capsule, capsule_new, dtype_name, numpy_view,
-                      CapsuleOwner)
+from ._dlpack import (DESTRUCTOR_ARG, KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, LEGACY_NAME_ARG,
+                      VERSIONED_NAME_ARG, CapsuleOwner, DLManagedTensor, capsule,
+                      capsule_new_raw, dtype_name, numpy_view)
 
 __all__ = ["Tensor", "numpy_of"]
 
@@ -24,10 +24,10 @@ class Tensor:
     and keeps its memory alive."""
 
     __slots__ = ("name", "shape", "dtype", "nbytes", "_ic", "_dev", "_owner", "_hc", "_mk",
-                 "_mkl", "_info", "_ptr", "_plain", "__weakref__")
+                 "_mkl", "_info", "_ptr", "_plain", "_cap", "__weakref__")
 
     def __init__(self, owner: "_capi.Handle", entry, device: Tuple[int, int], make, make_legacy,
-                 info, ptr: Optional[int] = None):
+                 info, ptr: Optional[int] = None, make_capsule=None):
         # entry: (name, shape, dtype name, nbytes, index as c_size_t); made once per layout.
         self.name, self.shape, self.dtype, self.nbytes, self._ic = entry
         self._dev = device
@@ -38,22 +38,31 @@ class Tensor:
         self._info = info
         self._ptr = ptr
         self._plain = device[0] != KDL_CUDA  # no stream to order on __dlpack__
+        self._cap = make_capsule  # libmeshdock makes the capsule itself (ABI 1.1), or None
 
     # ---- DLPack ---------------------------------------------------------------------------
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         # The hot path of attach: keep it to two foreign calls and no conversions.
         if stream is not None or dl_device is not None or copy or not self._plain:
             self._prepare(stream, dl_device, copy)
+        if self._cap is not None:
+            try:
+                return self._cap(self._hc, self._ic,
+                                 0 if max_version is None or max_version[0] < 1 else 1)
+            except ValueError as e:  # NULL with no Python error: the tensor was not made
+                if "PyObject is NULL" not in str(e):
+                    raise
+                raise _capi.error(_capi.api().last_status()) from None
         out = c_void_p()
         if max_version is None or max_version[0] < 1:
             st = self._mkl(self._hc, self._ic, byref(out))
             if st:
                 raise _capi.error(st)
-            return capsule_new(out.value, LEGACY_NAME, DESTRUCTOR)
+            return capsule_new_raw(out, LEGACY_NAME_ARG, DESTRUCTOR_ARG)
         st = self._mk(self._hc, self._ic, byref(out))
         if st:
             raise _capi.error(st)
-        return capsule_new(out.value, VERSIONED_NAME, DESTRUCTOR)
+        return capsule_new_raw(out, VERSIONED_NAME_ARG, DESTRUCTOR_ARG)
 
     def _prepare(self, stream, dl_device, copy):
         kind = self._dev[0]

@@ -131,7 +131,8 @@ def _frame(name: str, core: "_Slot", h) -> Frame:
     dev = a.frame_device(p)
     device = (dev.device_type, dev.device_id)
     mk, mkl, info = a.raw_frame_array_dlpack, a.raw_frame_array_dlpack_legacy, core.array_info
-    t = [Tensor(h, e, device, mk, mkl, info) for e in lay.arrays]
+    cap = getattr(a, "raw_frame_array_capsule", None)
+    t = [Tensor(h, e, device, mk, mkl, info, None, cap) for e in lay.arrays]
     import numpy as np
     return Frame(
         points=t[lay.points], cell_types=list(lay.cell_types),

@@ -154,7 +154,8 @@ def _payload_of(a, h) -> "DevicePayload":
             continue
         name, shape, dtype, nbytes, dev, data = describe(info)
         t = Tensor(h, (name, shape, dtype, nbytes, _capi.index_arg(i)), dev, a.raw_payload_array_dlpack,
-                   a.raw_payload_array_dlpack_legacy, array_info, data)
+                   a.raw_payload_array_dlpack_legacy, array_info, data,
+                   getattr(a, "raw_payload_array_capsule", None))
         tensors.append(t)
         if role == _capi.ROLE_POINT_DATA:
             point_data[info.key.decode()] = t
