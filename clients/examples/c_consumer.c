@@ -5,8 +5,9 @@
  *   build/bin/c_consumer NAME [PREFIX] [TIMEOUT_MS]
  *
  * Output, one line per array (the integration test checks it against the file):
- *   frame 1 slot 0 device 1:0 arrays 17
- *   points float64 (300, 3) first 0 0 0 1 0 0
+ *   frame 1 slot 0 device 1:0 arrays 28
+ *   manifest {"arrays":[...],"block_bases":[0,52,...],"cell_types":["triangle",...],...}
+ *   points float64 (300, 3) first 0 0 0.4 0 0 0
  * Exit status: 0 on a frame, 2 when none came within the timeout, 1 on an error (the message
  * from meshdock_last_error() on stderr).
  */
@@ -18,10 +19,10 @@
 #include "meshdock/meshdock.h"
 
 static const char* dtype_name(DLDataType t, char* buf, size_t size) {
-  const char* kind = t.code == kDLInt      ? "int"
-                     : t.code == kDLUInt   ? "uint"
-                     : t.code == kDLFloat  ? "float"
-                     : t.code == kDLBfloat ? "bfloat"
+  const char* kind = t.code == kDLInt             ? "int"
+                     : t.code == kDLUInt          ? "uint"
+                     : t.code == kDLFloat         ? "float"
+                     : t.code == kDLBfloat        ? "bfloat"
                      : t.code == MESHDOCK_DL_BOOL ? "bool"
                                                   : "code";
   if (t.code == MESHDOCK_DL_BOOL) {
@@ -50,18 +51,44 @@ static double value_at(const meshdock_array_info* a, uint64_t i) {
       return 0.0; /* float16: not decoded here */
     case kDLInt:
       switch (a->dtype.bits) {
-        case 8: return (double)*(const int8_t*)p;
-        case 16: { int16_t v; memcpy(&v, p, 2); return v; }
-        case 32: { int32_t v; memcpy(&v, p, 4); return v; }
-        default: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+        case 8:
+          return (double)*(const int8_t*)p;
+        case 16: {
+          int16_t v;
+          memcpy(&v, p, 2);
+          return v;
+        }
+        case 32: {
+          int32_t v;
+          memcpy(&v, p, 4);
+          return v;
+        }
+        default: {
+          int64_t v;
+          memcpy(&v, p, 8);
+          return (double)v;
+        }
       }
     case kDLUInt:
     case MESHDOCK_DL_BOOL:
       switch (a->dtype.bits) {
-        case 8: return (double)*p;
-        case 16: { uint16_t v; memcpy(&v, p, 2); return v; }
-        case 32: { uint32_t v; memcpy(&v, p, 4); return v; }
-        default: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+        case 8:
+          return (double)*p;
+        case 16: {
+          uint16_t v;
+          memcpy(&v, p, 2);
+          return v;
+        }
+        case 32: {
+          uint32_t v;
+          memcpy(&v, p, 4);
+          return v;
+        }
+        default: {
+          uint64_t v;
+          memcpy(&v, p, 8);
+          return (double)v;
+        }
       }
     default:
       return 0.0;
@@ -110,6 +137,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   n = meshdock_frame_array_count(frame);
+  printf("manifest %s\n", meshdock_frame_manifest_json(frame));
   printf("frame %" PRIu64 " slot %u device %d:%d arrays %zu\n", meshdock_frame_number(frame),
          (unsigned)meshdock_frame_slot_index(frame), (int)meshdock_frame_device(frame).device_type,
          (int)meshdock_frame_device(frame).device_id, n);

@@ -693,8 +693,17 @@ ArrayRef Frame::array(const std::string& name) const {
   if (!e)
     throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + " has no array '" +
                    name + "'");
+  return array(static_cast<std::size_t>(e - s_->manifest->arrays.data()));
+}
+
+ArrayRef Frame::array(std::size_t index) const {
+  const auto& arrays = s_->manifest->arrays;
+  if (index >= arrays.size())
+    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + " has no array " +
+                   std::to_string(index) + " (" + std::to_string(arrays.size()) + " arrays)");
+  const auto* e = &arrays[index];
   ArrayRef r;
-  r.name = name;
+  r.name = e->name;
   r.entry = *e;
   r.data = static_cast<std::byte*>(s_->mapping->base()) + e->offset;
   r.device_type = device_type();

@@ -1,6 +1,7 @@
 // The C ABI of attach: meshdock_slot wraps meshdock::Slot, meshdock_frame a Frame plus the
 // table of its arrays (built once per frame, so every later call is index-based).
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -14,8 +15,15 @@ struct meshdock_slot {
 
 struct meshdock_frame {
   meshdock::Frame frame;
-  std::string manifest_json;
+  std::string label;  // "slot 'box' frame 3": names the frame in messages
   meshdock::capi::Table table;
+  // Encoded on first request only: the hot path (wait, then a tensor per array) never pays it.
+  mutable std::once_flag manifest_once;
+  mutable std::string manifest_json;
+
+  meshdock_frame(meshdock::Frame f, const std::string& slot_name)
+      : frame(std::move(f)),
+        label("slot '" + slot_name + "' frame " + std::to_string(frame.number())) {}
 };
 
 namespace meshdock::capi {
@@ -66,14 +74,14 @@ std::string key_of(const shm::Manifest& m, const shm::ArrayEntry& a) {
   }
 }
 
-std::unique_ptr<meshdock_frame> wrap(Frame f) {
-  auto h = std::unique_ptr<meshdock_frame>(new meshdock_frame{std::move(f), {}, {}});
+std::unique_ptr<meshdock_frame> wrap(Frame f, const std::string& slot_name) {
+  auto h = std::make_unique<meshdock_frame>(std::move(f), slot_name);
   const auto& m = h->frame.manifest();
-  h->manifest_json = shm::encode_manifest(m);
   const DLDevice dev{static_cast<DLDeviceType>(h->frame.device_type()), h->frame.device_id()};
   const auto keep = h->frame.keepalive();  // the frame state: mapping and lease
-  for (const auto& a : m.arrays) {
-    const auto r = h->frame.array(a.name);
+  for (std::size_t i = 0; i < m.arrays.size(); ++i) {
+    const auto& a = m.arrays[i];
+    const auto r = h->frame.array(i);
     Entry e;
     e.name = a.name;
     e.role = role_of(a.role);
@@ -92,6 +100,10 @@ std::unique_ptr<meshdock_frame> wrap(Frame f) {
 }
 
 constexpr const char* kFrame = "frame";
+
+const char* label(const meshdock_frame* f) {
+  return f ? f->label.c_str() : kFrame;
+}
 
 }  // namespace
 }  // namespace meshdock::capi
@@ -146,7 +158,7 @@ int meshdock_slot_wait(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame**
     require(slot, "slot");
     const auto ms = timeout_ms < 0 ? kForeverMs : std::min(timeout_ms, kForeverMs);
     auto f = slot->slot.wait(std::chrono::milliseconds(ms));
-    if (f) *out = wrap(std::move(*f)).release();
+    if (f) *out = wrap(std::move(*f), slot->slot.name()).release();
   });
 }
 
@@ -189,11 +201,19 @@ uint32_t meshdock_frame_slot_index(const meshdock_frame* frame) {
 }
 DLDevice meshdock_frame_device(const meshdock_frame* frame) {
   if (!frame) return DLDevice{kDLCPU, 0};
-  return DLDevice{static_cast<DLDeviceType>(frame->frame.device_type()),
-                  frame->frame.device_id()};
+  return DLDevice{static_cast<DLDeviceType>(frame->frame.device_type()), frame->frame.device_id()};
 }
 const char* meshdock_frame_manifest_json(const meshdock_frame* frame) {
-  return frame ? frame->manifest_json.c_str() : nullptr;
+  if (!frame) return nullptr;
+  try {
+    std::call_once(frame->manifest_once, [frame] {
+      frame->manifest_json = meshdock::shm::encode_manifest(frame->frame.manifest());
+    });
+  } catch (...) {
+    status_of_current_exception();
+    return nullptr;  // only out of memory
+  }
+  return frame->manifest_json.c_str();
 }
 
 size_t meshdock_frame_array_count(const meshdock_frame* frame) {
@@ -201,13 +221,13 @@ size_t meshdock_frame_array_count(const meshdock_frame* frame) {
 }
 
 int meshdock_frame_array(const meshdock_frame* frame, size_t index, meshdock_array_info* info) {
-  return guard([&] { require(frame, kFrame)->table.info(index, info, kFrame); });
+  return guard([&] { require(frame, kFrame)->table.info(index, info, label(frame)); });
 }
 
 int meshdock_frame_array_index(const meshdock_frame* frame, const char* name, size_t* index) {
   return guard([&] {
     require(index, "index");
-    *index = require(frame, kFrame)->table.index(name, kFrame);
+    *index = require(frame, kFrame)->table.index(name, label(frame));
   });
 }
 
@@ -216,7 +236,7 @@ int meshdock_frame_array_dlpack(const meshdock_frame* frame, size_t index,
   if (out) *out = nullptr;
   return guard([&] {
     require(out, "out");
-    *out = require(frame, kFrame)->table.dlpack(index, kFrame);
+    *out = require(frame, kFrame)->table.dlpack(index, label(frame));
   });
 }
 
@@ -225,7 +245,7 @@ int meshdock_frame_array_dlpack_legacy(const meshdock_frame* frame, size_t index
   if (out) *out = nullptr;
   return guard([&] {
     require(out, "out");
-    *out = require(frame, kFrame)->table.dlpack_legacy(index, kFrame);
+    *out = require(frame, kFrame)->table.dlpack_legacy(index, label(frame));
   });
 }
 

@@ -78,8 +78,8 @@ std::vector<std::int64_t> contiguous(const std::vector<std::int64_t>& shape) {
 const Entry& Table::at(std::size_t i, const char* what) const {
   if (i >= entries_.size())
     throw Error(MESHDOCK_ERR_NOT_FOUND, std::string(what) + ": array index " + std::to_string(i) +
-                                           " is out of range (" +
-                                           std::to_string(entries_.size()) + " arrays)");
+                                            " is out of range (" + std::to_string(entries_.size()) +
+                                            " arrays)");
   return entries_[i];
 }
 
@@ -94,8 +94,7 @@ std::size_t Table::index(const char* name, const char* what) const {
   require(name, "name");
   const auto i = find(name);
   if (i < 0)
-    throw Error(MESHDOCK_ERR_NOT_FOUND,
-                std::string(what) + " has no array '" + name + "'");
+    throw Error(MESHDOCK_ERR_NOT_FOUND, std::string(what) + " has no array '" + name + "'");
   return static_cast<std::size_t>(i);
 }
 

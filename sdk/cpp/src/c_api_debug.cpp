@@ -64,22 +64,21 @@ int meshdock_debug_validate_control_block(const void* bytes, size_t size, char**
       mem.push_back(hex(mh.data(), mh.size()));
       ev.push_back(hex(eh.data(), eh.size()));
     }
-    const nlohmann::json j = {
-        {"num_slots", cb.num_slots()},
-        {"version", cb.version()},
-        {"write_idx", cb.write_idx()},
-        {"shutdown", cb.shutdown_byte()},
-        {"metadata",
-         {{"width", m.width},
-          {"height", m.height},
-          {"num_comps", m.num_comps},
-          {"format_kind", m.format_kind},
-          {"bits", m.bits},
-          {"flags", m.flags},
-          {"data_size", m.data_size}}},
-        {"timestamp", cb.timestamp()},
-        {"mem_handles", mem},
-        {"event_handles", ev}};
+    const nlohmann::json j = {{"num_slots", cb.num_slots()},
+                              {"version", cb.version()},
+                              {"write_idx", cb.write_idx()},
+                              {"shutdown", cb.shutdown_byte()},
+                              {"metadata",
+                               {{"width", m.width},
+                                {"height", m.height},
+                                {"num_comps", m.num_comps},
+                                {"format_kind", m.format_kind},
+                                {"bits", m.bits},
+                                {"flags", m.flags},
+                                {"data_size", m.data_size}}},
+                              {"timestamp", cb.timestamp()},
+                              {"mem_handles", mem},
+                              {"event_handles", ev}};
     *json = dump(j);
   });
 }
@@ -100,18 +99,13 @@ int meshdock_debug_validate_catalog(const void* bytes, size_t size, char** json)
                        {"buffer_version", snap.buffer_version},
                        {"manifest", hex(snap.manifest)}});
     }
-    const nlohmann::json j = {{"num_slots", cat.num_slots()},
-                              {"page_size", cat.page_size()},
-                              {"lease_capacity", cat.lease_capacity()},
-                              {"daemon_pid", cat.daemon_pid()},
-                              {"device_type", cat.device_type()},
-                              {"device_id", cat.device_id()},
-                              {"heartbeat_ns", cat.heartbeat_ns()},
-                              {"futex", cat.futex_value()},
-                              {"total_size", cat.total_size()},
-                              {"daemon_uid", cat.daemon_uid()},
-                              {"socket", hex(cat.socket_address())},
-                              {"pages", pages}};
+    const nlohmann::json j = {
+        {"num_slots", cat.num_slots()},           {"page_size", cat.page_size()},
+        {"lease_capacity", cat.lease_capacity()}, {"daemon_pid", cat.daemon_pid()},
+        {"device_type", cat.device_type()},       {"device_id", cat.device_id()},
+        {"heartbeat_ns", cat.heartbeat_ns()},     {"futex", cat.futex_value()},
+        {"total_size", cat.total_size()},         {"daemon_uid", cat.daemon_uid()},
+        {"socket", hex(cat.socket_address())},    {"pages", pages}};
     *json = dump(j);
   });
 }
@@ -139,8 +133,7 @@ int meshdock_debug_validate_name(const char* name, size_t name_size) {
 }
 
 int meshdock_debug_data_object_name(const char* prefix, size_t prefix_size, const char* name,
-                                    size_t name_size, uint32_t slot, uint64_t version,
-                                    char** out) {
+                                    size_t name_size, uint32_t slot, uint64_t version, char** out) {
   if (out) *out = nullptr;
   return guard([&] {
     require(out, "out");

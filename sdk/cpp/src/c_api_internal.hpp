@@ -16,6 +16,10 @@
 #include <utility>
 #include <vector>
 
+// Debian's dlpack.h (0.6) first, as the C++ side includes it: meshdock.h then adds only the
+// DLPack 1.0 types, so every translation unit sees one definition of DLTensor.
+#include <dlpack/dlpack.h>
+
 #include "meshdock/meshdock.h"
 
 // Immutable string list (notes, ...). Defined at global scope: meshdock.h declares it there.

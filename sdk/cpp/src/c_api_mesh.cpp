@@ -73,16 +73,19 @@ std::unique_ptr<meshdock_mesh> tabulate(mesh::Mesh m) {
     row.num_cells = c.connectivity.valid() || c.offsets.valid() ? c.size() : 0;
     row.connectivity = add(c.connectivity, base, MESHDOCK_ROLE_CELLS, "", bi);
     row.offsets = add(c.offsets, base + "/offsets", MESHDOCK_ROLE_OFFSETS, "", bi);
-    row.face_offsets = add(c.face_offsets, base + "/face_offsets", MESHDOCK_ROLE_FACE_OFFSETS, "", bi);
+    row.face_offsets =
+        add(c.face_offsets, base + "/face_offsets", MESHDOCK_ROLE_FACE_OFFSETS, "", bi);
     h->blocks.push_back(std::move(row));
   }
-  for (const auto& [k, v] : m.point_data) add(v, "point_data/" + k, MESHDOCK_ROLE_POINT_DATA, k, -1);
+  for (const auto& [k, v] : m.point_data)
+    add(v, "point_data/" + k, MESHDOCK_ROLE_POINT_DATA, k, -1);
   for (const auto& [k, parts] : m.cell_data) {
     for (std::size_t b = 0; b < parts.size(); ++b)
       add(parts[b], "cell_data/" + k + "/" + std::to_string(b), MESHDOCK_ROLE_CELL_DATA, k,
           static_cast<std::int32_t>(b));
   }
-  for (const auto& [k, v] : m.field_data) add(v, "field_data/" + k, MESHDOCK_ROLE_FIELD_DATA, k, -1);
+  for (const auto& [k, v] : m.field_data)
+    add(v, "field_data/" + k, MESHDOCK_ROLE_FIELD_DATA, k, -1);
   for (const auto& r : m.regions) {
     RegionRow row;
     row.name = r.name;
@@ -146,8 +149,9 @@ mesh::Array adopt(const DLTensor* t, const Hold& hold, const std::string& what, 
     std::int64_t stride = 1;
     for (std::size_t k = shape.size(); k-- > 0;) {
       if (shape[k] != 1 && t->strides[k] != stride)
-        throw invalid(what + " is not C-contiguous (strides in elements must be row-major; "
-                             "copy it first, e.g. np.ascontiguousarray)");
+        throw invalid(what +
+                      " is not C-contiguous (strides in elements must be row-major; "
+                      "copy it first, e.g. np.ascontiguousarray)");
       stride *= shape[k];
     }
   }
@@ -331,8 +335,8 @@ int meshdock_mesh_add_cell_data(meshdock_mesh* m, const char* name, const DLTens
   return setter(m, release, ctx, [&](const Hold& hold, mesh::Mesh& next) {
     const auto n = name_arg(name, "cell_data");
     auto& parts = next.cell_data[n];
-    parts.push_back(adopt(t, hold, "cell_data '" + n + "' part " + std::to_string(parts.size()),
-                          false));
+    parts.push_back(
+        adopt(t, hold, "cell_data '" + n + "' part " + std::to_string(parts.size()), false));
   });
 }
 

@@ -79,6 +79,8 @@ class Frame {
   std::vector<std::string> names() const;
   // Throws SdkError naming the array when the frame has none of that name.
   ArrayRef array(const std::string& name) const;
+  // The array at `index` in manifest order (no lookup by name); SdkError when out of range.
+  ArrayRef array(std::size_t index) const;
   // A DLPack tensor of `name`; it keeps the frame (and its lease) alive until its deleter runs.
   DLManagedTensor* to_dlpack(const std::string& name) const;
   // CUDA slots: makes `stream` (a cudaStream_t) wait for the slot's IPC event, so kernels on it

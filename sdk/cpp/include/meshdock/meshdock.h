@@ -19,9 +19,10 @@
  *
  * ---- Conventions ------------------------------------------------------------------------------
  * Status. Every function that can fail returns an int status (enum meshdock_status); 0
- *   (MESHDOCK_OK) is success. On failure, out-parameters are left untouched (a handle out-param
- *   is set to NULL), and meshdock_last_error() returns a message naming the argument, file,
- *   slot, segment or array. Pure accessors of a valid handle that cannot fail (counts, names,
+ *   (MESHDOCK_OK) is success. On failure, pointer out-parameters (handles, tensors, owned
+ *   strings) are set to NULL, other out-parameters are left untouched, and meshdock_last_error()
+ *   returns a message naming the argument, file, slot, segment or array. Out-of-range indices
+ *   are MESHDOCK_ERR_NOT_FOUND. Pure accessors of a valid handle that cannot fail (counts, names,
  *   numbers) return their value directly; given NULL they return 0 / NULL / -1 as documented.
  *   No C++ exception ever crosses this boundary (std::bad_alloc -> MESHDOCK_ERR_OOM, anything
  *   unexpected -> MESHDOCK_ERR_INTERNAL).
@@ -75,6 +76,7 @@ MESHDOCK_API uint32_t meshdock_abi_version(void);
 
 /* ---- Status and errors ----------------------------------------------------------------------- */
 /* One code per error type of the C++ layers (Python maps each to its exception class). */
+/* clang-format off */
 enum meshdock_status {
   MESHDOCK_OK = 0,
   MESHDOCK_ERR_SDK = 1,                   /* meshdock::SdkError not covered below (corrupt segment,
@@ -95,6 +97,7 @@ enum meshdock_status {
   MESHDOCK_ERR_UNSUPPORTED = 15,          /* valid request this build or handle cannot do */
   MESHDOCK_ERR_INTERNAL = 16              /* any other failure (a bug: please report it) */
 };
+/* clang-format on */
 
 /* The message of the last failure on this thread ("" if none yet): names the argument, file,
  * slot or array. Valid until the next meshdock_* call that fails on this thread; successful
@@ -135,14 +138,14 @@ enum meshdock_role {
  * Set struct_size = sizeof(meshdock_array_info) before the call. */
 typedef struct meshdock_array_info {
   size_t struct_size;
-  const char* name;       /* e.g. "cell_data/T/0"; unique within its handle except repeated
-                             region names (see meshdock_mesh) */
-  int32_t role;           /* enum meshdock_role */
-  const char* key;        /* point/cell/field data or region name; "" otherwise */
-  int32_t block;          /* cell block index, -1 when the array belongs to no block */
-  void* data;             /* host address, or device pointer (device.device_type 2) */
-  DLDevice device;        /* kDLCPU (1) or kDLCUDA (2), device id */
-  DLDataType dtype;       /* DLPack (code, bits, lanes); code 6 = bool */
+  const char* name; /* e.g. "cell_data/T/0"; unique within its handle except repeated
+                       region names (see meshdock_mesh) */
+  int32_t role;     /* enum meshdock_role */
+  const char* key;  /* point/cell/field data or region name; "" otherwise */
+  int32_t block;    /* cell block index, -1 when the array belongs to no block */
+  void* data;       /* host address, or device pointer (device.device_type 2) */
+  DLDevice device;  /* kDLCPU (1) or kDLCUDA (2), device id */
+  DLDataType dtype; /* DLPack (code, bits, lanes); code 6 = bool */
   int32_t ndim;
   const int64_t* shape;   /* ndim entries */
   const int64_t* strides; /* ndim entries, in elements; never NULL (C-contiguous here) */
@@ -159,16 +162,16 @@ typedef struct meshdock_frame meshdock_frame;
 typedef int (*meshdock_interrupt_fn)(void* user);
 
 typedef struct meshdock_attach_options {
-  size_t struct_size;            /* sizeof(meshdock_attach_options) */
-  const char* prefix;            /* shared-memory name prefix; NULL: "meshdock." */
-  int64_t timeout_ms;            /* attach: wait this long for the slot and its first frame
-                                    (default 5000; must be >= 0) */
-  int64_t producer_timeout_ms;   /* a heartbeat older than this = producer gone (default 1000) */
-  int reattach;                  /* nonzero: wait() rides over a producer restart (new frame
-                                    numbers) instead of failing with PRODUCER_GONE */
-  int has_owner_uid;             /* nonzero: segments must belong to owner_uid; zero: the
-                                    default trust rule of attach.hpp ($MESHDOCK_DAEMON_UID, the
-                                    socket's owner, this uid or root) */
+  size_t struct_size;          /* sizeof(meshdock_attach_options) */
+  const char* prefix;          /* shared-memory name prefix; NULL: "meshdock." */
+  int64_t timeout_ms;          /* attach: wait this long for the slot and its first frame
+                                  (default 5000; must be >= 0) */
+  int64_t producer_timeout_ms; /* a heartbeat older than this = producer gone (default 1000) */
+  int reattach;                /* nonzero: wait() rides over a producer restart (new frame
+                                  numbers) instead of failing with PRODUCER_GONE */
+  int has_owner_uid;           /* nonzero: segments must belong to owner_uid; zero: the
+                                  default trust rule of attach.hpp ($MESHDOCK_DAEMON_UID, the
+                                  socket's owner, this uid or root) */
   uint32_t owner_uid;
   meshdock_interrupt_fn interrupt; /* NULL: never interrupted; used by attach AND later waits */
   void* interrupt_user;            /* passed to interrupt; must outlive the slot */
@@ -271,7 +274,7 @@ MESHDOCK_API int meshdock_mesh_array_dlpack_legacy(const meshdock_mesh* mesh, si
 /* One cell block. Array fields are indices into the mesh's (or payload's) arrays, -1 absent. */
 typedef struct meshdock_block_info {
   size_t struct_size;
-  const char* type;     /* meshio's name: "tetra", "hexahedron27", "polygon", "polyhedron" */
+  const char* type; /* meshio's name: "tetra", "hexahedron27", "polygon", "polyhedron" */
   int64_t num_cells;
   int64_t connectivity; /* fixed: (n, nodes_per_cell); ragged: flat (total,) */
   int64_t offsets;      /* ragged blocks (polygon, polyhedron) only */
@@ -313,8 +316,7 @@ MESHDOCK_API int meshdock_mesh_set_points(meshdock_mesh* mesh, const DLTensor* t
 /* Appends a block. offsets / face_offsets NULL unless ragged. `release(ctx)` runs once, after the
  * last of the (up to) three arrays is dropped. */
 MESHDOCK_API int meshdock_mesh_add_cell_block(meshdock_mesh* mesh, const char* type,
-                                              const DLTensor* connectivity,
-                                              const DLTensor* offsets,
+                                              const DLTensor* connectivity, const DLTensor* offsets,
                                               const DLTensor* face_offsets,
                                               meshdock_release_fn release, void* ctx);
 /* Sets (replaces) point_data[name]. */
@@ -387,8 +389,8 @@ MESHDOCK_API int meshdock_payload_array_index(const meshdock_payload* payload, c
 /* A new tensor per call; it keeps its buffer alive. flags 0. */
 MESHDOCK_API int meshdock_payload_array_dlpack(const meshdock_payload* payload, size_t index,
                                                DLManagedTensorVersioned** out);
-MESHDOCK_API int meshdock_payload_array_dlpack_legacy(const meshdock_payload* payload,
-                                                      size_t index, DLManagedTensor** out);
+MESHDOCK_API int meshdock_payload_array_dlpack_legacy(const meshdock_payload* payload, size_t index,
+                                                      DLManagedTensor** out);
 /* Kept blocks (offsets / face_offsets always -1: ragged blocks are dropped). */
 MESHDOCK_API size_t meshdock_payload_block_count(const meshdock_payload* payload);
 MESHDOCK_API int meshdock_payload_block(const meshdock_payload* payload, size_t block,
@@ -424,8 +426,7 @@ MESHDOCK_API int meshdock_probe_devices(char** json);
 /* {"num_slots","version","write_idx","shutdown","metadata":{"width","height","num_comps",
  *  "format_kind","bits","flags","data_size"},"timestamp","mem_handles":[hex],
  *  "event_handles":[hex]} */
-MESHDOCK_API int meshdock_debug_validate_control_block(const void* bytes, size_t size,
-                                                       char** json);
+MESHDOCK_API int meshdock_debug_validate_control_block(const void* bytes, size_t size, char** json);
 /* {"num_slots","page_size","lease_capacity","daemon_pid","device_type","device_id",
  *  "heartbeat_ns","futex","total_size","daemon_uid","socket":hex,
  *  "pages":[{"seq","frame","data_size","buffer_version","manifest":hex}]} */
@@ -439,8 +440,8 @@ MESHDOCK_API int meshdock_debug_control_block_size(uint32_t num_slots, uint64_t*
 MESHDOCK_API int meshdock_debug_validate_name(const char* name, size_t name_size);
 /* *out: OWNED "<prefix>d<16 hex>.s<slot>.v<8 hex>". */
 MESHDOCK_API int meshdock_debug_data_object_name(const char* prefix, size_t prefix_size,
-                                                 const char* name, size_t name_size,
-                                                 uint32_t slot, uint64_t version, char** out);
+                                                 const char* name, size_t name_size, uint32_t slot,
+                                                 uint64_t version, char** out);
 MESHDOCK_API uint32_t meshdock_debug_control_magic(void);          /* 0x43495044 ("CIPD") */
 MESHDOCK_API uint32_t meshdock_debug_catalog_layout_version(void); /* 2 */
 

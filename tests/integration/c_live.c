@@ -1,0 +1,151 @@
+/* The C ABI against a live slot (plain C99, meshdock.h only): slot getters, a frame's arrays and
+ * manifest, tensors outliving their frame, a wait that times out (OK + NULL), a wait stopped by
+ * the interrupt callback, bad indices and names naming the frame.
+ *
+ *   c_live NAME PREFIX      (c_consumer_test.sh runs it against a meshdockd publishing
+ * box.v41b.msh)
+ *
+ * Exit status: the number of failed checks.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "meshdock/meshdock.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                           \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, \
+              meshdock_last_error());                                                         \
+      ++failures;                                                                             \
+    }                                                                                         \
+  } while (0)
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int polls = 0;
+static int stop_after_five(void* user) {
+  (void)user;
+  return ++polls >= 5;
+}
+
+int main(int argc, char** argv) {
+  meshdock_attach_options o;
+  meshdock_slot* slot = NULL;
+  meshdock_frame* frame = NULL;
+  meshdock_frame* again = (meshdock_frame*)&o;
+  DLManagedTensorVersioned* t = NULL;
+  DLManagedTensor* legacy = NULL;
+  meshdock_array_info a;
+  size_t i = 0, n;
+  double t0, dt;
+  const char* manifest;
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s NAME PREFIX\n", argv[0]);
+    return 100;
+  }
+  meshdock_attach_options_init(&o);
+  o.prefix = argv[2];
+  o.timeout_ms = 5000;
+  o.interrupt = stop_after_five;
+  CHECK(meshdock_slot_attach(argv[1], &o, &slot) == MESHDOCK_OK);
+  if (!slot) return 100;
+  polls = -1000000; /* attach done: do not stop the first waits */
+
+  CHECK(strcmp(meshdock_slot_name(slot), argv[1]) == 0);
+  CHECK(meshdock_slot_num_slots(slot) >= 1);
+  CHECK(meshdock_slot_write_idx(slot) >= 1);
+  CHECK(meshdock_slot_device_type(slot) == kDLCPU);
+  CHECK(meshdock_slot_publish_time(slot) > 0.0);
+  CHECK(meshdock_slot_reattaches(slot) == 0);
+  CHECK(meshdock_slot_check_producer(slot) == MESHDOCK_OK);
+
+  CHECK(meshdock_slot_wait(slot, 2000, &frame) == MESHDOCK_OK);
+  CHECK(frame != NULL);
+  if (!frame) return 100;
+  CHECK(meshdock_frame_number(frame) == meshdock_slot_write_idx(slot));
+  CHECK(meshdock_frame_slot_index(frame) < meshdock_slot_num_slots(slot));
+  CHECK(meshdock_frame_device(frame).device_type == kDLCPU);
+  manifest = meshdock_frame_manifest_json(frame);
+  CHECK(manifest && strstr(manifest, "\"cell_types\":[\"triangle\""));
+  CHECK(meshdock_frame_manifest_json(frame) == manifest); /* encoded once */
+  n = meshdock_frame_array_count(frame);
+  CHECK(n == 28);
+
+  /* Roles and keys come from the manifest. */
+  CHECK(meshdock_frame_array_index(frame, "cell_data/gmsh:physical/6", &i) == MESHDOCK_OK);
+  a.struct_size = sizeof a;
+  CHECK(meshdock_frame_array(frame, i, &a) == MESHDOCK_OK);
+  CHECK(a.role == MESHDOCK_ROLE_CELL_DATA && a.block == 6 && strcmp(a.key, "gmsh:physical") == 0);
+  CHECK(a.shape[0] == 935 && a.strides[0] == 1 && a.nbytes == 935 * 8);
+  CHECK(meshdock_frame_array_index(frame, "regions/inlet", &i) == MESHDOCK_OK);
+  CHECK(meshdock_frame_array(frame, i, &a) == MESHDOCK_OK);
+  CHECK(a.role == MESHDOCK_ROLE_REGION && strcmp(a.key, "inlet") == 0 && a.shape[0] == 52);
+
+  /* Errors name the frame and the array. */
+  CHECK(meshdock_frame_array_index(frame, "nope", &i) == MESHDOCK_ERR_NOT_FOUND);
+  CHECK(strstr(meshdock_last_error(), "nope") && strstr(meshdock_last_error(), argv[1]));
+  CHECK(meshdock_frame_array(frame, n, &a) == MESHDOCK_ERR_NOT_FOUND);
+  CHECK(meshdock_frame_order_after_upload(frame, 0) == MESHDOCK_OK); /* host: no-op */
+
+  /* Tensors of the points outlive the frame handle: they hold the lease and the mapping. */
+  CHECK(meshdock_frame_array_index(frame, "points", &i) == MESHDOCK_OK);
+  CHECK(meshdock_frame_array_dlpack(frame, i, &t) == MESHDOCK_OK);
+  CHECK(meshdock_frame_array_dlpack_legacy(frame, i, &legacy) == MESHDOCK_OK);
+  meshdock_frame_release(frame);
+  if (t && legacy) {
+    double* p = (double*)t->dl_tensor.data;
+    CHECK(t->version.major == 1 && t->flags == 0);
+    CHECK(t->dl_tensor.shape[0] == 300 && legacy->dl_tensor.shape[1] == 3);
+    CHECK(p[2] == 0.4);
+    p[2] = -1.0; /* copy-on-write: private to this process */
+    CHECK(((double*)legacy->dl_tensor.data)[2] == -1.0);
+    t->deleter(t);
+    legacy->deleter(legacy);
+  }
+
+  /* No new frame: OK and NULL, by the deadline. */
+  t0 = now_s();
+  CHECK(meshdock_slot_wait(slot, 200, &again) == MESHDOCK_OK);
+  dt = now_s() - t0;
+  CHECK(again == NULL);
+  CHECK(dt >= 0.15 && dt < 2.0);
+
+  /* The attach options' interrupt callback also stops a wait. */
+  polls = 0;
+  t0 = now_s();
+  CHECK(meshdock_slot_wait(slot, 10000, &again) == MESHDOCK_ERR_INTERRUPTED);
+  dt = now_s() - t0;
+  CHECK(again == NULL && polls == 5 && dt < 1.0);
+  CHECK(strstr(meshdock_last_error(), "interrupted") != NULL);
+
+  /* A re-attach to the same slot sees the same (published) frame again. */
+  meshdock_slot_release(slot);
+  slot = NULL;
+  o.interrupt = NULL;
+  CHECK(meshdock_slot_attach(argv[1], &o, &slot) == MESHDOCK_OK);
+  CHECK(meshdock_slot_wait(slot, 2000, &frame) == MESHDOCK_OK && frame != NULL);
+  if (frame) {
+    meshdock_array_info p;
+    p.struct_size = sizeof p;
+    CHECK(meshdock_frame_array_index(frame, "points", &i) == MESHDOCK_OK);
+    CHECK(meshdock_frame_array(frame, i, &p) == MESHDOCK_OK);
+    CHECK(((const double*)p.data)[2] == 0.4); /* our write above stayed private */
+    meshdock_frame_release(frame);
+  }
+  meshdock_slot_release(slot);
+  if (failures)
+    fprintf(stderr, "c_live: %d check(s) failed\n", failures);
+  else
+    printf("c_live: all checks passed\n");
+  return failures;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# libmeshdock exports the C ABI (meshdock_*) and the C++ consumer API only (sdk/cpp/libmeshdock.map):
+# nothing of the mesh / payload / device libraries linked into it, no std:: or nlohmann
+# instantiations. Also checks the SONAME and that every function meshdock.h declares is exported.
+#   check_exports.sh LIBMESHDOCK MESHDOCK_H
+set -euo pipefail
+LIB=$1
+HEADER=$2
+fail=0
+soname=$(readelf -d "$LIB" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[[ $soname == libmeshdock.so.1 ]] || { echo "SONAME is '$soname', not libmeshdock.so.1" >&2; fail=1; }
+syms=$(nm -D --defined-only "$LIB" | awk '{print $3}')
+unexpected=$(echo "$syms" | grep -v '^meshdock_' | c++filt |
+  grep -vE '^(meshdock::(Slot|Frame)::|meshdock::inspect_slot\(|meshdock::to_json|typeinfo (name )?for meshdock::(SdkError|ProducerGone|AttachTimeout|Interrupted|UntrustedSegment|SegmentAccessDenied)$)' || true)
+if [[ -n $unexpected ]]; then
+  echo "exported but not part of the API:" >&2
+  echo "$unexpected" >&2
+  fail=1
+fi
+declared=$(grep -oE 'MESHDOCK_API [^(]*\(' "$HEADER" | grep -oE 'meshdock_[a-z0-9_]+\($' | tr -d '(' | sort -u)
+for f in $declared; do
+  echo "$syms" | grep -qx "$f" || { echo "declared in meshdock.h, not exported: $f" >&2; fail=1; }
+done
+n_c=$(echo "$syms" | grep -c '^meshdock_' || true)
+n_decl=$(echo "$declared" | wc -l)
+echo "libmeshdock: $n_c C functions exported ($n_decl declared), $(echo "$syms" | grep -vc '^meshdock_') C++ API symbols"
+[[ $n_c == "$n_decl" ]] || { echo "exported meshdock_* ($n_c) != declared ($n_decl)" >&2; fail=1; }
+exit $fail
