@@ -146,6 +146,7 @@ def test_an_unconsumed_capsule_releases_the_lease_and_a_consumed_one_holds_it(tm
         c.load(d.root / "box.v41.msh", name="b")
         slot = meshdock.attach("b", prefix=d.prefix)
         frame = slot.wait(timeout=5)
+        assert frame.points.data_ptr == np.from_dlpack(frame.points).ctypes.data
         caps = [frame.points.__dlpack__(), frame.points.__dlpack__(max_version=(1, 0))]
         held = torch.from_dlpack(frame.cells[0])
         assert c.stats().slots[0].leases == 1

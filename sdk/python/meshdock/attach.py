@@ -77,6 +77,16 @@ class Frame(DevicePayload):
         return f"<meshdock.Frame {self.slot_name!r} #{self.number} " + super().__repr__()[len("<meshdock."):]
 
 
+def _array_info(frame_ptr: int, i: int):
+    """meshdock_array_info of array i of a frame (Tensor.data_ptr asks; a plain function, so
+    tensors never keep the slot alive, only their frame)."""
+    from . import _capi
+    x = _capi.ArrayInfo()
+    x.struct_size = ctypes.sizeof(x)
+    _capi.check(_capi.api().frame_array(frame_ptr, i, x))
+    return x
+
+
 class _Layout:
     """What a manifest says, parsed once: consecutive frames of a slot almost always carry the
     very same manifest (a publish changes data, not layout), so _frame reuses this while the
@@ -130,7 +140,7 @@ def _frame(name: str, core: "_Slot", h) -> Frame:
         lay = core.layout = _Layout(text)
     dev = a.frame_device(p)
     device = (dev.device_type, dev.device_id)
-    mk, mkl, info = a.raw_frame_array_dlpack, a.raw_frame_array_dlpack_legacy, core.array_info
+    mk, mkl, info = a.raw_frame_array_dlpack, a.raw_frame_array_dlpack_legacy, _array_info
     cap = getattr(a, "raw_frame_array_capsule", None)
     t = [Tensor(h, e, device, mk, mkl, info, None, cap) for e in lay.arrays]
     import numpy as np
@@ -156,13 +166,6 @@ class _Slot:
         self.hook = hook
         self.ptr = handle.ptr
         self.layout: Optional[_Layout] = None
-
-    def array_info(self, frame_ptr, i):
-        from . import _capi
-        x = _capi.ArrayInfo()
-        x.struct_size = ctypes.sizeof(x)
-        _capi.check(self._api.frame_array(frame_ptr, i, x))
-        return x
 
     @property
     def write_idx(self) -> int:
