@@ -236,3 +236,23 @@ def test_the_ctypes_layer_on_other_pythons(version, build_dir, data_dir):
     assert r.stdout.startswith("interrupted after "), (r.stdout, r.stderr)
     assert int(r.stdout.split()[2]) < 100, r.stdout
     assert "Exception ignored" not in r.stderr, r.stderr
+
+
+def test_a_versioned_capsule_consumed_the_numpy_2_way(data_dir):
+    """numpy 2.x asks __dlpack__(stream=None, max_version=(1, 0), dl_device=..., copy=None),
+    renames the capsule "used_dltensor_versioned" and calls the deleter itself, once."""
+    m = meshdock.read(data_dir / "meshes" / "box.v41.msh")
+    p = meshdock.to_dlpack(m)
+    py = ctypes.pythonapi
+    get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", py))
+    rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_SetName", py))
+    cap = p.points.__dlpack__(stream=None, max_version=(1, 0), dl_device=(1, 0), copy=None)
+    ptr = get(cap, b"dltensor_versioned")
+    assert rename(cap, b"used_dltensor_versioned") == 0
+    del cap
+    gc.collect()  # consumed: the destructor must leave the tensor alone
+    mt = _dlpack.DLManagedTensorVersioned.from_address(ptr)
+    assert mt.dl_tensor.data == m.points.ctypes.data and mt.flags & _dlpack.FLAG_READ_ONLY == 0
+    mt.deleter(ctypes.cast(ptr, ctypes.POINTER(_dlpack.DLManagedTensorVersioned)))
