@@ -1,4 +1,4 @@
-"""Shared fixtures: where the build is, where the test data is, the compiled module."""
+"""Shared fixtures: where the build is, where the test data is, the C++ cross-checks."""
 import os
 import pathlib
 import sys
@@ -25,6 +25,8 @@ def data_dir() -> pathlib.Path:
 
 @pytest.fixture(scope="session")
 def core():
-    """The compiled _meshdock module; its absence is a build failure, not a skip."""
-    from meshdock import _meshdock
-    return _meshdock
+    """The C++ validators and device probe (libmeshdock's meshdock_debug_* through ctypes); a
+    missing library is a build failure, not a skip."""
+    from meshdock import _capi, _debug
+    _capi.api()
+    return _debug

@@ -5,11 +5,18 @@ DevicePayload and DLPack handoff in process (``to_dlpack``, ``to_torch``, ``to_c
 ``from_cupy``), the shared-memory protocol (``meshdock.protocol``, a pure-Python mirror of the
 C++ headers), device detection, ``attach`` (a slot meshdockd publishes, as DLPack arrays) and
 ``Client`` (meshdockd's gRPC control plane).
+
+The package is pure Python: everything native goes through libmeshdock's C ABI
+(meshdock/meshdock.h) with ctypes, so one wheel serves every CPython >= 3.9. The library is
+loaded on first use (see meshdock._lib for where it is looked for); ``import meshdock``, the
+protocol mirror and ``Client`` work without it, and anything that needs it raises
+``LibraryNotFound`` naming every place looked at.
 """
 
 from __future__ import annotations
 
 from . import protocol
+from ._lib import LibraryNotFound
 from .attach import (AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError,
                      SegmentAccessDenied, UntrustedSegment, attach)
 from .client import Client, DaemonError
@@ -21,17 +28,9 @@ from .protocol import ProtocolError
 
 __version__ = "0.1.0"
 
-try:
-    from . import _meshdock  # the compiled core; absent when only the pure-Python files exist
-except ImportError as _e:  # pragma: no cover - exercised only in a source-only checkout
-    _meshdock = None
-    _import_error = _e
-else:
-    _import_error = None
-
-
 __all__ = ["protocol", "ProtocolError", "read", "write", "release_memory", "Mesh", "CellBlock",
            "Region", "MeshError", "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
            "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
-           "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "__version__"]
+           "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "LibraryNotFound",
+           "__version__"]

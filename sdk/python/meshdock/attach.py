@@ -14,6 +14,7 @@ frames(). Every segment must belong to the daemon's uid (UntrustedSegment otherw
 
 from __future__ import annotations
 
+import ctypes
 import json
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -76,24 +77,129 @@ class Frame(DevicePayload):
         return f"<meshdock.Frame {self.slot_name!r} #{self.number} " + super().__repr__()[len("<meshdock."):]
 
 
-def _frame(name: str, d: dict) -> Frame:
-    arrays = d["arrays"]
-    cells = [arrays[f"cells/{k}"] for k in range(len(d["cell_types"]))]
-    point_data = {n[len("point_data/"):]: a for n, a in arrays.items() if n.startswith("point_data/")}
-    cell_data: dict = {}
-    for n, a in arrays.items():
-        if n.startswith("cell_data/"):
-            field, block = n[len("cell_data/"):].rsplit("/", 1)
-            cell_data.setdefault(field, {})[int(block)] = a
+def _array_info(frame_ptr: int, i: int):
+    """meshdock_array_info of array i of a frame (Tensor.data_ptr asks; a plain function, so
+    tensors never keep the slot alive, only their frame)."""
+    from . import _capi
+    x = _capi.ArrayInfo()
+    x.struct_size = ctypes.sizeof(x)
+    _capi.check(_capi.api().frame_array(frame_ptr, i, x))
+    return x
+
+
+class _Layout:
+    """What a manifest says, parsed once: consecutive frames of a slot almost always carry the
+    very same manifest (a publish changes data, not layout), so _frame reuses this while the
+    manifest text is unchanged instead of decoding JSON per frame."""
+
+    __slots__ = ("text", "arrays", "points", "cell_types", "cells", "block_bases", "point_data",
+                 "cell_data", "regions", "field_data", "dropped", "notes", "derived")
+
+    def __init__(self, text: bytes):
+        from . import _capi
+        from ._dlpack import dtype_name
+
+        m = json.loads(text)
+        self.text = text
+        index = {}
+        self.arrays = []
+        for i, e in enumerate(m["arrays"]):
+            dt = e["dtype"]
+            self.arrays.append((e["name"], tuple(e["shape"]), dtype_name(dt[0], dt[1]),
+                                e["nbytes"], _capi.index_arg(i)))
+            index[e["name"]] = i
+        self.points = index["points"]
+        self.cell_types = list(m.get("cell_types", []))
+        self.cells = [index[f"cells/{k}"] for k in range(len(self.cell_types))]
+        self.block_bases = index["block_bases"]
+        self.point_data = [(n[len("point_data/"):], i) for n, i in index.items()
+                           if n.startswith("point_data/")]
+        cell_data: dict = {}
+        for n, i in index.items():
+            if n.startswith("cell_data/"):
+                field, block = n[len("cell_data/"):].rsplit("/", 1)
+                cell_data.setdefault(field, {})[int(block)] = i
+        self.cell_data = [(f, [parts[k] for k in sorted(parts)]) for f, parts in cell_data.items()]
+        self.regions = [(r["name"], r["kind"], r["dim"], r["tag"], index[r["array"]])
+                        for r in m.get("regions", [])]
+        self.field_data = m.get("field_data", {})
+        self.dropped = m.get("dropped", [])
+        self.notes = m.get("notes", [])
+        self.derived = m.get("derived", [])
+
+
+def _frame(name: str, core: "_Slot", h) -> Frame:
+    """The Frame of a meshdock_frame handle: one Tensor per array of its manifest."""
+    from ._tensor import Tensor
+
+    a = core._api
+    p = h.ptr
+    text = a.frame_manifest_json(p)
+    lay = core.layout
+    if lay is None or lay.text != text:
+        lay = core.layout = _Layout(text)
+    dev = a.frame_device(p)
+    device = (dev.device_type, dev.device_id)
+    mk, mkl, info = a.raw_frame_array_dlpack, a.raw_frame_array_dlpack_legacy, _array_info
+    cap = getattr(a, "raw_frame_array_capsule", None)
+    t = [Tensor(h, e, device, mk, mkl, info, None, cap) for e in lay.arrays]
     import numpy as np
     return Frame(
-        points=arrays["points"], cell_types=list(d["cell_types"]), cells=cells,
-        block_bases=arrays["block_bases"], point_data=point_data,
-        cell_data={f: [parts[k] for k in sorted(parts)] for f, parts in cell_data.items()},
-        field_data={k: np.asarray(v) for k, v in json.loads(d["field_data"]).items()},
-        regions=[Region(rn, kind, dim, tag, arrays[arr]) for rn, kind, dim, tag, arr in d["regions"]],
-        device=tuple(d["device"]), dropped=list(d["dropped"]), notes=list(d["notes"]),
-        derived=list(d["derived"]), number=d["number"], slot_name=name)
+        points=t[lay.points], cell_types=list(lay.cell_types),
+        cells=[t[i] for i in lay.cells], block_bases=t[lay.block_bases],
+        point_data={f: t[i] for f, i in lay.point_data},
+        cell_data={f: [t[i] for i in parts] for f, parts in lay.cell_data},
+        field_data={k: np.array(v) for k, v in lay.field_data.items()},
+        regions=[Region(rn, kind, dim, tag, t[i]) for rn, kind, dim, tag, i in lay.regions],
+        device=device, dropped=list(lay.dropped), notes=list(lay.notes),
+        derived=list(lay.derived), number=a.frame_number(p), slot_name=name)
+
+
+class _Slot:
+    """A meshdock_slot handle and the interrupt hook it was attached with (which must outlive
+    it: it is this object's attribute, dropped only after the handle is released)."""
+
+    def __init__(self, handle, hook):
+        from . import _capi
+        self._api = _capi.api()
+        self.handle = handle
+        self.hook = hook
+        self.ptr = handle.ptr
+        self.layout: Optional[_Layout] = None
+
+    @property
+    def write_idx(self) -> int:
+        return self._api.slot_write_idx(self.ptr)
+
+    @property
+    def publish_time(self) -> float:
+        return self._api.slot_publish_time(self.ptr)
+
+    @property
+    def reattaches(self) -> int:
+        return self._api.slot_reattaches(self.ptr)
+
+    @property
+    def device_type(self) -> int:
+        return self._api.slot_device_type(self.ptr)
+
+    @property
+    def num_slots(self) -> int:
+        return self._api.slot_num_slots(self.ptr)
+
+    def check_producer(self) -> None:
+        from . import _capi
+        _capi.check(self._api.slot_check_producer(self.ptr))
+
+    def wait(self, timeout: float):
+        """A frame Handle, or None after `timeout` seconds."""
+        from . import _capi
+        out = ctypes.c_void_p()
+        self.hook.pending = None
+        _capi.check(self._api.slot_wait(self.ptr, int(timeout * 1000), out), self.hook)
+        if not out.value:
+            return None
+        return _capi.Handle(out.value, self._api.frame_release)
 
 
 class AttachedSlot:
@@ -128,12 +234,11 @@ class AttachedSlot:
         """The newest frame not returned yet; sleeps until one is published. Raises
         TimeoutError after `timeout` seconds (None: wait forever), ProducerGone when the daemon
         is gone, SdkError on a corrupt segment."""
-        left = 1e9 if timeout is None else timeout
-        d = self._core.wait(max(0.0, left))
-        if d is None:
+        h = self._core.wait(-0.001 if timeout is None else max(0.0, timeout))
+        if h is None:
             raise TimeoutError(f"slot '{self.name}': no new frame within {timeout} s "
                                f"(write_idx {self._core.write_idx})")
-        return _frame(self.name, d)
+        return _frame(self.name, self._core, h)
 
     def frames(self, timeout: Optional[float] = None) -> Iterator[Frame]:
         """Every new frame, as it comes (ends with ProducerGone / TimeoutError)."""
@@ -176,6 +281,20 @@ def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
     $MESHDOCK_ADDR is unset, else this process's uid or root): UntrustedSegment
     otherwise; SegmentAccessDenied when this process may not open one (names the group to
     join)."""
-    from . import _meshdock
-    return AttachedSlot(_meshdock.Slot.attach(name, prefix, timeout, producer_timeout, reattach,
-                                              owner_uid), name)
+    from . import _capi
+
+    a = _capi.api()
+    o = _capi.AttachOptions()
+    a.attach_options_init(o)
+    o.prefix = prefix.encode()
+    o.timeout_ms = int(timeout * 1000)
+    o.producer_timeout_ms = int(producer_timeout * 1000)
+    o.reattach = bool(reattach)
+    if owner_uid is not None:
+        o.has_owner_uid = 1
+        o.owner_uid = owner_uid
+    hook = _capi.Interrupt()
+    o.interrupt = hook.fn
+    out = ctypes.c_void_p()
+    _capi.check(a.slot_attach(name.encode(), o, out), hook)
+    return AttachedSlot(_Slot(_capi.Handle(out.value, a.slot_release, hook), hook), name)

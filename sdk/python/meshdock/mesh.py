@@ -6,8 +6,12 @@ alive, so a Mesh can be dropped while its arrays live on.
 
 from __future__ import annotations
 
+import ctypes
+import itertools
 import os
+import sys
 import warnings
+from ctypes import c_void_p
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -93,13 +97,65 @@ class Mesh:
 
 def read(path, format: Optional[str] = None) -> Mesh:
     """Read `path` (format from the extension unless given). Raises ReadError."""
-    from . import _meshdock
+    from . import _capi
 
-    d = _meshdock.read_mesh(os.fspath(path), format or "")
-    return Mesh(points=d["points"], cells=[CellBlock(*c) for c in d["cells"]],
-                point_data=d["point_data"], cell_data=d["cell_data"],
-                field_data=d["field_data"],
-                regions=[Region(*r) for r in d["regions"]], notes=list(d["notes"]))
+    a = _capi.api()
+    out = c_void_p()
+    _capi.check(a.mesh_read(os.fsencode(path), (format or "").encode(), out))
+    h = _capi.Handle(out.value, a.mesh_release)
+    return _mesh_of(a, h)
+
+
+def _mesh_of(a, h) -> Mesh:
+    """The Mesh of a meshdock_mesh handle: numpy views of its arrays (no copies)."""
+    from . import _capi
+    from ._tensor import numpy_of
+
+    p = h.ptr
+    n = a.mesh_array_count(p)
+    views: list = [None] * n
+
+    def view(i):
+        if i < 0:
+            return None
+        if views[i] is None:
+            views[i] = numpy_of(a.mesh_array_dlpack_legacy, p, i)
+        return views[i]
+
+    info = _capi.ArrayInfo()
+    info.struct_size = ctypes.sizeof(info)
+    points = None
+    point_data: Dict[str, np.ndarray] = {}
+    cell_data: Dict[str, Dict[int, np.ndarray]] = {}
+    field_data: Dict[str, np.ndarray] = {}
+    for i in range(n):
+        _capi.check(a.mesh_array(p, i, info))
+        role = info.role
+        if role == _capi.ROLE_POINTS:
+            points = view(i)
+        elif role == _capi.ROLE_POINT_DATA:
+            point_data[info.key.decode()] = view(i)
+        elif role == _capi.ROLE_CELL_DATA:
+            cell_data.setdefault(info.key.decode(), {})[info.block] = view(i)
+        elif role == _capi.ROLE_FIELD_DATA:
+            field_data[info.key.decode()] = view(i)
+    cells = []
+    b = _capi.BlockInfo()
+    b.struct_size = ctypes.sizeof(b)
+    for k in range(a.mesh_block_count(p)):
+        _capi.check(a.mesh_block(p, k, b))
+        cells.append(CellBlock(b.type.decode(), view(b.connectivity), view(b.offsets),
+                               view(b.face_offsets)))
+    regions = []
+    r = _capi.RegionInfo()
+    r.struct_size = ctypes.sizeof(r)
+    for k in range(a.mesh_region_count(p)):
+        _capi.check(a.mesh_region(p, k, r))
+        regions.append(Region(r.name.decode(), r.kind.decode(), r.dim, r.tag, view(r.entries)))
+    return Mesh(points=points, cells=cells, point_data=point_data,
+                cell_data={k: [v[b] for b in sorted(v)] for k, v in cell_data.items()},
+                field_data=field_data, regions=regions,
+                notes=_capi.strings(a.mesh_notes(p)))
 
 
 def release_memory() -> int:
@@ -107,9 +163,11 @@ def release_memory() -> int:
     released. Up to 128 MiB of them are kept, so that reading a mesh of the same size again
     finds its memory already in place (about 30% of a binary read); call this when no such
     read is coming. Returns how many bytes went back."""
-    from . import _meshdock
+    from . import _capi
 
-    return int(_meshdock.release_host_cache())
+    n = ctypes.c_uint64()
+    _capi.check(_capi.api().release_host_cache(n))
+    return int(n.value)
 
 
 def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = None,
@@ -123,13 +181,125 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     Every lossy step (e.g. point data MSH stores as float64) is returned and also issued as a
     MeshWarning. Raises WriteError (or MeshError for an inconsistent mesh).
     """
-    from . import _meshdock
+    from . import _capi
 
-    notes = list(_meshdock.write_mesh(os.fspath(path), as_dict(mesh), format or "",
-                                      encoding or "", zlib_level))
+    a = _capi.api()
+    h = c_mesh(as_dict(mesh))
+    o = _capi.WriteOptions()
+    a.write_options_init(o)
+    o.format = (format or "").encode()
+    o.encoding = (encoding or "").encode()
+    o.zlib_level = zlib_level
+    out = c_void_p()
+    _capi.check(a.mesh_write(h.ptr, os.fsencode(path), o, out))
+    try:
+        notes = _capi.strings(out.value)
+    finally:
+        a.strings_release(out.value)
     for n in notes:
         warnings.warn(n, MeshWarning, stacklevel=2)
     return notes
+
+
+# ---- building a C mesh from numpy arrays (borrowed, no copies) ------------------------------
+_DL_CODE = {"i": 0, "u": 1, "f": 2, "b": 6, "c": 5}
+_borrowed: Dict[int, object] = {}
+_next_key = itertools.count(1)
+
+
+def _release(ctx):
+    # The library no longer uses the arrays lent under `ctx` (any thread; ctypes takes the GIL).
+    _borrowed.pop(ctx, None)
+
+
+_RELEASE = None
+
+
+def _release_fn():
+    global _RELEASE
+    if _RELEASE is None:
+        from . import _capi
+        from ._dlpack import keep_forever
+        fn = keep_forever(_capi.RELEASE(_release))  # may run late at exit
+        _RELEASE = fn
+    return _RELEASE
+
+
+def _dltensor(arr, what: str, keep: list):
+    """A DLTensor describing numpy array `arr` (C-contiguous, little-endian, numeric)."""
+    from ._dlpack import DLDataType, DLDevice, DLTensor
+
+    if arr is None:
+        return None
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{what} is not an array")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"{what} is not C-contiguous (pass np.ascontiguousarray)")
+    dt = arr.dtype
+    code = _DL_CODE.get(dt.kind)
+    if code is None:
+        raise TypeError(f"{what} has dtype {dt}, which is not numeric")
+    if dt.byteorder == ">" or (dt.byteorder == "=" and sys.byteorder == "big"):
+        raise ValueError(f"{what} is big-endian; convert it first")
+    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+    t = DLTensor()
+    t.data = arr.__array_interface__["data"][0] or None
+    t.device = DLDevice(1, 0)
+    t.ndim = arr.ndim
+    t.dtype = DLDataType(code, dt.itemsize * 8, 1)
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    keep.append(shape)
+    keep.append(arr)
+    return ctypes.pointer(t)
+
+
+def _lend(arrays) -> int:
+    """Keeps `arrays` alive until the library calls the release callback with the key."""
+    key = next(_next_key)
+    _borrowed[key] = arrays
+    return key
+
+
+def c_mesh(d: dict):
+    """A meshdock_mesh handle over the arrays of `d` (the dict form of as_dict), no copies."""
+    from . import _capi
+
+    a = _capi.api()
+    out = c_void_p()
+    _capi.check(a.mesh_new(out))
+    h = _capi.Handle(out.value, a.mesh_release)
+    p = h.ptr
+    rel = _release_fn()
+
+    def lend(setter, *args, arrays):
+        keep: list = []
+        ts = [_dltensor(arr, what, keep) for arr, what in arrays]
+        key = _lend(keep)
+        _capi.check(setter(p, *args, *ts, rel, key))
+
+    if d["points"] is not None:
+        lend(a.mesh_set_points, arrays=[(d["points"], "points")])
+    for typ, data, offsets, face_offsets in d["cells"]:
+        what = f"cells block '{typ}'"
+        lend(a.mesh_add_cell_block, typ.encode(), arrays=[
+            (data, what + " data"), (offsets, what + " offsets"),
+            (face_offsets, what + " face_offsets")])
+    for name, v in d["point_data"].items():
+        lend(a.mesh_set_point_data, name.encode(), arrays=[(v, f"point_data '{name}'")])
+    for name, parts in d["cell_data"].items():
+        if not parts and d["cells"]:
+            # The C ABI appends parts, so an empty list never reaches the C++ check.
+            raise MeshError(f"cell_data '{name}' has 0 arrays for {len(d['cells'])} blocks")
+        for v in parts:
+            lend(a.mesh_add_cell_data, name.encode(), arrays=[(v, f"cell_data '{name}'")])
+    for name, v in d["field_data"].items():
+        lend(a.mesh_set_field_data, name.encode(), arrays=[(v, f"field_data '{name}'")])
+    for name, kind, dim, tag, entries in d["regions"]:
+        if kind not in ("point", "cell", "side"):
+            raise ValueError(f"region kind '{kind}' is not point, cell or side")
+        lend(a.mesh_add_region, name.encode(), kind.encode(), int(dim), int(tag),
+             arrays=[(entries, f"region '{name}' entries")])
+    return h
 
 
 def as_dict(mesh, copies: Optional[List[str]] = None) -> dict:

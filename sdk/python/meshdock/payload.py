@@ -11,7 +11,9 @@ Every note (a lossy or copying step) is issued as a PayloadWarning and kept in `
 
 from __future__ import annotations
 
+import ctypes
 import warnings
+from ctypes import c_void_p
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -102,22 +104,91 @@ def to_dlpack(mesh, float32: bool = False, int32: bool = False,
     cast. int32 range-checks connectivity, block_bases and region entries first. Ragged blocks
     (polyhedra) are dropped and listed in `dropped`, region entries renumbered to the kept
     blocks. zero_copy_only=True raises PayloadError instead of copying."""
-    from . import _meshdock
+    from . import _capi
+    from .mesh import c_mesh
 
     copies: List[str] = []
     d = as_dict(mesh, copies)
     if copies and zero_copy_only:
         raise PayloadError(f"{copies[0]} would need a copy, and zero_copy_only=True")
-    r = _meshdock.build_payload(d, float32, int32, zero_copy_only)
-    p = DevicePayload(
-        points=r["points"], cell_types=list(r["cell_types"]), cells=list(r["cells"]),
-        block_bases=r["block_bases"], point_data=dict(r["point_data"]),
-        cell_data={k: list(v) for k, v in r["cell_data"].items()}, field_data=dict(r["field_data"]),
-        regions=[Region(*x) for x in r["regions"]], device=tuple(r["device"]),
-        dropped=list(r["dropped"]), shared=list(r["shared"]), notes=copies + list(r["notes"]),
-        derived=list(r["derived"]))
+    a = _capi.api()
+    m = c_mesh(d)
+    o = _capi.PayloadOptions()
+    a.payload_options_init(o)
+    o.float32, o.int32, o.zero_copy_only = bool(float32), bool(int32), bool(zero_copy_only)
+    out = c_void_p()
+    _capi.check(a.payload_build(m.ptr, o, out))
+    del m  # the payload keeps what it shares with the mesh
+    p = _payload_of(a, _capi.Handle(out.value, a.payload_release))
+    p.notes = copies + p.notes
     _warn(p.notes)
     return p
+
+
+def _payload_of(a, h) -> "DevicePayload":
+    from . import _capi
+    from ._tensor import Tensor, describe, numpy_of
+
+    ptr = h.ptr
+    n = a.payload_array_count(ptr)
+    info = _capi.ArrayInfo()
+    info.struct_size = ctypes.sizeof(info)
+
+    def array_info(hp, i):
+        x = _capi.ArrayInfo()
+        x.struct_size = ctypes.sizeof(x)
+        _capi.check(a.payload_array(hp, i, x))
+        return x
+
+    tensors: list = []
+    point_data: Dict[str, Any] = {}
+    cell_data: Dict[str, Dict[int, Any]] = {}
+    field_data: Dict[str, np.ndarray] = {}
+    block_bases = None
+    for i in range(n):
+        _capi.check(a.payload_array(ptr, i, info))
+        role = info.role
+        if role == _capi.ROLE_FIELD_DATA:
+            field_data[info.key.decode()] = numpy_of(a.payload_array_dlpack_legacy, ptr, i)
+            tensors.append(None)
+            continue
+        name, shape, dtype, nbytes, dev, data = describe(info)
+        t = Tensor(h, (name, shape, dtype, nbytes, _capi.index_arg(i)), dev, a.raw_payload_array_dlpack,
+                   a.raw_payload_array_dlpack_legacy, array_info, data,
+                   getattr(a, "raw_payload_array_capsule", None))
+        tensors.append(t)
+        if role == _capi.ROLE_POINT_DATA:
+            point_data[info.key.decode()] = t
+        elif role == _capi.ROLE_CELL_DATA:
+            cell_data.setdefault(info.key.decode(), {})[info.block] = t
+        elif role == _capi.ROLE_BLOCK_BASES:
+            block_bases = t
+    b = _capi.BlockInfo()
+    b.struct_size = ctypes.sizeof(b)
+    types, cells = [], []
+    for k in range(a.payload_block_count(ptr)):
+        _capi.check(a.payload_block(ptr, k, b))
+        types.append(b.type.decode())
+        cells.append(tensors[b.connectivity])
+    r = _capi.RegionInfo()
+    r.struct_size = ctypes.sizeof(r)
+    regions = []
+    for k in range(a.payload_region_count(ptr)):
+        _capi.check(a.payload_region(ptr, k, r))
+        regions.append(Region(r.name.decode(), r.kind.decode(), r.dim, r.tag,
+                              tensors[r.entries] if r.entries >= 0 else None))
+    dev = a.payload_device(ptr)
+    points = next((t for t in tensors if t is not None and t.name == "points"), None)
+
+    def lst(which):
+        return _capi.strings(a.payload_list(ptr, which))
+
+    return DevicePayload(
+        points=points, cell_types=types, cells=cells, block_bases=block_bases,
+        point_data=point_data, cell_data={k: [v[b] for b in sorted(v)] for k, v in cell_data.items()},
+        field_data=field_data, regions=regions, device=(dev.device_type, dev.device_id),
+        dropped=lst(_capi.PAYLOAD_DROPPED), shared=lst(_capi.PAYLOAD_SHARED),
+        notes=lst(_capi.PAYLOAD_NOTES), derived=lst(_capi.PAYLOAD_DERIVED))
 
 
 def to_torch(mesh, device: str = "cpu", float32: bool = False, int32: bool = False,
@@ -139,11 +210,22 @@ def to_torch(mesh, device: str = "cpu", float32: bool = False, int32: bool = Fal
     return out
 
 
+def probe_devices() -> dict:
+    """Which CUDA devices answer this process (libmeshdock's probe): built_with_cuda,
+    cuda_status, runtime_version, driver_version, devices [{id, name, total_memory,
+    capability}]. Never raises for a missing device (LibraryNotFound without the library)."""
+    import json
+
+    from . import _capi
+
+    a = _capi.api()
+    return json.loads(_capi.owned_json(a.probe_devices))
+
+
 def has_cuda_device() -> bool:
     """True when a CUDA device answers this process. Never raises."""
     try:
-        from . import _meshdock
-        return bool(_meshdock.probe_devices()["devices"])
+        return bool(probe_devices()["devices"])
     except Exception:
         return False
 
@@ -161,8 +243,7 @@ def cupy_wheel() -> str:
     """The CuPy wheel for this host's CUDA: from the driver when one answers, else from the
     CUDA runtime meshdock was built with (cupy-cuda12x, cupy-cuda13x, ...)."""
     try:
-        from . import _meshdock
-        info = _meshdock.probe_devices()
+        info = probe_devices()
         version = info["driver_version"] or info["runtime_version"]
     except Exception:
         version = 0
@@ -225,8 +306,8 @@ def _host_array(name, a, notes):
     if dev is not None:
         kind, ident = dev()
         if kind in (KDL_CPU, KDL_CUDA_HOST):
-            from . import _meshdock
-            return _meshdock.numpy_from_dlpack(a, name)
+            from ._dlpack import numpy_from_exporter
+            return numpy_from_exporter(a, name)
         get = getattr(a, "get", None) or (lambda: _cupy().asnumpy(a))
         if hasattr(a, "cpu") and not hasattr(a, "get"):  # torch
             get = lambda: a.cpu().numpy()  # noqa: E731
