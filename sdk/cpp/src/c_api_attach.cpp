@@ -91,7 +91,7 @@ std::unique_ptr<meshdock_frame> wrap(Frame f, const std::string& slot_name) {
     e.device = dev;
     e.dtype = DLDataType{a.dtype.code, a.dtype.bits, a.dtype.lanes};
     e.shape = a.shape;
-    e.strides = a.strides.empty() ? contiguous(a.shape) : a.strides;
+    e.strides = a.strides.empty() ? contiguous_strides(a.shape) : a.strides;
     e.nbytes = a.nbytes;
     e.owner = keep;
     h->table.add(std::move(e));

@@ -65,16 +65,6 @@ int status_of_current_exception() noexcept {
   }
 }
 
-std::vector<std::int64_t> contiguous(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> strides(shape.size());
-  std::int64_t s = 1;
-  for (std::size_t k = shape.size(); k-- > 0;) {
-    strides[k] = s;
-    s *= shape[k];
-  }
-  return strides;
-}
-
 const Entry& Table::at(std::size_t i, const char* what) const {
   if (i >= entries_.size())
     throw Error(MESHDOCK_ERR_NOT_FOUND, std::string(what) + ": array index " + std::to_string(i) +

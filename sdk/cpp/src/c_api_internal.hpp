@@ -20,6 +20,7 @@
 // DLPack 1.0 types, so every translation unit sees one definition of DLTensor.
 #include <dlpack/dlpack.h>
 
+#include "meshdock/dlpack_tensor.hpp"  // contiguous_strides
 #include "meshdock/meshdock.h"
 
 // Immutable string list (notes, ...). Defined at global scope: meshdock.h declares it there.
@@ -110,9 +111,6 @@ struct Entry {
   std::uint64_t nbytes = 0;
   std::shared_ptr<const void> owner;  // a tensor of this entry holds a copy
 };
-
-// C-contiguous strides (elements) for `shape`.
-std::vector<std::int64_t> contiguous(const std::vector<std::int64_t>& shape);
 
 class Table {
  public:

@@ -23,7 +23,7 @@ Entry host_entry(const mesh::Array& a, std::string name, std::int32_t role, std:
   e.device = device;
   e.dtype = DLDataType{a.dtype().code, a.dtype().bits, a.dtype().lanes};
   e.shape = a.shape();
-  e.strides = contiguous(a.shape());
+  e.strides = contiguous_strides(a.shape());
   e.nbytes = a.nbytes();
   e.owner = a.buffer();
   return e;
