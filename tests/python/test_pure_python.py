@@ -138,6 +138,36 @@ def test_dlpack_capsules_legacy_and_versioned(data_dir):
     assert len(p.points) == 300 and p.points.data_ptr == m.points.ctypes.data
 
 
+def test_the_library_makes_and_destroys_capsules_in_c(data_dir):
+    """ABI 1.1: one foreign call per __dlpack__, and a dying capsule runs the tensor's deleter
+    in C (libmeshdock's destructor, not a ctypes callback), for every kind of handle."""
+    a = _capi.api()
+    assert a.abi_version() >= (1 << 16) | 1
+    for kind in ("frame", "mesh", "payload"):
+        assert getattr(a, f"raw_{kind}_array_capsule", None) is not None, kind
+    lib = ctypes.CDLL(_lib.load()._name)
+    assert _dlpack.DESTRUCTOR == ctypes.cast(lib.meshdock_dlpack_capsule_destructor,
+                                             ctypes.c_void_p).value
+    get = ctypes.pythonapi.PyCapsule_GetDestructor
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object]
+    m = meshdock.read(data_dir / "meshes" / "box.v41.msh")
+    p = meshdock.to_dlpack(m)
+    assert get(p.points.__dlpack__()) == _dlpack.DESTRUCTOR
+    assert get(p.points.__dlpack__(max_version=(1, 0))) == _dlpack.DESTRUCTOR
+    # A tensor that cannot be made: NULL with no Python error, the status and message kept.
+    # A tensor that cannot be made: CapsuleError raised in C (a NULL object result without a
+    # Python error crashes ctypes), the status and message kept for the mapped exception.
+    with pytest.raises(_capi.CapsuleError, match="9999"):
+        a.raw_payload_array_capsule(p.points._hc, _capi.index_arg(9999), 1)
+    assert a.last_status() == 13  # MESHDOCK_ERR_NOT_FOUND
+    from meshdock._tensor import Tensor
+    t = p.points
+    bad = Tensor(t._owner, ("x", (1,), "float64", 8, _capi.index_arg(9999)), (1, 0), t._mk,
+                 t._mkl, t._info, None, t._cap)
+    with pytest.raises(LookupError, match="9999"):
+        bad.__dlpack__()
+
+
 def test_an_unconsumed_capsule_releases_the_lease_and_a_consumed_one_holds_it(tmp_path):
     from daemon_util import Daemon
     d = Daemon(tmp_path, ("box.v41.msh",))

@@ -85,6 +85,7 @@ static void test_version_and_errors(void) {
   char path[4096];
   CHECK(meshdock_abi_version() == MESHDOCK_ABI_VERSION);
   CHECK((meshdock_abi_version() >> 16) == 1);
+  CHECK((meshdock_abi_version() & 0xffff) >= 1); /* 1.1: the capsule helpers */
   CHECK(strcmp(meshdock_status_name(MESHDOCK_ERR_PRODUCER_GONE), "MESHDOCK_ERR_PRODUCER_GONE") ==
         0);
   CHECK(strcmp(meshdock_status_name(12345), "MESHDOCK_ERR_UNKNOWN") == 0);
@@ -378,6 +379,102 @@ static void test_build_write_reread(void) {
   }
 }
 
+/* ---- Python capsule helpers (ABI 1.1), with a stand-in for CPython's capsule API --------- */
+typedef struct fake_capsule {
+  void* pointer;
+  const char* name;
+  void (*destructor)(void*);
+} fake_capsule;
+static fake_capsule capsules[4];
+static int capsules_made = 0;
+static int fail_new = 0;
+
+static int fake_is_valid(void* c, const char* name) {
+  fake_capsule* f = (fake_capsule*)c;
+  return f && f->pointer && f->name && strcmp(f->name, name) == 0;
+}
+static void* fake_pointer(void* c, const char* name) {
+  return fake_is_valid(c, name) ? ((fake_capsule*)c)->pointer : NULL;
+}
+static void* fake_new(void* pointer, const char* name, void (*destructor)(void*)) {
+  fake_capsule* f;
+  if (fail_new || capsules_made == 4) return NULL; /* CPython: MemoryError set */
+  f = &capsules[capsules_made++];
+  f->pointer = pointer;
+  f->name = name;
+  f->destructor = destructor;
+  return f;
+}
+static const char* raised_type = NULL;
+static char raised[256];
+static void fake_set_string(void* type, const char* message) {
+  raised_type = (const char*)type;
+  snprintf(raised, sizeof raised, "%s", message);
+}
+static void fake_collect(fake_capsule* f) { /* what CPython does when the refcount drops */
+  if (f->destructor) f->destructor(f);
+}
+
+static void test_capsules(void) {
+  double points[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  int64_t shape_pts[2] = {4, 3};
+  DLTensor t_pts = host_tensor(points, kDLFloat, 64, 2, shape_pts);
+  meshdock_mesh* m = NULL;
+  fake_capsule *v, *l, *used;
+  DLManagedTensor* taken;
+
+  memset(released, 0, sizeof released);
+  CHECK_OK(meshdock_mesh_new(&m));
+  if (!m) return;
+  CHECK_OK(meshdock_mesh_set_points(m, &t_pts, on_release, (void*)(size_t)11));
+  /* Before the binding hands over CPython's functions: UNSUPPORTED, and the destructor is a
+   * no-op. */
+  CHECK(meshdock_mesh_array_capsule(m, 0, 1) == NULL);
+  CHECK(meshdock_last_status() == MESHDOCK_ERR_UNSUPPORTED);
+  CHECK(contains(meshdock_last_error(), "meshdock_dlpack_capsule_api"));
+  meshdock_dlpack_capsule_destructor(NULL);
+
+  meshdock_dlpack_capsule_api(fake_is_valid, fake_pointer, fake_new);
+  v = (fake_capsule*)meshdock_mesh_array_capsule(m, 0, 1);
+  l = (fake_capsule*)meshdock_mesh_array_capsule(m, 0, 0);
+  used = (fake_capsule*)meshdock_mesh_array_capsule(m, 0, 0);
+  CHECK(v && l && used);
+  if (!v || !l || !used) return;
+  CHECK(strcmp(v->name, "dltensor_versioned") == 0 && strcmp(l->name, "dltensor") == 0);
+  CHECK(v->destructor == meshdock_dlpack_capsule_destructor);
+  CHECK(((DLManagedTensorVersioned*)v->pointer)->version.major == 1);
+  CHECK(((DLManagedTensorVersioned*)v->pointer)->dl_tensor.data == (void*)points);
+  CHECK(((DLManagedTensor*)l->pointer)->dl_tensor.data == (void*)points);
+  /* A bad index: NULL with the status and a message naming it; nothing leaks. */
+  CHECK(meshdock_mesh_array_capsule(m, 77, 1) == NULL);
+  CHECK(meshdock_last_status() == MESHDOCK_ERR_NOT_FOUND && contains(meshdock_last_error(), "77"));
+  /* With the binding's error hook, the failure is raised as its exception with the message. */
+  meshdock_dlpack_capsule_errors(fake_set_string, (void*)"CapsuleError");
+  CHECK(meshdock_mesh_array_capsule(m, 78, 0) == NULL);
+  CHECK(raised_type && strcmp(raised_type, "CapsuleError") == 0 && contains(raised, "78"));
+  meshdock_dlpack_capsule_errors(NULL, NULL);
+  raised_type = NULL;
+  /* capsule_new failing (MemoryError in CPython): NULL, the tensor deleted at once, OOM. */
+  fail_new = 1;
+  CHECK(meshdock_mesh_array_capsule(m, 0, 1) == NULL);
+  CHECK(meshdock_last_status() == MESHDOCK_ERR_OOM && raised_type == NULL);
+  fail_new = 0;
+
+  meshdock_mesh_release(m); /* the three capsules keep the borrowed points */
+  CHECK(released[11] == 0);
+  /* A consumer takes `used` the DLPack way: renames it and calls the deleter itself later. */
+  taken = (DLManagedTensor*)used->pointer;
+  used->name = "used_dltensor";
+  fake_collect(used); /* must not run the deleter: the consumer owns it */
+  fake_collect(v);
+  fake_collect(l);
+  CHECK(released[11] == 0);
+  taken->deleter(taken);
+  CHECK(released[11] == 1); /* exactly once: no double delete through the renamed capsule */
+  meshdock_dlpack_capsule_api(NULL, NULL, NULL);
+  CHECK(meshdock_mesh_array_capsule(NULL, 0, 1) == NULL);
+}
+
 /* ---- attach ------------------------------------------------------------------------------- */
 static int interrupt_calls = 0;
 static int interrupt_after_three(void* user) {
@@ -467,6 +564,7 @@ int main(int argc, char** argv) {
   test_read_reference();
   test_dlpack();
   test_build_write_reread();
+  test_capsules();
   test_attach_timeout_and_interrupt();
   test_misc();
   if (failures) {

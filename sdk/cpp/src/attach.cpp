@@ -672,6 +672,9 @@ std::uint32_t Frame::slot_index() const {
 const shm::Manifest& Frame::manifest() const {
   return *s_->manifest;
 }
+std::shared_ptr<const shm::Manifest> Frame::shared_manifest() const {
+  return s_->manifest;
+}
 std::int32_t Frame::device_type() const {
   return s_->slot->device_type;
 }
@@ -705,10 +708,18 @@ ArrayRef Frame::array(std::size_t index) const {
   ArrayRef r;
   r.name = e->name;
   r.entry = *e;
-  r.data = static_cast<std::byte*>(s_->mapping->base()) + e->offset;
+  r.data = data(index);
   r.device_type = device_type();
   r.device_id = device_id();
   return r;
+}
+
+void* Frame::data(std::size_t index) const {
+  const auto& arrays = s_->manifest->arrays;
+  if (index >= arrays.size())
+    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + " has no array " +
+                   std::to_string(index) + " (" + std::to_string(arrays.size()) + " arrays)");
+  return static_cast<std::byte*>(s_->mapping->base()) + arrays[index].offset;
 }
 
 DLManagedTensor* Frame::to_dlpack(const std::string& name) const {

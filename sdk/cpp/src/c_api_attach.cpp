@@ -1,6 +1,8 @@
 // The C ABI of attach: meshdock_slot wraps meshdock::Slot, meshdock_frame a Frame plus the
 // table of its arrays (built once per frame, so every later call is index-based).
 #include <chrono>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -9,17 +11,34 @@
 #include "meshdock/attach.hpp"
 #include "meshdock/shm.hpp"
 
+namespace meshdock::capi {
+
+// What the frames of one manifest share: its array table without data pointers or owner, and
+// its canonical JSON (encoded on the first meshdock_frame_manifest_json only). Consecutive frames
+// of a ring slot almost always carry the same manifest (the C++ layer then hands out the same
+// decoded Manifest), so a frame costs no JSON encoding and no name or key strings.
+struct Layout {
+  std::shared_ptr<const shm::Manifest> manifest;
+  std::vector<Entry> entries;
+  std::once_flag json_once;
+  std::string json;
+};
+
+}  // namespace meshdock::capi
+
 struct meshdock_slot {
+  explicit meshdock_slot(meshdock::Slot s) : slot(std::move(s)) {}
   meshdock::Slot slot;
+  // Per ring slot index: the Layout of the last manifest seen there.
+  std::mutex layouts_mutex;
+  std::map<std::uint32_t, std::shared_ptr<meshdock::capi::Layout>> layouts;
 };
 
 struct meshdock_frame {
   meshdock::Frame frame;
   std::string label;  // "slot 'box' frame 3": names the frame in messages
   meshdock::capi::Table table;
-  // Encoded on first request only: the hot path (wait, then a tensor per array) never pays it.
-  mutable std::once_flag manifest_once;
-  mutable std::string manifest_json;
+  std::shared_ptr<meshdock::capi::Layout> layout;
 
   meshdock_frame(meshdock::Frame f, const std::string& slot_name)
       : frame(std::move(f)),
@@ -74,25 +93,42 @@ std::string key_of(const shm::Manifest& m, const shm::ArrayEntry& a) {
   }
 }
 
-std::unique_ptr<meshdock_frame> wrap(Frame f, const std::string& slot_name) {
-  auto h = std::make_unique<meshdock_frame>(std::move(f), slot_name);
-  const auto& m = h->frame.manifest();
-  const DLDevice dev{static_cast<DLDeviceType>(h->frame.device_type()), h->frame.device_id()};
-  const auto keep = h->frame.keepalive();  // the frame state: mapping and lease
-  for (std::size_t i = 0; i < m.arrays.size(); ++i) {
-    const auto& a = m.arrays[i];
-    const auto r = h->frame.array(i);
+// The Layout of `m`: built from the manifest (names, roles, keys, dtypes, shapes, strides).
+std::shared_ptr<Layout> layout_of(std::shared_ptr<const shm::Manifest> m) {
+  auto l = std::make_shared<Layout>();
+  l->entries.reserve(m->arrays.size());
+  for (const auto& a : m->arrays) {
     Entry e;
     e.name = a.name;
     e.role = role_of(a.role);
-    e.key = key_of(m, a);
+    e.key = key_of(*m, a);
     e.block = a.block;
-    e.data = r.data;
-    e.device = dev;
     e.dtype = DLDataType{a.dtype.code, a.dtype.bits, a.dtype.lanes};
     e.shape = a.shape;
     e.strides = a.strides.empty() ? contiguous_strides(a.shape) : a.strides;
     e.nbytes = a.nbytes;
+    l->entries.push_back(std::move(e));
+  }
+  l->manifest = std::move(m);
+  return l;
+}
+
+std::unique_ptr<meshdock_frame> wrap(Frame f, meshdock_slot& slot) {
+  auto h = std::make_unique<meshdock_frame>(std::move(f), slot.slot.name());
+  auto m = h->frame.shared_manifest();
+  {
+    std::lock_guard lock(slot.layouts_mutex);
+    auto& l = slot.layouts[h->frame.slot_index()];
+    if (!l || l->manifest != m) l = layout_of(std::move(m));
+    h->layout = l;
+  }
+  const DLDevice dev{static_cast<DLDeviceType>(h->frame.device_type()), h->frame.device_id()};
+  const auto keep = h->frame.keepalive();  // the frame state: mapping and lease
+  const auto& entries = h->layout->entries;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    Entry e = entries[i];
+    e.data = h->frame.data(i);
+    e.device = dev;
     e.owner = keep;
     h->table.add(std::move(e));
   }
@@ -147,7 +183,7 @@ int meshdock_slot_attach(const char* name, const meshdock_attach_options* option
       o.interrupt = [fn, user] { return fn(user) != 0; };
     }
     auto slot = meshdock::Slot::attach(name, o);
-    *out = new meshdock_slot{std::move(slot)};
+    *out = new meshdock_slot(std::move(slot));
   });
 }
 
@@ -158,7 +194,7 @@ int meshdock_slot_wait(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame**
     require(slot, "slot");
     const auto ms = timeout_ms < 0 ? kForeverMs : std::min(timeout_ms, kForeverMs);
     auto f = slot->slot.wait(std::chrono::milliseconds(ms));
-    if (f) *out = wrap(std::move(*f), slot->slot.name()).release();
+    if (f) *out = wrap(std::move(*f), *slot).release();
   });
 }
 
@@ -206,14 +242,13 @@ DLDevice meshdock_frame_device(const meshdock_frame* frame) {
 const char* meshdock_frame_manifest_json(const meshdock_frame* frame) {
   if (!frame) return nullptr;
   try {
-    std::call_once(frame->manifest_once, [frame] {
-      frame->manifest_json = meshdock::shm::encode_manifest(frame->frame.manifest());
-    });
+    auto& l = *frame->layout;
+    std::call_once(l.json_once, [&l] { l.json = meshdock::shm::encode_manifest(*l.manifest); });
   } catch (...) {
     status_of_current_exception();
     return nullptr;  // only out of memory
   }
-  return frame->manifest_json.c_str();
+  return frame->layout->json.c_str();
 }
 
 size_t meshdock_frame_array_count(const meshdock_frame* frame) {

@@ -14,13 +14,19 @@ namespace meshdock::capi {
 
 namespace {
 thread_local std::string t_last_error;
+thread_local int t_last_status = MESHDOCK_OK;
 }  // namespace
+
+int last_status() noexcept {
+  return t_last_status;
+}
 
 const char* last_error() noexcept {
   return t_last_error.c_str();
 }
 
 int fail(int status, const char* message) noexcept {
+  t_last_status = status;
   try {
     t_last_error = message ? message : "";
   } catch (...) {
@@ -186,6 +192,10 @@ extern "C" {
 
 uint32_t meshdock_abi_version(void) {
   return MESHDOCK_ABI_VERSION;
+}
+
+int meshdock_last_status(void) {
+  return last_status();
 }
 
 const char* meshdock_last_error(void) {

@@ -46,6 +46,8 @@ inline Error invalid(const std::string& what) {
 
 // This thread's last error message ("" if none yet).
 const char* last_error() noexcept;
+// This thread's last failure status (MESHDOCK_OK if none yet).
+int last_status() noexcept;
 // Records `message` as this thread's last error and returns `status`. Never throws.
 int fail(int status, const char* message) noexcept;
 // Maps the exception in flight to its status (and records its message). Call from a catch.

@@ -216,6 +216,11 @@ def _bind() -> _Api:
         return a
 
 
+class CapsuleError(Exception):
+    """Raised inside libmeshdock's capsule makers when a tensor cannot be made; callers turn it
+    into the exception of meshdock_last_status() (error())."""
+
+
 def _use_c_capsules(lib, a: _Api, raw) -> None:
     """ABI 1.1 may make and destroy DLPack capsules in C, given the CPython functions it needs
     (libmeshdock never links Python): one foreign call per __dlpack__ and no ctypes callback
@@ -238,6 +243,7 @@ def _use_c_capsules(lib, a: _Api, raw) -> None:
     _dlpack.use_destructor(addr(destructor, c_void_p).value)
     try:
         last_status = lib.meshdock_last_status
+        errors = lib.meshdock_dlpack_capsule_errors
         makers = {kind: getattr(raw, f"meshdock_{kind}_array_capsule")
                   for kind in ("frame", "payload", "mesh")}
     except AttributeError:
@@ -245,6 +251,11 @@ def _use_c_capsules(lib, a: _Api, raw) -> None:
     last_status.restype = c_int
     last_status.argtypes = []
     a.last_status = last_status
+    # A maker that fails returns NULL with CapsuleError set (ctypes crashes on a NULL object
+    # result without an error on CPython <= 3.11); the caller maps it by meshdock_last_status.
+    errors.restype = None
+    errors.argtypes = [c_void_p, ctypes.py_object]
+    errors(addr(py.PyErr_SetString, c_void_p).value, _dlpack.keep_forever(CapsuleError))
     for kind, fn in makers.items():
         fn.restype = ctypes.py_object  # a new reference (ctypes takes it over)
         setattr(a, f"raw_{kind}_array_capsule", fn)

@@ -49,9 +49,7 @@ class Tensor:
             try:
                 return self._cap(self._hc, self._ic,
                                  0 if max_version is None or max_version[0] < 1 else 1)
-            except ValueError as e:  # NULL with no Python error: the tensor was not made
-                if "PyObject is NULL" not in str(e):
-                    raise
+            except _capi.CapsuleError:  # the tensor was not made: its status says why
                 raise _capi.error(_capi.api().last_status()) from None
         out = c_void_p()
         if max_version is None or max_version[0] < 1:

@@ -74,6 +74,9 @@ class Frame {
   std::uint64_t number() const;
   std::uint32_t slot_index() const;
   const shm::Manifest& manifest() const;
+  // The same manifest, shared: consecutive frames of a ring slot whose manifest text did not
+  // change share one decoded Manifest, so callers may cache what they derive from it by pointer.
+  std::shared_ptr<const shm::Manifest> shared_manifest() const;
   std::int32_t device_type() const;
   std::int32_t device_id() const;
   std::vector<std::string> names() const;
@@ -81,6 +84,8 @@ class Frame {
   ArrayRef array(const std::string& name) const;
   // The array at `index` in manifest order (no lookup by name); SdkError when out of range.
   ArrayRef array(std::size_t index) const;
+  // Where array `index` starts (what array(index).data says, without copying its entry).
+  void* data(std::size_t index) const;
   // A DLPack tensor of `name`; it keeps the frame (and its lease) alive until its deleter runs.
   DLManagedTensor* to_dlpack(const std::string& name) const;
   // CUDA slots: makes `stream` (a cudaStream_t) wait for the slot's IPC event, so kernels on it

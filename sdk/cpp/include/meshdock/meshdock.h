@@ -67,7 +67,7 @@ extern "C" {
 
 /* ---- Version --------------------------------------------------------------------------------- */
 #define MESHDOCK_ABI_VERSION_MAJOR 1
-#define MESHDOCK_ABI_VERSION_MINOR 0
+#define MESHDOCK_ABI_VERSION_MINOR 1 /* 1.1 added the Python capsule helpers */
 #define MESHDOCK_ABI_VERSION ((MESHDOCK_ABI_VERSION_MAJOR << 16) | MESHDOCK_ABI_VERSION_MINOR)
 
 /* The ABI the loaded library implements: (major << 16) | minor. A caller built against
@@ -103,6 +103,10 @@ enum meshdock_status {
  * slot or array. Valid until the next meshdock_* call that fails on this thread; successful
  * calls leave it unchanged. Never NULL. */
 MESHDOCK_API const char* meshdock_last_error(void);
+
+/* The status of the last failure on this thread (MESHDOCK_OK if none yet), for calls that
+ * return a pointer rather than a status (the *_array_capsule functions). Since ABI 1.1. */
+MESHDOCK_API int meshdock_last_status(void);
 
 /* "MESHDOCK_OK", "MESHDOCK_ERR_PRODUCER_GONE", ...; "MESHDOCK_ERR_UNKNOWN" for other values.
  * Static storage. */
@@ -409,6 +413,47 @@ enum meshdock_payload_list {
 /* Borrowed; NULL for an unknown `which`. */
 MESHDOCK_API const meshdock_strings* meshdock_payload_list(const meshdock_payload* payload,
                                                            int which);
+
+/* ---- Python DLPack capsules (since ABI 1.1) -------------------------------------------------- */
+/* For a binding that calls this library through a foreign-function layer (Python's ctypes): the
+ * capsule protocol needs a PyCapsule per tensor and a destructor when it dies, and making both in
+ * C saves two interpreter round trips per array. libmeshdock never links Python: the binding
+ * passes the three CPython functions once. Every function here requires the GIL.
+ *   is_valid    = PyCapsule_IsValid      (int (PyObject*, const char*))
+ *   get_pointer = PyCapsule_GetPointer   (void* (PyObject*, const char*))
+ *   capsule_new = PyCapsule_New          (PyObject* (void*, const char*, PyCapsule_Destructor))
+ * They are kept for the life of the process (one interpreter per process); NULLs clear them. */
+typedef int (*meshdock_pycapsule_is_valid_fn)(void* capsule, const char* name);
+typedef void* (*meshdock_pycapsule_pointer_fn)(void* capsule, const char* name);
+typedef void* (*meshdock_pycapsule_new_fn)(void* pointer, const char* name,
+                                           void (*destructor)(void* capsule));
+MESHDOCK_API void meshdock_dlpack_capsule_api(meshdock_pycapsule_is_valid_fn is_valid,
+                                              meshdock_pycapsule_pointer_fn get_pointer,
+                                              meshdock_pycapsule_new_fn capsule_new);
+/* A PyCapsule destructor: an unconsumed "dltensor" / "dltensor_versioned" capsule runs its
+ * tensor's deleter; a consumed one (renamed "used_*") is left alone. Never touches the Python
+ * exception state, so it is safe while an exception is pending. No-op before
+ * meshdock_dlpack_capsule_api. */
+MESHDOCK_API void meshdock_dlpack_capsule_destructor(void* capsule);
+/* How a failure to make a tensor reaches Python: set_string = PyErr_SetString and an exception
+ * type of the binding's (kept alive by it). ctypes cannot take a NULL object result without a
+ * Python error set (CPython 3.9-3.11 crash on it), so a binding declaring the capsule functions'
+ * result as a Python object must call this. NULLs clear it. */
+typedef void (*meshdock_pyerr_set_string_fn)(void* exception_type, const char* message);
+MESHDOCK_API void meshdock_dlpack_capsule_errors(meshdock_pyerr_set_string_fn set_string,
+                                                 void* exception_type);
+/* A new capsule (a new reference) owning a new tensor of array `index`: "dltensor_versioned"
+ * (DLManagedTensorVersioned*) when `versioned`, else "dltensor" (DLManagedTensor*), with the
+ * destructor above. NULL on failure, always with meshdock_last_status() / meshdock_last_error()
+ * saying why (UNSUPPORTED before meshdock_dlpack_capsule_api); a Python error is set too: the
+ * binding's exception type with that message (meshdock_dlpack_capsule_errors), or whatever
+ * capsule_new raised (the tensor is then deleted). */
+MESHDOCK_API void* meshdock_frame_array_capsule(const meshdock_frame* frame, size_t index,
+                                                int versioned);
+MESHDOCK_API void* meshdock_mesh_array_capsule(const meshdock_mesh* mesh, size_t index,
+                                               int versioned);
+MESHDOCK_API void* meshdock_payload_array_capsule(const meshdock_payload* payload, size_t index,
+                                                  int versioned);
 
 /* ---- Devices --------------------------------------------------------------------------------- */
 /* Which CUDA devices answer this process, as OWNED JSON text (meshdock_free it):
