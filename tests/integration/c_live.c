@@ -13,24 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "c_check.h"
 #include "meshdock/meshdock.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                                           \
-  do {                                                                                        \
-    if (!(cond)) {                                                                            \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, \
-              meshdock_last_error());                                                         \
-      ++failures;                                                                             \
-    }                                                                                         \
-  } while (0)
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int polls = 0;
 static int stop_after_five(void* user) {

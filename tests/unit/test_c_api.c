@@ -5,8 +5,8 @@
  *
  *   test_c_api DATA_DIR TMP_DIR      (ctest passes tests/data and the build's tests dir)
  *
- * Each CHECK prints the failing expression, the line and meshdock_last_error(); the exit status
- * is the number of failures (0: pass).
+ * Checks: c_check.h (each failure prints the expression, the line and meshdock_last_error());
+ * the exit status is the number of failures (0: pass).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -17,37 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "c_check.h"
 #include "meshdock/meshdock.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                                           \
-  do {                                                                                        \
-    if (!(cond)) {                                                                            \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, \
-              meshdock_last_error());                                                         \
-      ++failures;                                                                             \
-    }                                                                                         \
-  } while (0)
-
-#define CHECK_OK(expr)                                                          \
-  do {                                                                          \
-    int rc_ = (expr);                                                           \
-    if (rc_ != MESHDOCK_OK) {                                                   \
-      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, \
-              meshdock_status_name(rc_), meshdock_last_error());                \
-      ++failures;                                                               \
-    }                                                                           \
-  } while (0)
 
 static const char* data_dir;
 static const char* tmp_dir;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int contains(const char* haystack, const char* needle) {
   return haystack && needle && strstr(haystack, needle) != NULL;

@@ -256,32 +256,21 @@ size_t meshdock_frame_array_count(const meshdock_frame* frame) {
 }
 
 int meshdock_frame_array(const meshdock_frame* frame, size_t index, meshdock_array_info* info) {
-  return guard([&] { require(frame, kFrame)->table.info(index, info, label(frame)); });
+  return array_info(frame, kFrame, label(frame), index, info);
 }
 
 int meshdock_frame_array_index(const meshdock_frame* frame, const char* name, size_t* index) {
-  return guard([&] {
-    require(index, "index");
-    *index = require(frame, kFrame)->table.index(name, label(frame));
-  });
+  return array_index(frame, kFrame, label(frame), name, index);
 }
 
 int meshdock_frame_array_dlpack(const meshdock_frame* frame, size_t index,
                                 DLManagedTensorVersioned** out) {
-  if (out) *out = nullptr;
-  return guard([&] {
-    require(out, "out");
-    *out = require(frame, kFrame)->table.dlpack(index, label(frame));
-  });
+  return array_dlpack(frame, kFrame, label(frame), index, out);
 }
 
 int meshdock_frame_array_dlpack_legacy(const meshdock_frame* frame, size_t index,
                                        DLManagedTensor** out) {
-  if (out) *out = nullptr;
-  return guard([&] {
-    require(out, "out");
-    *out = require(frame, kFrame)->table.dlpack_legacy(index, label(frame));
-  });
+  return array_dlpack_legacy(frame, kFrame, label(frame), index, out);
 }
 
 int meshdock_frame_order_after_upload(const meshdock_frame* frame, uintptr_t stream) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "c_api_internal.hpp"
+#include "meshdock/inspect.hpp"
 #include "meshdock/shm.hpp"
 
 namespace shm = meshdock::shm;
@@ -56,7 +57,6 @@ int meshdock_debug_validate_control_block(const void* bytes, size_t size, char**
     require(json, "json");
     auto buf = aligned_copy(bytes_arg(bytes, size), size);
     auto cb = shm::ControlBlockView::validate(buf.data(), size, "bytes");
-    const auto m = cb.metadata();
     nlohmann::json mem = nlohmann::json::array(), ev = nlohmann::json::array();
     for (std::uint32_t i = 0; i < cb.num_slots(); ++i) {
       const auto mh = cb.mem_handle(i);
@@ -68,14 +68,7 @@ int meshdock_debug_validate_control_block(const void* bytes, size_t size, char**
                               {"version", cb.version()},
                               {"write_idx", cb.write_idx()},
                               {"shutdown", cb.shutdown_byte()},
-                              {"metadata",
-                               {{"width", m.width},
-                                {"height", m.height},
-                                {"num_comps", m.num_comps},
-                                {"format_kind", m.format_kind},
-                                {"bits", m.bits},
-                                {"flags", m.flags},
-                                {"data_size", m.data_size}}},
+                              {"metadata", meshdock::to_json(cb.metadata())},
                               {"timestamp", cb.timestamp()},
                               {"mem_handles", mem},
                               {"event_handles", ev}};

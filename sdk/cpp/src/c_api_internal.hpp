@@ -132,6 +132,44 @@ class Table {
   std::vector<Entry> entries_;
 };
 
+// The array getters every handle with a `table` member shares (meshdock_{frame,mesh,payload}_
+// array, _array_index, _array_dlpack, _array_dlpack_legacy). `kind` names a NULL handle, `what`
+// names the handle in messages ("slot 'box' frame 3", "mesh", ...).
+template <typename H>
+int array_info(const H* h, const char* kind, const char* what, std::size_t i,
+               meshdock_array_info* info) noexcept {
+  return guard([&] { require(h, kind)->table.info(i, info, what); });
+}
+
+template <typename H>
+int array_index(const H* h, const char* kind, const char* what, const char* name,
+                std::size_t* index) noexcept {
+  return guard([&] {
+    require(index, "index");
+    *index = require(h, kind)->table.index(name, what);
+  });
+}
+
+template <typename H>
+int array_dlpack(const H* h, const char* kind, const char* what, std::size_t i,
+                 DLManagedTensorVersioned** out) noexcept {
+  if (out) *out = nullptr;
+  return guard([&] {
+    require(out, "out");
+    *out = require(h, kind)->table.dlpack(i, what);
+  });
+}
+
+template <typename H>
+int array_dlpack_legacy(const H* h, const char* kind, const char* what, std::size_t i,
+                        DLManagedTensor** out) noexcept {
+  if (out) *out = nullptr;
+  return guard([&] {
+    require(out, "out");
+    *out = require(h, kind)->table.dlpack_legacy(i, what);
+  });
+}
+
 // A tensor over `e` in one allocation (tensor, owner, shape and strides together).
 DLManagedTensorVersioned* make_versioned(const Entry& e);
 DLManagedTensor* make_legacy(const Entry& e);

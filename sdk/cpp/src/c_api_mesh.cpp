@@ -238,31 +238,20 @@ size_t meshdock_mesh_array_count(const meshdock_mesh* m) {
 }
 
 int meshdock_mesh_array(const meshdock_mesh* m, size_t index, meshdock_array_info* info) {
-  return guard([&] { require(m, kMesh)->table.info(index, info, kMesh); });
+  return array_info(m, kMesh, kMesh, index, info);
 }
 
 int meshdock_mesh_array_index(const meshdock_mesh* m, const char* name, size_t* index) {
-  return guard([&] {
-    require(index, "index");
-    *index = require(m, kMesh)->table.index(name, kMesh);
-  });
+  return array_index(m, kMesh, kMesh, name, index);
 }
 
 int meshdock_mesh_array_dlpack(const meshdock_mesh* m, size_t index,
                                DLManagedTensorVersioned** out) {
-  if (out) *out = nullptr;
-  return guard([&] {
-    require(out, "out");
-    *out = require(m, kMesh)->table.dlpack(index, kMesh);
-  });
+  return array_dlpack(m, kMesh, kMesh, index, out);
 }
 
 int meshdock_mesh_array_dlpack_legacy(const meshdock_mesh* m, size_t index, DLManagedTensor** out) {
-  if (out) *out = nullptr;
-  return guard([&] {
-    require(out, "out");
-    *out = require(m, kMesh)->table.dlpack_legacy(index, kMesh);
-  });
+  return array_dlpack_legacy(m, kMesh, kMesh, index, out);
 }
 
 size_t meshdock_mesh_block_count(const meshdock_mesh* m) {

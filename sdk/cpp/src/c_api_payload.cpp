@@ -115,32 +115,21 @@ size_t meshdock_payload_array_count(const meshdock_payload* p) {
 }
 
 int meshdock_payload_array(const meshdock_payload* p, size_t index, meshdock_array_info* info) {
-  return guard([&] { require(p, kPayload)->table.info(index, info, kPayload); });
+  return array_info(p, kPayload, kPayload, index, info);
 }
 
 int meshdock_payload_array_index(const meshdock_payload* p, const char* name, size_t* index) {
-  return guard([&] {
-    require(index, "index");
-    *index = require(p, kPayload)->table.index(name, kPayload);
-  });
+  return array_index(p, kPayload, kPayload, name, index);
 }
 
 int meshdock_payload_array_dlpack(const meshdock_payload* p, size_t index,
                                   DLManagedTensorVersioned** out) {
-  if (out) *out = nullptr;
-  return guard([&] {
-    require(out, "out");
-    *out = require(p, kPayload)->table.dlpack(index, kPayload);
-  });
+  return array_dlpack(p, kPayload, kPayload, index, out);
 }
 
 int meshdock_payload_array_dlpack_legacy(const meshdock_payload* p, size_t index,
                                          DLManagedTensor** out) {
-  if (out) *out = nullptr;
-  return guard([&] {
-    require(out, "out");
-    *out = require(p, kPayload)->table.dlpack_legacy(index, kPayload);
-  });
+  return array_dlpack_legacy(p, kPayload, kPayload, index, out);
 }
 
 size_t meshdock_payload_block_count(const meshdock_payload* p) {

@@ -77,6 +77,13 @@ SlotReport inspect_slot(std::string_view name, std::string_view prefix) {
   return r;
 }
 
+nlohmann::json to_json(const shm::BufferMetadata& m) {
+  return {{"width", m.width},         {"height", m.height},
+          {"num_comps", m.num_comps}, {"format_kind", m.format_kind},
+          {"bits", m.bits},           {"flags", m.flags},
+          {"data_size", m.data_size}};
+}
+
 nlohmann::json to_json(const SlotReport& r) {
   nlohmann::json pages = nlohmann::json::array();
   for (const auto& p : r.pages) {
@@ -105,21 +112,13 @@ nlohmann::json to_json(const SlotReport& r) {
                      {"leases", leases},
                      {"arrays", arrays}});
   }
-  const auto& m = r.metadata;
   return {{"control_object", r.control_object},
           {"catalog_object", r.catalog_object},
           {"num_slots", r.num_slots},
           {"write_idx", r.write_idx},
           {"version", r.version},
           {"shutdown", r.shutdown},
-          {"metadata",
-           {{"width", m.width},
-            {"height", m.height},
-            {"num_comps", m.num_comps},
-            {"format_kind", m.format_kind},
-            {"bits", m.bits},
-            {"flags", m.flags},
-            {"data_size", m.data_size}}},
+          {"metadata", to_json(r.metadata)},
           {"timestamp", r.timestamp},
           {"has_catalog", r.has_catalog},
           {"daemon_pid", r.daemon_pid},

@@ -52,5 +52,7 @@ struct SlotReport {
 SlotReport inspect_slot(std::string_view name, std::string_view prefix = shm::kDefaultPrefix);
 
 nlohmann::json to_json(const SlotReport& report);
+// The control block's metadata fields, by their DESIGN.md names.
+nlohmann::json to_json(const shm::BufferMetadata& m);
 
 }  // namespace meshdock
