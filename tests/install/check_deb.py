@@ -51,7 +51,7 @@ def main():
         path = rest.split(" -> ")[0]
         path = "/" + path.lstrip("./") if path.startswith("./") else path
         entries[path.rstrip("/") or "/"] = (mode, line.split()[1])
-    want = ["/usr/bin/meshdockd", "/usr/bin/meshdockctl",
+    want = ["/usr/bin/meshdockd", "/usr/bin/meshdockctl", "/usr/bin/meshdock",
             f"{lib}/libmeshdock.so.{a.version}", f"{lib}/libmeshdock.so.1", f"{lib}/libmeshdock.so",
             f"{lib}/cmake/meshdock/meshdockConfig.cmake",
             f"{lib}/cmake/meshdock/meshdockConfigVersion.cmake",

@@ -20,8 +20,9 @@ from ._lib import LibraryNotFound
 from .attach import (AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError,
                      SegmentAccessDenied, UntrustedSegment, attach)
 from .client import Client, DaemonError
-from .mesh import (CellBlock, Mesh, MeshError, MeshWarning, ReadError, Region, WriteError, read,
-                   release_memory, write)
+from .mesh import (CellBlock, Mesh, MeshError, MeshFileNotFoundError, MeshPermissionError,
+                   MeshWarning, ReadError, Region, WriteError, read, release_memory, write)
+from .meshio_compat import from_meshio, to_meshio
 from .payload import (DevicePayload, PayloadError, PayloadWarning, cupy_wheel, from_cupy,
                       has_cuda_device, has_cupy, to_cupy, to_dlpack, to_torch)
 from .protocol import ProtocolError
@@ -29,7 +30,8 @@ from .protocol import ProtocolError
 __version__ = "0.1.0"
 
 __all__ = ["protocol", "ProtocolError", "read", "write", "release_memory", "Mesh", "CellBlock",
-           "Region", "MeshError", "ReadError", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
+           "Region", "MeshError", "ReadError", "MeshFileNotFoundError", "MeshPermissionError",
+           "to_meshio", "from_meshio", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
            "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
            "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "LibraryNotFound",

@@ -7,6 +7,7 @@ alive, so a Mesh can be dropped while its arrays live on.
 from __future__ import annotations
 
 import ctypes
+import errno
 import itertools
 import os
 import sys
@@ -18,7 +19,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 __all__ = ["MeshError", "ReadError", "WriteError", "MeshWarning", "CellBlock", "Region", "Mesh",
-           "read", "write"]
+           "MeshFileNotFoundError", "MeshPermissionError", "read", "write"]
 
 
 class MeshError(ValueError):
@@ -27,6 +28,15 @@ class MeshError(ValueError):
 
 class ReadError(MeshError):
     """A file the readers cannot read; the message names the file and the line or byte."""
+
+
+class MeshFileNotFoundError(FileNotFoundError, ReadError):
+    """`read` of a path that does not exist: a FileNotFoundError (errno ENOENT, filename) and a
+    ReadError, so both `except FileNotFoundError` and `except meshdock.ReadError` catch it."""
+
+
+class MeshPermissionError(PermissionError, ReadError):
+    """`read` of a file this process may not read: a PermissionError and a ReadError."""
 
 
 class WriteError(MeshError):
@@ -79,8 +89,46 @@ class Region:
     entries: np.ndarray
 
 
+# Nodes per cell of meshio's fixed-size types: get_cells_type's empty (0, n) answer.
+_NODES = {"vertex": 1, "line": 2, "line3": 3, "triangle": 3, "triangle6": 6, "quad": 4,
+          "quad8": 8, "quad9": 9, "tetra": 4, "tetra10": 10, "hexahedron": 8,
+          "hexahedron20": 20, "hexahedron27": 27, "wedge": 6, "wedge15": 15, "pyramid": 5,
+          "pyramid13": 13}
+
+
+def _block_of(b) -> CellBlock:
+    """A CellBlock from what meshio users pass: a CellBlock, ("tetra", array), a meshio
+    CellBlock (.type, .data), or a ragged ("polygon", [cell, cell, ...]) of varying sizes
+    (stored as CSR: flat data + offsets)."""
+    if isinstance(b, CellBlock):
+        return b
+    kind, data = (b.type, b.data) if isinstance(getattr(b, "type", None), str) else (b[0], b[1])
+    if isinstance(data, (list, tuple)) and data and len({len(c) for c in data}) > 1:
+        sizes = np.fromiter((len(c) for c in data), dtype=np.int64, count=len(data))
+        offsets = np.zeros(len(data) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        flat = np.concatenate([np.asarray(c, dtype=np.int64) for c in data])
+        return CellBlock(str(kind), flat, offsets)
+    return CellBlock(str(kind), np.asarray(data))
+
+
+def _cells_of_blocks(blocks: List[CellBlock]):
+    """meshio's view of several blocks of one type: one (n, k) array, or a list of cells when
+    the blocks are ragged."""
+    if any(b.ragged for b in blocks):
+        return [b.cell(i) for b in blocks for i in range(len(b))]
+    return blocks[0].data if len(blocks) == 1 else np.concatenate([b.data for b in blocks])
+
+
 @dataclass
 class Mesh:
+    """A mesh: points, cell blocks, data and regions (DESIGN.md "Data model").
+
+    Built the meshio way too: ``Mesh(points, [("tetra", tets)])`` or ``Mesh(points,
+    {"triangle": tris})``; and read the meshio way (``cells_dict``, ``cell_data_dict``,
+    ``get_cells_type``, ``get_cell_data``, ``point_sets`` / ``cell_sets`` derived from the
+    regions, ``write``). ``meshdock.to_meshio`` / ``from_meshio`` convert."""
+
     points: np.ndarray
     cells: List[CellBlock]
     point_data: Dict[str, np.ndarray] = field(default_factory=dict)
@@ -89,19 +137,122 @@ class Mesh:
     regions: List[Region] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
 
+    def __post_init__(self):
+        self.points = np.asarray(self.points)
+        cells = self.cells.items() if isinstance(self.cells, dict) else self.cells
+        self.cells = [_block_of(b) for b in cells]
+        self.point_data = {k: np.asarray(v) for k, v in (self.point_data or {}).items()}
+        self.cell_data = {k: [np.asarray(a) for a in v] for k, v in (self.cell_data or {}).items()}
+        self.field_data = dict(self.field_data or {})
+        self.regions = list(self.regions or [])
+        self.notes = list(self.notes or [])
+
     def __repr__(self) -> str:
         blocks = ", ".join(f"{b.type}:{len(b)}" for b in self.cells)
-        return (f"<meshdock.Mesh {len(self.points)} points, {len(self.cells)} blocks ({blocks}), "
-                f"{len(self.regions)} regions>")
+        text = f"<meshdock.Mesh {len(self.points)} points, {len(self.cells)} blocks ({blocks})"
+        for what, d in (("point_data", self.point_data), ("cell_data", self.cell_data),
+                        ("field_data", self.field_data)):
+            if d:
+                text += f", {what} [{', '.join(d)}]"
+        return text + f", {len(self.regions)} regions>"
+
+    # ---- meshio's accessors ------------------------------------------------------------
+    def _by_type(self) -> Dict[str, List[int]]:
+        out: Dict[str, List[int]] = {}
+        for i, b in enumerate(self.cells):
+            out.setdefault(b.type, []).append(i)
+        return out
+
+    @property
+    def cells_dict(self) -> Dict[str, object]:
+        """{cell type: connectivity of every block of that type, concatenated} (meshio)."""
+        return {t: _cells_of_blocks([self.cells[i] for i in ix])
+                for t, ix in self._by_type().items()}
+
+    @property
+    def cell_data_dict(self) -> Dict[str, Dict[str, np.ndarray]]:
+        """{data name: {cell type: that data over every block of the type}} (meshio)."""
+        by_type = self._by_type()
+        return {name: {t: parts[ix[0]] if len(ix) == 1 else np.concatenate([parts[i] for i in ix])
+                       for t, ix in by_type.items()}
+                for name, parts in self.cell_data.items()}
+
+    def get_cells_type(self, cell_type: str):
+        """The connectivity of every `cell_type` cell, concatenated; an empty (0, nodes) array
+        when there is none (meshio)."""
+        ix = self._by_type().get(cell_type)
+        if not ix:
+            return np.empty((0, _NODES.get(cell_type, 0)), dtype=np.int64)
+        return _cells_of_blocks([self.cells[i] for i in ix])
+
+    def get_cell_data(self, name: str, cell_type: str) -> np.ndarray:
+        """cell_data[name] over the blocks of `cell_type`, concatenated (meshio). KeyError
+        naming the field when there is no such data."""
+        if name not in self.cell_data:
+            raise KeyError(f"no cell_data '{name}' (there is: {', '.join(self.cell_data) or 'none'})")
+        parts = [d for b, d in zip(self.cells, self.cell_data[name]) if b.type == cell_type]
+        return np.concatenate(parts) if parts else np.empty((0,), dtype=np.float64)
+
+    @property
+    def point_sets(self) -> Dict[str, np.ndarray]:
+        """{name: point ids} of the point regions (meshio's point_sets). A name used by
+        several regions keeps the first."""
+        out: Dict[str, np.ndarray] = {}
+        for r in self.regions:
+            if r.kind == "point":
+                out.setdefault(r.name, np.asarray(r.entries))
+        return out
+
+    @property
+    def cell_sets(self) -> Dict[str, List[np.ndarray]]:
+        """{name: [block-local cell ids, one array per block]} of the cell regions (meshio's
+        cell_sets; meshdock stores global block-major ids). Side regions have no meshio form."""
+        bases = np.zeros(len(self.cells) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in self.cells], out=bases[1:])
+        out: Dict[str, List[np.ndarray]] = {}
+        for r in self.regions:
+            if r.kind != "cell" or r.name in out:
+                continue
+            e = np.asarray(r.entries, dtype=np.int64)
+            which = np.searchsorted(bases, e, side="right") - 1
+            out[r.name] = [e[which == k] - bases[k] for k in range(len(self.cells))]
+        return out
+
+    def write(self, path, file_format: Optional[str] = None, **kwargs) -> List[str]:
+        """meshio's Mesh.write: `write(path, self, file_format, ...)`."""
+        return write(path, self, file_format=file_format, **kwargs)
 
 
-def read(path, format: Optional[str] = None) -> Mesh:
-    """Read `path` (format from the extension unless given). Raises ReadError."""
+# meshio's format names that differ from meshdock's.
+_FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-binary": "msh",
+                   "vtk-ascii": "vtk", "vtk-binary": "vtk", "vtu-ascii": "vtu", "vtu-binary": "vtu",
+                   "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply"}
+
+
+def _format(format: Optional[str], file_format: Optional[str]) -> str:
+    if format and file_format and format != file_format:
+        raise ValueError(f"format={format!r} and file_format={file_format!r} disagree")
+    f = format or file_format or ""
+    return _FORMAT_ALIASES.get(f, f)
+
+
+def read(path, format: Optional[str] = None, file_format: Optional[str] = None) -> Mesh:
+    """Read `path` (format from the extension unless given; `file_format` is meshio's name
+    for it, and meshio's names such as "gmsh" work). Raises ReadError, which is also a
+    FileNotFoundError when `path` does not exist and a PermissionError when it cannot be
+    read."""
     from . import _capi
 
     a = _capi.api()
     out = c_void_p()
-    _capi.check(a.mesh_read(os.fsencode(path), (format or "").encode(), out))
+    try:
+        _capi.check(a.mesh_read(os.fsencode(path), _format(format, file_format).encode(), out))
+    except ReadError as e:
+        if not os.path.lexists(path):
+            raise MeshFileNotFoundError(errno.ENOENT, str(e), os.fspath(path)) from None
+        if not os.access(path, os.R_OK):
+            raise MeshPermissionError(errno.EACCES, str(e), os.fspath(path)) from None
+        raise
     h = _capi.Handle(out.value, a.mesh_release)
     return _mesh_of(a, h)
 
@@ -171,12 +322,13 @@ def release_memory() -> int:
 
 
 def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = None,
-          zlib_level: int = 6) -> List[str]:
+          zlib_level: int = 6, file_format: Optional[str] = None) -> List[str]:
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
     given ("vtu": encoding "zlib" (default), "raw" or "ascii"; "msh": Gmsh 4.1, "binary"
-    (default) or "ascii"). `mesh` is a meshdock.Mesh or any object with the same attributes
-    (points, cells with .type/.data, point_data, cell_data, field_data, regions); arrays
-    already C-contiguous are written without a copy. The file appears whole or not at all.
+    (default) or "ascii"; `file_format`: meshio's name for it). `mesh` is a meshdock.Mesh or
+    any object with the same attributes (points, cells with .type/.data, point_data,
+    cell_data, field_data, regions); arrays already C-contiguous are written without a copy.
+    The file appears whole or not at all.
 
     Every lossy step (e.g. point data MSH stores as float64) is returned and also issued as a
     MeshWarning. Raises WriteError (or MeshError for an inconsistent mesh).
@@ -187,7 +339,7 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     h = c_mesh(as_dict(mesh))
     o = _capi.WriteOptions()
     a.write_options_init(o)
-    o.format = (format or "").encode()
+    o.format = _format(format, file_format).encode()
     o.encoding = (encoding or "").encode()
     o.zlib_level = zlib_level
     out = c_void_p()

@@ -1,0 +1,121 @@
+"""The ``meshdock`` command: mesh files without a daemon, like ``meshio info`` / ``meshio
+convert``.
+
+    meshdock info FILE [--format F] [--json]
+    meshdock convert IN OUT [--input-format F] [--output-format F] [--ascii] [--float32]
+
+Exit status: 0 done, 1 the file could not be read or written (the message names the file and
+the line, byte or array), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from typing import List, Optional
+
+
+def _describe(path: str, m, seconds: float) -> dict:
+    import numpy as np
+    return {
+        "file": path,
+        "read_seconds": round(seconds, 6),
+        "points": {"count": int(len(m.points)), "dim": int(m.points.shape[1]) if m.points.ndim == 2 else 1,
+                   "dtype": str(m.points.dtype)},
+        "cells": [{"type": b.type, "count": len(b), "ragged": b.ragged} for b in m.cells],
+        "point_data": {k: {"dtype": str(v.dtype), "shape": list(v.shape)}
+                       for k, v in m.point_data.items()},
+        "cell_data": {k: {"dtype": str(v[0].dtype) if v else None, "blocks": len(v)}
+                      for k, v in m.cell_data.items()},
+        "field_data": {k: np.asarray(v).tolist() for k, v in m.field_data.items()},
+        "regions": [{"name": r.name, "kind": r.kind, "dim": int(r.dim), "tag": int(r.tag),
+                     "entries": int(len(r.entries))} for r in m.regions],
+        "notes": list(m.notes),
+    }
+
+
+def _print_info(d: dict) -> None:
+    p = d["points"]
+    print(f"{d['file']}  (read in {d['read_seconds'] * 1e3:.1f} ms)")
+    print(f"  points: {p['count']} x {p['dim']} {p['dtype']}")
+    total = sum(b["count"] for b in d["cells"])
+    print(f"  cells: {total} in {len(d['cells'])} blocks")
+    for b in d["cells"]:
+        print(f"    {b['type']:<16}{b['count']:>12}{'  (ragged)' if b['ragged'] else ''}")
+    for title, key in (("point data", "point_data"), ("cell data", "cell_data")):
+        if d[key]:
+            print(f"  {title}: " + ", ".join(d[key]))
+    if d["field_data"]:
+        print("  field data: " + ", ".join(f"{k}={v}" for k, v in d["field_data"].items()))
+    if d["regions"]:
+        print("  regions:")
+        for r in d["regions"]:
+            print(f"    {r['name']:<20} {r['kind']:<6} dim {r['dim']:>2} tag {r['tag']:>4} "
+                  f"{r['entries']:>10} entries")
+    for n in d["notes"]:
+        print(f"  note: {n}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="meshdock", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    i = sub.add_parser("info", help="what a mesh file holds")
+    i.add_argument("file")
+    i.add_argument("--format", help="the file's format (default: from its extension)")
+    i.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    c = sub.add_parser("convert", help="read IN, write OUT (formats from the extensions)")
+    c.add_argument("input")
+    c.add_argument("output")
+    c.add_argument("--input-format", "-i")
+    c.add_argument("--output-format", "-o")
+    c.add_argument("--ascii", action="store_true",
+                   help="ascii output where the format has both (vtu, msh, ...)")
+    c.add_argument("--float32", action="store_true", help="store points and float data as float32")
+    a = ap.parse_args(argv)
+
+    import meshdock
+
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            t0 = time.perf_counter()
+            m = meshdock.read(a.file if a.cmd == "info" else a.input,
+                              format=a.format if a.cmd == "info" else a.input_format)
+            dt = time.perf_counter() - t0
+        if a.cmd == "info":
+            d = _describe(a.file, m, dt)
+            if a.json:
+                json.dump(d, sys.stdout, indent=2)
+                print()
+            else:
+                _print_info(d)
+            return 0
+        if a.float32:
+            import numpy as np
+            m.points = m.points.astype(np.float32)
+            m.point_data = {k: v.astype(np.float32) if v.dtype.kind == "f" else v
+                            for k, v in m.point_data.items()}
+            m.cell_data = {k: [p.astype(np.float32) if p.dtype.kind == "f" else p for p in v]
+                           for k, v in m.cell_data.items()}
+        kw = {"encoding": "ascii"} if a.ascii else {}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            notes = meshdock.write(a.output, m, format=a.output_format, **kw)
+        for n in list(m.notes) + list(notes or []):
+            print(f"meshdock convert: note: {n}", file=sys.stderr)
+        del caught
+        print(f"{a.input} -> {a.output}: {len(m.points)} points, "
+              f"{sum(len(b) for b in m.cells)} cells in {len(m.cells)} blocks")
+        return 0
+    except (meshdock.MeshError, OSError) as e:
+        # An OSError from read (missing / unreadable file) carries the reader's message, which
+        # names the file, as its strerror.
+        print(f"meshdock {a.cmd}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
