@@ -1,10 +1,21 @@
 #include "daemon/backend/device_probe.hpp"
 
+#include <string>
+
 #if defined(MESHDOCK_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 #endif
 
 namespace meshdock::backend {
+
+#if defined(MESHDOCK_HAVE_CUDA)
+namespace {
+// 12040 -> "12.4"
+std::string cuda_version(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+}  // namespace
+#endif
 
 DeviceReport probe_devices() {
   DeviceReport r;
@@ -15,7 +26,18 @@ DeviceReport probe_devices() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    r.cuda_status = cudaGetErrorString(err);
+    // cudart says "CUDA driver version is insufficient" both when there is no driver at all
+    // (driver version 0: libcuda.so.1 absent) and when it is too old: tell them apart.
+    if (err == cudaErrorInsufficientDriver && r.driver_version == 0)
+      r.cuda_status = "no NVIDIA driver (libcuda.so.1 is not installed or not loadable)";
+    else if (err == cudaErrorInsufficientDriver)
+      r.cuda_status = "the NVIDIA driver supports CUDA " + cuda_version(r.driver_version) +
+                      ", this build needs " + cuda_version(r.runtime_version) +
+                      " or newer: update the driver";
+    else if (err == cudaErrorNoDevice)
+      r.cuda_status = "no CUDA device";
+    else
+      r.cuda_status = cudaGetErrorString(err);
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return r;
   }

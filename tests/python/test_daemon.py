@@ -454,3 +454,14 @@ def test_publish_refuses_absurd_dtypes_and_shapes(daemon):
             pb, name="box", field="point_data/T", dtype=dtype, shape=shape, data=b"")))
         assert code == grpc.StatusCode.INVALID_ARGUMENT and message in details, details
     assert cb_fields(daemon.control_block("box"))["write_idx"] == 1
+
+
+def test_probe_device_names_a_missing_driver():
+    """No NVIDIA driver on the machine: say so, not cudart's "driver version is insufficient"."""
+    import ctypes.util
+    r = subprocess.run([str(BIN / "meshdockd"), "--probe-device"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert "insufficient" not in r.stdout
+    if "cuda backend: built in" in r.stdout and ctypes.util.find_library("cuda") is None:
+        assert "cuda status: no NVIDIA driver (libcuda.so.1" in r.stdout, r.stdout
