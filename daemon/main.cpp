@@ -37,6 +37,7 @@
 #include "daemon/mesh/allocator.hpp"
 #include "daemon/rpc/gate.hpp"
 #include "daemon/rpc/health.hpp"
+#include "daemon/rpc/metrics_http.hpp"
 #include "daemon/rpc/service.hpp"
 #include "daemon/service/config.hpp"
 #include "daemon/service/registry.hpp"
@@ -199,6 +200,18 @@ int serve(const Args& args) {
   meshdock::rpc::MeshdockService service(registry, log, gate,
                                          [&io] { boost::asio::post(io, [&io] { io.stop(); }); });
   meshdock::rpc::HealthService health(gate);  // token-checked, unlike grpc++'s default one
+  // Prometheus' GET /metrics on loopback, when configured (a bad address stops the start).
+  std::unique_ptr<meshdock::rpc::MetricsHttp> metrics_http;
+  if (!config.metrics_listen.empty()) {
+    try {
+      metrics_http = std::make_unique<meshdock::rpc::MetricsHttp>(
+          io, config.metrics_listen, [&service] { return service.metrics_text(); }, log);
+    } catch (const svc::ConfigError& e) {
+      log.error(e.what());
+      return 1;
+    }
+    log.info("metrics: http://" + metrics_http->endpoint() + "/metrics");
+  }
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);

@@ -1,5 +1,6 @@
 #include "daemon/rpc/service.hpp"
 
+#include <chrono>
 #include <utility>
 
 #include "daemon/payload/dlpack_export.hpp"
@@ -69,6 +70,48 @@ void fill(const service::MeshInfo& i, v1::SlotInfo* s) {
   s->set_watch(i.watch);
 }
 
+// "OK", "NOT_FOUND", ...: the label of meshdock_rpc_calls_total and of the failure log line.
+const char* code_name(grpc::StatusCode c) {
+  switch (c) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
 template <class Out>
 service::Progress progress_to(Out* out) {
   return [out](service::Phase ph, std::uint64_t done, std::uint64_t total, const std::string& msg) {
@@ -95,27 +138,45 @@ void send_done(Out* out, const service::MeshInfo& info) {
 }  // namespace
 
 template <typename F>
-grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc, F&& f) {
-  if (auto s = gate_.check_token(ctx, rpc); !s.ok()) {
-    log_.warn(std::string(rpc) + ": refused a call without the bearer token from " + ctx->peer());
-    return s;
-  }
+grpc::Status MeshdockService::checked(grpc::ServerContext* ctx, const char* rpc, F&& f) {
+  if (auto s = gate_.check_token(ctx, rpc); !s.ok()) return s;
   try {
     f();
     return grpc::Status::OK;
   } catch (const service::ServiceError& e) {
-    if (e.status() == Status::kCancelled)
-      log_.info(std::string(rpc) + ": " + e.what());  // work stopped half way: worth a line
-    else
-      log_.debug(std::string(rpc) + ": " + e.what());
     return {code_of(e.status()), capped(e.what())};
   } catch (const std::bad_alloc&) {
-    log_.error(std::string(rpc) + ": out of memory");
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, std::string(rpc) + ": out of memory"};
   } catch (const std::exception& e) {
-    log_.error(std::string(rpc) + ": " + e.what());
     return {grpc::StatusCode::INTERNAL, capped(std::string(rpc) + ": " + e.what())};
   }
+}
+
+template <typename F>
+grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  grpc::Status s = checked(ctx, rpc, std::forward<F>(f));
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+  const char* code = code_name(s.error_code());
+  metrics_.rpc(rpc, code, took.count());
+  if (!s.ok()) {
+    // One line per failed call, naming the caller (gRPC reports a Unix socket peer as "unix:"
+    // without its credentials). A bug or a refused token is worth more than a client's mistake.
+    const std::string line =
+        std::string(rpc) + " from " + ctx->peer() + ": " + code + ": " + s.error_message();
+    if (s.error_code() == grpc::StatusCode::INTERNAL)
+      log_.error(line);
+    else if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+             s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+      log_.warn(line);
+    else
+      log_.info(line);
+  }
+  return s;
+}
+
+std::string MeshdockService::metrics_text() const {
+  return metrics_.render(reg_.stats(), reg_.leases());
 }
 
 template <class S, typename F>
@@ -362,6 +423,13 @@ grpc::Status MeshdockService::stats(grpc::ServerContext* ctx, S& s) {
 }
 
 template <class S>
+grpc::Status MeshdockService::metrics(grpc::ServerContext* ctx, S& s) {
+  return unary(ctx, s, "Metrics", [&](const v1::MetricsRequest&, v1::MetricsReply* reply) {
+    reply->set_text(metrics_text());
+  });
+}
+
+template <class S>
 grpc::Status MeshdockService::leases(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Leases", [&](const v1::LeasesRequest& req, v1::LeasesReply* reply) {
     if (!req.name().empty()) (void)reg_.describe(req.name());  // NOT_FOUND naming it
@@ -497,6 +565,10 @@ class MeshdockService::Plain final : public v1::Meshdock::Service {
     U<v1::StatsRequest, v1::StatsReply> s{q, r};
     return h_.stats(c, s);
   }
+  grpc::Status Metrics(Ctx* c, const v1::MetricsRequest* q, v1::MetricsReply* r) override {
+    U<v1::MetricsRequest, v1::MetricsReply> s{q, r};
+    return h_.metrics(c, s);
+  }
   grpc::Status Leases(Ctx* c, const v1::LeasesRequest* q, v1::LeasesReply* r) override {
     U<v1::LeasesRequest, v1::LeasesReply> s{q, r};
     return h_.leases(c, s);
@@ -572,6 +644,11 @@ class MeshdockService::Streamed final : public v1::Meshdock::StreamedService {
       Ctx* c, grpc::ServerUnaryStreamer<v1::StatsRequest, v1::StatsReply>* x) override {
     U<v1::StatsRequest, v1::StatsReply> s{x};
     return h_.stats(c, s);
+  }
+  grpc::Status StreamedMetrics(
+      Ctx* c, grpc::ServerUnaryStreamer<v1::MetricsRequest, v1::MetricsReply>* x) override {
+    U<v1::MetricsRequest, v1::MetricsReply> s{x};
+    return h_.metrics(c, s);
   }
   grpc::Status StreamedLeases(
       Ctx* c, grpc::ServerUnaryStreamer<v1::LeasesRequest, v1::LeasesReply>* x) override {

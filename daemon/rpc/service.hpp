@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/rpc/gate.hpp"
+#include "daemon/service/metrics.hpp"
 #include "daemon/service/registry.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
 
@@ -36,6 +37,8 @@ class MeshdockService {
   grpc::Service* service() { return service_.get(); }
   // Ends every Watch stream (the server is stopping).
   void stop_streams() { stopping_ = true; }
+  // The Prometheus exposition (the Metrics RPC's text; the HTTP listener serves it too).
+  std::string metrics_text() const;
 
   // One handler per method; S is the call as the transport shows it (service.cpp).
   template <class S>
@@ -59,6 +62,8 @@ class MeshdockService {
   template <class S>
   grpc::Status stats(grpc::ServerContext* ctx, S& s);
   template <class S>
+  grpc::Status metrics(grpc::ServerContext* ctx, S& s);
+  template <class S>
   grpc::Status leases(grpc::ServerContext* ctx, S& s);
   template <class S>
   grpc::Status revoke_leases(grpc::ServerContext* ctx, S& s);
@@ -66,9 +71,12 @@ class MeshdockService {
   grpc::Status shutdown(grpc::ServerContext* ctx, S& s);
 
  private:
-  // Token check, then f() with every exception turned into a status naming the problem.
+  // Token check, then f() with every exception turned into a status naming the problem; counts
+  // the call (metrics_) and logs a line for each failure, naming the peer.
   template <typename F>
   grpc::Status guarded(grpc::ServerContext* ctx, const char* rpc, F&& f);
+  template <typename F>
+  grpc::Status checked(grpc::ServerContext* ctx, const char* rpc, F&& f);
   // guarded(), taking the one request message after the token check: f(request, reply) for a
   // unary method, f(request) for a server-streaming one (it writes with s.Write).
   template <class S, typename F>
@@ -83,6 +91,7 @@ class MeshdockService {
   Gate& gate_;
   std::function<void()> request_shutdown_;
   std::atomic<bool> stopping_{false};
+  service::Metrics metrics_;
   class Plain;
   class Streamed;
   std::unique_ptr<grpc::Service> service_;

@@ -57,6 +57,8 @@ struct Config {
   std::string token_file;                  // bearer token for TCP (required there)
   std::uint32_t lease_wait_ms = 200;       // how long publish waits for a leased slot
   std::uint32_t watch_interval_ms = 500;   // how often watched files are checked
+  // "" (off) or a loopback HOST:PORT where GET /metrics serves Prometheus' text format.
+  std::string metrics_listen;
   // gRPC availability (docs/operations.md, "Limits"): the largest request message; Watch
   // streams in all and per TCP client address (a Unix socket's clients all look alike to
   // gRPC, so there only max_streams applies); the server's thread cap, kept well above the

@@ -645,6 +645,7 @@ Stats Registry::stats() const {
   s.uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   s.backend = backend_for("auto");
+  s.consumers = consumers_ ? consumers_->connections() : 0;
   return s;
 }
 

@@ -96,7 +96,8 @@ struct Stats {
   std::vector<MeshInfo> meshes;
   std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
   double uptime_seconds = 0;
-  std::string backend;  // what "auto" resolves to: "host" | "cuda"
+  std::string backend;        // what "auto" resolves to: "host" | "cuda"
+  std::size_t consumers = 0;  // registered consumer connections
 };
 
 class Registry;

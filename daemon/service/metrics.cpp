@@ -1,0 +1,142 @@
+#include "daemon/service/metrics.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace meshdock::service {
+
+std::string label_value(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void Metrics::rpc(std::string_view method, std::string_view code, double seconds) {
+  std::lock_guard lock(m_);
+  auto it = methods_.find(method);
+  if (it == methods_.end()) it = methods_.emplace(std::string(method), Method{}).first;
+  Method& m = it->second;
+  auto c = m.codes.find(code);
+  if (c == m.codes.end()) c = m.codes.emplace(std::string(code), 0).first;
+  ++c->second;
+  const auto b = std::lower_bound(kBuckets.begin(), kBuckets.end(), seconds);
+  if (b != kBuckets.end()) ++m.buckets[static_cast<std::size_t>(b - kBuckets.begin())];
+  ++m.count;
+  m.sum += seconds;
+}
+
+namespace {
+
+// Appends one "# HELP / # TYPE" header.
+void header(std::string& out, const char* name, const char* type, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+// "cpu" / "cuda:0" (DLPack device type 2 is CUDA, 3 pinned host).
+std::string device_label(const payload::Device& d) {
+  return d.type == 2 ? "cuda:" + std::to_string(d.id) : d.type == 3 ? "cuda_host" : "cpu";
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leases) const {
+  std::string out;
+  out.reserve(4096);
+  header(out, "meshdock_info", "gauge", "The daemon's backend (host | cuda); always 1.");
+  out += "meshdock_info{backend=\"" + label_value(s.backend) + "\"} 1\n";
+  header(out, "meshdock_uptime_seconds", "gauge", "Seconds since meshdockd started.");
+  out += "meshdock_uptime_seconds " + num(s.uptime_seconds) + "\n";
+  header(out, "meshdock_meshes", "gauge", "Meshes loaded.");
+  out += "meshdock_meshes " + std::to_string(s.meshes.size()) + "\n";
+  header(out, "meshdock_memory_used_bytes", "gauge", "Slot buffer bytes, by memory kind.");
+  out += "meshdock_memory_used_bytes{memory=\"host\"} " + std::to_string(s.host_memory_used) + "\n";
+  out += "meshdock_memory_used_bytes{memory=\"device\"} " + std::to_string(s.device_memory_used) +
+         "\n";
+  header(out, "meshdock_device_memory_budget_bytes", "gauge",
+         "The device_memory_budget config key (0: no limit).");
+  out += "meshdock_device_memory_budget_bytes " + std::to_string(s.device_memory_budget) + "\n";
+  header(out, "meshdock_consumers", "gauge",
+         "Consumer processes registered with the daemon (attached slots).");
+  out += "meshdock_consumers " + std::to_string(s.consumers) + "\n";
+
+  header(out, "meshdock_slot_bytes", "gauge", "Bytes of one frame of a mesh, by device.");
+  for (const auto& m : s.meshes)
+    out += "meshdock_slot_bytes{mesh=\"" + label_value(m.name) + "\",device=\"" +
+           device_label(m.device) + "\"} " + std::to_string(m.data_size) + "\n";
+  header(out, "meshdock_frames_published_total", "counter", "Frames published per mesh.");
+  for (const auto& m : s.meshes)
+    out += "meshdock_frames_published_total{mesh=\"" + label_value(m.name) + "\"} " +
+           std::to_string(m.write_idx) + "\n";
+  header(out, "meshdock_last_load_seconds", "gauge", "How long the mesh's last load took.");
+  for (const auto& m : s.meshes)
+    out += "meshdock_last_load_seconds{mesh=\"" + label_value(m.name) + "\"} " +
+           num(m.load_seconds) + "\n";
+
+  // Leases: how many per mesh, and the oldest's age (a consumer pinning a frame).
+  std::map<std::string, std::pair<std::size_t, double>> per_mesh;
+  for (const auto& m : s.meshes) per_mesh[m.name] = {0, 0.0};
+  for (const auto& l : leases) {
+    auto& [n, oldest] = per_mesh[l.mesh];
+    ++n;
+    oldest = std::max(oldest, l.lease.age_seconds);
+  }
+  header(out, "meshdock_leases", "gauge", "Frames held by consumers, per mesh.");
+  for (const auto& [mesh, v] : per_mesh)
+    out += "meshdock_leases{mesh=\"" + label_value(mesh) + "\"} " + std::to_string(v.first) + "\n";
+  header(out, "meshdock_lease_oldest_age_seconds", "gauge",
+         "Age of the oldest lease per mesh (0 when none).");
+  for (const auto& [mesh, v] : per_mesh)
+    out += "meshdock_lease_oldest_age_seconds{mesh=\"" + label_value(mesh) + "\"} " +
+           num(v.second) + "\n";
+
+  std::lock_guard lock(m_);
+  header(out, "meshdock_rpc_calls_total", "counter", "RPCs finished, by method and status code.");
+  for (const auto& [method, m] : methods_)
+    for (const auto& [code, n] : m.codes)
+      out += "meshdock_rpc_calls_total{method=\"" + label_value(method) + "\",code=\"" +
+             label_value(code) + "\"} " + std::to_string(n) + "\n";
+  header(out, "meshdock_rpc_duration_seconds", "histogram",
+         "RPC wall time by method (Load and Reload: the whole load).");
+  for (const auto& [method, m] : methods_) {
+    const std::string l = "method=\"" + label_value(method) + "\"";
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += m.buckets[i];
+      out += "meshdock_rpc_duration_seconds_bucket{" + l + ",le=\"" + num(kBuckets[i]) + "\"} " +
+             std::to_string(cumulative) + "\n";
+    }
+    out += "meshdock_rpc_duration_seconds_bucket{" + l + ",le=\"+Inf\"} " +
+           std::to_string(m.count) + "\n";
+    out += "meshdock_rpc_duration_seconds_sum{" + l + "} " + num(m.sum) + "\n";
+    out += "meshdock_rpc_duration_seconds_count{" + l + "} " + std::to_string(m.count) + "\n";
+  }
+  return out;
+}
+
+}  // namespace meshdock::service
