@@ -129,22 +129,10 @@ struct Session : std::enable_shared_from_this<Session> {
   void drain() {
     boost::system::error_code ignored;
     sock.shutdown(tcp::socket::shutdown_send, ignored);
-    auto self = shared_from_this();
-    timer.expires_after(std::chrono::seconds(1));
-    timer.async_wait([self](const boost::system::error_code& ec) {
-      if (!ec) self->sock.close();
-    });
-    sock.async_read_some(asio::buffer(sink),
-                         [self](const boost::system::error_code& ec, std::size_t) {
-                           if (ec) {
-                             self->timer.cancel();
-                             return;  // EOF (or closed by the timer): the session ends
-                           }
-                           self->timer.cancel();
-                           self->drain_more();
-                         });
+    discard();
   }
-  void drain_more() {
+  // Reads and drops what comes until EOF, an error, or 1 s without data (then closes).
+  void discard() {
     auto self = shared_from_this();
     timer.expires_after(std::chrono::seconds(1));
     timer.async_wait([self](const boost::system::error_code& ec) {
@@ -153,7 +141,7 @@ struct Session : std::enable_shared_from_this<Session> {
     sock.async_read_some(asio::buffer(sink),
                          [self](const boost::system::error_code& ec, std::size_t) {
                            self->timer.cancel();
-                           if (!ec) self->drain_more();
+                           if (!ec) self->discard();
                          });
   }
   std::array<char, 1024> sink{};
