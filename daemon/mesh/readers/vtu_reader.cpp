@@ -1206,7 +1206,12 @@ class VtuReader {
         at = next + 1;
       }
       if (src.find('\0') != std::string::npos) fail(p.line, "piece name holds a NUL");
-      UniqueFd fd = options_.open_sibling(src);
+      UniqueFd fd;
+      try {
+        fd = options_.open_sibling(src);
+      } catch (const ReadError& e) {
+        fail(p.line, "piece '" + src + "': " + e.what());
+      }
       ReadOptions opts;
       if (max_bytes_) {
         if (used >= max_bytes_)
