@@ -104,6 +104,8 @@ class VtuReader {
         options_(std::move(options)),
         only_(std::move(only)) {}
 
+  void limit_made(std::uint64_t bytes) { made_limit_ = bytes; }
+
   Mesh read() {
     parse_xml();
     if (grid_ == "PUnstructuredGrid") return read_parallel();
@@ -113,6 +115,7 @@ class VtuReader {
                                 " pieces; only a single piece is read");
     std::int64_t total_points = 0;
     for (const auto& p : pieces_) total_points += p.num_points;
+    if (is_structured(grid_)) claim_made(pieces_[0]);
     mesh_.points = Array::of<double>({total_points, 3});
     std::int64_t point_base = 0;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
@@ -1104,8 +1107,6 @@ class VtuReader {
       if (n[i] > 1) axes.push_back(i);
     static const char* const kKinds[] = {"vertex", "line", "quad", "hexahedron"};
     const std::int64_t npc = std::int64_t{1} << axes.size();
-    // Made here, not decoded: counted against max_bytes before they are allocated.
-    claim_made(grid_ == "ImageData" ? 24 * p.num_points : 0, p.num_cells * npc * 8, p);
     if (grid_ == "StructuredGrid") {
       read_points(p, arrs.points, 0, "piece 0");
     } else if (grid_ == "RectilinearGrid") {
@@ -1173,11 +1174,16 @@ class VtuReader {
                           std::to_string(p.num_cells) + " " + kKinds[axes.size()] + " cells");
   }
 
-  // Bytes a structured grid's points and cells take, which no array header claims.
-  void claim_made(std::int64_t point_bytes, std::int64_t cell_bytes, const PieceInfo& p) {
-    const auto bytes = static_cast<std::uint64_t>(point_bytes + cell_bytes);
-    // Without a limit (tests, fuzzing): still nothing beyond 16 GiB from a one-line extent.
-    const std::uint64_t limit = max_bytes_ ? max_bytes_ : std::uint64_t{16} << 30;
+  // The bytes a structured grid's points and cells take, which no array header claims (a
+  // one-line extent names them): counted against max_bytes before they are allocated.
+  void claim_made(const PieceInfo& p) {
+    int dims = 0;
+    for (int i = 0; i < 3; ++i) dims += p.extent[2 * i + 1] > p.extent[2 * i];
+    // StructuredGrid points are an array of the file: its header claims them when decoded.
+    const auto bytes =
+        static_cast<std::uint64_t>(p.num_points) * (grid_ == "StructuredGrid" ? 0 : 24) +
+        static_cast<std::uint64_t>(p.num_cells) * (8u << dims);
+    const std::uint64_t limit = max_bytes_ ? max_bytes_ : made_limit_;
     if (bytes > limit || claimed_ > limit - bytes)
       throw SizeLimitError(path_ + ":" + std::to_string(p.line) + ": the " + grid_ +
                            " extent makes " + std::to_string(bytes) +
@@ -1339,6 +1345,8 @@ class VtuReader {
   MappedFile* file_ = nullptr;
   std::uint64_t max_bytes_ = 0, claimed_ = 0;
   ReadOptions options_;
+  // Without max_bytes, what an extent may make: 16 GiB (read_vtu_bytes: 256 MiB, for fuzzing).
+  std::uint64_t made_limit_ = std::uint64_t{16} << 30;
   std::string only_, grid_;
   std::array<std::int64_t, 6> whole_extent_{};
   std::vector<double> origin_{0, 0, 0}, spacing_{1, 1, 1}, direction_{1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -1378,7 +1386,9 @@ Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only)
 Mesh read_vtu(const InFile& in, const ReadOptions& options) { return read_vtu_as(in, options, {}); }
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
-  return VtuReader(data, name).read();
+  VtuReader r(data, name);
+  r.limit_made(std::uint64_t{256} << 20);
+  return r.read();
 }
 
 }  // namespace meshdock::mesh
