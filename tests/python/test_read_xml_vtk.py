@@ -182,3 +182,30 @@ def test_structured_pieces_are_counted(tmp_path, data_dir):
     p.write_text(text[:b] + text[a:b] + text[b:])
     with pytest.raises(meshdock.ReadError, match="2 pieces"):
         meshdock.read(p)
+
+
+def test_daemon_reads_pvtu_pieces_under_its_root_only(tmp_path):
+    """meshdockd opens a .pvtu's pieces under its roots: beside it they load; a piece that is a
+    symlink out of the root, or a name with '..', is refused naming the piece."""
+    import grpc
+    from daemon_util import Daemon
+    pieces = ("pieces-appzlib.pvtu", "pieces-appzlib_0.vtu", "pieces-appzlib_1.vtu")
+    d = Daemon(tmp_path, pieces)
+    try:
+        progress = d.load("pieces-appzlib.pvtu", "p")
+        assert any(p.message == "60 points, 60 cells" for p in progress), progress
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "x.vtu").write_bytes((d.root / "pieces-appzlib_1.vtu").read_bytes())
+        text = (d.root / "pieces-appzlib.pvtu").read_text()
+        os.symlink(outside / "x.vtu", d.root / "link.vtu")
+        for source in ("link.vtu", "../outside/x.vtu"):
+            (d.root / "bad.pvtu").write_text(
+                text.replace('Source="pieces-appzlib_1.vtu"', f'Source="{source}"'))
+            with pytest.raises(grpc.RpcError) as e:
+                d.load("bad.pvtu", "bad", replace=True)
+            assert f"piece '{source}'" in e.value.details(), e.value.details()
+            assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT,
+                                      grpc.StatusCode.PERMISSION_DENIED)
+    finally:
+        assert d.stop() == 0
