@@ -286,14 +286,14 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     std::lock_guard lock(m_);
     read_options.max_bytes = decoded_size_limit(c_);
     // A .pvtu's pieces are opened under the same roots, beside it.
-    read_options.open_sibling = [roots, dir = path.substr(0, path.rfind('/') + 1)](
-                                    const std::string& relative) {
-      try {
-        return std::move(roots->open_for_read(dir + relative).fd);
-      } catch (const RootsError& err) {
-        throw mesh::ReadError(err.what());
-      }
-    };
+    read_options.open_sibling =
+        [roots, dir = path.substr(0, path.rfind('/') + 1)](const std::string& relative) {
+          try {
+            return std::move(roots->open_for_read(dir + relative).fd);
+          } catch (const RootsError& err) {
+            throw mesh::ReadError(err.what());
+          }
+        };
     if (size > c_.max_file_size)
       throw ServiceError(
           Status::kResourceExhausted,

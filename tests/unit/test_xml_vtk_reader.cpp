@@ -44,8 +44,7 @@ TEST(XmlVtkReader, PolyDataSplitsPolyLinesAndStripsAndSkipsStrings) {
   EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 1, 3}));
   EXPECT_EQ(m.cells[1].type, "triangle");
   // VTK's decomposition: (0 1 2), (2 1 3) flipped, (2 3 4).
-  EXPECT_EQ(ints(m.cells[1].connectivity),
-            (std::vector<std::int64_t>{0, 1, 2, 2, 1, 3, 2, 3, 4}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 2, 2, 1, 3, 2, 3, 4}));
   EXPECT_EQ(ints(m.cell_data.at("c")[0]), (std::vector<std::int64_t>{7, 7}));
   EXPECT_EQ(ints(m.cell_data.at("c")[1]), (std::vector<std::int64_t>{9, 9, 9}));
   EXPECT_EQ(m.cell_data.count("names"), 0u);

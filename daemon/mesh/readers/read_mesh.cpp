@@ -14,8 +14,7 @@ std::string format_for(const std::string& path, std::string_view format) {
 Mesh read_mesh(const InFile& file, std::string_view format, const ReadOptions& options) {
   const std::string fmt = format_for(file.path, format);
   if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
-  if (fmt == "vtu" || fmt == "vtp" || fmt == "vts" || fmt == "vtr" || fmt == "vti" ||
-      fmt == "pvtu")
+  if (fmt == "vtu" || fmt == "vtp" || fmt == "vts" || fmt == "vtr" || fmt == "vti" || fmt == "pvtu")
     return read_vtu(file, options);
   if (fmt == "vtk") return read_vtk(file);
   if (fmt == "stl") return read_stl(file);
@@ -23,7 +22,8 @@ Mesh read_mesh(const InFile& file, std::string_view format, const ReadOptions& o
   if (fmt == "obj") return read_obj(file);
   if (fmt == "ply") return read_ply(file);
   throw ReadError(file.path + ": format '" + fmt +
-                  "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, vtk, stl, off, obj, ply)");
+                  "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, vtk, "
+                  "stl, off, obj, ply)");
 }
 
 Mesh read_mesh(const std::string& path, std::string_view format, const ReadOptions& options) {

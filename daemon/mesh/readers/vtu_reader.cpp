@@ -260,8 +260,8 @@ class VtuReader {
       v.clear();
     }
     if (v.size() != n) {
-      stop(std::string("attribute ") + key + "=\"" + it->second + "\" is not " +
-           std::to_string(n) + " numbers");
+      stop(std::string("attribute ") + key + "=\"" + it->second + "\" is not " + std::to_string(n) +
+           " numbers");
       return dflt;
     }
     return v;
@@ -1069,8 +1069,9 @@ class VtuReader {
         const char* what = sname == "Verts"   ? " poly-vertices split into "
                            : sname == "Lines" ? " poly-lines split into "
                                               : " triangle strips split into ";
-        const char* into = sname == "Verts" ? " vertex cells" : sname == "Lines" ? " line cells"
-                                                                                 : " triangles";
+        const char* into = sname == "Verts"   ? " vertex cells"
+                           : sname == "Lines" ? " line cells"
+                                              : " triangles";
         mesh_.notes.push_back(where + ": " + std::to_string(many) + what + std::to_string(parts) +
                               into + " (their cell data repeated)");
       }
@@ -1222,8 +1223,8 @@ class VtuReader {
       if (max_bytes_) {
         if (used >= max_bytes_)
           throw SizeLimitError(path_ + ":" + std::to_string(p.line) + ": piece '" + src +
-                               "': the pieces before it reach the " +
-                               std::to_string(max_bytes_) + " bytes this file may decode to");
+                               "': the pieces before it reach the " + std::to_string(max_bytes_) +
+                               " bytes this file may decode to");
         opts.max_bytes = max_bytes_ - used;
       }
       parts.push_back(read_vtu_as(InFile{fd.get(), dir + src}, opts, "UnstructuredGrid"));
@@ -1383,7 +1384,9 @@ Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only)
 }
 }  // namespace
 
-Mesh read_vtu(const InFile& in, const ReadOptions& options) { return read_vtu_as(in, options, {}); }
+Mesh read_vtu(const InFile& in, const ReadOptions& options) {
+  return read_vtu_as(in, options, {});
+}
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
   VtuReader r(data, name);
