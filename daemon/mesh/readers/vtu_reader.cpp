@@ -1308,7 +1308,8 @@ class VtuReader {
           for (std::size_t i = 0; i < c.size(); ++i) d[i] = s[i] + base;
           blk.connectivity = std::move(c);
         }
-        const bool joins = !blk.ragged() && !run.empty() && out.cells.back().type == blk.type;
+        const bool joins = !blk.ragged() && !run.empty() && out.cells.back().type == blk.type &&
+                           run.back().dim(1) == blk.connectivity.dim(1);  // polygons: per size
         if (!joins) {
           close_run();
           if (!blk.ragged()) {  // opens a run (a placeholder block stands for it meanwhile)
