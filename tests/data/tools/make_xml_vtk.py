@@ -25,8 +25,11 @@ MODES = {
 }
 
 
-def _write(writer, data, path, mode):
+def _write(writer, data, path, mode, big_endian_u64=False):
     dm, enc, comp = MODES[mode]
+    if big_endian_u64:
+        writer.SetByteOrderToBigEndian()
+        writer.SetHeaderTypeToUInt64()
     writer.SetInputData(data)
     writer.SetFileName(str(path))
     {"ascii": writer.SetDataModeToAscii, "binary": writer.SetDataModeToBinary,
@@ -155,6 +158,8 @@ def main():
     pd = polydata()
     for mode in ("ascii", "inline64", "appraw", "app64", "appzlib"):
         _write(vtk.vtkXMLPolyDataWriter(), pd, OUT / f"poly.vtk-{mode}.vtp", mode)
+    _write(vtk.vtkXMLPolyDataWriter(), pd, OUT / "poly.vtk-appzlib-be64.vtp", "appzlib", True)
+    _write(vtk.vtkXMLPolyDataWriter(), pd, OUT / "poly.vtk-inline64-be64.vtp", "inline64", True)
     sg = structured()
     for mode in ("ascii", "inline64", "appzlib", "app64"):
         _write(vtk.vtkXMLStructuredGridWriter(), sg, OUT / f"grid.vtk-{mode}.vts", mode)
@@ -172,6 +177,9 @@ def main():
            OUT / "image1d.vtk-ascii.vti", "ascii")
     _write(vtk.vtkXMLImageDataWriter(), image((0, 2, 0, 0, 0, 3), (0, 0, 0), (1.0, 1.0, 0.5)),
            OUT / "image2d.vtk-inline64.vti", "inline64")
+    _write(vtk.vtkXMLImageDataWriter(), image((1, 3, -1, 1, 0, 2), (0.5, -1.0, 2.0),
+                                              (0.25, 0.5, 1.0)),
+           OUT / "image.vtk-appraw-be64.vti", "appraw", True)
     # Two pieces, cut by VTK (vtkExtractUnstructuredGridPiece), written as .pvtu + .vtu.
     for mode in ("appzlib", "ascii"):
         piece = vtk.vtkExtractUnstructuredGridPiece()
