@@ -271,8 +271,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
                        "num_slots " + std::to_string(r.num_slots) + " is not 1..10");
   // The one open of the file: under its root, never by name again; only this fd is read.
   RootFile file;
+  std::shared_ptr<const Roots> roots;
   try {
-    file = roots_for(r.path)->open_for_read(r.path);
+    roots = roots_for(r.path);
+    file = roots->open_for_read(r.path);
   } catch (const RootsError& err) {
     refuse(err);
   }
@@ -283,6 +285,15 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   {
     std::lock_guard lock(m_);
     read_options.max_bytes = decoded_size_limit(c_);
+    // A .pvtu's pieces are opened under the same roots, beside it.
+    read_options.open_sibling =
+        [roots, dir = path.substr(0, path.rfind('/') + 1)](const std::string& relative) {
+          try {
+            return std::move(roots->open_for_read(dir + relative).fd);
+          } catch (const RootsError& err) {
+            throw mesh::ReadError(err.what());
+          }
+        };
     if (size > c_.max_file_size)
       throw ServiceError(
           Status::kResourceExhausted,

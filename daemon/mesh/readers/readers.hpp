@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,10 @@ struct ReadOptions {
   // The most bytes a file's arrays may decode to, summed over the file and checked from the
   // headers before anything is inflated (a compressed VTU claims its sizes up front); 0: none.
   std::uint64_t max_bytes = 0;
+  // Opens a file a .pvtu names, given as written there (relative to the .pvtu's directory;
+  // the reader has refused absolute names and any '..' already). The daemon opens it under its
+  // roots; read_mesh(path) beside the path. Unset: a .pvtu is a ReadError.
+  std::function<UniqueFd(const std::string& relative)> open_sibling;
 };
 
 // A file whose headers claim more than ReadOptions::max_bytes; names file, array and size.
@@ -31,8 +36,10 @@ Mesh read_msh(const InFile& file);  // Gmsh MSH 2.2 / 4.1, ascii / binary
 // The same parser over bytes in memory; `name` stands for the file in error messages.
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
-Mesh read_vtu(const InFile& file,
-              const ReadOptions& options = {});  // VTK XML UnstructuredGrid, every encoding
+// VTK XML: UnstructuredGrid (.vtu), PolyData (.vtp), StructuredGrid (.vts), RectilinearGrid
+// (.vtr), ImageData (.vti), PUnstructuredGrid (.pvtu, through options.open_sibling); every
+// encoding (ascii, inline base64, appended raw / base64, zlib).
+Mesh read_vtu(const InFile& file, const ReadOptions& options = {});
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
 Mesh read_vtk(const InFile& file);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary
 Mesh read_vtk_bytes(std::string_view data, const std::string& name);

@@ -8,6 +8,19 @@
 // meshio node order (wedge), point/cell data in the file's dtype, points as float64.
 // Polyhedra (VTK 42, "faces" / "faceoffsets" arrays) become ragged "polyhedron" blocks; the
 // VTK 9.4 polyhedron layout (face_connectivity, polyhedron_offsets, ...) raises ReadError.
+//
+// The rest of the XML family goes through the same parse and DataArray decoding:
+// - PolyData (.vtp): Verts, Lines, Polys, Strips (VTK's cell order) -> vertex / line /
+//   triangle / quad / polygon blocks; poly-vertices, poly-lines and triangle strips are split
+//   (VTK's strip decomposition), their cell data repeated per part, each with a note.
+// - StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti), one piece: points in VTK's
+//   order (x fastest), cells hexahedra / quads / lines (VTK's point order for hexahedron and
+//   quad, also where VTK itself says voxel / pixel), with a note.
+// - PUnstructuredGrid (.pvtu): each <Piece Source> (relative, never leaving the .pvtu's
+//   directory) opened through ReadOptions::open_sibling and read as a .vtu; the pieces are
+//   concatenated (points, blocks, point and cell data by name), with a note.
+// String arrays (VTK's vtkStringArray) are skipped with a note naming them: a Mesh holds
+// numeric arrays only.
 #include <expat.h>
 #include <zlib.h>
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
@@ -15,6 +28,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -35,6 +49,8 @@
 namespace meshdock::mesh {
 
 namespace {
+
+Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only);
 
 std::optional<DType> vtk_dtype(std::string_view s) {
   static const std::map<std::string_view, DType> kTypes = {
@@ -58,30 +74,57 @@ struct DataArrayInfo {
   std::vector<std::pair<std::size_t, std::size_t>> text;
   int piece = -1;
   std::size_t line = 0;
+  bool is_string = false;  // type="String": never decoded (skipped with a note)
 };
 
 struct PieceInfo {
   std::int64_t num_points = 0, num_cells = 0;
+  std::int64_t num_verts = 0, num_lines = 0, num_strips = 0, num_polys = 0;  // PolyData
+  std::array<std::int64_t, 6> extent{};  // structured grids: x0 x1 y0 y1 z0 z1
+  std::string source;                    // PUnstructuredGrid: the piece's file
+  std::size_t line = 0;
   std::vector<std::size_t> arrays;  // indices into arrays_
 };
+
+bool is_structured(std::string_view grid) {
+  return grid == "StructuredGrid" || grid == "RectilinearGrid" || grid == "ImageData";
+}
 
 class VtuReader {
  public:
   // `file`, when the data is a mapped file, lets the reader drop each array's source pages
   // once it is decoded.
+  // `only`, when given, is the one VTKFile type accepted (a .pvtu's pieces: UnstructuredGrid).
   VtuReader(std::string_view data, const std::string& path, MappedFile* file = nullptr,
-            std::uint64_t max_bytes = 0)
-      : data_(data), path_(path), file_(file), max_bytes_(max_bytes) {}
+            ReadOptions options = {}, std::string only = {})
+      : data_(data),
+        path_(path),
+        file_(file),
+        max_bytes_(options.max_bytes),
+        options_(std::move(options)),
+        only_(std::move(only)) {}
+
+  void limit_made(std::uint64_t bytes) { made_limit_ = bytes; }
 
   Mesh read() {
     parse_xml();
-    if (pieces_.empty()) fail(0, "no <Piece> in <UnstructuredGrid>");
+    if (grid_ == "PUnstructuredGrid") return read_parallel();
+    if (pieces_.empty()) fail(0, "no <Piece> in <" + grid_ + ">");
+    if (is_structured(grid_) && pieces_.size() != 1)
+      fail(pieces_[1].line, grid_ + " has " + std::to_string(pieces_.size()) +
+                                " pieces; only a single piece is read");
     std::int64_t total_points = 0;
     for (const auto& p : pieces_) total_points += p.num_points;
+    if (is_structured(grid_)) claim_made(pieces_[0]);
     mesh_.points = Array::of<double>({total_points, 3});
     std::int64_t point_base = 0;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      assemble_piece(pieces_[i], static_cast<int>(i), point_base);
+      if (grid_ == "PolyData")
+        assemble_poly(pieces_[i], static_cast<int>(i), point_base);
+      else if (is_structured(grid_))
+        assemble_structured(pieces_[i]);
+      else
+        assemble_piece(pieces_[i], static_cast<int>(i), point_base);
       point_base += pieces_[i].num_points;
     }
     for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
@@ -204,14 +247,75 @@ class VtuReader {
     return v;
   }
 
+  // Whitespace-separated doubles (ImageData Origin / Spacing / Direction); `dflt` when absent.
+  std::vector<double> doubles_attr(const std::map<std::string, std::string>& a, const char* key,
+                                   std::size_t n, std::vector<double> dflt) {
+    auto it = a.find(key);
+    if (it == a.end()) return dflt;
+    std::vector<double> v;
+    Cursor c(it->second, path_);
+    try {
+      for (c.skip_ws(); !c.at_end(); c.skip_ws()) v.push_back(c.number<double>("number"));
+    } catch (const ReadError&) {
+      v.clear();
+    }
+    if (v.size() != n) {
+      stop(std::string("attribute ") + key + "=\"" + it->second + "\" is not " + std::to_string(n) +
+           " numbers");
+      return dflt;
+    }
+    return v;
+  }
+
+  // "x0 x1 y0 y1 z0 z1" (WholeExtent / Extent; indices may be negative).
+  std::array<std::int64_t, 6> extent_attr(const std::map<std::string, std::string>& a,
+                                          const char* key) {
+    std::array<std::int64_t, 6> e{};
+    auto it = a.find(key);
+    if (it == a.end()) {
+      stop(grid_ + " has no " + key);
+      return e;
+    }
+    Cursor c(it->second, path_);
+    std::size_t n = 0;
+    try {
+      for (c.skip_ws(); !c.at_end() && n < 7; c.skip_ws()) {
+        const auto v = c.number<std::int64_t>("number");
+        if (n < 6) e[n] = v;
+        ++n;
+      }
+    } catch (const ReadError&) {
+      n = 0;
+    }
+    if (n != 6 || e[0] < -(std::int64_t{1} << 40) || e[0] > (std::int64_t{1} << 40) ||
+        e[2] < -(std::int64_t{1} << 40) || e[2] > (std::int64_t{1} << 40) ||
+        e[4] < -(std::int64_t{1} << 40) || e[4] > (std::int64_t{1} << 40) ||
+        e[1] > (std::int64_t{1} << 40) || e[3] > (std::int64_t{1} << 40) ||
+        e[5] > (std::int64_t{1} << 40))
+      stop(std::string("attribute ") + key + "=\"" + it->second + "\" is not 6 integers");
+    return e;
+  }
+
+  void note_string(const DataArrayInfo& d) {
+    mesh_.notes.push_back("string array '" + d.name + "' in <" +
+                          (d.section.empty() ? std::string("?") : d.section) +
+                          "> skipped: a mesh holds numeric arrays only");
+  }
+
   void start(const std::string& name, const std::map<std::string, std::string>& a) {
     open_.push_back(name);
     if (name == "VTKFile") {
+      static const std::set<std::string> kGrids = {"UnstructuredGrid", "PolyData",
+                                                   "StructuredGrid",   "RectilinearGrid",
+                                                   "ImageData",        "PUnstructuredGrid"};
       auto t = a.find("type");
-      if (t == a.end() || t->second != "UnstructuredGrid") {
-        stop("VTKFile type is '" + (t == a.end() ? std::string() : t->second) +
-             "'; only UnstructuredGrid is read");
-      }
+      grid_ = t == a.end() ? std::string() : t->second;
+      if (!only_.empty() && grid_ != only_)
+        stop("VTKFile type is '" + grid_ + "'; only " + only_ + " is read here");
+      else if (!kGrids.count(grid_))
+        stop("VTKFile type is '" + grid_ +
+             "'; UnstructuredGrid, PolyData, StructuredGrid, RectilinearGrid, ImageData and "
+             "PUnstructuredGrid are read");
       if (auto b = a.find("byte_order"); b != a.end()) big_endian_ = b->second == "BigEndian";
       if (auto h = a.find("header_type"); h != a.end()) {
         if (h->second == "UInt64")
@@ -224,13 +328,50 @@ class VtuReader {
           stop("compressor '" + c->second + "' is not supported (vtkZLibDataCompressor is)");
         zlib_ = true;
       }
+    } else if (open_.size() == 2 && name == grid_) {
+      if (is_structured(grid_)) whole_extent_ = extent_attr(a, "WholeExtent");
+      if (grid_ == "ImageData") {
+        origin_ = doubles_attr(a, "Origin", 3, {0, 0, 0});
+        spacing_ = doubles_attr(a, "Spacing", 3, {1, 1, 1});
+        direction_ = doubles_attr(a, "Direction", 9, {1, 0, 0, 0, 1, 0, 0, 0, 1});
+      }
     } else if (name == "Piece") {
       PieceInfo p;
+      p.line = XML_GetCurrentLineNumber(parser_);
       p.num_points = int_attr(a, "NumberOfPoints", 0);
       p.num_cells = int_attr(a, "NumberOfCells", 0);
+      if (grid_ == "PolyData") {
+        p.num_verts = int_attr(a, "NumberOfVerts", 0);
+        p.num_lines = int_attr(a, "NumberOfLines", 0);
+        p.num_strips = int_attr(a, "NumberOfStrips", 0);
+        p.num_polys = int_attr(a, "NumberOfPolys", 0);
+        p.num_cells = p.num_verts + p.num_lines + p.num_strips + p.num_polys;
+      } else if (is_structured(grid_)) {
+        p.extent = a.count("Extent") ? extent_attr(a, "Extent") : whole_extent_;
+        // Points and cells as VTK counts them: an axis of one point has one layer of cells.
+        std::int64_t points = 1, cells = 1;
+        for (int i = 0; i < 3; ++i) {
+          const auto n = p.extent[2 * i + 1] - p.extent[2 * i] + 1;
+          if (n < 1 || n > (std::int64_t{1} << 31)) {
+            stop("Piece Extent axis " + std::to_string(i) + " has " + std::to_string(n) +
+                 " points");
+            return;
+          }
+          if (points > (std::int64_t{1} << 40) / n) {
+            stop("Piece Extent names more than 2^40 points");
+            return;
+          }
+          points *= n;
+          cells *= n > 1 ? n - 1 : 1;
+        }
+        p.num_points = points;
+        p.num_cells = cells;
+      }
+      if (auto src = a.find("Source"); src != a.end()) p.source = src->second;
       pieces_.push_back(p);
     } else if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
-               name == "FieldData") {
+               name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
+               name == "Polys" || name == "Coordinates") {
       section_ = name;
     } else if (name == "DataArray" || name == "Array") {
       DataArrayInfo d;
@@ -240,11 +381,12 @@ class VtuReader {
       d.name = a.count("Name") ? a.at("Name") : "";
       d.type_name = a.count("type") ? a.at("type") : "";
       auto dt = vtk_dtype(d.type_name);
-      if (!dt) {
+      d.is_string = d.type_name == "String";
+      if (!dt && !d.is_string) {
         stop("DataArray '" + d.name + "' has type '" + d.type_name + "', not a numeric VTK type");
         return;
       }
-      d.dtype = *dt;
+      d.dtype = dt ? *dt : DType{1, 8, 1};
       d.components = int_attr(a, "NumberOfComponents", 1);
       if (d.components < 1) d.components = 1;
       d.format = a.count("format") ? a.at("format") : "ascii";
@@ -265,10 +407,16 @@ class VtuReader {
   void end(const std::string& name) {
     if ((name == "DataArray" || name == "Array") && open_.size() == array_depth_) in_array_ = false;
     if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
-        name == "FieldData")
+        name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
+        name == "Polys" || name == "Coordinates")
       section_.clear();
     if (name == "FieldData") {
-      for (auto i : field_arrays_) mesh_.field_data[arrays_[i].name] = decode(arrays_[i], -1);
+      for (auto i : field_arrays_) {
+        if (arrays_[i].is_string)
+          note_string(arrays_[i]);
+        else
+          mesh_.field_data[arrays_[i].name] = decode(arrays_[i], -1);
+      }
       field_arrays_.clear();
     }
     open_.pop_back();
@@ -724,38 +872,15 @@ class VtuReader {
                (d.name == "face_connectivity" || d.name == "polyhedron_offsets"))
         fail(d.line, "the VTK 9.4 polyhedron layout ('" + d.name +
                          "') is not supported yet; write the file with faces/faceoffsets");
+      else if (d.is_string && (d.section == "PointData" || d.section == "CellData"))
+        note_string(d);
       else if (d.section == "PointData")
         pdata.push_back(&d);
       else if (d.section == "CellData")
         cdata.push_back(&d);
     }
     const std::string where = "piece " + std::to_string(index);
-    if (p.num_points > 0 && !pts_d)
-      fail(0, where + " has " + std::to_string(p.num_points) + " points but no <Points> array");
-    if (pts_d) {
-      if (pts_d->components != 3)
-        fail(pts_d->line,
-             "Points has " + std::to_string(pts_d->components) + " components, expected 3");
-      const Array pts = decode(*pts_d, p.num_points);
-      if (pts.dtype().code != 2)
-        fail(pts_d->line, "Points must be Float32 or Float64, not " + pts_d->type_name);
-      if (pieces_.size() == 1 && pts.dtype().bits == 64) {
-        // One piece of float64 points: the decoded array is the points, no copy.
-        mesh_.points = Array::view(pts.buffer(), pts.dtype(), {p.num_points, 3});
-      } else {
-        double* dst = mesh_.points.as<double>() + 3 * point_base;
-        const auto* src = static_cast<const std::uint8_t*>(pts.data());
-        for (std::size_t i = 0; i < pts.size(); ++i) {
-          if (pts.dtype().bits == 64) {
-            std::memcpy(dst + i, src + 8 * i, 8);
-          } else {
-            float f;
-            std::memcpy(&f, src + 4 * i, 4);
-            dst[i] = f;
-          }
-        }
-      }
-    }
+    read_points(p, pts_d, point_base, where);
     for (auto* d : pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
     if (p.num_cells == 0) return;
     if (!conn_d || !offs_d || !types_d)
@@ -805,10 +930,428 @@ class VtuReader {
                                      named, on_error, faces ? &*faces : nullptr, conn.borrowed());
   }
 
+  // The piece's <Points> (float32 or float64, 3 components) into mesh_.points at `point_base`.
+  void read_points(const PieceInfo& p, const DataArrayInfo* pts_d, std::int64_t point_base,
+                   const std::string& where) {
+    if (p.num_points > 0 && !pts_d)
+      fail(p.line,
+           where + " has " + std::to_string(p.num_points) + " points but no <Points> array");
+    if (pts_d) {
+      if (pts_d->components != 3)
+        fail(pts_d->line,
+             "Points has " + std::to_string(pts_d->components) + " components, expected 3");
+      const Array pts = decode(*pts_d, p.num_points);
+      if (pts.dtype().code != 2)
+        fail(pts_d->line, "Points must be Float32 or Float64, not " + pts_d->type_name);
+      if (pieces_.size() == 1 && pts.dtype().bits == 64) {
+        // One piece of float64 points: the decoded array is the points, no copy.
+        mesh_.points = Array::view(pts.buffer(), pts.dtype(), {p.num_points, 3});
+      } else {
+        double* dst = mesh_.points.as<double>() + 3 * point_base;
+        const auto* src = static_cast<const std::uint8_t*>(pts.data());
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+          if (pts.dtype().bits == 64) {
+            std::memcpy(dst + i, src + 8 * i, 8);
+          } else {
+            float f;
+            std::memcpy(&f, src + 4 * i, 4);
+            dst[i] = f;
+          }
+        }
+      }
+    }
+  }
+
+  // ---- the rest of the XML family ------------------------------------------------------------
+  struct PieceArrays {
+    const DataArrayInfo* points = nullptr;
+    std::vector<const DataArrayInfo*> pdata, cdata, coords;
+    std::map<std::pair<std::string, std::string>, const DataArrayInfo*> other;  // (section, name)
+  };
+  // The arrays of `p` by section; string arrays are noted and left out.
+  PieceArrays arrays_of(const PieceInfo& p) {
+    PieceArrays out;
+    for (auto i : p.arrays) {
+      const auto& d = arrays_[i];
+      if (d.is_string)
+        note_string(d);
+      else if (d.section == "Points")
+        out.points = &d;
+      else if (d.section == "PointData")
+        out.pdata.push_back(&d);
+      else if (d.section == "CellData")
+        out.cdata.push_back(&d);
+      else if (d.section == "Coordinates")
+        out.coords.push_back(&d);
+      else
+        out.other[{d.section, d.name}] = &d;
+    }
+    return out;
+  }
+
+  // PolyData: Verts, Lines, Polys, Strips (the order of VTK's cell ids and of its cell data)
+  // as one stream of VTK cells, poly-vertices, poly-lines and strips split into their parts.
+  void assemble_poly(const PieceInfo& p, int index, std::int64_t point_base) {
+    const auto arrs = arrays_of(p);
+    const std::string where = "piece " + std::to_string(index);
+    read_points(p, arrs.points, point_base, where);
+    for (auto* d : arrs.pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
+    if (p.num_cells == 0) return;
+    std::vector<std::pair<std::string, Array>> named;
+    for (auto* d : arrs.cdata) named.emplace_back(d->name, decode(*d, p.num_cells));
+    std::vector<std::int64_t> conn, ends, source;  // source: the VTK cell each cell came from
+    std::vector<std::uint8_t> types;
+    std::int64_t cell = 0;
+    bool split = false;
+    struct Section {
+      const char* name;
+      std::int64_t count;
+    };
+    const Section sections[] = {{"Verts", p.num_verts},
+                                {"Lines", p.num_lines},
+                                {"Polys", p.num_polys},
+                                {"Strips", p.num_strips}};
+    for (const auto& sec : sections) {
+      if (sec.count == 0) continue;
+      const std::string sname = sec.name;
+      const auto c = arrs.other.find({sname, "connectivity"});
+      const auto o = arrs.other.find({sname, "offsets"});
+      if (c == arrs.other.end() || o == arrs.other.end())
+        fail(p.line, where + ": <" + sname + "> of " + std::to_string(sec.count) +
+                         " cells lacks its connectivity or offsets array");
+      const Int64s ids_owner(decode(*c->second, -1));
+      const Int64s offs_owner(decode(*o->second, sec.count));
+      const std::span<const std::int64_t> ids = ids_owner, offs = offs_owner;
+      std::int64_t begin = 0, many = 0, parts = 0;  // cells split, the cells they became
+      for (std::int64_t k = 0; k < sec.count; ++k, ++cell) {
+        const auto e = offs[static_cast<std::size_t>(k)];
+        if (e < begin || static_cast<std::uint64_t>(e) > ids.size())
+          fail(o->second->line, where + ": <" + sname + "> offset " + std::to_string(e) +
+                                    " of cell " + std::to_string(k) + " is outside [" +
+                                    std::to_string(begin) + ", " + std::to_string(ids.size()) +
+                                    "]");
+        const auto n = e - begin;
+        const std::int64_t* v = ids.data() + begin;
+        const std::int64_t least = sname == "Verts" ? 1 : sname == "Lines" ? 2 : 3;
+        if (n < least)
+          fail(o->second->line, where + ": <" + sname + "> cell " + std::to_string(k) + " has " +
+                                    std::to_string(n) + " points");
+        auto emit = [&](std::uint8_t t, std::initializer_list<std::int64_t> pts) {
+          conn.insert(conn.end(), pts);
+          ends.push_back(static_cast<std::int64_t>(conn.size()));
+          types.push_back(t);
+          source.push_back(cell);
+        };
+        if (sname == "Verts") {
+          for (std::int64_t j = 0; j < n; ++j) emit(1, {v[j]});
+          if (n > 1) ++many, parts += n;
+        } else if (sname == "Lines") {
+          for (std::int64_t j = 0; j + 1 < n; ++j) emit(3, {v[j], v[j + 1]});
+          if (n > 2) ++many, parts += n - 1;
+        } else if (sname == "Polys") {
+          conn.insert(conn.end(), v, v + n);
+          ends.push_back(static_cast<std::int64_t>(conn.size()));
+          types.push_back(n == 3 ? 5 : n == 4 ? 9 : 7);
+          source.push_back(cell);
+        } else {  // VTK's vtkTriangleStrip::DecomposeStrip: every other triangle flipped
+          for (std::int64_t j = 0; j + 2 < n; ++j) {
+            if (j % 2)
+              emit(5, {v[j + 1], v[j], v[j + 2]});
+            else
+              emit(5, {v[j], v[j + 1], v[j + 2]});
+          }
+          ++many, parts += n - 2;
+        }
+        begin = e;
+      }
+      if (many) {
+        split = true;
+        const char* what = sname == "Verts"   ? " poly-vertices split into "
+                           : sname == "Lines" ? " poly-lines split into "
+                                              : " triangle strips split into ";
+        const char* into = sname == "Verts"   ? " vertex cells"
+                           : sname == "Lines" ? " line cells"
+                                              : " triangles";
+        mesh_.notes.push_back(where + ": " + std::to_string(many) + what + std::to_string(parts) +
+                              into + " (their cell data repeated)");
+      }
+    }
+    if (split)
+      for (auto& [name, a] : named) a = gather_rows(a, source);
+    const auto on_error = [&](const std::string& what) { fail(p.line, where + ": " + what); };
+    append_vtk_cells<std::uint8_t>(mesh_, conn, ends, types, p.num_points, point_base, named,
+                                   on_error);
+  }
+
+  // Rows `rows` of `a` (along its first axis), in that order, as a new Array.
+  static Array gather_rows(const Array& a, const std::vector<std::int64_t>& rows) {
+    auto shape = a.shape();
+    shape[0] = static_cast<std::int64_t>(rows.size());
+    Array out = Array::empty(a.dtype(), shape);
+    const std::size_t row = a.dim(0) > 0 ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
+    auto* dst = static_cast<std::uint8_t*>(out.data());
+    const auto* src = static_cast<const std::uint8_t*>(a.data());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      std::memcpy(dst + i * row, src + static_cast<std::size_t>(rows[i]) * row, row);
+    return out;
+  }
+
+  // StructuredGrid / RectilinearGrid / ImageData (one piece): points x fastest, then y, then z;
+  // cells of the dimension of the grid in VTK's cell order.
+  void assemble_structured(const PieceInfo& p) {
+    const auto arrs = arrays_of(p);
+    const auto& e = p.extent;
+    const std::int64_t n[3] = {e[1] - e[0] + 1, e[3] - e[2] + 1, e[5] - e[4] + 1};
+    const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
+    std::vector<int> axes;
+    for (int i = 0; i < 3; ++i)
+      if (n[i] > 1) axes.push_back(i);
+    static const char* const kKinds[] = {"vertex", "line", "quad", "hexahedron"};
+    const std::int64_t npc = std::int64_t{1} << axes.size();
+    if (grid_ == "StructuredGrid") {
+      read_points(p, arrs.points, 0, "piece 0");
+    } else if (grid_ == "RectilinearGrid") {
+      if (arrs.coords.size() != 3)
+        fail(p.line, "<Coordinates> has " + std::to_string(arrs.coords.size()) +
+                         " arrays; 3 (x, y, z) are needed");
+      std::vector<double> axis[3];
+      for (int i = 0; i < 3; ++i) {
+        const auto& d = *arrs.coords[static_cast<std::size_t>(i)];
+        if (d.components != 1)
+          fail(d.line, "coordinate array '" + d.name + "' has " + std::to_string(d.components) +
+                           " components, expected 1");
+        const Array a = decode(d, n[i]);
+        axis[i].resize(a.size());
+        for (std::size_t k = 0; k < a.size(); ++k) axis[i][k] = value_at(a, k);
+      }
+      double* out = mesh_.points.as<double>();
+      for (std::int64_t k = 0; k < n[2]; ++k)
+        for (std::int64_t j = 0; j < n[1]; ++j)
+          for (std::int64_t i = 0; i < n[0]; ++i, out += 3) {
+            out[0] = axis[0][static_cast<std::size_t>(i)];
+            out[1] = axis[1][static_cast<std::size_t>(j)];
+            out[2] = axis[2][static_cast<std::size_t>(k)];
+          }
+    } else {  // ImageData: origin + direction * (index * spacing), index from the extent
+      const auto& o = origin_;
+      const auto& d = direction_;
+      double* out = mesh_.points.as<double>();
+      for (std::int64_t k = 0; k < n[2]; ++k)
+        for (std::int64_t j = 0; j < n[1]; ++j)
+          for (std::int64_t i = 0; i < n[0]; ++i, out += 3) {
+            const double x = static_cast<double>(e[0] + i) * spacing_[0];
+            const double y = static_cast<double>(e[2] + j) * spacing_[1];
+            const double z = static_cast<double>(e[4] + k) * spacing_[2];
+            for (int r = 0; r < 3; ++r)
+              out[r] = o[r] + d[3 * r] * x + d[3 * r + 1] * y + d[3 * r + 2] * z;
+          }
+    }
+    for (auto* d : arrs.pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
+    // The corners of a cell from its first point, in VTK's order (quad: (0,0) (1,0) (1,1) (0,1);
+    // hexahedron: that quad, then the same one layer up).
+    std::vector<std::int64_t> corner{0};
+    if (axes.size() >= 1) corner.push_back(stride[axes[0]]);
+    if (axes.size() >= 2) {
+      const auto sa = stride[axes[0]], sb = stride[axes[1]];
+      corner = {0, sa, sa + sb, sb};
+    }
+    if (axes.size() == 3)
+      for (std::size_t m = 0; m < 4; ++m) corner.push_back(corner[m] + stride[2]);
+    Array conn = Array::of<std::int64_t>({p.num_cells, npc});
+    auto* out = conn.as<std::int64_t>();
+    const std::int64_t c[3] = {std::max<std::int64_t>(n[0] - 1, 1),
+                               std::max<std::int64_t>(n[1] - 1, 1),
+                               std::max<std::int64_t>(n[2] - 1, 1)};
+    for (std::int64_t k = 0; k < c[2]; ++k)
+      for (std::int64_t j = 0; j < c[1]; ++j)
+        for (std::int64_t i = 0; i < c[0]; ++i) {
+          const std::int64_t base = i + j * stride[1] + k * stride[2];
+          for (const auto off : corner) *out++ = base + off;
+        }
+    mesh_.cells.push_back(CellBlock::fixed(kKinds[axes.size()], std::move(conn)));
+    for (auto* d : arrs.cdata) mesh_.cell_data[d->name].push_back(decode(*d, p.num_cells));
+    mesh_.notes.push_back(grid_ + " of " + std::to_string(n[0]) + " x " + std::to_string(n[1]) +
+                          " x " + std::to_string(n[2]) + " points converted to " +
+                          std::to_string(p.num_cells) + " " + kKinds[axes.size()] + " cells");
+  }
+
+  // The bytes a structured grid's points and cells take, which no array header claims (a
+  // one-line extent names them): counted against max_bytes before they are allocated.
+  void claim_made(const PieceInfo& p) {
+    int dims = 0;
+    for (int i = 0; i < 3; ++i) dims += p.extent[2 * i + 1] > p.extent[2 * i];
+    // StructuredGrid points are an array of the file: its header claims them when decoded.
+    const auto bytes =
+        static_cast<std::uint64_t>(p.num_points) * (grid_ == "StructuredGrid" ? 0 : 24) +
+        static_cast<std::uint64_t>(p.num_cells) * (8u << dims);
+    const std::uint64_t limit = max_bytes_ ? max_bytes_ : made_limit_;
+    if (bytes > limit || claimed_ > limit - bytes)
+      throw SizeLimitError(path_ + ":" + std::to_string(p.line) + ": the " + grid_ +
+                           " extent makes " + std::to_string(bytes) +
+                           " bytes of points and cells, over the " + std::to_string(limit) +
+                           " bytes this file may decode to");
+    claimed_ += bytes;
+  }
+
+  // PUnstructuredGrid: every <Piece Source> read as a .vtu, then concatenated.
+  Mesh read_parallel() {
+    if (pieces_.empty()) fail(0, "no <Piece Source=...> in <PUnstructuredGrid>");
+    if (!options_.open_sibling)
+      fail(0, "a .pvtu names other files, which cannot be opened here (read it from a path)");
+    const auto slash = path_.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : path_.substr(0, slash + 1);
+    std::vector<Mesh> parts;
+    std::uint64_t used = 0;
+    for (const auto& p : pieces_) {
+      const auto& src = p.source;
+      if (src.empty()) fail(p.line, "<Piece> has no Source");
+      if (src.front() == '/') fail(p.line, "piece '" + src + "' is an absolute path; refused");
+      for (std::size_t at = 0; at <= src.size();) {
+        const auto next = std::min(src.find('/', at), src.size());
+        if (src.compare(at, next - at, "..") == 0)
+          fail(p.line, "piece '" + src + "' leads out of the directory of the .pvtu; refused");
+        at = next + 1;
+      }
+      if (src.find('\0') != std::string::npos) fail(p.line, "piece name holds a NUL");
+      UniqueFd fd;
+      try {
+        fd = options_.open_sibling(src);
+      } catch (const ReadError& e) {
+        fail(p.line, "piece '" + src + "': " + e.what());
+      }
+      ReadOptions opts;
+      if (max_bytes_) {
+        if (used >= max_bytes_)
+          throw SizeLimitError(path_ + ":" + std::to_string(p.line) + ": piece '" + src +
+                               "': the pieces before it reach the " + std::to_string(max_bytes_) +
+                               " bytes this file may decode to");
+        opts.max_bytes = max_bytes_ - used;
+      }
+      parts.push_back(read_vtu_as(InFile{fd.get(), dir + src}, opts, "UnstructuredGrid"));
+      used += bytes_of(parts.back());
+    }
+    return join_pieces(std::move(parts));
+  }
+
+  static std::uint64_t bytes_of(const Mesh& m) {
+    std::uint64_t n = m.points.nbytes();
+    for (const auto& b : m.cells)
+      n += b.connectivity.nbytes() + b.offsets.nbytes() + b.face_offsets.nbytes();
+    for (const auto& [k, a] : m.point_data) n += a.nbytes();
+    for (const auto& [k, v] : m.cell_data)
+      for (const auto& a : v) n += a.nbytes();
+    return n;
+  }
+
+  // Pieces -> one mesh: points stacked, blocks renumbered (adjacent fixed blocks of one type
+  // merged, as one grid would read), point and cell data kept where every piece has them.
+  Mesh join_pieces(std::vector<Mesh> parts) {
+    Mesh out;
+    const auto np = parts.size();
+    auto in_all = [&](auto member, const std::string& name) {
+      std::size_t has = 0;
+      for (const auto& m : parts) has += (m.*member).count(name);
+      return has;
+    };
+    std::vector<Array> pts;
+    for (const auto& m : parts) pts.push_back(m.points);
+    out.points = concat_rows(pts);
+    std::set<std::string> pnames, cnames;
+    for (const auto& m : parts) {
+      for (const auto& [k, a] : m.point_data) pnames.insert(k);
+      for (const auto& [k, a] : m.cell_data) cnames.insert(k);
+    }
+    for (const auto& k : pnames) {
+      const auto has = in_all(&Mesh::point_data, k);
+      if (has != np) {
+        out.notes.push_back("point data '" + k + "' is in " + std::to_string(has) + " of " +
+                            std::to_string(np) + " pieces: dropped");
+        continue;
+      }
+      std::vector<Array> v;
+      for (const auto& m : parts) v.push_back(m.point_data.at(k));
+      out.point_data[k] = concat(v, k);
+    }
+    std::vector<std::string> ckeep;
+    for (const auto& k : cnames) {
+      const auto has = in_all(&Mesh::cell_data, k);
+      if (has == np)
+        ckeep.push_back(k);
+      else
+        out.notes.push_back("cell data '" + k + "' is in " + std::to_string(has) + " of " +
+                            std::to_string(np) + " pieces: dropped");
+    }
+    std::int64_t base = 0;
+    std::vector<std::vector<Array>> run_data(ckeep.size());  // the open run's cell data
+    std::vector<Array> run;                                  // the open run's blocks
+    auto close_run = [&] {
+      if (run.empty()) return;
+      out.cells.push_back(CellBlock::fixed(out.cells.back().type, concat_rows(run)));
+      out.cells.erase(out.cells.end() - 2);
+      for (std::size_t i = 0; i < ckeep.size(); ++i) {
+        if (first_mismatch(run_data[i]) != run_data[i].size())
+          throw ReadError(path_ + ": cell data '" + ckeep[i] +
+                          "' differs in type or components between pieces");
+        out.cell_data[ckeep[i]].push_back(concat_rows(run_data[i]));
+        run_data[i].clear();
+      }
+      run.clear();
+    };
+    for (std::size_t pi = 0; pi < np; ++pi) {
+      auto& m = parts[pi];
+      for (std::size_t b = 0; b < m.cells.size(); ++b) {
+        CellBlock blk = m.cells[b];
+        if (base) {  // renumber into a copy (the piece's block may share its file's array)
+          Array c = Array::empty(blk.connectivity.dtype(), blk.connectivity.shape());
+          const auto* s = blk.connectivity.as<std::int64_t>();
+          auto* d = c.as<std::int64_t>();
+          for (std::size_t i = 0; i < c.size(); ++i) d[i] = s[i] + base;
+          blk.connectivity = std::move(c);
+        }
+        const bool joins = !blk.ragged() && !run.empty() && out.cells.back().type == blk.type &&
+                           run.back().dim(1) == blk.connectivity.dim(1);  // polygons: per size
+        if (!joins) {
+          close_run();
+          if (!blk.ragged()) {  // opens a run (a placeholder block stands for it meanwhile)
+            run.push_back(blk.connectivity);
+            out.cells.push_back(CellBlock::fixed(blk.type, Array()));
+          } else {
+            out.cells.push_back(blk);
+          }
+        } else {
+          run.push_back(blk.connectivity);
+        }
+        for (std::size_t i = 0; i < ckeep.size(); ++i) {
+          const auto& a = m.cell_data.at(ckeep[i]).at(b);
+          if (blk.ragged())
+            out.cell_data[ckeep[i]].push_back(a);
+          else
+            run_data[i].push_back(a);
+        }
+      }
+      base += m.num_points();
+      for (auto& [k, a] : m.field_data) out.field_data.emplace(k, a);
+      if (!m.regions.empty())
+        out.notes.push_back("piece " + std::to_string(pi) + ": " +
+                            std::to_string(m.regions.size()) +
+                            " regions not kept (their numbers are the piece's own)");
+      for (auto& n : m.notes) out.notes.push_back("piece " + std::to_string(pi) + ": " + n);
+    }
+    close_run();
+    out.notes.push_back(std::to_string(np) + " pieces of " + path_ + " concatenated");
+    return out;
+  }
+
   std::string_view data_;
   std::string path_;
   MappedFile* file_ = nullptr;
   std::uint64_t max_bytes_ = 0, claimed_ = 0;
+  ReadOptions options_;
+  // Without max_bytes, what an extent may make: 16 GiB (read_vtu_bytes: 256 MiB, for fuzzing).
+  std::uint64_t made_limit_ = std::uint64_t{16} << 30;
+  std::string only_, grid_;
+  std::array<std::int64_t, 6> whole_extent_{};
+  std::vector<double> origin_{0, 0, 0}, spacing_{1, 1, 1}, direction_{1, 0, 0, 0, 1, 0, 0, 0, 1};
   XML_Parser parser_ = nullptr;
   std::string error_;
   std::vector<std::string> open_;
@@ -828,20 +1371,28 @@ class VtuReader {
 
 }  // namespace
 
-Mesh read_vtu(const InFile& in, const ReadOptions& options) {
+namespace {
+Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only) {
   // Appended data is decoded array by array (raw arrays with read_at) after a short XML head:
   // mapped lazily. Inline arrays make the whole file XML, parsed end to end: read into memory.
   const bool appended = peek_file(in, 1u << 16).find("<AppendedData") != std::string::npos;
   return parse_mapped(
       in,
       [&](std::string_view data, MappedFile& file) {
-        return VtuReader(data, in.path, &file, options.max_bytes).read();
+        return VtuReader(data, in.path, &file, options, only).read();
       },
       appended ? Access::map_lazily : Access::read);
 }
+}  // namespace
+
+Mesh read_vtu(const InFile& in, const ReadOptions& options) {
+  return read_vtu_as(in, options, {});
+}
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {
-  return VtuReader(data, name).read();
+  VtuReader r(data, name);
+  r.limit_made(std::uint64_t{256} << 20);
+  return r.read();
 }
 
 }  // namespace meshdock::mesh

@@ -254,8 +254,8 @@ MESHDOCK_API int meshdock_frame_order_after_upload(const meshdock_frame* frame, 
  * index through meshdock_mesh_region). All host memory (kDLCPU). */
 typedef struct meshdock_mesh meshdock_mesh;
 
-/* Reads `path` with the C++ readers; `format` ("msh", "vtu", "vtk", "stl", "obj", "ply", "off")
- * NULL or "": by extension. Errors: READ (names the file and line or byte offset),
+/* Reads `path` with the C++ readers; `format` ("msh", "vtu", "vtp", "vts", "vtr", "vti",
+ * "pvtu" (its pieces beside it), "vtk", "stl", "obj", "ply", "off") NULL or "": by extension. Errors: READ (names the file and line or byte offset),
  * INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
 /* An empty mesh to fill with the setters below. */
