@@ -440,11 +440,13 @@ void expect_cube_geometry(const mesh::Mesh& m, const std::string& name, std::siz
   EXPECT_EQ(row(m, tet, 99), (std::vector<std::int64_t>{23, 9, 29, 31}));
 }
 
-mesh::Mesh read_file(const std::string& name) { return mesh::read_msh_bytes(data_file(name), name); }
+mesh::Mesh read_file(const std::string& name) {
+  return mesh::read_msh_bytes(data_file(name), name);
+}
 
 }  // namespace
 
-TEST(MshVersions, VersionIsANumberNotText) {
+TEST(MshReader, VersionIsANumberNotText) {
   // What gmsh and other writers print: "2", "2.0", "2.1", "2.2", "2.200000" are all MSH 2.
   for (const char* v : {"2", "2.0", "2.1", "2.2", "2.200000", "2.2000000000"}) {
     std::string s = kTiny22;
@@ -468,13 +470,13 @@ TEST(MshVersions, VersionIsANumberNotText) {
             "$MeshFormat) are read; gmsh -format msh41 converts a 3.0 file)");
 }
 
-TEST(MshVersions, Msh40AsciiAndBinaryReadLikeMeshio) {
+TEST(MshReader, Msh40AsciiAndBinaryReadLikeMeshio) {
   const auto ascii = read_file("cube.v40.msh");    // "4 0 8", as gmsh -format msh40 writes it
   const auto binary = read_file("cube.v40b.msh");  // "4 1 8": int tags, size_t counts
   for (const auto* m : {&ascii, &binary}) {
     expect_cube_geometry(*m, m == &ascii ? "cube.v40.msh" : "cube.v40b.msh", 2);
-    EXPECT_EQ(types(*m), (std::vector<std::string>{"vertex:1", "triangle:14", "triangle:14",
-                                                   "tetra:100"}));
+    EXPECT_EQ(types(*m),
+              (std::vector<std::string>{"vertex:1", "triangle:14", "triangle:14", "tetra:100"}));
     // physical groups from $Entities (4.0 gives points a 6-value box), one block per entity
     EXPECT_EQ(per_block<std::int64_t>(*m, "gmsh:physical"),
               (std::vector<std::int64_t>{31, 11, 12, 21}));
@@ -490,7 +492,7 @@ TEST(MshVersions, Msh40AsciiAndBinaryReadLikeMeshio) {
   }
 }
 
-TEST(MshVersions, Msh20AsciiAndBinaryReadLikeMeshio) {
+TEST(MshReader, Msh20AsciiAndBinaryReadLikeMeshio) {
   const auto ascii = read_file("cube.v20.msh");    // "2.0 0 8", no $PhysicalNames
   const auto binary = read_file("cube.v20b.msh");  // "2.0 1 8"
   for (const auto* m : {&ascii, &binary}) {
@@ -506,7 +508,7 @@ TEST(MshVersions, Msh20AsciiAndBinaryReadLikeMeshio) {
   EXPECT_EQ(binary.regions.size(), 4u);
 }
 
-TEST(MshVersions, Msh1NodAndElmSectionsReadLikeTheSameMeshIn22) {
+TEST(MshReader, Msh1NodAndElmSectionsReadLikeTheSameMeshIn22) {
   const auto m = read_file("cube.v1.msh");  // gmsh -format msh1: $NOD / $ELM, no $MeshFormat
   expect_cube_geometry(m, "cube.v1.msh", 1);
   EXPECT_EQ(types(m), (std::vector<std::string>{"vertex:1", "triangle:28", "tetra:100"}));
@@ -533,7 +535,7 @@ TEST(MshVersions, Msh1NodAndElmSectionsReadLikeTheSameMeshIn22) {
             "t.msh:1: the file does not start with $MeshFormat (found $ELM)");
 }
 
-TEST(MshVersions, CommentsOrUnknownSectionsBeforeMeshFormatAreSkipped) {
+TEST(MshReader, CommentsOrUnknownSectionsBeforeMeshFormatAreSkipped) {
   const auto m = read_file("cube.comments.v41.msh");
   expect_cube_geometry(m, "cube.comments.v41.msh", 2);
   EXPECT_EQ(per_block<std::int64_t>(m, "gmsh:physical"),
