@@ -550,3 +550,38 @@ TEST(MshReader, CommentsOrUnknownSectionsBeforeMeshFormatAreSkipped) {
   EXPECT_EQ(error_of("$Comments\n$EndComments\n$Nodes\n0\n$EndNodes\n"),
             "t.msh:3: the file does not start with $MeshFormat (found $Nodes)");
 }
+
+TEST(MshReader, BigEndianBinary40IsSwapped) {
+  // MSH 4.0 binary from a big-endian machine, by hand: size_t counts, int tags, double boxes
+  // and coordinates; one surface entity (tag 5, physical 9) with 3 nodes and one triangle.
+  auto be = [](auto v) {
+    std::uint64_t u = 0;
+    std::memcpy(&u, &v, sizeof v);
+    std::string s(sizeof v, '\0');
+    for (std::size_t i = 0; i < sizeof v; ++i)
+      s[i] = static_cast<char>((u >> (8 * (sizeof v - 1 - i))) & 0xff);
+    return s;
+  };
+  const auto i32 = [&](std::int32_t v) { return be(v); };
+  const auto u64 = [&](std::uint64_t v) { return be(v); };
+  std::string f = "$MeshFormat\n4 1 8\n" + i32(1) + "\n$EndMeshFormat\n$Entities\n" + u64(0) +
+                  u64(0) + u64(1) + u64(0) + i32(5);
+  for (int k = 0; k < 6; ++k) f += be(k < 3 ? 0.0 : 1.0);
+  f += u64(1) + i32(9) + u64(0) + "\n$EndEntities\n$Nodes\n" + u64(1) + u64(3) + i32(5) + i32(2) +
+       i32(0) + u64(3);
+  for (int i = 0; i < 3; ++i) f += i32(10 + i) + be(i * 1.5) + be(-1.0 * i) + be(0.25);
+  f += "\n$EndNodes\n$Elements\n" + u64(1) + u64(1) + i32(5) + i32(2) + i32(2) + u64(1) + i32(7) +
+       i32(12) + i32(11) + i32(10) + "\n$EndElements\n";
+  const auto m = mesh::read_msh_bytes(f, "be40.msh");
+  ASSERT_EQ(m.num_points(), 3);
+  EXPECT_EQ(m.points.as<double>()[3 * 2 + 0], 3.0);
+  EXPECT_EQ(m.points.as<double>()[3 * 2 + 1], -2.0);
+  EXPECT_EQ(m.points.as<double>()[3 * 2 + 2], 0.25);
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(row(m, 0, 0), (std::vector<std::int64_t>{2, 1, 0}));
+  EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int64_t>()[0], 9);
+  EXPECT_EQ(m.cell_data.at("gmsh:geometrical")[0].as<std::int64_t>()[0], 5);
+  // and every truncation of it is a ReadError (but the final newline's)
+  for (std::size_t cut = 0; cut + 1 < f.size(); ++cut)
+    EXPECT_THROW(mesh::read_msh_bytes(f.substr(0, cut), "be40.msh"), mesh::ReadError) << cut;
+}
