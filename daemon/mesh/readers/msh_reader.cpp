@@ -1184,10 +1184,11 @@ class MshReader {
 
 // Binary 4.1 streams its big blocks with read_at (the rest of it is small): mapped lazily. Every
 // other variant parses the whole file as text or row by row: read into memory. Decided from the
-// $MeshFormat line; when there is none the parse reports it.
+// $MeshFormat line (looked for in the first 4 KiB: a $Comments section may come first); when
+// there is none the parse reports it.
 Access msh_access(const InFile& file) {
   const std::string& path = file.path;
-  const std::string head = peek_file(file, 256);
+  const std::string head = peek_file(file, 4096);
   const auto at = head.find("$MeshFormat");
   if (at == std::string::npos) return Access::read;
   Cursor c(std::string_view(head).substr(at), path);
