@@ -137,8 +137,8 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
 
 
 def test_round_trip_counts(data_dir):
-    # The parametrisation above covers every readable file: 53 files x 5 writers.
-    assert len(_files(data_dir)) == 53
+    # The parametrisation above covers every readable file: 55 files x 5 writers.
+    assert len(_files(data_dir)) == 55
 
 
 def test_write_keeps_a_user_built_mesh(tmp_path):

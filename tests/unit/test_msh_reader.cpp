@@ -456,18 +456,15 @@ TEST(MshReader, VersionIsANumberNotText) {
     EXPECT_EQ(m.cells.size(), 2u) << v;
     EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int32_t>()[0], 7) << v;
   }
-  const std::string list = "(4.1, 4.0, 2.2, 2.1, 2.0 and 1 (no $MeshFormat) are read)";
-  for (const char* v : {"2.25", "4.2", "5", "1.0", "x", "2.2.0", "-2.2", "nan"}) {
+  const std::string list = "(4.1, 4.0, 3.0, 2.2, 2.1, 2.0 and 1 (no $MeshFormat) are read)";
+  for (const char* v : {"2.25", "4.2", "5", "1.0", "3.1", "x", "2.2.0", "-2.2", "nan"}) {
     EXPECT_EQ(error_of(std::string("$MeshFormat\n") + v + " 0 8\n$EndMeshFormat\n"),
               std::string("t.msh:2: MSH version ") + v + " is not supported " + list)
         << v;
   }
-  EXPECT_EQ(error_of("$MeshFormat\n3.0 0 8\n$EndMeshFormat\n"),
-            "t.msh:2: MSH version 3.0 is not supported (4.1, 4.0, 2.2, 2.1, 2.0 and 1 (no "
-            "$MeshFormat) are read; gmsh -format msh41 converts a 3.0 file)");
-  EXPECT_EQ(error_of("$MeshFormat\n3 1 8\n$EndMeshFormat\n"),
-            "t.msh:2: MSH version 3 is not supported (4.1, 4.0, 2.2, 2.1, 2.0 and 1 (no "
-            "$MeshFormat) are read; gmsh -format msh41 converts a 3.0 file)");
+  // "3" and "3.0" are MSH 3.0: past the format line, the missing sections are what is wrong
+  EXPECT_EQ(error_of("$MeshFormat\n3 0 8\n$EndMeshFormat\n"), "t.msh: no $Nodes section");
+  EXPECT_EQ(error_of("$MeshFormat\n3.0 0 8\n$EndMeshFormat\n"), "t.msh: no $Nodes section");
 }
 
 TEST(MshReader, Msh40AsciiAndBinaryReadLikeMeshio) {
@@ -584,4 +581,56 @@ TEST(MshReader, BigEndianBinary40IsSwapped) {
   // and every truncation of it is a ReadError (but the final newline's)
   for (std::size_t cut = 0; cut + 1 < f.size(); ++cut)
     EXPECT_THROW(mesh::read_msh_bytes(f.substr(0, cut), "be40.msh"), mesh::ReadError) << cut;
+}
+
+TEST(MshReader, Msh30AsciiAndBinaryReadLikeTheSameMeshIn22) {
+  // gmsh -format msh3 ("3 0 8" / "3 1 8"): elements volumes first, physical groups on the
+  // entities of an ascii $Entities section; blocks per run of one type, as in 2.x.
+  const auto ascii = read_file("cube.v30.msh");
+  const auto binary = read_file("cube.v30b.msh");
+  const auto twin = read_file("cube.v20b.msh");  // the same mesh (vertex, triangle, tetra)
+  for (const auto* m : {&ascii, &binary}) {
+    SCOPED_TRACE(m == &ascii ? "cube.v30.msh" : "cube.v30b.msh");
+    EXPECT_EQ(types(*m), (std::vector<std::string>{"tetra:100", "triangle:28", "vertex:1"}));
+    ASSERT_EQ(m->num_points(), 45);
+    EXPECT_EQ(m->points.as<double>()[3 * 8], 0.4999999999986918);
+    EXPECT_EQ(row(*m, 0, 0), (std::vector<std::int64_t>{26, 43, 24, 44}));
+    EXPECT_EQ(row(*m, 0, 99), (std::vector<std::int64_t>{23, 9, 29, 31}));
+    EXPECT_EQ(row(*m, 1, 0), (std::vector<std::int64_t>{0, 8, 21}));
+    EXPECT_EQ(row(*m, 1, 27), (std::vector<std::int64_t>{42, 41, 43}));
+    EXPECT_EQ(row(*m, 2, 0), (std::vector<std::int64_t>{0}));
+    for (std::size_t b = 0; b < 3; ++b) {  // block b here is block 2 - b of the 2.x twin
+      const auto& mine = m->cells[b].connectivity;
+      const auto& theirs = twin.cells[2 - b].connectivity;
+      ASSERT_EQ(mine.size(), theirs.size());
+      EXPECT_EQ(0, std::memcmp(mine.data(), theirs.data(), mine.size() * sizeof(std::int64_t)));
+      for (const char* key : {"gmsh:physical", "gmsh:geometrical"}) {
+        const auto& a = m->cell_data.at(key)[b];
+        const auto& t = twin.cell_data.at(key)[2 - b];
+        ASSERT_EQ(a.size(), t.size()) << key;
+        EXPECT_EQ(0, std::memcmp(a.data(), t.data(), a.size() * sizeof(std::int32_t))) << key;
+      }
+    }
+    EXPECT_EQ(m->cell_data.at("gmsh:physical")[1].as<std::int32_t>()[27], 12);
+    EXPECT_EQ(m->cell_data.at("gmsh:geometrical")[1].as<std::int32_t>()[27], 26);
+    ASSERT_EQ(m->regions.size(), 4u);
+    EXPECT_EQ(m->regions[3].name, "solid");
+    EXPECT_EQ(m->regions[3].entries.size(), 100u);
+    EXPECT_EQ(m->regions[3].entries.as<std::int64_t>()[0], 0);  // the tetra block comes first
+    EXPECT_TRUE(m->notes.empty());
+  }
+  // a node on an entity gives its dimension and that many parametric coordinates
+  const std::string nodes =
+      "$MeshFormat\n3 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0 0\n2 1 0 0 7 1 0.5\n"
+      "3 0 1 0 4 2 0.25 0.75\n$EndNodes\n$Elements\n1\n9 2 4 4 1 2 3 99\n$EndElements\n";
+  const auto m = mesh::read_msh_bytes(nodes, "p.msh");
+  EXPECT_EQ(std::vector<double>(m.points.as<double>(), m.points.as<double>() + 9),
+            (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(row(m, 0, 0), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(m.cell_data.at("gmsh:geometrical")[0].as<std::int32_t>()[0], 4);
+  EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int32_t>()[0], 0);  // no $Entities
+  EXPECT_EQ(error_of(std::string(nodes).replace(nodes.find("9 2 4 4"), 7, "9 2 4 2")),
+            "t.msh:12: a triangle element has 2 data values, not its 3 nodes and a few more");
+  EXPECT_EQ(error_of(std::string(nodes).replace(nodes.find("4 2 0.25"), 3, "4 5")),
+            "t.msh:8: node entity dimension 5 is not 0..3");
 }

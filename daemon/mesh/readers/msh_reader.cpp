@@ -1,7 +1,7 @@
-// Gmsh MSH, read the way meshio reads it: 4.1 and 4.0, 2.2 / 2.1 / 2.0, ASCII and binary (either
+// Gmsh MSH, read the way meshio reads it: 4.1, 4.0, 3.0, 2.2 / 2.1 / 2.0, ASCII and binary (either
 // endianness), and the legacy MSH 1 ($NOD / $ELM, ascii). Points in file order, connectivity
 // mapped from node tags to 0-based indices and permuted from Gmsh's node order to meshio's, one
-// block per (entity, type) for 4.x and per run of one type for 2.x / 1, cell_data gmsh:physical /
+// block per (entity, type) for 4.x and per run of one type for 3.0 / 2.x / 1, cell_data gmsh:physical /
 // gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data name -> [tag, dim] from
 // $PhysicalNames, one region per named physical group, and $NodeData / $ElementData as
 // point_data / cell_data (float64, mapped through node / element tags). The version on the
@@ -171,7 +171,7 @@ struct DataSection {
 };
 
 // The versions read, as the errors list them.
-constexpr const char* kVersionsRead = "4.1, 4.0, 2.2, 2.1, 2.0 and 1 (no $MeshFormat)";
+constexpr const char* kVersionsRead = "4.1, 4.0, 3.0, 2.2, 2.1, 2.0 and 1 (no $MeshFormat)";
 
 // The version on the $MeshFormat line as a number times 10 (41, 40, 22, 21, 20, 30, ...): gmsh
 // writes it with printf ("2.2", "4", "2.200000"); -1 when it is not a number.
@@ -244,14 +244,16 @@ class MshReader {
       } else if (section == "Entities") {
         if (v4_)
           read_entities();
+        else if (version_ == 30)
+          read_entities3();
         else
           skip_section(section);
       } else if (section == "Nodes") {
-        v4_ ? read_nodes4() : read_nodes2();
+        v4_ ? read_nodes4() : version_ == 30 ? read_nodes3() : read_nodes2();
         have_nodes = true;
       } else if (section == "Elements") {
         if (!have_nodes) c_.fail("$Elements comes before $Nodes");
-        v4_ ? read_elements4() : read_elements2();
+        v4_ ? read_elements4() : version_ == 30 ? read_elements3() : read_elements2();
         have_elements = true;
       } else if (section == "NodeData" || section == "ElementData") {
         if (!have_nodes || (section == "ElementData" && !have_elements))
@@ -285,12 +287,11 @@ class MshReader {
     version_ = version_number(version);
     if (version_ == 41 || version_ == 40) {
       v4_ = true;
-    } else if (version_ == 22 || version_ == 21 || version_ == 20) {
+    } else if (version_ == 22 || version_ == 21 || version_ == 20 || version_ == 30) {
       v4_ = false;
     } else {
       c_.fail("MSH version " + std::string(version.substr(0, 20)) + " is not supported (" +
-              kVersionsRead + " are read" +
-              (version_ == 30 ? "; gmsh -format msh41 converts a 3.0 file" : "") + ")");
+              kVersionsRead + " are read)");
     }
     if (file_type != 0 && file_type != 1)
       c_.fail("file-type " + std::to_string(file_type) + " is not 0 (ascii) or 1 (binary)");
@@ -856,17 +857,6 @@ class MshReader {
                                      binary_ ? 8 : 6, "element count");
     c_.next_line();
     std::size_t done = 0;
-    auto block_for = [&](const GmshType& t) -> RawBlock& {
-      if (blocks_.empty() || blocks_.back().type.number != t.number) {
-        RawBlock blk;
-        blk.type = t;
-        blk.at = c_.offset();
-        blocks_.push_back(std::move(blk));
-        pending_.emplace_back();
-        pending_tags_.emplace_back();
-      }
-      return blocks_.back();
-    };
     if (binary_) return read_elements2_binary(total);
     const bool keep_tags = later_element_data();  // ascii 2.2 keeps them while it parses
     while (done < total) {
@@ -897,6 +887,24 @@ class MshReader {
       ++done;
     }
     c_.expect_line(v1 ? "$ENDELM" : "$EndElements");
+    flush_pending();
+  }
+
+  // Row by row readers (ascii 2.x, MSH 1, 3.0): the block for an element of type t, a new one
+  // at each change of type (as meshio splits 2.2).
+  RawBlock& block_for(const GmshType& t) {
+    if (blocks_.empty() || blocks_.back().type.number != t.number) {
+      RawBlock blk;
+      blk.type = t;
+      blk.at = c_.offset();
+      blocks_.push_back(std::move(blk));
+      pending_.emplace_back();
+      pending_tags_.emplace_back();
+    }
+    return blocks_.back();
+  }
+  // ... and their rows, moved into the blocks' arrays once the section is read.
+  void flush_pending() {
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       auto& blk = blocks_[b];
       const auto n = static_cast<std::int64_t>(pending_tags_[b].first.size());
@@ -906,6 +914,101 @@ class MshReader {
       blk.physical = Array::from_vector(pending_tags_[b].first);
       blk.geometrical = Array::from_vector(pending_tags_[b].second);
     }
+  }
+
+  // ---- MSH 3.0 (gmsh 3's -format msh3; gmsh itself still reads and writes it) -------------
+  // $Entities is ascii in both modes: counts of points, curves, surfaces, volumes; a point is
+  // "tag numPhysicals physical...", the others "tag numBounds bound... numPhysicals physical...".
+  void read_entities3() {
+    std::uint64_t counts[4];
+    for (auto& n : counts) n = c_.number<std::uint64_t>("entity count");
+    for (int d = 0; d < 4; ++d) {
+      const auto n = checked_count(counts[d], 4, "entity count");
+      for (std::size_t i = 0; i < n; ++i) {
+        const int tag = c_.number<int>("entity tag");
+        if (d > 0) {
+          const auto nb = checked_count(c_.number<std::uint64_t>("number of bounding entities"), 2,
+                                        "bounding entity count");
+          for (std::size_t k = 0; k < nb; ++k) c_.number<int>("bounding entity");
+        }
+        const auto np = checked_count(c_.number<std::uint64_t>("number of physical tags"), 2,
+                                      "physical tag count");
+        auto& tags = entity_physicals_[{d, tag}];
+        for (std::size_t k = 0; k < np; ++k) tags.push_back(c_.number<int>("physical tag"));
+      }
+    }
+    c_.expect_line("$EndEntities");
+  }
+
+  // $Nodes: count, then "tag x y z entity" and, when entity is not 0, "dim" and dim parametric
+  // coordinates (binary: int32 tag, 3 doubles, int32 entity[, int32 dim, dim doubles]).
+  void read_nodes3() {
+    const auto total =
+        checked_count(c_.number<std::uint64_t>("number of nodes"), binary_ ? 32 : 10, "node count");
+    c_.next_line();
+    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
+    double* pts = mesh_.points.as<double>();
+    tags_.assign(total, 0);
+    for (std::size_t i = 0; i < total; ++i) {
+      int dim = 0;
+      if (binary_) {
+        tags_[i] = c_.binary_one<std::int32_t>(swap_, "node tag");
+        c_.binary(pts + 3 * i, 3, swap_, "node coordinates");
+        if (c_.binary_one<std::int32_t>(swap_, "node entity") != 0)
+          dim = c_.binary_one<std::int32_t>(swap_, "node entity dimension");
+      } else {
+        tags_[i] = c_.number<std::int64_t>("node tag");
+        for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
+        if (c_.number<std::int64_t>("node entity") != 0)
+          dim = c_.number<int>("node entity dimension");
+      }
+      if (dim < 0 || dim > 3)
+        c_.fail("node entity dimension " + std::to_string(dim) + " is not 0..3");
+      for (int k = 0; k < dim; ++k) {
+        if (binary_)
+          c_.raw(8, "parametric coordinate");
+        else
+          c_.number<double>("parametric coordinate");
+      }
+    }
+    c_.expect_line("$EndNodes");
+    node_map_.build(tags_, c_);
+  }
+
+  // $Elements: count, then "tag type entity numData data..." (binary: int32 each); data starts
+  // with the nodes (what follows them, partitions and the like, is skipped). Physical tags come
+  // from the element's entity in $Entities (the first, as in 4.x; 0 when none), the entity is
+  // gmsh:geometrical; blocks split at each change of type, as in 2.x.
+  void read_elements3() {
+    const auto total = checked_count(c_.number<std::uint64_t>("number of elements"),
+                                     binary_ ? 16 : 8, "element count");
+    c_.next_line();
+    const auto value = [&](const char* what) -> std::int64_t {
+      return binary_ ? c_.binary_one<std::int32_t>(swap_, what) : c_.number<std::int64_t>(what);
+    };
+    for (std::size_t done = 0; done < total; ++done) {
+      const auto element_tag = value("element tag");
+      const auto type = element_type(static_cast<int>(
+          std::clamp<std::int64_t>(value("element type"), -1, std::numeric_limits<int>::max())));
+      const auto entity = value("element entity");
+      const auto ndata = value("number of element data");
+      if (ndata < type.nodes || ndata > type.nodes + 1024)
+        c_.fail("a " + std::string(type.name) + " element has " + std::to_string(ndata) +
+                " data values, not its " + std::to_string(type.nodes) + " nodes and a few more");
+      if (entity < std::numeric_limits<int>::min() || entity > std::numeric_limits<int>::max())
+        c_.fail("element entity " + std::to_string(entity) + " is out of range");
+      auto& blk = block_for(type);
+      blk.element_tags.push_back(element_tag);
+      const auto it = entity_physicals_.find({type.dim, static_cast<int>(entity)});
+      pending_tags_.back().first.push_back(
+          it == entity_physicals_.end() || it->second.empty() ? 0 : it->second.front());
+      pending_tags_.back().second.push_back(static_cast<std::int32_t>(entity));
+      auto& p = pending_.back();
+      for (int k = 0; k < type.nodes; ++k) p.push_back(value("node tag"));
+      for (auto k = type.nodes; k < ndata; ++k) value("element data");
+    }
+    c_.expect_line("$EndElements");
+    flush_pending();
   }
 
   // MSH 2.2 binary: element headers (type, count, ntags) each followed by count rows of int32.

@@ -10,13 +10,18 @@ REFERENCE.versions.json, in the schema of REFERENCE.json.
   cube.v20b.msh          gmsh -format msh22 -bin, "2.0 1 8" (2.1 and 2 are read too)
   cube.v22f.msh          gmsh -format msh22, "2.200000 0 8" (the version printed with %f)
   cube.comments.v41.msh  gmsh -format msh41 after a $Comments section
+  cube.v30.msh           gmsh -format msh3 ("3 0 8": MSH 3.0, gmsh 3's own format: $Entities,
+                         nodes "tag x y z entity [dim params]", elements "tag type entity n data")
+  cube.v30b.msh          gmsh -format msh3 -bin ("3 1 8")
   cube.v40.msh           gmsh -format msh40 ("4 0 8": MSH 4.0 as gmsh writes it)
   cube.v40b.msh          the same in binary 4.0 ("4 1 8"), converted here: gmsh 4.8 writes 4.0
                          only in ascii (binary 4.0 came from gmsh 4.0.x; meshio reads it)
 
-meshio reads "4" with its 4.1 reader and fails, and does not read MSH 1: the 4.0 references
-come from meshio's 4.0 reader (meshio.gmsh._gmsh40), the MSH 1 one from meshio reading the 2.2
-file gmsh wrote from the same mesh (without field_data: MSH 1 has no $PhysicalNames).
+meshio reads "4" with its 4.1 reader and fails, and does not read MSH 1 or 3.0: the 4.0
+references come from meshio's 4.0 reader (meshio.gmsh._gmsh40), the MSH 1 one from meshio
+reading the 2.2 file gmsh wrote from the same mesh (without field_data: MSH 1 has no
+$PhysicalNames), the 3.0 ones likewise (ascii from ascii, binary from binary), with the blocks
+in the 3.0 file's order (gmsh writes its elements volumes first).
 """
 import hashlib
 import io
@@ -118,7 +123,10 @@ def main():
         v41 = gmsh("msh41", False, tmp / "v41.msh").decode()
         v40 = gmsh("msh40", False, tmp / "v40.msh").decode()
         v1 = gmsh("msh1", False, tmp / "v1.msh")
+        v30 = gmsh("msh3", False, tmp / "v30.msh")
+        v30b = gmsh("msh3", True, tmp / "v30b.msh")
         m22 = meshio.read(tmp / "v22.msh")
+        m22b = meshio.read(tmp / "v22b.msh")
 
     assert v22.startswith("$MeshFormat\n2.2 0 8\n") and v22b.startswith(b"$MeshFormat\n2.2 1 8\n")
     assert v40.startswith("$MeshFormat\n4 0 8\n") and v1.startswith(b"$NOD\n")
@@ -132,14 +140,26 @@ def main():
         "cube.v40.msh": v40.encode(),
         "cube.v40b.msh": binary40(v40),
         "cube.v1.msh": v1,
+        "cube.v30.msh": v30,
+        "cube.v30b.msh": v30b,
     }
+    assert v30.startswith(b"$MeshFormat\n3 0 8\n") and v30b.startswith(b"$MeshFormat\n3 1 8\n")
     for name, data in files.items():
         (MESHES / name).write_bytes(data)
         if name.startswith("cube.v40"):
             m, source = read40(MESHES / name), "meshio.gmsh._gmsh40.read_buffer (meshio.read takes '4' for 4.1)"
+        elif name.startswith("cube.v30"):
+            twin = m22b if name == "cube.v30b.msh" else m22
+            order = ["tetra", "triangle", "vertex"]
+            at = [[c.type for c in twin.cells].index(t) for t in order]
+            m = meshio.Mesh(twin.points, [twin.cells[i] for i in at],
+                            cell_data={k: [v[i] for i in at] for k, v in twin.cell_data.items()},
+                            field_data=twin.field_data)
+            source = ("meshio.read of gmsh -format msh22" + (" -bin" if "b." in name else "") +
+                      " of the same mesh, blocks in this file's order (meshio reads no 3.0)")
         elif name == "cube.v1.msh":
-            m, source = m22, "meshio.read of gmsh -format msh22 of the same mesh (meshio reads no MSH 1)"
-            m.field_data = {}
+            m = meshio.Mesh(m22.points, m22.cells, cell_data=m22.cell_data)  # and no field_data
+            source = "meshio.read of gmsh -format msh22 of the same mesh (meshio reads no MSH 1)"
         else:
             m, source = meshio.read(MESHES / name), "meshio.read"
         refs.append(reference(name, m, source))
