@@ -528,8 +528,20 @@ TEST(MshReader, Msh1NodAndElmSectionsReadLikeTheSameMeshIn22) {
   EXPECT_EQ(error_of("$NOD\n1\n1 0 0 0\n$ENDNOD\n"), "t.msh: no $ELM section");
   EXPECT_EQ(error_of("$NOD\n2\n1 0 0 0\n2 1 0 0\n$ENDNOD\n$ELM\n1\n1 1 5 6 3 1 2\n$ENDELM\n"),
             "t.msh:8: a line element has 2 nodes, not 3");
+  EXPECT_EQ(error_of("$NOD\n0\n$ENDNOD\n$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"),
+            "t.msh:4: $MeshFormat in an MSH 1 file (after $NOD)");
   EXPECT_EQ(error_of("$ELM\n0\n$ENDELM\n"),
             "t.msh:1: the file does not start with $MeshFormat (found $ELM)");
+}
+
+TEST(MshReader, ASecondMeshFormatIsReadAgain) {
+  // gmsh appends post-processing views to a mesh file after a $MeshFormat of their own
+  std::string s = kTiny22;
+  s += "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$NodeData\n1\n\"t\"\n0\n3\n0\n1\n1\n30 2.5\n"
+       "$EndNodeData\n";
+  const auto m = mesh::read_msh_bytes(s, "views.msh");
+  EXPECT_EQ(m.num_points(), 4);
+  EXPECT_EQ(m.point_data.at("t").as<double>()[2], 2.5);
 }
 
 TEST(MshReader, CommentsOrUnknownSectionsBeforeMeshFormatAreSkipped) {

@@ -1,9 +1,9 @@
 // Gmsh MSH, read the way meshio reads it: 4.1, 4.0, 3.0, 2.2 / 2.1 / 2.0, ASCII and binary (either
 // endianness), and the legacy MSH 1 ($NOD / $ELM, ascii). Points in file order, connectivity
 // mapped from node tags to 0-based indices and permuted from Gmsh's node order to meshio's, one
-// block per (entity, type) for 4.x and per run of one type for 3.0 / 2.x / 1, cell_data gmsh:physical /
-// gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data name -> [tag, dim] from
-// $PhysicalNames, one region per named physical group, and $NodeData / $ElementData as
+// block per (entity, type) for 4.x and per run of one type for 3.0 / 2.x / 1, cell_data
+// gmsh:physical / gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data name -> [tag, dim]
+// from $PhysicalNames, one region per named physical group, and $NodeData / $ElementData as
 // point_data / cell_data (float64, mapped through node / element tags). The version on the
 // $MeshFormat line is a number ("2.200000" is 2.2); "4" is 4.0, as gmsh itself reads it.
 #include <algorithm>
@@ -203,7 +203,9 @@ class MshReader {
       release_behind();
       const std::string section(header.substr(1));
       if (section == "MeshFormat") {
-        if (have_format || version_ == 1) c_.fail("a second $MeshFormat, or one after $NOD");
+        // A second one is read again, as before (gmsh appends views to a mesh file after a
+        // $MeshFormat of their own); MSH 1 has none.
+        if (version_ == 1) c_.fail("$MeshFormat in an MSH 1 file (after $NOD)");
         read_format();
         have_format = true;
         continue;
