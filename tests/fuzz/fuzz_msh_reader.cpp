@@ -1,4 +1,4 @@
-// libFuzzer target for the Gmsh reader family (2.2 / 4.1, ascii / binary): any input either
+// libFuzzer target for the Gmsh reader family (4.1 / 4.0 / 2.x, ascii / binary; MSH 1): any input either
 // reads or raises ReadError; never a crash, hang, leak or an allocation the input cannot back.
 #include <cstddef>
 #include <cstdint>

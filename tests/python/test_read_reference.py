@@ -16,9 +16,10 @@ import meshdock
 
 def _reference(data_dir):
     """REFERENCE.json (copied from ../shared/meshes) plus REFERENCE.extra.json (MSH files with
-    $NodeData / $ElementData, made by tests/data/tools/make_data_sections.py)."""
+    $NodeData / $ElementData, made by tests/data/tools/make_data_sections.py) and
+    REFERENCE.versions.json (MSH 1, 2.0, 2.1, 4.0, ..., made by tools/make_msh_versions.py)."""
     entries = []
-    for name in ("REFERENCE.json", "REFERENCE.extra.json"):
+    for name in ("REFERENCE.json", "REFERENCE.extra.json", "REFERENCE.versions.json"):
         entries += json.loads((data_dir / "meshes" / name).read_text())
     return {e["file"]: e for e in entries}
 
@@ -50,8 +51,10 @@ def pytest_generate_tests(metafunc):
 
 def test_reference_has_every_gmsh_variant(data_dir):
     files = [f for f in _msh_files(data_dir) if f.endswith(".msh")]
-    assert len(files) == 21
-    assert len(_msh_files(data_dir)) == 43
+    assert len(files) == 30
+    assert len(_msh_files(data_dir)) == 52
+    assert {"cube.v1.msh", "cube.v20.msh", "cube.v20b.msh", "cube.v22f.msh", "cube.v30.msh",
+            "cube.v30b.msh", "cube.v40.msh", "cube.v40b.msh", "cube.comments.v41.msh"} <= set(files)
     assert {"data.v22.msh", "data.v22b.msh", "data.v41.msh", "data.v41b.msh"} <= set(files)
     for stem in ("box", "box2nd", "plate", "blocks"):
         assert {f"{stem}.v22.msh", f"{stem}.v22b.msh", f"{stem}.v41.msh", f"{stem}.v41b.msh"} <= set(files)

@@ -137,9 +137,10 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
 
 
 def test_round_trip_counts(data_dir):
-    # The parametrisation above covers every readable file: 54 files x 5 writers (8 of them the
-    # .vtu files of tests/data/tools/make_xml_vtk.py: strings.*, pieces-*_N).
-    assert len(_files(data_dir)) == 54
+    # The parametrisation above covers every readable file: 63 files x 5 writers (8 of them the
+    # .vtu files of tests/data/tools/make_xml_vtk.py: strings.*, pieces-*_N; 9 the MSH versions
+    # of tests/data/tools/make_msh_versions.py).
+    assert len(_files(data_dir)) == 63
 
 
 def test_write_keeps_a_user_built_mesh(tmp_path):

@@ -1,12 +1,15 @@
-// Gmsh MSH 2.2 and 4.1, ASCII and binary (either endianness), read the way meshio reads them:
-// points in file order, connectivity mapped from node tags to 0-based indices and permuted from
-// Gmsh's node order to meshio's, one block per (entity, type) for 4.1 and per run of one type for
-// 2.2, cell_data gmsh:physical / gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data
-// name -> [tag, dim] from $PhysicalNames, one region per named physical group, and $NodeData /
-// $ElementData as point_data / cell_data (float64, mapped through node / element tags).
+// Gmsh MSH, read the way meshio reads it: 4.1, 4.0, 3.0, 2.2 / 2.1 / 2.0, ASCII and binary (either
+// endianness), and the legacy MSH 1 ($NOD / $ELM, ascii). Points in file order, connectivity
+// mapped from node tags to 0-based indices and permuted from Gmsh's node order to meshio's, one
+// block per (entity, type) for 4.x and per run of one type for 3.0 / 2.x / 1, cell_data
+// gmsh:physical / gmsh:geometrical, point_data gmsh:dim_tags (4.1), field_data name -> [tag, dim]
+// from $PhysicalNames, one region per named physical group, and $NodeData / $ElementData as
+// point_data / cell_data (float64, mapped through node / element tags). The version on the
+// $MeshFormat line is a number ("2.200000" is 2.2); "4" is 4.0, as gmsh itself reads it.
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -167,6 +170,21 @@ struct DataSection {
   std::vector<double> values;  // tags.size() * components
 };
 
+// The versions read, as the errors list them.
+constexpr const char* kVersionsRead = "4.1, 4.0, 3.0, 2.2, 2.1, 2.0 and 1 (no $MeshFormat)";
+
+// The version on the $MeshFormat line as a number times 10 (41, 40, 22, 21, 20, 30, ...): gmsh
+// writes it with printf ("2.2", "4", "2.200000"); -1 when it is not a number.
+int version_number(std::string_view text) {
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !(v >= 0 && v < 1000)) return -1;
+  const double tenths = v * 10;
+  const auto rounded = static_cast<int>(tenths + 0.5);
+  // Only a version with one decimal is one gmsh wrote ("2.25" is not 2.2 or 2.3).
+  return rounded - tenths < 1e-6 && tenths - rounded < 1e-6 ? rounded : -1;
+}
+
 class MshReader {
  public:
   // `file`, when the data is a mapped file, lets the parse drop the pages it is done with.
@@ -185,24 +203,59 @@ class MshReader {
       release_behind();
       const std::string section(header.substr(1));
       if (section == "MeshFormat") {
+        // A second one is read again, as before (gmsh appends views to a mesh file after a
+        // $MeshFormat of their own); MSH 1 has none.
+        if (version_ == 1) c_.fail("$MeshFormat in an MSH 1 file (after $NOD)");
         read_format();
         have_format = true;
         continue;
       }
-      if (!have_format) c_.fail("the file does not start with $MeshFormat");
+      if (!have_format) {
+        // MSH 1 has no $MeshFormat: its sections are $NOD and $ELM.
+        if (section == "NOD" && version_ == 0) version_ = 1;
+        if (version_ == 1) {
+          if (section == "NOD") {
+            if (have_nodes) c_.fail("a second $NOD section");
+            read_nodes1();
+            have_nodes = true;
+          } else if (section == "ELM") {
+            if (!have_nodes) c_.fail("$ELM comes before $NOD");
+            if (have_elements) c_.fail("a second $ELM section");
+            read_elements2(true);
+            have_elements = true;
+          } else {
+            skip_section(section);
+            mesh_.notes.push_back("skipped section $" + section);
+          }
+          continue;
+        }
+        // $Comments (or any section gmsh does not know) may come first; one gmsh reads
+        // means the $MeshFormat line is missing.
+        static const std::set<std::string> kNeedFormat = {
+            "PhysicalNames",   "Entities",    "Nodes", "Elements",
+            "NodeData",        "ElementData", "ELM",   "PartitionedEntities",
+            "ElementNodeData", "Periodic"};
+        if (kNeedFormat.count(section))
+          c_.fail("the file does not start with $MeshFormat (found $" + section + ")");
+        skip_section(section);
+        if (section != "Comments") mesh_.notes.push_back("skipped section $" + section);
+        continue;
+      }
       if (section == "PhysicalNames") {
         read_physical_names();
       } else if (section == "Entities") {
         if (v4_)
           read_entities();
+        else if (version_ == 30)
+          read_entities3();
         else
           skip_section(section);
       } else if (section == "Nodes") {
-        v4_ ? read_nodes4() : read_nodes2();
+        v4_ ? read_nodes4() : version_ == 30 ? read_nodes3() : read_nodes2();
         have_nodes = true;
       } else if (section == "Elements") {
         if (!have_nodes) c_.fail("$Elements comes before $Nodes");
-        v4_ ? read_elements4() : read_elements2();
+        v4_ ? read_elements4() : version_ == 30 ? read_elements3() : read_elements2();
         have_elements = true;
       } else if (section == "NodeData" || section == "ElementData") {
         if (!have_nodes || (section == "ElementData" && !have_elements))
@@ -215,9 +268,12 @@ class MshReader {
         if (section != "Comments") mesh_.notes.push_back("skipped section $" + section);
       }
     }
-    if (!have_format) throw ReadError(c_.file() + ": empty file or no $MeshFormat");
-    if (!have_nodes) throw ReadError(c_.file() + ": no $Nodes section");
-    if (!have_elements) throw ReadError(c_.file() + ": no $Elements section");
+    if (!have_format && version_ != 1)
+      throw ReadError(c_.file() + ": empty file or no $MeshFormat");
+    if (!have_nodes)
+      throw ReadError(c_.file() + (version_ == 1 ? ": no $NOD section" : ": no $Nodes section"));
+    if (!have_elements)
+      throw ReadError(c_.file() + (version_ == 1 ? ": no $ELM section" : ": no $Elements section"));
     release_behind();  // the whole file: what finish() allocates comes on top of the arrays only
     finish();
     return std::move(mesh_);
@@ -230,12 +286,14 @@ class MshReader {
     const int file_type = c_.number<int>("file-type");
     const int data_size = c_.number<int>("data-size");
     c_.next_line();
-    if (version == "4.1") {
+    version_ = version_number(version);
+    if (version_ == 41 || version_ == 40) {
       v4_ = true;
-    } else if (version == "2.2" || version == "2.1" || version == "2") {
+    } else if (version_ == 22 || version_ == 21 || version_ == 20 || version_ == 30) {
       v4_ = false;
     } else {
-      c_.fail("MSH version " + std::string(version) + " is not supported (2.2 and 4.1 are)");
+      c_.fail("MSH version " + std::string(version.substr(0, 20)) + " is not supported (" +
+              kVersionsRead + " are read)");
     }
     if (file_type != 0 && file_type != 1)
       c_.fail("file-type " + std::to_string(file_type) + " is not 0 (ascii) or 1 (binary)");
@@ -261,7 +319,7 @@ class MshReader {
   }
 
   // Binary 4.1 in native byte order, read from a file: big blocks come through read_at.
-  bool streams() const { return file_ && binary_ && v4_ && !swap_; }
+  bool streams() const { return file_ && binary_ && version_ == 41 && !swap_; }
   void populate_rest() const {
     if (file_) file_->populate(c_.offset(), c_.data().size());
   }
@@ -308,7 +366,8 @@ class MshReader {
       const auto n = checked_count(counts[d], binary_ ? 20 : 4, "entity count");
       for (std::size_t i = 0; i < n; ++i) {
         const int tag = int_value("entity tag");
-        for (int k = 0; k < (d == 0 ? 3 : 6); ++k) double_value("bounding box");
+        // 4.1 gives a point its coordinates, 4.0 a (degenerate) box like every entity.
+        for (int k = 0; k < (d == 0 && version_ == 41 ? 3 : 6); ++k) double_value("bounding box");
         const auto np = checked_count(size_t_value("number of physical tags"), binary_ ? 4 : 1,
                                       "physical tag count");
         auto& tags = entity_physicals_[{d, tag}];
@@ -324,6 +383,7 @@ class MshReader {
   }
 
   void read_nodes4() {
+    if (version_ == 40) return read_nodes40();
     const auto blocks = size_t_value("number of node blocks");
     const auto total =
         checked_count(size_t_value("number of nodes"), binary_ ? 32 : 8, "node count");
@@ -366,6 +426,58 @@ class MshReader {
     c_.expect_line("$EndNodes");
     node_map_.build(tags_, c_);
     mesh_.point_data["gmsh:dim_tags"] = std::move(dim_tags);
+  }
+
+  // MSH 4.0: "numEntityBlocks numNodes", then blocks "tagEntity dimEntity parametric numNodes"
+  // (int int int size_t) of "tag x y z" rows (binary: int32 tag, 3 doubles). No
+  // gmsh:dim_tags, as meshio's 4.0 reader gives none.
+  void read_nodes40() {
+    const auto blocks = size_t_value("number of node blocks");
+    const auto total =
+        checked_count(size_t_value("number of nodes"), binary_ ? 28 : 8, "node count");
+    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
+    tags_.assign(total, 0);
+    double* pts = mesh_.points.as<double>();
+    std::size_t idx = 0;
+    const auto nblocks = checked_count(blocks, binary_ ? 20 : 8, "node block count");
+    for (std::size_t b = 0; b < nblocks; ++b) {
+      int_value("entity tag");
+      int_value("entity dimension");
+      const int parametric = int_value("parametric flag");
+      const auto n = size_t_value("nodes in block");
+      if (parametric != 0) c_.fail("parametric nodes are not supported");
+      if (n > total - idx)
+        c_.fail("node block " + std::to_string(b) + " holds " + std::to_string(n) +
+                " nodes, more than the " + std::to_string(total - idx) + " the header leaves");
+      for (std::size_t i = 0; i < n; ++i, ++idx) {
+        if (binary_) {
+          tags_[idx] = c_.binary_one<std::int32_t>(swap_, "node tag");
+          c_.binary(pts + 3 * idx, 3, swap_, "node coordinates");
+        } else {
+          tags_[idx] = c_.number<std::int64_t>("node tag");
+          for (int k = 0; k < 3; ++k) pts[3 * idx + k] = c_.number<double>("coordinate");
+        }
+      }
+    }
+    if (idx != total)
+      c_.fail("$Nodes header promises " + std::to_string(total) + " nodes but its blocks hold " +
+              std::to_string(idx));
+    c_.expect_line("$EndNodes");
+    node_map_.build(tags_, c_);
+  }
+
+  // MSH 1: "$NOD", the node count, "tag x y z" rows, "$ENDNOD" (ascii only).
+  void read_nodes1() {
+    const auto total = checked_count(c_.number<std::uint64_t>("number of nodes"), 8, "node count");
+    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
+    double* pts = mesh_.points.as<double>();
+    tags_.assign(total, 0);
+    for (std::size_t i = 0; i < total; ++i) {
+      tags_[i] = c_.number<std::int64_t>("node tag");
+      for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
+    }
+    c_.expect_line("$ENDNOD");
+    node_map_.build(tags_, c_);
   }
 
   void read_nodes2() {
@@ -459,6 +571,7 @@ class MshReader {
   }
 
   void read_elements4() {
+    if (version_ == 40) return read_elements40();
     const auto nblocks = checked_count(size_t_value("number of element blocks"), binary_ ? 20 : 8,
                                        "element block count");
     const auto total = size_t_value("number of elements");
@@ -510,6 +623,54 @@ class MshReader {
               " elements but its blocks hold " + std::to_string(seen));
     c_.expect_line("$EndElements");
     if (later_element_data()) element_tags4();
+  }
+
+  // MSH 4.0: "numEntityBlocks numElements", then blocks "tagEntity dimEntity typeEle
+  // numElements" (int int int size_t) of "tag node..." rows (binary: int32 each). The element
+  // tags are kept (4.0 is rare and small; $ElementData may refer to them).
+  void read_elements40() {
+    const auto nblocks = checked_count(size_t_value("number of element blocks"), binary_ ? 20 : 8,
+                                       "element block count");
+    const auto total = size_t_value("number of elements");
+    std::uint64_t seen = 0;
+    for (std::size_t b = 0; b < nblocks; ++b) {
+      RawBlock blk;
+      blk.entity_tag = int_value("entity tag");
+      blk.entity_dim = int_value("entity dimension");
+      blk.type = element_type(int_value("element type"));
+      blk.at = c_.offset();
+      const std::size_t npc = static_cast<std::size_t>(blk.type.nodes);
+      const std::size_t per = 1 + npc;
+      const auto n = checked_count(size_t_value("elements in block"), binary_ ? 4 * per : 2 * per,
+                                   "element count");
+      blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
+      blk.element_tags.resize(n);
+      std::int64_t* out = blk.conn.as<std::int64_t>();
+      if (binary_) {
+        const char* rows = c_.raw(n * per * 4, "element block");
+        for (std::size_t i = 0; i < n * per; ++i) {
+          std::int32_t v;
+          std::memcpy(&v, rows + i * 4, 4);
+          if (swap_) v = Cursor::byteswap(v);
+          if (i % per == 0)
+            blk.element_tags[i / per] = v;
+          else
+            out[i / per * npc + i % per - 1] = v;
+        }
+      } else {
+        for (std::size_t e = 0; e < n; ++e) {
+          blk.element_tags[e] = c_.number<std::int64_t>("element tag");
+          for (std::size_t k = 0; k < npc; ++k)
+            out[e * npc + k] = c_.number<std::int64_t>("node tag");
+        }
+      }
+      seen += n;
+      blocks_.push_back(std::move(blk));
+    }
+    if (seen != total)
+      c_.fail("$Elements header promises " + std::to_string(total) +
+              " elements but its blocks hold " + std::to_string(seen));
+    c_.expect_line("$EndElements");
   }
 
   // Constant per-block columns (gmsh:physical, gmsh:geometrical): big ones on every core, where
@@ -691,33 +852,33 @@ class MshReader {
     c_.seek(resume);
   }
 
-  void read_elements2() {
+  // 2.x, or MSH 1 ($ELM) when `v1`: an ascii row is "tag type ntags tag... node..." in 2.x and
+  // "tag type physical elementary nnodes node..." in MSH 1.
+  void read_elements2(bool v1 = false) {
     const auto total = checked_count(c_.number<std::uint64_t>("number of elements"),
                                      binary_ ? 8 : 6, "element count");
     c_.next_line();
     std::size_t done = 0;
-    auto block_for = [&](const GmshType& t) -> RawBlock& {
-      if (blocks_.empty() || blocks_.back().type.number != t.number) {
-        RawBlock blk;
-        blk.type = t;
-        blk.at = c_.offset();
-        blocks_.push_back(std::move(blk));
-        pending_.emplace_back();
-        pending_tags_.emplace_back();
-      }
-      return blocks_.back();
-    };
     if (binary_) return read_elements2_binary(total);
     const bool keep_tags = later_element_data();  // ascii 2.2 keeps them while it parses
     while (done < total) {
       const auto element_tag = c_.number<std::int64_t>("element tag");
       const auto type = element_type(c_.number<int>("element type"));
-      const int ntags = c_.number<int>("number of tags");
-      if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
       std::int32_t tags[2] = {0, 0};
-      for (int k = 0; k < ntags; ++k) {
-        const auto v = c_.number<std::int32_t>("element tag value");
-        if (k < 2) tags[k] = v;
+      if (v1) {
+        tags[0] = c_.number<std::int32_t>("physical tag");
+        tags[1] = c_.number<std::int32_t>("elementary tag");
+        const auto nodes = c_.number<std::int64_t>("number of nodes");
+        if (nodes != type.nodes)
+          c_.fail("a " + std::string(type.name) + " element has " + std::to_string(type.nodes) +
+                  " nodes, not " + std::to_string(nodes));
+      } else {
+        const int ntags = c_.number<int>("number of tags");
+        if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
+        for (int k = 0; k < ntags; ++k) {
+          const auto v = c_.number<std::int32_t>("element tag value");
+          if (k < 2) tags[k] = v;
+        }
       }
       auto& blk = block_for(type);
       if (keep_tags) blk.element_tags.push_back(element_tag);
@@ -727,7 +888,25 @@ class MshReader {
       for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
       ++done;
     }
-    c_.expect_line("$EndElements");
+    c_.expect_line(v1 ? "$ENDELM" : "$EndElements");
+    flush_pending();
+  }
+
+  // Row by row readers (ascii 2.x, MSH 1, 3.0): the block for an element of type t, a new one
+  // at each change of type (as meshio splits 2.2).
+  RawBlock& block_for(const GmshType& t) {
+    if (blocks_.empty() || blocks_.back().type.number != t.number) {
+      RawBlock blk;
+      blk.type = t;
+      blk.at = c_.offset();
+      blocks_.push_back(std::move(blk));
+      pending_.emplace_back();
+      pending_tags_.emplace_back();
+    }
+    return blocks_.back();
+  }
+  // ... and their rows, moved into the blocks' arrays once the section is read.
+  void flush_pending() {
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       auto& blk = blocks_[b];
       const auto n = static_cast<std::int64_t>(pending_tags_[b].first.size());
@@ -737,6 +916,101 @@ class MshReader {
       blk.physical = Array::from_vector(pending_tags_[b].first);
       blk.geometrical = Array::from_vector(pending_tags_[b].second);
     }
+  }
+
+  // ---- MSH 3.0 (gmsh 3's -format msh3; gmsh itself still reads and writes it) -------------
+  // $Entities is ascii in both modes: counts of points, curves, surfaces, volumes; a point is
+  // "tag numPhysicals physical...", the others "tag numBounds bound... numPhysicals physical...".
+  void read_entities3() {
+    std::uint64_t counts[4];
+    for (auto& n : counts) n = c_.number<std::uint64_t>("entity count");
+    for (int d = 0; d < 4; ++d) {
+      const auto n = checked_count(counts[d], 4, "entity count");
+      for (std::size_t i = 0; i < n; ++i) {
+        const int tag = c_.number<int>("entity tag");
+        if (d > 0) {
+          const auto nb = checked_count(c_.number<std::uint64_t>("number of bounding entities"), 2,
+                                        "bounding entity count");
+          for (std::size_t k = 0; k < nb; ++k) c_.number<int>("bounding entity");
+        }
+        const auto np = checked_count(c_.number<std::uint64_t>("number of physical tags"), 2,
+                                      "physical tag count");
+        auto& tags = entity_physicals_[{d, tag}];
+        for (std::size_t k = 0; k < np; ++k) tags.push_back(c_.number<int>("physical tag"));
+      }
+    }
+    c_.expect_line("$EndEntities");
+  }
+
+  // $Nodes: count, then "tag x y z entity" and, when entity is not 0, "dim" and dim parametric
+  // coordinates (binary: int32 tag, 3 doubles, int32 entity[, int32 dim, dim doubles]).
+  void read_nodes3() {
+    const auto total =
+        checked_count(c_.number<std::uint64_t>("number of nodes"), binary_ ? 32 : 10, "node count");
+    c_.next_line();
+    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
+    double* pts = mesh_.points.as<double>();
+    tags_.assign(total, 0);
+    for (std::size_t i = 0; i < total; ++i) {
+      int dim = 0;
+      if (binary_) {
+        tags_[i] = c_.binary_one<std::int32_t>(swap_, "node tag");
+        c_.binary(pts + 3 * i, 3, swap_, "node coordinates");
+        if (c_.binary_one<std::int32_t>(swap_, "node entity") != 0)
+          dim = c_.binary_one<std::int32_t>(swap_, "node entity dimension");
+      } else {
+        tags_[i] = c_.number<std::int64_t>("node tag");
+        for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
+        if (c_.number<std::int64_t>("node entity") != 0)
+          dim = c_.number<int>("node entity dimension");
+      }
+      if (dim < 0 || dim > 3)
+        c_.fail("node entity dimension " + std::to_string(dim) + " is not 0..3");
+      for (int k = 0; k < dim; ++k) {
+        if (binary_)
+          c_.raw(8, "parametric coordinate");
+        else
+          c_.number<double>("parametric coordinate");
+      }
+    }
+    c_.expect_line("$EndNodes");
+    node_map_.build(tags_, c_);
+  }
+
+  // $Elements: count, then "tag type entity numData data..." (binary: int32 each); data starts
+  // with the nodes (what follows them, partitions and the like, is skipped). Physical tags come
+  // from the element's entity in $Entities (the first, as in 4.x; 0 when none), the entity is
+  // gmsh:geometrical; blocks split at each change of type, as in 2.x.
+  void read_elements3() {
+    const auto total = checked_count(c_.number<std::uint64_t>("number of elements"),
+                                     binary_ ? 16 : 8, "element count");
+    c_.next_line();
+    const auto value = [&](const char* what) -> std::int64_t {
+      return binary_ ? c_.binary_one<std::int32_t>(swap_, what) : c_.number<std::int64_t>(what);
+    };
+    for (std::size_t done = 0; done < total; ++done) {
+      const auto element_tag = value("element tag");
+      const auto type = element_type(static_cast<int>(
+          std::clamp<std::int64_t>(value("element type"), -1, std::numeric_limits<int>::max())));
+      const auto entity = value("element entity");
+      const auto ndata = value("number of element data");
+      if (ndata < type.nodes || ndata > type.nodes + 1024)
+        c_.fail("a " + std::string(type.name) + " element has " + std::to_string(ndata) +
+                " data values, not its " + std::to_string(type.nodes) + " nodes and a few more");
+      if (entity < std::numeric_limits<int>::min() || entity > std::numeric_limits<int>::max())
+        c_.fail("element entity " + std::to_string(entity) + " is out of range");
+      auto& blk = block_for(type);
+      blk.element_tags.push_back(element_tag);
+      const auto it = entity_physicals_.find({type.dim, static_cast<int>(entity)});
+      pending_tags_.back().first.push_back(
+          it == entity_physicals_.end() || it->second.empty() ? 0 : it->second.front());
+      pending_tags_.back().second.push_back(static_cast<std::int32_t>(entity));
+      auto& p = pending_.back();
+      for (int k = 0; k < type.nodes; ++k) p.push_back(value("node tag"));
+      for (auto k = type.nodes; k < ndata; ++k) value("element data");
+    }
+    c_.expect_line("$EndElements");
+    flush_pending();
   }
 
   // MSH 2.2 binary: element headers (type, count, ntags) each followed by count rows of int32.
@@ -997,7 +1271,8 @@ class MshReader {
 
   Cursor c_;
   MappedFile* file_ = nullptr;
-  bool v4_ = false, binary_ = false, swap_ = false;
+  int version_ = 0;  // 41, 40, 22, 21, 20, or 1 (no $MeshFormat); 0 until known
+  bool v4_ = false, binary_ = false, swap_ = false;  // v4_: 4.1 or 4.0
   std::vector<PhysicalName> names_;
   std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
   ScratchVector<std::int64_t> tags_;
@@ -1014,10 +1289,11 @@ class MshReader {
 
 // Binary 4.1 streams its big blocks with read_at (the rest of it is small): mapped lazily. Every
 // other variant parses the whole file as text or row by row: read into memory. Decided from the
-// $MeshFormat line; when there is none the parse reports it.
+// $MeshFormat line (looked for in the first 4 KiB: a $Comments section may come first); when
+// there is none the parse reports it.
 Access msh_access(const InFile& file) {
   const std::string& path = file.path;
-  const std::string head = peek_file(file, 256);
+  const std::string head = peek_file(file, 4096);
   const auto at = head.find("$MeshFormat");
   if (at == std::string::npos) return Access::read;
   Cursor c(std::string_view(head).substr(at), path);
@@ -1025,7 +1301,7 @@ Access msh_access(const InFile& file) {
     c.next_line();
     const auto version = c.token();
     const int file_type = c.number<int>("file-type");
-    if (version == "4.1" && file_type == 1) return Access::map_lazily;
+    if (version_number(version) == 41 && file_type == 1) return Access::map_lazily;
   } catch (const ReadError&) {
   }
   return Access::read;

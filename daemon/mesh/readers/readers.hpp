@@ -32,7 +32,7 @@ class SizeLimitError : public ReadError {
   explicit SizeLimitError(const std::string& what) : ReadError(what) {}
 };
 
-Mesh read_msh(const InFile& file);  // Gmsh MSH 2.2 / 4.1, ascii / binary
+Mesh read_msh(const InFile& file);  // Gmsh MSH 4.1 / 4.0 / 2.x, ascii / binary; MSH 1
 // The same parser over bytes in memory; `name` stands for the file in error messages.
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
