@@ -97,7 +97,7 @@ class _Layout:
 
     def __init__(self, text: bytes):
         from . import _capi
-        from ._dlpack import dtype_name
+        from ._tensor import np_dtype
 
         m = json.loads(text)
         self.text = text
@@ -105,7 +105,7 @@ class _Layout:
         self.arrays = []
         for i, e in enumerate(m["arrays"]):
             dt = e["dtype"]
-            self.arrays.append((e["name"], tuple(e["shape"]), dtype_name(dt[0], dt[1]),
+            self.arrays.append((e["name"], tuple(e["shape"]), np_dtype(dt[0], dt[1]),
                                 e["nbytes"], _capi.index_arg(i)))
             index[e["name"]] = i
         self.points = index["points"]
