@@ -13,7 +13,6 @@ import pytest
 
 import meshdock as md
 from daemon_util import Daemon, shm_names
-from meshdock.attach import resolve_prefix
 from meshdock.v1 import meshdock_pb2 as pb
 
 BOX = "box.v41.msh"
@@ -92,7 +91,7 @@ def test_ls_describe_stats_leases_watch_are_dataclasses(daemon):
     assert isinstance(e, md.replies.Event)
     assert (e.kind, e.name, e.frame) == ("PUBLISHED", "b", frame)
     assert e.kind == pb.Event.PUBLISHED and e.kind != "LOADED"
-    assert str(e) == f"PUBLISHED 'b' frame {frame}"
+    assert str(e) == f"PUBLISHED 'b' frame {frame}: {e.message}" and "\n" not in str(e)
     daemon.client.unload("b")
     assert events.get(timeout=10).kind == "UNLOADED"
     t.join(10)
@@ -133,6 +132,7 @@ def test_a_prefix_without_its_separator_is_refused_by_name(monkeypatch):
     assert time.monotonic() - t0 < 1  # refused before any wait
     with pytest.raises(ValueError, match="outside A-Z"):
         md.attach("b", prefix="a/b.", timeout=5)
+    from meshdock.attach import resolve_prefix
     for ok in ("meshdock.", "md-slurm-", "x_", ""):
         assert resolve_prefix(ok) == ok
 
@@ -186,7 +186,10 @@ def test_to_torch_of_a_frame_is_the_payload_structure(daemon, data_dir):
             for (n, a), (_, b) in zip(t.arrays(), ref.arrays()):
                 assert isinstance(a, torch.Tensor), n
                 assert torch.equal(a, b), n
-        t32 = frame.to_torch(float32=True, int32=True)
+        with pytest.warns(md.PayloadWarning, match=r"to_torch: 13 notes:\n  - points: float64 -> "
+                          r"float32 \(copy\)\n  - cells/0: int64 -> int32 \(copy\)") as w:
+            t32 = frame.to_torch(float32=True, int32=True)
+        assert len(w) == 1 and w[0].filename == __file__
         assert t32.points.dtype == torch.float32 and t32.cells[0].dtype == torch.int32
         assert torch.equal(t32.cells[0], ref.cells[0].to(torch.int32))
 

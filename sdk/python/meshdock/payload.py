@@ -270,7 +270,7 @@ def _payload_to_torch(p: DevicePayload, device, float32, int32, zero_copy_only) 
         if float32 and t.dtype in (torch.float64, torch.float16, torch.bfloat16):
             if zero_copy_only:
                 raise PayloadError(f"{name}: float32=True casts {t.dtype}, and zero_copy_only=True")
-            notes.append(f"{name}: {str(t.dtype)[len('torch.'):]} cast to float32")
+            notes.append(f"{name}: {str(t.dtype)[len('torch.'):]} -> float32 (copy)")
             t = t.to(torch.float32)
         if int32 and name.startswith(_INDEX_ARRAYS) and t.dtype in wide:
             if zero_copy_only:
@@ -279,7 +279,7 @@ def _payload_to_torch(p: DevicePayload, device, float32, int32, zero_copy_only) 
                 lo, hi = int(t.min()), int(t.max())
                 if lo < -2**31 or hi >= 2**31:
                     raise PayloadError(f"{name}: values {lo}..{hi} do not fit int32")
-            notes.append(f"{name}: {str(t.dtype)[len('torch.'):]} cast to int32")
+            notes.append(f"{name}: {str(t.dtype)[len('torch.'):]} -> int32 (copy)")
             t = t.to(torch.int32)
         return t
 
