@@ -122,7 +122,8 @@ def _warn(notes, what: str = "") -> None:
     if len(notes) == 1:
         text = notes[0]
     else:
-        text = f"{what + ': ' if what else ''}{len(notes)} notes:\n" + "\n".join(f"  - {n}" for n in notes)
+        head = f"{what}: " if what else ""
+        text = f"{head}{len(notes)} notes:\n" + "\n".join(f"  - {n}" for n in notes)
     warnings.warn(text, PayloadWarning, stacklevel=_caller_stacklevel())
 
 
@@ -133,7 +134,15 @@ def to_dlpack(mesh, float32: bool = False, int32: bool = False,
     Arrays are shared with the mesh (no copy; they outlive it) unless float32 / int32 ask for a
     cast. int32 range-checks connectivity, block_bases and region entries first. Ragged blocks
     (polyhedra) are dropped and listed in `dropped`, region entries renumbered to the kept
-    blocks. zero_copy_only=True raises PayloadError instead of copying."""
+    blocks. zero_copy_only=True raises PayloadError instead of copying. The notes come as one
+    PayloadWarning."""
+    p = _build(mesh, float32, int32, zero_copy_only)
+    _warn(p.notes, "to_dlpack")
+    return p
+
+
+def _build(mesh, float32: bool, int32: bool, zero_copy_only: bool) -> DevicePayload:
+    """to_dlpack without the warning (to_torch / to_cupy warn once for the whole call)."""
     from . import _capi
     from .mesh import c_mesh
 
@@ -151,7 +160,6 @@ def to_dlpack(mesh, float32: bool = False, int32: bool = False,
     del m  # the payload keeps what it shares with the mesh
     p = _payload_of(a, _capi.Handle(out.value, a.payload_release))
     p.notes = copies + p.notes
-    _warn(p.notes, "to_dlpack")
     return p
 
 
@@ -234,16 +242,15 @@ def to_torch(mesh, device: Optional[str] = None, float32: bool = False, int32: b
 
     if isinstance(mesh, DevicePayload):
         return _payload_to_torch(mesh, device, float32, int32, zero_copy_only)
-    p = to_dlpack(mesh, float32=float32, int32=int32, zero_copy_only=zero_copy_only)
+    p = _build(mesh, float32, int32, zero_copy_only)
     dev = torch.device(device or "cpu")
     if dev.type != "cpu" and zero_copy_only:
         raise PayloadError(f"moving to {dev} copies every array, and zero_copy_only=True")
     out = p.map(lambda name, a: None if a is None else torch.from_dlpack(a).to(dev),
                 device=(KDL_CPU, 0) if dev.type == "cpu" else (KDL_CUDA, dev.index or 0))
     if dev.type != "cpu":
-        note = f"every array copied host -> {dev} (one transfer each)"
-        out.notes.append(note)
-        _warn([note], "to_torch")
+        out.notes.append(f"every array copied host -> {dev} (one transfer each)")
+    _warn(out.notes, "to_torch")
     return out
 
 
@@ -352,7 +359,7 @@ def to_cupy(mesh, float32: bool = False, int32: bool = False, pinned: bool = Tru
     with a caller's `stream` the copies are queued on it and the staging buffers ride in
     `refs` until the caller synchronises; without one the function returns after they land."""
     cp = _cupy()
-    host = to_dlpack(mesh, float32=float32, int32=int32)
+    host = _build(mesh, float32, int32, False)
     s = stream if stream is not None else cp.cuda.Stream(non_blocking=True)
     refs: List[Any] = []
 
@@ -378,7 +385,7 @@ def to_cupy(mesh, float32: bool = False, int32: bool = False, pinned: bool = Tru
         s.synchronize()
     else:
         out.refs.extend(refs)
-    _warn([note], "to_cupy")
+    _warn(out.notes, "to_cupy")
     return out
 
 
