@@ -135,6 +135,10 @@ def test_a_prefix_without_its_separator_is_refused_by_name(monkeypatch):
     from meshdock.attach import resolve_prefix
     for ok in ("meshdock.", "md-slurm-", "x_", ""):
         assert resolve_prefix(ok) == ok
+    monkeypatch.setenv("MESHDOCK_PREFIX", "")  # set but empty: the default
+    assert resolve_prefix() == "meshdock."
+    monkeypatch.setenv("MESHDOCK_PREFIX", "md7.")
+    assert resolve_prefix() == "md7." and resolve_prefix("x.") == "x."
 
 
 def test_attach_timeout_lists_what_is_published(daemon):

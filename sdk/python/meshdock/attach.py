@@ -273,7 +273,8 @@ SHM_DIR = "/dev/shm"
 
 
 def resolve_prefix(prefix: Optional[str] = None) -> str:
-    """The prefix attach uses: `prefix`, else $MESHDOCK_PREFIX, else "meshdock.". A non-empty
+    """The prefix attach uses: `prefix`, else $MESHDOCK_PREFIX (when not empty), else
+    "meshdock." (an empty prefix only when passed explicitly). A non-empty
     prefix must end with a separator (".", "-" or "_"; the daemon's are "meshdock.", "md<job>.",
     ...): "uxknosuch" would silently look for /dev/shm/uxknosuchNAME, so it raises ValueError
     naming it (and the prefix with its dot). Protocol rules (24 characters, A-Z a-z 0-9 _ . -)
@@ -282,10 +283,14 @@ def resolve_prefix(prefix: Optional[str] = None) -> str:
 
     source = "prefix"
     if prefix is None:
-        env = os.environ.get("MESHDOCK_PREFIX")
-        prefix, source = (env, "$MESHDOCK_PREFIX") if env is not None else (
-            protocol.DEFAULT_PREFIX, "prefix")
-    protocol.validate_prefix(prefix)
+        env = os.environ.get("MESHDOCK_PREFIX")  # set but empty: as unset
+        prefix, source = (env, "$MESHDOCK_PREFIX") if env else (protocol.DEFAULT_PREFIX, "prefix")
+    try:
+        protocol.validate_prefix(prefix)
+    except protocol.ProtocolError as e:
+        if source == "prefix":
+            raise
+        raise protocol.ProtocolError(f"{source}: {e}") from None
     if prefix and prefix[-1] not in PREFIX_SEPARATORS:
         raise ValueError(f"{source} '{prefix}' does not end with '.', '-' or '_', so segment "
                          f"names would run into it ('{prefix}NAME'); the daemon's prefixes end "
