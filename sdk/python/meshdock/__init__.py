@@ -15,7 +15,8 @@ protocol mirror and ``Client`` work without it, and anything that needs it raise
 
 from __future__ import annotations
 
-from . import protocol
+from . import protocol, replies
+from ._tensor import Tensor
 from ._lib import LibraryNotFound
 from .attach import (AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError,
                      SegmentAccessDenied, UntrustedSegment, attach)
@@ -35,4 +36,4 @@ __all__ = ["protocol", "ProtocolError", "read", "write", "release_memory", "Mesh
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
            "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
            "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "LibraryNotFound",
-           "__version__"]
+           "Tensor", "replies", "__version__"]

@@ -16,7 +16,33 @@ from ._dlpack import (DESTRUCTOR_ARG, KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, LEGACY_N
                       VERSIONED_NAME_ARG, CapsuleOwner, DLManagedTensor, capsule,
                       capsule_new_raw, dtype_name, numpy_view)
 
-__all__ = ["Tensor", "numpy_of"]
+__all__ = ["Tensor", "numpy_of", "DataPtr"]
+
+
+class DataPtr(int):
+    """Tensor.data_ptr: the address as an int that may also be called, as torch spells it
+    (`t.data_ptr()`); the attribute form (`t.data_ptr == addr`, `hex(t.data_ptr)`) that meshdock
+    0.1 had keeps working, since it is the same int."""
+
+    __slots__ = ()
+
+    def __call__(self) -> int:
+        return int(self)
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+
+def np_dtype(code: int, bits: int):
+    """The numpy dtype of a DLPack (code, bits); numpy has no bfloat16 (nor exotic codes), so
+    those stay the name string ("bfloat16"), which torch and the manifest use."""
+    import numpy as np
+
+    name = dtype_name(code, bits)
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return name
 
 
 class Tensor:
@@ -28,7 +54,8 @@ class Tensor:
 
     def __init__(self, owner: "_capi.Handle", entry, device: Tuple[int, int], make, make_legacy,
                  info, ptr: Optional[int] = None, make_capsule=None):
-        # entry: (name, shape, dtype name, nbytes, index as c_size_t); made once per layout.
+        # entry: (name, shape, dtype, nbytes, index as c_size_t); made once per layout. dtype is
+        # a numpy dtype (a string only for what numpy lacks: "bfloat16").
         self.name, self.shape, self.dtype, self.nbytes, self._ic = entry
         self._dev = device
         self._owner = owner  # keeps the handle (frame / payload) alive
@@ -92,10 +119,29 @@ class Tensor:
         return a.copy() if copy else a
 
     @property
-    def data_ptr(self) -> int:
+    def data_ptr(self) -> DataPtr:
+        """The address of the first element, as an int that can also be called
+        (`t.data_ptr()`, as torch has it; `t.data_ptr` is the same number)."""
         if self._ptr is None:
             self._ptr = self._info(self._owner.ptr, self._ic.value).data or 0
-        return self._ptr
+        return DataPtr(self._ptr)
+
+    def numpy(self):
+        """A numpy view of this host array (no copy; it keeps the memory, and a frame's lease,
+        alive). Device memory raises TypeError: adopt it with torch or cupy."""
+        return self.__array__()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements (numpy's size)."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
 
     def __len__(self) -> int:
         if not self.shape:
@@ -120,7 +166,8 @@ def numpy_of(make_legacy, h, i):
 
 
 def describe(info) -> Tuple[str, Tuple[int, ...], str, int, Tuple[int, int], int]:
-    """(name, shape, dtype name, nbytes, device, data pointer) of a meshdock_array_info."""
+    """(name, shape, dtype (numpy, or a name numpy lacks), nbytes, device, data pointer) of a
+    meshdock_array_info."""
     shape = tuple(info.shape[k] for k in range(info.ndim))
-    return (info.name.decode(), shape, dtype_name(info.dtype.code, info.dtype.bits),
+    return (info.name.decode(), shape, np_dtype(info.dtype.code, info.dtype.bits),
             info.nbytes, (info.device.device_type, info.device.device_id), info.data or 0)

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 from .mesh import Region
 from .payload import DevicePayload
 
 __all__ = ["SdkError", "ProducerGone", "AttachTimeout", "UntrustedSegment",
-           "SegmentAccessDenied", "Frame", "AttachedSlot", "attach"]
+           "SegmentAccessDenied", "Frame", "AttachedSlot", "attach", "resolve_prefix",
+           "published_names"]
 
 
 class SdkError(RuntimeError):
@@ -97,7 +99,7 @@ class _Layout:
 
     def __init__(self, text: bytes):
         from . import _capi
-        from ._dlpack import dtype_name
+        from ._tensor import np_dtype
 
         m = json.loads(text)
         self.text = text
@@ -105,7 +107,7 @@ class _Layout:
         self.arrays = []
         for i, e in enumerate(m["arrays"]):
             dt = e["dtype"]
-            self.arrays.append((e["name"], tuple(e["shape"]), dtype_name(dt[0], dt[1]),
+            self.arrays.append((e["name"], tuple(e["shape"]), np_dtype(dt[0], dt[1]),
                                 e["nbytes"], _capi.index_arg(i)))
             index[e["name"]] = i
         self.points = index["points"]
@@ -266,11 +268,107 @@ class _Closed:
         raise SdkError(f"slot '{self.name}' is closed")
 
 
-def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
+PREFIX_SEPARATORS = ".-_"
+SHM_DIR = "/dev/shm"
+
+
+def resolve_prefix(prefix: Optional[str] = None) -> str:
+    """The prefix attach uses: `prefix`, else $MESHDOCK_PREFIX (when not empty), else
+    "meshdock." (an empty prefix only when passed explicitly). A non-empty
+    prefix must end with a separator (".", "-" or "_"; the daemon's are "meshdock.", "md<job>.",
+    ...): "uxknosuch" would silently look for /dev/shm/uxknosuchNAME, so it raises ValueError
+    naming it (and the prefix with its dot). Protocol rules (24 characters, A-Z a-z 0-9 _ . -)
+    raise ProtocolError, also a ValueError."""
+    from . import protocol
+
+    source = "prefix"
+    if prefix is None:
+        env = os.environ.get("MESHDOCK_PREFIX")  # set but empty: as unset
+        prefix, source = (env, "$MESHDOCK_PREFIX") if env else (protocol.DEFAULT_PREFIX, "prefix")
+    try:
+        protocol.validate_prefix(prefix)
+    except protocol.ProtocolError as e:
+        if source == "prefix":
+            raise
+        raise protocol.ProtocolError(f"{source}: {e}") from None
+    if prefix and prefix[-1] not in PREFIX_SEPARATORS:
+        raise ValueError(f"{source} '{prefix}' does not end with '.', '-' or '_', so segment "
+                         f"names would run into it ('{prefix}NAME'); the daemon's prefixes end "
+                         f"with one: did you mean '{prefix}.'?")
+    return prefix
+
+
+def published_names(prefix: str, shm_dir: str = SHM_DIR) -> List[str]:
+    """The slot names with a catalog under `prefix` in /dev/shm (what a daemon with that prefix
+    publishes, or a killed one left), sorted."""
+    from . import protocol
+
+    out = []
+    try:
+        files = os.listdir(shm_dir)
+    except OSError:
+        return out
+    suffix = protocol.CATALOG_SUFFIX
+    for f in files:
+        if f.startswith(prefix) and f.endswith(suffix) and len(f) > len(prefix) + len(suffix):
+            name = f[len(prefix):-len(suffix)]
+            try:
+                protocol.validate_name(name)
+            except ValueError:
+                continue
+            out.append(name)
+    return sorted(out)
+
+
+def _other_prefixes(shm_dir: str = SHM_DIR) -> List[str]:
+    """Prefixes of the catalogs in /dev/shm ("meshdock." of "meshdock.bracket.catalog"), so a
+    timeout can say where slots are when the prefix asked for has none."""
+    from . import protocol
+
+    found = set()
+    try:
+        files = os.listdir(shm_dir)
+    except OSError:
+        return []
+    for f in files:
+        if not f.endswith(protocol.CATALOG_SUFFIX):
+            continue
+        stem = f[:-len(protocol.CATALOG_SUFFIX)]
+        # a guess: the first separator ends the prefix (slot names may hold dots themselves)
+        firsts = [stem.find(c) for c in PREFIX_SEPARATORS if stem.find(c) > 0]
+        if firsts:
+            cut = min(firsts)
+            found.add(stem[:cut + 1])
+    return sorted(found)
+
+
+def _listing(names: List[str], limit: int = 20) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _timeout_message(base: str, name: str, prefix: str) -> str:
+    """AttachTimeout's message: the library's, plus what does exist under the prefix (or, when
+    nothing does, which prefixes have slots), so a wrong name or prefix shows at once."""
+    names = [n for n in published_names(prefix) if n != name]
+    if names:
+        return f"{base}; published under prefix '{prefix}': {_listing(names)}"
+    others = [p for p in _other_prefixes() if p != prefix]
+    where = f" (slots are published under {_listing(others)})" if others else ""
+    return (f"{base}; nothing is published under prefix '{prefix}'{where}: is the prefix "
+            "right? Pass prefix= or set $MESHDOCK_PREFIX to the daemon's, or use "
+            "Client.attach(name)")
+
+
+def attach(name: str, prefix: Optional[str] = None, timeout: float = 5.0,
            producer_timeout: float = 1.0, reattach: bool = False,
            owner_uid: Optional[int] = None) -> AttachedSlot:
     """Attach to slot `name` (shared memory /<prefix><name>), waiting up to `timeout` seconds
-    for the daemon to publish it (AttachTimeout). A heartbeat older than `producer_timeout`
+    for the daemon to publish it (AttachTimeout, whose message lists the slots published under
+    the prefix, or says none are and which prefixes have some). `prefix` defaults to
+    $MESHDOCK_PREFIX, else "meshdock."; a non-empty one must end with ".", "-" or "_"
+    (ValueError otherwise: see resolve_prefix). Client.attach(name) takes the prefix from the
+    daemon instead. A heartbeat older than `producer_timeout`
     seconds means the producer is gone (ProducerGone). With `reattach`, wait() rides over a
     daemon restart or an unload + load: it attaches again as soon as a live daemon publishes
     `name` and returns that producer's first frame (numbers restart); ProducerGone comes only
@@ -283,6 +381,7 @@ def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
     join)."""
     from . import _capi
 
+    prefix = resolve_prefix(prefix)
     a = _capi.api()
     o = _capi.AttachOptions()
     a.attach_options_init(o)
@@ -296,5 +395,8 @@ def attach(name: str, prefix: str = "meshdock.", timeout: float = 5.0,
     hook = _capi.Interrupt()
     o.interrupt = hook.fn
     out = ctypes.c_void_p()
-    _capi.check(a.slot_attach(name.encode(), o, out), hook)
+    try:
+        _capi.check(a.slot_attach(name.encode(), o, out), hook)
+    except AttachTimeout as e:
+        raise AttachTimeout(_timeout_message(str(e), name, prefix)) from None
     return AttachedSlot(_Slot(_capi.Handle(out.value, a.slot_release, hook), hook), name)

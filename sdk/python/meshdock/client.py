@@ -4,8 +4,10 @@
         c.load("/srv/meshdock/bracket.msh", name="bracket", float32=True)
         print(c.ls(), c.stats())
 
-Replies are the generated protobuf messages (meshdock.v1.meshdock_pb2); errors are DaemonError
-with the gRPC status code name and the daemon's message.
+Replies are small dataclasses (meshdock.replies) with the proto fields' names: enums as their
+names ("PUBLISHED", "READ"), Describe's manifest parsed into a dict, LoadProgress with a
+`fraction` and a one-line str(). Errors are DaemonError with the gRPC status code name and the
+daemon's message. `c.pb` is the generated module (meshdock.v1.meshdock_pb2) for raw requests.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import os
 from typing import Callable, Iterator, List, Optional
 
 import numpy as np
+
+from . import replies as R
 
 __all__ = ["Client", "DaemonError", "DEFAULT_ADDR", "publish_chunks"]
 
@@ -44,6 +48,19 @@ def publish_chunks(pb, data=b"", chunk_bytes: int = CHUNK_BYTES, **header) -> It
         yield pb.PublishChunk(data=bytes(view[at:at + chunk_bytes]))
 
 
+def _socket_owner(addr: str) -> Optional[int]:
+    """The uid owning the Unix socket of a gRPC address (unix:PATH, unix:///PATH), else None."""
+    if not addr.startswith("unix:"):
+        return None
+    path = addr[len("unix:"):]
+    if path.startswith("//"):
+        path = path[2:]
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
 class Client:
     def __init__(self, addr: Optional[str] = None, token: Optional[str] = None,
                  timeout: Optional[float] = None):
@@ -64,24 +81,25 @@ class Client:
         except self._grpc.RpcError as e:
             raise DaemonError(e.code().name, e.details()) from None
 
-    def _stream(self, fn, req, progress: Optional[Callable] = None):
+    def _stream(self, fn, req, progress: Optional[Callable] = None) -> R.SlotInfo:
         last = None
         try:
             for p in fn(req, metadata=self._metadata, timeout=self._timeout):
                 last = p
                 if progress is not None:
-                    progress(p)
+                    progress(R.from_pb(R.LoadProgress, p))
         except self._grpc.RpcError as e:
             raise DaemonError(e.code().name, e.details()) from None
-        return last.slot
+        return R.from_pb(R.SlotInfo, last.slot)
 
     # ---- verbs -------------------------------------------------------------------------------
     def load(self, path, name: str, float32: bool = False, int32: bool = False,
              zero_copy_only: bool = False, device: str = "", format: str = "",
              watch: bool = False, num_slots: int = 0, replace: bool = False,
-             progress: Optional[Callable] = None):
+             progress: Optional[Callable] = None) -> R.SlotInfo:
         """Load `path` (made absolute here) as slot `name`; returns its SlotInfo. `progress` is
-        called with every LoadProgress message."""
+        called with a LoadProgress per step (phase, bytes_done, bytes_total, fraction; str()
+        one line, so progress=print works)."""
         pb = self.pb
         req = pb.LoadRequest(path=os.path.abspath(os.fspath(path)), name=name, replace=replace,
                              options=pb.LoadOptions(float32=float32, int32=int32,
@@ -90,17 +108,42 @@ class Client:
                                                     num_slots=num_slots))
         return self._stream(self._stub.Load, req, progress)
 
-    def reload(self, name: str, progress: Optional[Callable] = None):
+    def reload(self, name: str, progress: Optional[Callable] = None) -> R.SlotInfo:
         return self._stream(self._stub.Reload, self.pb.NameRequest(name=name), progress)
 
     def unload(self, name: str) -> None:
         self._call(self._stub.Unload, self.pb.NameRequest(name=name))
 
-    def ls(self) -> List:
-        return list(self._call(self._stub.List, self.pb.ListRequest()).slots)
+    def ls(self) -> List[R.SlotInfo]:
+        """Every loaded mesh's SlotInfo."""
+        return [R.from_pb(R.SlotInfo, s)
+                for s in self._call(self._stub.List, self.pb.ListRequest()).slots]
 
-    def describe(self, name: str):
-        return self._call(self._stub.Describe, self.pb.NameRequest(name=name))
+    def describe(self, name: str) -> R.Description:
+        """slot (SlotInfo), manifest (a dict), manifest_json (its text), arrays."""
+        return R.from_pb(R.Description,
+                         self._call(self._stub.Describe, self.pb.NameRequest(name=name)))
+
+    def attach(self, name: str, timeout: float = 5.0, producer_timeout: float = 1.0,
+               reattach: bool = False, owner_uid: Optional[int] = None):
+        """md.attach to `name` where this daemon publishes it: the prefix comes from its
+        SlotInfo (no MESHDOCK_PREFIX needed) and, on a Unix socket, the trusted owner is the
+        socket's. DaemonError NOT_FOUND (naming what is loaded) when the daemon serves no
+        `name`, at once rather than after `timeout`."""
+        from .attach import attach
+        try:
+            info = self.describe(name).slot
+        except DaemonError as e:
+            if e.code != "NOT_FOUND":
+                raise
+            loaded = sorted(s.name for s in self.ls())
+            raise DaemonError(e.code, f"{e.message} (loaded at {self.addr}: "
+                              f"{', '.join(loaded) if loaded else 'nothing'})") from None
+        if owner_uid is None:
+            owner_uid = _socket_owner(self.addr)
+        return attach(name, prefix=info.prefix, timeout=timeout,
+                      producer_timeout=producer_timeout, reattach=reattach,
+                      owner_uid=owner_uid)
 
     def publish(self, name: str, field: str, array, block: int = 0):
         """Replace point_data/NAME or cell_data/NAME (block `block`) with `array`; returns the
@@ -126,23 +169,26 @@ class Client:
                                     format=format, overwrite=overwrite)
         return self._call(self._stub.Export, req).bytes_written
 
-    def stats(self):
-        return self._call(self._stub.Stats, self.pb.StatsRequest())
+    def stats(self) -> R.Stats:
+        return R.from_pb(R.Stats, self._call(self._stub.Stats, self.pb.StatsRequest()))
 
-    def leases(self, name: str = ""):
+    def leases(self, name: str = "") -> List[R.Lease]:
         """The leases the daemon honours (every mesh, or `name`'s): the frames consumers hold,
         each with mesh name, ring slot, pid, uid, frame and age_seconds."""
-        return list(self._call(self._stub.Leases, self.pb.LeasesRequest(name=name)).leases)
+        return [R.from_pb(R.Lease, x)
+                for x in self._call(self._stub.Leases, self.pb.LeasesRequest(name=name)).leases]
 
     def revoke_leases(self, pid: int) -> int:
         """Revokes every lease of consumer `pid` (a stuck one pinning buffers); returns how
         many. Its frames may then be refilled under it."""
         return self._call(self._stub.RevokeLeases, self.pb.RevokeLeasesRequest(pid=pid)).revoked
 
-    def watch(self, name: str = "") -> Iterator:
-        """Events (LOADED, RELOADED, PUBLISHED, UNLOADED, ...) as they happen."""
+    def watch(self, name: str = "") -> Iterator[R.Event]:
+        """Events as they happen: kind "LOADED", "RELOADED", "PUBLISHED", "UNLOADED",
+        "LOAD_FAILED" or "SHUTDOWN", name, frame, message, timestamp."""
         try:
-            yield from self._stub.Watch(self.pb.WatchRequest(name=name), metadata=self._metadata)
+            for e in self._stub.Watch(self.pb.WatchRequest(name=name), metadata=self._metadata):
+                yield R.from_pb(R.Event, e)
         except self._grpc.RpcError as e:
             if e.code() != self._grpc.StatusCode.CANCELLED:
                 raise DaemonError(e.code().name, e.details()) from None

@@ -12,6 +12,8 @@ Every note (a lossy or copying step) is issued as a PayloadWarning and kept in `
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 import warnings
 from ctypes import c_void_p
 from dataclasses import dataclass, field
@@ -85,15 +87,44 @@ class DevicePayload:
             device=device or self.device, dropped=list(self.dropped), shared=list(self.shared),
             notes=list(self.notes), derived=list(self.derived), refs=list(self.refs))
 
+    def to_torch(self, device: Optional[str] = None, float32: bool = False, int32: bool = False,
+                 zero_copy_only: bool = False) -> "DevicePayload":
+        """md.to_torch(self, ...): the same payload as torch tensors (see to_torch)."""
+        return to_torch(self, device=device, float32=float32, int32=int32,
+                        zero_copy_only=zero_copy_only)
+
     def __repr__(self) -> str:
         blocks = ", ".join(f"{t}:{len(a)}" for t, a in zip(self.cell_types, self.cells))
         return (f"<meshdock.DevicePayload device={self.device} {len(self.points)} points, "
                 f"blocks ({blocks}), {len(self.regions)} regions, {len(self.notes)} notes>")
 
 
-def _warn(notes, stacklevel=3):
-    for n in notes:
-        warnings.warn(n, PayloadWarning, stacklevel=stacklevel)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_stacklevel() -> int:
+    """The warnings.warn stacklevel of the first frame outside the meshdock package (as seen
+    from _warn's caller), so a warning points at the user's line however deep inside meshdock
+    it was raised (to_torch -> to_dlpack -> _warn; Python 3.12's skip_file_prefixes, by hand)."""
+    f = sys._getframe(2)  # _warn's caller
+    level = 2
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PACKAGE_DIR:
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _warn(notes, what: str = "") -> None:
+    """One PayloadWarning for a call's notes (a list inside, not a warning per array), pointing
+    at the caller's line outside meshdock."""
+    if not notes:
+        return
+    if len(notes) == 1:
+        text = notes[0]
+    else:
+        head = f"{what}: " if what else ""
+        text = f"{head}{len(notes)} notes:\n" + "\n".join(f"  - {n}" for n in notes)
+    warnings.warn(text, PayloadWarning, stacklevel=_caller_stacklevel())
 
 
 def to_dlpack(mesh, float32: bool = False, int32: bool = False,
@@ -103,7 +134,15 @@ def to_dlpack(mesh, float32: bool = False, int32: bool = False,
     Arrays are shared with the mesh (no copy; they outlive it) unless float32 / int32 ask for a
     cast. int32 range-checks connectivity, block_bases and region entries first. Ragged blocks
     (polyhedra) are dropped and listed in `dropped`, region entries renumbered to the kept
-    blocks. zero_copy_only=True raises PayloadError instead of copying."""
+    blocks. zero_copy_only=True raises PayloadError instead of copying. The notes come as one
+    PayloadWarning."""
+    p = _build(mesh, float32, int32, zero_copy_only)
+    _warn(p.notes, "to_dlpack")
+    return p
+
+
+def _build(mesh, float32: bool, int32: bool, zero_copy_only: bool) -> DevicePayload:
+    """to_dlpack without the warning (to_torch / to_cupy warn once for the whole call)."""
     from . import _capi
     from .mesh import c_mesh
 
@@ -121,7 +160,6 @@ def to_dlpack(mesh, float32: bool = False, int32: bool = False,
     del m  # the payload keeps what it shares with the mesh
     p = _payload_of(a, _capi.Handle(out.value, a.payload_release))
     p.notes = copies + p.notes
-    _warn(p.notes)
     return p
 
 
@@ -191,22 +229,75 @@ def _payload_of(a, h) -> "DevicePayload":
         notes=lst(_capi.PAYLOAD_NOTES), derived=lst(_capi.PAYLOAD_DERIVED))
 
 
-def to_torch(mesh, device: str = "cpu", float32: bool = False, int32: bool = False,
+def to_torch(mesh, device: Optional[str] = None, float32: bool = False, int32: bool = False,
              zero_copy_only: bool = False) -> DevicePayload:
-    """The payload as torch tensors: on the CPU adopted without a copy (torch.from_dlpack);
-    on another device one transfer per array (noted)."""
+    """The payload as torch tensors. `mesh` is a Mesh (to_dlpack first) or a DevicePayload,
+    such as an attached Frame (md.to_torch(frame) or frame.to_torch()): the same structure
+    comes back either way. Arrays are adopted without a copy (torch.from_dlpack) where they
+    live; `device` (default: "cpu" for a mesh, where the arrays live for a payload) elsewhere
+    costs one transfer per array (noted). float32 / int32 cast as to_dlpack does (a payload's
+    arrays: with torch, int32 range-checked first); zero_copy_only=True raises instead of
+    copying."""
     import torch
 
-    p = to_dlpack(mesh, float32=float32, int32=int32, zero_copy_only=zero_copy_only)
-    dev = torch.device(device)
+    if isinstance(mesh, DevicePayload):
+        return _payload_to_torch(mesh, device, float32, int32, zero_copy_only)
+    p = _build(mesh, float32, int32, zero_copy_only)
+    dev = torch.device(device or "cpu")
     if dev.type != "cpu" and zero_copy_only:
         raise PayloadError(f"moving to {dev} copies every array, and zero_copy_only=True")
-    out = p.map(lambda name, a: torch.from_dlpack(a).to(dev),
+    out = p.map(lambda name, a: None if a is None else torch.from_dlpack(a).to(dev),
                 device=(KDL_CPU, 0) if dev.type == "cpu" else (KDL_CUDA, dev.index or 0))
     if dev.type != "cpu":
-        note = f"every array copied host -> {dev} (one transfer each)"
-        out.notes.append(note)
-        _warn([note])
+        out.notes.append(f"every array copied host -> {dev} (one transfer each)")
+    _warn(out.notes, "to_torch")
+    return out
+
+
+_INDEX_ARRAYS = ("cells/", "block_bases", "regions/")
+
+
+def _payload_to_torch(p: DevicePayload, device, float32, int32, zero_copy_only) -> DevicePayload:
+    import torch
+
+    notes: List[str] = []
+    target = torch.device(device) if device is not None else None
+    wide = {getattr(torch, n) for n in ("int64", "uint64", "uint32") if hasattr(torch, n)}
+
+    def convert(name, a):
+        if a is None:
+            return None
+        t = a if isinstance(a, torch.Tensor) else torch.from_dlpack(a)
+        if target is not None and t.device != target:
+            if zero_copy_only:
+                raise PayloadError(f"{name}: moving {t.device} -> {target} copies, and "
+                                   "zero_copy_only=True")
+            notes.append(f"{name}: copied {t.device} -> {target}")
+            t = t.to(target)
+        if float32 and t.dtype in (torch.float64, torch.float16, torch.bfloat16):
+            if zero_copy_only:
+                raise PayloadError(f"{name}: float32=True casts {t.dtype}, and zero_copy_only=True")
+            notes.append(f"{name}: {str(t.dtype)[len('torch.'):]} -> float32 (copy)")
+            t = t.to(torch.float32)
+        if int32 and name.startswith(_INDEX_ARRAYS) and t.dtype in wide:
+            if zero_copy_only:
+                raise PayloadError(f"{name}: int32=True casts {t.dtype}, and zero_copy_only=True")
+            if t.numel():
+                lo, hi = int(t.min()), int(t.max())
+                if lo < -2**31 or hi >= 2**31:
+                    raise PayloadError(f"{name}: values {lo}..{hi} do not fit int32")
+            notes.append(f"{name}: {str(t.dtype)[len('torch.'):]} -> int32 (copy)")
+            t = t.to(torch.int32)
+        return t
+
+    out = p.map(convert)
+    ref = out.points if out.points is not None else next((a for _, a in out.arrays()
+                                                          if a is not None), None)
+    if ref is not None:
+        out.device = (KDL_CPU, 0) if ref.device.type == "cpu" else (KDL_CUDA, ref.device.index or 0)
+    out.notes.extend(notes)
+    if notes:
+        _warn(notes, "to_torch")
     return out
 
 
@@ -268,7 +359,7 @@ def to_cupy(mesh, float32: bool = False, int32: bool = False, pinned: bool = Tru
     with a caller's `stream` the copies are queued on it and the staging buffers ride in
     `refs` until the caller synchronises; without one the function returns after they land."""
     cp = _cupy()
-    host = to_dlpack(mesh, float32=float32, int32=int32)
+    host = _build(mesh, float32, int32, False)
     s = stream if stream is not None else cp.cuda.Stream(non_blocking=True)
     refs: List[Any] = []
 
@@ -294,7 +385,7 @@ def to_cupy(mesh, float32: bool = False, int32: bool = False, pinned: bool = Tru
         s.synchronize()
     else:
         out.refs.extend(refs)
-    _warn([note])
+    _warn(out.notes, "to_cupy")
     return out
 
 
@@ -340,5 +431,5 @@ def from_cupy(obj) -> Mesh:
                         _host_array(f"regions/{r.name}", r.entries, notes))
                  for r in (getattr(obj, "regions", None) or [])],
         notes=notes)
-    _warn(notes)
+    _warn(notes, "from_cupy")
     return m

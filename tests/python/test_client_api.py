@@ -1,0 +1,243 @@
+"""The Python interfaces people touch (issue 16): what md.Client returns (against a real
+meshdockd), finding a slot (MESHDOCK_PREFIX, Client.attach, the prefix separator rule, an
+AttachTimeout that says what exists), Frames converting like meshes (to_torch), md.Tensor as an
+array, and one PayloadWarning per call pointing at the caller."""
+import ctypes
+import queue
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import meshdock as md
+from daemon_util import Daemon, shm_names
+from meshdock.v1 import meshdock_pb2 as pb
+
+BOX = "box.v41.msh"
+
+
+@pytest.fixture
+def daemon(tmp_path, monkeypatch):
+    monkeypatch.delenv("MESHDOCK_PREFIX", raising=False)
+    d = Daemon(tmp_path, (BOX,))
+    d.client = md.Client(d.addr)
+    yield d
+    d.client.close()
+    assert d.stop() == 0, d.stderr
+    assert shm_names(d.prefix) == []
+
+
+# ---- the Client's replies ------------------------------------------------------------------
+
+def test_load_returns_a_slotinfo_and_progress_gets_one_line_objects(daemon):
+    steps = []
+    info = daemon.client.load(daemon.root / BOX, name="b", progress=steps.append)
+    assert isinstance(info, md.replies.SlotInfo)
+    assert (info.name, info.format, info.num_points, info.write_idx) == ("b", "msh", 300, 1)
+    assert isinstance(info.device, md.replies.Device) and str(info.device) == "cpu"
+    assert info.prefix == daemon.prefix
+    assert info.control_segment.lstrip("/") == daemon.prefix + "b"
+    assert isinstance(info.cell_types, list) and "tetra" in info.cell_types
+
+    assert all(isinstance(s, md.replies.LoadProgress) for s in steps)
+    phases = [s.phase for s in steps]
+    assert all(type(p) is md.replies.EnumName for p in phases)
+    assert phases[0] == "OPEN" and phases[-1] == "DONE" and "READ" in phases
+    assert phases[-1] == pb.LoadProgress.DONE  # the proto number still compares equal
+    assert int(phases[-1]) == pb.LoadProgress.DONE == phases[-1].number
+    assert steps[-1].fraction == 1.0 and steps[-1].slot.name == "b"
+    for s in steps:
+        line = str(s)
+        assert "\n" not in line and line.startswith(s.phase), line
+        assert s.fraction is None or 0.0 <= s.fraction <= 1.0
+    assert "slot 'b': 300 points" in str(steps[-1])
+
+
+def test_ls_describe_stats_leases_watch_are_dataclasses(daemon):
+    daemon.client.load(daemon.root / BOX, name="b")
+    (info,) = daemon.client.ls()
+    assert isinstance(info, md.replies.SlotInfo) and info.name == "b"
+
+    d = daemon.client.describe("b")
+    assert isinstance(d, md.replies.Description) and d.slot.name == "b"
+    assert isinstance(d.manifest, dict)
+    names = [a["name"] for a in d.manifest["arrays"]]
+    assert names[0] == "points" and "block_bases" in names
+    assert [a.name for a in d.arrays] == names
+    assert d.arrays[0].dtype.bits == 64 and str(d.arrays[0].dtype) == "float64"
+    assert d.arrays[0].shape == [300, 3]
+
+    st = daemon.client.stats()
+    assert isinstance(st, md.replies.Stats) and st.backend == "host"
+    assert [(s.name, s.frames) for s in st.slots] == [("b", 1)]
+    assert daemon.client.leases() == []
+
+    events = queue.Queue()
+    stream = daemon.client.watch("b")
+
+    def follow():
+        for e in stream:
+            events.put(e)
+            if e.kind == "UNLOADED":
+                return
+
+    t = threading.Thread(target=follow, daemon=True)
+    t.start()
+    time.sleep(0.3)  # the Watch stream is open before the publish
+    frame = daemon.client.publish("b", "point_data/T", np.arange(300.0))
+    e = events.get(timeout=10)
+    assert isinstance(e, md.replies.Event)
+    assert (e.kind, e.name, e.frame) == ("PUBLISHED", "b", frame)
+    assert e.kind == pb.Event.PUBLISHED and e.kind != "LOADED"
+    assert str(e) == f"PUBLISHED 'b' frame {frame}: {e.message}" and "\n" not in str(e)
+    daemon.client.unload("b")
+    assert events.get(timeout=10).kind == "UNLOADED"
+    t.join(10)
+
+
+# ---- finding a slot ------------------------------------------------------------------------
+
+def test_client_attach_takes_the_prefix_from_the_daemon(daemon):
+    daemon.client.load(daemon.root / BOX, name="b")
+    with daemon.client.attach("b", timeout=5) as slot:
+        f = slot.wait(timeout=5)
+        assert f.number == 1 and f.points.shape == (300, 3)
+    t0 = time.monotonic()
+    with pytest.raises(md.DaemonError, match=r"NOT_FOUND.*nope.*loaded at .*: b\)") as e:
+        daemon.client.attach("nope", timeout=5)
+    assert e.value.code == "NOT_FOUND" and time.monotonic() - t0 < 2
+
+
+def test_attach_reads_MESHDOCK_PREFIX(daemon, monkeypatch):
+    daemon.client.load(daemon.root / BOX, name="b")
+    monkeypatch.setenv("MESHDOCK_PREFIX", daemon.prefix)
+    with md.attach("b", timeout=5) as slot:
+        assert slot.wait(timeout=5).points.shape == (300, 3)
+    # an explicit prefix wins over the environment
+    monkeypatch.setenv("MESHDOCK_PREFIX", "elsewhere.")
+    with md.attach("b", prefix=daemon.prefix, timeout=5) as slot:
+        assert slot.wait(timeout=5).number == 1
+
+
+def test_a_prefix_without_its_separator_is_refused_by_name(monkeypatch):
+    monkeypatch.delenv("MESHDOCK_PREFIX", raising=False)
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match=r"prefix 'uxknosuch' does not end with .*'uxknosuch\.'"):
+        md.attach("b", prefix="uxknosuch", timeout=5)
+    monkeypatch.setenv("MESHDOCK_PREFIX", "uxknosuch")
+    with pytest.raises(ValueError, match=r"\$MESHDOCK_PREFIX 'uxknosuch' does not end with"):
+        md.attach("b", timeout=5)
+    assert time.monotonic() - t0 < 1  # refused before any wait
+    with pytest.raises(ValueError, match="outside A-Z"):
+        md.attach("b", prefix="a/b.", timeout=5)
+    from meshdock.attach import resolve_prefix
+    for ok in ("meshdock.", "md-slurm-", "x_", ""):
+        assert resolve_prefix(ok) == ok
+    monkeypatch.setenv("MESHDOCK_PREFIX", "")  # set but empty: the default
+    assert resolve_prefix() == "meshdock."
+    monkeypatch.setenv("MESHDOCK_PREFIX", "md7.")
+    assert resolve_prefix() == "md7." and resolve_prefix("x.") == "x."
+
+
+def test_attach_timeout_lists_what_is_published(daemon):
+    daemon.client.load(daemon.root / BOX, name="b")
+    daemon.client.load(daemon.root / BOX, name="b2")
+    with pytest.raises(md.AttachTimeout) as e:
+        md.attach("bb", prefix=daemon.prefix, timeout=0.3)
+    assert f"published under prefix '{daemon.prefix}': b, b2" in str(e.value)
+    wrong = daemon.prefix[:-1] + "x."
+    with pytest.raises(md.AttachTimeout) as e:
+        md.attach("b", prefix=wrong, timeout=0.3)
+    msg = str(e.value)
+    assert f"nothing is published under prefix '{wrong}'" in msg
+    assert daemon.prefix in msg and "is the prefix right?" in msg
+
+
+def test_attach_still_waits_for_a_slot_published_later(daemon):
+    """The timeout still covers a slot the daemon publishes during the wait."""
+    got = {}
+
+    def consume():
+        try:
+            with md.attach("late", prefix=daemon.prefix, timeout=10) as slot:
+                got["frame"] = slot.wait(timeout=10).number
+        except Exception as e:  # reported below
+            got["error"] = e
+
+    t = threading.Thread(target=consume)
+    t.start()
+    time.sleep(0.5)
+    daemon.client.load(daemon.root / BOX, name="late")
+    t.join(15)
+    assert got == {"frame": 1}
+
+
+# ---- frames and tensors --------------------------------------------------------------------
+
+def test_to_torch_of_a_frame_is_the_payload_structure(daemon, data_dir):
+    torch = pytest.importorskip("torch")
+    daemon.client.load(daemon.root / BOX, name="b")
+    mesh = md.read(data_dir / "meshes" / BOX)
+    ref = md.to_torch(mesh)
+    with daemon.client.attach("b") as slot:
+        frame = slot.wait(timeout=5)
+        for t in (md.to_torch(frame), frame.to_torch(device="cpu")):
+            assert type(t) is md.DevicePayload and t.device == (1, 0)
+            assert t.cell_types == ref.cell_types
+            assert [n for n, _ in t.arrays()] == [n for n, _ in ref.arrays()]
+            for (n, a), (_, b) in zip(t.arrays(), ref.arrays()):
+                assert isinstance(a, torch.Tensor), n
+                assert torch.equal(a, b), n
+        with pytest.warns(md.PayloadWarning, match=r"to_torch: 13 notes:\n  - points: float64 -> "
+                          r"float32 \(copy\)\n  - cells/0: int64 -> int32 \(copy\)") as w:
+            t32 = frame.to_torch(float32=True, int32=True)
+        assert len(w) == 1 and w[0].filename == __file__
+        assert t32.points.dtype == torch.float32 and t32.cells[0].dtype == torch.int32
+        assert torch.equal(t32.cells[0], ref.cells[0].to(torch.int32))
+
+
+def test_tensor_is_array_like(data_dir):
+    mesh = md.read(data_dir / "meshes" / BOX)
+    p = md.to_dlpack(mesh)
+    t = p.points
+    assert isinstance(t, md.Tensor)
+    assert isinstance(t.dtype, np.dtype) and t.dtype == np.float64 and t.dtype == "float64"
+    assert p.cells[0].dtype == np.dtype(np.int64)
+    a = t.numpy()
+    assert isinstance(a, np.ndarray) and a.shape == (300, 3) == t.shape and t.ndim == 2
+    np.testing.assert_array_equal(a, mesh.points)
+    # data_ptr as torch has it (a call) and as meshdock 0.1 had it (an attribute): one number
+    assert type(t.data_ptr()) is int and t.data_ptr() == a.ctypes.data == mesh.points.ctypes.data
+    assert t.data_ptr == a.ctypes.data and hex(t.data_ptr) == hex(a.ctypes.data)
+    assert ctypes.c_void_p(t.data_ptr).value == a.ctypes.data
+
+
+def test_frame_tensors_have_numpy_dtypes(daemon):
+    daemon.client.load(daemon.root / BOX, name="b", float32=True)
+    with daemon.client.attach("b") as slot:
+        f = slot.wait(timeout=5)
+        assert f.points.dtype == np.dtype(np.float32) and isinstance(f.points.dtype, np.dtype)
+        assert f.points.numpy().dtype == np.float32
+        assert f.points.data_ptr() == f.points.numpy().ctypes.data == f.points.data_ptr
+
+
+# ---- warnings ------------------------------------------------------------------------------
+
+def test_to_dlpack_warns_once_at_the_caller(data_dir):
+    mesh = md.read(data_dir / "meshes" / BOX)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        p = md.to_dlpack(mesh, float32=True, int32=True)
+    assert len(w) == 1, [str(x.message) for x in w]
+    assert w[0].category is md.PayloadWarning and w[0].filename == __file__
+    text = str(w[0].message)
+    assert text.startswith(f"to_dlpack: {len(p.notes)} notes:") and len(p.notes) > 1
+    for note in p.notes:
+        assert note in text
+    # through to_torch too: still one, still here
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        md.to_torch(mesh, int32=True)
+    assert len(w) == 1 and w[0].filename == __file__
