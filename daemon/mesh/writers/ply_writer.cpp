@@ -1,10 +1,10 @@
 // PLY writer, ascii or binary_little_endian. element vertex: x y z (float or double, as the
 // points) then every scalar point_data array as a property; element face: vertex_indices (list
-// uchar int; int counts for faces past 255 points) then every scalar cell_data array. Faces only
-// (triangle, quad, polygon, fixed or ragged): any other block is a WriteError naming it.
-// PLY has no 64-bit integers: int64 / uint64 data go as int / uint when every value fits and
-// as double otherwise (noted either way); bool as uchar (noted); arrays that are not scalar,
-// names with whitespace, field data and regions are noted and not written.
+// uint8 int32; int32 counts for faces past 255 points) then every scalar cell_data array. Faces
+// only (triangle, quad, polygon, fixed or ragged): any other block is a WriteError naming it. PLY
+// has no 64-bit integers: int64 / uint64 data go as int / uint when every value fits and as double
+// otherwise (noted either way); bool as uint8 (noted); arrays that are not scalar, names with
+// whitespace, field data and regions are noted and not written.
 #include <algorithm>
 #include <climits>
 
@@ -22,9 +22,11 @@ struct Prop {
   DType out;  // what the file holds
 };
 
+// The sized names (PLY's second spelling, what meshio writes): meshio 5 reads no "char",
+// "short" or "ushort" in binary files and takes "uchar" for int8.
 const char* ply_type(DType d) {
-  if (d.code == 0) return d.bits == 8 ? "char" : d.bits == 16 ? "short" : "int";
-  if (d.code == 1) return d.bits == 8 ? "uchar" : d.bits == 16 ? "ushort" : "uint";
+  if (d.code == 0) return d.bits == 8 ? "int8" : d.bits == 16 ? "int16" : "int32";
+  if (d.code == 1) return d.bits == 8 ? "uint8" : d.bits == 16 ? "uint16" : "uint32";
   return d.bits == 32 ? "float" : "double";
 }
 
@@ -78,8 +80,8 @@ class PlyWriter {
     const bool wide = widest > 255;
     if (!m_.cells.empty()) {
       h += "element face " + std::to_string(m_.num_cells()) + "\n";
-      h += wide ? "property list int int vertex_indices\n"
-                : "property list uchar int vertex_indices\n";
+      h += wide ? "property list int32 int32 vertex_indices\n"
+                : "property list uint8 int32 vertex_indices\n";
       for (const auto& p : fprops)
         h += "property " + std::string(ply_type(p.out)) + " " + p.name + "\n";
     }
@@ -155,7 +157,7 @@ class PlyWriter {
     DType out = d;
     if (d.code == 6) {
       out = DType{1, 8, 1};
-      notes_.push_back(what + ": bool written as uchar");
+      notes_.push_back(what + ": bool written as uint8");
     } else if (d.code == 2 && d.bits != 32 && d.bits != 64) {
       notes_.push_back(what + " is not written: PLY has no " + std::to_string(d.bits) +
                        "-bit floats");
@@ -171,10 +173,10 @@ class PlyWriter {
         }
       }
       out = fits ? DType{d.code, 32, 1} : kFloat64;
-      notes_.push_back(
-          what +
-          (fits ? (d.code == 0 ? " written as int" : " written as uint") : " written as double") +
-          ": PLY has no 64-bit integers");
+      notes_.push_back(what +
+                       (fits ? (d.code == 0 ? " written as int32" : " written as uint32")
+                             : " written as double") +
+                       ": PLY has no 64-bit integers");
     } else if (d.code > 2) {
       notes_.push_back(what + " is not written: PLY has no such type");
       return;

@@ -17,22 +17,23 @@ namespace meshdock::mesh {
 
 namespace {
 
+// Integers by their vtktype names: VTK 9 and meshdock read every spelling, but meshio 5 knows
+// only these (and takes a plain "int" for int64).
 const char* legacy_type(DType d) {
   if (d.lanes != 1) return nullptr;
   if (d.code == 0)
-    return d.bits == 8    ? "char"
-           : d.bits == 16 ? "short"
-           : d.bits == 32 ? "int"
+    return d.bits == 8    ? "vtktypeint8"
+           : d.bits == 16 ? "vtktypeint16"
+           : d.bits == 32 ? "vtktypeint32"
            : d.bits == 64 ? "vtktypeint64"
                           : nullptr;
-  if (d.code == 1)
-    return d.bits == 8    ? "unsigned_char"
-           : d.bits == 16 ? "unsigned_short"
-           : d.bits == 32 ? "unsigned_int"
+  if (d.code == 1 || (d.code == 6 && d.bits == 8))  // bool as uint8 ("bit" is packed bits)
+    return d.bits == 8    ? "vtktypeuint8"
+           : d.bits == 16 ? "vtktypeuint16"
+           : d.bits == 32 ? "vtktypeuint32"
            : d.bits == 64 ? "vtktypeuint64"
                           : nullptr;
   if (d.code == 2) return d.bits == 32 ? "float" : d.bits == 64 ? "double" : nullptr;
-  if (d.code == 6 && d.bits == 8) return "unsigned_char";  // bool ("bit" would be packed bits)
   return nullptr;
 }
 
@@ -177,7 +178,7 @@ class VtkWriter {
     if (!legacy_type(a.dtype()))
       fail(what + " has dtype (code " + std::to_string(a.dtype().code) + ", " +
            std::to_string(a.dtype().bits) + " bits), which VTK cannot hold");
-    if (a.dtype().code == 6) notes_.push_back(what + ": bool written as unsigned_char");
+    if (a.dtype().code == 6) notes_.push_back(what + ": bool written as vtktypeuint8");
     if (a.ndim() > 2)
       notes_.push_back(what + ": " + std::to_string(a.ndim()) +
                        "-d array written as rows of components (reads back as 2-d)");
