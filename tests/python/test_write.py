@@ -613,3 +613,55 @@ def test_surface_writers_note_what_they_drop(tmp_path):
         assert "ply: face property 'big' not kept" in back.notes
     head = out.read_bytes().split(b"end_header\n")[0].decode()
     assert "element face 1\nproperty list uint8 int32 vertex_indices\nproperty double big\n" in head
+
+
+def test_vtk_reads_legacy_vtk_we_write(data_dir, tmp_path):
+    """VTK 9's own legacy reader: points, cells, data (vtktype names) and field data."""
+    vtk = pytest.importorskip("vtk")
+    from vtk.util import numpy_support as ns
+    src = meshdock.read(data_dir / "meshes" / "data.v41.msh")
+    for enc in ("ascii", "binary"):
+        out = tmp_path / f"d-{enc}.vtk"
+        assert meshdock.write(out, src, encoding=enc) == []
+        r = vtk.vtkUnstructuredGridReader()
+        r.SetFileName(str(out))
+        r.ReadAllScalarsOn()
+        r.ReadAllFieldsOn()
+        r.Update()
+        g = r.GetOutput()
+        _eq(ns.vtk_to_numpy(g.GetPoints().GetData()), src.points, "points")
+        assert g.GetNumberOfCells() == sum(len(b) for b in src.cells)
+        assert [g.GetCellType(i) for i in (0, 1, 13, 86)] == [1, 3, 9, 5]  # vertex line quad tri
+        _eq(ns.vtk_to_numpy(g.GetPointData().GetArray("velocity")), src.point_data["velocity"], "velocity")
+        phys = ns.vtk_to_numpy(g.GetCellData().GetArray("gmsh:physical"))
+        _eq(phys, _concat(src.cell_data["gmsh:physical"]), "gmsh:physical")
+        _eq(ns.vtk_to_numpy(g.GetFieldData().GetArray("tris")), src.field_data["tris"], "tris")
+
+
+def test_gmsh_reads_msh22_we_write(data_dir, tmp_path):
+    """gmsh loads our MSH 2.2 (ascii and binary) and re-saves it: the same cells (gmsh renumbers
+    the nodes and prints 16 digits, so compared by corner coordinates) and physical groups."""
+    import shutil
+    import subprocess
+    gmsh = shutil.which("gmsh")
+    if gmsh is None:
+        pytest.skip("gmsh is not installed (scripts/setup installs it)")
+    src = meshdock.read(data_dir / "meshes" / "box2nd.v41.msh")
+
+    def corners(m):
+        pts = np.asarray(m.points)
+        return {t: np.sort(np.round(pts[a].reshape(len(a), -1), 12), axis=0) for t, a in _cell_runs(m)}
+
+    for enc in ("ascii", "binary"):
+        ours, again = tmp_path / f"ours-{enc}.msh", tmp_path / f"gmsh-{enc}.msh"
+        meshdock.write(ours, src, format="msh22", encoding=enc)
+        run = subprocess.run([gmsh, str(ours), "-0", "-format", "msh22", "-o", str(again)],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0 and "Error" not in run.stdout + run.stderr, run.stdout + run.stderr
+        back = meshdock.read(again)
+        want, got = corners(src), corners(back)
+        assert got.keys() == want.keys()
+        for t in want:
+            np.testing.assert_allclose(got[t], want[t], rtol=0, atol=1e-12, err_msg=t)
+        assert {(r.name, r.kind, r.dim, r.tag, len(r.entries)) for r in back.regions} == \
+            {(r.name, r.kind, r.dim, r.tag, len(r.entries)) for r in src.regions}
