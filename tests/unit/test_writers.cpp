@@ -285,9 +285,9 @@ TEST(Writers, EveryFileRoundTripsThroughTheOtherWriters) {
       }
     }
   }
-  EXPECT_EQ(files, 54);
-  EXPECT_EQ(writes + refused, 54 * 10);
-  EXPECT_GT(writes, 54 * 4);
+  EXPECT_EQ(files, 63);
+  EXPECT_EQ(writes + refused, 63 * 10);
+  EXPECT_GT(writes, 63 * 4);
 }
 
 TEST(Writers, MshKeepsMeshioPhysicalNames) {
