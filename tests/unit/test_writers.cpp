@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -81,6 +82,20 @@ std::string error_of(const mesh::Mesh& m, const std::string& path) {
   return "no error";
 }
 
+std::string error_of2(const mesh::Mesh& m, const std::string& path, const mesh::WriteOptions& o) {
+  try {
+    mesh::write_mesh(m, path, o);
+  } catch (const mesh::MeshError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
 }  // namespace
 
 TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
@@ -138,6 +153,240 @@ TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
   // + 8 .vtu files of tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N)
   EXPECT_EQ(files, 63);
   EXPECT_EQ(writes, 63 * 3 + 61 * 2);  // ragged.*.vtu (2 files) hold polyhedra MSH cannot
+}
+
+namespace {
+
+bool faces_only(const mesh::Mesh& m) {
+  for (const auto& b : m.cells)
+    if (b.face_offsets.valid() || (b.type != "triangle" && b.type != "quad" && b.type != "polygon"))
+      return false;
+  return !m.cells.empty();
+}
+
+bool vtk_writable(const mesh::Mesh& m) {
+  for (const auto& b : m.cells)
+    if (b.face_offsets.valid()) return false;
+  return true;
+}
+
+// Every cell as its corner coordinates (so meshes whose points were merged or renumbered, as
+// STL readers do, compare equal); quads and polygons as the triangle fans STL writes.
+std::vector<double> corner_coords(const mesh::Mesh& m, bool fans) {
+  std::vector<double> v;
+  auto put = [&](std::int64_t p) {
+    for (int k = 0; k < 3; ++k) v.push_back(mesh::value_at(m.points, std::size_t(p * 3 + k)));
+  };
+  for (const auto& b : m.cells) {
+    const auto* c = b.connectivity.as<std::int64_t>();
+    const auto* off = b.ragged() ? b.offsets.as<std::int64_t>() : nullptr;
+    const auto npc = b.ragged() ? 0 : b.connectivity.dim(1);
+    for (std::int64_t i = 0; i < b.size(); ++i) {
+      const auto lo = off ? off[i] : i * npc, hi = off ? off[i + 1] : (i + 1) * npc;
+      if (!fans) {
+        for (auto k = lo; k < hi; ++k) put(c[k]);
+        continue;
+      }
+      for (auto k = lo + 1; k + 1 < hi; ++k) {
+        put(c[lo]);
+        put(c[k]);
+        put(c[k + 1]);
+      }
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+// The formats added for issue 14: every file through every writer that can hold it, read back
+// by meshdock's own reader; files a writer cannot hold are refused naming the block.
+TEST(Writers, EveryFileRoundTripsThroughTheOtherWriters) {
+  TempDir tmp;
+  int files = 0, writes = 0, refused = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
+    const auto ext = entry.path().extension().string();
+    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
+        ext != ".obj" && ext != ".ply")
+      continue;
+    ++files;
+    const auto src = mesh::read_mesh(entry.path().string());
+    const auto name = entry.path().filename().string();
+    struct Case {
+      std::string file, format, enc;
+    };
+    for (const auto& [file, format, enc] : std::vector<Case>{{"o.vtk", "", "ascii"},
+                                                             {"o.vtk", "", "binary"},
+                                                             {"o.msh", "msh22", "ascii"},
+                                                             {"o.msh", "msh22", "binary"},
+                                                             {"o.stl", "", "ascii"},
+                                                             {"o.stl", "", "binary"},
+                                                             {"o.obj", "", ""},
+                                                             {"o.ply", "", "ascii"},
+                                                             {"o.ply", "", "binary"},
+                                                             {"o.off", "", ""}}) {
+      SCOPED_TRACE(name + " -> " + file + " " + format + " " + enc);
+      mesh::WriteOptions o;
+      o.format = format;
+      o.encoding = enc;
+      const bool surface = file != "o.vtk" && file != "o.msh";
+      const bool ok = file == "o.vtk"   ? vtk_writable(src)
+                      : file == "o.msh" ? msh_writable(src)
+                                        : faces_only(src);
+      if (!ok) {
+        try {
+          mesh::write_mesh(src, tmp.file(file), o);
+          ADD_FAILURE() << "written";
+        } catch (const mesh::WriteError& e) {
+          EXPECT_NE(std::string(e.what()).find("cells["), std::string::npos) << e.what();
+        }
+        EXPECT_EQ(tmp.entries(), 0u);
+        ++refused;
+        continue;
+      }
+      const auto notes = mesh::write_mesh(src, tmp.file(file), o);
+      ++writes;
+      const auto back = mesh::read_mesh(tmp.file(file));
+      fs::remove(tmp.file(file));
+      EXPECT_EQ(back.num_cells(),
+                file == "o.stl" ? static_cast<std::int64_t>(corner_coords(src, true).size() / 9)
+                                : src.num_cells());
+      if (file == "o.stl") {
+        if (enc == "ascii") {  // binary rounds to float32 (noted)
+          EXPECT_EQ(corner_coords(back, false), corner_coords(src, true));
+        }
+        continue;
+      }
+      EXPECT_TRUE(same_bytes(back.points, src.points));
+      if (surface) {
+        EXPECT_EQ(corner_coords(back, false), corner_coords(src, false));
+      } else {
+        EXPECT_EQ(all_ids(back), all_ids(src));
+      }
+      if (file == "o.vtk") {
+        EXPECT_TRUE(notes.empty()) << notes.front();
+        for (const auto& [k, v] : src.point_data) {
+          ASSERT_TRUE(back.point_data.count(k)) << k;
+          EXPECT_EQ(back.point_data.at(k).dtype(), v.dtype()) << k;
+          EXPECT_EQ(back.point_data.at(k).nbytes(), v.nbytes()) << k;
+        }
+        EXPECT_EQ(back.cell_data.size(), src.cell_data.size());
+        // Regions travel as meshdock:region field data, as in VTU.
+        EXPECT_EQ(back.field_data.size() + back.regions.size(),
+                  src.field_data.size() + src.regions.size());
+      }
+      if (file == "o.msh") {
+        ASSERT_EQ(back.regions.size(), src.regions.size());
+        for (std::size_t r = 0; r < src.regions.size(); ++r) {
+          EXPECT_EQ(back.regions[r].name, src.regions[r].name);
+          EXPECT_TRUE(same_bytes(back.regions[r].entries, src.regions[r].entries))
+              << src.regions[r].name;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(files, 63);
+  EXPECT_EQ(writes + refused, 63 * 10);
+  EXPECT_GT(writes, 63 * 4);
+}
+
+TEST(Writers, MshKeepsMeshioPhysicalNames) {
+  // A mesh as meshio gives it: gmsh:physical cell data and field_data {name: [tag, dim]}, no
+  // regions. Both MSH versions write $PhysicalNames, so the groups come back named.
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}, {4, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2, 1, 3, 2}, {2, 3})));
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "line", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1}, {1, 2})));
+  m.cell_data["gmsh:physical"] = {mesh::Array::from_vector(std::vector<std::int64_t>{7, 7}),
+                                  mesh::Array::from_vector(std::vector<std::int64_t>{3})};
+  m.field_data["plate"] = mesh::Array::from_vector(std::vector<std::int64_t>{7, 2});
+  m.field_data["bottom"] = mesh::Array::from_vector(std::vector<std::int64_t>{3, 1});
+  m.field_data["unused"] = mesh::Array::from_vector(std::vector<std::int64_t>{9, 3});
+  m.field_data["other"] = mesh::Array::from_vector(std::vector<double>{1.5, 2, 3});
+  for (const auto& [format, enc] : std::vector<std::pair<std::string, std::string>>{
+           {"msh", "ascii"}, {"msh", "binary"}, {"msh22", "ascii"}, {"msh22", "binary"}}) {
+    SCOPED_TRACE(format + " " + enc);
+    mesh::WriteOptions o;
+    o.format = format;
+    o.encoding = enc;
+    const auto notes = mesh::write_mesh(m, tmp.file("p.msh"), o);
+    EXPECT_EQ(notes,
+              std::vector<std::string>{"field_data 'other' is not written: MSH has no field data"});
+    const auto back = mesh::read_mesh(tmp.file("p.msh"));
+    for (const char* k : {"plate", "bottom", "unused"}) {
+      ASSERT_TRUE(back.field_data.count(k)) << k;
+      EXPECT_TRUE(same_bytes(back.field_data.at(k), m.field_data.at(k))) << k;
+    }
+    std::map<std::string, std::vector<std::int64_t>> regions;
+    for (const auto& r : back.regions) {
+      const auto* e = r.entries.as<std::int64_t>();
+      regions[r.name].assign(e, e + r.entries.size());
+    }
+    EXPECT_EQ(regions["plate"], (std::vector<std::int64_t>{0, 1}));
+    EXPECT_EQ(regions["bottom"], (std::vector<std::int64_t>{2}));
+    EXPECT_EQ(regions["unused"], (std::vector<std::int64_t>{}));
+  }
+}
+
+TEST(Writers, StlSplitsQuadsIntoFansAndRefusesVolumes) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0}, {4, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "quad", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2, 3}, {1, 4})));
+  mesh::WriteOptions o;
+  o.encoding = "ascii";
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("q.stl"), o),
+            std::vector<std::string>{
+                "cells[0] (quad) written as triangle fans: STL holds triangles only"});
+  const auto back = mesh::read_mesh(tmp.file("q.stl"));
+  ASSERT_EQ(back.cells.size(), 1u);
+  EXPECT_EQ(back.cells[0].type, "triangle");
+  EXPECT_EQ(all_ids(back), (std::vector<std::int64_t>{0, 1, 2, 0, 2, 3}));
+  { std::ofstream(tmp.file("keep.stl")) << "old"; }
+  EXPECT_EQ(error_of(tet(), tmp.file("keep.stl")),
+            tmp.file("keep.stl") +
+                ": cells[0] (tetra) cannot be written to STL, which holds triangles only (quad "
+                "and polygon blocks are split into triangles); write it as VTU or MSH");
+  EXPECT_EQ(slurp(tmp.file("keep.stl")), "old");
+  EXPECT_EQ(tmp.entries(), 2u);
+}
+
+TEST(Writers, LegacyVtkBinaryIsBigEndian) {
+  TempDir tmp;
+  mesh::WriteOptions o;
+  o.encoding = "binary";
+  EXPECT_TRUE(mesh::write_mesh(tet(), tmp.file("t.vtk"), o).empty());
+  const auto bytes = slurp(tmp.file("t.vtk"));
+  const auto at = bytes.find("POINTS 4 double\n");
+  ASSERT_NE(at, std::string::npos);
+  // Point 1 is (1, 0, 0): its x, 1.0, big-endian is 3f f0 00 .. 00.
+  const auto x1 = bytes.substr(at + 16 + 24, 8);
+  EXPECT_EQ(x1, std::string("\x3f\xf0\0\0\0\0\0\0", 8));
+  const auto back = mesh::read_mesh(tmp.file("t.vtk"));
+  EXPECT_TRUE(same_bytes(back.points, tet().points));
+  EXPECT_EQ(all_ids(back), (std::vector<std::int64_t>{0, 1, 2, 3}));
+}
+
+TEST(Writers, EncodingsAreCheckedPerFormat) {
+  TempDir tmp;
+  mesh::WriteOptions o;
+  o.encoding = "zlib";
+  EXPECT_EQ(error_of2(tet(), tmp.file("a.vtk"), o),
+            tmp.file("a.vtk") + ": VTK encoding 'zlib' is not one of ascii, binary");
+  o.encoding = "binary";
+  EXPECT_EQ(error_of2(tet(), tmp.file("a.off"), o),
+            tmp.file("a.off") + ": OFF encoding 'binary' is not ascii (its only one)");
+  o = {};
+  EXPECT_EQ(error_of2(tet(), tmp.file("a.xyz"), o),
+            tmp.file("a.xyz") +
+                ": no writer for format 'xyz' (writers: vtu, msh, msh22, vtk, stl, obj, ply, off)");
+  EXPECT_EQ(tmp.entries(), 0u);
 }
 
 TEST(Writers, LargeZlibArrayUsesManyBlocksAndRoundTrips) {
@@ -211,11 +460,6 @@ TEST(Parallel, RunsEveryItemOnceAndRethrowsTheFirstError) {
 // ---- OutFile: the write half of the daemon's confinement ---------------------------------------
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
 
 void write_whole(int dir, const std::string& leaf, const std::string& bytes, bool overwrite) {
   mesh::OutFile out(mesh::OutTarget{dir, leaf, leaf, overwrite});

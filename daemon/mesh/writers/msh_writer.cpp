@@ -7,13 +7,15 @@
 // wrote come back with the same blocks; any other cut is noted. Point regions ride on vertex
 // elements: existing vertex cells carry them, points no vertex cell covers get new ones (noted).
 // Node blocks follow gmsh:dim_tags when present. point_data / cell_data other than gmsh's own
-// become $NodeData / $ElementData in float64 (other dtypes noted).
+// become $NodeData / $ElementData in float64 (other dtypes noted). $PhysicalNames: regions and
+// field_data entries [tag, dim] (meshio's form of a physical name; gmsh_common.hpp).
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "daemon/mesh/cell_types.hpp"
 #include "daemon/mesh/validate.hpp"
+#include "daemon/mesh/writers/gmsh_common.hpp"
 #include "daemon/mesh/writers/out_file.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 
@@ -325,35 +327,14 @@ class MshWriter {
     flush(out, s, true);
   }
 
+  // Regions and meshio-style field_data [tag, dim] (gmsh_common.hpp); the names of groups no
+  // element carries are written too, as gmsh does.
   void emit_physical_names(std::string& s) {
-    std::vector<const Region*> named;
-    std::set<std::pair<int, std::int64_t>> seen;
-    for (const auto& r : m_.regions) {
-      if (r.kind == RegionKind::kSide) continue;
-      if (!seen.insert({r.dim, r.tag}).second) {
-        notes_.push_back("region '" + r.name + "' shares dim " + std::to_string(r.dim) +
-                         " and tag " + std::to_string(r.tag) +
-                         " with an earlier one; MSH keeps one name");
-        continue;
-      }
-      named.push_back(&r);
-    }
-    for (const auto& [name, a] : m_.field_data) {
-      bool implied = false;
-      for (const auto* r : named) {
-        implied |= r->name == name && a.size() == 2 && value_at(a, 0) == double(r->tag) &&
-                   value_at(a, 1) == double(r->dim);
-      }
-      if (!implied)
-        notes_.push_back("field_data '" + name + "' is not written: MSH has no field data");
-    }
-    if (named.empty()) return;
-    s += "$PhysicalNames\n" + std::to_string(named.size()) + "\n";
-    for (const auto* r : named) {
-      if (r->name.find('"') != std::string::npos || r->name.find('\n') != std::string::npos)
-        fail("region name '" + r->name + "' holds a quote or newline, which MSH cannot hold");
-      s += std::to_string(r->dim) + " " + std::to_string(r->tag) + " \"" + r->name + "\"\n";
-    }
+    const auto names = wr::physical_names(m_, path_, notes_);
+    if (names.empty()) return;
+    s += "$PhysicalNames\n" + std::to_string(names.size()) + "\n";
+    for (const auto& n : names)
+      s += std::to_string(n.dim) + " " + std::to_string(n.tag) + " \"" + n.name + "\"\n";
     s += "$EndPhysicalNames\n";
   }
 

@@ -23,12 +23,32 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     if (enc == "ascii") return write_vtu(m, target, VtuEncoding::kAscii);
     throw WriteError(path + ": VTU encoding '" + enc + "' is not one of ascii, raw, zlib");
   }
-  if (fmt == "msh" || fmt == "gmsh") {
-    if (enc.empty() || enc == "binary") return write_msh(m, target, true);
-    if (enc == "ascii") return write_msh(m, target, false);
-    throw WriteError(path + ": MSH encoding '" + enc + "' is not one of ascii, binary");
+  // ascii / binary formats: binary unless asked otherwise (smaller, faster, exact).
+  auto binary = [&](const char* name) {
+    if (enc.empty() || enc == "binary") return true;
+    if (enc == "ascii") return false;
+    throw WriteError(path + ": " + name + " encoding '" + enc + "' is not one of ascii, binary");
+  };
+  auto ascii_only = [&](const char* name) {
+    if (!enc.empty() && enc != "ascii")
+      throw WriteError(path + ": " + name + " encoding '" + enc + "' is not ascii (its only one)");
+  };
+  if (fmt == "msh" || fmt == "gmsh" || fmt == "msh41" || fmt == "gmsh41")
+    return write_msh(m, target, binary("MSH"));
+  if (fmt == "msh22" || fmt == "gmsh22") return write_msh22(m, target, binary("MSH 2.2"));
+  if (fmt == "vtk") return write_vtk(m, target, binary("VTK"));
+  if (fmt == "stl") return write_stl(m, target, binary("STL"));
+  if (fmt == "ply") return write_ply(m, target, binary("PLY"));
+  if (fmt == "obj") {
+    ascii_only("OBJ");
+    return write_obj(m, target);
   }
-  throw WriteError(path + ": no writer for format '" + fmt + "' (writers: vtu, msh)");
+  if (fmt == "off") {
+    ascii_only("OFF");
+    return write_off(m, target);
+  }
+  throw WriteError(path + ": no writer for format '" + fmt +
+                   "' (writers: vtu, msh, msh22, vtk, stl, obj, ply, off)");
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

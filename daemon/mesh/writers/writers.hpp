@@ -30,10 +30,40 @@ std::vector<std::string> write_vtu(const Mesh& m, const OutTarget& target, VtuEn
 // cell_data as $NodeData / $ElementData (float64).
 std::vector<std::string> write_msh(const Mesh& m, const OutTarget& target, bool binary);
 
+// Gmsh MSH 2.2, ascii or binary: two tags per element (physical from gmsh:physical or the cell's
+// region, elementary from gmsh:geometrical), $PhysicalNames from regions and from field_data
+// entries [tag, dim] (meshio's form), data as $NodeData / $ElementData (float64). A cell in more
+// than one physical group keeps one (noted): 2.2 has one physical tag per element.
+std::vector<std::string> write_msh22(const Mesh& m, const OutTarget& target, bool binary);
+
+// Legacy VTK 5.1 UNSTRUCTURED_GRID, ascii or binary (big-endian): every cell type but
+// polyhedra, point / cell data as FIELD arrays in their own dtypes, field data and regions as a
+// dataset FIELD (regions as VTU writes them).
+std::vector<std::string> write_vtk(const Mesh& m, const OutTarget& target, bool binary);
+
+// Surface formats: faces only (triangle, quad, polygon blocks, fixed or ragged); any other block
+// is a WriteError naming it, except where a format says otherwise below. Data a format cannot
+// carry is noted.
+// STL (ascii, or binary float32: noted when a coordinate changes): triangles; quads and
+// polygons are split into triangle fans (noted); normals from cell_data "facet_normals" (what
+// read_stl gives) or computed.
+std::vector<std::string> write_stl(const Mesh& m, const OutTarget& target, bool binary);
+// Wavefront OBJ: v, vt / vn from point_data obj:vt / obj:vn, f, line blocks as l, g from
+// cell_data obj:group_ids.
+std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target);
+// PLY, ascii or binary_little_endian: vertex x y z plus scalar point_data as vertex properties,
+// face vertex_indices plus scalar cell_data as face properties.
+std::vector<std::string> write_ply(const Mesh& m, const OutTarget& target, bool binary);
+// OFF: points and faces.
+std::vector<std::string> write_off(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
-  std::string format;  // "vtu" | "msh"; empty: the path's extension
-  std::string
-      encoding;  // vtu: "ascii" | "raw" | "zlib" (default); msh: "ascii" | "binary" (default)
+  // "vtu" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" | "off";
+  // empty: the path's extension (.msh: 4.1)
+  std::string format;
+  // vtu: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
+  // (default); obj, off: "ascii" (the default, the only one)
+  std::string encoding;
   int zlib_level = 6;
 };
 // The format is options.format or the extension of target.leaf.

@@ -324,8 +324,11 @@ def release_memory() -> int:
 def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = None,
           zlib_level: int = 6, file_format: Optional[str] = None) -> List[str]:
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
-    given ("vtu": encoding "zlib" (default), "raw" or "ascii"; "msh": Gmsh 4.1, "binary"
-    (default) or "ascii"; `file_format`: meshio's name for it). `mesh` is a meshdock.Mesh or
+    given ("vtu": encoding "zlib" (default), "raw" or "ascii"; "msh": Gmsh 4.1 and "msh22" /
+    "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply": "binary" (default) or "ascii"; "obj",
+    "off": ascii; `file_format`: meshio's name for it). STL, OBJ, PLY and OFF hold faces
+    (STL: triangles; quads and polygons go as triangle fans, noted); another cell type there
+    is a WriteError naming its block. `mesh` is a meshdock.Mesh or
     any object with the same attributes (points, cells with .type/.data, point_data,
     cell_data, field_data, regions); arrays already C-contiguous are written without a copy.
     The file appears whole or not at all.
@@ -339,7 +342,12 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     h = c_mesh(as_dict(mesh))
     o = _capi.WriteOptions()
     a.write_options_init(o)
-    o.format = _format(format, file_format).encode()
+    f = format or file_format or ""
+    # meshio's "gmsh22" names MSH 2.2 here (reading takes any version as "msh"); its "-ascii" /
+    # "-binary" names carry the encoding.
+    o.format = ("msh22" if f == "gmsh22" else _format(format, file_format)).encode()
+    if encoding is None and f.endswith(("-ascii", "-binary")):
+        encoding = f.rsplit("-", 1)[1]
     o.encoding = (encoding or "").encode()
     o.zlib_level = zlib_level
     out = c_void_p()

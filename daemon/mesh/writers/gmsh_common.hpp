@@ -1,0 +1,138 @@
+// Shared by the MSH 4.1 and 2.2 writers: which physical groups get a name ($PhysicalNames) and
+// the $NodeData / $ElementData sections, whose layout the two versions share.
+#pragma once
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/error.hpp"
+#include "daemon/mesh/mesh.hpp"
+#include "daemon/mesh/writers/write_util.hpp"
+
+namespace meshdock::mesh::wr {
+
+struct PhysicalName {
+  int dim;
+  std::int64_t tag;
+  std::string name;
+};
+
+// field_data `a` as meshio keeps a Gmsh physical name: two integral values [tag, dim], tag > 0,
+// dim 0..3; false otherwise.
+inline bool physical_name_entry(const Array& a, std::int64_t& tag, int& dim) {
+  if (a.size() != 2 || a.dtype().code > 2 || (a.dtype().code == 2 && a.dtype().bits < 32))
+    return false;
+  const double t = value_at(a, 0), d = value_at(a, 1);
+  if (t != std::floor(t) || d != std::floor(d) || t < 1 || t > 2147483647.0 || d < 0 || d > 3)
+    return false;
+  tag = static_cast<std::int64_t>(t);
+  dim = static_cast<int>(d);
+  return true;
+}
+
+// The names to write: every Point / Cell region (one per (dim, tag): later ones noted), then
+// every field_data entry of meshio's form [tag, dim] that names a group nothing named yet (so a
+// meshio mesh keeps its names). Other field data, and Side regions, are noted as not written.
+// Throws WriteError for a name MSH cannot hold (a quote or newline).
+inline std::vector<PhysicalName> physical_names(const Mesh& m, const std::string& path,
+                                                std::vector<std::string>& notes) {
+  std::vector<PhysicalName> out;
+  std::set<std::pair<int, std::int64_t>> seen;
+  auto check = [&](const std::string& name) {
+    if (name.find('"') != std::string::npos || name.find('\n') != std::string::npos)
+      throw WriteError(path + ": physical name '" + name +
+                       "' holds a quote or newline, which MSH cannot hold");
+  };
+  for (const auto& r : m.regions) {
+    if (r.kind == RegionKind::kSide) continue;  // the writers note these themselves
+    if (!seen.insert({r.dim, r.tag}).second) {
+      notes.push_back("region '" + r.name + "' shares dim " + std::to_string(r.dim) + " and tag " +
+                      std::to_string(r.tag) + " with an earlier one; MSH keeps one name");
+      continue;
+    }
+    check(r.name);
+    out.push_back({r.dim, r.tag, r.name});
+  }
+  for (const auto& [name, a] : m.field_data) {
+    std::int64_t tag = 0;
+    int dim = 0;
+    if (!physical_name_entry(a, tag, dim)) {
+      notes.push_back("field_data '" + name + "' is not written: MSH has no field data");
+      continue;
+    }
+    bool implied = false;
+    for (const auto& r : m.regions) implied |= r.name == name && r.tag == tag && r.dim == dim;
+    if (implied) continue;
+    if (!seen.insert({dim, tag}).second) {
+      notes.push_back("field_data '" + name + "' names physical group (dim " + std::to_string(dim) +
+                      ", tag " + std::to_string(tag) +
+                      "), which a region or another entry names already; MSH keeps one name");
+      continue;
+    }
+    check(name);
+    out.push_back({dim, tag, name});
+  }
+  return out;
+}
+
+inline void emit_physical_names(Sink& s, const std::vector<PhysicalName>& names) {
+  if (names.empty()) return;
+  s.put("$PhysicalNames\n" + std::to_string(names.size()) + "\n");
+  for (const auto& n : names)
+    s.put(std::to_string(n.dim) + " " + std::to_string(n.tag) + " \"" + n.name + "\"\n");
+  s.put("$EndPhysicalNames\n");
+}
+
+// One $NodeData / $ElementData section (float64, int32 tags 1..rows in binary); noted and
+// skipped when it has no 1..9 components; throws for differing component counts per block or
+// a name with a quote or newline.
+inline void emit_msh_data(Sink& s, bool binary, bool elements, const std::string& name,
+                          const std::vector<const Array*>& parts, const std::string& path,
+                          std::vector<std::string>& notes) {
+  const char* kind = elements ? "ElementData" : "NodeData";
+  const auto what = std::string(elements ? "cell_data '" : "point_data '") + name + "'";
+  std::int64_t rows = 0, comps = 0;
+  for (const auto* p : parts) {
+    const std::int64_t c = p->dim(0) ? static_cast<std::int64_t>(p->size()) / p->dim(0) : 1;
+    if (comps && c != comps)
+      throw WriteError(path + ": " + what + " has different component counts per block");
+    comps = c;
+    rows += p->dim(0);
+  }
+  if (comps < 1 || comps > 9) {
+    notes.push_back(what + " is not written: " + std::to_string(comps) +
+                    " components (MSH data holds 1..9)");
+    return;
+  }
+  if (!parts.empty() && parts[0]->dtype() != kFloat64)
+    notes.push_back(what + " written as float64 (MSH data holds doubles only)");
+  if (name.find('"') != std::string::npos || name.find('\n') != std::string::npos)
+    throw WriteError(path + ": " + what +
+                     ": the name holds a quote or newline, which MSH cannot hold");
+  s.put("$" + std::string(kind) + "\n1\n\"" + name + "\"\n1\n0\n3\n0\n" + std::to_string(comps) +
+        "\n" + std::to_string(rows) + "\n");
+  std::int32_t tag = 1;
+  for (const auto* p : parts) {
+    for (std::int64_t i = 0; i < p->dim(0); ++i) {
+      if (binary) {
+        s.le(tag++);
+        for (std::int64_t k = 0; k < comps; ++k)
+          s.le(value_at(*p, static_cast<std::size_t>(i * comps + k)));
+      } else {
+        s.text(tag++);
+        for (std::int64_t k = 0; k < comps; ++k) {
+          s.put(' ');
+          s.text(value_at(*p, static_cast<std::size_t>(i * comps + k)));
+        }
+        s.put('\n');
+      }
+      s.maybe_flush();
+    }
+  }
+  if (binary) s.put('\n');
+  s.put("$End" + std::string(kind) + "\n");
+}
+
+}  // namespace meshdock::mesh::wr
