@@ -338,8 +338,8 @@ int main(int argc, char** argv) {
              "  connect to the socket), 7 resource exhausted, 8 already exists, 9 failed\n"
              "  precondition, 10 deadline exceeded.\n"
              "`meshdockctl VERB --help` describes a verb.");
-  app.add_option("-a,--addr", o.addr, "meshdockd's address: unix:PATH or HOST:PORT")
-      ->envname("MESHDOCK_ADDR");
+  app.add_option("-a,--addr", o.addr,
+                 "meshdockd's address: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR)");
   app.add_option("--token", o.token, "bearer token for TCP ($MESHDOCK_TOKEN)");
   app.add_flag("-j,--json", o.json, "print replies as JSON (watch: one object per line)");
   app.add_option("-t,--timeout", o.timeout, "seconds to wait for a reply (0: no limit)")
