@@ -64,11 +64,11 @@ class Client {
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
       int code = meshdockctl::kUnavailable;
       const auto why = meshdockctl::diagnose_unavailable(o_.addr, code);
-      if (!why.empty())
+      if (code == meshdockctl::kPermissionDenied)  // it may be answering, just not to us
         std::fprintf(stderr, "meshdockctl: %s\n", why.c_str());
       else
         std::fprintf(stderr, "meshdockctl: meshdockd at %s is not answering: %s\n",
-                     o_.addr.c_str(), s.error_message().c_str());
+                     o_.addr.c_str(), why.empty() ? s.error_message().c_str() : why.c_str());
       return code;
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
