@@ -13,11 +13,21 @@ namespace v1 = meshdock::v1;
 std::string dtype_name(unsigned code, unsigned bits, unsigned lanes) {
   std::string base;
   switch (code) {
-    case 0: base = "int" + std::to_string(bits); break;
-    case 1: base = "uint" + std::to_string(bits); break;
-    case 2: base = "float" + std::to_string(bits); break;
-    case 4: base = "bfloat" + std::to_string(bits); break;
-    case 6: base = bits == 8 ? "bool" : "bool" + std::to_string(bits); break;
+    case 0:
+      base = "int" + std::to_string(bits);
+      break;
+    case 1:
+      base = "uint" + std::to_string(bits);
+      break;
+    case 2:
+      base = "float" + std::to_string(bits);
+      break;
+    case 4:
+      base = "bfloat" + std::to_string(bits);
+      break;
+    case 6:
+      base = bits == 8 ? "bool" : "bool" + std::to_string(bits);
+      break;
     default:
       return "dtype(code=" + std::to_string(code) + ",bits=" + std::to_string(bits) +
              ",lanes=" + std::to_string(lanes) + ")";
@@ -52,23 +62,24 @@ double wall_of_monotonic(double monotonic_seconds) {
 
 Json slot_json(const v1::SlotInfo& s) {
   const auto& d = s.device();
-  return Json{{"name", s.name()},
-              {"path", s.path()},
-              {"format", s.format()},
-              {"device", d.device_type() == 2 ? "cuda:" + std::to_string(d.device_id()) : "cpu"},
-              {"num_slots", s.num_slots()},
-              {"write_idx", s.write_idx()},
-              {"version", s.version()},
-              {"data_size", s.data_size()},
-              {"num_points", s.num_points()},
-              {"num_cells", s.num_cells()},
-              {"cell_types", std::vector<std::string>(s.cell_types().begin(), s.cell_types().end())},
-              {"notes", std::vector<std::string>(s.notes().begin(), s.notes().end())},
-              {"dropped", std::vector<std::string>(s.dropped().begin(), s.dropped().end())},
-              {"control_segment", s.control_segment()},
-              {"catalog_segment", s.catalog_segment()},
-              {"load_seconds", s.load_seconds()},
-              {"watch", s.watch()}};
+  return Json{
+      {"name", s.name()},
+      {"path", s.path()},
+      {"format", s.format()},
+      {"device", d.device_type() == 2 ? "cuda:" + std::to_string(d.device_id()) : "cpu"},
+      {"num_slots", s.num_slots()},
+      {"write_idx", s.write_idx()},
+      {"version", s.version()},
+      {"data_size", s.data_size()},
+      {"num_points", s.num_points()},
+      {"num_cells", s.num_cells()},
+      {"cell_types", std::vector<std::string>(s.cell_types().begin(), s.cell_types().end())},
+      {"notes", std::vector<std::string>(s.notes().begin(), s.notes().end())},
+      {"dropped", std::vector<std::string>(s.dropped().begin(), s.dropped().end())},
+      {"control_segment", s.control_segment()},
+      {"catalog_segment", s.catalog_segment()},
+      {"load_seconds", s.load_seconds()},
+      {"watch", s.watch()}};
 }
 
 Json to_json(const v1::LoadProgress& p) {
@@ -113,20 +124,22 @@ Json to_json(const v1::DescribeReply& r) {
   }
   Json arrays = Json::array();
   for (const auto& a : r.arrays()) {
-    arrays.push_back(Json{{"name", a.name()},
-                          {"role", a.role()},
-                          {"block", a.block()},
-                          {"dtype", dtype_name(a.dtype().code(), a.dtype().bits(),
-                                               a.dtype().lanes())},
-                          {"shape", std::vector<std::int64_t>(a.shape().begin(), a.shape().end())},
-                          {"offset", a.offset()},
-                          {"nbytes", a.nbytes()}});
+    arrays.push_back(
+        Json{{"name", a.name()},
+             {"role", a.role()},
+             {"block", a.block()},
+             {"dtype", dtype_name(a.dtype().code(), a.dtype().bits(), a.dtype().lanes())},
+             {"shape", std::vector<std::int64_t>(a.shape().begin(), a.shape().end())},
+             {"offset", a.offset()},
+             {"nbytes", a.nbytes()}});
   }
   out["arrays"] = arrays;
   return out;
 }
 
-Json to_json(const v1::UnloadReply& r) { return Json{{"name", r.name()}}; }
+Json to_json(const v1::UnloadReply& r) {
+  return Json{{"name", r.name()}};
+}
 
 Json to_json(const v1::ExportReply& r) {
   return Json{{"path", r.path()}, {"bytes_written", r.bytes_written()}};
@@ -163,7 +176,9 @@ Json to_json(const v1::LeasesReply& r) {
   return Json{{"leases", leases}};
 }
 
-Json to_json(const v1::RevokeLeasesReply& r) { return Json{{"revoked", r.revoked()}}; }
+Json to_json(const v1::RevokeLeasesReply& r) {
+  return Json{{"revoked", r.revoked()}};
+}
 
 Json to_json(const v1::Event& e, double wall_seconds) {
   return Json{{"kind", v1::Event::Kind_Name(e.kind())},

@@ -5,10 +5,10 @@
 // Arguments are parsed by CLI11: every verb has its own --help, global options may come before
 // or after the verb, and a mistyped verb gets a suggestion. --json prints a JSON object per
 // reply (json_out.hpp; `watch`: one per line). Exit statuses: status.hpp, docs/operations.md.
-#include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -67,8 +67,8 @@ class Client {
       if (code == meshdockctl::kPermissionDenied)  // it may be answering, just not to us
         std::fprintf(stderr, "meshdockctl: %s\n", why.c_str());
       else
-        std::fprintf(stderr, "meshdockctl: meshdockd at %s is not answering: %s\n",
-                     o_.addr.c_str(), why.empty() ? s.error_message().c_str() : why.c_str());
+        std::fprintf(stderr, "meshdockctl: meshdockd at %s is not answering: %s\n", o_.addr.c_str(),
+                     why.empty() ? s.error_message().c_str() : why.c_str());
       return code;
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
@@ -253,13 +253,16 @@ std::string completion_script(CLI::App& app) {
          "_meshdockctl() {\n"
          "  local cur=${COMP_WORDS[COMP_CWORD]} verb= opts= w\n"
          "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
-         "    case \" " + verbs.substr(1) + " \" in *\" $w \"*) verb=$w; break;; esac\n"
+         "    case \" " +
+         verbs.substr(1) +
+         " \" in *\" $w \"*) verb=$w; break;; esac\n"
          "  done\n"
-         "  case $verb in\n" + cases +
-         "    *) COMPREPLY=($(compgen -W \"" + verbs.substr(1) + globals +
+         "  case $verb in\n" +
+         cases + "    *) COMPREPLY=($(compgen -W \"" + verbs.substr(1) + globals +
          "\" -- \"$cur\")); return;;\n"
          "  esac\n"
-         "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts" + globals +
+         "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts" +
+         globals +
          "\" -- \"$cur\"));\n"
          "  else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
          "}\n"
@@ -359,7 +362,8 @@ int main(int argc, char** argv) {
   load->add_flag("--int32", int32, "convert int64 connectivity to int32");
   load->add_flag("--zero-copy-only", zero_copy_only, "refuse any conversion that copies");
   load->add_option("-d,--device", device, "auto (default), cpu or cuda:N");
-  load->add_option("--format", format, "the reader (msh, vtu, vtk, stl, ...); default by extension");
+  load->add_option("--format", format,
+                   "the reader (msh, vtu, vtk, stl, ...); default by extension");
   load->add_option("-s,--slots", num_slots, "ring slots (0: the daemon's default)")
       ->check(count_validator());
   load->add_flag("-w,--watch", watch, "reload when the file changes");
@@ -370,7 +374,8 @@ int main(int argc, char** argv) {
   auto* unload = app.add_subcommand("unload", "drop a mesh (its segments are removed)");
   unload->add_option("NAME", name, "the mesh")->required();
   auto* ls = app.add_subcommand("ls", "list the loaded meshes");
-  auto* describe = app.add_subcommand("describe", "a mesh's arrays (dtype, shape, offset) and manifest");
+  auto* describe =
+      app.add_subcommand("describe", "a mesh's arrays (dtype, shape, offset) and manifest");
   describe->add_option("NAME", name, "the mesh")->required();
 
   std::string out_path;
@@ -385,13 +390,13 @@ int main(int argc, char** argv) {
   watchv->add_option("NAME", name, "only this mesh's events");
   auto* stats = app.add_subcommand("stats", "memory, uptime and per-mesh counters");
   auto* health = app.add_subcommand("health", "exit 0 when meshdockd is SERVING, 3 otherwise");
-  auto* shutdown = app.add_subcommand("shutdown", "stop meshdockd (consumers see the shutdown flag)");
+  auto* shutdown =
+      app.add_subcommand("shutdown", "stop meshdockd (consumers see the shutdown flag)");
 
   std::string revoke;
   auto* leases = app.add_subcommand("leases", "the frames consumers hold; --revoke drops a pid's");
   auto* lease_name = leases->add_option("NAME", name, "only this mesh's leases");
-  leases
-      ->add_option("--revoke", revoke, "drop every lease of process PID (a stuck consumer)")
+  leases->add_option("--revoke", revoke, "drop every lease of process PID (a stuck consumer)")
       ->type_name("PID")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
@@ -561,11 +566,11 @@ int main(int argc, char** argv) {
       const bool same_host = !meshdockctl::unix_socket_path(o.addr).empty();
       v1::Event e;
       while (reader->Read(&e)) {
-        const double wall = same_host
-                                ? meshdockctl::wall_of_monotonic(e.timestamp())
-                                : std::chrono::duration<double>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count();
+        const double wall =
+            same_host
+                ? meshdockctl::wall_of_monotonic(e.timestamp())
+                : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                      .count();
         if (o.json)
           std::printf("%s\n", meshdockctl::to_json(e, wall).dump().c_str());  // JSON Lines
         else
@@ -587,8 +592,9 @@ int main(int argc, char** argv) {
         j["addr"] = o.addr;
         print_json(j);
       } else {
-        std::printf("%s %s\n", o.addr.c_str(),
-                    grpc::health::v1::HealthCheckResponse::ServingStatus_Name(rep.status()).c_str());
+        std::printf(
+            "%s %s\n", o.addr.c_str(),
+            grpc::health::v1::HealthCheckResponse::ServingStatus_Name(rep.status()).c_str());
       }
       return rep.status() == grpc::health::v1::HealthCheckResponse::SERVING
                  ? 0

@@ -17,17 +17,27 @@ namespace meshdockctl {
 
 int exit_code(const grpc::Status& s) {
   switch (s.error_code()) {
-    case grpc::StatusCode::OK: return kOk;
-    case grpc::StatusCode::UNAVAILABLE: return kUnavailable;
-    case grpc::StatusCode::NOT_FOUND: return kNotFound;
-    case grpc::StatusCode::INVALID_ARGUMENT: return kInvalidArgument;
+    case grpc::StatusCode::OK:
+      return kOk;
+    case grpc::StatusCode::UNAVAILABLE:
+      return kUnavailable;
+    case grpc::StatusCode::NOT_FOUND:
+      return kNotFound;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return kInvalidArgument;
     case grpc::StatusCode::PERMISSION_DENIED:
-    case grpc::StatusCode::UNAUTHENTICATED: return kPermissionDenied;
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return kResourceExhausted;
-    case grpc::StatusCode::ALREADY_EXISTS: return kAlreadyExists;
-    case grpc::StatusCode::FAILED_PRECONDITION: return kFailedPrecondition;
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return kDeadlineExceeded;
-    default: return kOther;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return kPermissionDenied;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return kResourceExhausted;
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return kAlreadyExists;
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return kFailedPrecondition;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return kDeadlineExceeded;
+    default:
+      return kOther;
   }
 }
 

@@ -312,3 +312,17 @@ def test_json_watch_is_json_lines_with_wall_clock_times(daemon):
     dt_wall = (is_rfc3339(events[1]["time"]) - is_rfc3339(events[0]["time"])).total_seconds()
     assert abs(dt_mono - dt_wall) < 0.01, (dt_mono, dt_wall)
     assert events[0]["frame"] == 1 and events[1]["frame"] == 2
+
+
+def test_the_documented_exit_table_is_the_one_the_client_prints():
+    doc = (conftest.ROOT / "docs" / "operations.md").read_text()
+    section = doc[doc.index("## meshdockctl"):doc.index("### Limits and the token")]
+    rows = dict(re.findall(r"^\| (\d+) \| ([^|]+?)[ :(|]", section, re.M))
+    assert sorted(map(int, rows)) == list(range(11)), rows
+    helptext = " ".join(ctl("--help").stdout.split())
+    for code, word in [(3, "daemon unavailable"), (4, "not found"), (6, "permission denied"),
+                       (8, "already exists"), (10, "deadline exceeded")]:
+        assert f"{code} {word}" in helptext, (code, helptext)
+        assert EXIT[{3: "unavailable", 4: "not_found", 6: "denied", 8: "exists",
+                     10: "deadline"}[code]] == code
+    assert rows["4"].startswith("NOT_FOUND") and rows["6"].startswith("PERMISSION_DENIED")
