@@ -2,109 +2,48 @@
 //
 // gRPC verbs talk to meshdockd (--addr, default $MESHDOCK_ADDR or the system socket); `inspect`
 // reads a slot's segments directly (works without the daemon, for debugging consumers).
-// --json prints the reply as JSON for scripts. Exit status says how a call ended (usage()).
-#include <google/protobuf/util/json_util.h>
+// Arguments are parsed by CLI11: every verb has its own --help, global options may come before
+// or after the verb, and a mistyped verb gets a suggestion. --json prints a JSON object per
+// reply (json_out.hpp; `watch`: one per line). Exit statuses: status.hpp, docs/operations.md.
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "json_out.hpp"
 #include "meshdock/inspect.hpp"
+#include "meshdock/shm.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
+#include "status.hpp"
 
 namespace {
 
 namespace v1 = meshdock::v1;
+using meshdockctl::Json;
 constexpr const char* kDefaultAddr = "unix:/run/meshdock/meshdockd.sock";
-
-int usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: meshdockctl [--addr ADDR] [--token T] [--json] [--timeout S] COMMAND ...\n"
-      "  load PATH --name NAME [--float32] [--int32] [--zero-copy-only] [--device D]\n"
-      "       [--format F] [--slots N] [--watch] [--replace]\n"
-      "  ls | describe NAME | reload NAME | unload NAME | export NAME PATH [--format F] [--force]\n"
-      "  watch [NAME] | stats | health | shutdown\n"
-      "  leases [NAME] | leases --revoke PID    (what held frames pin; revoke a stuck consumer's)\n"
-      "  inspect NAME [--prefix P]          (reads shared memory; no daemon needed)\n"
-      "ADDR: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR, else %s);\n"
-      "T: the bearer token for TCP (default $MESHDOCK_TOKEN).\n"
-      "exit status: 0 ok, 1 other error, 2 usage, 3 daemon unavailable, 4 not found,\n"
-      "  5 invalid argument, 6 permission denied, 7 resource exhausted, 8 already exists,\n"
-      "  9 failed precondition, 10 deadline exceeded\n",
-      kDefaultAddr);
-  return out == stderr ? 2 : 0;
-}
-
-int exit_code(const grpc::Status& s) {
-  switch (s.error_code()) {
-    case grpc::StatusCode::OK:
-      return 0;
-    case grpc::StatusCode::UNAVAILABLE:
-      return 3;
-    case grpc::StatusCode::NOT_FOUND:
-      return 4;
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return 5;
-    case grpc::StatusCode::PERMISSION_DENIED:
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return 6;
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return 7;
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return 8;
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return 9;
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return 10;
-    default:
-      return 1;
-  }
-}
-
-const char* code_name(grpc::StatusCode c) {
-  static const std::map<grpc::StatusCode, const char*> kNames = {
-      {grpc::StatusCode::CANCELLED, "CANCELLED"},
-      {grpc::StatusCode::UNKNOWN, "UNKNOWN"},
-      {grpc::StatusCode::INVALID_ARGUMENT, "INVALID_ARGUMENT"},
-      {grpc::StatusCode::DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"},
-      {grpc::StatusCode::NOT_FOUND, "NOT_FOUND"},
-      {grpc::StatusCode::ALREADY_EXISTS, "ALREADY_EXISTS"},
-      {grpc::StatusCode::PERMISSION_DENIED, "PERMISSION_DENIED"},
-      {grpc::StatusCode::RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED"},
-      {grpc::StatusCode::FAILED_PRECONDITION, "FAILED_PRECONDITION"},
-      {grpc::StatusCode::UNAVAILABLE, "UNAVAILABLE"},
-      {grpc::StatusCode::INTERNAL, "INTERNAL"},
-      {grpc::StatusCode::UNAUTHENTICATED, "UNAUTHENTICATED"}};
-  auto it = kNames.find(c);
-  return it == kNames.end() ? "ERROR" : it->second;
-}
+constexpr const char* kVersion = "meshdockctl 0.1.0";
 
 struct Options {
   std::string addr, token;
   bool json = false;
+  bool verbose = false;
   double timeout = 0;  // 0: none (load of a big mesh may take long)
-  std::string prefix{meshdock::shm::kDefaultPrefix};
-  std::map<std::string, std::string> flags;  // --name X, --device D, ... and switches ("1")
-  std::vector<std::string> args;             // verb and positionals
 };
 
-std::string to_json(const google::protobuf::Message& m) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.add_whitespace = true;
-  o.preserve_proto_field_names = true;
-  o.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+void print_json(const Json& j) {
+  std::printf("%s\n", j.dump(2).c_str());
 }
 
 class Client {
@@ -122,20 +61,26 @@ class Client {
   }
 
   int fail(const grpc::Status& s) const {
-    if (s.error_code() == grpc::StatusCode::UNAVAILABLE)
-      std::fprintf(stderr, "meshdockctl: meshdockd at %s is not answering: %s\n", o_.addr.c_str(),
-                   s.error_message().c_str());
-    else
-      std::fprintf(stderr, "meshdockctl: %s: %s\n", code_name(s.error_code()),
-                   s.error_message().c_str());
-    return exit_code(s);
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      int code = meshdockctl::kUnavailable;
+      const auto why = meshdockctl::diagnose_unavailable(o_.addr, code);
+      if (code == meshdockctl::kPermissionDenied)  // it may be answering, just not to us
+        std::fprintf(stderr, "meshdockctl: %s\n", why.c_str());
+      else
+        std::fprintf(stderr, "meshdockctl: meshdockd at %s is not answering: %s\n", o_.addr.c_str(),
+                     why.empty() ? s.error_message().c_str() : why.c_str());
+      return code;
+    }
+    std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
+                 s.error_message().c_str());
+    return meshdockctl::exit_code(s);
   }
 
   template <typename Reply>
   int print(const grpc::Status& s, const Reply& r, void (*human)(const Reply&)) const {
     if (!s.ok()) return fail(s);
     if (o_.json)
-      std::printf("%s\n", to_json(r).c_str());
+      print_json(meshdockctl::to_json(r));
     else
       human(r);
     return 0;
@@ -150,6 +95,8 @@ class Client {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Meshdock::Stub> stub_;
 };
+
+bool g_verbose = false;  // -v: list every note (the human output's print_slot)
 
 void print_slot(const v1::SlotInfo& s) {
   std::string types;
@@ -167,7 +114,12 @@ void print_slot(const v1::SlotInfo& s) {
               s.write_idx(), s.num_slots(), static_cast<double>(s.data_size()) / 1024.0,
               s.load_seconds(), s.watch() ? "  (watched)" : "");
   std::printf("  segments %s %s\n", s.control_segment().c_str(), s.catalog_segment().c_str());
-  for (const auto& n : s.notes()) std::printf("  note: %s\n", n.c_str());
+  // A load can carry a dozen notes (conversions, dropped sections): one line unless -v.
+  if (g_verbose || s.notes_size() == 1) {
+    for (const auto& n : s.notes()) std::printf("  note: %s\n", n.c_str());
+  } else if (s.notes_size() > 1) {
+    std::printf("  %d notes; -v to list them\n", s.notes_size());
+  }
 }
 
 // Load / Reload stream progress; a bar on a terminal, nothing else until the end.
@@ -191,7 +143,7 @@ int stream_load(Client& c, grpc::ClientReader<v1::LoadProgress>& reader) {
   const auto s = reader.Finish();
   if (!s.ok()) return c.fail(s);
   if (c.options().json)
-    std::printf("%s\n", to_json(last).c_str());
+    print_json(meshdockctl::to_json(last));
   else
     print_slot(last.slot());
   return 0;
@@ -201,185 +153,20 @@ std::string absolute(const std::string& p) {
   return std::filesystem::absolute(p).lexically_normal();
 }
 
-int run(Client& c, const Options& o) {
-  const auto& a = o.args;
-  const std::string& verb = a[0];
-  auto flag = [&](const char* k) { return o.flags.count(k) > 0; };
-  auto value = [&](const char* k) {
-    auto it = o.flags.find(k);
-    return it == o.flags.end() ? std::string() : it->second;
-  };
-  grpc::ClientContext ctx;
-  c.prepare(ctx);
-  if (verb == "load" && a.size() == 2) {
-    v1::LoadRequest r;
-    r.set_path(absolute(a[1]));
-    r.set_name(value("--name"));
-    if (r.name().empty()) {
-      std::fprintf(stderr, "meshdockctl: load needs --name NAME\n");
-      return 2;
-    }
-    r.set_replace(flag("--replace"));
-    auto* op = r.mutable_options();
-    op->set_float32(flag("--float32"));
-    op->set_int32(flag("--int32"));
-    op->set_zero_copy_only(flag("--zero-copy-only"));
-    op->set_device(value("--device"));
-    op->set_format(value("--format"));
-    op->set_watch(flag("--watch"));
-    if (flag("--slots"))
-      op->set_num_slots(static_cast<std::uint32_t>(std::stoul(value("--slots"))));
-    auto reader = c.stub().Load(&ctx, r);
-    return stream_load(c, *reader);
-  }
-  if (verb == "reload" && a.size() == 2) {
-    v1::NameRequest r;
-    r.set_name(a[1]);
-    auto reader = c.stub().Reload(&ctx, r);
-    return stream_load(c, *reader);
-  }
-  if (verb == "unload" && a.size() == 2) {
-    v1::NameRequest r;
-    r.set_name(a[1]);
-    v1::UnloadReply rep;
-    return c.print(
-        c.stub().Unload(&ctx, r, &rep), rep,
-        +[](const v1::UnloadReply& x) { std::printf("unloaded %s\n", x.name().c_str()); });
-  }
-  if (verb == "ls" && a.size() == 1) {
-    v1::ListReply rep;
-    return c.print(
-        c.stub().List(&ctx, v1::ListRequest(), &rep), rep, +[](const v1::ListReply& x) {
-          if (x.slots().empty()) std::printf("no meshes loaded\n");
-          for (const auto& s : x.slots()) print_slot(s);
-        });
-  }
-  if (verb == "describe" && a.size() == 2) {
-    v1::NameRequest r;
-    r.set_name(a[1]);
-    v1::DescribeReply rep;
-    return c.print(
-        c.stub().Describe(&ctx, r, &rep), rep, +[](const v1::DescribeReply& x) {
-          print_slot(x.slot());
-          for (const auto& arr : x.arrays()) {
-            std::string shape;
-            for (auto d : arr.shape()) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-            std::printf("    %-32s %-11s %c%u %-14s @%llu (%llu bytes)\n", arr.name().c_str(),
-                        arr.role().c_str(), "iufxb??"[std::min<unsigned>(arr.dtype().code(), 6)],
-                        arr.dtype().bits(), shape.c_str(),
-                        static_cast<unsigned long long>(arr.offset()),
-                        static_cast<unsigned long long>(arr.nbytes()));
-          }
-        });
-  }
-  if (verb == "export" && a.size() == 3) {
-    v1::ExportRequest r;
-    r.set_name(a[1]);
-    r.set_path(absolute(a[2]));
-    r.set_format(value("--format"));
-    r.set_overwrite(flag("--force"));  // without it an existing PATH is ALREADY_EXISTS (exit 8)
-    v1::ExportReply rep;
-    return c.print(
-        c.stub().Export(&ctx, r, &rep), rep, +[](const v1::ExportReply& x) {
-          std::printf("wrote %s (%llu bytes)\n", x.path().c_str(),
-                      static_cast<unsigned long long>(x.bytes_written()));
-        });
-  }
-  if (verb == "stats" && a.size() == 1) {
-    v1::StatsReply rep;
-    return c.print(
-        c.stub().Stats(&ctx, v1::StatsRequest(), &rep), rep, +[](const v1::StatsReply& x) {
-          std::printf("backend %s, up %.1f s, host slot memory %.1f MiB, device %.1f MiB",
-                      x.backend().c_str(), x.uptime_seconds(),
-                      static_cast<double>(x.host_memory_used()) / (1 << 20),
-                      static_cast<double>(x.device_memory_used()) / (1 << 20));
-          if (x.device_memory_budget())
-            std::printf(" of %.1f MiB", static_cast<double>(x.device_memory_budget()) / (1 << 20));
-          std::printf("\n");
-          for (const auto& s : x.slots())
-            std::printf("  %-20s %8.1f KiB  frames %llu  leases %u  load %.3f s\n",
-                        s.name().c_str(), static_cast<double>(s.bytes()) / 1024.0,
-                        static_cast<unsigned long long>(s.frames()), s.leases(),
-                        s.last_load_seconds());
-        });
-  }
-  if (verb == "watch" && a.size() <= 2) {
-    v1::WatchRequest r;
-    if (a.size() == 2) r.set_name(a[1]);
-    auto reader = c.stub().Watch(&ctx, r);
-    v1::Event e;
-    while (reader->Read(&e)) {
-      if (o.json)
-        std::printf("%s\n", to_json(e).c_str());
-      else
-        std::printf("%.3f %-11s %s frame %u %s\n", e.timestamp(),
-                    v1::Event::Kind_Name(e.kind()).c_str(), e.name().c_str(), e.frame(),
-                    e.message().c_str());
-      std::fflush(stdout);
-    }
-    const auto s = reader->Finish();
-    return s.ok() ? 0 : c.fail(s);
-  }
-  if (verb == "health" && a.size() == 1) {
-    auto health = grpc::health::v1::Health::NewStub(c.channel());
-    grpc::health::v1::HealthCheckResponse rep;
-    const auto s = health->Check(&ctx, grpc::health::v1::HealthCheckRequest(), &rep);
-    if (!s.ok()) return c.fail(s);
-    const auto name = grpc::health::v1::HealthCheckResponse::ServingStatus_Name(rep.status());
-    if (o.json)
-      std::printf("%s\n", to_json(rep).c_str());
-    else
-      std::printf("%s %s\n", o.addr.c_str(), name.c_str());
-    return rep.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 3;
-  }
-  if (verb == "leases" && a.size() <= 2 && o.flags.count("--revoke")) {
-    if (a.size() != 1) return usage(stderr);
-    v1::RevokeLeasesRequest r;
-    try {
-      std::size_t used = 0;
-      const auto& v = o.flags.at("--revoke");
-      r.set_pid(std::stoi(v, &used));
-      if (used != v.size()) throw std::invalid_argument(v);
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "meshdockctl: --revoke '%s' is not a pid\n",
-                   o.flags.at("--revoke").c_str());
-      return 2;
-    }
-    v1::RevokeLeasesReply rep;
-    return c.print(
-        c.stub().RevokeLeases(&ctx, r, &rep), rep,
-        +[](const v1::RevokeLeasesReply& x) { std::printf("revoked %u leases\n", x.revoked()); });
-  }
-  if (verb == "leases" && a.size() <= 2) {
-    v1::LeasesRequest r;
-    if (a.size() == 2) r.set_name(a[1]);
-    v1::LeasesReply rep;
-    return c.print(
-        c.stub().Leases(&ctx, r, &rep), rep, +[](const v1::LeasesReply& x) {
-          if (x.leases().empty()) std::printf("no leases held\n");
-          for (const auto& l : x.leases())
-            std::printf("%-20s slot %u  pid %d  uid %u  frame %llu%s  age %.1f s\n",
-                        l.name().c_str(), l.slot(), l.pid(), l.uid(),
-                        static_cast<unsigned long long>(l.frame()),
-                        l.claiming() ? " (claiming)" : "", l.age_seconds());
-        });
-  }
-  if (verb == "shutdown" && a.size() == 1) {
-    v1::ShutdownReply rep;
-    return c.print(
-        c.stub().Shutdown(&ctx, v1::ShutdownRequest(), &rep), rep,
-        +[](const v1::ShutdownReply&) { std::printf("meshdockd is stopping\n"); });
-  }
-  return usage(stderr);
+// `load FILE` without --name: the file name up to its first dot ("box.v41b.msh" -> "box").
+std::string default_name(const std::string& path) {
+  const std::string file = std::filesystem::path(path).filename();
+  return file.substr(0, file.find('.'));
 }
 
 // ---- inspect (no daemon) -----------------------------------------------------------------------
 void print_report(const meshdock::SlotReport& r) {
   std::printf("control  /%s  (%u slots, %zu bytes)\n", r.control_object.c_str(), r.num_slots,
               meshdock::shm::control_block_size(r.num_slots));
-  std::printf("  version %llu  write_idx %u  shutdown %s  timestamp %.6f\n",
+  std::printf("  version %llu  write_idx %u  shutdown %s  timestamp %.6f (%s)\n",
               static_cast<unsigned long long>(r.version), r.write_idx, r.shutdown ? "yes" : "no",
-              r.timestamp);
+              r.timestamp,
+              meshdockctl::rfc3339(meshdockctl::wall_of_monotonic(r.timestamp)).c_str());
   const auto& m = r.metadata;
   std::printf("  cuda-link view: %ux%u x%u comps, kind %u, %u bits, flags %u, %u bytes\n", m.width,
               m.height, m.num_comps, m.format_kind, m.bits, m.flags, m.data_size);
@@ -400,26 +187,136 @@ void print_report(const meshdock::SlotReport& r) {
       for (const auto& a : p.manifest->arrays) {
         std::string shape;
         for (auto d : a.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-        std::printf("    %-28s %-11s %s @%llu\n", a.name.c_str(), meshdock::shm::role_name(a.role),
+        std::printf("    %-28s %-11s %-8s %s @%llu\n", a.name.c_str(),
+                    meshdock::shm::role_name(a.role),
+                    meshdockctl::dtype_name(a.dtype.code, a.dtype.bits, a.dtype.lanes).c_str(),
                     shape.c_str(), static_cast<unsigned long long>(a.offset));
       }
     }
   }
 }
 
-int inspect(const Options& o) {
-  if (o.args.size() != 2) return usage(stderr);
+int inspect(const Options& o, const std::string& name, const std::string& prefix) {
+  std::string control;
   try {
-    const auto report = meshdock::inspect_slot(o.args[1], o.prefix);
-    if (o.json)
-      std::printf("%s\n", meshdock::to_json(report).dump(2).c_str());
-    else
-      print_report(report);
-    return 0;
-  } catch (const meshdock::SdkError& e) {
-    std::fprintf(stderr, "meshdockctl: %s\n", e.what());
-    return 1;
+    control = meshdock::shm::control_object_name(prefix, name);
+  } catch (const std::exception& e) {  // a name or prefix outside the shm name rules
+    std::fprintf(stderr, "meshdockctl inspect: %s\n", e.what());
+    return meshdockctl::kInvalidArgument;
   }
+  try {
+    // A slot that is not there is NOT_FOUND (4), as for the daemon's verbs. stat, not open: a
+    // segment this user may not read is there (inspect_slot then says who may).
+    struct stat st {};
+    if (::stat(("/dev/shm/" + control).c_str(), &st) != 0 && errno == ENOENT) {
+      std::fprintf(stderr,
+                   "meshdockctl: slot '%s': no control block /%s (is meshdockd running with "
+                   "prefix '%s'?)\n",
+                   name.c_str(), control.c_str(), prefix.c_str());
+      return meshdockctl::kNotFound;
+    }
+    const auto report = meshdock::inspect_slot(name, prefix);
+    if (o.json) {
+      auto j = meshdock::to_json(report);
+      meshdockctl::name_dtypes(j);
+      j["time"] = meshdockctl::rfc3339(meshdockctl::wall_of_monotonic(report.timestamp));
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      print_report(report);
+    }
+    return 0;
+  } catch (const meshdock::SegmentAccessDenied& e) {
+    std::fprintf(stderr, "meshdockctl: %s\n", e.what());
+    return meshdockctl::kPermissionDenied;
+  } catch (const std::exception& e) {  // SdkError, or a name the shm rules refuse
+    std::fprintf(stderr, "meshdockctl: %s\n", e.what());
+    return meshdockctl::kOther;
+  }
+}
+
+// ---- bash completion ---------------------------------------------------------------------------
+// Generated from the parser itself, so it lists exactly the verbs and options there are.
+std::string completion_script(CLI::App& app) {
+  std::string verbs, cases, globals;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& n : opt->get_lnames()) globals += " --" + n;
+  }
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    verbs += " " + sub->get_name();
+    std::string opts;
+    for (const CLI::Option* opt : sub->get_options()) {
+      for (const auto& n : opt->get_lnames()) opts += " --" + n;
+    }
+    cases += "    " + sub->get_name() + ") opts=\"" + opts.substr(opts.empty() ? 0 : 1) + "\";;\n";
+  }
+  return "# bash completion for meshdockctl: eval \"$(meshdockctl completion bash)\"\n"
+         "_meshdockctl() {\n"
+         "  local cur=${COMP_WORDS[COMP_CWORD]} verb= opts= w\n"
+         "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
+         "    case \" " +
+         verbs.substr(1) +
+         " \" in *\" $w \"*) verb=$w; break;; esac\n"
+         "  done\n"
+         "  case $verb in\n" +
+         cases + "    *) COMPREPLY=($(compgen -W \"" + verbs.substr(1) + globals +
+         "\" -- \"$cur\")); return;;\n"
+         "  esac\n"
+         "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts" +
+         globals +
+         "\" -- \"$cur\"));\n"
+         "  else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+         "}\n"
+         "complete -o filenames -F _meshdockctl meshdockctl\n";
+}
+
+// Number checks whose messages say what was expected (CLI11's own print the whole double range).
+CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || !std::isfinite(d) || d < 0)
+          return "'" + v + "' is not a number of seconds >= 0";
+        return "";
+      },
+      "SECONDS");
+}
+
+CLI::Validator count_validator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+        if (v.empty() || v[0] == '-' || *end != '\0' || errno || n > 0xffffffffULL)
+          return "'" + v + "' is not a whole number >= 0";
+        return "";
+      },
+      "N");
+}
+
+// The verb of argv, if the first word that is not an option (or a global option's value) names
+// none: CLI11 would call it an extra positional; a person wants to hear which verb was meant.
+std::optional<std::string> unknown_verb(int argc, char** argv, const CLI::App& app) {
+  static const std::vector<std::string> kValued = {"--addr", "-a", "--token", "--timeout", "-t"};
+  std::vector<std::string> verbs;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    verbs.push_back(sub->get_name());
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    if (s == "--") return std::nullopt;
+    if (std::find(kValued.begin(), kValued.end(), s) != kValued.end()) {
+      ++i;
+      continue;
+    }
+    if (s.starts_with("-")) continue;
+    if (std::find(verbs.begin(), verbs.end(), s) != verbs.end()) return std::nullopt;
+    std::string msg = "unknown command '" + s + "'";
+    const auto near = meshdockctl::suggest(s, verbs);
+    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    return msg;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -430,48 +327,321 @@ int main(int argc, char** argv) {
   const char* env_token = std::getenv("MESHDOCK_TOKEN");
   o.addr = env_addr && *env_addr ? env_addr : kDefaultAddr;
   o.token = env_token ? env_token : "";
-  static const char* kValued[] = {"--name", "--device", "--format", "--slots", "--revoke"};
-  static const char* kSwitches[] = {"--float32", "--int32",   "--zero-copy-only",
-                                    "--watch",   "--replace", "--force"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string s = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (s == "--json") {
-      o.json = true;
-    } else if (s == "--addr" || s == "--token" || s == "--prefix" || s == "--timeout") {
-      const char* v = next();
-      if (!v) return usage(stderr);
-      if (s == "--addr") o.addr = v;
-      if (s == "--token") o.token = v;
-      if (s == "--prefix") o.prefix = v;
-      if (s == "--timeout") o.timeout = std::atof(v);
-    } else if (s == "--version") {
-      std::printf("meshdockctl 0.1.0\n");
-      return 0;
-    } else if (s == "--help" || s == "-h") {
-      return usage(stdout);
-    } else if (std::find_if(std::begin(kValued), std::end(kValued),
-                            [&](const char* k) { return s == k; }) != std::end(kValued)) {
-      const char* v = next();
-      if (!v) return usage(stderr);
-      o.flags[s] = v;
-    } else if (std::find_if(std::begin(kSwitches), std::end(kSwitches),
-                            [&](const char* k) { return s == k; }) != std::end(kSwitches)) {
-      o.flags[s] = "1";
-    } else if (s.starts_with("--")) {
-      std::fprintf(stderr, "meshdockctl: unknown option '%s'\n", s.c_str());
-      return usage(stderr);
-    } else {
-      o.args.push_back(s);
-    }
+
+  CLI::App app{"meshdockctl: drive meshdockd (load meshes into shared memory, list, watch, ...)",
+               "meshdockctl"};
+  app.fallthrough();  // global options after the verb too: `meshdockctl ls --json`
+  app.require_subcommand(1);
+  app.set_version_flag("--version", kVersion);
+  app.footer(std::string("ADDR: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR, else ") +
+             kDefaultAddr +
+             ").\n"
+             "exit status: 0 ok, 1 other error, 2 usage, 3 daemon unavailable (or health not\n"
+             "  SERVING), 4 not found, 5 invalid argument, 6 permission denied (also: may not\n"
+             "  connect to the socket), 7 resource exhausted, 8 already exists, 9 failed\n"
+             "  precondition, 10 deadline exceeded.\n"
+             "`meshdockctl VERB --help` describes a verb.");
+  app.add_option("-a,--addr", o.addr,
+                 "meshdockd's address: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR)");
+  app.add_option("--token", o.token, "bearer token for TCP ($MESHDOCK_TOKEN)");
+  app.add_flag("-j,--json", o.json, "print replies as JSON (watch: one object per line)");
+  app.add_option("-t,--timeout", o.timeout, "seconds to wait for a reply (0: no limit)")
+      ->check(seconds_validator());
+  app.add_flag("-v,--verbose", o.verbose, "list every note of a loaded mesh");
+
+  // load
+  std::string path, name, device, format;
+  bool float32 = false, int32 = false, zero_copy_only = false, watch = false, replace = false;
+  unsigned num_slots = 0;
+  auto* load = app.add_subcommand("load", "read a mesh file and publish it in shared memory");
+  load->add_option("FILE", path, "the mesh file (relative paths are made absolute)")->required();
+  load->add_option("-n,--name", name,
+                   "the mesh's name (default: the file name up to its first dot, "
+                   "box.v41b.msh -> box); A-Z a-z 0-9 _ . -, at most 200 characters");
+  load->add_flag("--float32", float32, "convert float64 arrays to float32");
+  load->add_flag("--int32", int32, "convert int64 connectivity to int32");
+  load->add_flag("--zero-copy-only", zero_copy_only, "refuse any conversion that copies");
+  load->add_option("-d,--device", device, "auto (default), cpu or cuda:N");
+  load->add_option("--format", format,
+                   "the reader (msh, vtu, vtk, stl, ...); default by extension");
+  load->add_option("-s,--slots", num_slots, "ring slots (0: the daemon's default)")
+      ->check(count_validator());
+  load->add_flag("-w,--watch", watch, "reload when the file changes");
+  load->add_flag("-r,--replace", replace, "replace a loaded mesh of that name");
+
+  auto* reload = app.add_subcommand("reload", "read a loaded mesh's file again");
+  reload->add_option("NAME", name, "the mesh")->required();
+  auto* unload = app.add_subcommand("unload", "drop a mesh (its segments are removed)");
+  unload->add_option("NAME", name, "the mesh")->required();
+  auto* ls = app.add_subcommand("ls", "list the loaded meshes");
+  auto* describe =
+      app.add_subcommand("describe", "a mesh's arrays (dtype, shape, offset) and manifest");
+  describe->add_option("NAME", name, "the mesh")->required();
+
+  std::string out_path;
+  bool force = false;
+  auto* exp = app.add_subcommand("export", "write a loaded mesh to a file (under an export root)");
+  exp->add_option("NAME", name, "the mesh")->required();
+  exp->add_option("PATH", out_path, "the file to write")->required();
+  exp->add_option("--format", format, "the writer; default by extension");
+  exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");
+
+  auto* watchv = app.add_subcommand("watch", "print events as they happen (Ctrl-C stops)");
+  watchv->add_option("NAME", name, "only this mesh's events");
+  auto* stats = app.add_subcommand("stats", "memory, uptime and per-mesh counters");
+  auto* health = app.add_subcommand("health", "exit 0 when meshdockd is SERVING, 3 otherwise");
+  auto* shutdown =
+      app.add_subcommand("shutdown", "stop meshdockd (consumers see the shutdown flag)");
+
+  std::string revoke;
+  auto* leases = app.add_subcommand("leases", "the frames consumers hold; --revoke drops a pid's");
+  auto* lease_name = leases->add_option("NAME", name, "only this mesh's leases");
+  leases->add_option("--revoke", revoke, "drop every lease of process PID (a stuck consumer)")
+      ->type_name("PID")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            std::size_t used = 0;
+            try {
+              (void)std::stoi(v, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            return used && used == v.size() ? "" : "'" + v + "' is not a pid";
+          },
+          "PID"))
+      ->excludes(lease_name);
+
+  std::string prefix{meshdock::shm::kDefaultPrefix};
+  auto* insp = app.add_subcommand("inspect", "read a mesh's segments directly (no daemon needed)");
+  insp->add_option("NAME", name, "the mesh")->required();
+  insp->add_option("-p,--prefix", prefix, "the daemon's shared-memory prefix");
+
+  std::string shell;
+  auto* completion = app.add_subcommand("completion", "print a shell completion script");
+  completion->add_option("SHELL", shell, "bash")->check(CLI::IsMember({"bash"}))->required();
+
+  if (argc < 2) {  // no verb: the list of them, as an error
+    std::fputs(app.help().c_str(), stderr);
+    return meshdockctl::kUsage;
   }
-  if (o.args.empty()) return usage(stderr);
-  if (o.args[0] == "inspect") return inspect(o);
+  if (const auto bad = unknown_verb(argc, argv, app)) {
+    std::fprintf(stderr, "meshdockctl: %s\nRun with --help for the list of commands.\n",
+                 bad->c_str());
+    return meshdockctl::kUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 names the option or argument ("--timeout: Value abc not in range ..."); say whose.
+    std::string where = "meshdockctl";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for more.\n", where.c_str(), e.what(),
+                 where.c_str());
+    return meshdockctl::kUsage;
+  }
+  g_verbose = o.verbose;
+
+  if (completion->parsed()) {
+    std::fputs(completion_script(app).c_str(), stdout);
+    return 0;
+  }
+  if (insp->parsed()) return inspect(o, name, prefix);
+
   try {
     Client c(o);
-    return run(c, o);
+    grpc::ClientContext ctx;
+    c.prepare(ctx);
+    if (load->parsed()) {
+      v1::LoadRequest r;
+      r.set_path(absolute(path));
+      r.set_name(name.empty() ? default_name(path) : name);
+      if (name.empty()) {
+        try {
+          meshdock::shm::validate_name(r.name());
+        } catch (const std::exception& e) {
+          std::fprintf(stderr,
+                       "meshdockctl load: no --name, and the file name does not make one: %s; "
+                       "give --name NAME\n",
+                       e.what());
+          return meshdockctl::kUsage;
+        }
+      }
+      r.set_replace(replace);
+      auto* op = r.mutable_options();
+      op->set_float32(float32);
+      op->set_int32(int32);
+      op->set_zero_copy_only(zero_copy_only);
+      op->set_device(device);
+      op->set_format(format);
+      op->set_watch(watch);
+      op->set_num_slots(num_slots);
+      auto reader = c.stub().Load(&ctx, r);
+      return stream_load(c, *reader);
+    }
+    if (reload->parsed()) {
+      v1::NameRequest r;
+      r.set_name(name);
+      auto reader = c.stub().Reload(&ctx, r);
+      return stream_load(c, *reader);
+    }
+    if (unload->parsed()) {
+      v1::NameRequest r;
+      r.set_name(name);
+      v1::UnloadReply rep;
+      return c.print(
+          c.stub().Unload(&ctx, r, &rep), rep,
+          +[](const v1::UnloadReply& x) { std::printf("unloaded %s\n", x.name().c_str()); });
+    }
+    if (ls->parsed()) {
+      v1::ListReply rep;
+      return c.print(
+          c.stub().List(&ctx, v1::ListRequest(), &rep), rep, +[](const v1::ListReply& x) {
+            if (x.slots().empty()) std::printf("no meshes loaded\n");
+            for (const auto& s : x.slots()) print_slot(s);
+          });
+    }
+    if (describe->parsed()) {
+      v1::NameRequest r;
+      r.set_name(name);
+      v1::DescribeReply rep;
+      return c.print(
+          c.stub().Describe(&ctx, r, &rep), rep, +[](const v1::DescribeReply& x) {
+            print_slot(x.slot());
+            for (const auto& arr : x.arrays()) {
+              std::string shape;
+              for (auto d : arr.shape()) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+              const auto dt = meshdockctl::dtype_name(arr.dtype().code(), arr.dtype().bits(),
+                                                      arr.dtype().lanes());
+              std::printf("    %-32s %-11s %-8s %-14s @%llu (%llu bytes)\n", arr.name().c_str(),
+                          arr.role().c_str(), dt.c_str(), shape.c_str(),
+                          static_cast<unsigned long long>(arr.offset()),
+                          static_cast<unsigned long long>(arr.nbytes()));
+            }
+          });
+    }
+    if (exp->parsed()) {
+      v1::ExportRequest r;
+      r.set_name(name);
+      r.set_path(absolute(out_path));
+      r.set_format(format);
+      r.set_overwrite(force);  // without it an existing PATH is ALREADY_EXISTS (exit 8)
+      v1::ExportReply rep;
+      return c.print(
+          c.stub().Export(&ctx, r, &rep), rep, +[](const v1::ExportReply& x) {
+            std::printf("wrote %s (%llu bytes)\n", x.path().c_str(),
+                        static_cast<unsigned long long>(x.bytes_written()));
+          });
+    }
+    if (stats->parsed()) {
+      v1::StatsReply rep;
+      return c.print(
+          c.stub().Stats(&ctx, v1::StatsRequest(), &rep), rep, +[](const v1::StatsReply& x) {
+            std::printf("backend %s, up %.1f s, host slot memory %.1f MiB, device %.1f MiB",
+                        x.backend().c_str(), x.uptime_seconds(),
+                        static_cast<double>(x.host_memory_used()) / (1 << 20),
+                        static_cast<double>(x.device_memory_used()) / (1 << 20));
+            if (x.device_memory_budget())
+              std::printf(" of %.1f MiB",
+                          static_cast<double>(x.device_memory_budget()) / (1 << 20));
+            std::printf("\n");
+            for (const auto& s : x.slots())
+              std::printf("  %-20s %8.1f KiB  frames %llu  leases %u  load %.3f s\n",
+                          s.name().c_str(), static_cast<double>(s.bytes()) / 1024.0,
+                          static_cast<unsigned long long>(s.frames()), s.leases(),
+                          s.last_load_seconds());
+          });
+    }
+    if (watchv->parsed()) {
+      v1::WatchRequest r;
+      r.set_name(name);
+      auto reader = c.stub().Watch(&ctx, r);
+      // The event's timestamp is the daemon's CLOCK_MONOTONIC: on this host (unix: address) it
+      // maps to the wall clock exactly; over TCP the clocks differ, so the receive time is used.
+      const bool same_host = !meshdockctl::unix_socket_path(o.addr).empty();
+      v1::Event e;
+      while (reader->Read(&e)) {
+        const double wall =
+            same_host
+                ? meshdockctl::wall_of_monotonic(e.timestamp())
+                : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+        if (o.json)
+          std::printf("%s\n", meshdockctl::to_json(e, wall).dump().c_str());  // JSON Lines
+        else
+          std::printf("%s %.3f %-11s %s frame %u %s\n", meshdockctl::rfc3339(wall).c_str(),
+                      e.timestamp(), v1::Event::Kind_Name(e.kind()).c_str(), e.name().c_str(),
+                      e.frame(), e.message().c_str());
+        std::fflush(stdout);
+      }
+      const auto s = reader->Finish();
+      return s.ok() ? 0 : c.fail(s);
+    }
+    if (health->parsed()) {
+      auto stub = grpc::health::v1::Health::NewStub(c.channel());
+      grpc::health::v1::HealthCheckResponse rep;
+      const auto s = stub->Check(&ctx, grpc::health::v1::HealthCheckRequest(), &rep);
+      if (!s.ok()) return c.fail(s);
+      if (o.json) {
+        auto j = meshdockctl::to_json(rep);
+        j["addr"] = o.addr;
+        print_json(j);
+      } else {
+        std::printf(
+            "%s %s\n", o.addr.c_str(),
+            grpc::health::v1::HealthCheckResponse::ServingStatus_Name(rep.status()).c_str());
+      }
+      return rep.status() == grpc::health::v1::HealthCheckResponse::SERVING
+                 ? 0
+                 : meshdockctl::kUnavailable;
+    }
+    if (leases->parsed() && !revoke.empty()) {
+      v1::RevokeLeasesRequest r;
+      r.set_pid(std::stoi(revoke));  // checked by the option's validator
+      v1::RevokeLeasesReply rep;
+      const auto s = c.stub().RevokeLeases(&ctx, r, &rep);
+      if (!s.ok()) return c.fail(s);
+      if (o.json) {
+        auto j = meshdockctl::to_json(rep);
+        j["pid"] = r.pid();
+        print_json(j);
+      } else {
+        std::printf("revoked %u leases\n", rep.revoked());
+      }
+      return 0;
+    }
+    if (leases->parsed()) {
+      v1::LeasesRequest r;
+      r.set_name(name);
+      v1::LeasesReply rep;
+      return c.print(
+          c.stub().Leases(&ctx, r, &rep), rep, +[](const v1::LeasesReply& x) {
+            if (x.leases().empty()) std::printf("no leases held\n");
+            for (const auto& l : x.leases())
+              std::printf("%-20s slot %u  pid %d  uid %u  frame %llu%s  age %.1f s\n",
+                          l.name().c_str(), l.slot(), l.pid(), l.uid(),
+                          static_cast<unsigned long long>(l.frame()),
+                          l.claiming() ? " (claiming)" : "", l.age_seconds());
+          });
+    }
+    if (shutdown->parsed()) {
+      v1::ShutdownReply rep;
+      const auto s = c.stub().Shutdown(&ctx, v1::ShutdownRequest(), &rep);
+      if (!s.ok()) return c.fail(s);
+      if (o.json)
+        print_json(Json{{"stopping", true}});
+      else
+        std::printf("meshdockd is stopping\n");
+      return 0;
+    }
+    return meshdockctl::kUsage;  // unreachable: require_subcommand(1)
   } catch (const std::exception& e) {
     std::fprintf(stderr, "meshdockctl: %s\n", e.what());
-    return 1;
+    return meshdockctl::kOther;
   }
 }

@@ -153,7 +153,7 @@ TEST(ShmProcesses, MeshdockctlInspectReadsTheSegments) {
   EXPECT_EQ(j["pages"][2]["frame"], 3);
 
   const auto missing = run_capture({kCtl, "inspect", "absent", "--prefix", s.prefix}, &code);
-  EXPECT_EQ(code, 1);
+  EXPECT_EQ(code, 4);  // NOT_FOUND, as for the daemon's verbs
   EXPECT_NE(missing.find("slot 'absent': no control block /" + s.prefix + "absent"),
             std::string::npos)
       << missing;

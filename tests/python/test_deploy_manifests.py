@@ -334,7 +334,7 @@ def test_probe_subcommand_and_flags_exist():
     for name, p in probes().items():
         for word in p["exec"]["command"][1:]:
             if word.startswith("--") or re.fullmatch(r"[a-z]+", word):
-                assert re.search(rf"(^|[\s\[|]){re.escape(word)}($|[\s\]|])", out.stdout), \
+                assert re.search(rf"(^|[\s\[|,]){re.escape(word)}($|[\s\]|])", out.stdout), \
                     f"{name}: meshdockctl --help does not know '{word}'"
 
 

@@ -1,0 +1,41 @@
+// meshdockctl's exit statuses and error messages (docs/operations.md, "meshdockctl", lists the
+// same table; keep them in step).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <string>
+#include <vector>
+
+namespace meshdockctl {
+
+enum Exit : int {
+  kOk = 0,
+  kOther = 1,
+  kUsage = 2,
+  kUnavailable = 3,  // no daemon answering, or health not SERVING
+  kNotFound = 4,
+  kInvalidArgument = 5,
+  kPermissionDenied = 6,  // includes a socket this user may not connect to (EACCES)
+  kResourceExhausted = 7,
+  kAlreadyExists = 8,
+  kFailedPrecondition = 9,
+  kDeadlineExceeded = 10,
+};
+
+int exit_code(const grpc::Status& s);
+const char* code_name(grpc::StatusCode c);
+
+// Why a daemon at `addr` did not answer, when the answer is on this host: for a unix: address,
+// the socket is probed with connect(2). Sets `code` (kUnavailable or kPermissionDenied) and
+// returns a message that names the socket and, on EACCES, the group to join. Returns "" when
+// nothing better than gRPC's own message is known (TCP, or the socket accepts connections).
+std::string diagnose_unavailable(const std::string& addr, int& code);
+
+// The socket path of a "unix:PATH" / "unix://PATH" address; "" for anything else.
+std::string unix_socket_path(const std::string& addr);
+
+// The closest of `choices` to `word` (edit distance <= 2, or a prefix), or "".
+std::string suggest(const std::string& word, const std::vector<std::string>& choices);
+
+}  // namespace meshdockctl

@@ -1,0 +1,328 @@
+"""meshdockctl, the command line, against a real meshdockd: its argument parser (per-verb help,
+unknown verbs, missing arguments, validated numbers, --opt=value), its exit statuses (the table
+in docs/operations.md), the socket-permission message, and --json for every verb (numbers,
+dtype names, the manifest as an object, JSON Lines from watch, RFC 3339 times)."""
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import conftest
+from daemon_util import BIN, Daemon, unique_prefix
+
+CTL = str(BIN / "meshdockctl")
+NOBODY = 65534
+VERBS = ["load", "reload", "unload", "ls", "describe", "export", "watch", "stats", "health",
+         "shutdown", "leases", "inspect", "completion"]
+# docs/operations.md, "meshdockctl": the exit statuses.
+EXIT = dict(ok=0, other=1, usage=2, unavailable=3, not_found=4, invalid=5, denied=6,
+            exhausted=7, exists=8, precondition=9, deadline=10)
+ENV = {k: v for k, v in os.environ.items() if k not in ("MESHDOCK_ADDR", "MESHDOCK_TOKEN")}
+
+
+def ctl(*args, timeout=60, **kw):
+    return subprocess.run([CTL, *args], capture_output=True, text=True, timeout=timeout,
+                          env=ENV, **kw)
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(tmp_path, ("box.v41.msh", "box.v41b.msh", "data.v41.msh"))
+    yield d
+    if d.proc.poll() is None:
+        assert d.stop() == 0, d.stderr
+
+
+def is_rfc3339(s):
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", s), s
+    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc)
+
+
+# ---- the parser (no daemon needed) -----------------------------------------------------------
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_has_its_own_help(verb):
+    r = ctl(verb, "--help")
+    assert r.returncode == 0, r.stderr
+    assert f"Usage: meshdockctl {verb}" in r.stdout, r.stdout
+    # The global usage lists every verb under "Subcommands:"; a verb's help does not.
+    assert "Subcommands:" not in r.stdout
+
+
+def test_global_help_lists_every_verb_and_the_exit_statuses():
+    r = ctl("--help")
+    assert r.returncode == 0
+    for v in VERBS:
+        assert re.search(rf"^\s+{v}\s", r.stdout, re.M), v
+    assert "4 not found" in r.stdout and "6 permission denied" in r.stdout
+    r = ctl()
+    assert r.returncode == EXIT["usage"] and "Subcommands:" in r.stderr
+
+
+def test_load_help_documents_the_default_name():
+    r = ctl("load", "--help")
+    assert "box.v41b.msh -> box" in r.stdout and "-n,--name" in r.stdout
+
+
+@pytest.mark.parametrize("typo,meant", [("lod", "load"), ("unlaod", "unload"), ("lease", "leases"),
+                                        ("describ", "describe"), ("sats", "stats")])
+def test_an_unknown_verb_is_named_with_a_suggestion(typo, meant):
+    r = ctl(typo, "box")
+    assert r.returncode == EXIT["usage"]
+    assert f"unknown command '{typo}'; did you mean '{meant}'?" in r.stderr, r.stderr
+
+
+def test_an_unknown_verb_far_from_any_gets_no_suggestion():
+    r = ctl("--addr", "unix:/nonexistent.sock", "frobnicate")
+    assert r.returncode == EXIT["usage"]
+    assert "unknown command 'frobnicate'" in r.stderr and "did you mean" not in r.stderr
+
+
+@pytest.mark.parametrize("args,missing", [(["describe"], "NAME"), (["load"], "FILE"),
+                                          (["export", "box"], "PATH"), (["inspect"], "NAME"),
+                                          (["unload"], "NAME"), (["reload"], "NAME")])
+def test_a_missing_argument_is_named(args, missing):
+    r = ctl(*args)
+    assert r.returncode == EXIT["usage"], r.stderr
+    assert f"meshdockctl {args[0]}: {missing} is required" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args,option,value", [
+    (["--timeout", "abc", "ls"], "--timeout", "abc"),
+    (["ls", "--timeout=-1"], "--timeout", "-1"),
+    (["-t", "1e999", "ls"], "--timeout", "1e999"),
+    (["load", "x.msh", "--slots", "three"], "--slots", "three"),
+    (["load", "x.msh", "-s", "-2"], "--slots", "-2"),
+    (["leases", "--revoke", "12x"], "--revoke", "12x"),
+])
+def test_a_bad_number_is_an_error_naming_the_option(args, option, value):
+    r = ctl("--addr", "unix:/nonexistent.sock", *args)
+    assert r.returncode == EXIT["usage"], (r.returncode, r.stderr)
+    assert f"{option}: '{value}' is not a" in r.stderr, r.stderr
+
+
+def test_unknown_options_and_extra_arguments_are_usage_errors():
+    r = ctl("ls", "--frob")
+    assert r.returncode == EXIT["usage"] and "--frob" in r.stderr
+    r = ctl("ls", "extra")
+    assert r.returncode == EXIT["usage"] and "extra" in r.stderr
+    r = ctl("leases", "box", "--revoke", "12")  # one or the other
+    assert r.returncode == EXIT["usage"] and "excludes" in r.stderr, r.stderr
+
+
+def test_version_and_completion():
+    r = ctl("--version")
+    assert r.returncode == 0 and r.stdout.startswith("meshdockctl ")
+    r = ctl("completion", "bash")
+    assert r.returncode == 0
+    assert "complete -o filenames -F _meshdockctl meshdockctl" in r.stdout
+    assert "load) opts=\"--help --name" in r.stdout
+    if shutil.which("bash"):  # the script is valid bash and completes a verb
+        script = r.stdout + ("COMP_WORDS=(meshdockctl lo); COMP_CWORD=1; _meshdockctl; "
+                             "echo \"${COMPREPLY[@]}\"\n")
+        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.split() == ["load"], out
+    assert ctl("completion", "tcsh").returncode == EXIT["usage"]
+
+
+# ---- verbs against a real daemon ---------------------------------------------------------------
+
+def test_options_take_value_either_way_and_globals_go_anywhere(daemon):
+    mesh = str(daemon.root / "box.v41.msh")
+    a = ctl(f"--addr={daemon.addr}", "load", mesh, "--name=one", "--json")
+    assert a.returncode == 0, a.stderr
+    assert json.loads(a.stdout)["slot"]["name"] == "one"
+    b = ctl("-a", daemon.addr, "load", mesh, "-n", "two", "-j", "--float32")
+    assert b.returncode == 0, b.stderr
+    assert json.loads(b.stdout)["slot"]["name"] == "two"
+    c = ctl("ls", "--addr", daemon.addr)
+    assert c.returncode == 0 and "one" in c.stdout and "two" in c.stdout
+
+
+def test_load_without_a_name_takes_the_file_name_up_to_its_first_dot(daemon):
+    r = daemon.ctl("--json", "load", str(daemon.root / "box.v41b.msh"))
+    assert json.loads(r.stdout)["slot"]["name"] == "box"
+    r = daemon.ctl("--json", "load", str(daemon.root / "data.v41.msh"))
+    assert json.loads(r.stdout)["slot"]["name"] == "data"
+    # A file name that makes no valid name: say so, and that --name fixes it.
+    odd = daemon.root / "my mesh.v41.msh"
+    shutil.copy(daemon.root / "box.v41.msh", odd)
+    r = daemon.ctl("load", str(odd), check=False)
+    assert r.returncode == EXIT["usage"] and "--name" in r.stderr and "my mesh" in r.stderr
+
+
+def test_exit_statuses_follow_the_documented_table(daemon, tmp_path):
+    mesh = str(daemon.root / "box.v41.msh")
+    assert daemon.ctl("load", mesh, "--name", "box").returncode == EXIT["ok"]
+    assert daemon.ctl("describe", "nope", check=False).returncode == EXIT["not_found"]
+    assert daemon.ctl("unload", "nope", check=False).returncode == EXIT["not_found"]
+    assert daemon.ctl("load", mesh, "--name", "box", check=False).returncode == EXIT["exists"]
+    assert daemon.ctl("load", mesh, "--name", "a/b", check=False).returncode == EXIT["invalid"]
+    assert daemon.ctl("load", "/etc/hostname", "--name", "x",
+                      check=False).returncode == EXIT["denied"]
+    out = str(daemon.root / "out.vtu")
+    assert daemon.ctl("export", "box", out).returncode == EXIT["ok"]
+    assert daemon.ctl("export", "box", out, check=False).returncode == EXIT["exists"]
+    assert daemon.ctl("export", "box", out, "-f").returncode == EXIT["ok"]
+    # inspect reads shared memory itself; a slot that is not there is NOT_FOUND too.
+    r = ctl("inspect", "absent", "--prefix", daemon.prefix)
+    assert r.returncode == EXIT["not_found"], r.stderr
+    assert f"no control block /{daemon.prefix}absent" in r.stderr
+    assert ctl("inspect", "box", "--prefix", daemon.prefix).returncode == EXIT["ok"]
+    assert ctl("inspect", "a/b", "--prefix", daemon.prefix).returncode == EXIT["invalid"]
+    # No daemon at the address: unavailable, and the message says there is no socket.
+    r = ctl("--addr", f"unix:{tmp_path}/none.sock", "ls")
+    assert r.returncode == EXIT["unavailable"] and f"no socket at {tmp_path}/none.sock" in r.stderr
+    r = ctl("--addr", f"unix:{tmp_path}/none.sock", "--timeout", "2", "health")
+    assert r.returncode == EXIT["unavailable"]
+
+
+def test_notes_are_summed_up_unless_verbose(daemon):
+    r = daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box", "--float32",
+                   "--int32")
+    notes = json.loads(daemon.ctl("--json", "describe", "box").stdout)["slot"]["notes"]
+    assert len(notes) > 1, notes
+    assert "note:" not in r.stdout
+    assert f"{len(notes)} notes; -v to list them" in r.stdout, r.stdout
+    r = daemon.ctl("-v", "ls")
+    assert r.stdout.count("note: ") == len(notes)
+    assert "points: float64 -> float32 (copy)" in r.stdout
+    assert "-v to list" not in r.stdout
+
+
+def test_a_socket_the_user_may_not_connect_to_names_the_group_to_join():
+    # A daemon in a directory everyone may search, its socket 0660 root:daemon, and the client
+    # run as nobody (not in group daemon): EACCES, exit 6, and the group to join.
+    top = tempfile.mkdtemp(prefix="meshdockctl-")
+    try:
+        os.chmod(top, 0o755)
+        d = Daemon(top, ("box.v41.msh",))
+        try:
+            daemon_gid = 1  # "daemon" on Debian
+            group = __import__("grp").getgrgid(daemon_gid).gr_name
+            os.chown(d.sock, 0, daemon_gid)
+            os.chmod(d.sock, 0o660)
+            r = subprocess.run([CTL, "--addr", d.addr, "ls"], capture_output=True, text=True,
+                               timeout=30, env=ENV, cwd="/", user=NOBODY, group=NOBODY,
+                               extra_groups=[])
+            assert r.returncode == EXIT["denied"], (r.returncode, r.stderr)
+            for part in (f"permission denied on the socket {d.sock}", "mode 0660",
+                         "owner root", f"group {group}", f"join group '{group}'"):
+                assert part in r.stderr, r.stderr
+            assert "is not answering" not in r.stderr
+            # The same socket in a directory nobody may search: the directory is named.
+            os.chmod(top, 0o700)
+            r = subprocess.run([CTL, "--addr", d.addr, "ls"], capture_output=True, text=True,
+                               timeout=30, env=ENV, cwd="/", user=NOBODY, group=NOBODY,
+                               extra_groups=[])
+            assert r.returncode == EXIT["denied"], r.stderr
+            assert f"the socket's directory {top} (mode 0700" in r.stderr, r.stderr
+            os.chmod(top, 0o755)
+            # Its owner still connects.
+            assert ctl("--addr", d.addr, "ls").returncode == 0
+        finally:
+            assert d.stop() == 0, d.stderr
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+# ---- --json: every verb -----------------------------------------------------------------------
+
+def test_json_of_every_verb(daemon, tmp_path):
+    j = lambda *a: json.loads(daemon.ctl("--json", *a).stdout)  # noqa: E731
+    load = j("load", str(daemon.root / "box.v41.msh"), "--name", "box", "--float32")
+    assert load["phase"] == "DONE" and load["bytes_total"] > 0
+    slot = load["slot"]
+    assert slot["name"] == "box" and slot["device"] in ("cpu", "cuda:0")
+    for k in ("num_points", "num_cells", "data_size", "version", "write_idx", "num_slots"):
+        assert type(slot[k]) is int and slot[k] > 0, (k, slot[k])  # numbers, not "123"
+    assert "points: float64 -> float32 (copy)" in slot["notes"]
+
+    reload = j("reload", "box")
+    assert reload["phase"] == "DONE" and reload["slot"]["write_idx"] == slot["write_idx"] + 1
+
+    ls = j("ls")
+    assert [s["name"] for s in ls["slots"]] == ["box"] and type(ls["slots"][0]["data_size"]) is int
+
+    desc = j("describe", "box")
+    arrays = {a["name"]: a for a in desc["arrays"]}
+    assert arrays["points"]["dtype"] == "float32"
+    assert arrays["points"]["shape"] == [slot["num_points"], 3]
+    assert all(type(a["offset"]) is int and type(a["nbytes"]) is int for a in desc["arrays"])
+    assert re.fullmatch(r"u?int(32|64)", [a for a in desc["arrays"]
+                                           if a["role"] == "cells"][0]["dtype"])
+    manifest = desc["manifest"]
+    assert isinstance(manifest, dict), manifest  # an object, not an escaped string
+    mpoints = [a for a in manifest["arrays"] if a["name"] == "points"][0]
+    assert mpoints["dtype"] == "float32" and mpoints["offset"] == arrays["points"]["offset"]
+
+    stats = j("stats")
+    assert stats["backend"] in ("host", "cuda") and type(stats["host_memory_used"]) is int
+    assert stats["slots"][0]["name"] == "box" and type(stats["slots"][0]["bytes"]) is int
+    assert stats["slots"][0]["bytes"] > 0
+
+    assert j("health") == {"status": "SERVING", "addr": daemon.addr}
+    assert j("leases") == {"leases": []}
+    assert j("leases", "--revoke", str(os.getpid())) == {"revoked": 0, "pid": os.getpid()}
+
+    out = j("export", "box", str(daemon.root / "box-out.vtu"))
+    assert out["path"] == str(daemon.root / "box-out.vtu")
+    assert out["bytes_written"] == os.path.getsize(out["path"])
+
+    insp = json.loads(ctl("--json", "inspect", "box", "--prefix", daemon.prefix).stdout)
+    assert type(insp["version"]) is int and insp["num_slots"] == slot["num_slots"]
+    page = [p for p in insp["pages"] if p["arrays"]][0]
+    assert {a["name"]: a["dtype"] for a in page["arrays"]}["points"] == "float32"
+    when = is_rfc3339(insp["time"])
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) < 60
+
+    assert j("unload", "box") == {"name": "box"}
+    assert j("shutdown") == {"stopping": True}
+    assert daemon.proc.wait(15) == 0
+
+
+def test_json_watch_is_json_lines_with_wall_clock_times(daemon):
+    w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(0.5)  # the stream is open before the events happen
+        daemon.load("box.v41.msh", "box")
+        daemon.ctl("reload", "box")
+        lines = [w.stdout.readline() for _ in range(2)]
+    finally:
+        w.terminate()
+        w.wait(10)
+        w.stdout.close()
+        w.stderr.close()
+    events = [json.loads(line) for line in lines]  # one object per line
+    assert [(e["kind"], e["name"]) for e in events] == [("LOADED", "box"), ("RELOADED", "box")]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for e in events:
+        assert type(e["frame"]) is int and isinstance(e["timestamp"], float)
+        assert abs((now - is_rfc3339(e["time"])).total_seconds()) < 30, e
+    # Monotonic and wall clock advance together.
+    dt_mono = events[1]["timestamp"] - events[0]["timestamp"]
+    dt_wall = (is_rfc3339(events[1]["time"]) - is_rfc3339(events[0]["time"])).total_seconds()
+    assert abs(dt_mono - dt_wall) < 0.01, (dt_mono, dt_wall)
+    assert events[0]["frame"] == 1 and events[1]["frame"] == 2
+
+
+def test_the_documented_exit_table_is_the_one_the_client_prints():
+    doc = (conftest.ROOT / "docs" / "operations.md").read_text()
+    section = doc[doc.index("## meshdockctl"):doc.index("### Limits and the token")]
+    rows = dict(re.findall(r"^\| (\d+) \| ([^|]+?)[ :(|]", section, re.M))
+    assert sorted(map(int, rows)) == list(range(11)), rows
+    helptext = " ".join(ctl("--help").stdout.split())
+    for code, word in [(3, "daemon unavailable"), (4, "not found"), (6, "permission denied"),
+                       (8, "already exists"), (10, "deadline exceeded")]:
+        assert f"{code} {word}" in helptext, (code, helptext)
+        assert EXIT[{3: "unavailable", 4: "not_found", 6: "denied", 8: "exists",
+                     10: "deadline"}[code]] == code
+    assert rows["4"].startswith("NOT_FOUND") and rows["6"].startswith("PERMISSION_DENIED")
