@@ -145,6 +145,10 @@ Json to_json(const v1::ExportReply& r) {
   return Json{{"path", r.path()}, {"bytes_written", r.bytes_written()}};
 }
 
+Json to_json(const v1::MetricsReply& r) {
+  return Json{{"text", r.text()}};
+}
+
 Json to_json(const v1::StatsReply& r) {
   Json slots = Json::array();
   for (const auto& s : r.slots()) {

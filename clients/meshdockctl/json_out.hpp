@@ -33,6 +33,8 @@ Json to_json(const meshdock::v1::DescribeReply& r);
 Json to_json(const meshdock::v1::UnloadReply& r);
 Json to_json(const meshdock::v1::ExportReply& r);
 Json to_json(const meshdock::v1::StatsReply& r);
+// {"text": the Prometheus exposition} (meshdockctl metrics --json).
+Json to_json(const meshdock::v1::MetricsReply& r);
 Json to_json(const meshdock::v1::LeasesReply& r);
 Json to_json(const meshdock::v1::RevokeLeasesReply& r);
 // `wall_seconds`: when the event happened, by the wall clock (see main.cpp's watch).

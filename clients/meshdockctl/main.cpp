@@ -389,6 +389,8 @@ int main(int argc, char** argv) {
   auto* watchv = app.add_subcommand("watch", "print events as they happen (Ctrl-C stops)");
   watchv->add_option("NAME", name, "only this mesh's events");
   auto* stats = app.add_subcommand("stats", "memory, uptime and per-mesh counters");
+  auto* metrics = app.add_subcommand(
+      "metrics", "the daemon's counters in Prometheus' text format (what metrics_listen serves)");
   auto* health = app.add_subcommand("health", "exit 0 when meshdockd is SERVING, 3 otherwise");
   auto* shutdown =
       app.add_subcommand("shutdown", "stop meshdockd (consumers see the shutdown flag)");
@@ -537,6 +539,12 @@ int main(int argc, char** argv) {
             std::printf("wrote %s (%llu bytes)\n", x.path().c_str(),
                         static_cast<unsigned long long>(x.bytes_written()));
           });
+    }
+    if (metrics->parsed()) {
+      v1::MetricsReply rep;
+      return c.print(
+          c.stub().Metrics(&ctx, v1::MetricsRequest(), &rep), rep,
+          +[](const v1::MetricsReply& x) { std::fputs(x.text().c_str(), stdout); });
     }
     if (stats->parsed()) {
       v1::StatsReply rep;

@@ -18,8 +18,8 @@ from daemon_util import BIN, Daemon, unique_prefix
 
 CTL = str(BIN / "meshdockctl")
 NOBODY = 65534
-VERBS = ["load", "reload", "unload", "ls", "describe", "export", "watch", "stats", "health",
-         "shutdown", "leases", "inspect", "completion"]
+VERBS = ["load", "reload", "unload", "ls", "describe", "export", "watch", "stats", "metrics",
+         "health", "shutdown", "leases", "inspect", "completion"]
 # docs/operations.md, "meshdockctl": the exit statuses.
 EXIT = dict(ok=0, other=1, usage=2, unavailable=3, not_found=4, invalid=5, denied=6,
             exhausted=7, exists=8, precondition=9, deadline=10)
@@ -267,6 +267,12 @@ def test_json_of_every_verb(daemon, tmp_path):
     assert stats["backend"] in ("host", "cuda") and type(stats["host_memory_used"]) is int
     assert stats["slots"][0]["name"] == "box" and type(stats["slots"][0]["bytes"]) is int
     assert stats["slots"][0]["bytes"] > 0
+
+    metrics = j("metrics")["text"]
+    assert 'meshdock_rpc_calls_total{method="Load",code="OK"} 1' in metrics
+    human = daemon.ctl("metrics").stdout
+    assert "# TYPE meshdock_rpc_duration_seconds histogram" in human
+    assert 'meshdock_slot_bytes{mesh="box",device="cpu"}' in human
 
     assert j("health") == {"status": "SERVING", "addr": daemon.addr}
     assert j("leases") == {"leases": []}
