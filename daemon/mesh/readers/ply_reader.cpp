@@ -204,17 +204,22 @@ class PlyReader {
           const auto n = static_cast<std::int64_t>(value(p.count_type));
           if (n < 0 || n > 1 << 20)
             c_.fail("list length " + std::to_string(n) + " in element '" + e.name + "'");
+          const bool indices =
+              (face || strips) && (p.name == "vertex_indices" || p.name == "vertex_index");
+          if (!indices) {
+            for (std::int64_t i = 0; i < n; ++i) value(p.type);  // skipped, noted once
+            if (r == 0) {
+              mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" +
+                                    e.name + "' not kept");
+            }
+            continue;
+          }
           nodes.clear();
           for (std::int64_t i = 0; i < n; ++i) nodes.push_back(index(value(p.type)));
-          if ((face || strips) && (p.name == "vertex_indices" || p.name == "vertex_index")) {
-            if (face)
-              faces_.add(nodes.data(), nodes.size(), 0, c_);
-            else
-              add_strips(nodes);
-          } else if (r == 0) {
-            mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" + e.name +
-                                  "' not kept");
-          }
+          if (face)
+            faces_.add(nodes.data(), nodes.size(), 0, c_);
+          else
+            add_strips(nodes);
           continue;
         }
         const double v = value(p.type);

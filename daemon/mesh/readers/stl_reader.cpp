@@ -5,7 +5,7 @@
 // (CAD exports, one per part): all are read into the one triangle block, like meshio and
 // vtkSTLReader, and with more than one body each becomes a cell region named after its solid
 // (the facets of that body), with a note naming the merged bodies. Text after the last
-// "endsolid" that is not another solid is an error; a missing final "endsolid" is a note.
+// "endsolid" that is not another solid, and a missing final "endsolid", are notes.
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -146,6 +146,7 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
   corners.reserve(9 * max_facets);
   normals.reserve(3 * max_facets);
   bool ended = false;
+  std::string trailing;
   while (true) {
     const auto word = c.token();
     if (word.empty()) break;
@@ -157,8 +158,13 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
         break;
       }
       if (next != "solid") {
-        c.fail("expected another 'solid' or the end of the file after 'endsolid', found '" +
-               std::string(next.substr(0, 40)) + "'");
+        // The facets are all read: say what follows rather than refuse the file (some
+        // exporters pad with NULs or append their own text).
+        trailing = "stl: " + path + ":" + std::to_string(c.line()) +
+                   ": text after the last 'endsolid' not read ('" +
+                   std::string(next.substr(0, 40)) + "')";
+        ended = true;
+        break;
       }
       start_body();
       continue;
@@ -177,6 +183,7 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
   }
   Mesh m = build(corners, normals);
   if (!ended) m.notes.push_back("stl: no 'endsolid' at the end of the file (truncated?)");
+  if (!trailing.empty()) m.notes.push_back(trailing);
   if (bodies.size() > 1) add_bodies(m, bodies, normals.size() / 3);
   return m;
 }
