@@ -209,8 +209,8 @@ class PlyReader {
           if (!indices) {
             for (std::int64_t i = 0; i < n; ++i) value(p.type);  // skipped, noted once
             if (r == 0) {
-              mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" +
-                                    e.name + "' not kept");
+              mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" + e.name +
+                                    "' not kept");
             }
             continue;
           }
