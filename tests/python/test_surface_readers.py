@@ -50,7 +50,8 @@ def test_stl_solids_become_regions_and_a_note(data_dir):
     assert regions["tetra"].entries.tolist() == [0, 1, 2, 3]
     assert regions["plate"].entries.tolist() == [4, 5]
     assert regions["bridge"].entries.tolist() == [6, 7, 8]
-    assert all(r.kind == "cell" and r.dim == 2 for r in m.regions)
+    assert [(r.kind, r.dim, r.tag) for r in m.regions] == [("cell", 2, 1), ("cell", 2, 2),
+                                                             ("cell", 2, 3)]
     assert m.notes == ["stl: 3 solids merged into one triangle block, one region each: "
                        "'tetra' (4), 'plate' (2), 'bridge' (3)"]
 
@@ -70,10 +71,10 @@ def test_stl_solids_match_meshio_and_vtk(data_dir):
     r.Update()
     out = r.GetOutput()
     assert _vtk_cells(out.GetPolys()) == m.cells[0].data.tolist()
-    # vtkSTLReader's solid labels are the region tags.
+    # vtkSTLReader's solid labels (0-based) are the region tags (1-based, as Gmsh's).
     labels = vtk_to_numpy(out.GetCellData().GetArray("STLSolidLabeling")).astype(int)
     for reg in m.regions:
-        assert set(labels[reg.entries].tolist()) == {reg.tag}
+        assert set(labels[reg.entries].tolist()) == {reg.tag - 1}
 
 
 @pytest.mark.parametrize("tail,message", [

@@ -93,7 +93,7 @@ void add_bodies(Mesh& m, const Bodies& bodies, std::size_t num_facets) {
     reg.name = names[r];
     reg.kind = RegionKind::kCell;
     reg.dim = 2;
-    reg.tag = static_cast<std::int64_t>(r);
+    reg.tag = static_cast<std::int64_t>(r) + 1;  // Gmsh physical tags are positive
     reg.entries = Array::from_vector(facets[r]);
     m.regions.push_back(std::move(reg));
   }
