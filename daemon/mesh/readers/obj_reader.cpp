@@ -1,7 +1,13 @@
 // Wavefront OBJ: v (x y z [w]), f (v, v/vt, v/vt/vn, v//vn; negative = relative), g starts a
 // group. Like meshio: blocks split at each change of face size, cell_data "obj:group_ids"
 // (-1 before the first g), vt / vn as point_data "obj:vt" / "obj:vn" when there is one per
-// vertex (otherwise noted and not read).
+// vertex (otherwise noted and not read). l (line / polyline) elements become a "line" block
+// after the face blocks, each polyline split into its segments (noted); meshio drops them,
+// vtkOBJReader keeps them as polylines. Other statements that carry geometry (p, curves,
+// surfaces, vp) are not read and are noted; s, o, usemtl, mtllib only style or name it.
+#include <map>
+#include <string>
+
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
@@ -20,6 +26,9 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
   FaceBlocks faces(/*consecutive=*/true);
   std::int64_t group = -1;
   std::vector<std::int64_t> face;
+  ScratchVector<std::int64_t> segments, segment_groups;  // "l": 2 nodes per segment
+  std::size_t polylines = 0;  // "l" with more than 2 vertices, split into segments
+  std::map<std::string, std::size_t, std::less<>> skipped;  // keyword -> count
   bool dropped_w = false;
   while (!c.at_end()) {
     auto line = Cursor::trim(c.rest_of_line());
@@ -66,7 +75,7 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
       numbers(vt, vt_width);
     } else if (key == "vn") {
       numbers(vn, vn_width);
-    } else if (key == "f") {
+    } else if (key == "f" || key == "l") {
       face.clear();
       const auto nv = static_cast<std::int64_t>(points.size() / 3);
       while (true) {
@@ -81,16 +90,55 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
         }
         face.push_back(idx > 0 ? idx - 1 : nv + idx);
       }
-      faces.add(face.data(), face.size(), group, c);
+      if (key == "f") {
+        faces.add(face.data(), face.size(), group, c);
+      } else {
+        if (face.size() < 2)
+          fail("a line ('l') needs 2 or more vertices, found " + std::to_string(face.size()));
+        for (auto v : face) {
+          // Forward references are checked at the end, as for faces.
+          if (v < 0) fail("a line refers to vertex " + std::to_string(v) + " (0-based)");
+        }
+        if (face.size() > 2) ++polylines;
+        for (std::size_t k = 0; k + 1 < face.size(); ++k) {
+          segments.push_back(face[k]);
+          segments.push_back(face[k + 1]);
+          segment_groups.push_back(group);
+        }
+      }
     } else if (key == "g") {
       ++group;
+    } else if (key != "s" && key != "o" && key != "usemtl" && key != "mtllib") {
+      // p, vp, curv, surf, cstype, ... (and anything unknown): counted, noted below.
+      auto it = skipped.find(key);
+      if (it == skipped.end()) it = skipped.emplace(std::string(key.substr(0, 40)), 0).first;
+      ++it->second;
     }
-    // s, o, usemtl, mtllib, l, p: not geometry we keep; meshio ignores them too.
   }
   Mesh m;
   const auto n = static_cast<std::int64_t>(points.size() / 3);
   m.points = Array::from_vector(points, {n, 3});
   faces.finish(m, n, c, "obj:group_ids");
+  if (!segment_groups.empty()) {
+    for (auto v : segments) {
+      if (v >= n) {
+        c.fail("a line refers to vertex " + std::to_string(v) + " but there are " +
+               std::to_string(n) + " vertices (0-based)");
+      }
+    }
+    const auto ns = static_cast<std::int64_t>(segment_groups.size());
+    m.cells.push_back(CellBlock::fixed("line", Array::from_vector(segments, {ns, 2})));
+    m.cell_data["obj:group_ids"].push_back(Array::from_vector(segment_groups));
+    if (polylines) {
+      m.notes.push_back("obj: " + std::to_string(polylines) +
+                        " polylines ('l' with more than 2 vertices) split into line segments; " +
+                        std::to_string(ns) + " segments in the line block");
+    }
+  }
+  for (const auto& [key, count] : skipped) {
+    m.notes.push_back("obj: " + std::to_string(count) + " '" + key +
+                      "' statements not read (not supported)");
+  }
   if (dropped_w) m.notes.push_back("obj: vertex weights (4th coordinate) were not kept");
   auto attach = [&](const char* name, const ScratchVector<double>& v, std::size_t w) {
     if (v.empty()) return;

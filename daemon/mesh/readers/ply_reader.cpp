@@ -1,7 +1,10 @@
 // PLY: ascii, binary_little_endian, binary_big_endian. The vertex element's x, y, z become the
 // points and its other scalar properties point_data; the face element's vertex_indices (or
 // vertex_index) list becomes triangle / quad blocks and its other scalars cell_data (one block per
-// face size). Other elements and list properties are skipped with a note.
+// face size). A "tristrips" element's vertex_indices (strips separated by -1) become triangles
+// in the same blocks, alternate ones flipped so all keep the strip's orientation, as
+// vtkTriangleFilter does (noted). Other elements and list properties are skipped with a note,
+// and so is anything after the last element.
 #include <map>
 #include <set>
 
@@ -54,6 +57,17 @@ class PlyReader {
     faces_.finish(mesh_, mesh_.num_points(), c_);
     for (const auto& name : dropped_face_props_) {
       mesh_.notes.push_back("ply: face property '" + name + "' not kept");
+    }
+    if (strip_triangles_) {
+      mesh_.notes.push_back("ply: triangle strips converted to " +
+                            std::to_string(strip_triangles_) + " triangles");
+    }
+    if (ascii_) c_.skip_ws();
+    if (!c_.at_end()) {
+      mesh_.notes.push_back("ply: " + c_.file() +
+                            (ascii_ ? ":" + std::to_string(c_.line_at(c_.offset()))
+                                    : ": byte " + std::to_string(c_.offset())) +
+                            ": data after the last element; not read");
     }
     return std::move(mesh_);
   }
@@ -134,6 +148,31 @@ class PlyReader {
     return 0;
   }
 
+  // A list entry as a vertex index: integral and in int64 range (a float list or a corrupt
+  // value must not be cast blindly).
+  std::int64_t index(double v) {
+    if (!(v >= -9.0e18 && v <= 9.0e18) || v != static_cast<double>(static_cast<std::int64_t>(v)))
+      c_.fail("vertex index " + std::to_string(v) + " is not an integer");
+    return static_cast<std::int64_t>(v);
+  }
+
+  // One tristrips row: strips separated by -1; triangle k of a strip is (s[k], s[k+1], s[k+2]),
+  // with the first two swapped for odd k so every triangle keeps the strip's orientation.
+  void add_strips(const std::vector<std::int64_t>& row) {
+    std::size_t b = 0;
+    while (b < row.size()) {
+      std::size_t e = b;
+      while (e < row.size() && row[e] != -1) ++e;
+      for (std::size_t k = b; k + 2 < e; ++k) {
+        const bool odd = (k - b) % 2 == 1;
+        const std::int64_t tri[3] = {row[odd ? k + 1 : k], row[odd ? k : k + 1], row[k + 2]};
+        faces_.add(tri, 3, 0, c_);
+        ++strip_triangles_;
+      }
+      b = e + 1;
+    }
+  }
+
   void read_element(const Element& e) {
     const std::size_t min_row = ascii_ ? 2 : 1;
     if (static_cast<std::size_t>(e.count) > c_.remaining() / min_row && !e.props.empty()) {
@@ -142,6 +181,7 @@ class PlyReader {
     }
     const bool vertex = e.name == "vertex";
     const bool face = e.name == "face";
+    const bool strips = e.name == "tristrips";
     int xyz[3] = {-1, -1, -1};
     if (vertex) {
       for (std::size_t k = 0; k < e.props.size(); ++k) {
@@ -155,6 +195,7 @@ class PlyReader {
       have_vertices_ = true;
     }
     std::map<std::string, std::vector<double>> extra;
+    bool noted_element = false;
     std::vector<std::int64_t> nodes;
     for (std::int64_t r = 0; r < e.count; ++r) {
       for (std::size_t k = 0; k < e.props.size(); ++k) {
@@ -163,15 +204,22 @@ class PlyReader {
           const auto n = static_cast<std::int64_t>(value(p.count_type));
           if (n < 0 || n > 1 << 20)
             c_.fail("list length " + std::to_string(n) + " in element '" + e.name + "'");
-          nodes.clear();
-          for (std::int64_t i = 0; i < n; ++i)
-            nodes.push_back(static_cast<std::int64_t>(value(p.type)));
-          if (face && (p.name == "vertex_indices" || p.name == "vertex_index")) {
-            faces_.add(nodes.data(), nodes.size(), 0, c_);
-          } else if (r == 0) {
-            mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" + e.name +
-                                  "' not kept");
+          const bool indices =
+              (face || strips) && (p.name == "vertex_indices" || p.name == "vertex_index");
+          if (!indices) {
+            for (std::int64_t i = 0; i < n; ++i) value(p.type);  // skipped, noted once
+            if (r == 0) {
+              mesh_.notes.push_back("ply: list property '" + p.name + "' of element '" + e.name +
+                                    "' not kept");
+            }
+            continue;
           }
+          nodes.clear();
+          for (std::int64_t i = 0; i < n; ++i) nodes.push_back(index(value(p.type)));
+          if (face)
+            faces_.add(nodes.data(), nodes.size(), 0, c_);
+          else
+            add_strips(nodes);
           continue;
         }
         const double v = value(p.type);
@@ -185,8 +233,10 @@ class PlyReader {
           extra[p.name].push_back(v);
         } else if (face) {
           dropped_face_props_.insert(p.name);
-        } else if (r == 0) {
-          mesh_.notes.push_back("ply: element '" + e.name + "' not kept");
+        } else if (r == 0 && !noted_element) {
+          mesh_.notes.push_back("ply: element '" + e.name + "' (" + std::to_string(e.count) +
+                                ") not kept");
+          noted_element = true;
         }
       }
     }
@@ -198,6 +248,7 @@ class PlyReader {
   std::vector<Element> elements_;
   FaceBlocks faces_{/*consecutive=*/false};
   std::set<std::string> dropped_face_props_;
+  std::int64_t strip_triangles_ = 0;
   Mesh mesh_;
 };
 
