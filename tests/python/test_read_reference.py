@@ -324,8 +324,8 @@ def test_legacy_vtk_bad_input(tmp_path):
     p.write_bytes(LEGACY_42.replace(b"3 1 2 4", b"3 1 2 9"))
     with pytest.raises(meshdock.ReadError, match="cell 1 refers to point 9 of 5"):
         meshdock.read(p)
-    p.write_bytes(LEGACY_42.replace(b"DATASET UNSTRUCTURED_GRID", b"DATASET POLYDATA"))
-    with pytest.raises(meshdock.ReadError, match=r"bad.vtk:4: DATASET POLYDATA is not supported"):
+    p.write_bytes(LEGACY_42.replace(b"DATASET UNSTRUCTURED_GRID", b"DATASET GRAPH"))
+    with pytest.raises(meshdock.ReadError, match=r"bad.vtk:4: DATASET GRAPH is not supported"):
         meshdock.read(p)
     p.write_bytes(LEGACY_42[:120])
     with pytest.raises(meshdock.ReadError):

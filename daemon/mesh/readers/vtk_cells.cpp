@@ -236,6 +236,106 @@ void append_rows_block(Mesh& mesh, const VtkCellKind& kind, std::int64_t ncells,
   share_rows(mesh, kind.name, conn, ncells, kind.nodes, cell_data);
 }
 
+std::optional<ExpandedCells> expand_vtk_cells(
+    std::span<const std::int64_t> conn, std::span<const std::int64_t> ends,
+    std::span<const std::int64_t> types, const std::function<void(const std::string&)>& fail) {
+  bool any = false;
+  for (const auto t : types) any |= t == 2 || t == 4 || t == 6 || t == 11;
+  if (!any) return std::nullopt;
+  if (ends.size() != types.size()) {
+    fail(std::to_string(ends.size()) + " cell offsets for " + std::to_string(types.size()) +
+         " cell types");
+  }
+  ExpandedCells out;
+  out.conn.reserve(conn.size());
+  std::int64_t made[12] = {}, from[12] = {};
+  auto emit = [&](std::int64_t type, std::size_t src, std::initializer_list<std::int64_t> ids) {
+    out.conn.insert(out.conn.end(), ids);
+    out.ends.push_back(static_cast<std::int64_t>(out.conn.size()));
+    out.types.push_back(type);
+    out.source.push_back(static_cast<std::int64_t>(src));
+  };
+  std::int64_t begin = 0;
+  for (std::size_t c = 0; c < types.size(); ++c) {
+    const auto end = ends[c];
+    if (end < begin || static_cast<std::size_t>(end) > conn.size()) {
+      fail("offset of cell " + std::to_string(c) + " is " + std::to_string(end) +
+           ", outside the " + std::to_string(conn.size()) + "-entry connectivity");
+    }
+    const auto* p = conn.data() + begin;
+    const auto n = end - begin;
+    const auto t = types[c];
+    auto need = [&](bool ok, const char* what) {
+      if (!ok) {
+        fail("cell " + std::to_string(c) + " (" + what + ") has " + std::to_string(n) +
+             " points");
+      }
+    };
+    switch (t) {
+      case 2:
+        need(n >= 1, "poly-vertex");
+        for (std::int64_t k = 0; k < n; ++k) emit(1, c, {p[k]});
+        made[2] += n;
+        break;
+      case 4:
+        need(n >= 2, "poly-line");
+        for (std::int64_t k = 0; k + 1 < n; ++k) emit(3, c, {p[k], p[k + 1]});
+        made[4] += n - 1;
+        break;
+      case 6:
+        need(n >= 3, "triangle strip");
+        for (std::int64_t k = 0; k + 2 < n; ++k) {
+          if (k % 2)
+            emit(5, c, {p[k + 1], p[k], p[k + 2]});
+          else
+            emit(5, c, {p[k], p[k + 1], p[k + 2]});
+        }
+        made[6] += n - 2;
+        break;
+      case 11:
+        need(n == 8, "voxel");
+        emit(12, c, {p[0], p[1], p[3], p[2], p[4], p[5], p[7], p[6]});
+        made[11] += 1;
+        break;
+      default:
+        out.conn.insert(out.conn.end(), p, p + n);
+        out.ends.push_back(static_cast<std::int64_t>(out.conn.size()));
+        out.types.push_back(t);
+        out.source.push_back(static_cast<std::int64_t>(c));
+        begin = end;
+        continue;
+    }
+    ++from[t];
+    begin = end;
+  }
+  auto note = [&](int t, const char* what, const char* into) {
+    if (from[t]) {
+      out.notes.push_back(std::to_string(from[t]) + " " + what + " converted to " +
+                          std::to_string(made[t]) + " " + into + " (cell data repeated)");
+    }
+  };
+  note(2, "poly-vertex cells", "vertices");
+  note(4, "poly-lines", "line segments");
+  note(6, "triangle strips", "triangles");
+  if (from[11]) {
+    out.notes.push_back(std::to_string(from[11]) +
+                        " voxels converted to hexahedra (VTK points 0,1,3,2,4,5,7,6)");
+  }
+  return out;
+}
+
+Array gather_rows(const Array& a, std::span<const std::int64_t> source) {
+  auto shape = a.shape();
+  const std::size_t row = a.dim(0) ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
+  shape[0] = static_cast<std::int64_t>(source.size());
+  Array out = Array::empty(a.dtype(), shape);
+  auto* dst = static_cast<std::uint8_t*>(out.data());
+  const auto* src = static_cast<const std::uint8_t*>(a.data());
+  for (std::size_t i = 0; i < source.size(); ++i)
+    std::memcpy(dst + i * row, src + static_cast<std::size_t>(source[i]) * row, row);
+  return out;
+}
+
 template std::optional<VtkCellKind> rows_of_one_kind<std::uint8_t>(std::span<const std::int64_t>,
                                                                    std::span<const std::uint8_t>);
 template std::optional<VtkCellKind> rows_of_one_kind<std::int64_t>(std::span<const std::int64_t>,

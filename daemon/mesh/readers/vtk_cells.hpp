@@ -67,6 +67,22 @@ void append_rows_block(Mesh& mesh, const VtkCellKind& kind, std::int64_t ncells,
                        const std::vector<std::pair<std::string, Array>>& cell_data,
                        const std::function<void(const std::string&)>& fail);
 
+// Cells meshio has no block type for, decomposed the way VTK does it: poly-vertex (2) into
+// vertices, poly-line (4) into line segments, triangle strip (6) into triangles (every second
+// one flipped, as vtkTriangleStrip does, to keep the orientation), voxel (11) into a
+// hexahedron (VTK's points 0,1,3,2,4,5,7,6). `source[c]` is the input cell output cell c came
+// from, so cell data can follow (gather_rows); one note per kind converted. nullopt when there
+// is none of these kinds (the input stands as it is). `fail` must throw; it names the cell.
+struct ExpandedCells {
+  std::vector<std::int64_t> conn, ends, types, source;
+  std::vector<std::string> notes;
+};
+std::optional<ExpandedCells> expand_vtk_cells(
+    std::span<const std::int64_t> conn, std::span<const std::int64_t> ends,
+    std::span<const std::int64_t> types, const std::function<void(const std::string&)>& fail);
+// out[i] = a[source[i]] row by row (source checked by the caller to lie within a's rows).
+Array gather_rows(const Array& a, std::span<const std::int64_t> source);
+
 // Any integer Array widened to int64 (connectivity, offsets, types come in every width).
 std::vector<std::int64_t> to_int64(const Array& a);
 

@@ -1,7 +1,20 @@
-// Legacy VTK (.vtk) UNSTRUCTURED_GRID, ASCII and BINARY (big-endian by the format's rule):
-// POINTS, CELLS (version 5.x OFFSETS / CONNECTIVITY, or the older count-prefixed list),
-// CELL_TYPES, POINT_DATA / CELL_DATA with FIELD, SCALARS (+ LOOKUP_TABLE), VECTORS, NORMALS.
-// Blocks and node order as the VTU reader (vtk_cells), data in the file's dtype, points float64.
+// Legacy VTK (.vtk), ASCII and BINARY (big-endian by the format's rule), every DATASET kind:
+//   UNSTRUCTURED_GRID: POINTS, CELLS (version 5.x OFFSETS / CONNECTIVITY, or the older
+//     count-prefixed list), CELL_TYPES;
+//   POLYDATA: POINTS, VERTICES, LINES, POLYGONS, TRIANGLE_STRIPS, in that (VTK's) cell order,
+//     each cell typed as vtkPolyData does (1 id: vertex, 2: line, 3: triangle, 4: quad, ...);
+//   STRUCTURED_POINTS (DIMENSIONS, ORIGIN, SPACING), STRUCTURED_GRID (DIMENSIONS, POINTS),
+//   RECTILINEAR_GRID (DIMENSIONS, X/Y/Z_COORDINATES): points x fastest, hexahedra / quads /
+//     lines in VTK's cell order, with a note;
+//   POINT_DATA / CELL_DATA with FIELD, SCALARS (+ LOOKUP_TABLE), COLOR_SCALARS (uint8, as
+//     VTK keeps them), VECTORS, NORMALS, TENSORS ((n, 9)), TENSORS6, TEXTURE_COORDINATES,
+//     GLOBAL_IDS, PEDIGREE_IDS; a standalone LOOKUP_TABLE is skipped with a note.
+// Cell types meshio has no block for (poly-vertex, poly-line, triangle strip, voxel) are
+// decomposed as VTK does (expand_vtk_cells), with a note. Blocks and node order as the VTU
+// reader (vtk_cells), data in the file's dtype, points float64.
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -42,6 +55,38 @@ std::optional<DType> legacy_dtype(std::string_view s) {
   return it->second;
 }
 
+// Big-endian items of `size` bytes from `src` into native (little-endian) order at `dst`: one
+// tight loop per width, which the compiler turns into vector shuffles.
+void swap_copy(std::uint8_t* dst, const char* src, std::size_t n, std::size_t size) {
+  auto run = [&](auto zero, auto swap) {
+    using U = decltype(zero);
+    for (std::size_t i = 0; i < n; ++i) {
+      U v;
+      std::memcpy(&v, src + i * sizeof(U), sizeof(U));
+      v = swap(v);
+      std::memcpy(dst + i * sizeof(U), &v, sizeof(U));
+    }
+  };
+  switch (size) {
+    case 2:
+      run(std::uint16_t{}, [](std::uint16_t v) { return __builtin_bswap16(v); });
+      break;
+    case 4:
+      run(std::uint32_t{}, [](std::uint32_t v) { return __builtin_bswap32(v); });
+      break;
+    case 8:
+      run(std::uint64_t{}, [](std::uint64_t v) { return __builtin_bswap64(v); });
+      break;
+    default:
+      std::memcpy(dst, src, n * size);
+  }
+}
+
+// One cell list of the file: per-cell end offsets into the connectivity.
+struct CellList {
+  std::vector<std::int64_t> conn, ends;
+};
+
 class VtkReader {
  public:
   VtkReader(std::string_view data, const std::string& path) : c_(data, path) {}
@@ -58,8 +103,13 @@ class VtkReader {
       binary_ = true;
     else if (mode != "ASCII")
       c_.fail("third line is '" + std::string(mode) + "', expected ASCII or BINARY");
-    std::vector<std::int64_t> conn, ends, types;
-    std::int64_t npoints = 0;
+    CellList cells;
+    std::vector<std::int64_t> types;
+    std::map<std::string, CellList> poly;  // POLYDATA sections by keyword
+    std::array<std::int64_t, 3> dims{};
+    bool have_dims = false;
+    std::array<double, 3> origin{0, 0, 0}, spacing{1, 1, 1};
+    std::array<std::vector<double>, 3> axes;  // RECTILINEAR_GRID coordinates
     bool have_points = false;
     std::string target;  // POINT_DATA or CELL_DATA
     std::int64_t target_n = 0;
@@ -68,50 +118,47 @@ class VtkReader {
       const auto key = c_.token();
       if (key.empty()) break;
       if (key == "DATASET") {
-        const auto kind = c_.token();
-        if (kind != "UNSTRUCTURED_GRID")
-          c_.fail("DATASET " + std::string(kind) + " is not supported (UNSTRUCTURED_GRID is)");
+        dataset_ = std::string(c_.token());
+        if (dataset_ != "UNSTRUCTURED_GRID" && dataset_ != "POLYDATA" &&
+            dataset_ != "STRUCTURED_POINTS" && dataset_ != "STRUCTURED_GRID" &&
+            dataset_ != "RECTILINEAR_GRID") {
+          c_.fail("DATASET " + dataset_.substr(0, 40) +
+                  " is not supported (UNSTRUCTURED_GRID, POLYDATA, STRUCTURED_POINTS, "
+                  "STRUCTURED_GRID, RECTILINEAR_GRID are)");
+        }
       } else if (key == "POINTS") {
-        npoints = count("point count");
+        const auto n = count("point count");
         const auto type = dtype(c_.token());
         c_.rest_of_line();
-        const Array p = values(type, npoints * 3, "POINTS");
         if (type.code != 2) c_.fail("POINTS must be float or double");
-        mesh_.points = Array::of<double>({npoints, 3});
-        for (std::int64_t i = 0; i < 3 * npoints; ++i)
-          mesh_.points.as<double>()[i] = as_double(p, static_cast<std::size_t>(i));
+        mesh_.points = Array::of<double>({n, 3});
+        doubles(type, n * 3, "POINTS", mesh_.points.as<double>());
         have_points = true;
       } else if (key == "CELLS") {
-        const auto a = count("cell count");
-        const auto b = count("cell list size");
-        c_.rest_of_line();
-        if (version5_) {
-          ends = read_named_ints("OFFSETS", a);
-          if (ends.empty() || ends.front() != 0) c_.fail("OFFSETS must start with 0");
-          ends.erase(ends.begin());
-          conn = read_named_ints("CONNECTIVITY", b);
-        } else {
-          const auto flat = to_int64(values(DType{0, 32, 1}, b, "CELLS"));
-          std::size_t i = 0;
-          for (std::int64_t c = 0; c < a; ++c) {
-            if (i >= flat.size())
-              c_.fail("CELLS list ends after " + std::to_string(c) + " of " + std::to_string(a) +
-                      " cells");
-            const auto n = flat[i++];
-            if (n < 0 || static_cast<std::size_t>(n) > flat.size() - i)
-              c_.fail("cell " + std::to_string(c) + " claims " + std::to_string(n) +
-                      " points, more than the list holds");
-            conn.insert(
-                conn.end(), flat.begin() + static_cast<std::ptrdiff_t>(i),
-                flat.begin() + static_cast<std::ptrdiff_t>(i + static_cast<std::size_t>(n)));
-            i += static_cast<std::size_t>(n);
-            ends.push_back(static_cast<std::int64_t>(conn.size()));
-          }
-        }
+        cells = cell_list("CELLS");
+      } else if (key == "VERTICES" || key == "LINES" || key == "POLYGONS" ||
+                 key == "TRIANGLE_STRIPS") {
+        const std::string k(key);
+        if (poly.count(k)) c_.fail(k + " appears twice");
+        poly[k] = cell_list(k);
       } else if (key == "CELL_TYPES") {
         const auto n = count("cell type count");
         c_.rest_of_line();
         types = to_int64(values(DType{0, 32, 1}, n, "CELL_TYPES"));
+      } else if (key == "DIMENSIONS") {
+        for (auto& d : dims) d = count("dimension");
+        have_dims = true;
+      } else if (key == "ORIGIN") {
+        for (auto& o : origin) o = c_.number<double>("origin");
+      } else if (key == "SPACING" || key == "ASPECT_RATIO") {
+        for (auto& s : spacing) s = c_.number<double>("spacing");
+      } else if (key == "X_COORDINATES" || key == "Y_COORDINATES" || key == "Z_COORDINATES") {
+        const std::size_t axis = static_cast<std::size_t>(key[0] - 'X');
+        const auto n = count("coordinate count");
+        const auto type = dtype(c_.token());
+        c_.rest_of_line();
+        axes[axis].resize(static_cast<std::size_t>(n));
+        doubles(type, n, std::string(key), axes[axis].data());
       } else if (key == "POINT_DATA" || key == "CELL_DATA") {
         target = std::string(key);
         target_n = count("tuple count");
@@ -140,12 +187,40 @@ class VtkReader {
         c_.rest_of_line();
         add(target, target_n, name, shaped(values(type, comps * target_n, name), comps), target_n,
             cell_arrays);
-      } else if (key == "VECTORS" || key == "NORMALS") {
+      } else if (key == "COLOR_SCALARS") {
+        const std::string name(c_.token());
+        const auto comps = count("components");
+        c_.rest_of_line();
+        add(target, target_n, name, shaped(colors(comps * target_n, name), comps), target_n,
+            cell_arrays);
+      } else if (key == "LOOKUP_TABLE") {
+        // A colour table for SCALARS (4 values a colour): not mesh data.
+        const std::string name(c_.token());
+        const auto n = count("colour count");
+        c_.rest_of_line();
+        colors(4 * n, "LOOKUP_TABLE " + name);
+        mesh_.notes.push_back("vtk: lookup table '" + name + "' (" + std::to_string(n) +
+                              " colours) not kept");
+      } else if (key == "VECTORS" || key == "NORMALS" || key == "TENSORS" ||
+                 key == "TENSORS6") {
         const std::string name(c_.token());
         const auto type = dtype(c_.token());
         c_.rest_of_line();
-        add(target, target_n, name, shaped(values(type, 3 * target_n, name), 3), target_n,
-            cell_arrays);
+        const std::int64_t comps = key == "TENSORS" ? 9 : key == "TENSORS6" ? 6 : 3;
+        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps),
+            target_n, cell_arrays);
+      } else if (key == "TEXTURE_COORDINATES") {
+        const std::string name(c_.token());
+        const auto comps = count("components");
+        const auto type = dtype(c_.token());
+        c_.rest_of_line();
+        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps),
+            target_n, cell_arrays);
+      } else if (key == "GLOBAL_IDS" || key == "PEDIGREE_IDS") {
+        const std::string name(c_.token());
+        const auto type = dtype(c_.token());
+        c_.rest_of_line();
+        add(target, target_n, name, values(type, target_n, name), target_n, cell_arrays);
       } else if (key == "METADATA") {
         // Informational keys up to the next blank line.
         c_.rest_of_line();
@@ -155,14 +230,199 @@ class VtkReader {
         c_.fail("keyword '" + std::string(key.substr(0, 40)) + "' is not supported");
       }
     }
+    auto fail = [&](const std::string& what) { throw ReadError(c_.file() + ": " + what); };
+    if (dataset_ == "STRUCTURED_POINTS" || dataset_ == "STRUCTURED_GRID" ||
+        dataset_ == "RECTILINEAR_GRID") {
+      if (!have_dims) fail(dataset_ + " without DIMENSIONS");
+      structured(dims, origin, spacing, axes, have_points, cell_arrays);
+      return std::move(mesh_);
+    }
     if (!have_points) c_.fail("no POINTS section");
-    append_vtk_cells<std::int64_t>(
-        mesh_, conn, ends, types, npoints, 0, cell_arrays,
-        [&](const std::string& what) { throw ReadError(c_.file() + ": " + what); });
+    if (dataset_ == "POLYDATA") {
+      if (!types.empty() || !cells.ends.empty()) fail("POLYDATA with CELLS / CELL_TYPES");
+      cells = {};
+      for (const char* k : {"VERTICES", "LINES", "POLYGONS", "TRIANGLE_STRIPS"}) {
+        auto it = poly.find(k);
+        if (it == poly.end()) continue;
+        std::int64_t begin = 0;
+        const auto base = static_cast<std::int64_t>(cells.conn.size());
+        for (std::size_t c = 0; c < it->second.ends.size(); ++c) {
+          const auto end = it->second.ends[c];
+          const auto n = end - begin;
+          if (n < 1 || static_cast<std::size_t>(end) > it->second.conn.size())
+            fail(std::string(k) + " cell " + std::to_string(c) + " has offset " +
+                 std::to_string(end) + " after " + std::to_string(begin));
+          const std::string_view kv(k);
+          std::int64_t t = 6;  // TRIANGLE_STRIPS
+          if (kv == "VERTICES") t = n == 1 ? 1 : 2;
+          if (kv == "LINES") t = n == 2 ? 3 : 4;
+          if (kv == "POLYGONS") t = n == 3 ? 5 : n == 4 ? 9 : 7;
+          if ((kv == "LINES" && n < 2) || (kv != "VERTICES" && kv != "LINES" && n < 3))
+            fail(std::string(k) + " cell " + std::to_string(c) + " has " + std::to_string(n) +
+                 " points");
+          types.push_back(t);
+          cells.ends.push_back(base + end);
+          begin = end;
+        }
+        cells.conn.insert(cells.conn.end(), it->second.conn.begin(), it->second.conn.end());
+      }
+    } else if (!poly.empty()) {
+      fail(poly.begin()->first + " in a DATASET " +
+           (dataset_.empty() ? std::string("(none)") : dataset_) + " file (POLYDATA only)");
+    }
+    if (auto ex = expand_vtk_cells(cells.conn, cells.ends, types, fail)) {
+      for (auto& [name, a] : cell_arrays) {
+        if (a.dim(0) != static_cast<std::int64_t>(types.size()))
+          fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
+               std::to_string(types.size()) + " cells");
+        a = gather_rows(a, ex->source);
+      }
+      for (auto& n : ex->notes) mesh_.notes.push_back("vtk: " + n);
+      append_vtk_cells<std::int64_t>(mesh_, ex->conn, ex->ends, ex->types, mesh_.num_points(), 0,
+                                     cell_arrays, fail);
+    } else {
+      append_vtk_cells<std::int64_t>(mesh_, cells.conn, cells.ends, types, mesh_.num_points(), 0,
+                                     cell_arrays, fail);
+    }
     return std::move(mesh_);
   }
 
  private:
+  // CELLS / VERTICES / LINES / POLYGONS / TRIANGLE_STRIPS: "<a> <b>" then the 5.x OFFSETS and
+  // CONNECTIVITY arrays (a offsets, b ids) or the older list of a cells, b entries in all.
+  CellList cell_list(const std::string& section) {
+    CellList out;
+    const auto a = count("cell count");
+    const auto b = count("cell list size");
+    c_.rest_of_line();
+    if (version5_) {
+      out.ends = read_named_ints("OFFSETS", a);
+      if (out.ends.empty() || out.ends.front() != 0) c_.fail(section + " OFFSETS must start with 0");
+      for (std::size_t i = 1; i < out.ends.size(); ++i) {
+        if (out.ends[i] < out.ends[i - 1] || out.ends[i] > b)
+          c_.fail(section + " OFFSETS[" + std::to_string(i) + "] = " +
+                  std::to_string(out.ends[i]) + " is out of order or past the " +
+                  std::to_string(b) + "-entry CONNECTIVITY");
+      }
+      out.ends.erase(out.ends.begin());
+      out.conn = read_named_ints("CONNECTIVITY", b);
+      return out;
+    }
+    const auto flat = to_int64(values(DType{0, 32, 1}, b, section));
+    std::size_t i = 0;
+    out.conn.reserve(flat.size());
+    out.ends.reserve(static_cast<std::size_t>(a));
+    for (std::int64_t c = 0; c < a; ++c) {
+      if (i >= flat.size())
+        c_.fail(section + " list ends after " + std::to_string(c) + " of " + std::to_string(a) +
+                " cells");
+      const auto n = flat[i++];
+      if (n < 0 || static_cast<std::size_t>(n) > flat.size() - i)
+        c_.fail(section + " cell " + std::to_string(c) + " claims " + std::to_string(n) +
+                " points, more than the list holds");
+      out.conn.insert(out.conn.end(), flat.begin() + static_cast<std::ptrdiff_t>(i),
+                      flat.begin() + static_cast<std::ptrdiff_t>(i + static_cast<std::size_t>(n)));
+      i += static_cast<std::size_t>(n);
+      out.ends.push_back(static_cast<std::int64_t>(out.conn.size()));
+    }
+    return out;
+  }
+
+  // STRUCTURED_POINTS / STRUCTURED_GRID / RECTILINEAR_GRID: the points (x fastest) and the
+  // cells VTK makes of the grid: hexahedra over 3 axes longer than 1, quads over 2, lines over
+  // 1, one vertex for a single point.
+  void structured(const std::array<std::int64_t, 3>& dims, const std::array<double, 3>& origin,
+                  const std::array<double, 3>& spacing,
+                  const std::array<std::vector<double>, 3>& axes, bool have_points,
+                  std::vector<std::pair<std::string, Array>>& cell_arrays) {
+    auto fail = [&](const std::string& what) { throw ReadError(c_.file() + ": " + what); };
+    const auto [nx, ny, nz] = dims;
+    if (nx < 1 || ny < 1 || nz < 1 || nx > (std::int64_t{1} << 21) ||
+        ny > (std::int64_t{1} << 21) || nz > (std::int64_t{1} << 21) ||
+        static_cast<std::uint64_t>(nx * ny) > c_.data().size() ||
+        static_cast<std::uint64_t>(nx * ny * nz) > c_.data().size() * 8)
+      fail("DIMENSIONS " + std::to_string(nx) + " " + std::to_string(ny) + " " +
+           std::to_string(nz) + " is not a grid this file can describe");
+    const std::int64_t npoints = nx * ny * nz;
+    if (dataset_ == "STRUCTURED_GRID") {
+      if (!have_points) fail("STRUCTURED_GRID without POINTS");
+      if (mesh_.num_points() != npoints)
+        fail("STRUCTURED_GRID has " + std::to_string(mesh_.num_points()) +
+             " POINTS for DIMENSIONS of " + std::to_string(npoints));
+    } else {
+      if (have_points) fail(dataset_ + " with POINTS");
+      mesh_.points = Array::of<double>({npoints, 3});
+      auto* p = mesh_.points.as<double>();
+      const bool rect = dataset_ == "RECTILINEAR_GRID";
+      for (std::size_t a = 0; rect && a < 3; ++a) {
+        if (static_cast<std::int64_t>(axes[a].size()) != dims[a])
+          fail("RECTILINEAR_GRID has " + std::to_string(axes[a].size()) + " " +
+               static_cast<char>('X' + a) + "_COORDINATES for dimension " +
+               std::to_string(dims[a]));
+      }
+      std::size_t i = 0;
+      for (std::int64_t k = 0; k < nz; ++k)
+        for (std::int64_t j = 0; j < ny; ++j)
+          for (std::int64_t x = 0; x < nx; ++x, i += 3) {
+            const std::int64_t ijk[3] = {x, j, k};
+            for (std::size_t a = 0; a < 3; ++a)
+              p[i + a] = rect ? axes[a][static_cast<std::size_t>(ijk[a])]
+                              : origin[a] + static_cast<double>(ijk[a]) * spacing[a];
+          }
+    }
+    std::vector<std::int64_t> active;  // point-index strides of the axes longer than 1
+    std::vector<std::int64_t> lens;
+    const std::int64_t stride[3] = {1, nx, nx * ny};
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (dims[a] > 1) {
+        active.push_back(stride[a]);
+        lens.push_back(dims[a] - 1);
+      }
+    }
+    static constexpr const char* kKinds[] = {"vertex", "line", "quad", "hexahedron"};
+    const auto npc = std::int64_t{1} << active.size();
+    std::int64_t ncells = 1;
+    for (const auto l : lens) ncells *= l;
+    Array block = Array::of<std::int64_t>({ncells, npc});
+    auto* out = block.as<std::int64_t>();
+    // VTK's cell order (first active axis fastest) and node order: the base corner, +a, +a+b,
+    // +b, then the same one layer up.
+    std::vector<std::int64_t> idx(active.size(), 0);
+    for (std::int64_t c = 0; c < ncells; ++c) {
+      std::int64_t base = 0;
+      for (std::size_t a = 0; a < active.size(); ++a) base += idx[a] * active[a];
+      std::int64_t* row = out + c * npc;
+      if (active.empty()) {
+        row[0] = base;
+      } else if (active.size() == 1) {
+        row[0] = base;
+        row[1] = base + active[0];
+      } else {
+        const auto da = active[0], db = active[1];
+        const std::int64_t quad[4] = {base, base + da, base + da + db, base + db};
+        for (int q = 0; q < 4; ++q) row[q] = quad[q];
+        if (active.size() == 3)
+          for (int q = 0; q < 4; ++q) row[4 + q] = quad[q] + active[2];
+      }
+      for (std::size_t a = 0; a < idx.size(); ++a) {
+        if (++idx[a] < lens[a]) break;
+        idx[a] = 0;
+      }
+    }
+    for (const auto& [name, a] : cell_arrays) {
+      if (a.dim(0) != ncells)
+        fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
+             std::to_string(ncells) + " cells");
+      mesh_.cell_data[name].push_back(a);
+    }
+    const char* kind = kKinds[active.size()];
+    mesh_.cells.push_back(CellBlock::fixed(kind, std::move(block)));
+    mesh_.notes.push_back("vtk: DATASET " + dataset_ + " " + std::to_string(nx) + "x" +
+                          std::to_string(ny) + "x" + std::to_string(nz) + " converted to " +
+                          std::to_string(npoints) + " points and " + std::to_string(ncells) +
+                          " " + kind + " cells");
+  }
+
   std::int64_t count(const char* what) {
     const auto n = c_.number<std::int64_t>(what);
     if (n < 0 || static_cast<std::uint64_t>(n) > c_.data().size())
@@ -183,21 +443,69 @@ class VtkReader {
     return to_int64(values(type, n, name));
   }
 
-  // `n` values of `type` into a flat Array (binary: big-endian raw bytes; ascii: text numbers).
-  Array values(DType type, std::int64_t n, const std::string& what) {
+  void check_fits(DType type, std::int64_t n, const std::string& what) {
     const std::size_t item = type.bits / 8;
     if (static_cast<std::uint64_t>(n) > c_.remaining() / (binary_ ? item : 1)) {
       c_.fail(what + ": " + std::to_string(n) + " values cannot fit in the " +
               std::to_string(c_.remaining()) + " bytes left");
     }
+  }
+
+  // `n` float / double values straight into `dst` as float64 (points, coordinates): one pass,
+  // no intermediate array.
+  void doubles(DType type, std::int64_t n, const std::string& what, double* dst) {
+    if (type.code != 2) {
+      const Array a = values(type, n, what);
+      for (std::int64_t i = 0; i < n; ++i)
+        dst[i] = static_cast<double>(int_at(a, static_cast<std::size_t>(i)));
+      return;
+    }
+    check_fits(type, n, what);
+    const auto count = static_cast<std::size_t>(n);
+    if (!binary_) {
+      for (std::size_t i = 0; i < count; ++i) dst[i] = c_.number<double>("number");
+      return;
+    }
+    if (type.bits == 64) {
+      swap_copy(reinterpret_cast<std::uint8_t*>(dst), c_.raw(count * 8, what.c_str()), count, 8);
+      return;
+    }
+    const char* src = c_.raw(count * 4, what.c_str());
+    for (std::size_t i = 0; i < count; ++i) {
+      std::uint32_t v;
+      std::memcpy(&v, src + 4 * i, 4);
+      v = __builtin_bswap32(v);
+      float f;
+      std::memcpy(&f, &v, 4);
+      dst[i] = f;
+    }
+  }
+
+  // COLOR_SCALARS and LOOKUP_TABLE values: unsigned char in binary, floats in [0, 1] in ascii;
+  // kept as uint8 either way, as VTK does.
+  Array colors(std::int64_t n, const std::string& what) {
+    if (binary_) return values(DType{1, 8, 1}, n, what);
+    check_fits(DType{1, 8, 1}, n, what);
+    Array a = Array::of<std::uint8_t>({n});
+    auto* dst = a.as<std::uint8_t>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double v = c_.number<double>("colour component");
+      if (!(v >= 0.0 && v <= 1.0)) c_.fail(what + ": colour component " + std::to_string(v) +
+                                           " is outside [0, 1]");
+      dst[i] = static_cast<std::uint8_t>(std::lround(v * 255.0));
+    }
+    return a;
+  }
+
+  // `n` values of `type` into a flat Array (binary: big-endian raw bytes; ascii: text numbers).
+  Array values(DType type, std::int64_t n, const std::string& what) {
+    const std::size_t item = type.bits / 8;
+    check_fits(type, n, what);
     Array a = Array::empty(type, {n});
     auto* dst = static_cast<std::uint8_t*>(a.data());
     if (binary_) {
-      std::memcpy(dst, c_.raw(static_cast<std::size_t>(n) * item, what.c_str()),
-                  static_cast<std::size_t>(n) * item);
-      if (item > 1) {
-        for (std::int64_t i = 0; i < n; ++i) std::reverse(dst + i * item, dst + (i + 1) * item);
-      }
+      const auto count = static_cast<std::size_t>(n);
+      swap_copy(dst, c_.raw(count * item, what.c_str()), count, item);
       return a;
     }
     for (std::int64_t i = 0; i < n; ++i) {
@@ -214,17 +522,6 @@ class VtkReader {
       }
     }
     return a;
-  }
-
-  static double as_double(const Array& a, std::size_t i) {
-    if (a.dtype().bits == 32) {
-      float f;
-      std::memcpy(&f, static_cast<const char*>(a.data()) + 4 * i, 4);
-      return f;
-    }
-    double d;
-    std::memcpy(&d, static_cast<const char*>(a.data()) + 8 * i, 8);
-    return d;
   }
 
   static Array shaped(Array a, std::int64_t comps) {
@@ -251,6 +548,7 @@ class VtkReader {
 
   Cursor c_;
   bool binary_ = false, version5_ = false;
+  std::string dataset_;
   Mesh mesh_;
 };
 

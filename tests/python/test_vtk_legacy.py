@@ -1,0 +1,166 @@
+"""Legacy VTK beyond UNSTRUCTURED_GRID tetrahedra: POLYDATA, STRUCTURED_POINTS,
+STRUCTURED_GRID, RECTILINEAR_GRID, COLOR_SCALARS / TENSORS / LOOKUP_TABLE and the cell types
+meshio has no block for, each compared with what VTK 9.1 itself reads from the same file
+(tests/data/meshes/{poly,spts,spts2d,sgrid,rgrid,ucells}.{ascii,bin}.vtk, written by
+tests/data/tools/make_vtk_legacy.py). meshio 5.0 cannot read these (no POLYDATA; its
+structured readers fail on VTK 9's 5.1 files), so VTK is the reference."""
+import numpy as np
+import pytest
+
+import meshdock
+
+vtk = pytest.importorskip("vtk")
+from vtk.util import numpy_support as ns  # noqa: E402
+
+FILES = [f"{stem}.{mode}.vtk" for stem in ("poly", "spts", "spts2d", "sgrid", "rgrid", "ucells")
+         for mode in ("ascii", "bin")]
+
+# VTK cell type -> (meshio type, how its ids become meshio cells).
+_VOXEL = [0, 1, 3, 2, 4, 5, 7, 6]  # VTK's voxel -> hexahedron point order
+_PIXEL = [0, 1, 3, 2]
+
+
+def _vtk_cells(cell):
+    """The meshio cells VTK's cell `cell` stands for: VTK's own decomposition for strips
+    (Triangulate), the documented point reorder for voxels / pixels of structured data."""
+    t = cell.GetCellType()
+    ids = [cell.GetPointId(k) for k in range(cell.GetNumberOfPoints())]
+    if t == vtk.VTK_VERTEX:
+        return [("vertex", ids)]
+    if t == vtk.VTK_POLY_VERTEX:
+        return [("vertex", [i]) for i in ids]
+    if t == vtk.VTK_LINE:
+        return [("line", ids)]
+    if t == vtk.VTK_POLY_LINE:
+        return [("line", ids[k:k + 2]) for k in range(len(ids) - 1)]
+    if t == vtk.VTK_TRIANGLE_STRIP:
+        pt_ids, pts = vtk.vtkIdList(), vtk.vtkPoints()
+        cell.Triangulate(0, pt_ids, pts)
+        flat = [pt_ids.GetId(k) for k in range(pt_ids.GetNumberOfIds())]
+        return [("triangle", flat[k:k + 3]) for k in range(0, len(flat), 3)]
+    if t == vtk.VTK_VOXEL:
+        return [("hexahedron", [ids[k] for k in _VOXEL])]
+    if t == vtk.VTK_PIXEL:  # 2D image data: VTK's pixel, which meshdock writes as a quad
+        return [("quad", [ids[k] for k in _PIXEL])]
+    name = {vtk.VTK_TRIANGLE: "triangle", vtk.VTK_QUAD: "quad", vtk.VTK_POLYGON: "polygon",
+            vtk.VTK_TETRA: "tetra", vtk.VTK_HEXAHEDRON: "hexahedron"}[t]
+    return [(name, ids)]
+
+
+def _read_vtk(path):
+    r = vtk.vtkDataSetReader()
+    r.SetFileName(str(path))
+    for flag in ("Scalars", "Vectors", "Normals", "Tensors", "ColorScalars", "Fields",
+                 "TCoords"):
+        getattr(r, f"ReadAll{flag}On")()
+    r.Update()
+    return r.GetOutput()
+
+
+def _arrays(data):
+    out = {}
+    for i in range(data.GetNumberOfArrays()):
+        a = data.GetArray(i)
+        out[a.GetName()] = ns.vtk_to_numpy(a)
+    return out
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_reads_like_vtk(data_dir, name):
+    path = data_dir / "meshes" / name
+    ds = _read_vtk(path)
+    m = meshdock.read(path)
+
+    ref_points = np.array([ds.GetPoint(i) for i in range(ds.GetNumberOfPoints())])
+    assert m.points.dtype == np.float64
+    np.testing.assert_allclose(m.points, ref_points, rtol=0, atol=1e-6)
+
+    expect, source = [], []
+    for c in range(ds.GetNumberOfCells()):
+        pieces = _vtk_cells(ds.GetCell(c))
+        expect += [(t, [int(i) for i in ids]) for t, ids in pieces]
+        source += [c] * len(pieces)
+    got = [(b.type, [int(i) for i in row]) for b in m.cells for row in np.asarray(b.data)]
+    assert got == expect
+    for b in m.cells:
+        assert b.data.dtype == np.int64
+
+    ref_pd = _arrays(ds.GetPointData())
+    assert set(m.point_data) == set(ref_pd)
+    for k, v in ref_pd.items():
+        assert m.point_data[k].dtype == v.dtype, k
+        np.testing.assert_array_equal(np.asarray(m.point_data[k]), v, err_msg=k)
+    ref_cd = _arrays(ds.GetCellData())
+    assert set(m.cell_data) == set(ref_cd)
+    for k, v in ref_cd.items():
+        assert len(m.cell_data[k]) == len(m.cells), k
+        mine = np.concatenate([np.asarray(a) for a in m.cell_data[k]])
+        assert mine.dtype == v.dtype, k
+        np.testing.assert_array_equal(mine, v[source], err_msg=k)
+
+
+def test_polydata_values_and_notes(data_dir):
+    for mode in ("ascii", "bin"):
+        m = meshdock.read(data_dir / "meshes" / f"poly.{mode}.vtk")
+        assert [(b.type, len(b)) for b in m.cells] == [
+            ("vertex", 4), ("line", 5), ("triangle", 1), ("quad", 1), ("polygon", 1),
+            ("triangle", 7)]
+        assert m.cells[4].data.tolist() == [[4, 6, 7, 5, 2]]
+        # The 6-point strip: alternate triangles flipped, as VTK does.
+        assert m.cells[5].data[:4].tolist() == [[6, 7, 8], [8, 7, 9], [8, 9, 10], [10, 9, 11]]
+        assert m.point_data["stress"].shape == (12, 9)
+        assert m.point_data["stress"][1].tolist() == list(range(9, 18))
+        rgba = np.concatenate(m.cell_data["rgba"])
+        assert rgba.dtype == np.uint8 and rgba.shape == (19, 4)
+        assert rgba[0].tolist() == [0, 7, 14, 21]  # the poly-vertex's colour, repeated:
+        assert rgba[1:4].tolist() == [[28, 35, 42, 49]] * 3
+        notes = "\n".join(m.notes)
+        assert "1 poly-vertex cells converted to 3 vertices" in notes
+        assert "1 poly-lines converted to 3 line segments" in notes
+        assert "2 triangle strips converted to 6 triangles" in notes
+        assert "lookup table 'lookup_table' (3 colours) not kept" in notes
+
+
+def test_structured_values_and_notes(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "spts.bin.vtk")
+    assert [(b.type, len(b)) for b in m.cells] == [("hexahedron", 6)]
+    assert m.points[:4].tolist() == [[1.0, -2.0, 0.5], [1.5, -2.0, 0.5], [2.0, -2.0, 0.5],
+                                     [1.0, -1.75, 0.5]]
+    assert m.cells[0].data[0].tolist() == [0, 1, 4, 3, 12, 13, 16, 15]
+    assert m.cell_data["cval"][0].tolist() == [0.0, 1.5, 3.0, 4.5, 6.0, 7.5]
+    assert m.notes == ["vtk: DATASET STRUCTURED_POINTS 3x4x2 converted to 24 points and 6 "
+                       "hexahedron cells"]
+    m = meshdock.read(data_dir / "meshes" / "rgrid.ascii.vtk")
+    assert m.points[-1].tolist() == [6.0, 2.0, 1.0]
+    assert m.cell_data["id"][0].tolist() == [0, 10, 20, 30, 40, 50]
+    m = meshdock.read(data_dir / "meshes" / "sgrid.bin.vtk")
+    assert m.cells[0].data.tolist() == [[0, 1, 4, 3], [1, 2, 5, 4]]
+    assert m.point_data["disp"][5].tolist() == [4.0, 2.4, 0.0]
+
+
+def test_unstructured_cell_conversions(data_dir):
+    m = meshdock.read(data_dir / "meshes" / "ucells.ascii.vtk")
+    assert [(b.type, len(b)) for b in m.cells] == [
+        ("vertex", 4), ("line", 3), ("triangle", 2), ("hexahedron", 1), ("tetra", 1),
+        ("hexahedron", 1)]
+    assert m.cells[3].data.tolist() == [[0, 1, 3, 2, 4, 5, 7, 6]]
+    assert [a.tolist() for a in m.cell_data["mat"]] == [
+        [0.5, 1.5, 1.5, 1.5], [2.5] * 3, [3.5] * 2, [4.5], [5.5], [6.5]]
+    assert any("2 voxels converted to hexahedra" in n for n in m.notes)
+
+
+def test_bad_polydata_names_file_and_section(tmp_path):
+    p = tmp_path / "bad.vtk"
+    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET POLYDATA\nPOINTS 3 float\n"
+                 "0 0 0 1 0 0 0 1 0\nPOLYGONS 1 3\n2 0 1\n")
+    with pytest.raises(meshdock.ReadError, match=r"bad.vtk: POLYGONS cell 0 has 2 points"):
+        meshdock.read(p)
+    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET STRUCTURED_POINTS\n"
+                 "DIMENSIONS 2 2 1\nPOINT_DATA 4\nSCALARS s float\nLOOKUP_TABLE default\n1 2 3\n")
+    with pytest.raises(meshdock.ReadError, match=r"bad.vtk:\d+: expected number"):
+        meshdock.read(p)
+    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET RECTILINEAR_GRID\n"
+                 "DIMENSIONS 2 2 1\nX_COORDINATES 2 float\n0 1\nY_COORDINATES 1 float\n0\n"
+                 "Z_COORDINATES 1 float\n0\n")
+    with pytest.raises(meshdock.ReadError, match=r"bad.vtk: RECTILINEAR_GRID has 1 Y_COORDINATES"):
+        meshdock.read(p)
