@@ -236,9 +236,10 @@ void append_rows_block(Mesh& mesh, const VtkCellKind& kind, std::int64_t ncells,
   share_rows(mesh, kind.name, conn, ncells, kind.nodes, cell_data);
 }
 
-std::optional<ExpandedCells> expand_vtk_cells(
-    std::span<const std::int64_t> conn, std::span<const std::int64_t> ends,
-    std::span<const std::int64_t> types, const std::function<void(const std::string&)>& fail) {
+std::optional<ExpandedCells> expand_vtk_cells(std::span<const std::int64_t> conn,
+                                              std::span<const std::int64_t> ends,
+                                              std::span<const std::int64_t> types,
+                                              const std::function<void(const std::string&)>& fail) {
   bool any = false;
   for (const auto t : types) any |= t == 2 || t == 4 || t == 6 || t == 11;
   if (!any) return std::nullopt;
@@ -259,16 +260,15 @@ std::optional<ExpandedCells> expand_vtk_cells(
   for (std::size_t c = 0; c < types.size(); ++c) {
     const auto end = ends[c];
     if (end < begin || static_cast<std::size_t>(end) > conn.size()) {
-      fail("offset of cell " + std::to_string(c) + " is " + std::to_string(end) +
-           ", outside the " + std::to_string(conn.size()) + "-entry connectivity");
+      fail("offset of cell " + std::to_string(c) + " is " + std::to_string(end) + ", outside the " +
+           std::to_string(conn.size()) + "-entry connectivity");
     }
     const auto* p = conn.data() + begin;
     const auto n = end - begin;
     const auto t = types[c];
     auto need = [&](bool ok, const char* what) {
       if (!ok) {
-        fail("cell " + std::to_string(c) + " (" + what + ") has " + std::to_string(n) +
-             " points");
+        fail("cell " + std::to_string(c) + " (" + what + ") has " + std::to_string(n) + " points");
       }
     };
     switch (t) {

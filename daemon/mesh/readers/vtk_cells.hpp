@@ -77,9 +77,10 @@ struct ExpandedCells {
   std::vector<std::int64_t> conn, ends, types, source;
   std::vector<std::string> notes;
 };
-std::optional<ExpandedCells> expand_vtk_cells(
-    std::span<const std::int64_t> conn, std::span<const std::int64_t> ends,
-    std::span<const std::int64_t> types, const std::function<void(const std::string&)>& fail);
+std::optional<ExpandedCells> expand_vtk_cells(std::span<const std::int64_t> conn,
+                                              std::span<const std::int64_t> ends,
+                                              std::span<const std::int64_t> types,
+                                              const std::function<void(const std::string&)>& fail);
 // out[i] = a[source[i]] row by row (source checked by the caller to lie within a's rows).
 Array gather_rows(const Array& a, std::span<const std::int64_t> source);
 

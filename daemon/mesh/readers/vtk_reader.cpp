@@ -82,10 +82,23 @@ void swap_copy(std::uint8_t* dst, const char* src, std::size_t n, std::size_t si
   }
 }
 
-// One cell list of the file: per-cell end offsets into the connectivity.
+// One cell list of the file: int64 connectivity and offsets (n + 1, from 0), as Arrays so that
+// a 5.x file's int64 arrays are used as read (no widening copy) and a one-kind piece's
+// connectivity becomes its block as it is.
 struct CellList {
-  std::vector<std::int64_t> conn, ends;
+  Array conn = Array::of<std::int64_t>({0});
+  Array offsets = Array::from_vector(std::vector<std::int64_t>{0});
+  std::span<const std::int64_t> ids() const { return {conn.as<std::int64_t>(), conn.size()}; }
+  std::span<const std::int64_t> ends() const {
+    return {offsets.as<std::int64_t>() + 1, offsets.size() - 1};
+  }
 };
+
+// An integer Array as int64: itself when it is int64 already, else widened.
+Array int64_array(Array a) {
+  if (a.dtype().code == 0 && a.dtype().bits == 64) return a;
+  return Array::from_vector(to_int64(a));
+}
 
 class VtkReader {
  public:
@@ -201,21 +214,20 @@ class VtkReader {
         colors(4 * n, "LOOKUP_TABLE " + name);
         mesh_.notes.push_back("vtk: lookup table '" + name + "' (" + std::to_string(n) +
                               " colours) not kept");
-      } else if (key == "VECTORS" || key == "NORMALS" || key == "TENSORS" ||
-                 key == "TENSORS6") {
+      } else if (key == "VECTORS" || key == "NORMALS" || key == "TENSORS" || key == "TENSORS6") {
         const std::string name(c_.token());
         const auto type = dtype(c_.token());
         c_.rest_of_line();
         const std::int64_t comps = key == "TENSORS" ? 9 : key == "TENSORS6" ? 6 : 3;
-        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps),
-            target_n, cell_arrays);
+        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps), target_n,
+            cell_arrays);
       } else if (key == "TEXTURE_COORDINATES") {
         const std::string name(c_.token());
         const auto comps = count("components");
         const auto type = dtype(c_.token());
         c_.rest_of_line();
-        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps),
-            target_n, cell_arrays);
+        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps), target_n,
+            cell_arrays);
       } else if (key == "GLOBAL_IDS" || key == "PEDIGREE_IDS") {
         const std::string name(c_.token());
         const auto type = dtype(c_.token());
@@ -239,17 +251,19 @@ class VtkReader {
     }
     if (!have_points) c_.fail("no POINTS section");
     if (dataset_ == "POLYDATA") {
-      if (!types.empty() || !cells.ends.empty()) fail("POLYDATA with CELLS / CELL_TYPES");
-      cells = {};
+      if (!types.empty() || cells.conn.size()) fail("POLYDATA with CELLS / CELL_TYPES");
+      std::vector<std::int64_t> conn, ends;
       for (const char* k : {"VERTICES", "LINES", "POLYGONS", "TRIANGLE_STRIPS"}) {
         auto it = poly.find(k);
         if (it == poly.end()) continue;
         std::int64_t begin = 0;
-        const auto base = static_cast<std::int64_t>(cells.conn.size());
-        for (std::size_t c = 0; c < it->second.ends.size(); ++c) {
-          const auto end = it->second.ends[c];
+        const auto base = static_cast<std::int64_t>(conn.size());
+        const auto sec_ends = it->second.ends();
+        const auto sec_ids = it->second.ids();
+        for (std::size_t c = 0; c < sec_ends.size(); ++c) {
+          const auto end = sec_ends[c];
           const auto n = end - begin;
-          if (n < 1 || static_cast<std::size_t>(end) > it->second.conn.size())
+          if (n < 1 || static_cast<std::size_t>(end) > sec_ids.size())
             fail(std::string(k) + " cell " + std::to_string(c) + " has offset " +
                  std::to_string(end) + " after " + std::to_string(begin));
           const std::string_view kv(k);
@@ -261,16 +275,19 @@ class VtkReader {
             fail(std::string(k) + " cell " + std::to_string(c) + " has " + std::to_string(n) +
                  " points");
           types.push_back(t);
-          cells.ends.push_back(base + end);
+          ends.push_back(base + end);
           begin = end;
         }
-        cells.conn.insert(cells.conn.end(), it->second.conn.begin(), it->second.conn.end());
+        conn.insert(conn.end(), sec_ids.begin(), sec_ids.end());
       }
+      ends.insert(ends.begin(), 0);
+      cells.conn = Array::from_vector(conn);
+      cells.offsets = Array::from_vector(ends);
     } else if (!poly.empty()) {
       fail(poly.begin()->first + " in a DATASET " +
            (dataset_.empty() ? std::string("(none)") : dataset_) + " file (POLYDATA only)");
     }
-    if (auto ex = expand_vtk_cells(cells.conn, cells.ends, types, fail)) {
+    if (auto ex = expand_vtk_cells(cells.ids(), cells.ends(), types, fail)) {
       for (auto& [name, a] : cell_arrays) {
         if (a.dim(0) != static_cast<std::int64_t>(types.size()))
           fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
@@ -281,8 +298,8 @@ class VtkReader {
       append_vtk_cells<std::int64_t>(mesh_, ex->conn, ex->ends, ex->types, mesh_.num_points(), 0,
                                      cell_arrays, fail);
     } else {
-      append_vtk_cells<std::int64_t>(mesh_, cells.conn, cells.ends, types, mesh_.num_points(), 0,
-                                     cell_arrays, fail);
+      append_vtk_cells<std::int64_t>(mesh_, cells.ids(), cells.ends(), types, mesh_.num_points(), 0,
+                                     cell_arrays, fail, nullptr, &cells.conn);
     }
     return std::move(mesh_);
   }
@@ -296,22 +313,24 @@ class VtkReader {
     const auto b = count("cell list size");
     c_.rest_of_line();
     if (version5_) {
-      out.ends = read_named_ints("OFFSETS", a);
-      if (out.ends.empty() || out.ends.front() != 0) c_.fail(section + " OFFSETS must start with 0");
-      for (std::size_t i = 1; i < out.ends.size(); ++i) {
-        if (out.ends[i] < out.ends[i - 1] || out.ends[i] > b)
-          c_.fail(section + " OFFSETS[" + std::to_string(i) + "] = " +
-                  std::to_string(out.ends[i]) + " is out of order or past the " +
-                  std::to_string(b) + "-entry CONNECTIVITY");
+      out.offsets = read_named_ints("OFFSETS", a);
+      const auto* o = out.offsets.as<std::int64_t>();
+      if (out.offsets.size() == 0 || o[0] != 0) c_.fail(section + " OFFSETS must start with 0");
+      bool ok = true;
+      for (std::size_t i = 1; i < out.offsets.size(); ++i) ok &= o[i] >= o[i - 1] && o[i] <= b;
+      for (std::size_t i = 1; !ok && i < out.offsets.size(); ++i) {
+        if (o[i] < o[i - 1] || o[i] > b)
+          c_.fail(section + " OFFSETS[" + std::to_string(i) + "] = " + std::to_string(o[i]) +
+                  " is out of order or past the " + std::to_string(b) + "-entry CONNECTIVITY");
       }
-      out.ends.erase(out.ends.begin());
       out.conn = read_named_ints("CONNECTIVITY", b);
       return out;
     }
     const auto flat = to_int64(values(DType{0, 32, 1}, b, section));
     std::size_t i = 0;
-    out.conn.reserve(flat.size());
-    out.ends.reserve(static_cast<std::size_t>(a));
+    std::vector<std::int64_t> conn, ends{0};
+    conn.reserve(flat.size());
+    ends.reserve(static_cast<std::size_t>(a) + 1);
     for (std::int64_t c = 0; c < a; ++c) {
       if (i >= flat.size())
         c_.fail(section + " list ends after " + std::to_string(c) + " of " + std::to_string(a) +
@@ -320,11 +339,13 @@ class VtkReader {
       if (n < 0 || static_cast<std::size_t>(n) > flat.size() - i)
         c_.fail(section + " cell " + std::to_string(c) + " claims " + std::to_string(n) +
                 " points, more than the list holds");
-      out.conn.insert(out.conn.end(), flat.begin() + static_cast<std::ptrdiff_t>(i),
-                      flat.begin() + static_cast<std::ptrdiff_t>(i + static_cast<std::size_t>(n)));
+      conn.insert(conn.end(), flat.begin() + static_cast<std::ptrdiff_t>(i),
+                  flat.begin() + static_cast<std::ptrdiff_t>(i + static_cast<std::size_t>(n)));
       i += static_cast<std::size_t>(n);
-      out.ends.push_back(static_cast<std::int64_t>(out.conn.size()));
+      ends.push_back(static_cast<std::int64_t>(conn.size()));
     }
+    out.conn = Array::from_vector(conn);
+    out.offsets = Array::from_vector(ends);
     return out;
   }
 
@@ -419,8 +440,8 @@ class VtkReader {
     mesh_.cells.push_back(CellBlock::fixed(kind, std::move(block)));
     mesh_.notes.push_back("vtk: DATASET " + dataset_ + " " + std::to_string(nx) + "x" +
                           std::to_string(ny) + "x" + std::to_string(nz) + " converted to " +
-                          std::to_string(npoints) + " points and " + std::to_string(ncells) +
-                          " " + kind + " cells");
+                          std::to_string(npoints) + " points and " + std::to_string(ncells) + " " +
+                          kind + " cells");
   }
 
   std::int64_t count(const char* what) {
@@ -436,11 +457,12 @@ class VtkReader {
     return *t;
   }
 
-  std::vector<std::int64_t> read_named_ints(const char* name, std::int64_t n) {
+  Array read_named_ints(const char* name, std::int64_t n) {
     if (c_.token() != name) c_.fail(std::string("expected ") + name);
     const auto type = dtype(c_.token());
+    if (type.code == 2) c_.fail(std::string(name) + " must be an integer type");
     c_.rest_of_line();
-    return to_int64(values(type, n, name));
+    return int64_array(values(type, n, name));
   }
 
   void check_fits(DType type, std::int64_t n, const std::string& what) {
@@ -490,8 +512,8 @@ class VtkReader {
     auto* dst = a.as<std::uint8_t>();
     for (std::int64_t i = 0; i < n; ++i) {
       const double v = c_.number<double>("colour component");
-      if (!(v >= 0.0 && v <= 1.0)) c_.fail(what + ": colour component " + std::to_string(v) +
-                                           " is outside [0, 1]");
+      if (!(v >= 0.0 && v <= 1.0))
+        c_.fail(what + ": colour component " + std::to_string(v) + " is outside [0, 1]");
       dst[i] = static_cast<std::uint8_t>(std::lround(v * 255.0));
     }
     return a;
