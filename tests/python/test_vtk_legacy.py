@@ -164,3 +164,14 @@ def test_bad_polydata_names_file_and_section(tmp_path):
                  "Z_COORDINATES 1 float\n0\n")
     with pytest.raises(meshdock.ReadError, match=r"bad.vtk: RECTILINEAR_GRID has 1 Y_COORDINATES"):
         meshdock.read(p)
+
+
+def test_cell_data_shorter_than_the_cells_is_an_error(tmp_path):
+    # CELL_DATA 1 for 2 cells of 2 kinds: the second block's slice would read past the array.
+    p = tmp_path / "short.vtk"
+    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET UNSTRUCTURED_GRID\n"
+                 "POINTS 5 float\n0 0 0 1 0 0 0 1 0 0 0 1 1 1 1\nCELLS 2 9\n4 0 1 2 3\n3 1 2 4\n"
+                 "CELL_TYPES 2\n10\n5\nCELL_DATA 1\nSCALARS mat int 1\nLOOKUP_TABLE default\n7\n")
+    with pytest.raises(meshdock.ReadError,
+                       match=r"short.vtk: CELL_DATA array 'mat' has 1 rows for 2 cells"):
+        meshdock.read(p)

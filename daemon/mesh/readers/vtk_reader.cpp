@@ -287,13 +287,14 @@ class VtkReader {
       fail(poly.begin()->first + " in a DATASET " +
            (dataset_.empty() ? std::string("(none)") : dataset_) + " file (POLYDATA only)");
     }
+    // CELL_DATA's count is the file's word, not the cells': a shorter array must not be sliced.
+    for (const auto& [name, a] : cell_arrays) {
+      if (a.dim(0) != static_cast<std::int64_t>(types.size()))
+        fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
+             std::to_string(types.size()) + " cells");
+    }
     if (auto ex = expand_vtk_cells(cells.ids(), cells.ends(), types, fail)) {
-      for (auto& [name, a] : cell_arrays) {
-        if (a.dim(0) != static_cast<std::int64_t>(types.size()))
-          fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
-               std::to_string(types.size()) + " cells");
-        a = gather_rows(a, ex->source);
-      }
+      for (auto& [name, a] : cell_arrays) a = gather_rows(a, ex->source);
       for (auto& n : ex->notes) mesh_.notes.push_back("vtk: " + n);
       append_vtk_cells<std::int64_t>(mesh_, ex->conn, ex->ends, ex->types, mesh_.num_points(), 0,
                                      cell_arrays, fail);
