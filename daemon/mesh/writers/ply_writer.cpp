@@ -30,10 +30,9 @@ const char* ply_type(DType d) {
   return d.bits == 32 ? "float" : "double";
 }
 
-class PlyWriter {
+class PlyWriter : wr::WriterState {
  public:
-  PlyWriter(const Mesh& m, const OutTarget& target, bool binary)
-      : m_(m), target_(target), path_(target.path), binary_(binary) {}
+  using WriterState::WriterState;
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
@@ -210,12 +209,6 @@ class PlyWriter {
     if (!binary_) s.str().back() = '\n';
     s.maybe_flush();
   }
-
-  const Mesh& m_;
-  const OutTarget& target_;
-  const std::string& path_;
-  bool binary_;
-  std::vector<std::string> notes_;
 };
 
 }  // namespace

@@ -14,10 +14,9 @@ namespace meshdock::mesh {
 
 namespace {
 
-class StlWriter {
+class StlWriter : wr::WriterState {
  public:
-  StlWriter(const Mesh& m, const OutTarget& target, bool binary)
-      : m_(m), target_(target), path_(target.path), binary_(binary) {}
+  using WriterState::WriterState;
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
@@ -135,12 +134,6 @@ class StlWriter {
       s.put(d == 2 ? '\n' : ' ');
     }
   }
-
-  const Mesh& m_;
-  const OutTarget& target_;
-  const std::string& path_;
-  bool binary_;
-  std::vector<std::string> notes_;
 };
 
 }  // namespace

@@ -41,10 +41,9 @@ bool has_space(const std::string& s) {
   return s.empty() || std::any_of(s.begin(), s.end(), [](unsigned char c) { return c <= ' '; });
 }
 
-class VtkWriter {
+class VtkWriter : wr::WriterState {
  public:
-  VtkWriter(const Mesh& m, const OutTarget& target, bool binary)
-      : m_(m), target_(target), path_(target.path), binary_(binary) {}
+  using WriterState::WriterState;
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
@@ -224,12 +223,6 @@ class VtkWriter {
     fields(s, "POINT_DATA " + std::to_string(m_.num_points()) + "\n", pd);
     fields(s, "CELL_DATA " + std::to_string(m_.num_cells()) + "\n", cd);
   }
-
-  const Mesh& m_;
-  const OutTarget& target_;
-  const std::string& path_;
-  bool binary_;
-  std::vector<std::string> notes_;
 };
 
 }  // namespace

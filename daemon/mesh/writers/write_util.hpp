@@ -123,4 +123,16 @@ inline bool is_face_block(const CellBlock& b) {
 // data array and every region of `m` (for OFF, which keeps points and faces only).
 void note_dropped(const Mesh& m, const char* format, std::vector<std::string>& notes);
 
+// What each format's writer class holds (it derives from this): the mesh, where it goes (path_
+// names it in messages), ascii or binary, and the notes of its lossy steps.
+struct WriterState {
+  WriterState(const Mesh& m, const OutTarget& target, bool binary)
+      : m_(m), target_(target), path_(target.path), binary_(binary) {}
+  const Mesh& m_;
+  const OutTarget& target_;
+  const std::string& path_;
+  bool binary_;
+  std::vector<std::string> notes_;
+};
+
 }  // namespace meshdock::mesh::wr
