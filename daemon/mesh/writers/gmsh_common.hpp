@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/mesh/cell_types.hpp"
 #include "daemon/mesh/error.hpp"
 #include "daemon/mesh/mesh.hpp"
 #include "daemon/mesh/writers/write_util.hpp"
@@ -133,6 +134,19 @@ inline void emit_msh_data(Sink& s, bool binary, bool elements, const std::string
   }
   if (binary) s.put('\n');
   s.put("$End" + std::string(kind) + "\n");
+}
+
+// The Gmsh element type of block `b` of `m`; a WriteError naming the file (`path`) and the block
+// when it has none (ragged blocks, types Gmsh lacks, a node count that does not match).
+inline GmshType gmsh_type_of_block(const Mesh& m, std::size_t b, const std::string& path) {
+  const auto& blk = m.cells[b];
+  const auto t = gmsh_type_by_name(blk.type);
+  if (blk.ragged() || !t || t->nodes != blk.connectivity.dim(1))
+    throw WriteError(path + ": cells[" + std::to_string(b) + "] (" + blk.type + ", " +
+                     (blk.ragged() ? std::string("ragged")
+                                   : std::to_string(blk.connectivity.dim(1)) + " nodes") +
+                     ") has no Gmsh element type; write it as VTU");
+  return *t;
 }
 
 }  // namespace meshdock::mesh::wr

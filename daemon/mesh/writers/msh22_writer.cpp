@@ -71,14 +71,8 @@ class Msh22Writer {
     std::int64_t total = 0;
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
       const auto& blk = m_.cells[b];
-      const auto t = gmsh_type_by_name(blk.type);
-      if (blk.ragged() || !t || t->nodes != blk.connectivity.dim(1))
-        fail("cells[" + std::to_string(b) + "] (" + blk.type + ", " +
-             (blk.ragged() ? std::string("ragged")
-                           : std::to_string(blk.connectivity.dim(1)) + " nodes") +
-             ") has no Gmsh element type; write it as VTU");
       Run r;
-      r.type = *t;
+      r.type = wr::gmsh_type_of_block(m_, b, path_);
       r.conn = blk.connectivity.as<std::int64_t>();
       r.count = blk.size();
       r.phys.assign(static_cast<std::size_t>(r.count), 0);

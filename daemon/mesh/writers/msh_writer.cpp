@@ -61,14 +61,7 @@ class MshWriter {
 
   void check_types() {
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
-      const auto& blk = m_.cells[b];
-      const auto t = gmsh_type_by_name(blk.type);
-      if (blk.ragged() || !t || t->nodes != blk.connectivity.dim(1))
-        fail("cells[" + std::to_string(b) + "] (" + blk.type + ", " +
-             (blk.ragged() ? std::string("ragged")
-                           : std::to_string(blk.connectivity.dim(1)) + " nodes") +
-             ") has no Gmsh element type; write it as VTU");
-      types_.push_back(*t);
+      types_.push_back(wr::gmsh_type_of_block(m_, b, path_));
     }
     if (m_.points.dim(1) != 3)
       notes_.push_back("points have " + std::to_string(m_.points.dim(1)) +
