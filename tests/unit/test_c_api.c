@@ -485,6 +485,18 @@ static void test_attach_timeout_and_interrupt(void) {
   CHECK(dt < 1.0); /* polled every <= 50 ms: three polls, well under a second */
   CHECK(contains(meshdock_last_error(), "interrupted"));
 
+  /* prefix NULL: $MESHDOCK_PREFIX, as a deployment sets it (the timeout names the segment). */
+  setenv("MESHDOCK_PREFIX", "tcapienv.", 1);
+  o.prefix = NULL;
+  o.timeout_ms = 100;
+  o.interrupt = NULL;
+  CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_ERR_ATTACH_TIMEOUT);
+  CHECK(contains(meshdock_last_error(), "tcapienv."));
+  unsetenv("MESHDOCK_PREFIX");
+  CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_ERR_ATTACH_TIMEOUT);
+  CHECK(contains(meshdock_last_error(), "meshdock.") &&
+        !contains(meshdock_last_error(), "tcapienv."));
+
   /* Bad arguments name themselves. */
   CHECK(meshdock_slot_attach(NULL, NULL, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
   CHECK(contains(meshdock_last_error(), "name"));

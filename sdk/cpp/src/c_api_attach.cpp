@@ -1,6 +1,7 @@
 // The C ABI of attach: meshdock_slot wraps meshdock::Slot, meshdock_frame a Frame plus the
 // table of its arrays (built once per frame, so every later call is index-based).
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -172,7 +173,11 @@ int meshdock_slot_attach(const char* name, const meshdock_attach_options* option
       throw invalid("producer_timeout_ms is " + std::to_string(c.producer_timeout_ms) +
                     "; must be > 0");
     meshdock::AttachOptions o;
-    if (c.prefix) o.prefix = c.prefix;
+    if (c.prefix) {
+      o.prefix = c.prefix;
+    } else if (const char* env = std::getenv("MESHDOCK_PREFIX"); env && *env) {
+      o.prefix = env;  // what a deployment sets for every consumer (docs/deployment.md)
+    }
     o.timeout = std::chrono::milliseconds(std::min(c.timeout_ms, kForeverMs));
     o.producer_timeout = std::chrono::milliseconds(std::min(c.producer_timeout_ms, kForeverMs));
     o.reattach = c.reattach != 0;

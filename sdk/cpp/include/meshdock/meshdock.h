@@ -167,7 +167,8 @@ typedef int (*meshdock_interrupt_fn)(void* user);
 
 typedef struct meshdock_attach_options {
   size_t struct_size;          /* sizeof(meshdock_attach_options) */
-  const char* prefix;          /* shared-memory name prefix; NULL: "meshdock." */
+  const char* prefix;          /* shared-memory name prefix; NULL: $MESHDOCK_PREFIX when set
+                                  and not empty, else "meshdock." */
   int64_t timeout_ms;          /* attach: wait this long for the slot and its first frame
                                   (default 5000; must be >= 0) */
   int64_t producer_timeout_ms; /* a heartbeat older than this = producer gone (default 1000) */
