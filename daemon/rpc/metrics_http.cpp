@@ -118,6 +118,10 @@ struct Session : std::enable_shared_from_this<Session> {
             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
     if (method != "HEAD") reply += body;
     auto self = shared_from_this();
+    timer.expires_after(kHeadTimeout);  // a client that never reads the reply is dropped too
+    timer.async_wait([self](const boost::system::error_code& ec) {
+      if (!ec) self->sock.close();
+    });
     asio::async_write(sock, asio::buffer(reply),
                       [self](const boost::system::error_code& ec, std::size_t) {
                         if (!ec) self->drain();
@@ -129,19 +133,23 @@ struct Session : std::enable_shared_from_this<Session> {
   void drain() {
     boost::system::error_code ignored;
     sock.shutdown(tcp::socket::shutdown_send, ignored);
-    discard();
-  }
-  // Reads and drops what comes until EOF, an error, or 1 s without data (then closes).
-  void discard() {
+    // One deadline for the whole drain: a client trickling bytes cannot hold the connection.
     auto self = shared_from_this();
     timer.expires_after(std::chrono::seconds(1));
     timer.async_wait([self](const boost::system::error_code& ec) {
       if (!ec) self->sock.close();
     });
+    discard();
+  }
+  // Reads and drops what comes until EOF or an error (the drain's deadline closes the socket).
+  void discard() {
+    auto self = shared_from_this();
     sock.async_read_some(asio::buffer(sink),
                          [self](const boost::system::error_code& ec, std::size_t) {
-                           self->timer.cancel();
-                           if (!ec) self->discard();
+                           if (ec)
+                             self->timer.cancel();
+                           else
+                             self->discard();
                          });
   }
   std::array<char, 1024> sink{};

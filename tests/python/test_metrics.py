@@ -118,6 +118,23 @@ def test_the_listener_answers_only_get_metrics_and_drops_idle_clients(tmp_path):
             pass
         for c in idle + [s]:
             c.close()
+        # After the answer, a client that keeps trickling bytes is cut off within the drain's
+        # one deadline (1 s), not kept as long as it sends.
+        t = socket.create_connection((host, int(port)))
+        t.sendall(b"POST /metrics HTTP/1.1\r\nContent-Length: 100\r\n\r\n")
+        t.settimeout(5)
+        assert t.recv(64).startswith(b"HTTP/1.1 405")
+        t0 = time.monotonic()
+        closed = None
+        while time.monotonic() - t0 < 4:
+            try:
+                t.send(b"x")
+            except OSError:
+                closed = time.monotonic() - t0
+                break
+            time.sleep(0.2)
+        t.close()
+        assert closed is not None and closed < 2.5, closed
     finally:
         assert d.stop() == 0, d.stderr
 
