@@ -103,8 +103,8 @@ void add_bodies(Mesh& m, const Bodies& bodies, std::size_t num_facets) {
 
 namespace {
 
-Mesh parse_stl(std::string_view file_data, const std::string& path) {
-  Cursor c(file_data, path);
+Mesh parse_stl(std::string_view file_data, const std::string& path, ReadProgress* progress) {
+  Cursor c(file_data, path, progress);
   const auto data = file_data;
   ScratchVector<double> corners, normals;
   if (data.size() >= 84) {
@@ -192,7 +192,7 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
 
 Mesh read_stl(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_stl(data, in.path); }, Access::read);
+      in, [&](std::string_view data) { return parse_stl(data, in.path, in.progress); }, Access::read);
 }
 
 }  // namespace meshdock::mesh
