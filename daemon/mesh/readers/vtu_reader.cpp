@@ -427,10 +427,13 @@ class VtuReader {
       }
       if (auto src = a.find("Source"); src != a.end()) p.source = src->second;
       pieces_.push_back(p);
+      in_piece_ = true;
     } else if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
                name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
                name == "Polys" || name == "Coordinates") {
       section_ = name;
+    } else if ((name == "DataArray" || name == "Array") && in_piece_ && pieces_.back().empty) {
+      // An empty piece's arrays are never read: VTK writes them with offset="" when appended.
     } else if (name == "DataArray" || name == "Array") {
       DataArrayInfo d;
       d.line = XML_GetCurrentLineNumber(parser_);
@@ -463,6 +466,7 @@ class VtuReader {
   }
 
   void end(const std::string& name) {
+    if (name == "Piece") in_piece_ = false;
     if ((name == "DataArray" || name == "Array") && open_.size() == array_depth_) in_array_ = false;
     if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
         name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
@@ -1655,7 +1659,7 @@ class VtuReader {
   std::string error_;
   std::vector<std::string> open_;
   std::string section_;
-  bool in_array_ = false;
+  bool in_array_ = false, in_piece_ = false;
   std::size_t array_depth_ = 0;
   bool big_endian_ = false, zlib_ = false, appended_base64_ = false;
   std::size_t header_size_ = 4;
