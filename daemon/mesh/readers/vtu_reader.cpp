@@ -13,12 +13,16 @@
 // - PolyData (.vtp): Verts, Lines, Polys, Strips (VTK's cell order) -> vertex / line /
 //   triangle / quad / polygon blocks; poly-vertices, poly-lines and triangle strips are split
 //   (VTK's strip decomposition), their cell data repeated per part, each with a note.
-// - StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti), one piece: points in VTK's
-//   order (x fastest), cells hexahedra / quads / lines (VTK's point order for hexahedron and
-//   quad, also where VTK itself says voxel / pixel), with a note.
-// - PUnstructuredGrid (.pvtu): each <Piece Source> (relative, never leaving the .pvtu's
-//   directory) opened through ReadOptions::open_sibling and read as a .vtu; the pieces are
-//   concatenated (points, blocks, point and cell data by name), with a note.
+// - StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti): points in VTK's order
+//   (x fastest), cells hexahedra / quads / lines (VTK's point order for hexahedron and quad, also
+//   where VTK itself says voxel / pixel), with a note. Several pieces are read as VTK reads
+//   them: one grid of their extent, each piece copied into its box (shared boundary points
+//   once; empty pieces skipped; see begin_grid), with a note.
+// - Parallel files: PUnstructuredGrid (.pvtu), PPolyData (.pvtp), PStructuredGrid (.pvts),
+//   PRectilinearGrid (.pvtr), PImageData (.pvti): each <Piece Source> (relative, never leaving
+//   the parallel file's directory) opened through ReadOptions::open_sibling and read as a file
+//   of the serial type, only that type. Unstructured and PolyData pieces are concatenated
+//   (points, blocks, point and cell data by name); structured ones make one grid as above.
 // String arrays (VTK's vtkStringArray) are skipped with a note naming them: a Mesh holds
 // numeric arrays only.
 #include <expat.h>
