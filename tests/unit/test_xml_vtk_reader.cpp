@@ -413,3 +413,24 @@ TEST(XmlVtkReader, PvtsPieceOutsideItsExtentIsAnError) {
             std::string::npos)
       << what;
 }
+
+TEST(XmlVtkReader, PiecesCoveringTheGridOverAndOverAreRefused) {
+  // 200 pieces of one cell each (no arrays: ImageData needs none) over a grid of 2 cells.
+  std::string vti = R"(<VTKFile type="ImageData" version="0.1">
+<ImageData WholeExtent="0 2 0 1 0 1" Origin="0 0 0" Spacing="1 1 1">)";
+  for (int i = 0; i < 200; ++i) vti += R"(<Piece Extent="0 1 0 1 0 1"></Piece>)";
+  vti += R"(<Piece Extent="1 2 0 1 0 1"></Piece></ImageData></VTKFile>)";
+  try {
+    mesh::read_vtu_bytes(vti, "over.vti");
+    FAIL() << "no error";
+  } catch (const mesh::ReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("over.vti:2: piece 191: the pieces cover the grid's 2 "
+                                         "cells more than 64 times over"),
+              std::string::npos)
+        << e.what();
+  }
+  // Fewer times over is read (VTK reads both: the last piece's values where pieces overlap).
+  vti.erase(vti.find("<Piece"),
+            150 * std::string(R"(<Piece Extent="0 1 0 1 0 1"></Piece>)").size());
+  EXPECT_EQ(mesh::read_vtu_bytes(vti, "over.vti").num_cells(), 2);
+}

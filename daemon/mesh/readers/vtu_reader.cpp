@@ -1350,6 +1350,12 @@ class VtuReader {
       covered_.clear();
       return;
     }
+    // Pieces cover the grid about once (ghost layers overlap a little): a file whose pieces
+    // cover it over and over (each costs its cells here, however few bytes it takes) is refused.
+    marked_ += cn[0] * cn[1] * cn[2];
+    if (marked_ / 64 > grid_cells_)
+      fail(g.line, g.where + ": the pieces cover the grid's " + std::to_string(grid_cells_) +
+                       " cells more than 64 times over");
     if (covered_.empty()) covered_.assign(static_cast<std::size_t>(grid_cells_), false);
     for (std::int64_t k = 0; k < cn[2]; ++k)
       for (std::int64_t j = 0; j < cn[1]; ++j) {
@@ -1651,9 +1657,9 @@ class VtuReader {
   std::vector<double> origin_{0, 0, 0}, spacing_{1, 1, 1}, direction_{1, 0, 0, 0, 1, 0, 0, 0, 1};
   // The structured grid being assembled (begin_grid .. finish_grid).
   std::array<std::int64_t, 6> box_{};
-  std::int64_t gn_[3]{}, gc_[3]{};  // points, cells along each axis
-  std::int64_t grid_points_ = 0, grid_cells_ = 0;
-  std::size_t grid_parts_ = 0, grid_cell_parts_ = 0;  // pieces placed; those with cells
+  std::int64_t gn_[3]{}, gc_[3]{};                              // points, cells along each axis
+  std::int64_t grid_points_ = 0, grid_cells_ = 0, marked_ = 0;  // marked_: cells of pieces placed
+  std::size_t grid_parts_ = 0, grid_cell_parts_ = 0;            // pieces placed; those with cells
   bool covered_all_ = false;
   std::vector<bool> covered_;                // cells placed, while no piece covered them all
   std::array<std::vector<double>, 3> axes_;  // RectilinearGrid coordinates
