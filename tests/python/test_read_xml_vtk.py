@@ -231,3 +231,26 @@ def test_daemon_reads_pvtu_pieces_under_its_root_only(tmp_path):
                                       grpc.StatusCode.PERMISSION_DENIED)
     finally:
         assert d.stop() == 0
+
+
+def test_daemon_reads_pvts_pieces_under_its_root_only(tmp_path):
+    """A .pvts goes the .pvtu's way in meshdockd: its pieces under the root load as one grid;
+    a piece name with '..' is refused naming the piece, as is a piece of another type."""
+    import grpc
+    from daemon_util import Daemon
+    pieces = ("pgrid-appzlib.pvts", "pgrid-appzlib_0.vts", "pgrid-appzlib_1.vts",
+              "pieces-ascii_0.vtu")
+    d = Daemon(tmp_path, pieces)
+    try:
+        progress = d.load("pgrid-appzlib.pvts", "g")
+        assert any(p.message == "24 points, 6 cells" for p in progress), progress
+        text = (d.root / "pgrid-appzlib.pvts").read_text()
+        for source, why in (("../pgrid-appzlib_1.vts", "refused"),
+                            ("pieces-ascii_0.vtu", "must be StructuredGrid")):
+            (d.root / "bad.pvts").write_text(
+                text.replace('Source="pgrid-appzlib_1.vts"', f'Source="{source}"'))
+            with pytest.raises(grpc.RpcError) as e:
+                d.load("bad.pvts", "bad", replace=True)
+            assert source in e.value.details() and why in e.value.details(), e.value.details()
+    finally:
+        assert d.stop() == 0
