@@ -111,7 +111,7 @@ std::string serial_of(std::string_view grid) {
 struct GridPart {
   std::array<std::int64_t, 6> extent{};
   std::size_t line = 0;
-  std::string where;  // "piece 1" or "piece 1 (a_1.vts)", for messages
+  std::string where;  // "piece 1", or "piece 0 of dir/a_1.vts" in a parallel file's piece
   Array points;
   std::array<Array, 3> coords;
   std::vector<std::pair<std::string, Array>> pdata, cdata;
