@@ -320,7 +320,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   {
     std::lock_guard lock(m_);
     read_options.max_bytes = decoded_size_limit(c_);
-    // A .pvtu's pieces are opened under the same roots, beside it.
+    // The pieces a parallel XML file (.pvtu, .pvts, ...) names: under the same roots, beside it.
     read_options.open_sibling =
         [roots, dir = path.substr(0, path.rfind('/') + 1)](const std::string& relative) {
           try {
