@@ -32,7 +32,9 @@ int fd_of_peer(const std::string& peer) {
   return fd;
 }
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
 
 }  // namespace
 
@@ -200,8 +202,8 @@ void UnixAcceptor::run(grpc::Server* server) {
         peers_.record(fd, PeerCred{cred.pid, cred.uid, cred.gid});
       } else {
         peers_.forget(fd);  // served all the same, named "an unknown caller"
-        log_.warn("unix socket " + path_ + ": " + errno_text("SO_PEERCRED") + " (fd:" +
-                  std::to_string(fd) + ")");
+        log_.warn("unix socket " + path_ + ": " + errno_text("SO_PEERCRED") +
+                  " (fd:" + std::to_string(fd) + ")");
       }
       {
         std::lock_guard lock(m_);

@@ -458,7 +458,8 @@ grpc::Status MeshdockService::revoke_leases(grpc::ServerContext* ctx, S& s) {
                        "pid " + std::to_string(req.pid()) + " is not a process id");
                  const auto n = reg_.revoke(req.pid());
                  log_.info("RevokeLeases: " + std::to_string(n) + " leases of pid " +
-                           std::to_string(req.pid()) + " revoked at the request of " + peers_.describe(ctx->peer()));
+                           std::to_string(req.pid()) + " revoked at the request of " +
+                           peers_.describe(ctx->peer()));
                  reply->set_revoked(static_cast<std::uint32_t>(n));
                });
 }

@@ -243,3 +243,39 @@ def test_tcp_callers_are_still_named_by_address(tmp_path):
         assert wait_for(lambda: any("Describe from ipv4:127.0.0.1:" in x for x in d.log)), d.log
     finally:
         assert d.stop() == 0, d.stderr
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_out_of_fds_the_acceptor_waits_without_spinning_and_recovers(tmp_path):
+    """No connection cap existed before this acceptor (gRPC 1.51 has none either): a flood is
+    bounded by the daemon's fd limit. At the limit accept fails (EMFILE); the acceptor logs it
+    once, retries every 100 ms rather than spinning, and serves again once fds are free."""
+    import resource
+    d = Daemon(tmp_path)
+    flood = []
+    try:
+        resource.prlimit(d.proc.pid, resource.RLIMIT_NOFILE, (64, 64))
+        for _ in range(120):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(d.sock))  # the backlog takes what the daemon cannot accept
+            flood.append(s)
+        assert wait_for(lambda: any("Too many open files" in x for x in d.log)), d.log
+        t0 = cpu_seconds(d.proc.pid)
+        time.sleep(1.0)
+        assert cpu_seconds(d.proc.pid) - t0 < 0.3, "the acceptor spins at the fd limit"
+        for s in flood:
+            s.close()
+        flood.clear()
+        pid, code = run_describer(d)
+        assert code == "NOT_FOUND"
+        assert wait_for(lambda: describe_lines(d).get(pid) == [me(pid)]), d.log
+        assert sum("Too many open files" in x for x in d.log) == 1, d.log
+        assert any("accepting again" in x for x in d.log), d.log
+    finally:
+        for s in flood:
+            s.close()
+        assert d.stop() == 0, d.stderr

@@ -35,11 +35,13 @@ struct Fd {
   }
 };
 
-std::string peer_of(int fd) { return "fd:" + std::to_string(fd); }
+std::string peer_of(int fd) {
+  return "fd:" + std::to_string(fd);
+}
 
 std::filesystem::path temp_dir() {
-  auto d = std::filesystem::temp_directory_path() /
-           ("meshdock-peers-" + std::to_string(::getpid()));
+  auto d =
+      std::filesystem::temp_directory_path() / ("meshdock-peers-" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d;
 }
@@ -151,7 +153,10 @@ TEST(UnixAcceptor, RefusesAnExistingFileAndATooLongPath) {
   const auto dir = temp_dir();
   const auto taken = dir / "taken.sock";
   std::filesystem::remove(taken);
-  { std::FILE* f = std::fopen(taken.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(taken.c_str(), "w");
+    std::fclose(f);
+  }
   try {
     rpc::UnixAcceptor a(taken, t, log);
     FAIL() << "bound over an existing file";
