@@ -194,16 +194,25 @@ void UnixAcceptor::run(grpc::Server* server) {
         if (wait_for_stop(100)) return;
         break;
       }
-      if (starved) log_.info("unix socket " + path_ + ": accepting again");
-      starved = false;
-      ucred cred{};
-      socklen_t len = sizeof cred;
-      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
-        peers_.record(fd, PeerCred{cred.pid, cred.uid, cred.gid});
-      } else {
-        peers_.forget(fd);  // served all the same, named "an unknown caller"
-        log_.warn("unix socket " + path_ + ": " + errno_text("SO_PEERCRED") +
-                  " (fd:" + std::to_string(fd) + ")");
+      try {
+        if (starved) log_.info("unix socket " + path_ + ": accepting again");
+        starved = false;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
+          peers_.record(fd, PeerCred{cred.pid, cred.uid, cred.gid});
+        } else {
+          peers_.forget(fd);  // served all the same, named "an unknown caller"
+          log_.warn("unix socket " + path_ + ": " + errno_text("SO_PEERCRED") +
+                    " (fd:" + std::to_string(fd) + ")");
+        }
+      } catch (const std::exception&) {
+        // Out of memory for the table: this client is refused (it sees the connection close)
+        // rather than served under a name that may be stale; the thread carries on.
+        peers_.forget(fd);
+        ::close(fd);
+        if (wait_for_stop(100)) return;
+        continue;
       }
       {
         std::lock_guard lock(m_);

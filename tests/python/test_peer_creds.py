@@ -200,14 +200,12 @@ def test_silent_connections_and_a_crowd_of_clients_are_all_served_and_sigterm_is
                     else:
                         errors.append((i, e.code(), e.details()))
 
-        t0 = time.monotonic()
         threads = [threading.Thread(target=client, args=(i,)) for i in range(32)]
         for t in threads:
             t.start()
         for t in threads:
             t.join(30)
         assert not errors and sorted(done) == list(range(32)), errors
-        assert time.monotonic() - t0 < 10
         # Every failure was logged naming this process.
         assert wait_for(lambda: sum(f"Describe from {me(os.getpid())}: NOT_FOUND" in x
                                     for x in d.log) == 32), d.log
