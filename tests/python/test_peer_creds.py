@@ -277,3 +277,16 @@ def test_out_of_fds_the_acceptor_waits_without_spinning_and_recovers(tmp_path):
         for s in flood:
             s.close()
         assert d.stop() == 0, d.stderr
+
+
+def test_the_socket_file_is_made_as_before(tmp_path):
+    """The acceptor binds the socket where gRPC used to: the daemon's uid and gid, mode
+    socket_mode, removed at exit."""
+    d = Daemon(tmp_path, config={"socket_mode": "0640"})
+    try:
+        st = d.sock.stat()
+        assert d.sock.is_socket()
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (os.getuid(), os.getgid(), 0o640)
+    finally:
+        assert d.stop() == 0, d.stderr
+    assert not d.sock.exists()
