@@ -5,7 +5,8 @@
 // Configuration: --config FILE, else $MESHDOCK_CONFIG, else the default file
 // (/etc/meshdock/meshdockd.json for a /usr install) when it exists, else built-in defaults
 // (JSON, docs/operations.md); then flags. The first log line says which. Serves gRPC on a Unix
-// socket (mode from the config) or, with a bearer token, on TCP; prints one line
+// socket (mode from the config; accepted here, so that each caller's SO_PEERCRED names it in the
+// log: rpc/peers.hpp) or, with a bearer token, on TCP; prints one line
 // "meshdockd ready on ADDR" when serving. Boost.Asio owns the signals (SIGTERM / SIGINT:
 // graceful stop; SIGHUP: reload the config file) and the 100 ms timer that beats every slot's
 // heartbeat, reclaims dead consumers' leases and reloads watched files. Under systemd
