@@ -113,45 +113,36 @@ UnixAcceptor::UnixAcceptor(const std::string& path, PeerTable& peers, service::L
     throw AcceptError("socket path '" + path + "' is empty or too long (at most " +
                       std::to_string(sizeof addr.sun_path - 1) + " bytes)");
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) throw AcceptError(errno_text("eventfd"));
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) {
-    const std::string why = errno_text("socket(AF_UNIX)");
-    ::close(wake_fd_);
-    throw AcceptError(why);
-  }
-  const bool bound = ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-  if (!bound || ::listen(listen_fd_, SOMAXCONN) != 0) {
-    const std::string why = errno_text(bound ? "listen" : "bind");
-    if (bound) ::unlink(path.c_str());  // the file this call made
-    ::close(listen_fd_);
-    ::close(wake_fd_);
+  wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd_) throw AcceptError(errno_text("eventfd"));
+  listen_fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listen_fd_) throw AcceptError(errno_text("socket(AF_UNIX)"));
+  if (::bind(listen_fd_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+    throw AcceptError(errno_text("bind"));
+  if (::listen(listen_fd_.get(), SOMAXCONN) != 0) {
+    const std::string why = errno_text("listen");
+    ::unlink(path.c_str());  // the file bind just made
     throw AcceptError(why);
   }
 }
 
 UnixAcceptor::~UnixAcceptor() {
   stop();
-  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 void UnixAcceptor::start(grpc::Server& server) {
-  if (thread_.joinable() || listen_fd_ < 0) return;
+  if (thread_.joinable() || !listen_fd_) return;
   thread_ = std::thread([this, s = &server] { run(s); });
 }
 
 void UnixAcceptor::stop() {
   if (thread_.joinable()) {
     const std::uint64_t one = 1;
-    while (::write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {
+    while (::write(wake_fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
     }
     thread_.join();
   }
-  if (listen_fd_ >= 0) {
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-  }
+  listen_fd_.reset();
 }
 
 std::uint64_t UnixAcceptor::accepted() const {
@@ -160,14 +151,14 @@ std::uint64_t UnixAcceptor::accepted() const {
 }
 
 bool UnixAcceptor::wait_for_stop(int ms) const {
-  pollfd p{wake_fd_, POLLIN, 0};
+  pollfd p{wake_fd_.get(), POLLIN, 0};
   return ::poll(&p, 1, ms) > 0;
 }
 
 void UnixAcceptor::run(grpc::Server* server) {
   bool starved = false;  // the fd limit is reached: logged once per episode
   for (;;) {
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{wake_fd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       log_.error("unix socket " + path_ + ": " + errno_text("poll") + "; no longer accepting");
@@ -176,8 +167,10 @@ void UnixAcceptor::run(grpc::Server* server) {
     if (fds[0].revents) return;
     // Everything queued, then back to poll (the socket is non-blocking).
     for (;;) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
+      mesh::UniqueFd conn(
+          ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      const int fd = conn.get();
+      if (!conn) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -210,7 +203,7 @@ void UnixAcceptor::run(grpc::Server* server) {
         // Out of memory for the table: this client is refused (it sees the connection close)
         // rather than served under a name that may be stale; the thread carries on.
         peers_.forget(fd);
-        ::close(fd);
+        conn.reset();
         if (wait_for_stop(100)) return;
         continue;
       }
@@ -218,7 +211,7 @@ void UnixAcceptor::run(grpc::Server* server) {
         std::lock_guard lock(m_);
         ++accepted_;
       }
-      grpc::AddInsecureChannelFromFd(server, fd);  // gRPC owns (and closes) fd from here
+      grpc::AddInsecureChannelFromFd(server, conn.release());  // gRPC's (and closes it) now
     }
   }
 }

@@ -15,6 +15,8 @@
 #include <string>
 #include <thread>
 
+#include "daemon/mesh/unique_fd.hpp"
+
 namespace grpc {
 class Server;
 }
@@ -105,8 +107,8 @@ class UnixAcceptor {
   std::string path_;
   PeerTable& peers_;
   service::Logger& log_;
-  int listen_fd_ = -1;
-  int wake_fd_ = -1;  // an eventfd: stop() writes it, the thread polls it with the socket
+  mesh::UniqueFd listen_fd_;
+  mesh::UniqueFd wake_fd_;  // an eventfd: stop() writes it, the thread polls it with the socket
   std::thread thread_;
   mutable std::mutex m_;
   std::uint64_t accepted_ = 0;
