@@ -7,11 +7,11 @@ import sys
 
 # Run with --no-gpu: the checks everything but CUDA does, and the CUDA ones, skipped.
 PASS = ["environment", "mesh_generate", "build_cpp_consumer", "daemon_start",
-        "load_to_consumer", "load_blocks", "consumer_cpp_big", "consumer_cpp_blocks",
+        "load_big", "load_to_consumer", "load_blocks", "consumer_cpp_big", "consumer_cpp_blocks",
         "consumer_torch_big", "consumer_torch_blocks", "republish_while_held",
         "sigkill_consumer", "load_latency_mesh", "latency_1_consumer", "latency_8_consumers",
         "sigkill_daemon"]
-SKIPPED = ["consumer_cupy_big", "consumer_cupy_blocks", "stream_semantics", "ipc_open_cost",
+SKIPPED = ["gpu_visible", "consumer_cupy_big", "consumer_cupy_blocks", "stream_semantics", "ipc_open_cost",
            "h2d_upload"]
 
 
