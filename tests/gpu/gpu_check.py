@@ -288,6 +288,7 @@ class Run:
         self.deadline = now() + a.time_limit
         self.gpu = False
         self.gpu_problem = ""
+        self.running = ""
         self.daemon = None
         self.client = None
         self.device = "cpu"  # what the daemon publishes
@@ -317,6 +318,7 @@ class Run:
         if self.left() < 3:
             return self.r.add(name, "fail", "the run's time limit was reached before it")
         self.step_timeout = min(timeout, self.left() - 2)
+        self.running = name
         t0 = now()
         try:
             figures = fn() or {}
@@ -825,9 +827,9 @@ def main() -> int:
     try:
         run.run()
     except TimeLimit:
-        run.r.add("time_limit", "fail", f"the run's time limit ({a.time_limit:.0f} s) was "
-                  "reached (or it was terminated); the checks after the last one listed did "
-                  "not run")
+        run.r.add("time_limit", "fail", f"the run's time limit ({a.time_limit:.0f} s, less 5 s "
+                  f"for the report) was reached, or it was terminated, during check "
+                  f"'{run.running}'; it and the checks after it did not finish")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
