@@ -17,7 +17,8 @@ Modes:
            "exit"         drop everything and exit.
   latency  print {"event": "ready"}, then take frames until none comes for --idle seconds:
            wake latency = CLOCK_MONOTONIC at wake - the control block's publish timestamp,
-           adopt = from_dlpack of every array of the frame (+ a stream sync on CUDA: "ready").
+           adopt = from_dlpack of every array of the frame (+ a stream sync on CUDA: "ready");
+           the first --warmup frames are adopted untimed.
   h2d      (torch) host -> device copies of --bytes from pinned and pageable memory.
   ipc-open (CuPy) time cudaIpcOpenMemHandle / cudaIpcCloseMemHandle of every slot handle in
            the control segment --control (a /dev/shm path).
@@ -207,9 +208,10 @@ def mode_latency(a, lib, md, ref) -> int:
             except TimeoutError:
                 break
             t_wake = now()
-            if frame.number <= start:
-                # published before we were ready: not timed, but adopted once, so that CUDA's
-                # context and the IPC mapping of the slot are made before the timed frames
+            if frame.number <= start + a.warmup:
+                # published before we were ready, or a warm-up frame: not timed, but adopted,
+                # so that CUDA's context and each ring slot's IPC mapping are made before the
+                # timed frames
                 with lib.context():
                     ts = [lib.adopt(t) for _, t in frame.arrays()]
                 lib.sync(frame.device[0])
@@ -305,6 +307,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--idle", type=float, default=3.0)
     ap.add_argument("--stream", action="store_true")
+    ap.add_argument("--warmup", type=int, default=0, help="latency: frames not timed")
     ap.add_argument("--control")
     ap.add_argument("--bytes", type=int, default=0)
     a = ap.parse_args()

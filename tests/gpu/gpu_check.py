@@ -640,11 +640,15 @@ class Run:
             # host slots: numpy consumers (light to start 8 of); CUDA: torch, with a stream
             # sync after the adopt ("ready": the upload event has been waited on)
             lib = "torch" if self.device.startswith("cuda") else "numpy"
+            warm = self.client.describe("lat").slot.num_slots  # one frame per ring slot
             procs = [self.consumer(f"lat{n}-{i}", "latency", lib, "lat", "--frames", str(m),
-                                   "--idle", "3") for i in range(n)]
+                                   "--idle", "3", "--warmup", str(warm)) for i in range(n)]
             for p in procs:
                 p.expect("ready", 90)
             time.sleep(0.1)
+            for _ in range(warm):
+                self.client.reload("lat")
+                time.sleep(0.05)
             pub = []
             for _ in range(m):
                 t0 = now()
