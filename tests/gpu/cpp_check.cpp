@@ -10,10 +10,12 @@
 // and libmeshdock.so.1; with -DGPU_CHECK_CUDA and cudart_static when a CUDA toolkit is there.
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>

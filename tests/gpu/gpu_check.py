@@ -555,8 +555,6 @@ class Run:
                 "frames_seen": {p: len(v) for p, v in seen.items()}}
 
     def republish_while_held(self):
-        import meshdock as md  # noqa: F401
-
         # Warm-up: one publish into every ring slot, so that each has its buffer and a
         # `version` bump below can only be the lease-forced fresh buffer.
         label = self.current["big"]
@@ -741,7 +739,6 @@ class Run:
         return f
 
     def run(self) -> int:
-        a = self.a
         self.check("environment", self.environment, 60)
         self.check("gpu_visible", self.gpu_visible, 10, needs=["environment"])
         self.check("mesh_generate", self.generate, 120, needs=["environment"])
