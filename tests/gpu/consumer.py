@@ -1,0 +1,332 @@
+"""A consumer process of scripts/gpu-check (tests/gpu/gpu_check.py starts it): attaches to a
+slot with the meshdock package it is given, adopts arrays with torch, CuPy or numpy on the
+device they live on, and prints one JSON line per event (gpucheck_common.emit).
+
+    consumer.py --lib torch|cupy|numpy --name N --prefix P --ref REF.json MODE [options]
+
+Modes:
+  verify   wait for up to --frames frames (after the first, until none comes for --idle
+           seconds; then {"event": "done"}); each must equal one of the reference files (--expect A,B)
+           array for array (wsum64 computed on the array's device); with --stream, the arrays
+           are adopted and summed on a non-default CUDA stream, relying on the slot's IPC event
+           alone (no host synchronisation before the kernels).
+  hold     verify one frame and keep it (its lease), print {"event": "held"}, then obey stdin:
+           "check LABEL"  re-verify the held frame (must be unchanged), then take the newest
+                          frame and verify it against LABEL;
+           "gone"         wait for the next frame expecting ProducerGone, then drop the frame;
+           "exit"         drop everything and exit.
+  latency  print {"event": "ready"}, then take frames until none comes for --idle seconds:
+           wake latency = CLOCK_MONOTONIC at wake - the control block's publish timestamp,
+           adopt = from_dlpack of every array of the frame (+ a stream sync on CUDA: "ready");
+           the first --warmup frames are adopted untimed.
+  h2d      (torch) host -> device copies of --bytes from pinned and pageable memory.
+  ipc-open (CuPy) time cudaIpcOpenMemHandle / cudaIpcCloseMemHandle of every slot handle in
+           the control segment --control (a /dev/shm path).
+Exit status 0 when the mode's checks held, 1 otherwise (the JSON says what differed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpucheck_common import emit, now, percentile  # noqa: E402
+
+
+class Lib:
+    """from_dlpack + wsum64 + synchronise for one array library."""
+
+    def __init__(self, name: str, stream: bool):
+        self.name = name
+        self.stream = None
+        if name == "torch":
+            import torch
+            from gpucheck_common import wsum_torch
+            self.mod, self.wsum = torch, wsum_torch
+            if stream and torch.cuda.is_available():
+                self.stream = torch.cuda.Stream()
+        elif name == "cupy":
+            import cupy
+            from gpucheck_common import wsum_cupy
+            self.mod, self.wsum = cupy, wsum_cupy
+            if stream:
+                self.stream = cupy.cuda.Stream(non_blocking=True)
+        else:
+            import numpy
+            from gpucheck_common import wsum_numpy
+            self.mod, self.wsum = numpy, wsum_numpy
+
+    def adopt(self, t):
+        # torch and CuPy pass their current stream to __dlpack__(stream=...): meshdock makes
+        # that stream wait on the slot's IPC event (cudaStreamWaitEvent), no host sync.
+        return self.mod.from_dlpack(t)
+
+    def context(self):
+        if self.stream is None:
+            import contextlib
+            return contextlib.nullcontext()
+        if self.name == "torch":
+            return self.mod.cuda.stream(self.stream)
+        return self.stream
+
+    def sync(self, device_type: int) -> None:
+        if device_type != 2:
+            return
+        if self.name == "torch":
+            self.mod.cuda.current_stream().synchronize()
+        elif self.name == "cupy":
+            self.mod.cuda.get_current_stream().synchronize()
+
+    def versions(self) -> dict:
+        v = {"lib": self.name, "lib_version": getattr(self.mod, "__version__", "?")}
+        return v
+
+
+def checksums(lib: Lib, frame) -> tuple:
+    """({manifest name: wsum64} of every array of the frame, computed on its device, the
+    seconds adopting them all took). The kernels run on lib's stream when it has one, ordered
+    after the upload by the adopt."""
+    with lib.context():
+        t0 = now()
+        adopted = [(name, lib.adopt(t)) for name, t in frame.arrays()]
+        adopt_s = now() - t0
+        out = {name: lib.wsum(x) for name, x in adopted}
+    return out, adopt_s
+
+
+def compare(sums: dict, ref: dict, labels) -> tuple:
+    """(label matched or None, mismatches of the closest label)."""
+    best = None
+    for label in labels:
+        want = {k: v["wsum"] for k, v in ref["files"][label]["arrays"].items()}
+        bad = sorted(set(want) ^ set(sums)) + [k for k in want if k in sums and sums[k] != want[k]]
+        if not bad:
+            return label, []
+        if best is None or len(bad) < len(best[1]):
+            best = (label, bad)
+    return None, [f"{best[0]}: {k}" for k in best[1]] if best else ["no reference"]
+
+
+def verify(lib, slot, frame, ref, labels, t_wake) -> dict:
+    t0 = now()
+    sums, adopt_s = checksums(lib, frame)
+    t1 = now()
+    label, bad = compare(sums, ref, labels)
+    return {"frame": frame.number, "device": list(frame.device), "matched": label,
+            "mismatches": bad[:8], "arrays": len(sums), "t_wake": t_wake, "t_checked": t1,
+            "check_s": t1 - t0, "adopt_s": adopt_s, "publish_time": slot.publish_time,
+            "ok": label is not None}
+
+
+def mode_verify(a, lib, md, ref) -> int:
+    labels = a.expect.split(",")
+    ok = True
+    n = 0
+    with md.attach(a.name, prefix=a.prefix, timeout=a.timeout) as slot:
+        emit({"event": "attached", "pid": os.getpid()})
+        while n < a.frames:
+            try:  # the first frame within --timeout, each later one within --idle
+                frame = slot.wait(timeout=a.timeout if n == 0 else a.idle)
+            except TimeoutError:
+                if n == 0:
+                    raise
+                break  # the producer published fewer frames than asked, or we skipped some
+            r = verify(lib, slot, frame, ref, labels, now())
+            r.update(lib.versions(), event="verified", stream=lib.stream is not None)
+            emit(r)
+            ok &= r["ok"]
+            n += 1
+            del frame
+    emit({"event": "done", "frames": n, "ok": ok})
+    return 0 if ok else 1
+
+
+def mode_hold(a, lib, md, ref) -> int:
+    labels = a.expect.split(",")
+    ok = True
+    slot = md.attach(a.name, prefix=a.prefix, timeout=a.timeout)
+    frame = slot.wait(timeout=a.timeout)
+    first = verify(lib, slot, frame, ref, labels, now())
+    held = [lib.adopt(t) for _, t in frame.arrays()]  # the tensors keep the lease too
+    emit(dict(first, event="held", pid=os.getpid(), **lib.versions()))
+    ok &= first["ok"]
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "check":
+            again = verify(lib, slot, frame, ref, [first["matched"] or labels[0]], now())
+            newest = slot.wait(timeout=a.timeout)
+            fresh = verify(lib, slot, newest, ref, [cmd[1]], now())
+            emit({"event": "checked", "held_frame": frame.number, "held_unchanged": again["ok"],
+                  "held_mismatches": again["mismatches"], "newest_frame": newest.number,
+                  "newest_ok": fresh["ok"], "newest_mismatches": fresh["mismatches"]})
+            ok &= again["ok"] and fresh["ok"]
+            del newest
+        elif cmd[0] == "gone":
+            t0 = now()
+            try:
+                late = slot.wait(timeout=a.timeout)
+                emit({"event": "gone", "producer_gone": False, "frame": late.number})
+                ok = False
+            except md.ProducerGone as e:
+                emit({"event": "gone", "producer_gone": True, "seconds": now() - t0,
+                      "message": str(e)[:200]})
+            except Exception as e:  # TimeoutError or anything else: not what was promised
+                emit({"event": "gone", "producer_gone": False,
+                      "error": f"{type(e).__name__}: {e}"[:300]})
+                ok = False
+            # Host slots stay mapped (MAP_PRIVATE) after the daemon died: still readable. CUDA
+            # memory of a dead exporter is not touched, only released.
+            if frame.device[0] != 2:
+                still = verify(lib, slot, frame, ref, [first["matched"] or labels[0]], now())
+                emit({"event": "held_after_gone", "unchanged": still["ok"]})
+            held.clear()
+            frame.release()
+            del frame
+            slot.close()
+            emit({"event": "released"})
+            break
+        elif cmd[0] == "exit":
+            break
+    return 0 if ok else 1
+
+
+def mode_latency(a, lib, md, ref) -> int:
+    wake, adopt, ready, frames = [], [], [], 0
+    with md.attach(a.name, prefix=a.prefix, timeout=a.timeout) as slot:
+        emit({"event": "ready", "pid": os.getpid()})
+        start = slot.write_idx
+        while frames < a.frames:
+            try:
+                frame = slot.wait(timeout=a.idle)
+            except TimeoutError:
+                break
+            t_wake = now()
+            if frame.number <= start + a.warmup:
+                # published before we were ready, or a warm-up frame: not timed, but adopted,
+                # so that CUDA's context and each ring slot's IPC mapping are made before the
+                # timed frames
+                with lib.context():
+                    ts = [lib.adopt(t) for _, t in frame.arrays()]
+                lib.sync(frame.device[0])
+                del ts, frame
+                continue
+            wake.append(t_wake - slot.publish_time)
+            t0 = now()
+            with lib.context():
+                ts = [lib.adopt(t) for _, t in frame.arrays()]
+            t1 = now()
+            lib.sync(frame.device[0])
+            t2 = now()
+            adopt.append(t1 - t0)
+            ready.append(t2 - slot.publish_time)
+            del ts, frame
+            frames += 1
+    us = lambda v, q: round(percentile(v, q) * 1e6, 1)  # noqa: E731
+    emit({"event": "latency", "frames": frames, "wake_p50_us": us(wake, 50),
+          "wake_p99_us": us(wake, 99), "wake_max_us": us(wake, 100),
+          "adopt_p50_us": us(adopt, 50), "adopt_p99_us": us(adopt, 99),
+          "ready_p50_us": us(ready, 50), "ready_p99_us": us(ready, 99),
+          "wake_us": [round(x * 1e6, 1) for x in wake], **lib.versions()})
+    return 0 if frames else 1
+
+
+def mode_ipc_open(a) -> int:
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    raw = open(a.control, "rb").read()
+    n = int.from_bytes(raw[12:16], "little")
+    opens, closes, slots = [], [], 0
+    for i in range(n):
+        h = raw[20 + 128 * i: 84 + 128 * i]
+        if h.startswith(b"MDH1") or not any(h):
+            continue
+        slots += 1
+        for _ in range(a.frames):
+            t0 = time.perf_counter()
+            ptr = rt.ipcOpenMemHandle(h, getattr(rt, "cudaIpcMemLazyEnablePeerAccess", 1))
+            t1 = time.perf_counter()
+            rt.ipcCloseMemHandle(ptr)
+            t2 = time.perf_counter()
+            opens.append(t1 - t0)
+            closes.append(t2 - t1)
+    emit({"event": "ipc_open", "slots": slots, "samples": len(opens),
+          "open_first_us": round(opens[0] * 1e6, 1) if opens else None,
+          "open_p50_us": round(percentile(opens, 50) * 1e6, 1) if opens else None,
+          "close_p50_us": round(percentile(closes, 50) * 1e6, 1) if closes else None})
+    return 0 if slots else 1
+
+
+def mode_h2d(a) -> int:
+    """The baseline the daemon's upload is compared with: the same number of bytes copied
+    host -> device with torch (cudaMemcpyAsync underneath) from pinned and from pageable
+    memory, timed with CUDA events, median of --frames copies after a warm-up."""
+    import torch
+
+    n = a.bytes
+    dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+    out = {"event": "h2d", "bytes": n}
+    for kind, pin in (("pinned", True), ("pageable", False)):
+        host = torch.randint(0, 255, (n,), dtype=torch.uint8).pin_memory() if pin else \
+            torch.randint(0, 255, (n,), dtype=torch.uint8)
+        dev.copy_(host, non_blocking=pin)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(max(3, a.frames)):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            dev.copy_(host, non_blocking=pin)
+            e1.record()
+            e1.synchronize()
+            times.append(e0.elapsed_time(e1) / 1e3)
+        t = percentile(times, 50)
+        out[f"{kind}_s"] = t
+        out[f"{kind}_GBps"] = round(n / t / 1e9, 2)
+        if not torch.equal(dev[:4096].cpu(), host[:4096]):
+            out["ok"] = False
+    emit(out)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=("verify", "hold", "latency", "ipc-open", "h2d"))
+    ap.add_argument("--lib", choices=("torch", "cupy", "numpy"), default="torch")
+    ap.add_argument("--name")
+    ap.add_argument("--prefix")
+    ap.add_argument("--ref")
+    ap.add_argument("--expect", default="")
+    ap.add_argument("--frames", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--idle", type=float, default=3.0)
+    ap.add_argument("--stream", action="store_true")
+    ap.add_argument("--warmup", type=int, default=0, help="latency: frames not timed")
+    ap.add_argument("--control")
+    ap.add_argument("--bytes", type=int, default=0)
+    a = ap.parse_args()
+    try:
+        if a.mode == "ipc-open":
+            return mode_ipc_open(a)
+        if a.mode == "h2d":
+            return mode_h2d(a)
+        import meshdock as md
+        lib = Lib(a.lib, a.stream)
+        emit({"event": "start", "pid": os.getpid()})
+        ref = json.load(open(a.ref)) if a.ref else {"files": {}}
+        return {"verify": mode_verify, "hold": mode_hold, "latency": mode_latency}[a.mode](
+            a, lib, md, ref)
+    except Exception as e:
+        emit({"event": "error", "error": f"{type(e).__name__}: {e}"[:500],
+              "trace": traceback.format_exc()[-1500:]})
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,858 @@
+"""scripts/gpu-check's harness: one run that proves or disproves meshdock's GPU path, and with
+--no-gpu everything but the CUDA parts (so it cannot rot on machines without a GPU).
+
+    python3 tests/gpu/gpu_check.py --out DIR [--no-gpu] [--quick] [--cpp-consumer PATH]
+                                   [--data DIR] [--time-limit S]
+
+It runs with the python3 it is given and the meshdock package that python imports (the build
+tree's build/python here, the wheel's venv on a GPU machine), and the meshdockd / meshdockctl
+first on PATH. It starts meshdockd (private socket, unique shm prefix, --device cuda:0, or cpu
+with --no-gpu), generates a tetrahedral mesh (~1M tets; --quick: ~48k), loads it and a
+multi-block mesh with regions, and in separate processes (tests/gpu/consumer.py, cpp_check)
+checks every array against the host read of the file, republishes while frames are held,
+SIGKILLs a consumer and then the daemon under held frames, and measures load -> consumer time,
+wake latency (1 and 8 consumers) and adopt cost; on a GPU also stream semantics, H2D upload
+against a plain pinned copy, and cudaIpcOpenMemHandle. Writes OUT/gpu-check.json (every check:
+name, status pass|fail|skipped, reason, figures with units in their names) and
+OUT/gpu-check.log; exit 0 only when no check failed. Every step has its own timeout and the
+whole run a time limit (default 450 s): a hang is a failed check, never a stuck run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gpucheck_common import now, percentile, reference_of  # noqa: E402
+
+CONSUMER = os.path.join(HERE, "consumer.py")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+class TimeLimit(BaseException):
+    """The run's time limit (SIGALRM): not an Exception, so no check swallows it."""
+
+
+# ---- report -------------------------------------------------------------------------------
+class Report:
+    def __init__(self, out: str, args):
+        self.out = out
+        self.checks = []
+        self.t0 = now()
+        self.meta = {"args": vars(args), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                 time.gmtime())}
+        self.logf = open(os.path.join(out, "gpu-check.log"), "w")
+
+    def log(self, msg: str) -> None:
+        line = f"[{now() - self.t0:7.2f}s] {msg}"
+        print(line, flush=True)
+        self.logf.write(line + "\n")
+        self.logf.flush()
+
+    def add(self, name, status, reason="", figures=None, seconds=0.0):
+        c = {"name": name, "status": status, "reason": reason, "seconds": round(seconds, 3),
+             "figures": figures or {}}
+        self.checks.append(c)
+        figs = ", ".join(f"{k}={v}" for k, v in (figures or {}).items()
+                         if not isinstance(v, (list, dict)))
+        self.log(f"{status.upper():7s} {name}" + (f": {reason}" if reason else "") +
+                 (f" [{figs}]" if figs else ""))
+
+    def write(self) -> int:
+        failed = [c["name"] for c in self.checks if c["status"] == "fail"]
+        counts = {s: sum(c["status"] == s for c in self.checks) for s in ("pass", "fail", "skipped")}
+        doc = dict(self.meta, seconds=round(now() - self.t0, 2), counts=counts, failed=failed,
+                   ok=not failed, checks=self.checks)
+        tmp = os.path.join(self.out, "gpu-check.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, os.path.join(self.out, "gpu-check.json"))
+        self.log(f"gpu-check: {counts['pass']} passed, {counts['fail']} failed, "
+                 f"{counts['skipped']} skipped in {now() - self.t0:.1f} s"
+                 + (f"; failed: {', '.join(failed)}" if failed else ""))
+        return 1 if failed else 0
+
+
+# ---- child processes ----------------------------------------------------------------------
+class Proc:
+    """A child whose stdout is JSON lines (read by a thread into a queue) and whose stderr goes
+    to a file; every wait on it has a deadline, and it is killed at the end whatever happened."""
+
+    live: list = []
+
+    def __init__(self, label, argv, work, env=None, stdin=True):
+        self.label = label
+        self.err_path = os.path.join(work, f"{label}.{len(Proc.live)}.err")
+        self.errf = open(self.err_path, "w")
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=self.errf, env=env, text=True,
+                                  cwd="/")
+        self.q: queue.Queue = queue.Queue()
+        self.lines = []
+        threading.Thread(target=self._read, daemon=True).start()
+        Proc.live.append(self)
+
+    def _read(self):
+        for line in self.p.stdout:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = {"event": "text", "text": line}
+            self.lines.append(obj)
+            self.q.put(obj)
+        self.q.put(None)
+
+    def stderr_tail(self, n=1500) -> str:
+        try:
+            with open(self.err_path) as f:
+                return f.read()[-n:]
+        except OSError:
+            return ""
+
+    def expect(self, event, timeout) -> dict:
+        """The next line whose event is `event` (an "error" line fails at once)."""
+        deadline = now() + timeout
+        while True:
+            left = deadline - now()
+            if left <= 0:
+                raise CheckFailed(f"{self.label}: no '{event}' within {timeout:.0f} s"
+                                  f"{self._why()}")
+            try:
+                obj = self.q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if obj is None:
+                self.p.wait(timeout=5)
+                raise CheckFailed(f"{self.label} exited {self.p.returncode} before '{event}'"
+                                  f"{self._why()}")
+            if obj.get("event") == "error":
+                raise CheckFailed(f"{self.label}: {obj.get('error')}{self._why(obj)}")
+            if obj.get("event") == event:
+                return obj
+
+    def _why(self, obj=None) -> str:
+        tail = (obj or {}).get("trace") or self.stderr_tail(800)
+        return f"; stderr: {tail.strip()[-800:]}" if tail.strip() else ""
+
+    def send(self, line: str) -> None:
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def finish(self, timeout) -> int:
+        try:
+            if self.p.stdin:
+                self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            return self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise CheckFailed(f"{self.label} did not exit within {timeout:.0f} s (killed)")
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            try:
+                self.p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    @classmethod
+    def kill_all(cls):
+        for c in cls.live:
+            c.kill()
+
+
+# ---- the control plane --------------------------------------------------------------------
+def _ns(x):
+    """JSON -> attributes (SlotInfo-like objects from meshdockctl --json)."""
+    from types import SimpleNamespace
+    if isinstance(x, dict):
+        return SimpleNamespace(**{k: _ns(v) for k, v in x.items()})
+    if isinstance(x, list):
+        return [_ns(v) for v in x]
+    return x
+
+
+class CtlClient:
+    """The verbs of meshdock.Client the harness uses, through `meshdockctl --json`: used when
+    the Python gRPC client cannot run (no grpcio, or protobuf too old or too new for the
+    wheel's stubs), so the rest of the check still runs. Loads report no phases then, so the
+    H2D figure is missing (h2d_upload fails and says so)."""
+
+    def __init__(self, addr, timeout):
+        self.base = ["meshdockctl", "--addr", addr, "--json", "--timeout", str(timeout)]
+        self.timeout = timeout
+
+    def _run(self, *args):
+        p = subprocess.run(self.base + list(args), capture_output=True, text=True,
+                           timeout=self.timeout + 10)
+        if p.returncode:
+            raise RuntimeError(f"meshdockctl {' '.join(args)}: rc {p.returncode}: "
+                               f"{(p.stderr or p.stdout).strip()[-500:]}")
+        dec, text, i, last = json.JSONDecoder(), p.stdout, 0, None
+        while True:
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i >= len(text):
+                return last
+            last, i = dec.raw_decode(text, i)
+
+    def load(self, path, name, replace=False, progress=None):
+        r = self._run("load", os.path.abspath(path), "--name", name,
+                      *(["--replace"] if replace else []))
+        return _ns(r["slot"])
+
+    def reload(self, name):
+        return _ns(self._run("reload", name).get("slot", {}))
+
+    def describe(self, name):
+        return _ns(self._run("describe", name))
+
+    def leases(self, name=""):
+        return _ns(self._run("leases", *([name] if name else [])).get("leases", []))
+
+    def stats(self):
+        return _ns(self._run("stats"))
+
+    def health(self):
+        p = subprocess.run(self.base[:3] + ["health"], capture_output=True, timeout=30)
+        return "SERVING" if p.returncode == 0 else f"rc {p.returncode}"
+
+
+# ---- the mesh -----------------------------------------------------------------------------
+def generate(path_a, path_b, n):
+    """Two meshes with the same layout and different values: n^3 cubes, each cut into the 6
+    Kuhn tetrahedra along its main diagonal, points (n+1)^3 float64, point_data "u". B has its
+    points moved and another "u", so a frame of A and one of B differ in every array but the
+    connectivity."""
+    import numpy as np
+    import meshdock as md
+
+    m = n + 1
+    g = np.arange(m, dtype=np.float64) / n
+    z, y, x = np.meshgrid(g, g, g, indexing="ij")
+    pts = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    i, j, k = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
+    v0 = (i * m * m + j * m + k).ravel().astype(np.int64)
+    e = {"x": 1, "y": m, "z": m * m}
+    tets = []
+    for a, b in (("x", "y"), ("x", "z"), ("y", "x"), ("y", "z"), ("z", "x"), ("z", "y")):
+        tets.append(np.stack([v0, v0 + e[a], v0 + e[a] + e[b], v0 + 1 + m + m * m], axis=1))
+    tets = np.concatenate(tets)
+    u = np.sin(3 * pts[:, 0]) * np.cos(2 * pts[:, 1]) + pts[:, 2]
+    md.write(path_a, md.Mesh(pts, [("tetra", tets)], point_data={"u": u}), encoding="binary")
+    pts_b = pts + 1e-3 * np.cos(7 * pts[:, ::-1])
+    md.write(path_b, md.Mesh(pts_b, [("tetra", tets)], point_data={"u": u * 2 + 1}),
+             encoding="binary")
+    return {"tets": int(len(tets)), "points": int(len(pts)),
+            "file_bytes": os.path.getsize(path_a)}
+
+
+# ---- the run ------------------------------------------------------------------------------
+class Run:
+    def __init__(self, a):
+        self.a = a
+        self.out = os.path.abspath(a.out)
+        os.makedirs(self.out, exist_ok=True)
+        # scratch outside OUT: the device tool brings back only a few files from $OUT
+        self.work = os.path.abspath(a.work) if a.work else tempfile.mkdtemp(
+            prefix="meshdock-gpu-check.")
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(os.path.join(self.work, "meshes"))
+        self.r = Report(self.out, a)
+        self.deadline = now() + a.time_limit
+        self.gpu = False
+        self.gpu_problem = ""
+        self.running = ""
+        self.daemon = None
+        self.client = None
+        self.device = "cpu"  # what the daemon publishes
+        self.prefix = f"gc{os.getpid() % 100000}x{int(time.time()) % 1000}."
+        self.ref_path = os.path.join(self.work, "reference.json")
+        self.ref = {"files": {}}
+        self.current = {}  # slot name -> label of the file it publishes now
+        self.files = {}  # label -> path
+        self.copy_times = []  # (bytes, seconds from COPY to PUBLISH) of every load
+        self.cpp = None
+        self.lib_dir = None
+
+    # -- plumbing --
+    def left(self) -> float:
+        return self.deadline - now()
+
+    def check(self, name, fn, timeout=60.0, gpu=False, needs=()):
+        """Runs fn() -> figures (dict) as check `name`: pass, fail (CheckFailed or any
+        exception; the reason says what), or skipped (GPU check without a GPU, or a check it
+        needs failed)."""
+        if gpu and not self.gpu:
+            return self.r.add(name, "skipped", "no GPU (--no-gpu)" if self.a.no_gpu
+                              else f"no GPU: {self.gpu_problem}")
+        for n in needs:
+            if not any(c["name"] == n and c["status"] == "pass" for c in self.r.checks):
+                return self.r.add(name, "skipped", f"needs {n}, which did not pass")
+        if self.left() < 3:
+            return self.r.add(name, "fail", "the run's time limit was reached before it")
+        self.step_timeout = min(timeout, self.left() - 2)
+        self.running = name
+        t0 = now()
+        try:
+            figures = fn() or {}
+            self.r.add(name, "pass", "", figures, now() - t0)
+        except Skip as e:
+            self.r.add(name, "skipped", str(e), None, now() - t0)
+        except CheckFailed as e:
+            self.r.add(name, "fail", str(e)[:2000], getattr(e, "figures", None), now() - t0)
+        except Exception as e:
+            self.r.add(name, "fail", f"{type(e).__name__}: {e}"[:1500] + " | " +
+                       traceback.format_exc()[-800:], None, now() - t0)
+
+    def consumer(self, label, mode, lib, name, *extra, timeout=None):
+        t = timeout or max(5.0, self.step_timeout)
+        argv = [sys.executable, CONSUMER, mode, "--lib", lib, "--name", name, "--prefix",
+                self.prefix, "--ref", self.ref_path, "--timeout", f"{t:.1f}", *extra]
+        return Proc(label, argv, self.work)
+
+    # -- steps --
+    def environment(self):
+        import numpy as np
+        import meshdock as md
+
+        f = {"python": sys.version.split()[0], "numpy": np.__version__,
+             "meshdock": md.__version__, "meshdock_from": os.path.dirname(md.__file__),
+             "machine": platform.machine(), "kernel": platform.release(),
+             "meshdockd": shutil.which("meshdockd") or "", "cpus": os.cpu_count()}
+        for mod in ("torch", "cupy"):
+            try:
+                m = __import__(mod)
+                f[mod] = m.__version__
+            except Exception as e:
+                f[mod] = f"not importable ({type(e).__name__})"
+        if not f["meshdockd"]:
+            raise CheckFailed("meshdockd is not on PATH")
+        probe = subprocess.run(["meshdockd", "--probe-device"], capture_output=True, text=True,
+                               timeout=30)
+        f["probe"] = probe.stdout.strip().splitlines()
+        self.lib_dir = os.path.join(os.path.dirname(os.path.realpath(md.__file__)), "_lib")
+        if not self.a.no_gpu:
+            try:
+                import torch
+                if torch.cuda.is_available():
+                    self.gpu = True
+                    f["gpu"] = torch.cuda.get_device_name(0)
+                    f["torch_cuda"] = torch.version.cuda
+            except Exception:
+                pass
+            if not self.gpu:
+                self.gpu_problem = ("no CUDA device visible to torch (run with --no-gpu on a "
+                                    "machine without one)")
+            elif not any(line.startswith("cuda:0") for line in f["probe"]):
+                self.gpu, self.gpu_problem = False, ("meshdockd sees no CUDA device: " +
+                                                     " | ".join(f["probe"]))
+        self.r.log("machine: " + json.dumps(f))
+        return f
+
+    def gpu_visible(self):
+        """Fails when a GPU was asked for (no --no-gpu) and torch or meshdockd sees none; the
+        other checks then run on the host backend, their GPU parts skipped."""
+        if self.a.no_gpu:
+            raise Skip("no GPU (--no-gpu)")
+        if not self.gpu:
+            raise CheckFailed(self.gpu_problem + "; the checks below ran on the host backend")
+        return {}
+
+    def generate(self):
+        n = 20 if self.a.quick else 55  # 6 n^3 tets: 48,000 or 998,250
+        t0 = now()
+        ma = os.path.join(self.work, "meshes", "tets_a.msh")
+        mb = os.path.join(self.work, "meshes", "tets_b.msh")
+        f = generate(ma, mb, n)
+        f["generate_s"] = round(now() - t0, 3)
+        self.files.update(A=ma, B=mb)
+        for label, src in (("blocks", "blocks.v41b.msh"), ("box", "box.v41b.msh")):
+            dst = os.path.join(self.work, "meshes", src)
+            shutil.copy(os.path.join(self.a.data, src), dst)
+            self.files[label] = dst
+        t0 = now()
+        for label, p in self.files.items():
+            self.ref["files"][label] = reference_of(p)
+        with open(self.ref_path, "w") as fh:
+            json.dump(self.ref, fh)
+        f["reference_s"] = round(now() - t0, 3)
+        blocks = self.ref["files"]["blocks"]["arrays"]
+        f["blocks_arrays"] = len(blocks)
+        f["blocks_regions"] = sum(k.startswith("regions/") for k in blocks)
+        f["blocks_cell_blocks"] = sum(k.startswith("cells/") for k in blocks)
+        if f["blocks_regions"] == 0 or f["blocks_cell_blocks"] < 2:
+            raise CheckFailed(f"blocks.v41b.msh is not multi-block with regions: {sorted(blocks)}")
+        if self.a.quick is False and f["tets"] < 900_000:
+            raise CheckFailed(f"only {f['tets']} tets")
+        return f
+
+    def start_daemon(self):
+        dev = "cuda:0" if self.gpu else "cpu"
+        sock = os.path.join(self.work, f"md-{dev.replace(':', '')}.sock")
+        env = dict(os.environ, MESHDOCK_CONFIG="")
+        self.daemon_out = os.path.join(self.work, "meshdockd.out")
+        self.daemon_err = os.path.join(self.work, "meshdockd.err")
+        t0 = now()
+        self.daemon = subprocess.Popen(
+            ["meshdockd", "--listen", f"unix:{sock}", "--root", os.path.join(self.work, "meshes"),
+             "--prefix", self.prefix, "--device", dev, "--log-level", "info"],
+            stdout=open(self.daemon_out, "w"), stderr=open(self.daemon_err, "w"), env=env)
+        while now() - t0 < min(20, self.step_timeout):
+            if "meshdockd ready on" in open(self.daemon_out).read():
+                break
+            if self.daemon.poll() is not None:
+                raise CheckFailed(f"meshdockd --device {dev} exited {self.daemon.returncode}: "
+                                  + open(self.daemon_err).read()[-800:])
+            time.sleep(0.05)
+        else:
+            raise CheckFailed("meshdockd not ready within 20 s")
+        control = "meshdock.Client (gRPC)"
+        try:
+            if os.environ.get("GPU_CHECK_CONTROL") == "meshdockctl":  # to test the fallback
+                raise RuntimeError("GPU_CHECK_CONTROL=meshdockctl")
+            import meshdock as md
+            self.client = md.Client(f"unix:{sock}", timeout=120)
+            st = self.client.stats()
+        except Exception as e:
+            self.r.log(f"meshdock.Client does not work here ({type(e).__name__}: {e}); "
+                       "driving meshdockd with meshdockctl --json")
+            control = "meshdockctl"
+            self.client = CtlClient(f"unix:{sock}", 120)
+            st = self.client.stats()
+        self.device = dev
+        if self.gpu and st.backend != "cuda":
+            raise CheckFailed(f"meshdockd --device cuda:0 runs the {st.backend} backend")
+        return {"device": dev, "backend": st.backend, "start_s": round(now() - t0, 3),
+                "prefix": self.prefix, "control": control}
+
+    def load(self, label, name, replace=False):
+        """Load file `label` as slot `name`; returns (SlotInfo, seconds, COPY->PUBLISH seconds)."""
+        stamps = {}
+
+        def progress(p):
+            stamps.setdefault(str(p.phase), now())
+
+        t0 = now()
+        info = self.client.load(self.files[label], name=name, replace=replace, progress=progress)
+        dt = now() - t0
+        self.current[name] = label
+        copy = None
+        if "COPY" in stamps and "PUBLISH" in stamps:
+            copy = stamps["PUBLISH"] - stamps["COPY"]
+            self.copy_times.append((info.data_size, copy, name, replace))
+        return info, dt, copy
+
+    def load_to_consumer(self):
+        c = self.consumer("torch-first", "verify", "torch", "big", "--expect", "A")
+        c.expect("start", 60)
+        time.sleep(0.2)  # it is attaching (waiting for the slot to appear)
+        t0 = now()
+        try:
+            info, dt, copy = self.load("A", "big")
+        except Exception as e:
+            self.r.add("load_big", "fail", f"{type(e).__name__}: {e}"[:1500], None, now() - t0)
+            raise CheckFailed("the load failed (load_big)") from None
+        # the slot exists: the checks that need it run even if this consumer fails below
+        self.r.add("load_big", "pass", "", {"load_rpc_s": round(dt, 4),
+                                            "data_bytes": info.data_size}, dt)
+        v = c.expect("verified", self.step_timeout)
+        c.finish(10)
+        f = {"data_bytes": info.data_size, "load_rpc_s": round(dt, 4),
+             "daemon_load_s": round(info.load_seconds, 4),
+             "load_to_wake_s": round(v["t_wake"] - t0, 4),
+             "load_to_verified_s": round(v["t_checked"] - t0, 4),
+             "consumer_adopt_s": round(v["adopt_s"], 6), "consumer_check_s": round(v["check_s"], 4),
+             "device": v["device"], "write_idx": info.write_idx, "version": info.version}
+        if copy is not None:
+            f["copy_to_publish_s"] = round(copy, 4)
+        if not v["ok"]:
+            raise failed(f"frame differs from the file: {v['mismatches']}", f)
+        want = 2 if self.device.startswith("cuda") else 1
+        if v["device"][0] != want:
+            raise failed(f"frame on DLPack device {v['device']}, expected type {want}", f)
+        return f
+
+    def load_blocks(self):
+        info, dt, copy = self.load("blocks", "blocks")
+        return {"load_rpc_s": round(dt, 4), "arrays": len(self.ref["files"]["blocks"]["arrays"]),
+                "cell_types": info.cell_types}
+
+    def verify_with(self, lib, name):
+        def fn():
+            label = self.current[name]
+            if lib == "cpp":
+                if not self.cpp:
+                    raise CheckFailed("no C++ consumer binary (cpp_check) was built or given")
+                env = dict(os.environ)
+                env["LD_LIBRARY_PATH"] = self.lib_dir + ":" + env.get("LD_LIBRARY_PATH", "")
+                c = Proc(f"cpp-{name}", [self.cpp, name, self.prefix, self.ref_path, label,
+                                         f"{self.step_timeout:.0f}"], self.work, env=env)
+            else:
+                c = self.consumer(f"{lib}-{name}", "verify", lib, name, "--expect", label)
+            v = c.expect("verified", self.step_timeout)
+            rc = c.finish(15)
+            f = {"frame": v["frame"], "arrays": v["arrays"], "device": v["device"],
+                 "check_s": round(v["check_s"], 4)}
+            if "adopt_s" in v:
+                f["adopt_all_s"] = round(v["adopt_s"], 6)
+            if not v["ok"] or rc:
+                raise failed(f"rc {rc}; differs from {label}: {v['mismatches']}", f)
+            return f
+        return fn
+
+    def stream_semantics(self):
+        """GPU: consumers adopt on a non-default stream while frames of A and B alternate; every
+        frame must be entirely A or entirely B (no partially uploaded array)."""
+        k = 4 if self.a.quick else 8
+        procs = [self.consumer("torch-stream", "verify", "torch", "big", "--expect", "A,B",
+                               "--stream", "--frames", str(k + 2), "--idle", "5"),
+                 self.consumer("cupy-stream", "verify", "cupy", "big", "--expect", "A,B",
+                               "--stream", "--frames", str(k + 2), "--idle", "5")]
+        for p in procs:
+            p.expect("attached", 60)
+        for i in range(k + 1):
+            self.load("B" if i % 2 == 0 else "A", "big", replace=True)
+        seen = {}
+        for p in procs:
+            p.expect("done", self.step_timeout)
+            p.finish(15)
+            got = [x for x in p.lines if x.get("event") == "verified"]
+            if len(got) < 2:
+                raise CheckFailed(f"{p.label}: saw {len(got)} frames of {k + 2} published")
+            bad = [g for g in got if not g["ok"]]
+            if bad:
+                raise CheckFailed(f"{p.label}: frame {bad[0]['frame']} is neither A nor B "
+                                  f"(partial data?): {bad[0]['mismatches']}")
+            seen[p.label] = [g["matched"] for g in got]
+        return {"published": k + 2, "matched": seen,
+                "frames_seen": {p: len(v) for p, v in seen.items()},
+                "note": "meshdockd synchronises its upload stream before it publishes, so "
+                        "today a consumer that skipped the event wait would pass too; the "
+                        "check bites once publishing is asynchronous"}
+
+    def republish_while_held(self):
+        # Warm-up: one publish into every ring slot, so that each has its buffer and a
+        # `version` bump below can only be the lease-forced fresh buffer.
+        label = self.current["big"]
+        for _ in range(self.client.describe("big").slot.num_slots):
+            label = "B" if label == "A" else "A"
+            self.load(label, "big", replace=True)
+        c = self.consumer("torch-held", "hold", "torch", "big", "--expect", label)
+        h = c.expect("held", 60)
+        if not h["ok"]:
+            raise CheckFailed(f"held frame differs from {label}: {h['mismatches']}")
+        before = self.client.describe("big").slot
+        leases = [x for x in self.client.leases("big") if x.pid == h["pid"]]
+        n = before.num_slots + 1
+        times, last = [], label
+        for i in range(n):
+            last = "B" if last == "A" else "A"
+            _, dt, _ = self.load(last, "big", replace=True)
+            times.append(dt)
+        after = self.client.describe("big").slot
+        c.send(f"check {last}")
+        r = c.expect("checked", self.step_timeout)
+        c.send("exit")
+        c.finish(15)
+        f = {"held_frame": r["held_frame"], "newest_frame": r["newest_frame"],
+             "republishes": n, "publish_max_s": round(max(times), 4),
+             "publish_median_s": round(percentile(times, 50), 4),
+             "version_before": before.version, "version_after": after.version,
+             "lease_listed": bool(leases)}
+        if not leases:
+            raise failed("the daemon lists no lease of the consumer holding a frame", f)
+        if not r["held_unchanged"]:
+            raise failed(f"the held frame changed under its lease: {r['held_mismatches']}", f)
+        if not r["newest_ok"]:
+            raise failed(f"the newest frame is not {last}: {r['newest_mismatches']}", f)
+        if after.version <= before.version:
+            raise failed("the ring wrapped over the held slot without a fresh buffer "
+                         "(version unchanged)", f)
+        return f
+
+    def sigkill_consumer(self):
+        label = self.current["big"]
+        c = self.consumer("torch-killed", "hold", "torch", "big", "--expect", label)
+        h = c.expect("held", 60)
+        pid = h["pid"]
+        if not any(x.pid == pid for x in self.client.leases("big")):
+            raise CheckFailed(f"no lease of pid {pid} listed while it holds a frame")
+        os.kill(pid, signal.SIGKILL)
+        c.p.wait(timeout=10)
+        t0 = now()
+        reclaimed = None
+        while now() - t0 < 5:
+            if not any(x.pid == pid for x in self.client.leases("big")):
+                reclaimed = now() - t0
+                break
+            time.sleep(0.05)
+        before = self.client.describe("big").slot
+        n, last = before.num_slots + 1, label
+        for _ in range(n):
+            last = "B" if last == "A" else "A"
+            self.load(last, "big", replace=True)
+        after = self.client.describe("big").slot
+        if reclaimed is None and not any(x.pid == pid for x in self.client.leases("big")):
+            reclaimed = now() - t0
+        alive = self.daemon.poll() is None and self.client.health() == "SERVING"
+        f = {"killed_pid": pid, "reclaim_s": None if reclaimed is None else round(reclaimed, 3),
+             "version_before": before.version, "version_after": after.version,
+             "daemon_alive": alive}
+        if not alive:
+            raise failed("the daemon died or stopped serving after a consumer was killed", f)
+        if reclaimed is None:
+            raise failed(f"the lease of killed pid {pid} is still listed after 5 s and "
+                         f"{n} republishes", f)
+        if after.version != before.version:
+            raise failed("a republish over the dead consumer's slot needed a fresh buffer: "
+                         "its lease was not reclaimed", f)
+        return f
+
+    def latency(self, n):
+        def fn():
+            m = 40 if self.a.quick else 200
+            # host slots: numpy consumers (light to start 8 of); CUDA: torch, with a stream
+            # sync after the adopt ("ready": the upload event has been waited on)
+            lib = "torch" if self.device.startswith("cuda") else "numpy"
+            warm = self.client.describe("lat").slot.num_slots  # one frame per ring slot
+            procs = [self.consumer(f"lat{n}-{i}", "latency", lib, "lat", "--frames", str(m),
+                                   "--idle", "3", "--warmup", str(warm)) for i in range(n)]
+            for p in procs:
+                p.expect("ready", 90)
+            time.sleep(0.1)
+            for _ in range(warm):
+                self.client.reload("lat")
+                time.sleep(0.05)
+            pub = []
+            for _ in range(m):
+                t0 = now()
+                self.client.reload("lat")
+                pub.append(now() - t0)
+                time.sleep(0.01)  # consumers must be asleep on the futex at the next publish
+            wake, res = [], []
+            for p in procs:
+                r = p.expect("latency", 30)
+                p.finish(15)
+                res.append(r)
+                wake += r["wake_us"]
+            us = lambda v, q: round(percentile(v, q), 1)  # noqa: E731
+            f = {"consumers": n, "lib": lib, "publishes": m,
+                 "frames_seen": sum(r["frames"] for r in res),
+                 "wake_p50_us": us(wake, 50), "wake_p99_us": us(wake, 99),
+                 "wake_max_us": us(wake, 100),
+                 "adopt_p50_us": us([r["adopt_p50_us"] for r in res], 50),
+                 "ready_p50_us": us([r["ready_p50_us"] for r in res], 50),
+                 "ready_p99_us": max(r["ready_p99_us"] for r in res),
+                 "reload_rpc_p50_ms": round(percentile(pub, 50) * 1e3, 2)}
+            # A consumer busy when a frame comes skips to the newest one (wait's contract), so
+            # on a loaded machine some frames go unseen; half of them is the floor.
+            if f["frames_seen"] < n * m * 0.5 or min(r["frames"] for r in res) == 0:
+                raise failed(f"consumers saw {f['frames_seen']} of {n * m} frames", f)
+            return f
+        return fn
+
+    def ipc_open(self):
+        c = self.consumer("cupy-ipc", "ipc-open", "cupy", "big", "--frames", "5", "--control",
+                          f"/dev/shm/{self.prefix}big")
+        r = c.expect("ipc_open", self.step_timeout)
+        c.finish(15)
+        return {k: v for k, v in r.items() if k != "event"}
+
+    def h2d(self):
+        mine = [(b, s) for b, s, name, _ in self.copy_times if name == "big"]
+        if not mine:
+            raise CheckFailed("no load of 'big' reported its COPY and PUBLISH phases")
+        nbytes = mine[-1][0]
+        c = self.consumer("torch-h2d", "h2d", "torch", "big", "--bytes", str(nbytes),
+                          "--frames", "5")
+        r = c.expect("h2d", self.step_timeout)
+        c.finish(15)
+        secs = [s for _, s in mine]
+        daemon = nbytes / percentile(secs, 50) / 1e9
+        f = {"bytes": nbytes, "loads": len(secs),
+             "daemon_copy_to_publish_p50_s": round(percentile(secs, 50), 5),
+             "daemon_GBps": round(daemon, 2), "torch_pinned_GBps": r["pinned_GBps"],
+             "torch_pageable_GBps": r["pageable_GBps"],
+             "daemon_vs_pinned": round(daemon / r["pinned_GBps"], 3),
+             "note": "daemon time is COPY->PUBLISH progress of a load: slot page + cudaMemcpyAsync"
+                     " + stream sync (an upper bound on the copy)"}
+        if r.get("ok") is False:
+            raise failed("the baseline copy did not arrive intact", f)
+        return f
+
+    def sigkill_daemon(self):
+        procs = [self.consumer("torch-gone", "hold", "torch", "big", "--expect", self.current["big"]),
+                 self.consumer("numpy-gone" if not self.gpu else "cupy-gone", "hold",
+                               "cupy" if self.gpu else "numpy", "blocks", "--expect", "blocks")]
+        for p in procs:
+            h = p.expect("held", 60)
+            if not h["ok"]:
+                raise CheckFailed(f"{p.label}: held frame differs: {h['mismatches']}")
+        self.daemon.send_signal(signal.SIGKILL)
+        self.daemon.wait(timeout=10)
+        t0 = now()
+        f = {}
+        for p in procs:
+            p.send("gone")
+        for p in procs:
+            g = p.expect("gone", 15)
+            p.expect("released", 15)
+            rc = p.finish(15)
+            err = p.stderr_tail(4000)
+            after = [x for x in p.lines if x.get("event") == "held_after_gone"]
+            f[p.label] = {"producer_gone": g["producer_gone"], "rc": rc,
+                          "detect_s": round(g.get("seconds", -1), 3),
+                          "held_readable_after": after[0]["unchanged"] if after else None}
+            if after and not after[0]["unchanged"]:
+                raise failed(f"{p.label}: the held host frame changed after the daemon died", f)
+            if not g["producer_gone"]:
+                raise failed(f"{p.label}: no ProducerGone after the daemon was killed: {g}", f)
+            if rc != 0:
+                raise failed(f"{p.label} exited {rc}: {err[-600:]}", f)
+            if "CUDA" in err or "Traceback" in err or "Segmentation" in err:
+                raise failed(f"{p.label} wrote errors: {err[-600:]}", f)
+        f["after_kill_s"] = round(now() - t0, 3)
+        return f
+
+    def run(self) -> int:
+        self.check("environment", self.environment, 60)
+        self.check("gpu_visible", self.gpu_visible, 10, needs=["environment"])
+        self.check("mesh_generate", self.generate, 120, needs=["environment"])
+        self.check("build_cpp_consumer", self.build_cpp, 120, needs=["environment"])
+        self.check("daemon_start", self.start_daemon, 30, needs=["environment"])
+        base = ["daemon_start", "mesh_generate"]
+        if self.gpu and self.r.checks[-1]["status"] == "fail":
+            # meshdockd would not serve cuda:0: the host backend still shows the rest
+            self.gpu = False
+            self.gpu_problem = "meshdockd did not start on cuda:0 (daemon_start)"
+            self.stop_daemon()
+            self.check("daemon_start_host", self.start_daemon, 30, needs=["environment"])
+            base = ["daemon_start_host", "mesh_generate"]
+        self.check("load_to_consumer", self.load_to_consumer, 120, needs=base)
+        self.check("load_blocks", self.load_blocks, 60, needs=base)
+        for lib, gpu in (("cpp", False), ("torch", False), ("cupy", True)):
+            for name, need in (("big", "load_big"), ("blocks", "load_blocks")):
+                extra = ["build_cpp_consumer"] if lib == "cpp" else []
+                self.check(f"consumer_{lib}_{name}", self.verify_with(lib, name), 90, gpu=gpu,
+                           needs=[need] + extra)
+        self.check("stream_semantics", self.stream_semantics, 120, gpu=True,
+                   needs=["load_big"])
+        self.check("republish_while_held", self.republish_while_held, 120,
+                   needs=["load_big"])
+        self.check("sigkill_consumer", self.sigkill_consumer, 90, needs=["load_big"])
+        self.check("load_latency_mesh", lambda: {"load_rpc_s": round(self.load("box", "lat")[1], 4)},
+                   30, needs=base)
+        self.check("latency_1_consumer", self.latency(1), 90, needs=["load_latency_mesh"])
+        self.check("latency_8_consumers", self.latency(8), 120, needs=["load_latency_mesh"])
+        self.check("ipc_open_cost", self.ipc_open, 60, gpu=True, needs=["load_big"])
+        self.check("h2d_upload", self.h2d, 90, gpu=True, needs=["load_big"])
+        self.check("sigkill_daemon", self.sigkill_daemon, 90,
+                   needs=["load_big", "load_blocks"])
+        return 0
+
+    def build_cpp(self):
+        if self.a.cpp_consumer:
+            self.cpp = self.a.cpp_consumer
+            if not os.access(self.cpp, os.X_OK):
+                raise CheckFailed(f"{self.cpp} is not an executable")
+            return {"binary": self.cpp, "built": False}
+        raise CheckFailed("no --cpp-consumer given (scripts/gpu-check builds or finds one)")
+
+    def stop_daemon(self):
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+
+    def cleanup(self):
+        Proc.kill_all()
+        self.stop_daemon()
+        # a SIGKILLed daemon cannot remove its segments: the run's own prefix, nothing else
+        for f in os.listdir("/dev/shm"):
+            if f.startswith(self.prefix):
+                try:
+                    os.unlink(os.path.join("/dev/shm", f))
+                except OSError:
+                    pass
+        for path, label in ((getattr(self, "daemon_err", None), "meshdockd stderr"),):
+            if path and os.path.exists(path):
+                self.r.log(f"--- {label} (tail)\n" + open(path).read()[-1500:])
+        for p in Proc.live:
+            tail = p.stderr_tail(1200).strip()
+            if tail:
+                self.r.log(f"--- {p.label} stderr (tail)\n{tail}")
+
+
+def failed(msg, figures):
+    e = CheckFailed(msg)
+    e.figures = figures
+    return e
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--work", help="scratch folder (default: a new one under /tmp; removed at "
+                    "the end unless --keep-work)")
+    ap.add_argument("--no-gpu", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "data", "meshes"))
+    ap.add_argument("--cpp-consumer")
+    ap.add_argument("--time-limit", type=float, default=450.0)
+    ap.add_argument("--keep-work", action="store_true")
+    a = ap.parse_args()
+    run = Run(a)
+
+    def alarm(*_):
+        raise TimeLimit()
+
+    signal.signal(signal.SIGALRM, alarm)
+    signal.signal(signal.SIGTERM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(1.0, a.time_limit - 5))
+    try:
+        run.run()
+    except TimeLimit:
+        run.r.add("time_limit", "fail", f"the run's time limit ({a.time_limit:.0f} s, less 5 s "
+                  f"for the report) was reached, or it was terminated, during check "
+                  f"'{run.running}'; it and the checks after it did not finish")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        run.cleanup()
+        rc = run.r.write()
+        if not a.keep_work:
+            shutil.rmtree(run.work, ignore_errors=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
