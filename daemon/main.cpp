@@ -11,6 +11,7 @@
 // graceful stop; SIGHUP: reload the config file) and the 100 ms timer that beats every slot's
 // heartbeat, reclaims dead consumers' leases and reloads watched files. Under systemd
 // (Type=notify) it reports READY, STOPPING and WATCHDOG.
+#include <algorithm>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <sys/socket.h>
@@ -184,6 +185,22 @@ int serve(const Args& args) {
 
   // Readers write straight into pinned memory when a device will take the data.
   const auto probe = meshdock::backend::probe_devices();
+  // A device named outright (--device cuda:N or the configuration's "device") that does not
+  // answer stops the start: "auto" is the setting that means "a GPU if there is one".
+  if (config.device.starts_with("cuda:")) {
+    const bool answers =
+        std::any_of(probe.devices.begin(), probe.devices.end(), [&](const auto& d) {
+          return config.device == "cuda:" + std::to_string(d.id);
+        });
+    if (!answers) {
+      log.error("device " + config.device + " does not answer (" +
+                (probe.devices.empty() ? probe.cuda_status
+                                       : std::to_string(probe.devices.size()) +
+                                             " CUDA devices answer") +
+                "); start with --device auto (a GPU when there is one) or cpu");
+      return 1;
+    }
+  }
   if (!probe.devices.empty() && config.device != "cpu") {
     meshdock::mesh::set_allocator(meshdock::backend::pinned_allocator());
     log.info("mesh buffers: pinned host memory (cudaHostAlloc)");

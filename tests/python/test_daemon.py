@@ -512,3 +512,18 @@ def test_probe_device_names_a_missing_driver():
     assert "insufficient" not in r.stdout
     if "cuda backend: built in" in r.stdout and ctypes.util.find_library("cuda") is None:
         assert "cuda status: no NVIDIA driver (libcuda.so.1" in r.stdout, r.stdout
+
+
+def test_a_named_device_that_does_not_answer_stops_the_start(tmp_path):
+    probe = subprocess.run([str(BIN / "meshdockd"), "--probe-device"], capture_output=True,
+                           text=True, timeout=30)
+    if "default device: cuda:0" in probe.stdout:
+        pytest.skip("cuda:0 answers here")
+    (tmp_path / "root").mkdir()
+    r = subprocess.run([str(BIN / "meshdockd"), "--listen", f"unix:{tmp_path}/d.sock", "--root",
+                        str(tmp_path / "root"), "--prefix", unique_prefix(), "--device", "cuda:0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "ready" not in r.stdout
+    assert "device cuda:0 does not answer (" in r.stderr, r.stderr
+    assert "start with --device auto (a GPU when there is one) or cpu" in r.stderr
+    assert not (tmp_path / "d.sock").exists()
