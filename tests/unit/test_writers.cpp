@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -97,19 +98,30 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+// Every file of tests/data/meshes a reader takes (80: + 8 .vtu files of
+// tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N), + 12 .vtk of
+// tests/data/tools/make_vtk_legacy.py).
+std::vector<fs::path> mesh_files() {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
+    const auto ext = entry.path().extension().string();
+    if (ext == ".msh" || ext == ".vtu" || ext == ".vtk" || ext == ".stl" || ext == ".off" ||
+        ext == ".obj" || ext == ".ply")
+      out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
   TempDir tmp;
   int files = 0, writes = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
-    const auto ext = entry.path().extension().string();
-    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
-        ext != ".obj" && ext != ".ply")
-      continue;
+  for (const auto& file : mesh_files()) {
     ++files;
-    const auto src = mesh::read_mesh(entry.path().string());
-    const auto name = entry.path().filename().string();
+    const auto src = mesh::read_mesh(file.string());
+    const auto name = file.filename().string();
     for (const auto& [file, enc] :
          std::vector<std::pair<std::string, std::string>>{{"o.vtu", "ascii"},
                                                           {"o.vtu", "raw"},
@@ -151,8 +163,6 @@ TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
       }
     }
   }
-  // + 8 .vtu files of tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N), + 12 .vtk of
-  // tests/data/tools/make_vtk_legacy.py
   EXPECT_EQ(files, 80);
   // ragged.*.vtu (polyhedra) and poly.*.vtk (a pentagon) are the 4 files MSH cannot hold.
   EXPECT_EQ(writes, 80 * 3 + 76 * 2);
@@ -219,14 +229,10 @@ std::vector<double> corner_coords(const mesh::Mesh& m, bool fans) {
 TEST(Writers, EveryFileRoundTripsThroughTheOtherWriters) {
   TempDir tmp;
   int files = 0, writes = 0, refused = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
-    const auto ext = entry.path().extension().string();
-    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
-        ext != ".obj" && ext != ".ply")
-      continue;
+  for (const auto& file : mesh_files()) {
     ++files;
-    const auto src = mesh::read_mesh(entry.path().string());
-    const auto name = entry.path().filename().string();
+    const auto src = mesh::read_mesh(file.string());
+    const auto name = file.filename().string();
     struct Case {
       std::string file, format, enc;
     };
@@ -602,14 +608,10 @@ int vtp_section(const mesh::CellBlock& b) {
 TEST(Writers, EveryFileRoundTripsThroughVtp) {
   TempDir tmp;
   int files = 0, writes = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
-    const auto ext = entry.path().extension().string();
-    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
-        ext != ".obj" && ext != ".ply")
-      continue;
+  for (const auto& file : mesh_files()) {
     ++files;
-    const auto src = mesh::read_mesh(entry.path().string());
-    SCOPED_TRACE(entry.path().filename().string());
+    const auto src = mesh::read_mesh(file.string());
+    SCOPED_TRACE(file.filename().string());
     std::vector<std::size_t> order;
     bool ok = true;
     for (int s = 0; s < 3; ++s)
