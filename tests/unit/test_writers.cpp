@@ -574,6 +574,21 @@ TEST(Writers, VtpPolygonsOfThreeOrFourPointsAreNotedAsTheyReadBack) {
   EXPECT_EQ(back.cell_data.at("c")[2].as<double>()[0], 3.0);
 }
 
+TEST(Writers, VtpWritesPixelsAsQuadsInQuadOrder) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}, {4, 3});
+  m.cells.push_back(mesh::CellBlock::fixed("pixel", i64({0, 1, 2, 3}, {1, 4})));
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("p.vtp")),
+            std::vector<std::string>{"cells[0] (pixel) written as quads (its points 0, 1, 3, 2): "
+                                     "PolyData has no pixels"});
+  const auto back = mesh::read_mesh(tmp.file("p.vtp"));
+  ASSERT_EQ(back.cells.size(), 1u);
+  EXPECT_EQ(back.cells[0].type, "quad");
+  EXPECT_EQ(all_ids(back), (std::vector<std::int64_t>{0, 1, 3, 2}));  // around the square
+}
+
 namespace {
 
 // The cells of `m` as lists of point ids, blocks taken in `order` (all blocks when empty).

@@ -94,7 +94,7 @@ class VtpWriter {
   // A polygon block reads back as the reader's runs: triangles and quads named as such.
   void note_polygon_types(std::size_t b) {
     const auto runs = runs_of(b);
-    if (runs.size() == 1 && runs[0].type == "polygon") return;
+    if (runs.empty() || (runs.size() == 1 && runs[0].type == "polygon")) return;
     std::string types;
     for (const auto& r : runs)
       if (types.find(r.type) == std::string::npos) types += (types.empty() ? "" : ", ") + r.type;
