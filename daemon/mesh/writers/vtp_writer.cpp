@@ -175,6 +175,14 @@ class VtpWriter {
       if (section_[b] != s) continue;
       const auto& blk = m_.cells[b];
       const bool pixel = blk.type == "pixel";
+      if (!pixel && !blk.ragged()) {  // rows as they are: one copy, offsets by arithmetic
+        const auto* c = blk.connectivity.as<std::int64_t>();
+        const auto base = static_cast<std::int64_t>(conn.size());
+        const auto npc = blk.connectivity.dim(1);
+        conn.insert(conn.end(), c, c + blk.connectivity.size());
+        for (std::int64_t i = 1; i <= blk.size(); ++i) ends.push_back(base + i * npc);
+        continue;
+      }
       wr::each_cell(blk, [&](const std::int64_t* c, std::size_t n) {
         if (pixel)
           conn.insert(conn.end(), {c[0], c[1], c[3], c[2]});
