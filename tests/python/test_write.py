@@ -1,7 +1,7 @@
-"""meshdock.write -> meshdock.read round trips for every writer (VTU ascii / raw / zlib, MSH 4.1
-and 2.2 ascii / binary, legacy VTK ascii / binary, STL ascii / binary, OBJ, PLY ascii / binary,
-OFF) on every file of tests/data/meshes, the same files read back by meshio 5.0, and the
-writers' errors and notes.
+"""meshdock.write -> meshdock.read round trips for every writer (VTU and VTP ascii / raw / zlib,
+MSH 4.1 and 2.2 ascii / binary, legacy VTK ascii / binary, STL ascii / binary, OBJ, PLY ascii /
+binary, OFF) on every file of tests/data/meshes, the same files read back by meshio 5.0 (VTK's
+reader for VTP, which meshio cannot read), and the writers' errors and notes.
 
 What "lossless" means per format:
 - VTU keeps everything: the same blocks (their boundaries travel as meshdock:block_sizes), the
@@ -9,6 +9,9 @@ What "lossless" means per format:
 - MSH keeps points, every cell in order, regions, gmsh:physical / gmsh:geometrical /
   gmsh:dim_tags (4.1); data comes back as float64 (noted when it was not), field data only as
   physical names [tag, dim] (others noted), blocks split only where a note says so (4.1).
+- VTP keeps what VTU keeps for vertex, line and polygon blocks, the blocks in PolyData's order
+  (vertices, lines, polygons; noted when that moves one) with cell data and the cell numbers of
+  regions moved along; volume and higher-order blocks are refused naming the block.
 - Legacy VTK keeps points, cells (as runs of one type), data in its dtypes, field data, and
   regions as meshdock:region field data; writing notes nothing. Polyhedra are refused.
 - STL / OBJ / PLY / OFF hold faces only (other blocks are refused naming the block); STL splits
@@ -63,6 +66,22 @@ def _regions(mesh):
     return {(r.name, r.kind, r.dim, r.tag): np.sort(r.entries, axis=0).tolist() for r in mesh.regions}
 
 
+def _assert_same_data(back, src, order):
+    """Point, cell and field data of `back` are those of `src` in their dtypes, the cell data
+    of src's blocks taken in `order` (VTU: as they are; VTP: PolyData's order)."""
+    assert set(back.point_data) == set(src.point_data)
+    for k, v in src.point_data.items():
+        assert back.point_data[k].dtype == v.dtype, k
+        _eq(back.point_data[k].reshape(v.shape), v, k)
+    assert set(back.cell_data) == set(src.cell_data)
+    for k, parts in src.cell_data.items():
+        want, got = _concat([parts[b] for b in order]), _concat(back.cell_data[k])
+        assert got.dtype == want.dtype, k
+        _eq(got.reshape(want.shape), want, k)
+    assert {k: v.tolist() for k, v in back.field_data.items()} == \
+        {k: np.atleast_1d(v).tolist() for k, v in src.field_data.items()}
+
+
 def _write(tmp_path, mesh, fmt, enc):
     out = tmp_path / f"out.{fmt}"
     with warnings.catch_warnings(record=True) as caught:
@@ -106,17 +125,7 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
                 assert (getattr(x, attr) is None) == (getattr(y, attr) is None)
                 if getattr(x, attr) is not None:
                     _eq(getattr(x, attr), getattr(y, attr), attr)
-        assert set(back.point_data) == set(src.point_data)
-        for k, v in src.point_data.items():
-            assert back.point_data[k].dtype == v.dtype, k
-            _eq(back.point_data[k].reshape(v.shape), v, k)
-        assert set(back.cell_data) == set(src.cell_data)
-        for k, parts in src.cell_data.items():
-            for i, (x, y) in enumerate(zip(back.cell_data[k], parts)):
-                assert x.dtype == y.dtype, k
-                _eq(x.reshape(y.shape), y, f"{k}[{i}]")
-        assert {k: v.tolist() for k, v in back.field_data.items()} == \
-            {k: np.atleast_1d(v).tolist() for k, v in src.field_data.items()}
+        _assert_same_data(back, src, range(len(src.cells)))
         return
 
     # MSH
@@ -140,7 +149,8 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
         if k in back.field_data:
             _eq(back.field_data[k], v, k)
         else:
-            assert f"field_data '{k}' is not written: MSH has no field data" in notes
+            assert f"field_data '{k}' is not written: MSH holds no field data but physical " \
+                "names [tag, dim]" in notes
 
 
 def test_round_trip_counts(data_dir):
@@ -469,7 +479,8 @@ def test_round_trip_other_formats(data_dir, tmp_path, mesh_file, fmt, enc):
         if k in back.field_data:
             _eq(back.field_data[k], v, k)
         else:
-            assert f"field_data '{k}' is not written: MSH has no field data" in notes
+            assert f"field_data '{k}' is not written: MSH holds no field data but physical " \
+                "names [tag, dim]" in notes
 
 
 def _write_as(tmp_path, mesh, fmt, enc):
@@ -594,6 +605,9 @@ def test_meshio_format_names_pick_the_writer(tmp_path):
     assert (tmp_path / "c.stl").read_bytes().startswith(b"solid ")
     meshdock.write(tmp_path / "d.ply", m)
     assert b"format binary_little_endian 1.0\n" in (tmp_path / "d.ply").read_bytes()
+    # meshio's "vtu-binary" is compressed appended data: VTU's zlib default, not an error
+    meshdock.write(tmp_path / "e.vtu", m, file_format="vtu-binary")
+    assert b'compressor="vtkZLibDataCompressor"' in (tmp_path / "e.vtu").read_bytes()
 
 
 def test_surface_writers_note_what_they_drop(tmp_path):
@@ -603,9 +617,9 @@ def test_surface_writers_note_what_they_drop(tmp_path):
                       cell_data={"big": [np.array([2 ** 40])]},
                       regions=[meshdock.Region("r", "cell", 2, 1, np.array([0]))])
     _, notes = _write_as(tmp_path, m, "off", None)
-    assert notes == ["point_data 't' is not written: OFF holds no data",
-                     "point_data 'v' is not written: OFF holds no data",
-                     "cell_data 'big' is not written: OFF holds no data",
+    assert notes == ["point_data 't' is not written: OFF holds no point data",
+                     "point_data 'v' is not written: OFF holds no point data",
+                     "cell_data 'big' is not written: OFF holds no cell data",
                      "region 'r' is not written: OFF holds no sets"]
     out, notes = _write_as(tmp_path, m, "ply", "binary")
     assert notes == ["point_data 'v' is not written: PLY properties are scalars",
@@ -672,3 +686,173 @@ def test_gmsh_reads_msh22_we_write(data_dir, tmp_path):
             np.testing.assert_allclose(got[t], want[t], rtol=0, atol=1e-12, err_msg=t)
         assert {(r.name, r.kind, r.dim, r.tag, len(r.entries)) for r in back.regions} == \
             {(r.name, r.kind, r.dim, r.tag, len(r.entries)) for r in src.regions}
+
+
+# ---- VTP (XML PolyData) ------------------------------------------------------------------------
+# PolyData keeps vertices, then lines, then polygons; the writer puts the blocks in that order
+# and moves cell data and the cell numbers of regions with them. meshio 5.0 reads no PolyData
+# (no ".vtp" reader; as "vtu" it refuses the file type), so the checks are meshdock's reader and
+# VTK's vtkXMLPolyDataReader; a meshio.Mesh is written as VTP below.
+_VTP_SECTION = {"vertex": 0, "line": 1, "triangle": 2, "quad": 2, "polygon": 2}
+
+
+def _vtp_order(mesh):
+    """The block order PolyData gives: stable by section; None when a block cannot be written."""
+    if any(b.type not in _VTP_SECTION or b.face_offsets is not None for b in mesh.cells):
+        return None
+    return sorted(range(len(mesh.cells)), key=lambda b: _VTP_SECTION[mesh.cells[b].type])
+
+
+def _renumbered_regions(mesh, order):
+    """_regions(mesh) with cell numbers as they are once the blocks stand in `order`."""
+    sizes = [len(b) for b in mesh.cells]
+    old = np.concatenate([[0], np.cumsum(sizes)])
+    new = np.zeros(len(sizes), dtype=np.int64)
+    at = 0
+    for b in order:
+        new[b], at = at, at + sizes[b]
+
+    def renumber(c):
+        b = int(np.searchsorted(old, c, side="right")) - 1
+        return int(new[b] + c - old[b])
+
+    out = {}
+    for r in mesh.regions:
+        e = np.array(r.entries, dtype=np.int64)
+        if r.kind == "cell":
+            e = np.array([renumber(c) for c in e], dtype=np.int64)
+        elif r.kind == "side":
+            e = np.array([[renumber(c), f] for c, f in e], dtype=np.int64).reshape(-1, 2)
+        out[(r.name, r.kind, r.dim, r.tag)] = np.sort(e, axis=0).tolist()
+    return out
+
+
+@pytest.mark.parametrize("enc", ["ascii", "zlib"])
+def test_round_trip_vtp(data_dir, tmp_path, mesh_file, enc):
+    src = meshdock.read(data_dir / "meshes" / mesh_file)
+    order = _vtp_order(src)
+    out = tmp_path / "out.vtp"
+    if order is None:
+        bad = next(i for i, b in enumerate(src.cells)
+                   if b.type not in _VTP_SECTION or b.face_offsets is not None)
+        with pytest.raises(meshdock.WriteError,
+                           match=rf"cells\[{bad}\] \([a-z0-9]+\) cannot be written to VTP, .*write it as VTU"):
+            meshdock.write(out, src, encoding=enc)
+        assert list(tmp_path.iterdir()) == []
+        return
+    out, notes = _write(tmp_path, src, "vtp", enc)
+    assert (order != sorted(order)) == any(n.startswith("blocks written in PolyData's order") for n in notes)
+    back = meshdock.read(out)
+    assert back.notes == []
+    _eq(back.points, src.points, "points")
+    assert [c for b in back.cells for c in _cells_of(b)] == [c for b in order for c in _cells_of(src.cells[b])]
+    _assert_same_data(back, src, order)
+    assert _regions(back) == _renumbered_regions(src, order)
+
+
+def _mixed_surface():
+    """Vertices, lines and faces interleaved (PolyData moves every block), with data and sets."""
+    pts = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0.5], [2, 1, 0.25], [3, 0.5, 0]])
+    cells = [meshdock.CellBlock("triangle", np.array([[0, 1, 2], [2, 3, 0]])),   # cells 0-1
+             meshdock.CellBlock("vertex", np.array([[4], [5]])),                 # 2-3
+             meshdock.CellBlock("line", np.array([[0, 4], [4, 5], [5, 6]])),     # 4-6
+             meshdock.CellBlock("quad", np.array([[1, 4, 5, 2]])),               # 7
+             meshdock.CellBlock("vertex", np.array([[6]])),                      # 8
+             meshdock.CellBlock("line", np.array([[6, 0]]))]                     # 9
+    sizes = [len(b) for b in cells]
+    ids = np.split(np.arange(sum(sizes)), np.cumsum(sizes)[:-1])
+    return meshdock.Mesh(points=pts, cells=cells,
+                         point_data={"T": np.arange(7, dtype=np.float32) * 0.5},
+                         cell_data={"id": [100 + i for i in ids],
+                                    "vec": [np.stack([i * 0.5, -i * 1.0], axis=1) for i in ids]},
+                         field_data={"info": np.array([7, 8, 9])},
+                         regions=[meshdock.Region("mixed", "cell", 2, 3, np.array([0, 2, 9, 7])),
+                                  meshdock.Region("edges", "side", 2, 4, np.array([[1, 2], [8, 0]])),
+                                  meshdock.Region("corner", "point", 0, 5, np.array([0, 6]))])
+
+
+def test_vtk_reads_vtp_we_write(tmp_path):
+    """VTK's own PolyData reader sees the blocks in PolyData's order, the cell data moved with
+    them, and the regions (as meshdock:region field data) renumbered to that order."""
+    vtk = pytest.importorskip("vtk")
+    from vtk.util import numpy_support as ns
+    src = _mixed_surface()
+    order = [1, 4, 2, 5, 0, 3]
+    for enc in ("ascii", "raw", "zlib"):
+        out = tmp_path / f"m-{enc}.vtp"
+        with pytest.warns(meshdock.MeshWarning, match="PolyData's order"):
+            notes = meshdock.write(out, src, encoding=enc)
+        assert notes == [
+            "blocks written in PolyData's order (vertices, lines, polygons): they read back as "
+            "cells[1, 4, 2, 5, 0, 3] of this mesh, cell data and regions with them"]
+        r = vtk.vtkXMLPolyDataReader()
+        r.SetFileName(str(out))
+        r.Update()
+        g = r.GetOutput()
+        assert (g.GetNumberOfVerts(), g.GetNumberOfLines(), g.GetNumberOfPolys(),
+                g.GetNumberOfStrips()) == (3, 4, 3, 0)
+        _eq(ns.vtk_to_numpy(g.GetPoints().GetData()), src.points, "points")
+        n = g.GetNumberOfCells()
+        assert [g.GetCellType(i) for i in range(n)] == [1, 1, 1, 3, 3, 3, 3, 5, 5, 9]
+        got = [[g.GetCell(i).GetPointId(k) for k in range(g.GetCell(i).GetNumberOfPoints())]
+               for i in range(n)]
+        assert got == [c for b in order for c in _cells_of(src.cells[b])]
+        for k in ("id", "vec"):
+            want = _concat([src.cell_data[k][b] for b in order])
+            _eq(ns.vtk_to_numpy(g.GetCellData().GetArray(k)).reshape(want.shape), want, k)
+        _eq(ns.vtk_to_numpy(g.GetPointData().GetArray("T")), src.point_data["T"], "T")
+        fd = g.GetFieldData()
+        _eq(ns.vtk_to_numpy(fd.GetArray("info")), [7, 8, 9], "info")
+        # old cell 0 is cell 7 in the file, 2 is 0, 9 is 6, 7 is 9; 1 is 8, 8 is 2
+        _eq(ns.vtk_to_numpy(fd.GetArray("meshdock:region:cell:2:3:mixed")), [7, 0, 6, 9], "mixed")
+        _eq(ns.vtk_to_numpy(fd.GetArray("meshdock:region:side:2:4:edges")), [[8, 2], [2, 0]], "edges")
+        _eq(ns.vtk_to_numpy(fd.GetArray("meshdock:region:point:0:5:corner")), [0, 6], "corner")
+        _eq(ns.vtk_to_numpy(fd.GetArray("meshdock:block_sizes")), [2, 1, 3, 1, 2, 1], "block sizes")
+        back = meshdock.read(out)
+        assert _regions(back) == _renumbered_regions(src, order) == {
+            ("mixed", "cell", 2, 3): [0, 6, 7, 9], ("edges", "side", 2, 4): [[2, 0], [8, 2]],
+            ("corner", "point", 0, 5): [0, 6]}
+
+
+def test_meshio_mesh_writes_as_vtp(tmp_path):
+    """A meshio.Mesh (what md.write takes besides ours) as VTP: the Python write path to the
+    VTP writer, meshio's cell lists and cell data included."""
+    meshio = pytest.importorskip("meshio")
+    pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], dtype=np.float64)
+    mm = meshio.Mesh(pts, [("triangle", np.array([[0, 1, 2], [1, 3, 2]])), ("line", np.array([[0, 1]]))],
+                     cell_data={"mat": [np.array([1.5, 2.5]), np.array([3.5])]})
+    out = tmp_path / "mm.vtp"
+    with pytest.warns(meshdock.MeshWarning, match="PolyData's order"):
+        notes = meshdock.write(out, mm, file_format="vtp", encoding="raw")
+    assert notes == ["blocks written in PolyData's order (vertices, lines, polygons): they read "
+                     "back as cells[1, 0] of this mesh, cell data and regions with them"]
+    back = meshdock.read(out)
+    assert [(b.type, b.data.tolist()) for b in back.cells] == [("line", [[0, 1]]),
+                                                               ("triangle", [[0, 1, 2], [1, 3, 2]])]
+    assert [p.tolist() for p in back.cell_data["mat"]] == [[3.5], [1.5, 2.5]]
+    with pytest.raises(meshio.ReadError):  # meshio 5.0 has no PolyData reader
+        meshio.read(out)
+
+
+def test_vtp_refuses_volume_cells(tmp_path):
+    m = meshdock.Mesh(points=np.eye(4, 3), cells=[meshdock.CellBlock("triangle", np.array([[0, 1, 2]])),
+                                                  meshdock.CellBlock("tetra", np.array([[0, 1, 2, 3]]))])
+    with pytest.raises(meshdock.WriteError, match=r": cells\[1\] \(tetra\) cannot be written to VTP, which "
+                       r"holds vertices, lines and polygons only \(PolyData has no volume or "
+                       r"higher-order cells\); write it as VTU$"):
+        meshdock.write(tmp_path / "a.vtp", m)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_convert_writes_vtp(data_dir, tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "plate.vtp"
+    run = subprocess.run([sys.executable, "-m", "meshdock", "convert",
+                          str(data_dir / "meshes" / "plate.v41.msh"), str(out), "--ascii"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert b'<VTKFile type="PolyData" version="0.1"' in out.read_bytes()
+    src, back = meshdock.read(data_dir / "meshes" / "plate.v41.msh"), meshdock.read(out)
+    _eq(back.points, src.points, "points")
+    assert _regions(back) == _regions(src)

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -96,19 +98,30 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+// Every file of tests/data/meshes a reader takes (80: + 8 .vtu files of
+// tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N), + 12 .vtk of
+// tests/data/tools/make_vtk_legacy.py).
+std::vector<fs::path> mesh_files() {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
+    const auto ext = entry.path().extension().string();
+    if (ext == ".msh" || ext == ".vtu" || ext == ".vtk" || ext == ".stl" || ext == ".off" ||
+        ext == ".obj" || ext == ".ply")
+      out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
   TempDir tmp;
   int files = 0, writes = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
-    const auto ext = entry.path().extension().string();
-    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
-        ext != ".obj" && ext != ".ply")
-      continue;
+  for (const auto& file : mesh_files()) {
     ++files;
-    const auto src = mesh::read_mesh(entry.path().string());
-    const auto name = entry.path().filename().string();
+    const auto src = mesh::read_mesh(file.string());
+    const auto name = file.filename().string();
     for (const auto& [file, enc] :
          std::vector<std::pair<std::string, std::string>>{{"o.vtu", "ascii"},
                                                           {"o.vtu", "raw"},
@@ -150,8 +163,6 @@ TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
       }
     }
   }
-  // + 8 .vtu files of tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N), + 12 .vtk of
-  // tests/data/tools/make_vtk_legacy.py
   EXPECT_EQ(files, 80);
   // ragged.*.vtu (polyhedra) and poly.*.vtk (a pentagon) are the 4 files MSH cannot hold.
   EXPECT_EQ(writes, 80 * 3 + 76 * 2);
@@ -218,14 +229,10 @@ std::vector<double> corner_coords(const mesh::Mesh& m, bool fans) {
 TEST(Writers, EveryFileRoundTripsThroughTheOtherWriters) {
   TempDir tmp;
   int files = 0, writes = 0, refused = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
-    const auto ext = entry.path().extension().string();
-    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
-        ext != ".obj" && ext != ".ply")
-      continue;
+  for (const auto& file : mesh_files()) {
     ++files;
-    const auto src = mesh::read_mesh(entry.path().string());
-    const auto name = entry.path().filename().string();
+    const auto src = mesh::read_mesh(file.string());
+    const auto name = file.filename().string();
     struct Case {
       std::string file, format, enc;
     };
@@ -329,8 +336,9 @@ TEST(Writers, MshKeepsMeshioPhysicalNames) {
     o.format = format;
     o.encoding = enc;
     const auto notes = mesh::write_mesh(m, tmp.file("p.msh"), o);
-    EXPECT_EQ(notes,
-              std::vector<std::string>{"field_data 'other' is not written: MSH has no field data"});
+    EXPECT_EQ(notes, std::vector<std::string>{
+                         "field_data 'other' is not written: MSH holds no field data but "
+                         "physical names [tag, dim]"});
     const auto back = mesh::read_mesh(tmp.file("p.msh"));
     for (const char* k : {"plate", "bottom", "unused"}) {
       ASSERT_TRUE(back.field_data.count(k)) << k;
@@ -400,8 +408,321 @@ TEST(Writers, EncodingsAreCheckedPerFormat) {
   o = {};
   EXPECT_EQ(error_of2(tet(), tmp.file("a.xyz"), o),
             tmp.file("a.xyz") +
-                ": no writer for format 'xyz' (writers: vtu, msh, msh22, vtk, stl, obj, ply, off)");
+                ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
+                "off)");
+  o.encoding = "binary";
+  EXPECT_EQ(error_of2(tet(), tmp.file("a.vtp"), o),
+            tmp.file("a.vtp") + ": VTP encoding 'binary' is not one of ascii, raw, zlib");
   EXPECT_EQ(tmp.entries(), 0u);
+}
+
+// ---- VTP (XML PolyData) ------------------------------------------------------------------------
+
+namespace {
+
+mesh::Array i64(std::vector<std::int64_t> v, std::vector<std::int64_t> shape = {}) {
+  return mesh::Array::from_vector(v, std::move(shape));
+}
+
+// Vertices, lines and faces in interleaved blocks, as PolyData never holds them: every block
+// moves when written, so cell data and regions read back right only if they moved with it.
+//   blocks   0 triangle (2)  1 vertex (2)  2 line (3)  3 quad (1)  4 vertex (1)  5 line (1)
+//            6 polygon (1, five points)
+//   cells    0-1             2-3           4-6         7           8             9   10
+mesh::Mesh mixed_surface() {
+  mesh::Mesh m;
+  std::vector<double> xyz;
+  for (int i = 0; i < 7; ++i)
+    for (int k = 0; k < 3; ++k) xyz.push_back(0.125 * i + 1.5 * k - 0.3 * (i % 3));
+  m.points = mesh::Array::from_vector(xyz, {7, 3});
+  m.cells.push_back(mesh::CellBlock::fixed("triangle", i64({0, 1, 2, 2, 3, 0}, {2, 3})));
+  m.cells.push_back(mesh::CellBlock::fixed("vertex", i64({4, 5}, {2, 1})));
+  m.cells.push_back(mesh::CellBlock::fixed("line", i64({0, 4, 4, 5, 5, 6}, {3, 2})));
+  m.cells.push_back(mesh::CellBlock::fixed("quad", i64({1, 4, 5, 2}, {1, 4})));
+  m.cells.push_back(mesh::CellBlock::fixed("vertex", i64({6}, {1, 1})));
+  m.cells.push_back(mesh::CellBlock::fixed("line", i64({6, 0}, {1, 2})));
+  m.cells.push_back(mesh::CellBlock::fixed("polygon", i64({0, 1, 4, 5, 6}, {1, 5})));
+  std::int64_t cell = 0;
+  for (const auto& b : m.cells) {
+    std::vector<double> t;
+    std::vector<std::int32_t> v;
+    for (std::int64_t i = 0; i < b.size(); ++i, ++cell) {
+      t.push_back(100 + 1.5 * static_cast<double>(cell));
+      v.push_back(static_cast<std::int32_t>(cell));
+      v.push_back(static_cast<std::int32_t>(-cell));
+    }
+    m.cell_data["temperature"].push_back(mesh::Array::from_vector(t));
+    m.cell_data["pair"].push_back(mesh::Array::from_vector(v, {b.size(), 2}));
+  }
+  m.point_data["T"] = mesh::Array::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7.5f});
+  m.field_data["info"] = i64({7, 8, 9});
+  m.regions.push_back({"mixed", mesh::RegionKind::kCell, 2, 3, i64({0, 2, 9, 7})});
+  m.regions.push_back({"edges", mesh::RegionKind::kSide, 2, 4, i64({1, 2, 8, 0}, {2, 2})});
+  m.regions.push_back({"corner", mesh::RegionKind::kPoint, 0, 5, i64({0, 6})});
+  return m;
+}
+
+}  // namespace
+
+TEST(Writers, VtpWritesBlocksInPolyDataOrderWithTheirCellDataAndRegions) {
+  TempDir tmp;
+  const auto src = mixed_surface();
+  // PolyData's order: Verts (blocks 1, 4), Lines (2, 5), Polys (0, 3, 6).
+  const std::vector<std::size_t> order = {1, 4, 2, 5, 0, 3, 6};
+  for (const char* enc : {"ascii", "raw", "zlib"}) {
+    SCOPED_TRACE(enc);
+    mesh::WriteOptions o;
+    o.encoding = enc;
+    const auto notes = mesh::write_mesh(src, tmp.file("m.vtp"), o);
+    EXPECT_EQ(notes, std::vector<std::string>{
+                         "blocks written in PolyData's order (vertices, lines, polygons): they "
+                         "read back as cells[1, 4, 2, 5, 0, 3, 6] of this mesh, cell data and "
+                         "regions with them"});
+    const auto back = mesh::read_mesh(tmp.file("m.vtp"));
+    EXPECT_TRUE(back.notes.empty()) << back.notes.front();
+    EXPECT_TRUE(same_bytes(back.points, src.points));
+    EXPECT_TRUE(same_bytes(back.point_data.at("T"), src.point_data.at("T")));
+    ASSERT_EQ(back.cells.size(), order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const auto& want = src.cells[order[k]];
+      EXPECT_EQ(back.cells[k].type, want.type) << k;
+      EXPECT_TRUE(same_bytes(back.cells[k].connectivity, want.connectivity)) << k;
+      for (const char* name : {"temperature", "pair"})
+        EXPECT_TRUE(same_bytes(back.cell_data.at(name)[k], src.cell_data.at(name)[order[k]]))
+            << name << " of block " << k;
+    }
+    // Only the user's field data: regions and block sizes were taken back out of it.
+    ASSERT_EQ(back.field_data.size(), 1u);
+    EXPECT_TRUE(same_bytes(back.field_data.at("info"), src.field_data.at("info")));
+    // Cell numbers follow the blocks: old cell 0 (block 0) is cell 7 now, 2 (block 1) is 0, 9
+    // (block 5) is 6, 7 (block 3) is 9, 1 is 8 and 8 (block 4) is 2; point ids stay.
+    // (read_vtu gives regions in the order of their field names: looked up by name)
+    ASSERT_EQ(back.regions.size(), 3u);
+    std::map<std::string, const mesh::Region*> by_name;
+    for (const auto& r : back.regions) by_name[r.name] = &r;
+    ASSERT_EQ(by_name.size(), 3u);
+    const auto& mixed = *by_name.at("mixed");
+    EXPECT_EQ(mixed.kind, mesh::RegionKind::kCell);
+    EXPECT_EQ(mixed.dim, 2);
+    EXPECT_EQ(mixed.tag, 3);
+    EXPECT_TRUE(same_bytes(mixed.entries, i64({7, 0, 6, 9})));
+    EXPECT_EQ(by_name.at("edges")->kind, mesh::RegionKind::kSide);
+    EXPECT_TRUE(same_bytes(by_name.at("edges")->entries, i64({8, 2, 2, 0}, {2, 2})));
+    EXPECT_EQ(by_name.at("corner")->kind, mesh::RegionKind::kPoint);
+    EXPECT_TRUE(same_bytes(by_name.at("corner")->entries, i64({0, 6})));
+  }
+}
+
+TEST(Writers, VtpInPolyDataOrderAlreadyNotesNothingAndWritesNoBlockSizes) {
+  TempDir tmp;
+  mesh::Mesh m = mixed_surface();
+  m.cells = {m.cells[1], m.cells[2], m.cells[0]};  // vertex, line, triangle: one run each
+  m.cell_data.clear();
+  m.regions = {{"tris", mesh::RegionKind::kCell, 2, 1, i64({5, 6})}};
+  mesh::WriteOptions o;
+  o.encoding = "ascii";
+  EXPECT_TRUE(mesh::write_mesh(m, tmp.file("m.vtp"), o).empty());
+  const auto text = slurp(tmp.file("m.vtp"));
+  EXPECT_EQ(text.find("meshdock:block_sizes"), std::string::npos);
+  EXPECT_NE(text.find("NumberOfVerts=\"2\" NumberOfLines=\"3\" NumberOfStrips=\"0\" "
+                      "NumberOfPolys=\"2\""),
+            std::string::npos);
+  const auto back = mesh::read_mesh(tmp.file("m.vtp"));
+  ASSERT_EQ(back.cells.size(), 3u);
+  EXPECT_TRUE(same_bytes(back.cells[2].connectivity, m.cells[2].connectivity));
+  ASSERT_EQ(back.regions.size(), 1u);
+  EXPECT_TRUE(same_bytes(back.regions[0].entries, i64({5, 6})));
+}
+
+TEST(Writers, VtpRefusesVolumeCellsNamingTheFirstBlock) {
+  TempDir tmp;
+  auto m = tet();
+  m.cells.insert(m.cells.begin(), mesh::CellBlock::fixed("triangle", i64({0, 1, 2}, {1, 3})));
+  m.cells.push_back(mesh::CellBlock::fixed("pyramid", i64({0, 1, 2, 3, 0}, {1, 5})));
+  { std::ofstream(tmp.file("keep.vtp")) << "old"; }
+  EXPECT_EQ(error_of(m, tmp.file("keep.vtp")),
+            tmp.file("keep.vtp") +
+                ": cells[1] (tetra) cannot be written to VTP, which holds vertices, lines and "
+                "polygons only (PolyData has no volume or higher-order cells); write it as VTU");
+  EXPECT_EQ(slurp(tmp.file("keep.vtp")), "old");
+  m.cells[1] = mesh::CellBlock::fixed("line3", i64({0, 1, 2}, {1, 3}));
+  EXPECT_NE(error_of(m, tmp.file("a.vtp")).find(": cells[1] (line3) cannot be written to VTP"),
+            std::string::npos);
+  EXPECT_EQ(tmp.entries(), 1u);  // no file, no temporary
+}
+
+TEST(Writers, VtpPolygonsOfThreeOrFourPointsAreNotedAsTheyReadBack) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points = tet().points;
+  mesh::CellBlock poly;
+  poly.type = "polygon";
+  poly.connectivity = i64({0, 1, 2, 0, 1, 2, 3, 3, 2, 1});
+  poly.offsets = i64({0, 3, 7, 10});
+  m.cells.push_back(poly);
+  m.cell_data["c"] = {mesh::Array::from_vector(std::vector<double>{1, 2, 3})};
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("p.vtp")),
+            std::vector<std::string>{
+                "cells[0] (polygon) reads back as 3 blocks (triangle, quad): VTP's Polys hold no "
+                "cell types, a reader names polygons by size"});
+  const auto back = mesh::read_mesh(tmp.file("p.vtp"));
+  ASSERT_EQ(back.cells.size(), 3u);
+  EXPECT_EQ(back.cells[0].type, "triangle");
+  EXPECT_EQ(back.cells[1].type, "quad");
+  EXPECT_EQ(back.cells[2].type, "triangle");
+  EXPECT_EQ(all_ids(back), (std::vector<std::int64_t>{0, 1, 2, 0, 1, 2, 3, 3, 2, 1}));
+  EXPECT_EQ(back.cell_data.at("c")[2].as<double>()[0], 3.0);
+}
+
+TEST(Writers, VtpWritesPixelsAsQuadsInQuadOrder) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}, {4, 3});
+  m.cells.push_back(mesh::CellBlock::fixed("pixel", i64({0, 1, 2, 3}, {1, 4})));
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("p.vtp")),
+            std::vector<std::string>{"cells[0] (pixel) written as quads (its points 0, 1, 3, 2): "
+                                     "PolyData has no pixels"});
+  const auto back = mesh::read_mesh(tmp.file("p.vtp"));
+  ASSERT_EQ(back.cells.size(), 1u);
+  EXPECT_EQ(back.cells[0].type, "quad");
+  EXPECT_EQ(all_ids(back), (std::vector<std::int64_t>{0, 1, 3, 2}));  // around the square
+}
+
+namespace {
+
+// The cells of `m` as lists of point ids, blocks taken in `order` (all blocks when empty).
+std::vector<std::vector<std::int64_t>> cell_lists(const mesh::Mesh& m,
+                                                  std::vector<std::size_t> order = {}) {
+  if (order.empty())
+    for (std::size_t b = 0; b < m.cells.size(); ++b) order.push_back(b);
+  std::vector<std::vector<std::int64_t>> out;
+  for (const auto b : order) {
+    const auto& blk = m.cells[b];
+    const auto* c = blk.connectivity.as<std::int64_t>();
+    for (std::int64_t i = 0; i < blk.size(); ++i) {
+      const auto lo =
+          blk.ragged() ? blk.offsets.as<std::int64_t>()[i] : i * blk.connectivity.dim(1);
+      const auto hi =
+          blk.ragged() ? blk.offsets.as<std::int64_t>()[i + 1] : (i + 1) * blk.connectivity.dim(1);
+      out.emplace_back(c + lo, c + hi);
+    }
+  }
+  return out;
+}
+
+int vtp_section(const mesh::CellBlock& b) {
+  if (b.face_offsets.valid()) return -1;
+  if (b.type == "vertex") return 0;
+  if (b.type == "line") return 1;
+  return b.type == "triangle" || b.type == "quad" || b.type == "polygon" ? 2 : -1;
+}
+
+}  // namespace
+
+TEST(Writers, EveryFileRoundTripsThroughVtp) {
+  TempDir tmp;
+  int files = 0, writes = 0;
+  for (const auto& file : mesh_files()) {
+    ++files;
+    const auto src = mesh::read_mesh(file.string());
+    SCOPED_TRACE(file.filename().string());
+    std::vector<std::size_t> order;
+    bool ok = true;
+    for (int s = 0; s < 3; ++s)
+      for (std::size_t b = 0; b < src.cells.size(); ++b) {
+        ok &= vtp_section(src.cells[b]) >= 0;
+        if (vtp_section(src.cells[b]) == s) order.push_back(b);
+      }
+    if (!ok) {
+      EXPECT_THROW(mesh::write_mesh(src, tmp.file("o.vtp")), mesh::WriteError);
+      EXPECT_EQ(tmp.entries(), 0u);
+      continue;
+    }
+    mesh::WriteOptions o;
+    o.encoding = writes % 2 ? "raw" : "zlib";
+    mesh::write_mesh(src, tmp.file("o.vtp"), o);
+    ++writes;
+    const auto back = mesh::read_mesh(tmp.file("o.vtp"));
+    fs::remove(tmp.file("o.vtp"));
+    EXPECT_TRUE(same_bytes(back.points, src.points));
+    EXPECT_EQ(cell_lists(back), cell_lists(src, order));
+    EXPECT_EQ(back.point_data.size(), src.point_data.size());
+    for (const auto& [k, v] : src.point_data)
+      EXPECT_TRUE(same_bytes(back.point_data.at(k), v)) << k;
+    for (const auto& [k, parts] : src.cell_data) {
+      std::vector<mesh::Array> want;
+      for (const auto b : order) want.push_back(parts[b]);
+      EXPECT_TRUE(same_bytes(mesh::concat_rows(back.cell_data.at(k)), mesh::concat_rows(want)))
+          << k;
+    }
+    EXPECT_EQ(back.field_data.size(), src.field_data.size());
+    EXPECT_EQ(back.regions.size(), src.regions.size());
+  }
+  EXPECT_EQ(files, 80);
+  EXPECT_GT(writes, 30);
+}
+
+// Every writer pads points of fewer than 3 coordinates with 0 and says so in the same words.
+TEST(Writers, EveryWriterNotesPaddedPointsNamingItsFormat) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(std::vector<double>{0, 0, 1, 0, 0, 1}, {3, 2});
+  m.cells.push_back(mesh::CellBlock::fixed("triangle", i64({0, 1, 2}, {1, 3})));
+  for (const auto& [file, format, name] :
+       std::vector<std::array<std::string, 3>>{{"a.vtu", "", "VTU"},
+                                               {"a.vtp", "", "VTP"},
+                                               {"a.msh", "", "MSH"},
+                                               {"a.msh", "msh22", "MSH 2.2"},
+                                               {"a.vtk", "", "legacy VTK"},
+                                               {"a.stl", "", "STL"},
+                                               {"a.obj", "", "OBJ"},
+                                               {"a.ply", "", "PLY"},
+                                               {"a.off", "", "OFF"}}) {
+    mesh::WriteOptions o;
+    o.format = format;
+    const auto notes = mesh::write_mesh(m, tmp.file(file), o);
+    ASSERT_FALSE(notes.empty()) << name;
+    EXPECT_EQ(notes.front(),
+              "points have 2 coordinates; " + name + " stores 3, so the rest are written as 0");
+    const auto back = mesh::read_mesh(tmp.file(file));
+    EXPECT_EQ(mesh::value_at(back.points, 3), 1.0) << name;  // point 1 is (1, 0, 0)
+    EXPECT_EQ(mesh::value_at(back.points, 7), 1.0) << name;  // point 2 is (0, 1, 0)
+    EXPECT_EQ(mesh::value_at(back.points, 8), 0.0) << name;
+  }
+}
+
+// What a format cannot hold is noted in one wording: "<what> is not written: <FORMAT> holds no
+// <kind>", naming what it does keep of that kind.
+TEST(Writers, DroppedDataIsNotedInOneWording) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points = tet().points;
+  m.cells.push_back(mesh::CellBlock::fixed("triangle", i64({0, 1, 2}, {1, 3})));
+  m.point_data["t"] = mesh::Array::from_vector(std::vector<double>{1, 2, 3, 4});
+  m.cell_data["c"] = {mesh::Array::from_vector(std::vector<double>{5})};
+  m.field_data["f"] = i64({1, 2, 3});
+  m.regions.push_back({"r", mesh::RegionKind::kCell, 2, 1, i64({0})});
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("a.off")),
+            (std::vector<std::string>{"point_data 't' is not written: OFF holds no point data",
+                                      "cell_data 'c' is not written: OFF holds no cell data",
+                                      "field_data 'f' is not written: OFF holds no field data",
+                                      "region 'r' is not written: OFF holds no sets"}));
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("a.obj")),
+            (std::vector<std::string>{
+                "point_data 't' is not written: OBJ holds no point data but obj:vt, obj:vn",
+                "cell_data 'c' is not written: OBJ holds no cell data but obj:group_ids",
+                "field_data 'f' is not written: OBJ holds no field data",
+                "region 'r' is not written: OBJ holds no sets"}));
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("a.stl")),
+            (std::vector<std::string>{
+                "point_data 't' is not written: STL holds no point data",
+                "cell_data 'c' is not written: STL holds no cell data but facet_normals",
+                "field_data 'f' is not written: STL holds no field data",
+                "region 'r' is not written: STL holds no sets"}));
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("a.ply")),
+            (std::vector<std::string>{"field_data 'f' is not written: PLY holds no field data",
+                                      "region 'r' is not written: PLY holds no sets"}));
 }
 
 TEST(Writers, LargeZlibArrayUsesManyBlocksAndRoundTrips) {

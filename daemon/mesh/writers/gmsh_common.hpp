@@ -60,7 +60,8 @@ inline std::vector<PhysicalName> physical_names(const Mesh& m, const std::string
     std::int64_t tag = 0;
     int dim = 0;
     if (!physical_name_entry(a, tag, dim)) {
-      notes.push_back("field_data '" + name + "' is not written: MSH has no field data");
+      notes.push_back(not_written("field_data '" + name + "'", "MSH",
+                                  "field data but physical names [tag, dim]"));
       continue;
     }
     bool implied = false;

@@ -64,9 +64,7 @@ class Msh22Writer {
   }
 
   void plan() {
-    if (m_.points.dim(1) != 3)
-      notes_.push_back("points have " + std::to_string(m_.points.dim(1)) +
-                       " coordinates; MSH stores 3, so the rest are written as 0");
+    wr::note_point_dims(m_, "MSH 2.2", notes_);
     std::vector<std::int64_t> base;  // first global cell number of each block
     std::int64_t total = 0;
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {

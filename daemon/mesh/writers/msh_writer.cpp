@@ -63,9 +63,7 @@ class MshWriter {
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
       types_.push_back(wr::gmsh_type_of_block(m_, b, path_));
     }
-    if (m_.points.dim(1) != 3)
-      notes_.push_back("points have " + std::to_string(m_.points.dim(1)) +
-                       " coordinates; MSH stores 3, so the rest are written as 0");
+    wr::note_point_dims(m_, "MSH", notes_);
   }
 
   const Array* cell_data_part(const char* name, std::size_t block) const {

@@ -30,25 +30,18 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target) {
   };
   const Array* vt = float_rows("obj:vt", 1, 3);
   const Array* vn = float_rows("obj:vn", 3, 3);
-  for (const auto& [name, a] : m.point_data)
-    if (name != "obj:vt" && name != "obj:vn")
-      notes.push_back("point_data '" + name + "' is not written: OBJ holds no such data");
   const std::vector<Array>* groups = nullptr;
-  for (const auto& [name, parts] : m.cell_data) {
-    bool ok = name == "obj:group_ids";
-    for (const auto& p : parts) ok &= p.dtype().code <= 1 && p.ndim() == 1;
+  if (auto it = m.cell_data.find("obj:group_ids"); it != m.cell_data.end()) {
+    bool ok = true;
+    for (const auto& p : it->second) ok &= p.dtype().code <= 1 && p.ndim() == 1;
     if (ok)
-      groups = &parts;
+      groups = &it->second;
     else
-      notes.push_back("cell_data '" + name + "' is not written: OBJ holds no such data");
+      notes.push_back("cell_data 'obj:group_ids' is not written: OBJ needs 1-d integers there");
   }
-  for (const auto& [name, a] : m.field_data)
-    notes.push_back("field_data '" + name + "' is not written: OBJ holds no field data");
-  for (const auto& r : m.regions)
-    notes.push_back("region '" + r.name + "' is not written: OBJ holds no sets");
-  if (m.points.dim(1) != 3)
-    notes.push_back("points have " + std::to_string(m.points.dim(1)) +
-                    " coordinates; OBJ stores 3, so the rest are written as 0");
+  wr::note_dropped(m, "OBJ", notes, wr::kAll,
+                   {{wr::kPointData, {"obj:vt", "obj:vn"}}, {wr::kCellData, {"obj:group_ids"}}});
+  wr::note_point_dims(m, "OBJ", notes);
 
   OutFile out(target);
   wr::Sink s(out);

@@ -7,20 +7,6 @@
 
 namespace meshdock::mesh {
 
-namespace wr {
-// Notes for everything a points-and-faces format drops (OFF; STL has its own wording).
-void note_dropped(const Mesh& m, const char* format, std::vector<std::string>& notes) {
-  for (const auto& [name, a] : m.point_data)
-    notes.push_back("point_data '" + name + "' is not written: " + format + " holds no data");
-  for (const auto& [name, a] : m.cell_data)
-    notes.push_back("cell_data '" + name + "' is not written: " + format + " holds no data");
-  for (const auto& [name, a] : m.field_data)
-    notes.push_back("field_data '" + name + "' is not written: " + format + " holds no data");
-  for (const auto& r : m.regions)
-    notes.push_back("region '" + r.name + "' is not written: " + format + " holds no sets");
-}
-}  // namespace wr
-
 std::vector<std::string> write_off(const Mesh& m, const OutTarget& target) {
   validate_mesh(m, target.path);
   for (std::size_t b = 0; b < m.cells.size(); ++b)
@@ -30,9 +16,7 @@ std::vector<std::string> write_off(const Mesh& m, const OutTarget& target) {
                        "as VTU or MSH");
   std::vector<std::string> notes;
   wr::note_dropped(m, "OFF", notes);
-  if (m.points.dim(1) != 3)
-    notes.push_back("points have " + std::to_string(m.points.dim(1)) +
-                    " coordinates; OFF stores 3, so the rest are written as 0");
+  wr::note_point_dims(m, "OFF", notes);
   OutFile out(target);
   wr::Sink s(out);
   s.put("OFF\n" + std::to_string(m.num_points()) + " " + std::to_string(m.num_cells()) + " 0\n");

@@ -48,9 +48,7 @@ class PlyWriter : wr::WriterState {
     if (m_.num_points() > INT32_MAX)
       throw WriteError(path_ + ": " + std::to_string(m_.num_points()) +
                        " points, more than PLY's int vertex indices reach");
-    if (m_.points.dim(1) != 3)
-      notes_.push_back("points have " + std::to_string(m_.points.dim(1)) +
-                       " coordinates; PLY stores x y z, so the rest are written as 0");
+    wr::note_point_dims(m_, "PLY", notes_);
     std::vector<Prop> vprops, fprops;
     for (const auto& [name, a] : m_.point_data) add(vprops, "point_data", name, a);
     for (const auto& [name, parts] : m_.cell_data) {
@@ -63,10 +61,7 @@ class PlyWriter : wr::WriterState {
       }
       add(fprops, "cell_data", name, concat_rows(parts));
     }
-    for (const auto& [name, a] : m_.field_data)
-      notes_.push_back("field_data '" + name + "' is not written: PLY holds no field data");
-    for (const auto& r : m_.regions)
-      notes_.push_back("region '" + r.name + "' is not written: PLY holds no sets");
+    wr::note_dropped(m_, "PLY", notes_, wr::kFieldData | wr::kRegions);
 
     const bool pf32 = m_.points.dtype() == kFloat32 && m_.points.dim(1) == 3;
     std::string h = "ply\nformat ";

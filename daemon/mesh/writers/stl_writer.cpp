@@ -37,18 +37,10 @@ class StlWriter : wr::WriterState {
                        " triangles, more than binary STL's 32-bit count holds; write ascii");
     const auto normals = m_.cell_data.find("facet_normals");
     const bool have_normals = normals != m_.cell_data.end() && usable(normals->second);
-    for (const auto& [name, a] : m_.point_data)
-      notes_.push_back("point_data '" + name + "' is not written: STL holds no data");
-    for (const auto& [name, a] : m_.cell_data)
-      if (name != "facet_normals" || !have_normals)
-        notes_.push_back("cell_data '" + name + "' is not written: STL holds no data");
-    for (const auto& [name, a] : m_.field_data)
-      notes_.push_back("field_data '" + name + "' is not written: STL holds no data");
-    for (const auto& r : m_.regions)
-      notes_.push_back("region '" + r.name + "' is not written: STL holds no sets");
-    if (m_.points.dim(1) != 3)
-      notes_.push_back("points have " + std::to_string(m_.points.dim(1)) +
-                       " coordinates; STL stores 3, so the rest are written as 0");
+    if (normals != m_.cell_data.end() && !have_normals)
+      notes_.push_back("cell_data 'facet_normals' is not written: STL needs (n, 3) floats there");
+    wr::note_dropped(m_, "STL", notes_, wr::kAll, {{wr::kCellData, {"facet_normals"}}});
+    wr::note_point_dims(m_, "STL", notes_);
 
     OutFile out(target_);
     wr::Sink s(out);

@@ -95,9 +95,7 @@ class VtkWriter : wr::WriterState {
     const auto np = m_.num_points();
     Array pts = m_.points;
     if (pts.dim(1) != 3 || (pts.dtype() != kFloat64 && pts.dtype() != kFloat32)) {
-      if (pts.dim(1) != 3)
-        notes_.push_back("points have " + std::to_string(pts.dim(1)) +
-                         " coordinates; VTK needs 3, so the rest are written as 0");
+      wr::note_point_dims(m_, "legacy VTK", notes_);
       pts = Array::of<double>({np, 3});
       for (std::int64_t i = 0; i < np; ++i)
         for (int k = 0; k < 3; ++k) pts.as<double>()[3 * i + k] = wr::coord(m_, i, k);

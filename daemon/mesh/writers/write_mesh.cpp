@@ -16,12 +16,14 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
       options.format.empty() ? format_of(target.leaf) : format_of("." + options.format);
   if (fmt.empty()) throw WriteError(path + ": no file extension; name the format explicitly");
   const auto& enc = options.encoding;
-  if (fmt == "vtu") {
+  if (fmt == "vtu" || fmt == "vtp") {
+    const auto writer = fmt == "vtu" ? &write_vtu : &write_vtp;
     if (enc.empty() || enc == "zlib")
-      return write_vtu(m, target, VtuEncoding::kZlib, options.zlib_level);
-    if (enc == "raw") return write_vtu(m, target, VtuEncoding::kRaw);
-    if (enc == "ascii") return write_vtu(m, target, VtuEncoding::kAscii);
-    throw WriteError(path + ": VTU encoding '" + enc + "' is not one of ascii, raw, zlib");
+      return writer(m, target, VtuEncoding::kZlib, options.zlib_level);
+    if (enc == "raw") return writer(m, target, VtuEncoding::kRaw, 6);
+    if (enc == "ascii") return writer(m, target, VtuEncoding::kAscii, 6);
+    throw WriteError(path + ": " + (fmt == "vtu" ? "VTU" : "VTP") + " encoding '" + enc +
+                     "' is not one of ascii, raw, zlib");
   }
   // ascii / binary formats: binary unless asked otherwise (smaller, faster, exact).
   auto binary = [&](const char* name) {
@@ -48,7 +50,7 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     return write_off(m, target);
   }
   throw WriteError(path + ": no writer for format '" + fmt +
-                   "' (writers: vtu, msh, msh22, vtk, stl, obj, ply, off)");
+                   "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off)");
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

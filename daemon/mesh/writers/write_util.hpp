@@ -1,7 +1,8 @@
 // Shared by the writers of the simple formats (legacy VTK, STL, OBJ, PLY, OFF, MSH 2.2): a
 // buffer that goes to the OutFile in 1 MiB pieces (numbers are appended with std::to_chars, never
 // through iostreams), values of any numeric Array as text, little- or big-endian bytes, and the
-// cells of a fixed or ragged polygon block one at a time.
+// cells of a fixed or ragged polygon block one at a time. Shared by every writer: the notes for
+// padded points and for what a format cannot hold (note_point_dims, note_dropped).
 #pragma once
 
 #include <cstdint>
@@ -119,9 +120,55 @@ inline bool is_face_block(const CellBlock& b) {
          (b.type == "triangle" || b.type == "quad" || b.type == "polygon");
 }
 
-// Notes "<what> is not written: <format> holds no data / sets" for every point, cell and field
-// data array and every region of `m` (for OFF, which keeps points and faces only).
-void note_dropped(const Mesh& m, const char* format, std::vector<std::string>& notes);
+// The notes for what a format cannot hold, worded alike by every writer.
+// "points have 2 coordinates; <format> stores 3, so the rest are written as 0" when the points
+// of `m` have fewer than 3 (every writer pads them with 0); nothing otherwise.
+inline void note_point_dims(const Mesh& m, std::string_view format,
+                            std::vector<std::string>& notes) {
+  if (m.points.dim(1) == 3) return;
+  notes.push_back("points have " + std::to_string(m.points.dim(1)) + " coordinates; " +
+                  std::string(format) + " stores 3, so the rest are written as 0");
+}
+
+// "<what> is not written: <format> holds no <kind>", e.g. "field_data 'x' is not written: PLY
+// holds no field data".
+inline std::string not_written(std::string_view what, std::string_view format,
+                               std::string_view kind) {
+  return std::string(what) + " is not written: " + std::string(format) + " holds no " +
+         std::string(kind);
+}
+
+enum DataKind : unsigned { kPointData = 1, kCellData = 2, kFieldData = 4, kRegions = 8, kAll = 15 };
+
+// Names of one kind a format writes although it holds nothing else of that kind (OBJ's
+// obj:vt / obj:vn point data): note_dropped leaves them to the writer, and names them in its
+// note ("OBJ holds no point data but obj:vt, obj:vn").
+struct KeptNames {
+  DataKind kind;
+  std::vector<std::string_view> names;
+};
+
+// Notes (not_written) every point_data, cell_data, field_data array and region of `m` of the
+// `kinds` the format cannot hold, but the `kept` names.
+inline void note_dropped(const Mesh& m, std::string_view format, std::vector<std::string>& notes,
+                         unsigned kinds = kAll, const std::vector<KeptNames>& kept = {}) {
+  auto note = [&](DataKind kind, const char* what, const char* words, const std::string& name) {
+    if (!(kinds & kind)) return;
+    std::string holds = words, but;
+    for (const auto& k : kept) {
+      if (k.kind != kind) continue;
+      for (const auto n : k.names) {
+        if (n == name) return;
+        but += (but.empty() ? " but " : ", ") + std::string(n);
+      }
+    }
+    notes.push_back(not_written(std::string(what) + " '" + name + "'", format, holds + but));
+  };
+  for (const auto& [name, a] : m.point_data) note(kPointData, "point_data", "point data", name);
+  for (const auto& [name, a] : m.cell_data) note(kCellData, "cell_data", "cell data", name);
+  for (const auto& [name, a] : m.field_data) note(kFieldData, "field_data", "field data", name);
+  for (const auto& r : m.regions) note(kRegions, "region", "sets", r.name);
+}
 
 // What each format's writer class holds (it derives from this): the mesh, where it goes (path_
 // names it in messages), ascii or binary, and the notes of its lossy steps.

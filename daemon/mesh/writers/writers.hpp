@@ -25,6 +25,13 @@ enum class VtuEncoding { kAscii, kRaw, kZlib };
 std::vector<std::string> write_vtu(const Mesh& m, const OutTarget& target, VtuEncoding encoding,
                                    int zlib_level = 6);
 
+// VTK XML PolyData, in VTU's encodings: vertex, line, triangle, quad and polygon blocks (pixel as
+// quads, noted) in PolyData's order, Verts, Lines, Polys (noted when that reorders the blocks;
+// cell data and the cell numbers of regions follow); regions and block sizes as in VTU. A
+// volume or higher-order block is a WriteError naming it.
+std::vector<std::string> write_vtp(const Mesh& m, const OutTarget& target, VtuEncoding encoding,
+                                   int zlib_level = 6);
+
 // Gmsh MSH 4.1, ascii or binary: one entity per run of cells sharing a block and a set of
 // physical groups, $PhysicalNames from regions, point regions as vertex elements, point_data /
 // cell_data as $NodeData / $ElementData (float64).
@@ -58,10 +65,10 @@ std::vector<std::string> write_ply(const Mesh& m, const OutTarget& target, bool 
 std::vector<std::string> write_off(const Mesh& m, const OutTarget& target);
 
 struct WriteOptions {
-  // "vtu" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" | "off";
-  // empty: the path's extension (.msh: 4.1)
+  // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
+  // "off"; empty: the path's extension (.msh: 4.1)
   std::string format;
-  // vtu: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
+  // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
   // (default); obj, off: "ascii" (the default, the only one)
   std::string encoding;
   int zlib_level = 6;

@@ -324,11 +324,13 @@ def release_memory() -> int:
 def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = None,
           zlib_level: int = 6, file_format: Optional[str] = None) -> List[str]:
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
-    given ("vtu": encoding "zlib" (default), "raw" or "ascii"; "msh": Gmsh 4.1 and "msh22" /
-    "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply": "binary" (default) or "ascii"; "obj",
-    "off": ascii; `file_format`: meshio's name for it). STL, OBJ, PLY and OFF hold faces
-    (STL: triangles; quads and polygons go as triangle fans, noted); another cell type there
-    is a WriteError naming its block. `mesh` is a meshdock.Mesh or
+    given ("vtu" and "vtp" (XML PolyData): encoding "zlib" (default), "raw" or
+    "ascii"; "msh": Gmsh 4.1 and "msh22" / "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply":
+    "binary" (default) or "ascii"; "obj", "off": ascii; `file_format`: meshio's name for it).
+    VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
+    polygons; noted when that moves a block, cell data and regions move with it). STL, OBJ,
+    PLY and OFF hold faces (STL: triangles; quads and polygons go as triangle fans, noted).
+    Another cell type there is a WriteError naming its block. `mesh` is a meshdock.Mesh or
     any object with the same attributes (points, cells with .type/.data, point_data,
     cell_data, field_data, regions); arrays already C-contiguous are written without a copy.
     The file appears whole or not at all.
@@ -347,7 +349,8 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     # "-binary" names carry the encoding.
     o.format = ("msh22" if f == "gmsh22" else _format(format, file_format)).encode()
     if encoding is None and f.endswith(("-ascii", "-binary")):
-        encoding = f.rsplit("-", 1)[1]
+        # meshio's "vtu-binary" is zlib-compressed appended data: VTU's default here.
+        encoding = f.rsplit("-", 1)[1] if f != "vtu-binary" else None
     o.encoding = (encoding or "").encode()
     o.zlib_level = zlib_level
     out = c_void_p()

@@ -344,9 +344,9 @@ MESHDOCK_API int meshdock_mesh_add_region(meshdock_mesh* mesh, const char* name,
 
 typedef struct meshdock_write_options {
   size_t struct_size;   /* sizeof(meshdock_write_options) */
-  const char* format;   /* "vtu" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-                           "off"; NULL or "": the path's extension */
-  const char* encoding; /* vtu: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
+  const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
+                           "ply" | "off"; NULL or "": the path's extension */
+  const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
                            "ascii" | "binary" (default); obj, off: "ascii"; NULL or "": the
                            default */
   int zlib_level;       /* default 6 */
