@@ -96,9 +96,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"g.msh", "ascii"}, Case{"g.msh", "binary"},
                       Case{"g22.msh", "ascii", "msh22"}, Case{"g22b.msh", "binary", "msh22"},
                       Case{"g.vtu", "ascii"}, Case{"g.vtu", "raw"}, Case{"g.vtu", "zlib"},
-                      Case{"g.vtk", "ascii"}, Case{"g.vtk", "binary"}, Case{"g.stl", "ascii"},
-                      Case{"g.stl", "binary"}, Case{"g.obj", ""}, Case{"g.ply", "ascii"},
-                      Case{"g.ply", "binary"}, Case{"g.off", ""}),
+                      Case{"g.vtp", "ascii"}, Case{"g.vtp", "zlib"}, Case{"g.vtk", "ascii"},
+                      Case{"g.vtk", "binary"}, Case{"g.stl", "ascii"}, Case{"g.stl", "binary"},
+                      Case{"g.obj", ""}, Case{"g.ply", "ascii"}, Case{"g.ply", "binary"},
+                      Case{"g.off", ""}),
     [](const auto& info) {
       std::string s = std::string(info.param.file) + "_" + info.param.encoding;
       for (auto& ch : s)
