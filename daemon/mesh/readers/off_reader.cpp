@@ -99,22 +99,29 @@ T line_number(Cursor& c, const char* what, const std::string& short_line) {
 struct Extras {
   static constexpr std::size_t kMax = 6;  // a colour (4) and texture coordinates (2)
   std::array<double, kMax> v{};
+  std::array<bool, kMax> is_int{};
   std::size_t n = 0;
-  bool all_int = true;
+  // Whether values [0, k) are all written as integers.
+  bool ints(std::size_t k) const {
+    for (std::size_t i = 0; i < k; ++i)
+      if (!is_int[i]) return false;
+    return true;
+  }
 };
 
 void read_extras(Cursor& c, Extras& x, const char* what) {
   x.n = 0;
-  x.all_int = true;
   while (!line_done(c)) {
     if (x.n == Extras::kMax) c.fail(std::string("too many values on a ") + what + " line");
     const auto b = c.offset();
-    x.v[x.n++] = glued_number<double>(c, "value");
+    x.v[x.n] = glued_number<double>(c, "value");
     const auto d = c.data();
+    bool is_int = true;
     for (std::size_t i = b; i < c.offset(); ++i) {
       const char ch = d[i];
-      if (!((ch >= '0' && ch <= '9') || (i == b && (ch == '-' || ch == '+')))) x.all_int = false;
+      if (!((ch >= '0' && ch <= '9') || (i == b && (ch == '-' || ch == '+')))) is_int = false;
     }
+    x.is_int[x.n++] = is_int;
   }
   if (!c.at_end()) c.next_line();  // past the newline or the comment
 }
@@ -122,7 +129,7 @@ void read_extras(Cursor& c, Extras& x, const char* what) {
 // Colour values written as integers are Geomview's 0..255.
 void check_colour(Cursor& c, const Extras& x, std::size_t n, std::size_t line_start,
                   const char* what) {
-  if (!x.all_int) return;
+  if (!x.ints(n)) return;
   for (std::size_t k = 0; k < n; ++k) {
     if (x.v[k] < 0 || x.v[k] > 255) {
       c.seek(line_start);
@@ -237,7 +244,7 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
     if (w) {
       check_colour(c, x, w, line_start, "vertex");
       colours.insert(colours.end(), x.v.begin(), x.v.begin() + static_cast<std::ptrdiff_t>(w));
-      colours_int = colours_int && x.all_int;
+      colours_int = colours_int && x.ints(w);
     }
     if (st)
       tex.insert(tex.end(), x.v.begin() + static_cast<std::ptrdiff_t>(w),
@@ -279,14 +286,14 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
       first_mixed = at;
     }
     if (!face_mixed && x.n) {
-      if (x.n == 1 && !x.all_int) {
+      if (x.n == 1 && !x.ints(1)) {
         c.seek(at);
         c.fail("face " + std::to_string(f) + ": a colormap index must be an integer");
       }
       if (x.n > 1) check_colour(c, x, x.n, at, "face");
       face_colours.insert(face_colours.end(), x.v.begin(),
                           x.v.begin() + static_cast<std::ptrdiff_t>(x.n));
-      face_int = face_int && x.all_int;
+      face_int = face_int && x.ints(x.n);
     }
   }
   faces.finish(m, nv, c);

@@ -9,6 +9,7 @@
 // not kept either (noted), as the strips' triangles would have no values in the shared triangle
 // block. Other elements and list properties other than the vertex indices are skipped with a
 // note, and so is anything after the last element.
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -183,7 +184,9 @@ class PlyReader {
         if (!(v >= static_cast<double>(std::numeric_limits<T>::min()) &&
               v <= static_cast<double>(std::numeric_limits<T>::max()) &&
               v == static_cast<double>(static_cast<T>(v)))) {
-          c_.fail("value " + std::to_string(v) + " of property '" + name +
+          char text[32];
+          std::snprintf(text, sizeof text, "%.17g", v);
+          c_.fail("value " + std::string(text) + " of property '" + name +
                   "' does not fit its type");
         }
       }
