@@ -87,10 +87,11 @@ bool line_done(Cursor& c) {
   return ch == '\n' || ch == '#';
 }
 
-// The next number on the current line; a ReadError naming the line when it has no more.
-template <typename T>
-T line_number(Cursor& c, const char* what, const std::string& short_line) {
-  if (line_done(c)) c.fail(short_line);
+// The next number on the current line; a ReadError naming the line, with the text
+// `short_line()` returns, when it has no more (a callable: built only on that path).
+template <typename T, typename Message>
+T line_number(Cursor& c, const char* what, const Message& short_line) {
+  if (line_done(c)) c.fail(short_line());
   return glued_number<T>(c, what);
 }
 
@@ -220,10 +221,12 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
       return "vertex " + std::to_string(i) + " has " + std::to_string(got) + " values; " +
              std::to_string(fixed + st + (h.colour ? 3 : 0)) + " or more needed";
     };
-    for (std::size_t k = 0; k < 3; ++k)
-      p[3 * i + k] = line_number<double>(c, "vertex coordinate", short_line(k));
-    for (std::size_t k = 0; nrm && k < 3; ++k)
-      nrm[3 * i + k] = line_number<double>(c, "vertex normal", short_line(3 + k));
+    for (std::size_t k = 0; k < 3; ++k) {
+      p[3 * i + k] = line_number<double>(c, "vertex coordinate", [&] { return short_line(k); });
+    }
+    for (std::size_t k = 0; nrm && k < 3; ++k) {
+      nrm[3 * i + k] = line_number<double>(c, "vertex normal", [&] { return short_line(3 + k); });
+    }
     read_extras(c, x, "vertex");
     if (x.n < st) c.fail(short_line(fixed + x.n));
     const std::size_t w = x.n - st;  // colour values
@@ -261,8 +264,8 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
   for (std::int64_t f = 0; f < nf; ++f) {
     skip_ws_comments(c);
     c.seek(c.offset());
-    const auto n = line_number<std::int64_t>(c, "face vertex count",
-                                             "face " + std::to_string(f) + " is missing");
+    const auto n = line_number<std::int64_t>(
+        c, "face vertex count", [&] { return "face " + std::to_string(f) + " is missing"; });
     FaceBlocks::check_size(n, c);
     nodes.resize(static_cast<std::size_t>(n));
     for (std::size_t k = 0; k < nodes.size(); ++k) {
