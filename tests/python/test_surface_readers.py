@@ -497,3 +497,18 @@ def test_ply_ascii_face_property_must_fit_its_type(tmp_path, prop, value):
                   b"vertex_indices\nproperty " + prop + b" v\nend_header\n0 0 0\n1 0 0\n0 1 0\n"
                   b"3 0 1 2 " + value + b"\n")
     assert f"{p}:14: value {value.decode()} of property 'v' does not fit its type" in err
+
+
+def test_ply_ascii_float_property_out_of_range_is_an_error(tmp_path):
+    p, err = _bad(tmp_path, "t.ply", PLY_HEAD + b"element face 1\nproperty list uchar int "
+                  b"vertex_indices\nproperty float q\nend_header\n0 0 0\n1 0 0\n0 1 0\n"
+                  b"3 0 1 2 1e39\n")
+    assert f"{p}:14: value of property 'q' is out of float range" in err
+
+
+def test_ply_element_without_properties_costs_nothing_whatever_its_count(tmp_path):
+    p = tmp_path / "e.ply"
+    p.write_bytes(PLY_HEAD + b"element junk 9000000000000000000\nend_header\n0 0 0\n1 0 0\n"
+                  b"0 1 0\n")
+    m = meshdock.read(p)  # used to loop over 9e18 empty rows
+    assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]] and m.cells == []

@@ -289,9 +289,10 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
       first_mixed = at;
     }
     if (!face_mixed && x.n) {
-      if (x.n == 1 && !x.ints(1)) {
+      if (x.n == 1 && (!x.ints(1) || x.v[0] < 0 || x.v[0] > 2147483647.0)) {
         c.seek(at);
-        c.fail("face " + std::to_string(f) + ": a colormap index must be an integer");
+        c.fail("face " + std::to_string(f) +
+               ": a colormap index must be an integer in 0..2147483647");
       }
       if (x.n > 1) check_colour(c, x, x.n, at, "face");
       face_colours.insert(face_colours.end(), x.v.begin(),

@@ -9,6 +9,7 @@
 // not kept either (noted), as the strips' triangles would have no values in the shared triangle
 // block. Other elements and list properties other than the vertex indices are skipped with a
 // note, and so is anything after the last element.
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -190,6 +191,10 @@ class PlyReader {
                   "' does not fit its type");
         }
       }
+      if constexpr (std::is_same_v<T, float>) {
+        if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max())
+          c_.fail("value of property '" + name + "' is out of float range");
+      }
       const T x = static_cast<T>(v);
       const auto* b = reinterpret_cast<const unsigned char*>(&x);
       out.insert(out.end(), b, b + sizeof(T));
@@ -297,6 +302,7 @@ class PlyReader {
       kept[k] = &it->second;
     }
     if (face) face_rows_ += static_cast<std::size_t>(e.count);
+    if (e.props.empty()) return;  // rows of nothing: no bytes, whatever the count
     for (std::int64_t r = 0; r < e.count; ++r) {
       const auto faces_before = face_block_.size();
       for (std::size_t k = 0; k < e.props.size(); ++k) {
