@@ -366,6 +366,14 @@ def test_stoff_texture_coordinates(tmp_path):
     assert m.point_data["colors"].dtype == np.uint8
 
 
+def test_off_counts_on_the_keyword_line(tmp_path):
+    p = tmp_path / "k.off"
+    p.write_bytes(b"NOFF 3 1 0 # counts here\n0 0 0 0 0 1\n1 0 0 0 0 1\n0 1 0 0 0 1\n3 0 1 2\n")
+    m = meshdock.read(p)
+    assert m.cells[0].data.tolist() == [[0, 1, 2]]
+    assert m.point_data["normals"].tolist() == [[0, 0, 1]] * 3
+
+
 def test_off_faces_with_different_colour_counts_are_noted(tmp_path):
     p = tmp_path / "mixed.off"
     p.write_bytes(b"OFF\n3 2 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 255 0 0\n3 0 2 1\n")

@@ -16,7 +16,8 @@
 // - 4OFF, nOFF (homogeneous or n-dimensional vertices) and binary OFF are ReadErrors naming the
 //   keyword.
 // '#' starts a comment to the end of its line anywhere (after the keyword, the counts, a value),
-// as in Geomview's reader; meshio refuses such files. Text after the last face is noted.
+// as in Geomview's reader; meshio refuses such files. The counts may follow the keyword on its
+// line. Text after the last face is noted.
 #include <array>
 #include <string>
 #include <vector>
@@ -182,10 +183,9 @@ Header parse_keyword(Cursor& c) {
   }
   const auto rest = Cursor::trim(line.substr(key.size()));
   if (rest == "BINARY") c.fail("'" + std::string(key) + " BINARY': binary OFF is not supported");
-  if (!rest.empty()) {
-    c.fail("unexpected '" + std::string(rest.substr(0, 40)) + "' after '" + std::string(key) +
-           "' (the counts go on the next line)");
-  }
+  // Counts on the keyword's line ("OFF 8 6 12"), as Geomview's reader takes them: read from
+  // there.
+  if (!rest.empty()) c.seek(static_cast<std::size_t>(rest.data() - c.data().data()));
   return h;
 }
 
