@@ -144,7 +144,9 @@ def test_obj_unread_statements_are_noted(tmp_path):
     m = meshdock.read(p)
     assert m.cells[0].data.tolist() == [[0, 1, 2]]
     assert m.cells[1].type == "vertex" and m.cells[1].data.tolist() == [[0], [1], [2]]
-    assert m.notes == ["obj: 1 'vp' statements not read (not supported)"]
+    assert m.notes == ["obj: 1 'p' statements with more than 1 vertex split into vertex cells; "
+                       "3 cells in the vertex block",
+                       "obj: 1 'vp' statements not read (not supported)"]
 
 
 # ---- OFF: comments ---------------------------------------------------------------------------
@@ -277,7 +279,8 @@ def test_obj_points_become_a_vertex_block(data_dir):
     assert m.cells[3].data.dtype == np.int64
     assert [a.tolist() for a in m.cell_data["obj:group_ids"]] == [[-1], [0], [0],
                                                                   [-1, -1, 0, 0, 0, 0]]
-    assert m.notes == []
+    assert m.notes == ["obj: 2 'p' statements with more than 1 vertex split into vertex cells; "
+                       "6 cells in the vertex block"]
 
 
 def test_obj_points_match_meshio_faces_and_vtk_poly_vertices(data_dir):

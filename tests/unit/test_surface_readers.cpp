@@ -62,7 +62,9 @@ TEST(SurfaceReaders, ObjPointsAreAVertexBlockAfterFacesAndLines) {
   EXPECT_EQ(m.cells[3].connectivity.shape(), (std::vector<std::int64_t>{6, 1}));
   EXPECT_EQ(values(m.cells[3].connectivity), (std::vector<double>{0, 1, 4, 2, 3, 3}));
   EXPECT_EQ(values(m.cell_data.at("obj:group_ids")[3]), (std::vector<double>{-1, -1, 0, 0, 0, 0}));
-  EXPECT_TRUE(m.notes.empty());
+  ASSERT_EQ(m.notes.size(), 1u);  // "p 1 2" and "p 3 -2 4" split
+  EXPECT_NE(m.notes[0].find("obj: 2 'p' statements with more than 1 vertex split"),
+            std::string::npos);
   EXPECT_NE(error_of(mesh::read_obj, "v 0 0 0\np 1 2\n").find("t:2: a point refers to vertex 1"),
             std::string::npos);
 }

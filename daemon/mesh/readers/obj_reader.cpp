@@ -4,7 +4,7 @@
 // vertex (otherwise noted and not read). l (line / polyline) elements become a "line" block
 // after the face blocks, each polyline split into its segments (noted); meshio drops them,
 // vtkOBJReader keeps them as polylines. p (point) elements become a "vertex" block after those,
-// one cell per point in file order ("p 1 2 3" is three cells), with their group ids; meshio
+// one cell per point in file order ("p 1 2 3" is three cells; noted), with their group ids; meshio
 // drops them, vtkOBJReader keeps each statement as one poly-vertex (a cell of several points,
 // which no fixed-size block holds). The kinds keep this order (faces, lines, points) whatever
 // the file's order, so adding l or p statements never renumbers the faces. Other statements
@@ -33,7 +33,8 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
   std::vector<std::int64_t> face;
   ScratchVector<std::int64_t> segments, segment_groups;  // "l": 2 nodes per segment
   std::size_t polylines = 0;  // "l" with more than 2 vertices, split into segments
-  ScratchVector<std::int64_t> vertices, vertex_groups;      // "p": 1 node per cell
+  ScratchVector<std::int64_t> vertices, vertex_groups;  // "p": 1 node per cell
+  std::size_t polyvertices = 0;  // "p" with more than 1 vertex, split into vertex cells
   std::map<std::string, std::size_t, std::less<>> skipped;  // keyword -> count
   bool dropped_w = false;
   while (!c.at_end()) {
@@ -100,6 +101,7 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
         faces.add(face.data(), face.size(), group, c);
       } else if (key == "p") {
         if (face.empty()) fail("a point ('p') needs 1 or more vertices, found none");
+        if (face.size() > 1) ++polyvertices;
         for (auto v : face) {
           // Forward references are checked at the end, as for faces.
           if (v < 0) fail("a point refers to vertex " + std::to_string(v) + " (0-based)");
@@ -159,6 +161,11 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
     const auto nc = static_cast<std::int64_t>(vertex_groups.size());
     m.cells.push_back(CellBlock::fixed("vertex", Array::from_vector(vertices, {nc, 1})));
     m.cell_data["obj:group_ids"].push_back(Array::from_vector(vertex_groups));
+    if (polyvertices) {
+      m.notes.push_back("obj: " + std::to_string(polyvertices) +
+                        " 'p' statements with more than 1 vertex split into vertex cells; " +
+                        std::to_string(nc) + " cells in the vertex block");
+    }
   }
   for (const auto& [key, count] : skipped) {
     m.notes.push_back("obj: " + std::to_string(count) + " '" + key +
