@@ -5,7 +5,8 @@
 // Configuration: --config FILE, else $MESHDOCK_CONFIG, else the default file
 // (/etc/meshdock/meshdockd.json for a /usr install) when it exists, else built-in defaults
 // (JSON, docs/operations.md); then flags. The first log line says which. Serves gRPC on a Unix
-// socket (mode from the config) or, with a bearer token, on TCP; prints one line
+// socket (mode from the config; accepted here, so that each caller's SO_PEERCRED names it in the
+// log: rpc/peers.hpp) or, with a bearer token, on TCP; prints one line
 // "meshdockd ready on ADDR" when serving. Boost.Asio owns the signals (SIGTERM / SIGINT:
 // graceful stop; SIGHUP: reload the config file) and the 100 ms timer that beats every slot's
 // heartbeat, reclaims dead consumers' leases and reloads watched files. Under systemd
@@ -38,6 +39,7 @@
 #include "daemon/rpc/gate.hpp"
 #include "daemon/rpc/health.hpp"
 #include "daemon/rpc/metrics_http.hpp"
+#include "daemon/rpc/peers.hpp"
 #include "daemon/rpc/service.hpp"
 #include "daemon/service/config.hpp"
 #include "daemon/service/registry.hpp"
@@ -197,7 +199,8 @@ int serve(const Args& args) {
   }
   svc::Registry registry(config, log);
   meshdock::rpc::Gate gate(token, {config.max_streams, config.max_streams_per_peer});
-  meshdock::rpc::MeshdockService service(registry, log, gate,
+  meshdock::rpc::PeerTable peers;  // who is at the other end of each Unix-socket connection
+  meshdock::rpc::MeshdockService service(registry, log, gate, peers,
                                          [&io] { boost::asio::post(io, [&io] { io.stop(); }); });
   meshdock::rpc::HealthService health(gate);  // token-checked, unlike grpc++'s default one
   // Prometheus' GET /metrics on loopback, when configured (a bad address stops the start).
@@ -214,7 +217,10 @@ int serve(const Args& args) {
   }
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
+  // TCP: gRPC listens. The Unix socket: this daemon accepts (UnixAcceptor, below) and hands each
+  // connection to gRPC, having read who connected (SO_PEERCRED) for the log lines.
+  if (!socket_path)
+    builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(service.service());
   builder.RegisterService(health.service());
   // No request may be bigger than this (Publish streams its data in chunks); over TCP the
@@ -229,14 +235,25 @@ int serve(const Args& args) {
   builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (!socket_path && port == 0)) {
-    log.error("cannot listen on " + config.listen +
-              (socket_path ? " (does the directory exist and is it writable?)" : ""));
+    log.error("cannot listen on " + config.listen);
     return 1;
+  }
+  // Declared after the server: destroyed (stopped) before it.
+  std::optional<meshdock::rpc::UnixAcceptor> acceptor;
+  if (socket_path) {
+    try {
+      acceptor.emplace(*socket_path, peers, log);
+    } catch (const meshdock::rpc::AcceptError& e) {
+      log.error("cannot listen on " + config.listen + " (" + e.what() +
+                "; does the directory exist and is it writable?)");
+      return 1;
+    }
   }
   if (socket_path && ::chmod(socket_path->c_str(), config.socket_mode) != 0)
     log.warn("chmod " + *socket_path + ": " + std::strerror(errno));
   struct stat bound {};  // the socket this daemon made: the only one it removes at exit
   if (socket_path) ::stat(socket_path->c_str(), &bound);
+  if (acceptor) acceptor->start(*server);
   std::printf("meshdockd ready on %s\n", config.listen.c_str());
   std::fflush(stdout);
   notify("READY=1\nSTATUS=serving on " + config.listen);
@@ -304,6 +321,7 @@ int serve(const Args& args) {
   notify("STOPPING=1");
   service.stop_streams();
   health.stop();
+  if (acceptor) acceptor->stop();  // no new connection is handed to a server shutting down
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   reloads.join();
   registry.clear();  // shutdown flags set, segments removed

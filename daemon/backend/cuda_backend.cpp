@@ -23,14 +23,22 @@ void check(cudaError_t err, const std::string& what) {
   }
 }
 
+// Slot buffers are whole 2 MiB granules: cudaMalloc hands out no less (the rest would count
+// nowhere), and cuda-link's own producer rounds its buffers the same way, so a consumer written
+// for it may touch the whole granule of the buffer it opened.
+constexpr std::uint64_t kGranule = std::uint64_t{2} << 20;
+std::uint64_t granules(std::uint64_t bytes) {
+  return (std::max<std::uint64_t>(bytes, 1) + kGranule - 1) / kGranule * kGranule;
+}
+
 // RAII for one device allocation and its interprocess event.
 class CudaBuffer final : public SlotBuffer {
  public:
   CudaBuffer(int device, std::uint64_t bytes, const std::string& what,
              std::atomic<std::uint64_t>& used)
-      : device_(device), size_(bytes), used_(used) {
+      : device_(device), size_(granules(bytes)), used_(used) {
     check(cudaSetDevice(device), what + ": cudaSetDevice");
-    check(cudaMalloc(&ptr_, std::max<std::uint64_t>(bytes, 1)), what + ": cudaMalloc");
+    check(cudaMalloc(&ptr_, size_), what + ": cudaMalloc");
     try {
       cudaIpcMemHandle_t mh;
       check(cudaIpcGetMemHandle(&mh, ptr_), what + ": cudaIpcGetMemHandle");

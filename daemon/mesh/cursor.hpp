@@ -14,12 +14,26 @@
 #include <type_traits>
 
 #include "daemon/mesh/error.hpp"
+#include "daemon/mesh/read_progress.hpp"
 
 namespace meshdock::mesh {
 
 class Cursor {
  public:
   Cursor(std::string_view data, std::string file) : data_(data), file_(std::move(file)) {}
+  // A cursor that reports how far it got to `progress` (may be null: none), `base` being the
+  // file offset of data[0] (a sub-view of the file); every reader's main cursor is one.
+  Cursor(std::string_view data, std::string file, ReadProgress* progress, std::size_t base = 0)
+      : data_(data), file_(std::move(file)), progress_(progress), base_(base) {
+    if (progress_) next_tick_ = pos_;
+  }
+
+  // Reports the position to the ReadProgress when kEvery bytes passed since the last report.
+  // Every read below calls it; a reader's loop that only moves with seek() may too.
+  void tick() {
+    if (pos_ >= next_tick_) [[unlikely]]
+      report();
+  }
 
   std::size_t offset() const { return pos_; }
   std::size_t remaining() const { return data_.size() - pos_; }
@@ -57,6 +71,7 @@ class Cursor {
 
   template <typename T>
   T number(const char* what) {
+    tick();
     skip_ws();
     last_ = pos_;
     if constexpr (std::is_integral_v<T>) {
@@ -103,6 +118,7 @@ class Cursor {
  public:
   // The next whitespace-free token.
   std::string_view token() {
+    tick();
     skip_ws();
     const std::size_t b = pos_;
     last_ = b;
@@ -112,6 +128,7 @@ class Cursor {
 
   // The rest of the current line without its terminator; moves past the newline.
   std::string_view rest_of_line() {
+    tick();
     const std::size_t b = pos_;
     last_ = b;
     const auto nl = data_.find('\n', pos_);
@@ -145,6 +162,7 @@ class Cursor {
   template <typename T>
   void binary(T* out, std::size_t count, bool swap, const char* what) {
     if (count == 0) return;  // out may be null (an empty vector's data())
+    tick();
     const std::size_t bytes = count * sizeof(T);
     if (count != 0 && bytes / count != sizeof(T))
       fail_at_byte(std::string(what) + ": size overflows");
@@ -157,6 +175,7 @@ class Cursor {
   }
   // `bytes` raw bytes in place (checked against what remains); advances past them.
   const char* raw(std::size_t bytes, const char* what) {
+    tick();
     need(bytes, what);
     const char* p = data_.data() + pos_;
     pos_ += bytes;
@@ -211,6 +230,16 @@ class Cursor {
   std::string file_;
   std::size_t pos_ = 0;
   std::size_t last_ = 0;  // start of the last token or line read: what errors point at
+  ReadProgress* progress_ = nullptr;
+  std::size_t base_ = 0;
+  // The position at which tick() reports next; never reached without a ReadProgress.
+  std::size_t next_tick_ = std::numeric_limits<std::size_t>::max();
+
+  [[gnu::cold, gnu::noinline]] void report() {
+    // Kept out of line of the hot readers: they pay only tick()'s compare.
+    next_tick_ = pos_ + ReadProgress::kEvery;
+    progress_->reached(base_ + pos_, file_);
+  }
 };
 
 }  // namespace meshdock::mesh

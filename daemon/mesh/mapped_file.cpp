@@ -40,6 +40,9 @@ MappedFile::MappedFile(const InFile& file, Access access) : path_(file.path) {
   fd_ = ::fcntl(file.fd, F_DUPFD_CLOEXEC, 0);
   if (fd_ < 0) throw ReadError(path_ + ": cannot open (" + std::strerror(errno) + ")");
   map(access);
+  // Only the parse reports progress: the copy above (Access::read) would mark the whole file
+  // read before a byte of it was parsed.
+  progress_ = file.progress;
 }
 
 void MappedFile::map(Access access) {
@@ -107,6 +110,7 @@ void MappedFile::close_all() noexcept {
 }
 
 void MappedFile::release_before(std::size_t offset) {
+  if (progress_) progress_->reached(offset, path_);
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t end = std::min(offset, size_) / page * page;
   if (!data_ || end <= released_) return;
@@ -115,6 +119,7 @@ void MappedFile::release_before(std::size_t offset) {
 }
 
 void MappedFile::release(std::size_t begin, std::size_t end) const {
+  if (progress_) progress_->reached(end, path_);
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   begin = (begin + page - 1) / page * page;
   end = std::min(end, size_) / page * page;
@@ -147,6 +152,7 @@ void MappedFile::read_at(std::size_t offset, std::size_t n, char* dst) const {
     offset += static_cast<std::size_t>(got);
     n -= static_cast<std::size_t>(got);
   }
+  if (progress_) progress_->reached(offset, path_);
 }
 
 void MappedFile::populate(std::size_t begin, std::size_t end) const {

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "daemon/mesh/error.hpp"
+#include "daemon/mesh/read_progress.hpp"
 #include "daemon/mesh/unique_fd.hpp"
 #include "meshdock/shm/sigbus_guard.hpp"
 
@@ -38,6 +39,8 @@ enum class Access {
 struct InFile {
   int fd = -1;       // borrowed: the caller keeps it open while the reader runs
   std::string path;  // for messages only
+  // Where the reader reports how far it got (and the caller may stop it); null: nowhere.
+  ReadProgress* progress = nullptr;
 };
 
 // Opens `path` for reading, for callers that have no roots (the Python module, tests):
@@ -62,6 +65,8 @@ class MappedFile {
 
   std::string_view view() const { return {data_ ? data_ : "", size_}; }
   const std::string& path() const { return path_; }
+  // The InFile's progress sink (null: none), for the reader's cursors.
+  ReadProgress* progress() const { return progress_; }
   // Throws ReadError when the file was truncated or rewritten since it was mapped.
   void check_unchanged() const;
   // The reader is done with bytes [0, offset): their pages leave this process's memory
@@ -83,6 +88,7 @@ class MappedFile {
 
  private:
   std::string path_;
+  ReadProgress* progress_ = nullptr;
   int fd_ = -1;
   const char* data_ = nullptr;
   std::size_t size_ = 0;

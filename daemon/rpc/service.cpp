@@ -160,10 +160,11 @@ grpc::Status MeshdockService::guarded(grpc::ServerContext* ctx, const char* rpc,
   const char* code = code_name(s.error_code());
   metrics_.rpc(rpc, code, took.count());
   if (!s.ok()) {
-    // One line per failed call, naming the caller (gRPC reports a Unix socket peer as "unix:"
-    // without its credentials). A bug or a refused token is worth more than a client's mistake.
-    const std::string line =
-        std::string(rpc) + " from " + ctx->peer() + ": " + code + ": " + s.error_message();
+    // One line per failed call, naming the caller: a Unix-socket caller by the kernel's word
+    // (pid, uid, gid: PeerTable), a TCP one by its address. A bug or a refused token is worth
+    // more than a client's mistake.
+    const std::string line = std::string(rpc) + " from " + peers_.describe(ctx->peer()) + ": " +
+                             code + ": " + s.error_message();
     if (s.error_code() == grpc::StatusCode::INTERNAL)
       log_.error(line);
     else if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
@@ -374,7 +375,7 @@ grpc::Status MeshdockService::watch(grpc::ServerContext* ctx, S& s) {
     std::string why;
     const auto ticket = gate_.admit_stream(ctx->peer(), why);
     if (!ticket) {
-      log_.warn("Watch: refused a stream from " + ctx->peer() + ": " + why);
+      log_.warn("Watch: refused a stream from " + peers_.describe(ctx->peer()) + ": " + why);
       throw service::ServiceError(Status::kResourceExhausted, "Watch: " + why);
     }
     // A name that could never be loaded would otherwise wait forever, silently.
@@ -457,7 +458,8 @@ grpc::Status MeshdockService::revoke_leases(grpc::ServerContext* ctx, S& s) {
                        "pid " + std::to_string(req.pid()) + " is not a process id");
                  const auto n = reg_.revoke(req.pid());
                  log_.info("RevokeLeases: " + std::to_string(n) + " leases of pid " +
-                           std::to_string(req.pid()) + " revoked at the request of " + ctx->peer());
+                           std::to_string(req.pid()) + " revoked at the request of " +
+                           peers_.describe(ctx->peer()));
                  reply->set_revoked(static_cast<std::uint32_t>(n));
                });
 }
@@ -465,7 +467,7 @@ grpc::Status MeshdockService::revoke_leases(grpc::ServerContext* ctx, S& s) {
 template <class S>
 grpc::Status MeshdockService::shutdown(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Shutdown", [&](const v1::ShutdownRequest&, v1::ShutdownReply*) {
-    log_.info("shutdown requested over gRPC by " + ctx->peer());
+    log_.info("shutdown requested over gRPC by " + peers_.describe(ctx->peer()));
     request_shutdown_();
   });
 }
@@ -672,8 +674,12 @@ class MeshdockService::Streamed final : public v1::Meshdock::StreamedService {
 };
 
 MeshdockService::MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
-                                 std::function<void()> request_shutdown)
-    : reg_(registry), log_(log), gate_(gate), request_shutdown_(std::move(request_shutdown)) {
+                                 const PeerTable& peers, std::function<void()> request_shutdown)
+    : reg_(registry),
+      log_(log),
+      gate_(gate),
+      peers_(peers),
+      request_shutdown_(std::move(request_shutdown)) {
   if (gate_.has_token())
     service_ = std::make_unique<Streamed>(*this);
   else

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/rpc/gate.hpp"
+#include "daemon/rpc/peers.hpp"
 #include "daemon/service/metrics.hpp"
 #include "daemon/service/registry.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
@@ -27,10 +28,11 @@ namespace meshdock::rpc {
 // Publish is a client stream in both; it and Watch hold a place under the Gate's stream caps.
 class MeshdockService {
  public:
-  // `gate` checks the token and caps streams (shared with the health service).
-  // `request_shutdown` is called (once) by the Shutdown RPC.
+  // `gate` checks the token and caps streams (shared with the health service); `peers` names
+  // Unix-socket callers in log lines (uid, gid, pid). `request_shutdown` is called (once) by the
+  // Shutdown RPC.
   MeshdockService(service::Registry& registry, service::Logger& log, Gate& gate,
-                  std::function<void()> request_shutdown);
+                  const PeerTable& peers, std::function<void()> request_shutdown);
   ~MeshdockService();
 
   // The service to register with the server (see above).
@@ -89,6 +91,7 @@ class MeshdockService {
   service::Registry& reg_;
   service::Logger& log_;
   Gate& gate_;
+  const PeerTable& peers_;
   std::function<void()> request_shutdown_;
   std::atomic<bool> stopping_{false};
   service::Metrics metrics_;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -56,6 +58,39 @@ FileStamp stamp_of(const struct stat& st) {
 double now_seconds() {
   return shm::monotonic_seconds();
 }
+
+// While a reader parses, a thread of its own samples how far it got (the reader only stores an
+// offset now and then) and reports it as READ progress, so the bar moves through a big file
+// and a client slow to take its messages never slows the parse. It also passes the client's
+// cancel on to the reader. Stops (and joins) when it goes out of scope.
+class ReadReporter {
+ public:
+  static constexpr auto kPeriod = std::chrono::milliseconds(50);
+
+  ReadReporter(mesh::ReadProgress& progress, std::uint64_t size, const Progress& report,
+               const Cancelled& cancelled)
+      : thread_([&progress, size, &report, &cancelled](std::stop_token stop) {
+          std::mutex m;
+          std::condition_variable_any cv;
+          std::unique_lock lock(m);
+          std::uint64_t shown = 0;
+          while (!cv.wait_for(lock, stop, kPeriod, [&] { return stop.stop_requested(); })) {
+            if (cancelled && cancelled()) progress.cancel();
+            const auto done = std::min(progress.bytes(), size);
+            if (done <= shown) continue;
+            shown = done;
+            report(Phase::kRead, done, size, megabytes(done) + " of " + megabytes(size));
+          }
+        }) {}
+
+ private:
+  static std::string megabytes(std::uint64_t bytes) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return s;
+  }
+  std::jthread thread_;
+};
 
 }  // namespace
 
@@ -285,7 +320,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   {
     std::lock_guard lock(m_);
     read_options.max_bytes = decoded_size_limit(c_);
-    // A .pvtu's pieces are opened under the same roots, beside it.
+    // The pieces a parallel XML file (.pvtu, .pvts, ...) names: under the same roots, beside it.
     read_options.open_sibling =
         [roots, dir = path.substr(0, path.rfind('/') + 1)](const std::string& relative) {
           try {
@@ -329,12 +364,19 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   e->source_dev = file.st.st_dev;
   e->source_ino = file.st.st_ino;
   e->format = r.format.empty() ? mesh::format_of(path) : r.format;
+  mesh::ReadProgress read_progress;
   try {
-    e->mesh = mesh::read_mesh(mesh::InFile{file.fd.get(), path}, r.format, read_options);
+    const ReadReporter reporter(read_progress, size, report, cancelled);
+    e->mesh =
+        mesh::read_mesh(mesh::InFile{file.fd.get(), path, &read_progress}, r.format, read_options);
   } catch (const mesh::SizeLimitError& err) {
     events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kResourceExhausted, err.what());
   } catch (const mesh::MeshError& err) {
+    if (read_progress.cancelled())  // the reader stopped because the client went
+      throw ServiceError(Status::kCancelled, "load of '" + r.name + "' cancelled by its client " +
+                                                 "(gone or past its deadline) while reading " +
+                                                 path + "; nothing was published");
     events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kInvalidArgument, err.what());
   } catch (const std::bad_alloc&) {

@@ -355,8 +355,33 @@ Published Slot::publish(const payload::DevicePayload& p) {
   if (fresh) {
     cb_->set_mem_handle(i, buffers_[i]->mem_handle());
     cb_->set_event_handle(i, buffers_[i]->event_handle());
-    cb_->set_version(version_);
   }
+  // cuda-link's consumers open every ring slot's memory handle when they start (and again on
+  // each version change) and retry forever on an all-zero one: from the first publish on, a
+  // ring slot that holds no buffer (not reached yet, or dropped as damaged) carries a
+  // placeholder, the backend's smallest buffer (one page on the host, 2 MiB on CUDA), which
+  // the publish that reaches it replaces. Its page says no frame, so no consumer reads it.
+  bool handles_changed = fresh;
+  for (std::uint32_t k = 0; k < o_.num_slots; ++k) {
+    if (buffers_[k]) continue;
+    if (!handles_changed) ++version_;  // one version for every handle this publish changes
+    handles_changed = true;
+    try {
+      buffers_[k] = backend_.allocate(shm::data_object_name(o_.prefix, o_.name, k, version_), 1);
+    } catch (const backend::BackendError& e) {
+      throw SlotError("slot '" + o_.name + "': placeholder for ring slot " + std::to_string(k) +
+                      ": " + e.what());
+    }
+    buffer_version_[k] = version_;
+    buffer_frame_[k] = 0;
+    cb_->set_mem_handle(k, buffers_[k]->mem_handle());
+    cb_->set_event_handle(k, buffers_[k]->event_handle());
+  }
+  // cuda-link reads the metadata (shape, dtype, data_size) only when `version` changes: a new
+  // shape in the same buffers (a reload of a smaller mesh) bumps it too.
+  const auto metadata = shm::BufferMetadata::flat_bytes(layout.total);
+  if (!handles_changed && metadata != metadata_ && write_idx_ > 0) ++version_;
+  cb_->set_version(version_);
   if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);
   const std::uint32_t frame = write_idx_ + 1;
   // The page names the version of *this* slot's buffer (its data segment's name), which is
@@ -367,7 +392,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
   buffer_frame_[i] = frame;
   data_size_ = layout.total;
   write_idx_ = frame;
-  metadata_ = shm::BufferMetadata::flat_bytes(layout.total);
+  metadata_ = metadata;
   timestamp_ = shm::monotonic_seconds();
   cb_->set_metadata(metadata_);
   cb_->set_timestamp(timestamp_);

@@ -14,17 +14,17 @@
 # the proof that a missing header, .pc or CMake config file fails this test.
 #
 # Environment (set by tests/CMakeLists.txt): MESHDOCK_BUILD_DIR, MESHDOCK_SOURCE_DIR,
-# MESHDOCK_PREFIX, MESHDOCK_LIBDIR, MESHDOCK_INCLUDEDIR, MESHDOCK_PYTHONDIR, MESHDOCK_SYSCONFDIR,
+# MESHDOCK_INSTALL_PREFIX, MESHDOCK_LIBDIR, MESHDOCK_INCLUDEDIR, MESHDOCK_PYTHONDIR, MESHDOCK_SYSCONFDIR,
 # MESHDOCK_DOCDIR, MESHDOCK_SYSTEMD_LIBDIR (relative ones are under the prefix).
 set -euo pipefail
 
 fail() { echo "install_consumer: FAIL: $*" >&2; exit 1; }
-: "${MESHDOCK_BUILD_DIR:?}" "${MESHDOCK_SOURCE_DIR:?}" "${MESHDOCK_PREFIX:?}"
+: "${MESHDOCK_BUILD_DIR:?}" "${MESHDOCK_SOURCE_DIR:?}" "${MESHDOCK_INSTALL_PREFIX:?}"
 src=$MESHDOCK_SOURCE_DIR
 work=$(mktemp -d "${TMPDIR:-/tmp}/meshdock-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 dest=$work/dest
-root=$dest$MESHDOCK_PREFIX
+root=$dest$MESHDOCK_INSTALL_PREFIX
 under() { case $1 in /*) echo "$dest$1" ;; *) echo "$root/$1" ;; esac; }
 lib=$(under "$MESHDOCK_LIBDIR")
 inc=$(under "$MESHDOCK_INCLUDEDIR")
@@ -67,8 +67,8 @@ else
   [ ${#missing[@]} -eq 0 ] || fail "missing from the install: ${missing[*]}"
   soname=$(readelf -d "$lib/libmeshdock.so.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
   [ "$soname" = libmeshdock.so.1 ] || fail "libmeshdock.so.1 has SONAME '$soname'"
-  grep -q "ExecStart=$MESHDOCK_PREFIX/bin/meshdockd\$" "$sysd/systemd/system/meshdockd.service" ||
-    fail "the unit's ExecStart is not $MESHDOCK_PREFIX/bin/meshdockd"
+  grep -q "ExecStart=$MESHDOCK_INSTALL_PREFIX/bin/meshdockd\$" "$sysd/systemd/system/meshdockd.service" ||
+    fail "the unit's ExecStart is not $MESHDOCK_INSTALL_PREFIX/bin/meshdockd"
   echo "1. files: every header, the library (SONAME $soname), CMake, pkg-config, Python, systemd, docs"
 fi
 

@@ -11,14 +11,14 @@
 # Exit 77 (skipped) without systemd-analyze (apt-get install systemd).
 set -euo pipefail
 fail() { echo "install_systemd: FAIL: $*" >&2; exit 1; }
-: "${MESHDOCK_BUILD_DIR:?}" "${MESHDOCK_PREFIX:?}" "${MESHDOCK_SYSTEMD_LIBDIR:?}"
+: "${MESHDOCK_BUILD_DIR:?}" "${MESHDOCK_INSTALL_PREFIX:?}" "${MESHDOCK_SYSTEMD_LIBDIR:?}"
 for t in systemd-analyze systemd-sysusers systemd-tmpfiles; do
   command -v $t >/dev/null || { echo "install_systemd: skipped: no $t (apt-get install systemd)"; exit 77; }
 done
 root=$(mktemp -d "${TMPDIR:-/tmp}/meshdock-systemd.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 DESTDIR=$root cmake --install "$MESHDOCK_BUILD_DIR" >/dev/null
-case $MESHDOCK_SYSTEMD_LIBDIR in /*) sysd=$MESHDOCK_SYSTEMD_LIBDIR ;; *) sysd=$MESHDOCK_PREFIX/$MESHDOCK_SYSTEMD_LIBDIR ;; esac
+case $MESHDOCK_SYSTEMD_LIBDIR in /*) sysd=$MESHDOCK_SYSTEMD_LIBDIR ;; *) sysd=$MESHDOCK_INSTALL_PREFIX/$MESHDOCK_SYSTEMD_LIBDIR ;; esac
 unit=$sysd/systemd/system/meshdockd.service
 [ -f "$root$unit" ] || fail "no $unit in the install"
 

@@ -30,3 +30,26 @@ def core():
     from meshdock import _capi, _debug
     _capi.api()
     return _debug
+
+
+@pytest.fixture(scope="session")
+def big_ascii_msh(tmp_path_factory) -> pathlib.Path:
+    """A 131 MiB ascii MSH 4.1 file (1.5M nodes, 1.5M tetrahedra) whose read is mostly the
+    serial parse of its coordinates: long enough for several of the daemon's 50 ms progress
+    samples even on a fast machine. Written once per session (~4 s)."""
+    path = tmp_path_factory.mktemp("big") / "big.msh"
+    n, chunk = 1_500_000, 100_000
+    with open(path, "w") as f:
+        f.write(f"$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 {n} 1 {n}\n3 1 0 {n}\n")
+        for s in range(1, n + 1, chunk):
+            f.write("".join(f"{i}\n" for i in range(s, min(s + chunk, n + 1))))
+        for s in range(1, n + 1, chunk):
+            f.write("".join(f"{i * 1.234567e-3:.9e} {i * 2.345678e-3:.9e} {i * 3.456789e-3:.9e}\n"
+                            for i in range(s, min(s + chunk, n + 1))))
+        m = n - 3
+        f.write(f"$EndNodes\n$Elements\n1 {m} 1 {m}\n3 1 4 {m}\n")
+        for s in range(1, m + 1, chunk):
+            f.write("".join(f"{i} {i} {i + 1} {i + 2} {i + 3}\n"
+                            for i in range(s, min(s + chunk, m + 1))))
+        f.write("$EndElements\n")
+    return path

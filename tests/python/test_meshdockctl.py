@@ -332,3 +332,49 @@ def test_the_documented_exit_table_is_the_one_the_client_prints():
         assert EXIT[{3: "unavailable", 4: "not_found", 6: "denied", 8: "exists",
                      10: "deadline"}[code]] == code
     assert rows["4"].startswith("NOT_FOUND") and rows["6"].startswith("PERMISSION_DENIED")
+
+
+# ---- the progress bar on a terminal ----------------------------------------------------------
+
+def run_on_a_terminal(args, timeout=120):
+    """Runs meshdockctl with its stderr on a pseudo-terminal (so it draws its bar); returns
+    (exit status, stdout, everything written to the terminal)."""
+    import pty
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen([CTL, *args], stdout=subprocess.PIPE, stderr=slave, env=ENV)
+        os.close(slave)
+        slave = None
+        screen = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed the terminal
+                break
+            if not chunk:
+                break
+            screen += chunk
+        out = p.communicate(timeout=timeout)[0].decode()
+        return p.returncode, out, screen.decode(errors="replace")
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+
+
+def test_a_terminal_load_of_a_big_file_shows_the_bar_moving_through_read(daemon, big_ascii_msh):
+    shutil.copy(big_ascii_msh, daemon.root / "big.msh")
+    rc, out, screen = run_on_a_terminal(["--addr", daemon.addr, "load",
+                                         str(daemon.root / "big.msh")])
+    assert rc == 0, screen
+    assert "big" in out and "1499997 cells (tetra)" in out
+    # Each redraw starts with \r: "READ  [####   ]  54% 72.0 MiB of 131.0 MiB".
+    frames = [f for f in screen.split("\r") if f.startswith("READ")]
+    percents = [int(re.search(r"\]\s+(\d+)%", f).group(1)) for f in frames]
+    moving = [p for p in percents if 0 < p < 100]
+    assert len(set(moving)) >= 2 and moving == sorted(moving), frames
+    assert re.search(r"\d+\.\d MiB of 131.0 MiB", screen), frames
+    assert percents[-1] == 100
+    # The bar is wiped before the summary is printed.
+    assert screen.endswith("\r" + " " * 90 + "\r"), screen[-200:]

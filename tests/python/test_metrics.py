@@ -2,6 +2,7 @@
 (config key metrics_listen) in Prometheus' text format, the counters moving with real calls,
 leases and consumers as gauges, a line in the log per failed RPC naming the caller, and the
 listener refusing what it must (non-loopback addresses, other paths, idle clients)."""
+import os
 import re
 import socket
 import subprocess
@@ -84,9 +85,10 @@ def test_metrics_over_http_and_rpc_follow_real_calls(tmp_path):
         frame.release()
         del frame
         slot.close()
-        # The failed Describe left one log line naming the method, the caller and the code.
-        assert any("Describe from unix:" in line and "NOT_FOUND" in line and "nosuch" in line
-                   for line in d.log), d.log
+        # The failed Describe left one log line naming the method, the caller (this process, by
+        # the kernel's word: tests/python/test_peer_creds.py) and the code.
+        assert any(f"Describe from pid {os.getpid()} uid {os.getuid()} " in line
+                   and "NOT_FOUND" in line and "nosuch" in line for line in d.log), d.log
     finally:
         assert d.stop() == 0, d.stderr
 

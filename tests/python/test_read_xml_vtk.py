@@ -1,9 +1,11 @@
-"""meshdock.read on the XML VTK family (.vtp .vts .vtr .vti .pvtu, and .vtu with string arrays)
+"""meshdock.read on the XML VTK family (.vtp .vts .vtr .vti, structured files of several pieces,
+the parallel .pvtu .pvtp .pvts .pvtr .pvti, and .vtu with string arrays)
 against what VTK 9.1 itself reads from the same file (tests/data/tools/make_xml_vtk.py wrote
 them with VTK's XML writers, in ascii, inline base64, appended raw / base64 and zlib): points,
 every cell in VTK's order (VTK's own strip decomposition, poly-lines and poly-vertices split,
 voxel / pixel as hexahedron / quad), point, cell and field data with their dtypes, and a note
-for everything converted or skipped."""
+for everything converted or skipped. VTK reads a structured grid's pieces (one file's or a
+parallel file's) as one grid of their whole extent, shared points once: so does meshdock."""
 import os
 import pathlib
 
@@ -17,7 +19,9 @@ from vtk.util import numpy_support  # noqa: E402
 
 FILES = sorted(
     f for f in os.listdir(pathlib.Path(__file__).resolve().parents[1] / "data" / "meshes")
-    if f.endswith((".vtp", ".vts", ".vtr", ".vti", ".pvtu")) or f.startswith("strings."))
+    if f.endswith((".vtp", ".vts", ".vtr", ".vti", ".pvtu", ".pvtp", ".pvts", ".pvtr", ".pvti"))
+    or f.startswith("strings."))
+PARALLEL = (".pvtu", ".pvtp", ".pvts", ".pvtr", ".pvti")
 
 # VTK's point order for the cells VTK names differently from meshio's.
 VOXEL = [0, 1, 3, 2, 4, 5, 7, 6]
@@ -94,32 +98,44 @@ def test_reads_like_vtk(data_dir, name):
     cd = _numeric(g.GetCellData())
     assert set(m.cell_data) == set(cd)
     source = [c for _, _, c in want]
+    if name.endswith(".pvtp"):
+        # VTK 9.1's vtkXMLPPolyDataReader puts the cell data of the pieces' polygons out of
+        # order (the triangle of piece 0 gets the quad's value of piece 1): the pieces, each
+        # read by VTK, are what the cells hold.
+        parts = [_vtk_read(path.parent / f"{name[:-5]}_{i}.vtp") for i in range(2)]
+        cd = {k: np.concatenate([numpy_support.vtk_to_numpy(p.GetCellData().GetArray(k))[
+            [c for _, _, c in _vtk_cells(p)]] for p in parts]) for k in cd}
+        source = slice(None)
     for k, a in cd.items():
         mine = np.concatenate(m.cell_data[k])
         assert mine.dtype == a.dtype, k
         np.testing.assert_array_equal(mine, a[source], err_msg=k)
     fd = _numeric(g.GetFieldData())
+    if name.endswith(PARALLEL):  # ... which meshdock keeps (the first piece's of each name)
+        fd = {k: a for k, a in fd.items() if k in m.field_data}
     assert set(m.field_data) == set(fd)
     for k, a in fd.items():
         np.testing.assert_array_equal(m.field_data[k], a)
 
     # Nothing dropped silently: every string array VTK has is named in a note.
     skipped = _strings(g.GetFieldData()) + _strings(g.GetPointData()) + _strings(g.GetCellData())
-    if name.startswith("pieces-"):  # VTK's pvtu reader keeps no field data of the pieces
+    if name.endswith(PARALLEL):  # VTK's parallel readers keep no field data of the pieces
         skipped = []
     for s in skipped:
         assert any(f"string array '{s}'" in n for n in m.notes), (s, m.notes)
-    if name.endswith((".vts", ".vtr", ".vti")):
+    if name.endswith((".vts", ".vtr", ".vti", ".pvts", ".pvtr", ".pvti")):
         assert any("points converted to" in n for n in m.notes), m.notes
-    if name.endswith(".pvtu"):
+    if name.endswith((".pvtu", ".pvtp")):
         assert any(n.startswith("2 pieces of") for n in m.notes), m.notes
+    if "-pieces." in name or name.endswith((".pvts", ".pvtr", ".pvti")):
+        assert any("assembled into one grid of extent" in n for n in m.notes), m.notes
 
 
 def test_every_kind_and_encoding_is_covered(data_dir):
     kinds = {f.rsplit(".", 1)[1] for f in FILES}
     for f in FILES:  # and each reads
         assert len(meshdock.read(data_dir / "meshes" / f).cells) > 0, f
-    assert kinds == {"vtp", "vts", "vtr", "vti", "pvtu", "vtu"}
+    assert kinds == {"vtp", "vts", "vtr", "vti", "pvtu", "pvtp", "pvts", "pvtr", "pvti", "vtu"}
     modes = {f.split(".")[1] for f in FILES if f.count(".") == 2}
     assert {"vtk-ascii", "vtk-inline64", "vtk-appraw", "vtk-app64", "vtk-appzlib",
             "vtk-inlinezlib"} <= modes
@@ -146,7 +162,7 @@ def test_image_points(data_dir):
 
 
 def test_format_names(data_dir):
-    for ext in ("vtp", "vts", "vtr", "vti", "pvtu"):
+    for ext in ("vtp", "vts", "vtr", "vti", "pvtu", "pvtp", "pvts", "pvtr", "pvti"):
         src = next(f for f in FILES if f.endswith("." + ext))
         assert len(meshdock.read(data_dir / "meshes" / src, format=ext).points) > 0
 
@@ -176,14 +192,18 @@ def test_pvtu_missing_piece_names_it(tmp_path):
         meshdock.read(_pvtu(tmp_path, "nothere.vtu"))
 
 
-def test_structured_pieces_are_counted(tmp_path, data_dir):
+def test_structured_piece_given_twice_is_one_grid(tmp_path, data_dir):
+    """Two pieces of one extent (VTK writes that for a dataset it cannot split) are one grid."""
     text = (data_dir / "meshes" / "grid.vtk-ascii.vts").read_text()
     a = text.index("<Piece")
     b = text.index("</Piece>") + len("</Piece>")
     p = tmp_path / "two.vts"
     p.write_text(text[:b] + text[a:b] + text[b:])
-    with pytest.raises(meshdock.ReadError, match="2 pieces"):
-        meshdock.read(p)
+    one, two = meshdock.read(data_dir / "meshes" / "grid.vtk-ascii.vts"), meshdock.read(p)
+    np.testing.assert_array_equal(two.points, one.points)
+    assert two.cells[0].data.tolist() == one.cells[0].data.tolist()
+    np.testing.assert_array_equal(two.cell_data["c"][0], one.cell_data["c"][0])
+    assert any(n.startswith("2 pieces (2 not empty) assembled") for n in two.notes), two.notes
 
 
 def test_daemon_reads_pvtu_pieces_under_its_root_only(tmp_path):
@@ -209,5 +229,28 @@ def test_daemon_reads_pvtu_pieces_under_its_root_only(tmp_path):
             assert f"piece '{source}'" in e.value.details(), e.value.details()
             assert e.value.code() in (grpc.StatusCode.INVALID_ARGUMENT,
                                       grpc.StatusCode.PERMISSION_DENIED)
+    finally:
+        assert d.stop() == 0
+
+
+def test_daemon_reads_pvts_pieces_under_its_root_only(tmp_path):
+    """A .pvts goes the .pvtu's way in meshdockd: its pieces under the root load as one grid;
+    a piece name with '..' is refused naming the piece, as is a piece of another type."""
+    import grpc
+    from daemon_util import Daemon
+    pieces = ("pgrid-appzlib.pvts", "pgrid-appzlib_0.vts", "pgrid-appzlib_1.vts",
+              "pieces-ascii_0.vtu")
+    d = Daemon(tmp_path, pieces)
+    try:
+        progress = d.load("pgrid-appzlib.pvts", "g")
+        assert any(p.message == "24 points, 6 cells" for p in progress), progress
+        text = (d.root / "pgrid-appzlib.pvts").read_text()
+        for source, why in (("../pgrid-appzlib_1.vts", "refused"),
+                            ("pieces-ascii_0.vtu", "must be StructuredGrid")):
+            (d.root / "bad.pvts").write_text(
+                text.replace('Source="pgrid-appzlib_1.vts"', f'Source="{source}"'))
+            with pytest.raises(grpc.RpcError) as e:
+                d.load("bad.pvts", "bad", replace=True)
+            assert source in e.value.details() and why in e.value.details(), e.value.details()
     finally:
         assert d.stop() == 0

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -645,4 +646,70 @@ TEST(MshReader, Msh30AsciiAndBinaryReadLikeTheSameMeshIn22) {
             "t.msh:12: a triangle element has 2 data values, not its 3 nodes and a few more");
   EXPECT_EQ(error_of(std::string(nodes).replace(nodes.find("4 2 0.25"), 3, "4 5")),
             "t.msh:8: node entity dimension 5 is not 0..3");
+}
+
+namespace {
+// A temporary ascii MSH 4.1 file of about `nodes` * 60 bytes, for the progress tests.
+std::string big_ascii_msh(std::size_t nodes) {
+  char name[] = "/tmp/meshdock-progress-XXXXXX.msh";
+  const int fd = ::mkstemps(name, 4);
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream f(name);
+  f << "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 " << nodes << " 1 " << nodes << "\n3 1 0 "
+    << nodes << "\n";
+  for (std::size_t i = 1; i <= nodes; ++i) f << i << "\n";
+  for (std::size_t i = 1; i <= nodes; ++i)
+    f << i * 1.25e-3 << " " << i * 2.5e-3 << " 0.123456789012345678\n";
+  f << "$EndNodes\n$Elements\n1 1 1 1\n3 1 4 1\n1 1 2 3 4\n$EndElements\n";
+  return name;
+}
+}  // namespace
+
+TEST(ReadProgress, TheReaderReportsTheFurthestByteParsed) {
+  const std::string path = big_ascii_msh(200000);  // ~8 MB: eight reports
+  const auto size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
+  const auto fd = mesh::open_regular(path);
+  mesh::ReadProgress progress;
+  const auto m = mesh::read_msh(mesh::InFile{fd.get(), path, &progress});
+  EXPECT_EQ(m.num_points(), 200000);
+  // Not the size (the reads report once a MiB and when they release what they parsed), but
+  // within the last MiB of it; and never more than the file.
+  EXPECT_LE(progress.bytes(), size);
+  EXPECT_GT(progress.bytes() + mesh::ReadProgress::kEvery, size);
+  ::unlink(path.c_str());
+}
+
+TEST(ReadProgress, ACancelStopsTheReadAtItsNextReport) {
+  const std::string path = big_ascii_msh(200000);
+  const auto fd = mesh::open_regular(path);
+  mesh::ReadProgress progress;
+  progress.cancel();
+  try {
+    mesh::read_msh(mesh::InFile{fd.get(), path, &progress});
+    ADD_FAILURE() << "a cancelled read completed";
+  } catch (const mesh::ReadError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": read stopped by its caller at byte 0");
+  }
+  // Without a ReadProgress nothing is reported and nothing stops the read.
+  EXPECT_EQ(mesh::read_msh(mesh::InFile{fd.get(), path}).num_points(), 200000);
+  ::unlink(path.c_str());
+}
+
+TEST(ReadProgress, ACursorReportsOnceAMiBFromItsBase) {
+  const std::string text = std::string(3 * mesh::ReadProgress::kEvery, ' ') + "1";
+  mesh::ReadProgress progress;
+  mesh::Cursor c(text, "p.txt", &progress, 1000);
+  c.tick();
+  EXPECT_EQ(progress.bytes(), 1000u);  // the first read reports where it starts
+  c.seek(mesh::ReadProgress::kEvery - 1);
+  c.tick();
+  EXPECT_EQ(progress.bytes(), 1000u);  // not yet a MiB further
+  EXPECT_EQ(c.number<int>("value"), 1);  // ticks (no report) before it skips the blanks
+  c.seek(2 * mesh::ReadProgress::kEvery);
+  c.tick();
+  EXPECT_EQ(progress.bytes(), 1000u + 2 * mesh::ReadProgress::kEvery);
+  c.seek(0);  // a look back never lowers it
+  c.tick();
+  EXPECT_EQ(progress.bytes(), 1000u + 2 * mesh::ReadProgress::kEvery);
 }

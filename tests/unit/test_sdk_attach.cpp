@@ -89,7 +89,7 @@ TEST(SdkAttach, AnInPlaceWriteStaysInThisProcess) {
   EXPECT_EQ(d[0], -42.0);
   // The object itself is unchanged: map it again, as another consumer would.
   auto again = shm::Segment::open(
-      shm::data_object_name(p.options.prefix, "m", frame->slot_index(), 1), shm::Access::kReadOnly);
+      shm::data_object_name(*p.options.prefix, "m", frame->slot_index(), 1), shm::Access::kReadOnly);
   double first;
   std::memcpy(&first, static_cast<std::byte*>(again.data()) + pts.entry.offset, sizeof first);
   EXPECT_EQ(first, 1.0);
@@ -101,7 +101,7 @@ TEST(SdkAttach, AGarbageWriteIdxCannotMakeWaitSpin) {
   ASSERT_TRUE(slot.wait(milliseconds(1000)));
   // The control block as a hostile writer leaves it: a write_idx no page ever holds.
   auto control =
-      shm::Segment::open(shm::control_object_name(p.options.prefix, "m"), shm::Access::kReadWrite);
+      shm::Segment::open(shm::control_object_name(*p.options.prefix, "m"), shm::Access::kReadWrite);
   const std::uint32_t garbage = 0xFFFFFFF0u;
   std::memcpy(static_cast<std::byte*>(control.data()) + 16, &garbage, sizeof garbage);
   const auto cpu0 = cpu_seconds();
@@ -122,8 +122,39 @@ TEST(SdkAttach, ASegmentOfAnotherOwnerIsRefusedNamingIt) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("belongs to uid " + std::to_string(::getuid())), std::string::npos) << msg;
     // The control block, checked first: read-only to consumers (catalog layout 2).
-    EXPECT_NE(msg.find("segment /dev/shm/" + o.prefix + "m belongs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("segment /dev/shm/" + *o.prefix + "m belongs"), std::string::npos) << msg;
     EXPECT_NE(msg.find("mode 0640"), std::string::npos) << msg;
     EXPECT_NE(msg.find("AttachOptions::owner_uid"), std::string::npos) << msg;
   }
+}
+
+TEST(SdkAttach, ThePrefixComesFromTheOptionsThenMeshdockPrefixThenTheDefault) {
+  ::unsetenv("MESHDOCK_PREFIX");
+  EXPECT_EQ(meshdock::Slot::resolve_prefix(std::nullopt), "meshdock.");
+  EXPECT_EQ(meshdock::Slot::resolve_prefix(std::string("job7.")), "job7.");
+  EXPECT_EQ(meshdock::Slot::resolve_prefix(std::string()), "");  // empty only when asked for
+  ::setenv("MESHDOCK_PREFIX", "md42-", 1);
+  EXPECT_EQ(meshdock::Slot::resolve_prefix(std::nullopt), "md42-");
+  EXPECT_EQ(meshdock::Slot::resolve_prefix(std::string("job7.")), "job7.");  // the options win
+  ::setenv("MESHDOCK_PREFIX", "", 1);  // set but empty: as unset
+  EXPECT_EQ(meshdock::Slot::resolve_prefix(std::nullopt), "meshdock.");
+  // A prefix without its separator would silently look for /dev/shm/uxknosuchNAME.
+  ::setenv("MESHDOCK_PREFIX", "uxknosuch", 1);
+  try {
+    meshdock::Slot::resolve_prefix(std::nullopt);
+    ADD_FAILURE() << "no error";
+  } catch (const meshdock::SdkError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "$MESHDOCK_PREFIX 'uxknosuch' does not end with '.', '-' or '_', so segment names "
+              "would run into it ('uxknosuchNAME'); the daemon's prefixes end with one: did you "
+              "mean 'uxknosuch.'?");
+  }
+  ::unsetenv("MESHDOCK_PREFIX");
+  // ... and attach says so at once instead of after its timeout.
+  meshdock::AttachOptions o;
+  o.prefix = "uxknosuch";
+  o.timeout = milliseconds(5000);
+  const auto t0 = Clock::now();
+  EXPECT_THROW(meshdock::Slot::attach("box", o), meshdock::SdkError);
+  EXPECT_LT(Clock::now() - t0, milliseconds(100));
 }

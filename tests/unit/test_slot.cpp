@@ -84,7 +84,13 @@ TEST(Slot, PublishLandsInEverySegment) {
     std::memcpy(&x, data.data(), 8);
     EXPECT_EQ(x, 0.5);
     EXPECT_NE(slot.newest_manifest().find("\"point_data/t\""), std::string::npos);
-    EXPECT_EQ(backend->memory_used(), pub.data_size);
+    // The ring slots not reached yet carry placeholders (cuda-link opens every handle), made
+    // at the same version: the frame's buffer plus one byte (a page of tmpfs) each.
+    ASSERT_EQ(cb.num_slots(), 3u);
+    for (std::uint32_t k = 1; k < 3; ++k)
+      EXPECT_EQ(shm::parse_host_handle(cb.mem_handle(k)),
+                shm::data_object_name(o.prefix, "tiny", k, 1));
+    EXPECT_EQ(backend->memory_used(), pub.data_size + 2);
   }
   EXPECT_FALSE(exists(o.prefix + "tiny"));
   EXPECT_FALSE(exists(o.prefix + "tiny.catalog"));

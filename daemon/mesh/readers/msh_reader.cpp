@@ -189,7 +189,7 @@ class MshReader {
  public:
   // `file`, when the data is a mapped file, lets the parse drop the pages it is done with.
   MshReader(std::string_view data, const std::string& name, MappedFile* file = nullptr)
-      : c_(data, name), file_(file) {}
+      : c_(data, name, file ? file->progress() : nullptr), file_(file) {}
 
   Mesh read() {
     bool have_format = false, have_nodes = false, have_elements = false;

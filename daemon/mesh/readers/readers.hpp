@@ -20,9 +20,11 @@ struct ReadOptions {
   // The most bytes a file's arrays may decode to, summed over the file and checked from the
   // headers before anything is inflated (a compressed VTU claims its sizes up front); 0: none.
   std::uint64_t max_bytes = 0;
-  // Opens a file a .pvtu names, given as written there (relative to the .pvtu's directory;
-  // the reader has refused absolute names and any '..' already). The daemon opens it under its
-  // roots; read_mesh(path) beside the path. Unset: a .pvtu is a ReadError.
+  // Opens a piece a parallel XML file (.pvtu, .pvtp, .pvts, .pvtr, .pvti) names, given as
+  // written there (relative to its directory; the reader has refused absolute names and any
+  // '..' already). The daemon opens it under its roots; read_mesh(path) beside the path.
+  // Unset: such a file is a ReadError. (Pieces report no progress: READ counts the parallel
+  // file's own bytes.)
   std::function<UniqueFd(const std::string& relative)> open_sibling;
 };
 
@@ -37,8 +39,8 @@ Mesh read_msh(const InFile& file);  // Gmsh MSH 4.1 / 4.0 / 2.x, ascii / binary;
 Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
 // VTK XML: UnstructuredGrid (.vtu), PolyData (.vtp), StructuredGrid (.vts), RectilinearGrid
-// (.vtr), ImageData (.vti), PUnstructuredGrid (.pvtu, through options.open_sibling); every
-// encoding (ascii, inline base64, appended raw / base64, zlib).
+// (.vtr), ImageData (.vti) and their parallel forms (.pvtu .pvtp .pvts .pvtr .pvti, through
+// options.open_sibling); every encoding (ascii, inline base64, appended raw / base64, zlib).
 Mesh read_vtu(const InFile& file, const ReadOptions& options = {});
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
 Mesh read_vtk(const InFile& file);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary

@@ -103,8 +103,8 @@ void add_bodies(Mesh& m, const Bodies& bodies, std::size_t num_facets) {
 
 namespace {
 
-Mesh parse_stl(std::string_view file_data, const std::string& path) {
-  Cursor c(file_data, path);
+Mesh parse_stl(std::string_view file_data, const std::string& path, ReadProgress* progress) {
+  Cursor c(file_data, path, progress);
   const auto data = file_data;
   ScratchVector<double> corners, normals;
   if (data.size() >= 84) {
@@ -115,11 +115,13 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
       normals.resize(3ull * count);
       const char* p = data.data() + 84;
       for (std::uint32_t t = 0; t < count; ++t, p += 50) {
+        if (progress && t % 16384 == 0) progress->reached(84 + 50ull * t, path);  // ~800 KB
         float f[12];
         std::memcpy(f, p, 48);
         for (int k = 0; k < 3; ++k) normals[3 * t + k] = f[k];
         for (int k = 0; k < 9; ++k) corners[9ull * t + k] = f[3 + k];
       }
+      if (progress) progress->reached(data.size(), path);
       return build(corners, normals);
     }
   }
@@ -192,7 +194,7 @@ Mesh parse_stl(std::string_view file_data, const std::string& path) {
 
 Mesh read_stl(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_stl(data, in.path); }, Access::read);
+      in, [&](std::string_view data) { return parse_stl(data, in.path, in.progress); }, Access::read);
 }
 
 }  // namespace meshdock::mesh

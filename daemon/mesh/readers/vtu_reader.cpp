@@ -13,12 +13,16 @@
 // - PolyData (.vtp): Verts, Lines, Polys, Strips (VTK's cell order) -> vertex / line /
 //   triangle / quad / polygon blocks; poly-vertices, poly-lines and triangle strips are split
 //   (VTK's strip decomposition), their cell data repeated per part, each with a note.
-// - StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti), one piece: points in VTK's
-//   order (x fastest), cells hexahedra / quads / lines (VTK's point order for hexahedron and
-//   quad, also where VTK itself says voxel / pixel), with a note.
-// - PUnstructuredGrid (.pvtu): each <Piece Source> (relative, never leaving the .pvtu's
-//   directory) opened through ReadOptions::open_sibling and read as a .vtu; the pieces are
-//   concatenated (points, blocks, point and cell data by name), with a note.
+// - StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti): points in VTK's order
+//   (x fastest), cells hexahedra / quads / lines (VTK's point order for hexahedron and quad, also
+//   where VTK itself says voxel / pixel), with a note. Several pieces are read as VTK reads
+//   them: one grid of their extent, each piece copied into its box (shared boundary points
+//   once; empty pieces skipped; see begin_grid), with a note.
+// - Parallel files: PUnstructuredGrid (.pvtu), PPolyData (.pvtp), PStructuredGrid (.pvts),
+//   PRectilinearGrid (.pvtr), PImageData (.pvti): each <Piece Source> (relative, never leaving
+//   the parallel file's directory) opened through ReadOptions::open_sibling and read as a file
+//   of the serial type, only that type. Unstructured and PolyData pieces are concatenated
+//   (points, blocks, point and cell data by name); structured ones make one grid as above.
 // String arrays (VTK's vtkStringArray) are skipped with a note naming them: a Mesh holds
 // numeric arrays only.
 #include <expat.h>
@@ -50,7 +54,8 @@ namespace meshdock::mesh {
 
 namespace {
 
-Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only);
+Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only,
+                 std::string parent);
 
 std::optional<DType> vtk_dtype(std::string_view s) {
   static const std::map<std::string_view, DType> kTypes = {
@@ -81,7 +86,8 @@ struct PieceInfo {
   std::int64_t num_points = 0, num_cells = 0;
   std::int64_t num_verts = 0, num_lines = 0, num_strips = 0, num_polys = 0;  // PolyData
   std::array<std::int64_t, 6> extent{};  // structured grids: x0 x1 y0 y1 z0 z1
-  std::string source;                    // PUnstructuredGrid: the piece's file
+  std::string source;                    // parallel files: the piece's file
+  bool empty = false;                    // structured: an extent without points ("0 -1 ...")
   std::size_t line = 0;
   std::vector<std::size_t> arrays;  // indices into arrays_
 };
@@ -90,47 +96,96 @@ bool is_structured(std::string_view grid) {
   return grid == "StructuredGrid" || grid == "RectilinearGrid" || grid == "ImageData";
 }
 
+// The serial type whose files a parallel type's pieces are ("PImageData" -> "ImageData"); ""
+// for a type that is not parallel.
+std::string serial_of(std::string_view grid) {
+  if (grid == "PUnstructuredGrid" || grid == "PPolyData" || grid == "PStructuredGrid" ||
+      grid == "PRectilinearGrid" || grid == "PImageData")
+    return std::string(grid.substr(1));
+  return {};
+}
+
+// One piece of a structured grid as decoded, before it is placed in the whole grid: its
+// extent, its points (StructuredGrid, float64 rows) or coordinates (RectilinearGrid), and its
+// point and cell data in the piece's own order (x fastest).
+struct GridPart {
+  std::array<std::int64_t, 6> extent{};
+  std::size_t line = 0;
+  std::string where;  // "piece 1", or "piece 0 of dir/a_1.vts" in a parallel file's piece
+  Array points;
+  std::array<Array, 3> coords;
+  std::vector<std::pair<std::string, Array>> pdata, cdata;
+};
+
+// What read_grid_parts gets from one piece file of a parallel structured grid.
+struct GridFile {
+  std::vector<GridPart> parts;
+  std::map<std::string, Array> field_data;
+  std::vector<std::string> notes;
+};
+
+GridFile read_grid_parts(const InFile& in, const ReadOptions& options, std::string only,
+                         std::string parent);
+
 class VtuReader {
  public:
   // `file`, when the data is a mapped file, lets the reader drop each array's source pages
   // once it is decoded.
-  // `only`, when given, is the one VTKFile type accepted (a .pvtu's pieces: UnstructuredGrid).
+  // `only`, when given, is the one VTKFile type accepted (the pieces of a parallel file, which
+  // is `parent`: a .pvtu's are UnstructuredGrid).
   VtuReader(std::string_view data, const std::string& path, MappedFile* file = nullptr,
-            ReadOptions options = {}, std::string only = {})
+            ReadOptions options = {}, std::string only = {}, std::string parent = {})
       : data_(data),
         path_(path),
         file_(file),
         max_bytes_(options.max_bytes),
         options_(std::move(options)),
-        only_(std::move(only)) {}
+        only_(std::move(only)),
+        parent_(std::move(parent)) {}
 
   void limit_made(std::uint64_t bytes) { made_limit_ = bytes; }
 
   Mesh read() {
     parse_xml();
-    if (grid_ == "PUnstructuredGrid") return read_parallel();
+    if (serial_ != grid_) return read_parallel();
     if (pieces_.empty()) fail(0, "no <Piece> in <" + grid_ + ">");
-    if (is_structured(grid_) && pieces_.size() != 1)
-      fail(pieces_[1].line, grid_ + " has " + std::to_string(pieces_.size()) +
-                                " pieces; only a single piece is read");
-    std::int64_t total_points = 0;
-    for (const auto& p : pieces_) total_points += p.num_points;
-    if (is_structured(grid_)) claim_made(pieces_[0]);
-    mesh_.points = Array::of<double>({total_points, 3});
-    std::int64_t point_base = 0;
-    for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      if (grid_ == "PolyData")
-        assemble_poly(pieces_[i], static_cast<int>(i), point_base);
-      else if (is_structured(grid_))
-        assemble_structured(pieces_[i]);
-      else
-        assemble_piece(pieces_[i], static_cast<int>(i), point_base);
-      point_base += pieces_[i].num_points;
+    if (is_structured(grid_)) {
+      // The pieces are parts of one grid: each is decoded and placed in it by its extent.
+      std::vector<std::array<std::int64_t, 6>> extents;
+      for (const auto& p : pieces_)
+        if (!p.empty) extents.push_back(p.extent);
+      begin_grid(extents, pieces_.front().line);
+      for (std::size_t i = 0; i < pieces_.size(); ++i)
+        if (!pieces_[i].empty) add_grid_part(grid_part(pieces_[i], static_cast<int>(i)));
+      finish_grid(pieces_.size());
+    } else {
+      std::int64_t total_points = 0;
+      for (const auto& p : pieces_) total_points += p.num_points;
+      mesh_.points = Array::of<double>({total_points, 3});
+      std::int64_t point_base = 0;
+      for (std::size_t i = 0; i < pieces_.size(); ++i) {
+        if (grid_ == "PolyData")
+          assemble_poly(pieces_[i], static_cast<int>(i), point_base);
+        else
+          assemble_piece(pieces_[i], static_cast<int>(i), point_base);
+        point_base += pieces_[i].num_points;
+      }
+      for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
     }
-    for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
     regions_from_field_data();
     split_blocks_as_written();
     return std::move(mesh_);
+  }
+
+  // A piece file of a parallel structured grid: its pieces, decoded but not assembled.
+  GridFile read_parts() {
+    parse_xml();
+    GridFile out;
+    for (std::size_t i = 0; i < pieces_.size(); ++i)
+      if (!pieces_[i].empty) out.parts.push_back(grid_part(pieces_[i], static_cast<int>(i)));
+    out.field_data = std::move(mesh_.field_data);
+    out.notes = std::move(mesh_.notes);
+    return out;
   }
 
  private:
@@ -305,17 +360,21 @@ class VtuReader {
   void start(const std::string& name, const std::map<std::string, std::string>& a) {
     open_.push_back(name);
     if (name == "VTKFile") {
-      static const std::set<std::string> kGrids = {"UnstructuredGrid", "PolyData",
-                                                   "StructuredGrid",   "RectilinearGrid",
-                                                   "ImageData",        "PUnstructuredGrid"};
+      static const std::set<std::string> kGrids = {
+          "UnstructuredGrid",  "PolyData",  "StructuredGrid",  "RectilinearGrid",
+          "ImageData",         "PPolyData", "PStructuredGrid", "PRectilinearGrid",
+          "PUnstructuredGrid", "PImageData"};
       auto t = a.find("type");
       grid_ = t == a.end() ? std::string() : t->second;
+      serial_ = serial_of(grid_).empty() ? grid_ : serial_of(grid_);
       if (!only_.empty() && grid_ != only_)
-        stop("VTKFile type is '" + grid_ + "'; only " + only_ + " is read here");
+        stop("VTKFile type is '" + grid_ + "', but " + parent_ + " (a P" + only_ +
+             ") names this file as one of its pieces, which must be " + only_);
       else if (!kGrids.count(grid_))
         stop("VTKFile type is '" + grid_ +
              "'; UnstructuredGrid, PolyData, StructuredGrid, RectilinearGrid, ImageData and "
-             "PUnstructuredGrid are read");
+             "their parallel forms (PUnstructuredGrid, PPolyData, PStructuredGrid, "
+             "PRectilinearGrid, PImageData) are read");
       if (auto b = a.find("byte_order"); b != a.end()) big_endian_ = b->second == "BigEndian";
       if (auto h = a.find("header_type"); h != a.end()) {
         if (h->second == "UInt64")
@@ -329,8 +388,8 @@ class VtuReader {
         zlib_ = true;
       }
     } else if (open_.size() == 2 && name == grid_) {
-      if (is_structured(grid_)) whole_extent_ = extent_attr(a, "WholeExtent");
-      if (grid_ == "ImageData") {
+      if (is_structured(serial_)) whole_extent_ = extent_attr(a, "WholeExtent");
+      if (serial_ == "ImageData") {
         origin_ = doubles_attr(a, "Origin", 3, {0, 0, 0});
         spacing_ = doubles_attr(a, "Spacing", 3, {1, 1, 1});
         direction_ = doubles_attr(a, "Direction", 9, {1, 0, 0, 0, 1, 0, 0, 0, 1});
@@ -346,11 +405,14 @@ class VtuReader {
         p.num_strips = int_attr(a, "NumberOfStrips", 0);
         p.num_polys = int_attr(a, "NumberOfPolys", 0);
         p.num_cells = p.num_verts + p.num_lines + p.num_strips + p.num_polys;
-      } else if (is_structured(grid_)) {
+      } else if (is_structured(serial_)) {
         p.extent = a.count("Extent") ? extent_attr(a, "Extent") : whole_extent_;
         // Points and cells as VTK counts them: an axis of one point has one layer of cells.
+        // An axis of no points ("0 -1", what VTK writes for a piece it had nothing for) makes
+        // an empty piece, which is skipped.
         std::int64_t points = 1, cells = 1;
-        for (int i = 0; i < 3; ++i) {
+        for (int i = 0; i < 3; ++i) p.empty |= p.extent[2 * i + 1] == p.extent[2 * i] - 1;
+        for (int i = 0; i < 3 && !p.empty; ++i) {
           const auto n = p.extent[2 * i + 1] - p.extent[2 * i] + 1;
           if (n < 1 || n > (std::int64_t{1} << 31)) {
             stop("Piece Extent axis " + std::to_string(i) + " has " + std::to_string(n) +
@@ -364,15 +426,18 @@ class VtuReader {
           points *= n;
           cells *= n > 1 ? n - 1 : 1;
         }
-        p.num_points = points;
-        p.num_cells = cells;
+        p.num_points = p.empty ? 0 : points;
+        p.num_cells = p.empty ? 0 : cells;
       }
       if (auto src = a.find("Source"); src != a.end()) p.source = src->second;
       pieces_.push_back(p);
+      in_piece_ = true;
     } else if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
                name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
                name == "Polys" || name == "Coordinates") {
       section_ = name;
+    } else if ((name == "DataArray" || name == "Array") && in_piece_ && pieces_.back().empty) {
+      // An empty piece's arrays are never read: VTK writes them with offset="" when appended.
     } else if (name == "DataArray" || name == "Array") {
       DataArrayInfo d;
       d.line = XML_GetCurrentLineNumber(parser_);
@@ -405,6 +470,7 @@ class VtuReader {
   }
 
   void end(const std::string& name) {
+    if (name == "Piece") in_piece_ = false;
     if ((name == "DataArray" || name == "Array") && open_.size() == array_depth_) in_array_ = false;
     if (name == "Points" || name == "Cells" || name == "PointData" || name == "CellData" ||
         name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
@@ -1096,57 +1162,261 @@ class VtuReader {
     return out;
   }
 
-  // StructuredGrid / RectilinearGrid / ImageData (one piece): points x fastest, then y, then z;
-  // cells of the dimension of the grid in VTK's cell order.
-  void assemble_structured(const PieceInfo& p) {
+  // ---- structured grids ----------------------------------------------------------------------
+  // StructuredGrid / RectilinearGrid / ImageData files may hold several pieces, and their
+  // parallel forms name piece files; either way each piece is a box of the grid's index space
+  // (its extent). VTK reads them as one grid of the whole extent, each piece copied into its
+  // box (vtkXMLStructuredDataReader, vtkXMLPStructuredDataReader): points on the boundaries
+  // pieces share (and ghost layers) are one point, written by the last piece that has them.
+  // This reader does the same: begin_grid() with the pieces' extents, add_grid_part() for each
+  // piece as it is decoded (so only one piece is in memory beside the grid), finish_grid().
+
+  // Piece `p` of a StructuredGrid / RectilinearGrid / ImageData file, decoded.
+  GridPart grid_part(const PieceInfo& p, int index) {
     const auto arrs = arrays_of(p);
+    GridPart g;
+    g.extent = p.extent;
+    g.line = p.line;
+    g.where = "piece " + std::to_string(index) + (parent_.empty() ? "" : " of " + path_);
     const auto& e = p.extent;
-    const std::int64_t n[3] = {e[1] - e[0] + 1, e[3] - e[2] + 1, e[5] - e[4] + 1};
-    const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
-    std::vector<int> axes;
-    for (int i = 0; i < 3; ++i)
-      if (n[i] > 1) axes.push_back(i);
-    static const char* const kKinds[] = {"vertex", "line", "quad", "hexahedron"};
-    const std::int64_t npc = std::int64_t{1} << axes.size();
-    if (grid_ == "StructuredGrid") {
-      read_points(p, arrs.points, 0, "piece 0");
-    } else if (grid_ == "RectilinearGrid") {
+    if (serial_ == "StructuredGrid") {
+      if (!arrs.points)
+        fail(p.line,
+             g.where + " has " + std::to_string(p.num_points) + " points but no <Points> array");
+      const auto& d = *arrs.points;
+      if (d.components != 3)
+        fail(d.line, "Points has " + std::to_string(d.components) + " components, expected 3");
+      Array pts = decode(d, p.num_points);
+      if (pts.dtype().code != 2)
+        fail(d.line, "Points must be Float32 or Float64, not " + d.type_name);
+      if (pts.dtype().bits == 64) {
+        g.points = std::move(pts);
+      } else {
+        g.points = Array::of<double>({p.num_points, 3});
+        const float* src = pts.as<float>();
+        double* dst = g.points.as<double>();
+        for (std::size_t i = 0; i < pts.size(); ++i) dst[i] = src[i];
+      }
+    } else if (serial_ == "RectilinearGrid") {
       if (arrs.coords.size() != 3)
         fail(p.line, "<Coordinates> has " + std::to_string(arrs.coords.size()) +
                          " arrays; 3 (x, y, z) are needed");
-      std::vector<double> axis[3];
       for (int i = 0; i < 3; ++i) {
         const auto& d = *arrs.coords[static_cast<std::size_t>(i)];
         if (d.components != 1)
           fail(d.line, "coordinate array '" + d.name + "' has " + std::to_string(d.components) +
                            " components, expected 1");
-        const Array a = decode(d, n[i]);
-        axis[i].resize(a.size());
-        for (std::size_t k = 0; k < a.size(); ++k) axis[i][k] = value_at(a, k);
+        g.coords[static_cast<std::size_t>(i)] = decode(d, e[2 * i + 1] - e[2 * i] + 1);
       }
+    }
+    // A name given twice in one section: the last array counts, as VTK's attributes keep it.
+    auto put = [](std::vector<std::pair<std::string, Array>>& v, const std::string& k, Array a) {
+      for (auto& [name, old] : v)
+        if (name == k) return void(old = std::move(a));
+      v.emplace_back(k, std::move(a));
+    };
+    for (auto* d : arrs.pdata) put(g.pdata, d->name, decode(*d, p.num_points));
+    for (auto* d : arrs.cdata) put(g.cdata, d->name, decode(*d, p.num_cells));
+    return g;
+  }
+
+  // The grid the pieces' `extents` span (their bounding box; VTK's WholeExtent where the pieces
+  // cover it), with what it makes counted against the limits before anything is allocated.
+  void begin_grid(const std::vector<std::array<std::int64_t, 6>>& extents, std::size_t line) {
+    if (extents.empty()) fail(line, "every piece of the " + grid_ + " is empty");
+    box_ = extents.front();
+    for (const auto& e : extents)
+      for (int i = 0; i < 3; ++i) {
+        box_[2 * i] = std::min(box_[2 * i], e[2 * i]);
+        box_[2 * i + 1] = std::max(box_[2 * i + 1], e[2 * i + 1]);
+      }
+    std::int64_t points = 1, cells = 1;
+    int dims = 0;
+    for (int i = 0; i < 3; ++i) {
+      gn_[i] = box_[2 * i + 1] - box_[2 * i] + 1;  // extent_attr bounds these to 2^41 + 1
+      gc_[i] = std::max<std::int64_t>(gn_[i] - 1, 1);
+      dims += gn_[i] > 1;
+      if (points > (std::int64_t{1} << 40) / gn_[i])
+        fail(line,
+             "the pieces' extents span more than 2^40 points (extent " + extent_text(box_) + ")");
+      points *= gn_[i];
+      cells *= gc_[i];
+    }
+    grid_points_ = points;
+    grid_cells_ = cells;
+    // The points and cells no array header claims: a StructuredGrid's one piece is its points,
+    // already claimed when decoded; of several pieces, the grid's points are made anew.
+    const std::uint64_t point_bytes = serial_ == "StructuredGrid" && extents.size() == 1 ? 0 : 24;
+    const auto bytes = static_cast<std::uint64_t>(points) * point_bytes +
+                       static_cast<std::uint64_t>(cells) * (8u << dims);
+    const std::uint64_t limit = max_bytes_ ? max_bytes_ : made_limit_;
+    if (bytes > limit || claimed_ > limit - bytes)
+      throw SizeLimitError(path_ + ":" + std::to_string(line) + ": the " + grid_ + " extent " +
+                           extent_text(box_) + " makes " + std::to_string(bytes) +
+                           " bytes of points and cells, over the " + std::to_string(limit) +
+                           " bytes this file may decode to");
+    claimed_ += bytes;
+    if (serial_ == "RectilinearGrid")
+      for (int i = 0; i < 3; ++i) axes_[i].assign(static_cast<std::size_t>(gn_[i]), 0.0);
+  }
+
+  static std::string extent_text(const std::array<std::int64_t, 6>& e) {
+    std::string s;
+    for (auto v : e) s += (s.empty() ? "" : " ") + std::to_string(v);
+    return s;
+  }
+
+  // Copies a block of `count` items (x fastest) of `src`, laid out over `dims`, into `dst`,
+  // laid out over `to`, at `at`; `item` bytes each.
+  static void copy_box(const Array& src, const std::int64_t dims[3], Array& dst,
+                       const std::int64_t to[3], const std::int64_t at[3],
+                       const std::int64_t count[3], std::size_t item) {
+    const auto* s = static_cast<const std::uint8_t*>(src.data());
+    auto* d = static_cast<std::uint8_t*>(dst.data());
+    const auto row = static_cast<std::size_t>(count[0]) * item;
+    for (std::int64_t k = 0; k < count[2]; ++k)
+      for (std::int64_t j = 0; j < count[1]; ++j) {
+        const auto from = static_cast<std::size_t>((k * dims[1] + j) * dims[0]);
+        const auto into =
+            static_cast<std::size_t>(((at[2] + k) * to[1] + at[1] + j) * to[0] + at[0]);
+        std::memcpy(d + into * item, s + from * item, row);
+      }
+  }
+
+  struct GridArray {
+    Array a;
+    std::size_t pieces = 0;  // how many pieces had it
+  };
+
+  // `a`, one piece's array over `dims` items, into the grid's array `w` of `rows` items over
+  // `to`, at `at`. A piece that is the whole grid gives its array (no copy) when it is first.
+  void place(GridArray& w, Array a, std::int64_t rows, bool whole, const std::int64_t dims[3],
+             const std::int64_t to[3], const std::int64_t at[3], const std::int64_t count[3],
+             const std::string& what, std::size_t line) {
+    ++w.pieces;
+    if (!w.a.valid()) {
+      if (whole) return void(w.a = std::move(a));
+      auto shape = a.shape();
+      shape[0] = rows;
+      w.a = Array::empty(a.dtype(), shape);
+    } else if (first_mismatch({w.a, a}) != 2) {
+      fail(line, what + " differs in type or components between pieces");
+    }
+    const std::size_t item = a.dim(0) ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
+    copy_box(a, dims, w.a, to, at, count, item);
+  }
+
+  // Places one decoded piece in the grid begin_grid() set up.
+  void add_grid_part(GridPart&& g) {
+    const auto& e = g.extent;
+    for (int i = 0; i < 3; ++i)
+      if (e[2 * i] < box_[2 * i] || e[2 * i + 1] > box_[2 * i + 1])
+        fail(g.line, g.where + " has extent " + extent_text(e) + ", outside the grid's " +
+                         extent_text(box_));
+    const bool whole = e == box_;
+    // Points: the piece's box. Cells: its cells' box, in VTK's layout of the piece's cell data
+    // (an axis of one point has one layer). A piece flat along an axis the grid is not flat
+    // along has no cells of the grid (VTK writes such pieces; their points still count).
+    std::int64_t pn[3], at[3], pc[3], cat[3], cn[3];
+    bool has_cells = true;
+    for (int i = 0; i < 3; ++i) {
+      pn[i] = e[2 * i + 1] - e[2 * i] + 1;
+      at[i] = e[2 * i] - box_[2 * i];
+      pc[i] = std::max<std::int64_t>(pn[i] - 1, 1);
+      cn[i] = gn_[i] == 1 ? 1 : pn[i] - 1;
+      cat[i] = gn_[i] == 1 ? 0 : at[i];
+      has_cells &= cn[i] > 0;
+    }
+    ++grid_parts_;
+    if (serial_ == "StructuredGrid")
+      place(gpoints_, std::move(g.points), grid_points_, whole, pn, gn_, at, pn,
+            g.where + " points", g.line);
+    for (int i = 0; i < 3 && serial_ == "RectilinearGrid"; ++i) {
+      const auto& c = g.coords[static_cast<std::size_t>(i)];
+      for (std::size_t k = 0; k < c.size(); ++k)
+        axes_[i][static_cast<std::size_t>(at[i]) + k] = value_at(c, k);
+    }
+    for (auto& [name, a] : g.pdata)
+      place(gpoint_[name], std::move(a), grid_points_, whole, pn, gn_, at, pn,
+            "point data '" + name + "'", g.line);
+    if (!has_cells) return;
+    ++grid_cell_parts_;
+    for (auto& [name, a] : g.cdata)
+      place(gcell_[name], std::move(a), grid_cells_, whole, pc, gc_, cat, cn,
+            "cell data '" + name + "'", g.line);
+    // Which cells are placed: every one must be (then so is every point, a corner of one).
+    if (whole || covered_all_) {
+      covered_all_ = true;
+      covered_.clear();
+      return;
+    }
+    // Pieces cover the grid about once (ghost layers overlap a little): a file whose pieces
+    // cover it over and over (each costs its cells here, however few bytes it takes) is refused.
+    marked_ += cn[0] * cn[1] * cn[2];
+    if (marked_ / 64 > grid_cells_)
+      fail(g.line, g.where + ": the pieces cover the grid's " + std::to_string(grid_cells_) +
+                       " cells more than 64 times over");
+    if (covered_.empty()) covered_.assign(static_cast<std::size_t>(grid_cells_), false);
+    for (std::int64_t k = 0; k < cn[2]; ++k)
+      for (std::int64_t j = 0; j < cn[1]; ++j) {
+        const auto row =
+            static_cast<std::size_t>(((cat[2] + k) * gc_[1] + cat[1] + j) * gc_[0] + cat[0]);
+        std::fill_n(covered_.begin() + static_cast<std::ptrdiff_t>(row),
+                    static_cast<std::size_t>(cn[0]), true);
+      }
+  }
+
+  // The grid as a Mesh: points x fastest, then y, then z; cells of the dimension of the grid
+  // in VTK's cell order; point and cell data where every piece has them.
+  void finish_grid(std::size_t declared) {
+    if (!covered_all_) {
+      const auto it = std::find(covered_.begin(), covered_.end(), false);
+      if (it != covered_.end()) {
+        const auto c = static_cast<std::int64_t>(it - covered_.begin());
+        fail(0, "no piece has cell (" + std::to_string(box_[0] + c % gc_[0]) + ", " +
+                    std::to_string(box_[2] + c / gc_[0] % gc_[1]) + ", " +
+                    std::to_string(box_[4] + c / gc_[0] / gc_[1]) + ") of the grid's extent " +
+                    extent_text(box_) + "; the pieces must cover it");
+      }
+    }
+    const auto* n = gn_;
+    const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
+    if (serial_ == "StructuredGrid") {
+      mesh_.points = std::move(gpoints_.a);
+    } else {
+      mesh_.points = Array::of<double>({grid_points_, 3});
       double* out = mesh_.points.as<double>();
+      const auto& e = box_;
       for (std::int64_t k = 0; k < n[2]; ++k)
         for (std::int64_t j = 0; j < n[1]; ++j)
           for (std::int64_t i = 0; i < n[0]; ++i, out += 3) {
-            out[0] = axis[0][static_cast<std::size_t>(i)];
-            out[1] = axis[1][static_cast<std::size_t>(j)];
-            out[2] = axis[2][static_cast<std::size_t>(k)];
-          }
-    } else {  // ImageData: origin + direction * (index * spacing), index from the extent
-      const auto& o = origin_;
-      const auto& d = direction_;
-      double* out = mesh_.points.as<double>();
-      for (std::int64_t k = 0; k < n[2]; ++k)
-        for (std::int64_t j = 0; j < n[1]; ++j)
-          for (std::int64_t i = 0; i < n[0]; ++i, out += 3) {
+            if (serial_ == "RectilinearGrid") {
+              out[0] = axes_[0][static_cast<std::size_t>(i)];
+              out[1] = axes_[1][static_cast<std::size_t>(j)];
+              out[2] = axes_[2][static_cast<std::size_t>(k)];
+              continue;
+            }
+            // ImageData: origin + direction * (index * spacing), index from the extent
             const double x = static_cast<double>(e[0] + i) * spacing_[0];
             const double y = static_cast<double>(e[2] + j) * spacing_[1];
             const double z = static_cast<double>(e[4] + k) * spacing_[2];
             for (int r = 0; r < 3; ++r)
-              out[r] = o[r] + d[3 * r] * x + d[3 * r + 1] * y + d[3 * r + 2] * z;
+              out[r] = origin_[r] + direction_[3 * r] * x + direction_[3 * r + 1] * y +
+                       direction_[3 * r + 2] * z;
           }
     }
-    for (auto* d : arrs.pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
+    for (auto& [name, w] : gpoint_) {
+      if (w.pieces == grid_parts_)
+        mesh_.point_data[name] = std::move(w.a);
+      else
+        mesh_.notes.push_back("point data '" + name + "' is in " + std::to_string(w.pieces) +
+                              " of " + std::to_string(grid_parts_) + " pieces: dropped");
+    }
+    std::vector<int> axes;
+    for (int i = 0; i < 3; ++i)
+      if (n[i] > 1) axes.push_back(i);
+    static const char* const kKinds[] = {"vertex", "line", "quad", "hexahedron"};
+    const std::int64_t npc = std::int64_t{1} << axes.size();
     // The corners of a cell from its first point, in VTK's order (quad: (0,0) (1,0) (1,1) (0,1);
     // hexahedron: that quad, then the same one layer up).
     std::vector<std::int64_t> corner{0};
@@ -1157,80 +1427,112 @@ class VtuReader {
     }
     if (axes.size() == 3)
       for (std::size_t m = 0; m < 4; ++m) corner.push_back(corner[m] + stride[2]);
-    Array conn = Array::of<std::int64_t>({p.num_cells, npc});
+    Array conn = Array::of<std::int64_t>({grid_cells_, npc});
     auto* out = conn.as<std::int64_t>();
-    const std::int64_t c[3] = {std::max<std::int64_t>(n[0] - 1, 1),
-                               std::max<std::int64_t>(n[1] - 1, 1),
-                               std::max<std::int64_t>(n[2] - 1, 1)};
-    for (std::int64_t k = 0; k < c[2]; ++k)
-      for (std::int64_t j = 0; j < c[1]; ++j)
-        for (std::int64_t i = 0; i < c[0]; ++i) {
+    for (std::int64_t k = 0; k < gc_[2]; ++k)
+      for (std::int64_t j = 0; j < gc_[1]; ++j)
+        for (std::int64_t i = 0; i < gc_[0]; ++i) {
           const std::int64_t base = i + j * stride[1] + k * stride[2];
           for (const auto off : corner) *out++ = base + off;
         }
     mesh_.cells.push_back(CellBlock::fixed(kKinds[axes.size()], std::move(conn)));
-    for (auto* d : arrs.cdata) mesh_.cell_data[d->name].push_back(decode(*d, p.num_cells));
-    mesh_.notes.push_back(grid_ + " of " + std::to_string(n[0]) + " x " + std::to_string(n[1]) +
+    for (auto& [name, w] : gcell_) {
+      if (w.pieces == grid_cell_parts_)
+        mesh_.cell_data[name].push_back(std::move(w.a));
+      else
+        mesh_.notes.push_back("cell data '" + name + "' is in " + std::to_string(w.pieces) +
+                              " of the " + std::to_string(grid_cell_parts_) +
+                              " pieces with cells: dropped");
+    }
+    mesh_.notes.push_back(serial_ + " of " + std::to_string(n[0]) + " x " + std::to_string(n[1]) +
                           " x " + std::to_string(n[2]) + " points converted to " +
-                          std::to_string(p.num_cells) + " " + kKinds[axes.size()] + " cells");
+                          std::to_string(grid_cells_) + " " + kKinds[axes.size()] + " cells");
+    if (declared > 1)
+      mesh_.notes.push_back(
+          std::to_string(declared) + " pieces (" + std::to_string(grid_parts_) +
+          " not empty) assembled into one grid of extent " + extent_text(box_) +
+          ", as VTK reads them: points on the boundaries pieces share are one point each");
   }
 
-  // The bytes a structured grid's points and cells take, which no array header claims (a
-  // one-line extent names them): counted against max_bytes before they are allocated.
-  void claim_made(const PieceInfo& p) {
-    int dims = 0;
-    for (int i = 0; i < 3; ++i) dims += p.extent[2 * i + 1] > p.extent[2 * i];
-    // StructuredGrid points are an array of the file: its header claims them when decoded.
-    const auto bytes =
-        static_cast<std::uint64_t>(p.num_points) * (grid_ == "StructuredGrid" ? 0 : 24) +
-        static_cast<std::uint64_t>(p.num_cells) * (8u << dims);
-    const std::uint64_t limit = max_bytes_ ? max_bytes_ : made_limit_;
-    if (bytes > limit || claimed_ > limit - bytes)
-      throw SizeLimitError(path_ + ":" + std::to_string(p.line) + ": the " + grid_ +
-                           " extent makes " + std::to_string(bytes) +
-                           " bytes of points and cells, over the " + std::to_string(limit) +
-                           " bytes this file may decode to");
-    claimed_ += bytes;
-  }
-
-  // PUnstructuredGrid: every <Piece Source> read as a .vtu, then concatenated.
+  // A parallel file (PUnstructuredGrid, PPolyData, PStructuredGrid, PRectilinearGrid,
+  // PImageData): every <Piece Source> opened through ReadOptions::open_sibling and read as a
+  // file of the serial type (and only that type). Unstructured pieces are concatenated
+  // (join_pieces); structured ones are placed in one grid by their extents, as a serial file's
+  // pieces are.
   Mesh read_parallel() {
-    if (pieces_.empty()) fail(0, "no <Piece Source=...> in <PUnstructuredGrid>");
+    if (pieces_.empty()) fail(0, "no <Piece Source=...> in <" + grid_ + ">");
     if (!options_.open_sibling)
-      fail(0, "a .pvtu names other files, which cannot be opened here (read it from a path)");
+      fail(0, "a " + grid_ + " file names other files, which cannot be opened here (read it " +
+                  "from a path)");
     const auto slash = path_.rfind('/');
     const std::string dir = slash == std::string::npos ? std::string() : path_.substr(0, slash + 1);
+    const bool structured = is_structured(serial_);
+    if (structured) {
+      std::vector<std::array<std::int64_t, 6>> extents;
+      for (const auto& p : pieces_)
+        if (!p.empty) extents.push_back(p.extent);
+      begin_grid(extents, pieces_.front().line);
+    }
     std::vector<Mesh> parts;
     std::uint64_t used = 0;
-    for (const auto& p : pieces_) {
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      const auto& p = pieces_[i];
+      if (p.empty) continue;  // VTK lists pieces it had nothing for, with extent "0 -1 ..."
       const auto& src = p.source;
-      if (src.empty()) fail(p.line, "<Piece> has no Source");
-      if (src.front() == '/') fail(p.line, "piece '" + src + "' is an absolute path; refused");
-      for (std::size_t at = 0; at <= src.size();) {
-        const auto next = std::min(src.find('/', at), src.size());
-        if (src.compare(at, next - at, "..") == 0)
-          fail(p.line, "piece '" + src + "' leads out of the directory of the .pvtu; refused");
-        at = next + 1;
-      }
-      if (src.find('\0') != std::string::npos) fail(p.line, "piece name holds a NUL");
-      UniqueFd fd;
-      try {
-        fd = options_.open_sibling(src);
-      } catch (const ReadError& e) {
-        fail(p.line, "piece '" + src + "': " + e.what());
-      }
+      UniqueFd fd = open_piece(p);
       ReadOptions opts;
       if (max_bytes_) {
-        if (used >= max_bytes_)
+        if (used >= max_bytes_ - std::min(max_bytes_, claimed_))
           throw SizeLimitError(path_ + ":" + std::to_string(p.line) + ": piece '" + src +
                                "': the pieces before it reach the " + std::to_string(max_bytes_) +
                                " bytes this file may decode to");
-        opts.max_bytes = max_bytes_ - used;
+        opts.max_bytes = max_bytes_ - claimed_ - used;
       }
-      parts.push_back(read_vtu_as(InFile{fd.get(), dir + src}, opts, "UnstructuredGrid"));
-      used += bytes_of(parts.back());
+      const InFile in{fd.get(), dir + src};
+      if (!structured) {
+        parts.push_back(read_vtu_as(in, opts, serial_, path_));
+        used += bytes_of(parts.back());
+        continue;
+      }
+      GridFile got = read_grid_parts(in, opts, serial_, path_);
+      for (auto& g : got.parts) {
+        for (int a = 0; a < 3; ++a)
+          if (g.extent[2 * a] < p.extent[2 * a] || g.extent[2 * a + 1] > p.extent[2 * a + 1])
+            fail(p.line, "piece '" + src + "' holds extent " + extent_text(g.extent) +
+                             ", outside the Extent " + extent_text(p.extent) + " given for it");
+        used += g.points.nbytes();
+        for (const auto& c : g.coords) used += c.nbytes();
+        for (const auto& [k, a] : g.pdata) used += a.nbytes();
+        for (const auto& [k, a] : g.cdata) used += a.nbytes();
+        add_grid_part(std::move(g));
+      }
+      for (auto& [k, a] : got.field_data) mesh_.field_data.emplace(k, std::move(a));
+      for (auto& n : got.notes) mesh_.notes.push_back("piece " + std::to_string(i) + ": " + n);
     }
-    return join_pieces(std::move(parts));
+    if (!structured) return join_pieces(std::move(parts));
+    finish_grid(pieces_.size());
+    return std::move(mesh_);
+  }
+
+  // The file piece `p` of a parallel file names, opened: a relative name that stays in the
+  // parallel file's directory (no absolute path, no '..'), else a ReadError naming both.
+  UniqueFd open_piece(const PieceInfo& p) {
+    const auto& src = p.source;
+    if (src.empty()) fail(p.line, "<Piece> has no Source");
+    if (src.front() == '/') fail(p.line, "piece '" + src + "' is an absolute path; refused");
+    for (std::size_t at = 0; at <= src.size();) {
+      const auto next = std::min(src.find('/', at), src.size());
+      if (src.compare(at, next - at, "..") == 0)
+        fail(p.line,
+             "piece '" + src + "' leads out of the directory of the " + grid_ + " file; refused");
+      at = next + 1;
+    }
+    if (src.find('\0') != std::string::npos) fail(p.line, "piece name holds a NUL");
+    try {
+      return options_.open_sibling(src);
+    } catch (const ReadError& e) {
+      fail(p.line, "piece '" + src + "': " + e.what());
+    }
   }
 
   static std::uint64_t bytes_of(const Mesh& m) {
@@ -1349,14 +1651,25 @@ class VtuReader {
   ReadOptions options_;
   // Without max_bytes, what an extent may make: 16 GiB (read_vtu_bytes: 256 MiB, for fuzzing).
   std::uint64_t made_limit_ = std::uint64_t{16} << 30;
-  std::string only_, grid_;
+  std::string only_, parent_, grid_;
+  std::string serial_;  // grid_, or for a parallel file the type of its pieces
   std::array<std::int64_t, 6> whole_extent_{};
   std::vector<double> origin_{0, 0, 0}, spacing_{1, 1, 1}, direction_{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  // The structured grid being assembled (begin_grid .. finish_grid).
+  std::array<std::int64_t, 6> box_{};
+  std::int64_t gn_[3]{}, gc_[3]{};                              // points, cells along each axis
+  std::int64_t grid_points_ = 0, grid_cells_ = 0, marked_ = 0;  // marked_: cells of pieces placed
+  std::size_t grid_parts_ = 0, grid_cell_parts_ = 0;            // pieces placed; those with cells
+  bool covered_all_ = false;
+  std::vector<bool> covered_;                // cells placed, while no piece covered them all
+  std::array<std::vector<double>, 3> axes_;  // RectilinearGrid coordinates
+  GridArray gpoints_;
+  std::map<std::string, GridArray> gpoint_, gcell_;
   XML_Parser parser_ = nullptr;
   std::string error_;
   std::vector<std::string> open_;
   std::string section_;
-  bool in_array_ = false;
+  bool in_array_ = false, in_piece_ = false;
   std::size_t array_depth_ = 0;
   bool big_endian_ = false, zlib_ = false, appended_base64_ = false;
   std::size_t header_size_ = 4;
@@ -1372,21 +1685,36 @@ class VtuReader {
 }  // namespace
 
 namespace {
-Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only) {
-  // Appended data is decoded array by array (raw arrays with read_at) after a short XML head:
-  // mapped lazily. Inline arrays make the whole file XML, parsed end to end: read into memory.
-  const bool appended = peek_file(in, 1u << 16).find("<AppendedData") != std::string::npos;
+// Appended data is decoded array by array (raw arrays with read_at) after a short XML head:
+// mapped lazily. Inline arrays make the whole file XML, parsed end to end: read into memory.
+Access access_for(const InFile& in) {
+  return peek_file(in, 1u << 16).find("<AppendedData") != std::string::npos ? Access::map_lazily
+                                                                            : Access::read;
+}
+
+Mesh read_vtu_as(const InFile& in, const ReadOptions& options, std::string only,
+                 std::string parent) {
   return parse_mapped(
       in,
       [&](std::string_view data, MappedFile& file) {
-        return VtuReader(data, in.path, &file, options, only).read();
+        return VtuReader(data, in.path, &file, options, only, parent).read();
       },
-      appended ? Access::map_lazily : Access::read);
+      access_for(in));
+}
+
+GridFile read_grid_parts(const InFile& in, const ReadOptions& options, std::string only,
+                         std::string parent) {
+  return parse_mapped(
+      in,
+      [&](std::string_view data, MappedFile& file) {
+        return VtuReader(data, in.path, &file, options, only, parent).read_parts();
+      },
+      access_for(in));
 }
 }  // namespace
 
 Mesh read_vtu(const InFile& in, const ReadOptions& options) {
-  return read_vtu_as(in, options, {});
+  return read_vtu_as(in, options, {}, {});
 }
 
 Mesh read_vtu_bytes(std::string_view data, const std::string& name) {

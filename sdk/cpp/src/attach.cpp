@@ -303,7 +303,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     return o.interrupt ? std::min(other, std::chrono::milliseconds(kInterruptPoll)) : other;
   }
 
-  std::string what() const { return "slot '" + name + "' (/" + o.prefix + name + ")"; }
+  std::string what() const { return "slot '" + name + "' (/" + *o.prefix + name + ")"; }
 
   void check_producer() const {
     if (cb->shutdown_byte() != 0)
@@ -380,7 +380,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       // The name is a function of (slot, version): a buffer the daemon retired while we hold
       // its lease is still there under it, whatever the control block's handle says now.
       // Copy-on-write: a consumer's in-place write stays in its own pages (and cannot fault).
-      const auto object = shm::data_object_name(o.prefix, name, i, version);
+      const auto object = shm::data_object_name(*o.prefix, name, i, version);
       std::optional<shm::Segment> seg;
       try {
         seg = open_trusted(object, shm::Access::kCopyOnWrite, trust, what());
@@ -500,11 +500,37 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
 
 }  // namespace
 
-Slot Slot::attach(const std::string& name, const AttachOptions& options) {
+std::string Slot::resolve_prefix(const std::optional<std::string>& prefix) {
+  std::string value = prefix.value_or(""), source = "AttachOptions::prefix";
+  if (!prefix) {
+    const char* env = std::getenv("MESHDOCK_PREFIX");  // set but empty: as unset
+    if (env && *env) {
+      value = env;
+      source = "$MESHDOCK_PREFIX";
+    } else {
+      value = shm::kDefaultPrefix;
+    }
+  }
+  try {
+    shm::validate_prefix(value);
+  } catch (const shm::ProtocolError& e) {
+    throw SdkError(source + ": " + e.what());
+  }
+  if (!value.empty() && value.back() != '.' && value.back() != '-' && value.back() != '_')
+    throw SdkError(source + " '" + value + "' does not end with '.', '-' or '_', so segment " +
+                   "names would run into it ('" + value + "NAME'); the daemon's prefixes end " +
+                   "with one: did you mean '" + value + ".'?");
+  return value;
+}
+
+Slot Slot::attach(const std::string& name, const AttachOptions& given) {
+  AttachOptions options = given;
+  options.prefix = resolve_prefix(given.prefix);
+  const std::string& prefix = *options.prefix;
   std::string control_name, catalog_name;
   try {
-    control_name = shm::control_object_name(options.prefix, name);
-    catalog_name = shm::catalog_object_name(options.prefix, name);
+    control_name = shm::control_object_name(prefix, name);
+    catalog_name = shm::catalog_object_name(prefix, name);
   } catch (const shm::ProtocolError& e) {
     throw SdkError(e.what());
   }
@@ -514,12 +540,12 @@ Slot Slot::attach(const std::string& name, const AttachOptions& options) {
   std::shared_ptr<SlotState> s;
   while (!(s = open_segments(name, options, control_name, catalog_name))) {
     if (options.interrupt && options.interrupt())
-      throw Interrupted("slot '" + name + "' (/" + options.prefix + name +
+      throw Interrupted("slot '" + name + "' (/" + prefix + name +
                         "): interrupted while attaching");
     if (Clock::now() >= deadline)
-      throw AttachTimeout("slot '" + name + "' (/" + options.prefix + name +
+      throw AttachTimeout("slot '" + name + "' (/" + prefix + name +
                           "): not published within " + std::to_string(options.timeout.count()) +
-                          " ms (is meshdockd running with prefix '" + options.prefix +
+                          " ms (is meshdockd running with prefix '" + prefix +
                           "' and the mesh loaded?)");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -531,8 +557,8 @@ Slot Slot::attach(const std::string& name, const AttachOptions& options) {
 // whose producer is alive (a restarted daemon replaces the dead one's segments), until the
 // deadline. Held frames keep the old SlotState, and so the old mappings.
 void Slot::reattach_after(const ProducerGone& why, std::chrono::steady_clock::time_point deadline) {
-  const auto control_name = shm::control_object_name(s_->o.prefix, s_->name);
-  const auto catalog_name = shm::catalog_object_name(s_->o.prefix, s_->name);
+  const auto control_name = shm::control_object_name(*s_->o.prefix, s_->name);
+  const auto catalog_name = shm::catalog_object_name(*s_->o.prefix, s_->name);
   while (true) {
     if (auto fresh = open_segments(s_->name, s_->o, control_name, catalog_name)) {
       try {

@@ -173,11 +173,7 @@ int meshdock_slot_attach(const char* name, const meshdock_attach_options* option
       throw invalid("producer_timeout_ms is " + std::to_string(c.producer_timeout_ms) +
                     "; must be > 0");
     meshdock::AttachOptions o;
-    if (c.prefix) {
-      o.prefix = c.prefix;
-    } else if (const char* env = std::getenv("MESHDOCK_PREFIX"); env && *env) {
-      o.prefix = env;  // what a deployment sets for every consumer (docs/deployment.md)
-    }
+    if (c.prefix) o.prefix = c.prefix;  // else $MESHDOCK_PREFIX or meshdock. (resolve_prefix)
     o.timeout = std::chrono::milliseconds(std::min(c.timeout_ms, kForeverMs));
     o.producer_timeout = std::chrono::milliseconds(std::min(c.producer_timeout_ms, kForeverMs));
     o.reattach = c.reattach != 0;

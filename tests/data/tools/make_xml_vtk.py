@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Writes the XML VTK test files of tests/data/meshes with VTK's own XML writers (VTK 9.1,
 python3-vtk9): PolyData (.vtp), StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti),
-a two-piece PUnstructuredGrid (.pvtu + its .vtu pieces) and a .vtu with string arrays, each in
-several of ascii / inline base64 / appended raw / appended base64 / zlib.
+the structured ones also in several pieces (*-pieces.*: VTK's extent split, with a flat piece
+and empty ones), the parallel files .pvtu, .pvtp, .pvts, .pvtr, .pvti with their pieces
+(p*-<mode>.pvt?, p*-<mode>_<i>.vt?; ghost levels overlap the structured ones) and a .vtu with
+string arrays, each in several of ascii / inline base64 / appended raw / appended base64 / zlib.
     /usr/bin/python3 tests/data/tools/make_xml_vtk.py [out_dir]
 tests/python/test_read_xml_vtk.py reads them with VTK again and compares with meshdock."""
 import math
@@ -10,6 +12,7 @@ import pathlib
 import sys
 
 import vtk
+from vtk.util.vtkAlgorithm import VTKPythonAlgorithmBase
 
 OUT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                    pathlib.Path(__file__).resolve().parents[1] / "meshes")
@@ -31,6 +34,60 @@ def _write(writer, data, path, mode, big_endian_u64=False):
         writer.SetByteOrderToBigEndian()
         writer.SetHeaderTypeToUInt64()
     writer.SetInputData(data)
+    writer.SetFileName(str(path))
+    {"ascii": writer.SetDataModeToAscii, "binary": writer.SetDataModeToBinary,
+     "appended": writer.SetDataModeToAppended}[dm]()
+    writer.SetEncodeAppendedData(enc)
+    if comp:
+        writer.SetCompressorTypeToZLib()
+    else:
+        writer.SetCompressorTypeToNone()
+    assert writer.Write() == 1, path
+
+
+class Streamed(VTKPythonAlgorithmBase):
+    """A structured dataset given one extent at a time, as a writer asks for its pieces (a
+    dataset set with SetInputData is written whole into every piece)."""
+
+    def __init__(self, data):
+        VTKPythonAlgorithmBase.__init__(self, nInputPorts=0, nOutputPorts=1,
+                                        outputType=data.GetClassName())
+        self.data = data
+
+    def RequestInformation(self, request, in_info, out_info):
+        oi = out_info.GetInformationObject(0)
+        oi.Set(vtk.vtkStreamingDemandDrivenPipeline.WHOLE_EXTENT(), self.data.GetExtent(), 6)
+        oi.Set(vtk.vtkAlgorithm.CAN_PRODUCE_SUB_EXTENT(), 1)
+        if self.data.IsA("vtkImageData"):
+            oi.Set(vtk.vtkDataObject.ORIGIN(), self.data.GetOrigin(), 3)
+            oi.Set(vtk.vtkDataObject.SPACING(), self.data.GetSpacing(), 3)
+        return 1
+
+    def RequestData(self, request, in_info, out_info):
+        oi = out_info.GetInformationObject(0)
+        extent = oi.Get(vtk.vtkStreamingDemandDrivenPipeline.UPDATE_EXTENT())
+        if any(extent[2 * i + 1] < extent[2 * i] for i in range(3)):
+            return 1  # a piece the split left empty ("0 -1 0 -1 0 -1")
+        cut = {"vtkStructuredGrid": vtk.vtkExtractGrid,
+               "vtkRectilinearGrid": vtk.vtkExtractRectilinearGrid,
+               "vtkImageData": vtk.vtkExtractVOI}[self.data.GetClassName()]()
+        cut.SetInputData(self.data)
+        cut.SetVOI(*extent)
+        cut.Update()
+        oi.Get(vtk.vtkDataObject.DATA_OBJECT()).ShallowCopy(cut.GetOutput())
+        return 1
+
+
+def _pieces(writer, source, path, mode, pieces, ghost=None):
+    """`source` (an algorithm) written in `pieces` pieces: into one file, or, by a parallel
+    writer (ghost: its GhostLevel), as a parallel file and one file per piece."""
+    dm, enc, comp = MODES[mode]
+    writer.SetInputConnection(source.GetOutputPort())
+    writer.SetNumberOfPieces(pieces)
+    if ghost is not None:
+        writer.SetStartPiece(0)
+        writer.SetEndPiece(pieces - 1)
+        writer.SetGhostLevel(ghost)
     writer.SetFileName(str(path))
     {"ascii": writer.SetDataModeToAscii, "binary": writer.SetDataModeToBinary,
      "appended": writer.SetDataModeToAppended}[dm]()
@@ -194,6 +251,26 @@ def main():
         w.SetDataModeToAscii() if dm == "ascii" else w.SetDataModeToAppended()
         w.SetCompressorTypeToZLib() if comp else w.SetCompressorTypeToNone()
         assert w.Write() == 1
+    # Structured files of several pieces, split by VTK's extent translator.
+    img = image((1, 3, -1, 1, 0, 2), (0.5, -1.0, 2.0), (0.25, 0.5, 1.0))
+    _pieces(vtk.vtkXMLStructuredGridWriter(), Streamed(sg), OUT / "grid-pieces.vtk-ascii.vts",
+            "ascii", 3)
+    _pieces(vtk.vtkXMLStructuredGridWriter(), Streamed(sg), OUT / "grid-pieces.vtk-appzlib.vts",
+            "appzlib", 8)  # more pieces than the grid has cells: empty and flat pieces
+    _pieces(vtk.vtkXMLRectilinearGridWriter(), Streamed(rectilinear((4, 3, 2))),
+            OUT / "rect-pieces.vtk-inline64.vtr", "inline64", 3)
+    _pieces(vtk.vtkXMLImageDataWriter(), Streamed(img), OUT / "image-pieces.vtk-app64.vti",
+            "app64", 3)  # one piece flat along z
+    # Parallel files: the structured ones with a ghost layer (pieces overlap).
+    _pieces(vtk.vtkXMLPStructuredGridWriter(), Streamed(sg), OUT / "pgrid-appzlib.pvts",
+            "appzlib", 2, ghost=1)
+    _pieces(vtk.vtkXMLPRectilinearGridWriter(), Streamed(rectilinear((4, 3, 2))),
+            OUT / "prect-ascii.pvtr", "ascii", 3, ghost=0)
+    _pieces(vtk.vtkXMLPImageDataWriter(), Streamed(img), OUT / "pimage-appraw.pvti", "appraw", 3,
+            ghost=0)
+    poly = vtk.vtkExtractPolyDataPiece()
+    poly.SetInputData(polydata())
+    _pieces(vtk.vtkXMLPPolyDataWriter(), poly, OUT / "ppoly-ascii.pvtp", "ascii", 2, ghost=0)
     ug = unstructured()
     ug.GetPointData().AddArray(_strings("names", [f"n{i}" for i in range(ug.GetNumberOfPoints())]))
     ug.GetCellData().AddArray(_strings("cnames", [f"c{i}" for i in range(ug.GetNumberOfCells())]))

@@ -37,7 +37,9 @@
 namespace meshdock {
 
 struct AttachOptions {
-  std::string prefix{shm::kDefaultPrefix};
+  // The daemon's shm prefix. Unset: $MESHDOCK_PREFIX when set and not empty (what a deployment
+  // sets for every consumer), else "meshdock.". See resolve_prefix for the rules.
+  std::optional<std::string> prefix;
   // attach: how long to wait for the slot's segments to appear and its first frame.
   std::chrono::milliseconds timeout{5000};
   // A heartbeat older than this means the producer is gone (it beats every 100 ms).
@@ -107,6 +109,11 @@ class Slot {
   // field), and fails fast when the producer is gone (a stale heartbeat, or one more than 1 s in
   // the future). Interrupted when options.interrupt says so.
   static Slot attach(const std::string& name, const AttachOptions& options = {});
+  // The prefix attach uses: `prefix`, else $MESHDOCK_PREFIX (when not empty), else
+  // "meshdock."; an empty prefix only when passed explicitly. A non-empty prefix must end with
+  // '.', '-' or '_' ("uxknosuch" would look for /dev/shm/uxknosuchNAME): SdkError naming it and
+  // where it came from, as for a prefix the protocol refuses. (Python: resolve_prefix.)
+  static std::string resolve_prefix(const std::optional<std::string>& prefix);
 
   // The newest frame this Slot has not returned yet; sleeps on the futex until one is
   // published, or returns nullopt after `timeout`. Throws ProducerGone when the shutdown flag

@@ -256,7 +256,8 @@ MESHDOCK_API int meshdock_frame_order_after_upload(const meshdock_frame* frame, 
 typedef struct meshdock_mesh meshdock_mesh;
 
 /* Reads `path` with the C++ readers; `format` ("msh", "vtu", "vtp", "vts", "vtr", "vti",
- * "pvtu" (its pieces beside it), "vtk", "stl", "obj", "ply", "off") NULL or "": by extension. Errors: READ (names the file and line or byte offset),
+ * "pvtu", "pvtp", "pvts", "pvtr", "pvti" (their pieces beside them), "vtk", "stl", "obj", "ply",
+ * "off") NULL or "": by extension. Errors: READ (names the file and line or byte offset),
  * INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
 /* An empty mesh to fill with the setters below. */
