@@ -125,7 +125,8 @@ void read_extras(Cursor& c, Extras& x, const char* what) {
     }
     x.is_int[x.n++] = is_int;
   }
-  if (!c.at_end()) c.next_line();  // past the newline or the comment
+  // Past a comment; a newline is left to the skip_ws_comments that starts the next line.
+  if (!c.at_end() && c.data()[c.offset()] == '#') c.next_line();
 }
 
 // Colour values written as integers are Geomview's 0..255.
