@@ -143,7 +143,9 @@ def test_obj_unread_statements_are_noted(tmp_path):
     p.write_bytes(b"o thing\nv 0 0 0\nv 1 0 0\nv 0 1 0\ns 1\nf 1 2 3\np 1 2\np 3\nvp 0.5\n")
     m = meshdock.read(p)
     assert m.cells[0].data.tolist() == [[0, 1, 2]]
-    assert m.notes == ["obj: 2 'p' statements not read (not supported)",
+    assert m.cells[1].type == "vertex" and m.cells[1].data.tolist() == [[0], [1], [2]]
+    assert m.notes == ["obj: 1 'p' statements with more than 1 vertex split into vertex cells; "
+                       "3 cells in the vertex block",
                        "obj: 1 'vp' statements not read (not supported)"]
 
 
@@ -170,13 +172,14 @@ def test_off_without_comments_matches_meshio(data_dir, tmp_path):
     np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
 
 
-def test_off_face_colours_and_trailing_text_are_noted(tmp_path):
+def test_off_face_colours_are_kept_and_trailing_text_is_noted(tmp_path):
     p = tmp_path / "c.off"
     p.write_bytes(b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 255 0 0\n3 0 1 2\n")
     m = meshdock.read(p)
     assert m.cells[0].data.tolist() == [[0, 1, 2]]
-    assert m.notes == [f"off: 1 faces have colour values (first {p}:6); not read",
-                       f"off: {p}:7: text after the last of the 1 faces the header counts; "
+    assert m.cell_data["colors"][0].dtype == np.uint8
+    assert m.cell_data["colors"][0].tolist() == [[255, 0, 0]]
+    assert m.notes == [f"off: {p}:7: text after the last of the 1 faces the header counts; "
                        "not read"]
 
 
@@ -251,3 +254,272 @@ def test_ply_float_lists_that_are_not_indices_are_skipped_with_a_note(tmp_path):
     m = meshdock.read(p)
     assert m.cells[0].data.tolist() == [[0, 1, 2]]
     assert m.notes == ["ply: list property 'texcoord' of element 'face' not kept"]
+
+
+# ---- issue 14, second pass: OBJ points, OFF colours / normals, PLY face properties -----------
+# Files in tests/data/surface (by hand; the binary PLYs by tests/data/tools/make_surface_props.py).
+
+def _surface(data_dir, name):
+    return meshdock.read(data_dir / "surface" / name)
+
+
+def _bad(tmp_path, name, content):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(meshdock.ReadError) as e:
+        meshdock.read(p)
+    return p, str(e.value)
+
+
+def test_obj_points_become_a_vertex_block(data_dir):
+    m = _surface(data_dir, "points.obj")
+    assert [b.type for b in m.cells] == ["triangle", "quad", "line", "vertex"]
+    # p 1 2 | p -1 (the 5th vertex) | p 3 -2 4: one cell per point, in file order.
+    assert m.cells[3].data.tolist() == [[0], [1], [4], [2], [3], [3]]
+    assert m.cells[3].data.dtype == np.int64
+    assert [a.tolist() for a in m.cell_data["obj:group_ids"]] == [[-1], [0], [0],
+                                                                  [-1, -1, 0, 0, 0, 0]]
+    assert m.notes == ["obj: 2 'p' statements with more than 1 vertex split into vertex cells; "
+                       "6 cells in the vertex block"]
+
+
+def test_obj_points_match_meshio_faces_and_vtk_poly_vertices(data_dir):
+    meshio = pytest.importorskip("meshio")
+    vtk = pytest.importorskip("vtk")
+    path = data_dir / "surface" / "points.obj"
+    m = meshdock.read(path)
+    ref = meshio.read(path)  # meshio drops p (and l): the face blocks are the same
+    np.testing.assert_array_equal(m.points, ref.points)
+    assert [c.type for c in ref.cells] == ["triangle", "quad"]
+    for ours, theirs in zip(m.cells, ref.cells):
+        np.testing.assert_array_equal(ours.data, theirs.data)
+    r = vtk.vtkOBJReader()
+    r.SetFileName(str(path))
+    r.Update()
+    # vtkOBJReader: one poly-vertex per p statement; meshdock: one vertex cell per point.
+    verts = _vtk_cells(r.GetOutput().GetVerts())
+    assert verts == [[0, 1], [4], [2, 3, 3]]
+    assert m.cells[3].data.ravel().tolist() == [i for v in verts for i in v]
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"v 0 0 0\np 2\n", "a point refers to vertex 1 but there are 1 vertices"),
+    (b"v 0 0 0\np -2\n", ":2: a point refers to vertex -1 (0-based)"),
+    (b"v 0 0 0\np\n", ":2: a point ('p') needs 1 or more vertices, found none"),
+    (b"v 0 0 0\np 0\n", ":2: bad face vertex '0'"),
+])
+def test_obj_bad_points(tmp_path, content, message):
+    p, err = _bad(tmp_path, "bad.obj", content)
+    assert str(p) in err and message in err
+
+
+def test_coff_vertex_and_face_colours(data_dir):
+    m = _surface(data_dir, "colours.off")
+    assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0]]
+    assert [b.type for b in m.cells] == ["triangle", "quad", "polygon"]
+    assert m.cells[0].data.tolist() == [[0, 1, 2], [1, 4, 2]]
+    c = m.point_data["colors"]
+    assert c.dtype == np.uint8  # every vertex colour value written as an integer
+    assert c.tolist() == [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 128], [10, 20, 30, 40],
+                          [1, 2, 3, 4]]
+    fc = m.cell_data["colors"]  # split like the faces: triangles, the quad, the pentagon
+    assert [a.dtype for a in fc] == [np.float64] * 3
+    assert [a.tolist() for a in fc] == [[[0.5, 0.25, 1], [0, 0, 0]], [[1, 0, 0]], [[0.1, 0.2, 0.3]]]
+    assert m.notes == []
+
+
+def test_cnoff_normals_float_colours_and_colormap_indices(data_dir):
+    m = _surface(data_dir, "normals.off")
+    assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]]
+    assert m.point_data["normals"].tolist() == [[0, 0, 1], [0, 0, 1], [0, 0.6, 0.8], [0, 0, -1]]
+    c = m.point_data["colors"]
+    assert c.dtype == np.float64  # one value written as a float: all are floats as written
+    assert c.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.5, 0.5, 0.5]]
+    assert [a.tolist() for a in m.cell_data["color_index"]] == [[7, 2]]
+    assert m.cell_data["color_index"][0].dtype == np.int64
+
+
+def test_off_vertex_colours_match_meshio_without_them(data_dir, tmp_path):
+    """meshio 5.0 takes the colour values for coordinates (it reads numbers, not lines); the same
+    file without them reads as meshdock reads the coloured one."""
+    meshio = pytest.importorskip("meshio")
+    path = data_dir / "surface" / "vertex-colours.off"
+    m = meshdock.read(path)
+    assert m.point_data["colors"].dtype == np.uint8
+    assert m.point_data["colors"].tolist() == [[255, 0, 0], [0, 255, 0], [0, 0, 255],
+                                               [255, 255, 255]]
+    lines = path.read_text().splitlines()
+    bare = lines[:3] + [" ".join(l.split()[:3]) for l in lines[3:7]] + lines[7:]
+    p = tmp_path / "bare.off"
+    p.write_text("\n".join(bare) + "\n")
+    ref = meshio.read(p)
+    np.testing.assert_array_equal(m.points, ref.points)
+    np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
+    with pytest.raises((SystemExit, Exception)):  # the colours taken for coordinates
+        meshio.read(path)
+
+
+def test_stoff_texture_coordinates(tmp_path):
+    p = tmp_path / "st.off"
+    p.write_bytes(b"STCOFF\n3 1 0\n0 0 0 1 0 0 0.25 0.5\n1 0 0 0 1 0 1 0.5\n0 1 0 0 0 1 0 1\n"
+                  b"3 0 1 2\n")
+    m = meshdock.read(p)
+    assert m.point_data["texture_coords"].tolist() == [[0.25, 0.5], [1, 0.5], [0, 1]]
+    assert m.point_data["colors"].tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    assert m.point_data["colors"].dtype == np.uint8
+
+
+def test_off_counts_on_the_keyword_line(tmp_path):
+    p = tmp_path / "k.off"
+    p.write_bytes(b"NOFF 3 1 0 # counts here\n0 0 0 0 0 1\n1 0 0 0 0 1\n0 1 0 0 0 1\n3 0 1 2\n")
+    m = meshdock.read(p)
+    assert m.cells[0].data.tolist() == [[0, 1, 2]]
+    assert m.point_data["normals"].tolist() == [[0, 0, 1]] * 3
+
+
+def test_off_faces_with_different_colour_counts_are_noted(tmp_path):
+    p = tmp_path / "mixed.off"
+    p.write_bytes(b"OFF\n3 2 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 255 0 0\n3 0 2 1\n")
+    m = meshdock.read(p)
+    assert "colors" not in m.cell_data
+    assert m.notes == [f"off: faces have different numbers of colour values (face 0: 3; first "
+                       f"other at {p}:7); face colours not read"]
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"OFF\n3 1 0\n0 0 0\n1 0\n0 1 0\n3 0 1 2\n", ":4: vertex 1 has 2 values; 3 or more needed"),
+    (b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1\n2\n", ":6: face 0 lists 2 of its 3 vertex indices"),
+    (b"NOFF\n3 1 0\n0 0 0 0 0 1\n1 0 0 0 0\n0 1 0 0 0 1\n3 0 1 2\n",
+     ":4: vertex 1 has 5 values; 6 or more needed"),
+    (b"COFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", ":3: vertex 0 has 0 colour values; 3 or 4"),
+    (b"OFF\n3 1 0\n0 0 0 1 1 1\n1 0 0\n0 1 0\n3 0 1 2\n",
+     ":4: vertex 1 has 0 colour values, vertex 0 has 3"),
+    (b"OFF\n3 1 0\n0 0 0 1\n1 0 0 1\n0 1 0 1\n3 0 1 2\n",
+     ":3: vertex 0 has 4 values; 3 (or 3 or 4 more for a colour) expected"),
+    (b"OFF\n3 1 0\n0 0 0 300 0 0\n1 0 0 0 0 0\n0 1 0 0 0 0\n3 0 1 2\n",
+     ":3: vertex colour value 300 is outside 0..255"),
+    (b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 1 2\n", ":6: face 0 has 2 colour values"),
+    (b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 0.5\n", ":6: face 0: a colormap index must be"),
+    (b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 1 2 3 4 5 6 7\n", ":6: too many values on a face"),
+    (b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 x\n", ":6: expected face vertex index, found 'x'"),
+    (b"OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n", ":6: face 0 is missing"),
+    (b"4OFF\n3 1 0\n0 0 0 1\n", ":1: '4OFF': homogeneous 4-component vertices are not supported"),
+    (b"nOFF\n3\n3 1 0\n", ":1: 'nOFF': vertices of a given dimension (nOFF) are not supported"),
+    (b"CN4OFF\n", ":1: 'CN4OFF': homogeneous"),
+    (b"OFF BINARY\n", ":1: 'OFF BINARY': binary OFF is not supported"),
+    (b"XOFF\n", ":1: the first line is not an OFF keyword"),
+])
+def test_off_bad_lines_name_the_file_and_line(tmp_path, content, message):
+    p, err = _bad(tmp_path, "bad.off", content)
+    assert err.startswith(str(p) + ":") and message in err, err
+
+
+FACE_PROPS = {  # per block (triangles, quads, the pentagon), as the files hold them
+    "red": [[10, 30], [20, 40], [50]], "green": [[11, 31], [21, 41], [51]],
+    "blue": [[12, 32], [22, 42], [52]]}
+FACE_BLOCKS = [[[0, 1, 2], [1, 4, 2]], [[0, 1, 2, 3], [1, 4, 5, 2]], [[0, 1, 4, 5, 3]]]
+
+
+@pytest.mark.parametrize("name", ["faceprops.bin.ply", "faceprops.be.ply"])
+def test_ply_binary_face_properties_keep_their_types(data_dir, name):
+    m = _surface(data_dir, name)
+    assert [b.type for b in m.cells] == ["triangle", "quad", "polygon"]
+    assert [b.data.tolist() for b in m.cells] == FACE_BLOCKS
+    for k, v in FACE_PROPS.items():
+        assert [a.tolist() for a in m.cell_data[k]] == v, k
+        assert [a.dtype for a in m.cell_data[k]] == [np.uint8] * 3
+    assert [a.tolist() for a in m.cell_data["flags"]] == [[-5, 32767], [7, 0], [-32768]]
+    assert [a.dtype for a in m.cell_data["flags"]] == [np.int16] * 3
+    assert [a.tolist() for a in m.cell_data["quality"]] == [[0.5, 1.5], [0.25, -2], [3.75]]
+    assert [a.dtype for a in m.cell_data["quality"]] == [np.float64] * 3
+    texcoord = ["ply: list property 'texcoord' of element 'face' not kept"]
+    assert m.notes == (texcoord if name == "faceprops.bin.ply" else [])
+
+
+@pytest.mark.parametrize("name", ["faceprops.bin.ply", "faceprops.be.ply", "faceprops.ascii.ply"])
+def test_ply_face_colours_match_vtk(data_dir, name):
+    """vtkPLYReader keeps red / green / blue on faces as one RGB array in file order (meshio 5.0
+    misreads binary face properties); meshdock's blocks hold the same faces with the same
+    colours."""
+    vtk = pytest.importorskip("vtk")
+    from vtk.util.numpy_support import vtk_to_numpy
+    vtk.vtkObject.GlobalWarningDisplayOff()  # the texcoord list on faces
+    r = vtk.vtkPLYReader()
+    r.SetFileName(str(data_dir / "surface" / name))
+    r.Update()
+    out = r.GetOutput()
+    rgb = vtk_to_numpy(out.GetCellData().GetArray("RGB")).tolist()
+    want = {tuple(f): c for f, c in zip(_vtk_cells(out.GetPolys()), rgb)}
+    m = _surface(data_dir, name)
+    got = {}
+    for b, (r_, g_, b_) in enumerate(zip(*(m.cell_data[k] for k in ("red", "green", "blue")))):
+        for f, rr, gg, bb in zip(m.cells[b].data.tolist(), r_, g_, b_):
+            got[tuple(f)] = [rr, gg, bb]
+    assert got == want
+
+
+def test_ply_ascii_face_properties_match_meshio(data_dir):
+    meshio = pytest.importorskip("meshio")
+    path = data_dir / "surface" / "faceprops.ascii.ply"
+    m = meshdock.read(path)
+    ref = meshio.read(path)
+    assert [(c.type, c.data.tolist()) for c in ref.cells] == \
+        [(b.type, b.data.tolist()) for b in m.cells]
+    assert set(ref.cell_data) == set(m.cell_data) == {"red", "green", "blue", "flags", "quality"}
+    for k, parts in ref.cell_data.items():
+        assert [a.dtype for a in m.cell_data[k]] == [a.dtype for a in parts], k
+        assert [a.tolist() for a in m.cell_data[k]] == [a.tolist() for a in parts], k
+    assert m.cell_data["flags"][2].tolist() == [-2147483648]
+
+
+PLY_HEAD = (b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+            b"property float z\n")
+
+
+def test_ply_strips_beside_face_properties_are_noted(tmp_path):
+    p = tmp_path / "s.ply"
+    p.write_bytes(PLY_HEAD + b"element face 1\nproperty list uchar int vertex_indices\n"
+                  b"property uchar red\nelement tristrips 1\nproperty list int int vertex_indices\n"
+                  b"property float area\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2 9\n3 2 1 0 1.5\n")
+    m = meshdock.read(p)
+    assert m.cells[0].data.tolist() == [[0, 1, 2], [2, 1, 0]]
+    assert m.cell_data == {}
+    assert m.notes == ["ply: property 'area' of element 'tristrips' not kept (its strips are)",
+                       "ply: face property 'red' not kept: the triangle block also holds "
+                       "triangles from strips, which have no such value",
+                       "ply: triangle strips converted to 1 triangles"]
+
+
+def test_ply_face_rows_of_two_index_lists_leave_the_properties_noted(tmp_path):
+    p = tmp_path / "n.ply"
+    p.write_bytes(PLY_HEAD + b"element face 1\nproperty list uchar int vertex_indices\n"
+                  b"property list uchar int vertex_index\nproperty int q\nend_header\n"
+                  b"0 0 0\n1 0 0\n0 1 0\n3 0 1 2 3 0 2 1 5\n")
+    m = meshdock.read(p)
+    assert m.cells[0].data.tolist() == [[0, 1, 2], [0, 2, 1]]
+    assert m.notes == ["ply: face property 'q' not kept: face rows do not hold exactly one vertex "
+                       "index list each"]
+
+
+@pytest.mark.parametrize("prop,value", [(b"uchar", b"256"), (b"int", b"1.5"), (b"char", b"-129"),
+                                        (b"ushort", b"-1")])
+def test_ply_ascii_face_property_must_fit_its_type(tmp_path, prop, value):
+    p, err = _bad(tmp_path, "t.ply", PLY_HEAD + b"element face 1\nproperty list uchar int "
+                  b"vertex_indices\nproperty " + prop + b" v\nend_header\n0 0 0\n1 0 0\n0 1 0\n"
+                  b"3 0 1 2 " + value + b"\n")
+    assert f"{p}:14: value {value.decode()} of property 'v' does not fit its type" in err
+
+
+def test_ply_ascii_float_property_out_of_range_is_an_error(tmp_path):
+    p, err = _bad(tmp_path, "t.ply", PLY_HEAD + b"element face 1\nproperty list uchar int "
+                  b"vertex_indices\nproperty float q\nend_header\n0 0 0\n1 0 0\n0 1 0\n"
+                  b"3 0 1 2 1e39\n")
+    assert f"{p}:14: value of property 'q' is out of float range" in err
+
+
+def test_ply_element_without_properties_costs_nothing_whatever_its_count(tmp_path):
+    p = tmp_path / "e.ply"
+    p.write_bytes(PLY_HEAD + b"element junk 9000000000000000000\nend_header\n0 0 0\n1 0 0\n"
+                  b"0 1 0\n")
+    m = meshdock.read(p)  # used to loop over 9e18 empty rows
+    assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]] and m.cells == []

@@ -1,9 +1,11 @@
 // Shared by the surface readers (OBJ, OFF, PLY): collects polygon faces into fixed-size cell
 // blocks (3 -> triangle, 4 -> quad, k > 4 -> a "polygon" block of k-gons), the way meshio splits
-// polygons by size, so every block stays one (n, k) tensor.
+// polygons by size, so every block stays one (n, k) tensor. Per-face values (PLY face
+// properties, OFF face colours) follow their faces into the blocks through split_rows.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -28,23 +30,25 @@ class FaceBlocks {
     }
   }
 
-  void add(const std::int64_t* nodes, std::size_t count, std::int64_t group, Cursor& c) {
+  // Adds one face; returns the index of its block (the order finish() pushes them in).
+  std::uint32_t add(const std::int64_t* nodes, std::size_t count, std::int64_t group, Cursor& c) {
     check_size(static_cast<std::int64_t>(count), c);
-    Pending* b = nullptr;
+    std::size_t k = blocks_.size();
     if (consecutive_) {
       if (blocks_.empty() || blocks_.back().size != count) blocks_.push_back({count, {}, {}});
-      b = &blocks_.back();
+      k = blocks_.size() - 1;
     } else {
-      for (auto& x : blocks_)
-        if (x.size == count) b = &x;
-      if (!b) {
-        blocks_.push_back({count, {}, {}});
-        b = &blocks_.back();
-      }
+      for (std::size_t i = 0; i < blocks_.size(); ++i)
+        if (blocks_[i].size == count) k = i;
+      if (k == blocks_.size()) blocks_.push_back({count, {}, {}});
     }
-    b->nodes.insert(b->nodes.end(), nodes, nodes + count);
-    b->groups.push_back(group);
+    Pending& b = blocks_[k];
+    b.nodes.insert(b.nodes.end(), nodes, nodes + count);
+    b.groups.push_back(group);
+    return static_cast<std::uint32_t>(k);
   }
+
+  std::size_t num_blocks() const { return blocks_.size(); }
 
   // Moves the blocks into `mesh`, checking every index against `num_points`; with
   // `group_name` set, the per-face group ids become that cell_data entry.
@@ -73,5 +77,34 @@ class FaceBlocks {
   bool consecutive_;
   std::vector<Pending> blocks_;
 };
+
+// Per-face rows (`row_bytes` each, in the order the faces were added) as one Array per block:
+// face f goes to block block_of[f] (what FaceBlocks::add returned for it), keeping the order
+// within a block. `tail` is the shape after the row count ({} for scalars, {k} for k values).
+template <typename Rows, typename Blocks>
+std::vector<Array> split_rows(const Rows& rows, std::size_t row_bytes, DType dtype,
+                              const std::vector<std::int64_t>& tail, const Blocks& block_of,
+                              std::size_t num_blocks) {
+  std::vector<std::int64_t> count(num_blocks, 0);
+  for (auto k : block_of) ++count[k];
+  std::vector<Array> out;
+  std::vector<unsigned char*> at;
+  for (std::size_t k = 0; k < num_blocks; ++k) {
+    std::vector<std::int64_t> shape{count[k]};
+    shape.insert(shape.end(), tail.begin(), tail.end());
+    out.push_back(Array::empty(dtype, std::move(shape)));
+    at.push_back(static_cast<unsigned char*>(out.back().data()));
+  }
+  const auto* src = reinterpret_cast<const unsigned char*>(rows.data());
+  if (num_blocks == 1) {  // the common case: one copy
+    if (!block_of.empty()) std::memcpy(at[0], src, block_of.size() * row_bytes);
+    return out;
+  }
+  for (std::size_t f = 0; f < block_of.size(); ++f) {
+    std::memcpy(at[block_of[f]], src + f * row_bytes, row_bytes);
+    at[block_of[f]] += row_bytes;
+  }
+  return out;
+}
 
 }  // namespace meshdock::mesh

@@ -3,8 +3,13 @@
 // (-1 before the first g), vt / vn as point_data "obj:vt" / "obj:vn" when there is one per
 // vertex (otherwise noted and not read). l (line / polyline) elements become a "line" block
 // after the face blocks, each polyline split into its segments (noted); meshio drops them,
-// vtkOBJReader keeps them as polylines. Other statements that carry geometry (p, curves,
-// surfaces, vp) are not read and are noted; s, o, usemtl, mtllib only style or name it.
+// vtkOBJReader keeps them as polylines. p (point) elements become a "vertex" block after those,
+// one cell per point in file order ("p 1 2 3" is three cells; noted), with their group ids; meshio
+// drops them, vtkOBJReader keeps each statement as one poly-vertex (a cell of several points,
+// which no fixed-size block holds). The kinds keep this order (faces, lines, points) whatever
+// the file's order, so adding l or p statements never renumbers the faces. Other statements
+// that carry geometry (curves, surfaces, vp) are not read and are noted; s, o, usemtl, mtllib
+// only style or name it.
 #include <map>
 #include <string>
 
@@ -28,6 +33,8 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
   std::vector<std::int64_t> face;
   ScratchVector<std::int64_t> segments, segment_groups;  // "l": 2 nodes per segment
   std::size_t polylines = 0;  // "l" with more than 2 vertices, split into segments
+  ScratchVector<std::int64_t> vertices, vertex_groups;  // "p": 1 node per cell
+  std::size_t polyvertices = 0;  // "p" with more than 1 vertex, split into vertex cells
   std::map<std::string, std::size_t, std::less<>> skipped;  // keyword -> count
   bool dropped_w = false;
   while (!c.at_end()) {
@@ -75,7 +82,7 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
       numbers(vt, vt_width);
     } else if (key == "vn") {
       numbers(vn, vn_width);
-    } else if (key == "f" || key == "l") {
+    } else if (key == "f" || key == "l" || key == "p") {
       face.clear();
       const auto nv = static_cast<std::int64_t>(points.size() / 3);
       while (true) {
@@ -92,6 +99,15 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
       }
       if (key == "f") {
         faces.add(face.data(), face.size(), group, c);
+      } else if (key == "p") {
+        if (face.empty()) fail("a point ('p') needs 1 or more vertices, found none");
+        if (face.size() > 1) ++polyvertices;
+        for (auto v : face) {
+          // Forward references are checked at the end, as for faces.
+          if (v < 0) fail("a point refers to vertex " + std::to_string(v) + " (0-based)");
+          vertices.push_back(v);
+          vertex_groups.push_back(group);
+        }
       } else {
         if (face.size() < 2)
           fail("a line ('l') needs 2 or more vertices, found " + std::to_string(face.size()));
@@ -109,7 +125,7 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
     } else if (key == "g") {
       ++group;
     } else if (key != "s" && key != "o" && key != "usemtl" && key != "mtllib") {
-      // p, vp, curv, surf, cstype, ... (and anything unknown): counted, noted below.
+      // vp, curv, surf, cstype, ... (and anything unknown): counted, noted below.
       auto it = skipped.find(key);
       if (it == skipped.end()) it = skipped.emplace(std::string(key.substr(0, 40)), 0).first;
       ++it->second;
@@ -133,6 +149,22 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
       m.notes.push_back("obj: " + std::to_string(polylines) +
                         " polylines ('l' with more than 2 vertices) split into line segments; " +
                         std::to_string(ns) + " segments in the line block");
+    }
+  }
+  if (!vertex_groups.empty()) {
+    for (auto v : vertices) {
+      if (v >= n) {
+        c.fail("a point refers to vertex " + std::to_string(v) + " but there are " +
+               std::to_string(n) + " vertices (0-based)");
+      }
+    }
+    const auto nc = static_cast<std::int64_t>(vertex_groups.size());
+    m.cells.push_back(CellBlock::fixed("vertex", Array::from_vector(vertices, {nc, 1})));
+    m.cell_data["obj:group_ids"].push_back(Array::from_vector(vertex_groups));
+    if (polyvertices) {
+      m.notes.push_back("obj: " + std::to_string(polyvertices) +
+                        " 'p' statements with more than 1 vertex split into vertex cells; " +
+                        std::to_string(nc) + " cells in the vertex block");
     }
   }
   for (const auto& [key, count] : skipped) {

@@ -1,7 +1,24 @@
-// OFF (Object File Format): "OFF", counts "V F E", V vertex lines, F faces "n i0 .. in-1".
-// '#' starts a comment to the end of its line anywhere (after "OFF", the counts, a coordinate,
-// a face), as in Geomview's reader; meshio refuses such files. A face's optional colour
-// values and anything after the last face are not read, and noted (with the line).
+// OFF (Object File Format, Geomview's): a header keyword [ST][C][N]OFF, counts "V F E", V vertex
+// lines "x y z [nx ny nz] [r g b [a]] [s t]" (normals with N, colours with C, texture
+// coordinates with ST, in that order), F face lines "n i0 .. in-1 [colour]".
+// - One vertex or face per line: a line with fewer values than its header asks for is a
+//   ReadError naming the file and line, and so is one with values left over.
+// - Vertex colours: required with C; a plain OFF vertex line may carry 3 or 4 extra values, read
+//   as a colour too (a common extension). Every vertex has the same number of colour values.
+// - Colours become point_data / cell_data "colors", (n, 3) or (n, 4): uint8 when every colour
+//   value of the file (vertices and faces apart) is written as an integer (Geomview: 0..255; a
+//   value outside is a ReadError), else float64 as written (Geomview: 0..1). Neither meshio 5.0
+//   nor VTK 9.1 (which has no OFF reader) reads OFF colours; the layout and the uint8 type are
+//   those of vtkPLYReader's colour arrays. A face colour of one integer (a colormap index)
+//   becomes cell_data "color_index" (int64). Faces of different colour counts (Geomview allows
+//   none for the default colour) leave the face colours unread, with a note.
+// - Normals become point_data "normals" (n, 3), texture coordinates "texture_coords" (n, 2).
+// - 4OFF, nOFF (homogeneous or n-dimensional vertices) and binary OFF are ReadErrors naming the
+//   keyword.
+// '#' starts a comment to the end of its line anywhere (after the keyword, the counts, a value),
+// as in Geomview's reader; meshio refuses such files. The counts may follow the keyword on its
+// line. Text after the last face is noted.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -9,6 +26,7 @@
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -28,10 +46,9 @@ std::string_view strip_comment(std::string_view line) {
   return Cursor::trim(line.substr(0, line.find('#')));
 }
 
-// The next number; a comment may follow it with no blank between ("1.5#x").
+// The number at the cursor; a comment may follow it with no blank between ("1.5#x").
 template <typename T>
-T off_number(Cursor& c, const char* what) {
-  skip_ws_comments(c);
+T glued_number(Cursor& c, const char* what) {
   const auto at = c.offset();
   try {
     return c.number<T>(what);
@@ -56,9 +73,126 @@ T off_number(Cursor& c, const char* what) {
   }
 }
 
+// The next number, across lines and comments (the counts).
+template <typename T>
+T off_number(Cursor& c, const char* what) {
+  skip_ws_comments(c);
+  return glued_number<T>(c, what);
+}
+
+// True when the current line has no more values (a newline, a comment or the end is next).
+bool line_done(Cursor& c) {
+  c.skip_blanks();
+  if (c.at_end()) return true;
+  const char ch = c.data()[c.offset()];
+  return ch == '\n' || ch == '#';
+}
+
+// The next number on the current line; a ReadError naming the line, with the text
+// `short_line()` returns, when it has no more (a callable: built only on that path).
+template <typename T, typename Message>
+T line_number(Cursor& c, const char* what, const Message& short_line) {
+  if (line_done(c)) c.fail(short_line());
+  return glued_number<T>(c, what);
+}
+
+// What is left of the current line, up to kMax values, each with whether it is written as an
+// integer (digits and an optional sign). More than kMax values is a ReadError.
+struct Extras {
+  static constexpr std::size_t kMax = 6;  // a colour (4) and texture coordinates (2)
+  std::array<double, kMax> v{};
+  std::array<bool, kMax> is_int{};
+  std::size_t n = 0;
+  // Whether values [0, k) are all written as integers.
+  bool ints(std::size_t k) const {
+    for (std::size_t i = 0; i < k; ++i)
+      if (!is_int[i]) return false;
+    return true;
+  }
+};
+
+void read_extras(Cursor& c, Extras& x, const char* what) {
+  x.n = 0;
+  while (!line_done(c)) {
+    if (x.n == Extras::kMax) c.fail(std::string("too many values on a ") + what + " line");
+    const auto b = c.offset();
+    x.v[x.n] = glued_number<double>(c, "value");
+    const auto d = c.data();
+    bool is_int = true;
+    for (std::size_t i = b; i < c.offset(); ++i) {
+      const char ch = d[i];
+      if (!((ch >= '0' && ch <= '9') || (i == b && (ch == '-' || ch == '+')))) is_int = false;
+    }
+    x.is_int[x.n++] = is_int;
+  }
+  // Past a comment; a newline is left to the skip_ws_comments that starts the next line.
+  if (!c.at_end() && c.data()[c.offset()] == '#') c.next_line();
+}
+
+// Colour values written as integers are Geomview's 0..255.
+void check_colour(Cursor& c, const Extras& x, std::size_t n, std::size_t line_start,
+                  const char* what) {
+  if (!x.ints(n)) return;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (x.v[k] < 0 || x.v[k] > 255) {
+      c.seek(line_start);
+      c.fail(std::string(what) + " colour value " + std::to_string(static_cast<long long>(x.v[k])) +
+             " is outside 0..255");
+    }
+  }
+}
+
+// Colour values (`width` per row) as uint8 (every value written as an integer, each 0..255) or
+// float64.
+Array colour_array(const ScratchVector<double>& v, std::int64_t rows, std::int64_t width,
+                   bool as_uint8) {
+  if (!as_uint8) return Array::from_vector(v, {rows, width});
+  Array a = Array::of<std::uint8_t>({rows, width});
+  auto* out = a.as<std::uint8_t>();
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<std::uint8_t>(v[i]);
+  return a;
+}
+
+struct Header {
+  bool st = false, colour = false, normals = false;
+};
+
+Header parse_keyword(Cursor& c) {
+  const auto line = strip_comment(c.nonempty_line());
+  Cursor l(line, c.file());
+  const auto key = l.token();
+  Header h;
+  std::string_view k = key;
+  auto take = [&](std::string_view prefix) {
+    if (k.substr(0, prefix.size()) != prefix) return false;
+    k.remove_prefix(prefix.size());
+    return true;
+  };
+  h.st = take("ST");
+  h.colour = take("C");
+  h.normals = take("N");
+  const bool four = take("4");
+  const bool ndim = take("n");
+  if (k != "OFF") {
+    c.fail("the first line is not an OFF keyword ([ST][C][N][4][n]OFF), found '" +
+           std::string(line.substr(0, 40)) + "'");
+  }
+  if (four || ndim) {
+    c.fail("'" + std::string(key) + "': " +
+           (ndim ? "vertices of a given dimension (nOFF)" : "homogeneous 4-component vertices") +
+           " are not supported");
+  }
+  const auto rest = Cursor::trim(line.substr(key.size()));
+  if (rest == "BINARY") c.fail("'" + std::string(key) + " BINARY': binary OFF is not supported");
+  // Counts on the keyword's line ("OFF 8 6 12"), as Geomview's reader takes them: read from
+  // there.
+  if (!rest.empty()) c.seek(static_cast<std::size_t>(rest.data() - c.data().data()));
+  return h;
+}
+
 Mesh parse_off(std::string_view file_data, const std::string& path) {
   Cursor c(file_data, path);
-  if (strip_comment(c.nonempty_line()) != "OFF") c.fail("the first line is not 'OFF'");
+  const Header h = parse_keyword(c);
   skip_ws_comments(c);
   if (c.at_end()) c.fail("no vertex/face counts");
   const auto nv = off_number<std::int64_t>(c, "vertex count");
@@ -71,24 +205,123 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
   Mesh m;
   m.points = Array::of<double>({nv, 3});
   double* p = m.points.as<double>();
-  for (std::int64_t i = 0; i < 3 * nv; ++i) p[i] = off_number<double>(c, "vertex coordinate");
+  Array normals;
+  if (h.normals) normals = Array::of<double>({nv, 3});
+  double* nrm = h.normals ? normals.as<double>() : nullptr;
+  const std::size_t fixed = h.normals ? 6 : 3;  // values every vertex line must have
+  const std::size_t st = h.st ? 2 : 0;
+  ScratchVector<double> colours, tex;
+  std::size_t colour_width = 0;  // of the first vertex; every other must match
+  bool colours_int = true;
+  Extras x;
+  for (std::int64_t i = 0; i < nv; ++i) {
+    skip_ws_comments(c);
+    const auto line_start = c.offset();
+    c.seek(line_start);  // errors name this line
+    auto short_line = [&](std::size_t got) {
+      return "vertex " + std::to_string(i) + " has " + std::to_string(got) + " values; " +
+             std::to_string(fixed + st + (h.colour ? 3 : 0)) + " or more needed";
+    };
+    for (std::size_t k = 0; k < 3; ++k) {
+      p[3 * i + k] = line_number<double>(c, "vertex coordinate", [&] { return short_line(k); });
+    }
+    for (std::size_t k = 0; nrm && k < 3; ++k) {
+      nrm[3 * i + k] = line_number<double>(c, "vertex normal", [&] { return short_line(3 + k); });
+    }
+    read_extras(c, x, "vertex");
+    if (x.n < st) c.fail(short_line(fixed + x.n));
+    const std::size_t w = x.n - st;  // colour values
+    if (i == 0) {
+      if (h.colour && w != 3 && w != 4)
+        c.fail("vertex 0 has " + std::to_string(w) + " colour values; 3 or 4 needed");
+      if (!h.colour && w != 0 && w != 3 && w != 4) {
+        c.fail("vertex 0 has " + std::to_string(fixed + x.n) + " values; " +
+               std::to_string(fixed + st) + " (or 3 or 4 more for a colour) expected");
+      }
+      colour_width = w;
+      if (w) colours.reserve(static_cast<std::size_t>(nv) * w);
+      if (st) tex.reserve(static_cast<std::size_t>(nv) * 2);
+    } else if (w != colour_width) {
+      c.fail("vertex " + std::to_string(i) + " has " + std::to_string(w) +
+             " colour values, vertex 0 has " + std::to_string(colour_width));
+    }
+    if (w) {
+      check_colour(c, x, w, line_start, "vertex");
+      colours.insert(colours.end(), x.v.begin(), x.v.begin() + static_cast<std::ptrdiff_t>(w));
+      colours_int = colours_int && x.ints(w);
+    }
+    if (st)
+      tex.insert(tex.end(), x.v.begin() + static_cast<std::ptrdiff_t>(w),
+                 x.v.begin() + static_cast<std::ptrdiff_t>(w + 2));
+  }
   FaceBlocks faces(/*consecutive=*/false);
+  ScratchVector<std::uint32_t> face_block;  // per face: its block, for the face colours
+  face_block.reserve(static_cast<std::size_t>(nf));
   std::vector<std::int64_t> nodes;
-  std::int64_t coloured = 0;
-  std::size_t first_coloured = 0;  // byte offset of the first face with colour values
+  ScratchVector<double> face_colours;
+  std::size_t face_width = 0;  // colour values of face 0
+  bool face_int = true, face_mixed = false;
+  std::size_t first_mixed = 0;  // byte offset of the first face whose count differs
   for (std::int64_t f = 0; f < nf; ++f) {
-    const auto n = off_number<std::int64_t>(c, "face vertex count");
+    skip_ws_comments(c);
+    c.seek(c.offset());
+    const auto n = line_number<std::int64_t>(
+        c, "face vertex count", [&] { return "face " + std::to_string(f) + " is missing"; });
     FaceBlocks::check_size(n, c);
     nodes.resize(static_cast<std::size_t>(n));
-    for (auto& v : nodes) v = off_number<std::int64_t>(c, "face vertex index");
-    faces.add(nodes.data(), nodes.size(), 0, c);
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      if (line_done(c)) {
+        c.fail("face " + std::to_string(f) + " lists " + std::to_string(k) + " of its " +
+               std::to_string(n) + " vertex indices");
+      }
+      nodes[k] = glued_number<std::int64_t>(c, "face vertex index");
+    }
+    face_block.push_back(faces.add(nodes.data(), nodes.size(), 0, c));
     const auto at = c.offset();
-    if (!strip_comment(c.rest_of_line()).empty() && coloured++ == 0) first_coloured = at;
+    read_extras(c, x, "face");
+    if (x.n == 2 || x.n > 4) {
+      c.seek(at);
+      c.fail("face " + std::to_string(f) + " has " + std::to_string(x.n) +
+             " colour values (0, 1, 3 or 4 allowed)");
+    }
+    if (f == 0) face_width = x.n;
+    if (x.n != face_width && !face_mixed) {
+      face_mixed = true;
+      first_mixed = at;
+    }
+    if (!face_mixed && x.n) {
+      if (x.n == 1 && (!x.ints(1) || x.v[0] < 0 || x.v[0] > 2147483647.0)) {
+        c.seek(at);
+        c.fail("face " + std::to_string(f) +
+               ": a colormap index must be an integer in 0..2147483647");
+      }
+      if (x.n > 1) check_colour(c, x, x.n, at, "face");
+      face_colours.insert(face_colours.end(), x.v.begin(),
+                          x.v.begin() + static_cast<std::ptrdiff_t>(x.n));
+      face_int = face_int && x.ints(x.n);
+    }
   }
   faces.finish(m, nv, c);
-  if (coloured) {
-    m.notes.push_back("off: " + std::to_string(coloured) + " faces have colour values (first " +
-                      path + ":" + std::to_string(c.line_at(first_coloured)) + "); not read");
+  const auto nvw = static_cast<std::int64_t>(colour_width);
+  if (colour_width) {
+    m.point_data["colors"] = colour_array(colours, nv, nvw, colours_int);
+  }
+  if (h.normals) m.point_data["normals"] = std::move(normals);
+  if (st) m.point_data["texture_coords"] = Array::from_vector(tex, {nv, 2});
+  if (face_mixed) {
+    m.notes.push_back("off: faces have different numbers of colour values (face 0: " +
+                      std::to_string(face_width) + "; first other at " + path + ":" +
+                      std::to_string(c.line_at(first_mixed)) + "); face colours not read");
+  } else if (face_width == 1) {
+    ScratchVector<std::int64_t> idx(face_colours.begin(), face_colours.end());
+    m.cell_data["color_index"] =
+        split_rows(idx, sizeof(std::int64_t), kInt64, {}, face_block, faces.num_blocks());
+  } else if (face_width) {
+    const auto w = static_cast<std::int64_t>(face_width);
+    const Array all = colour_array(face_colours, nf, w, face_int);
+    m.cell_data["colors"] =
+        split_rows(std::string_view(static_cast<const char*>(all.data()), all.nbytes()),
+                   all.itemsize() * face_width, all.dtype(), {w}, face_block, faces.num_blocks());
   }
   skip_ws_comments(c);
   if (!c.at_end()) {

@@ -1,17 +1,24 @@
 // PLY: ascii, binary_little_endian, binary_big_endian. The vertex element's x, y, z become the
-// points and its other scalar properties point_data; the face element's vertex_indices (or
-// vertex_index) list becomes triangle / quad blocks and its other scalars cell_data (one block per
-// face size). A "tristrips" element's vertex_indices (strips separated by -1) become triangles
-// in the same blocks, alternate ones flipped so all keep the strip's orientation, as
-// vtkTriangleFilter does (noted). Other elements and list properties are skipped with a note,
-// and so is anything after the last element.
+// points and its other scalar properties point_data (float64). The face element's
+// vertex_indices (or vertex_index) list becomes triangle / quad / polygon blocks (one per face
+// size) and each of its scalar properties cell_data of the file's type (uchar -> uint8, int ->
+// int32, float -> float32, ...), split into the same blocks as the faces. A "tristrips"
+// element's vertex_indices (strips separated by -1) become triangles in the same blocks,
+// alternate ones flipped so all keep the strip's orientation, as vtkTriangleFilter does
+// (noted); the element's scalar properties are not kept (noted), and face properties are then
+// not kept either (noted), as the strips' triangles would have no values in the shared triangle
+// block. Other elements and list properties other than the vertex indices are skipped with a
+// note, and so is anything after the last element.
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
-#include <set>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
@@ -30,6 +37,28 @@ std::optional<Scalar> scalar_type(std::string_view s) {
   auto it = kTypes.find(s);
   if (it == kTypes.end()) return std::nullopt;
   return it->second;
+}
+
+DType dtype_of_scalar(Scalar t) {
+  switch (t) {
+    case Scalar::kI8:
+      return DType{0, 8, 1};
+    case Scalar::kU8:
+      return DType{1, 8, 1};
+    case Scalar::kI16:
+      return DType{0, 16, 1};
+    case Scalar::kU16:
+      return DType{1, 16, 1};
+    case Scalar::kI32:
+      return DType{0, 32, 1};
+    case Scalar::kU32:
+      return DType{1, 32, 1};
+    case Scalar::kF32:
+      return kFloat32;
+    case Scalar::kF64:
+      return kFloat64;
+  }
+  return kFloat64;
 }
 
 struct Property {
@@ -55,9 +84,7 @@ class PlyReader {
     for (const auto& e : elements_) read_element(e);
     if (!have_vertices_) c_.fail("no 'vertex' element");
     faces_.finish(mesh_, mesh_.num_points(), c_);
-    for (const auto& name : dropped_face_props_) {
-      mesh_.notes.push_back("ply: face property '" + name + "' not kept");
-    }
+    keep_face_properties();
     if (strip_triangles_) {
       mesh_.notes.push_back("ply: triangle strips converted to " +
                             std::to_string(strip_triangles_) + " triangles");
@@ -148,6 +175,73 @@ class PlyReader {
     return 0;
   }
 
+  // `v` (read as `t`) appended to `out` in t's own type. Binary values convert back exactly;
+  // an ascii value must fit the declared type (an int property of 1.5 or 300 for a uchar is a
+  // ReadError naming the line).
+  void store(ScratchVector<unsigned char>& out, Scalar t, double v, const std::string& name) {
+    auto put = [&](auto typed) {
+      using T = decltype(typed);
+      if constexpr (std::is_integral_v<T>) {
+        if (!(v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+              v <= static_cast<double>(std::numeric_limits<T>::max()) &&
+              v == static_cast<double>(static_cast<T>(v)))) {
+          char text[32];
+          std::snprintf(text, sizeof text, "%.17g", v);
+          c_.fail("value " + std::string(text) + " of property '" + name +
+                  "' does not fit its type");
+        }
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max())
+          c_.fail("value of property '" + name + "' is out of float range");
+      }
+      const T x = static_cast<T>(v);
+      const auto* b = reinterpret_cast<const unsigned char*>(&x);
+      out.insert(out.end(), b, b + sizeof(T));
+    };
+    switch (t) {
+      case Scalar::kI8:
+        return put(std::int8_t{});
+      case Scalar::kU8:
+        return put(std::uint8_t{});
+      case Scalar::kI16:
+        return put(std::int16_t{});
+      case Scalar::kU16:
+        return put(std::uint16_t{});
+      case Scalar::kI32:
+        return put(std::int32_t{});
+      case Scalar::kU32:
+        return put(std::uint32_t{});
+      case Scalar::kF32:
+        return put(float{});
+      case Scalar::kF64:
+        return put(double{});
+    }
+  }
+
+  // The face element's scalar properties as cell_data, split like the faces (one value per
+  // face: a face row that held no or several index lists, or strips sharing the blocks, leave
+  // them unkept, noted).
+  void keep_face_properties() {
+    for (auto& [name, fp] : face_props_) {
+      const std::size_t item = dtype_of_scalar(fp.type).bits / 8;
+      std::string why;
+      if (fp.mixed_types)
+        why = "declared with different types";
+      else if (strip_triangles_)
+        why = "the triangle block also holds triangles from strips, which have no such value";
+      else if (!face_rows_ok_ || face_rows_ != face_block_.size() ||
+               fp.bytes.size() != face_rows_ * item)
+        why = "face rows do not hold exactly one vertex index list each";
+      if (!why.empty()) {
+        mesh_.notes.push_back("ply: face property '" + name + "' not kept: " + why);
+        continue;
+      }
+      mesh_.cell_data[name] = split_rows(fp.bytes, item, dtype_of_scalar(fp.type), {}, face_block_,
+                                         faces_.num_blocks());
+    }
+  }
+
   // A list entry as a vertex index: integral and in int64 range (a float list or a corrupt
   // value must not be cast blindly).
   std::int64_t index(double v) {
@@ -197,7 +291,20 @@ class PlyReader {
     std::map<std::string, std::vector<double>> extra;
     bool noted_element = false;
     std::vector<std::int64_t> nodes;
+    // The face element's scalar properties, by position (nullptr for the others).
+    std::vector<FaceProperty*> kept(e.props.size(), nullptr);
+    for (std::size_t k = 0; face && k < e.props.size(); ++k) {
+      const auto& p = e.props[k];
+      if (p.list) continue;
+      auto [it, fresh] = face_props_.try_emplace(p.name);
+      if (fresh) it->second.type = p.type;
+      if (it->second.type != p.type) it->second.mixed_types = true;
+      kept[k] = &it->second;
+    }
+    if (face) face_rows_ += static_cast<std::size_t>(e.count);
+    if (e.props.empty()) return;  // rows of nothing: no bytes, whatever the count
     for (std::int64_t r = 0; r < e.count; ++r) {
+      const auto faces_before = face_block_.size();
       for (std::size_t k = 0; k < e.props.size(); ++k) {
         const auto& p = e.props[k];
         if (p.list) {
@@ -217,7 +324,7 @@ class PlyReader {
           nodes.clear();
           for (std::int64_t i = 0; i < n; ++i) nodes.push_back(index(value(p.type)));
           if (face)
-            faces_.add(nodes.data(), nodes.size(), 0, c_);
+            face_block_.push_back(faces_.add(nodes.data(), nodes.size(), 0, c_));
           else
             add_strips(nodes);
           continue;
@@ -232,13 +339,19 @@ class PlyReader {
         } else if (vertex) {
           extra[p.name].push_back(v);
         } else if (face) {
-          dropped_face_props_.insert(p.name);
+          store(kept[k]->bytes, p.type, v, p.name);
+        } else if (strips) {
+          if (r == 0) {
+            mesh_.notes.push_back("ply: property '" + p.name +
+                                  "' of element 'tristrips' not kept (its strips are)");
+          }
         } else if (r == 0 && !noted_element) {
           mesh_.notes.push_back("ply: element '" + e.name + "' (" + std::to_string(e.count) +
                                 ") not kept");
           noted_element = true;
         }
       }
+      if (face && face_block_.size() != faces_before + 1) face_rows_ok_ = false;
     }
     for (auto& [name, v] : extra) mesh_.point_data[name] = Array::from_vector(v);
   }
@@ -246,8 +359,16 @@ class PlyReader {
   Cursor c_;
   bool ascii_ = false, swap_ = false, have_format_ = false, have_vertices_ = false;
   std::vector<Element> elements_;
+  struct FaceProperty {
+    Scalar type = Scalar::kF64;
+    bool mixed_types = false;            // two face elements declare it differently
+    ScratchVector<unsigned char> bytes;  // one value per face row, in the declared type
+  };
   FaceBlocks faces_{/*consecutive=*/false};
-  std::set<std::string> dropped_face_props_;
+  std::map<std::string, FaceProperty> face_props_;
+  ScratchVector<std::uint32_t> face_block_;  // per face from a face row: its block
+  std::size_t face_rows_ = 0;
+  bool face_rows_ok_ = true;  // every face row held exactly one vertex index list
   std::int64_t strip_triangles_ = 0;
   Mesh mesh_;
 };
