@@ -23,8 +23,8 @@ namespace meshdock::mesh {
 
 namespace {
 
-Mesh parse_obj(std::string_view file_data, const std::string& path) {
-  Cursor c(file_data, path);
+Mesh parse_obj(std::string_view file_data, const std::string& path, ReadProgress* progress) {
+  Cursor c(file_data, path, progress);
   // Scratch memory: huge pages, so growing costs copies but hardly any page faults.
   ScratchVector<double> points, vt, vn;
   std::size_t vt_width = 0, vn_width = 0;
@@ -190,7 +190,8 @@ Mesh parse_obj(std::string_view file_data, const std::string& path) {
 
 Mesh read_obj(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_obj(data, in.path); }, Access::read);
+      in, [&](std::string_view data) { return parse_obj(data, in.path, in.progress); },
+      Access::read);
 }
 
 }  // namespace meshdock::mesh

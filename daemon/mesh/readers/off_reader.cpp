@@ -190,8 +190,8 @@ Header parse_keyword(Cursor& c) {
   return h;
 }
 
-Mesh parse_off(std::string_view file_data, const std::string& path) {
-  Cursor c(file_data, path);
+Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress* progress) {
+  Cursor c(file_data, path, progress);
   const Header h = parse_keyword(c);
   skip_ws_comments(c);
   if (c.at_end()) c.fail("no vertex/face counts");
@@ -336,7 +336,8 @@ Mesh parse_off(std::string_view file_data, const std::string& path) {
 
 Mesh read_off(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_off(data, in.path); }, Access::read);
+      in, [&](std::string_view data) { return parse_off(data, in.path, in.progress); },
+      Access::read);
 }
 
 }  // namespace meshdock::mesh

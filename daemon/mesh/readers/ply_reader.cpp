@@ -76,7 +76,8 @@ struct Element {
 
 class PlyReader {
  public:
-  PlyReader(std::string_view data, const std::string& path) : c_(data, path) {}
+  PlyReader(std::string_view data, const std::string& path, ReadProgress* progress = nullptr)
+      : c_(data, path, progress) {}
 
   Mesh read() {
     if (c_.nonempty_line() != "ply") c_.fail("the first line is not 'ply'");
@@ -377,7 +378,8 @@ class PlyReader {
 
 Mesh read_ply(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return PlyReader(data, in.path).read(); }, Access::read);
+      in, [&](std::string_view data) { return PlyReader(data, in.path, in.progress).read(); },
+      Access::read);
 }
 
 }  // namespace meshdock::mesh
