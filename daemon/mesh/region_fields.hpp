@@ -1,8 +1,9 @@
-// How regions (and block boundaries) travel through formats that have no notion of them (VTU):
-// one field-data array
-// per region, named "meshdock:region:<kind>:<dim>:<tag>:<name>" and holding its int64 entries
-// (Side regions: two components). write_vtu makes them; read_vtu turns them back into regions,
-// so a VTU round trip keeps regions; other tools see ordinary field data.
+// How regions (and block boundaries) travel through formats that have no notion of them (VTU,
+// legacy VTK): one field-data array per region, named
+// "meshdock:region:<kind>:<dim>:<tag>:<name>" and holding its int64 entries (Side regions: two
+// components). write_vtu and write_vtk make them; read_vtu and read_vtk turn them back into
+// regions (regions_from_field_data), so a round trip keeps regions; other tools see ordinary
+// field data.
 #pragma once
 
 #include <charconv>
@@ -53,5 +54,16 @@ inline bool parse_region_field_name(std::string_view name, Region& r) {
   r.name = std::string(name);
   return true;
 }
+
+// The field-data arrays of `mesh` named by region_field_name, moved out of field_data into
+// regions (after those already there, in name order). Call it once the points and cells are
+// read: the entries are checked against them. The arrays come from a file, so nothing about
+// them is trusted:
+// - one that holds anything but integers (Side: anything but (n, 2) integer pairs; Point and
+//   Cell: more than one component) is a ReadError naming `path` and the array;
+// - one whose entries are not points / cells of this mesh (a file another tool changed after
+//   meshdock wrote it) stays field data, with a note saying which entry is outside.
+// Integers of any width are widened to int64 (an int64 array becomes the entries as it is).
+void regions_from_field_data(Mesh& mesh, const std::string& path);
 
 }  // namespace meshdock::mesh

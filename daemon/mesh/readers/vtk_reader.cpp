@@ -11,17 +11,28 @@
 //     GLOBAL_IDS, PEDIGREE_IDS; a standalone LOOKUP_TABLE is skipped with a note.
 // Cell types meshio has no block for (poly-vertex, poly-line, triangle strip, voxel) are
 // decomposed as VTK does (expand_vtk_cells), with a note. Blocks and node order as the VTU
-// reader (vtk_cells), data in the file's dtype, points float64.
+// reader (vtk_cells), data in the file's dtype, points float64. Dataset FIELD arrays named by
+// region_field_name (what write_vtk makes of regions) become regions again.
+//
+// Memory: a BINARY file is mapped without its pages and every array is read with pread
+// straight into its destination, then swapped in place a chunk at a time (through a 256 KiB
+// buffer when it is widened: float -> double, int32 -> int64), so the file never adds to the
+// read's peak. Offsets are kept only when the cells differ in size, cell types only when they
+// differ in type: a one-kind mesh (what meshio and VTK write for a tet mesh) holds nothing but
+// its arrays, its connectivity becoming the block as read.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <type_traits>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/readers/vtk_cells.hpp"
+#include "daemon/mesh/region_fields.hpp"
 
 namespace meshdock::mesh {
 
@@ -82,27 +93,146 @@ void swap_copy(std::uint8_t* dst, const char* src, std::size_t n, std::size_t si
   }
 }
 
-// One cell list of the file: int64 connectivity and offsets (n + 1, from 0), as Arrays so that
-// a 5.x file's int64 arrays are used as read (no widening copy) and a one-kind piece's
-// connectivity becomes its block as it is.
+// The same in place (what was just read into its destination): the loop sees one pointer, so
+// it vectorizes without the overlap check that would send swap_copy(p, p) to its scalar path.
+void swap_in_place(std::uint8_t* p, std::size_t n, std::size_t size) {
+  auto run = [&](auto zero, auto swap) {
+    using U = decltype(zero);
+    for (std::size_t i = 0; i < n; ++i) {
+      U v;
+      std::memcpy(&v, p + i * sizeof(U), sizeof(U));
+      v = swap(v);
+      std::memcpy(p + i * sizeof(U), &v, sizeof(U));
+    }
+  };
+  switch (size) {
+    case 2:
+      run(std::uint16_t{}, [](std::uint16_t v) { return __builtin_bswap16(v); });
+      break;
+    case 4:
+      run(std::uint32_t{}, [](std::uint32_t v) { return __builtin_bswap32(v); });
+      break;
+    case 8:
+      run(std::uint64_t{}, [](std::uint64_t v) { return __builtin_bswap64(v); });
+      break;
+    default:
+      break;
+  }
+}
+
+// Big-endian integers of `type` (1-8 bytes, signed or not) at `src` into int64 at `dst`.
+void ints_from_be(DType type, const char* src, std::size_t n, std::int64_t* dst) {
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    using U = std::make_unsigned_t<T>;
+    for (std::size_t i = 0; i < n; ++i) {
+      U u;
+      std::memcpy(&u, src + i * sizeof(U), sizeof(U));
+      if constexpr (sizeof(U) == 2) u = __builtin_bswap16(u);
+      if constexpr (sizeof(U) == 4) u = __builtin_bswap32(u);
+      if constexpr (sizeof(U) == 8) u = __builtin_bswap64(u);
+      dst[i] = static_cast<std::int64_t>(static_cast<T>(u));
+    }
+  };
+  const bool sign = type.code == 0;
+  switch (type.bits) {
+    case 8:
+      sign ? run(std::int8_t{}) : run(std::uint8_t{});
+      break;
+    case 16:
+      sign ? run(std::int16_t{}) : run(std::uint16_t{});
+      break;
+    case 32:
+      sign ? run(std::int32_t{}) : run(std::uint32_t{});
+      break;
+    default:  // a uint64 past INT64_MAX wraps negative, which every range check refuses
+      run(std::int64_t{});
+  }
+}
+
+// The end offsets of a cell list as they are read. While every cell has as many ids as the
+// first, none are stored (cell c ends at (c + 1) * stride); the first cell of another size
+// makes the array, so a one-kind list costs no memory beyond its connectivity.
+class Ends {
+ public:
+  explicit Ends(std::int64_t ncells) : ncells_(ncells) {}
+  void push(std::int64_t end) {
+    if (!kept_.valid()) {
+      if (count_ == 0) stride_ = end;
+      if (end == next_ + stride_) {
+        next_ = end;
+        ++count_;
+        return;
+      }
+      kept_ = Array::of<std::int64_t>({ncells_ + 1});
+      auto* o = kept_.as<std::int64_t>();
+      for (std::int64_t c = 0; c <= count_; ++c) o[c] = c * stride_;
+    }
+    kept_.as<std::int64_t>()[++count_] = end;
+  }
+  std::int64_t count() const { return count_; }
+  // Every cell's size when they are all the same (-1 once they differ).
+  std::int64_t stride() const { return kept_.valid() ? -1 : stride_; }
+  Array offsets() const { return kept_; }
+
+ private:
+  std::int64_t ncells_, count_ = 0, stride_ = 0, next_ = 0;
+  Array kept_;
+};
+
+// One cell list of the file: int64 connectivity (an Array, so that a one-kind piece's becomes
+// its block as it is) and the offsets (n + 1, from 0), which are not kept while every cell has
+// `stride` ids (see Ends) and made only when a caller needs them (ends()).
 struct CellList {
   Array conn = Array::of<std::int64_t>({0});
-  Array offsets = Array::from_vector(std::vector<std::int64_t>{0});
+  std::int64_t ncells = 0;
+  std::int64_t stride = 0;  // every cell's size; -1: see offsets
+  Array offsets;            // when stride is -1
+
   std::span<const std::int64_t> ids() const { return {conn.as<std::int64_t>(), conn.size()}; }
-  std::span<const std::int64_t> ends() const {
-    return {offsets.as<std::int64_t>() + 1, offsets.size() - 1};
+  std::span<const std::int64_t> ends() {
+    if (!offsets.valid()) {
+      offsets = Array::of<std::int64_t>({ncells + 1});
+      auto* o = offsets.as<std::int64_t>();
+      for (std::int64_t c = 0; c <= ncells; ++c) o[c] = c * stride;
+      stride = -1;
+    }
+    return {offsets.as<std::int64_t>() + 1, static_cast<std::size_t>(ncells)};
+  }
+  void set(std::int64_t n, const Ends& e) {
+    ncells = n;
+    stride = e.stride();
+    offsets = e.offsets();
   }
 };
 
-// An integer Array as int64: itself when it is int64 already, else widened.
-Array int64_array(Array a) {
-  if (a.dtype().code == 0 && a.dtype().bits == 64) return a;
-  return Array::from_vector(to_int64(a));
-}
+// CELL_TYPES as they are read: one value while they are all the same (see Ends).
+struct CellTypes {
+  std::int64_t n = 0, first = 0;
+  std::vector<std::int64_t> all;  // empty while all are `first`
+  void push(std::int64_t t) {
+    if (all.empty() && (n == 0 || t == first)) {
+      first = t;
+      ++n;
+      return;
+    }
+    if (all.empty()) all.assign(static_cast<std::size_t>(n), first);
+    all.push_back(t);
+    ++n;
+  }
+  bool one_kind() const { return all.empty() && n > 0; }
+  std::vector<std::int64_t>& values() {
+    if (all.empty()) all.assign(static_cast<std::size_t>(n), first);
+    return all;
+  }
+};
 
 class VtkReader {
  public:
-  VtkReader(std::string_view data, const std::string& path) : c_(data, path) {}
+  // `file`, when given, is the lazily mapped file `data` views: binary arrays are then read
+  // from it with pread rather than through the mapping.
+  VtkReader(std::string_view data, const std::string& path, const MappedFile* file = nullptr)
+      : c_(data, path), file_(file) {}
 
   Mesh read() {
     const auto magic = c_.rest_of_line();
@@ -117,7 +247,7 @@ class VtkReader {
     else if (mode != "ASCII")
       c_.fail("third line is '" + std::string(mode) + "', expected ASCII or BINARY");
     CellList cells;
-    std::vector<std::int64_t> types;
+    CellTypes types;
     std::map<std::string, CellList> poly;  // POLYDATA sections by keyword
     std::array<std::int64_t, 3> dims{};
     bool have_dims = false;
@@ -157,7 +287,10 @@ class VtkReader {
       } else if (key == "CELL_TYPES") {
         const auto n = count("cell type count");
         c_.rest_of_line();
-        types = to_int64(values(DType{0, 32, 1}, n, "CELL_TYPES"));
+        types = CellTypes{};
+        each_int(DType{0, 32, 1}, n, "CELL_TYPES", [&](const std::int64_t* v, std::size_t k) {
+          for (std::size_t i = 0; i < k; ++i) types.push(v[i]);
+        });
       } else if (key == "DIMENSIONS") {
         for (auto& d : dims) d = count("dimension");
         have_dims = true;
@@ -247,11 +380,12 @@ class VtkReader {
         dataset_ == "RECTILINEAR_GRID") {
       if (!have_dims) fail(dataset_ + " without DIMENSIONS");
       structured(dims, origin, spacing, axes, have_points, cell_arrays);
+      regions_from_field_data(mesh_, c_.file());
       return std::move(mesh_);
     }
     if (!have_points) c_.fail("no POINTS section");
     if (dataset_ == "POLYDATA") {
-      if (!types.empty() || cells.conn.size()) fail("POLYDATA with CELLS / CELL_TYPES");
+      if (types.n || cells.conn.size()) fail("POLYDATA with CELLS / CELL_TYPES");
       std::vector<std::int64_t> conn, ends;
       for (const char* k : {"VERTICES", "LINES", "POLYGONS", "TRIANGLE_STRIPS"}) {
         auto it = poly.find(k);
@@ -274,7 +408,7 @@ class VtkReader {
           if ((kv == "LINES" && n < 2) || (kv != "VERTICES" && kv != "LINES" && n < 3))
             fail(std::string(k) + " cell " + std::to_string(c) + " has " + std::to_string(n) +
                  " points");
-          types.push_back(t);
+          types.push(t);
           ends.push_back(base + end);
           begin = end;
         }
@@ -282,6 +416,8 @@ class VtkReader {
       }
       ends.insert(ends.begin(), 0);
       cells.conn = Array::from_vector(conn);
+      cells.ncells = static_cast<std::int64_t>(ends.size()) - 1;
+      cells.stride = -1;
       cells.offsets = Array::from_vector(ends);
     } else if (!poly.empty()) {
       fail(poly.begin()->first + " in a DATASET " +
@@ -289,64 +425,111 @@ class VtkReader {
     }
     // CELL_DATA's count is the file's word, not the cells': a shorter array must not be sliced.
     for (const auto& [name, a] : cell_arrays) {
-      if (a.dim(0) != static_cast<std::int64_t>(types.size()))
+      if (a.dim(0) != types.n)
         fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
-             std::to_string(types.size()) + " cells");
+             std::to_string(types.n) + " cells");
     }
-    if (auto ex = expand_vtk_cells(cells.ids(), cells.ends(), types, fail)) {
+    finish_cells(cells, types, cell_arrays, fail);
+    // What write_vtk made of regions becomes regions again (region_fields.hpp).
+    regions_from_field_data(mesh_, c_.file());
+    return std::move(mesh_);
+  }
+
+ private:
+  // The cells read, as blocks. A list of one fixed-size kind whose every cell has that many
+  // ids, in meshio's node order, becomes one block sharing the connectivity as read, with no
+  // offsets or types ever made; anything else goes through expand_vtk_cells / append_vtk_cells.
+  void finish_cells(CellList& cells, CellTypes& types,
+                    std::vector<std::pair<std::string, Array>>& cell_arrays,
+                    const std::function<void(const std::string&)>& fail) {
+    if (types.one_kind() && cells.stride > 0 && cells.ncells == types.n) {
+      const auto kind = vtk_cell(static_cast<int>(types.first));
+      if (kind && kind->nodes == cells.stride && vtk_order(kind->name).empty()) {
+        append_rows_block(mesh_, *kind, types.n, cells.conn, mesh_.num_points(), cell_arrays, fail);
+        return;
+      }
+    }
+    const std::span<const std::int64_t> t = types.values();
+    if (auto ex = expand_vtk_cells(cells.ids(), cells.ends(), t, fail)) {
       for (auto& [name, a] : cell_arrays) a = gather_rows(a, ex->source);
       for (auto& n : ex->notes) mesh_.notes.push_back("vtk: " + n);
       append_vtk_cells<std::int64_t>(mesh_, ex->conn, ex->ends, ex->types, mesh_.num_points(), 0,
                                      cell_arrays, fail);
     } else {
-      append_vtk_cells<std::int64_t>(mesh_, cells.ids(), cells.ends(), types, mesh_.num_points(), 0,
+      append_vtk_cells<std::int64_t>(mesh_, cells.ids(), cells.ends(), t, mesh_.num_points(), 0,
                                      cell_arrays, fail, nullptr, &cells.conn);
     }
-    return std::move(mesh_);
   }
 
- private:
   // CELLS / VERTICES / LINES / POLYGONS / TRIANGLE_STRIPS: "<a> <b>" then the 5.x OFFSETS and
   // CONNECTIVITY arrays (a offsets, b ids) or the older list of a cells, b entries in all.
+  // Both are read as they come, into the connectivity and Ends: no copy of the list is made.
   CellList cell_list(const std::string& section) {
     CellList out;
     const auto a = count("cell count");
     const auto b = count("cell list size");
     c_.rest_of_line();
     if (version5_) {
-      out.offsets = read_named_ints("OFFSETS", a);
-      const auto* o = out.offsets.as<std::int64_t>();
-      if (out.offsets.size() == 0 || o[0] != 0) c_.fail(section + " OFFSETS must start with 0");
-      bool ok = true;
-      for (std::size_t i = 1; i < out.offsets.size(); ++i) ok &= o[i] >= o[i - 1] && o[i] <= b;
-      for (std::size_t i = 1; !ok && i < out.offsets.size(); ++i) {
-        if (o[i] < o[i - 1] || o[i] > b)
-          c_.fail(section + " OFFSETS[" + std::to_string(i) + "] = " + std::to_string(o[i]) +
-                  " is out of order or past the " + std::to_string(b) + "-entry CONNECTIVITY");
-      }
-      out.conn = read_named_ints("CONNECTIVITY", b);
+      if (c_.token() != "OFFSETS") c_.fail("expected OFFSETS");
+      const auto type = int_type("OFFSETS");
+      if (a == 0) c_.fail(section + " OFFSETS must start with 0");
+      Ends ends(a - 1);
+      std::int64_t i = 0, last = 0;
+      each_int(type, a, "OFFSETS", [&](const std::int64_t* v, std::size_t k) {
+        for (std::size_t j = 0; j < k; ++j, ++i) {
+          if (i == 0) {
+            if (v[j] != 0) c_.fail(section + " OFFSETS must start with 0");
+            continue;
+          }
+          if (v[j] < last || v[j] > b)
+            c_.fail(section + " OFFSETS[" + std::to_string(i) + "] = " + std::to_string(v[j]) +
+                    " is out of order or past the " + std::to_string(b) + "-entry CONNECTIVITY");
+          ends.push(last = v[j]);
+        }
+      });
+      out.set(a - 1, ends);
+      if (c_.token() != "CONNECTIVITY") c_.fail("expected CONNECTIVITY");
+      const auto ctype = int_type("CONNECTIVITY");
+      out.conn = Array::of<std::int64_t>({b});
+      int64s(ctype, b, "CONNECTIVITY", out.conn.as<std::int64_t>());
       return out;
     }
-    const auto flat = to_int64(values(DType{0, 32, 1}, b, section));
-    std::size_t i = 0;
-    std::vector<std::int64_t> conn, ends{0};
-    conn.reserve(flat.size());
-    ends.reserve(static_cast<std::size_t>(a) + 1);
-    for (std::int64_t c = 0; c < a; ++c) {
-      if (i >= flat.size())
-        c_.fail(section + " list ends after " + std::to_string(c) + " of " + std::to_string(a) +
-                " cells");
-      const auto n = flat[i++];
-      if (n < 0 || static_cast<std::size_t>(n) > flat.size() - i)
-        c_.fail(section + " cell " + std::to_string(c) + " claims " + std::to_string(n) +
-                " points, more than the list holds");
-      conn.insert(conn.end(), flat.begin() + static_cast<std::ptrdiff_t>(i),
-                  flat.begin() + static_cast<std::ptrdiff_t>(i + static_cast<std::size_t>(n)));
-      i += static_cast<std::size_t>(n);
-      ends.push_back(static_cast<std::int64_t>(conn.size()));
-    }
-    out.conn = Array::from_vector(conn);
-    out.offsets = Array::from_vector(ends);
+    // Each cell: its number of ids, then the ids. A list of a cells holds at most b - a ids.
+    const std::int64_t room = b >= a ? b - a : 0;
+    out.conn = Array::of<std::int64_t>({room});
+    auto* ids = out.conn.as<std::int64_t>();
+    Ends ends(a);
+    std::int64_t used = 0, left = -1;  // left: ids still to come of the current cell (-1: none)
+    std::int64_t seen = 0;             // entries of the list read
+    each_int(DType{0, 32, 1}, b, section, [&](const std::int64_t* v, std::size_t k) {
+      for (std::size_t j = 0; j < k && ends.count() < a; ++j) {
+        ++seen;
+        if (left < 0) {
+          const auto n = v[j];
+          const auto c = ends.count();
+          if (n < 0 || n > b - seen)
+            c_.fail(section + " cell " + std::to_string(c) + " claims " + std::to_string(n) +
+                    " points, more than the list holds");
+          if (n > room - used)  // the cells after it would not find their counts
+            c_.fail(section + " list of " + std::to_string(b) + " entries is too short for " +
+                    std::to_string(a) + " cells (cell " + std::to_string(c) +
+                    " ends too near its end for the " + std::to_string(a - c - 1) + " after it)");
+          left = n;
+        } else {
+          ids[used++] = v[j];
+          --left;
+        }
+        if (left == 0) {
+          ends.push(used);
+          left = -1;
+        }
+      }
+    });
+    if (ends.count() < a)
+      c_.fail(section + " list ends after " + std::to_string(ends.count()) + " of " +
+              std::to_string(a) + " cells");
+    if (used < room) out.conn = Array::view(out.conn.buffer(), kInt64, {used});
+    out.set(a, ends);
     return out;
   }
 
@@ -458,12 +641,12 @@ class VtkReader {
     return *t;
   }
 
-  Array read_named_ints(const char* name, std::int64_t n) {
-    if (c_.token() != name) c_.fail(std::string("expected ") + name);
+  // The integer type named after OFFSETS / CONNECTIVITY, and the rest of its line.
+  DType int_type(const char* name) {
     const auto type = dtype(c_.token());
     if (type.code == 2) c_.fail(std::string(name) + " must be an integer type");
     c_.rest_of_line();
-    return int64_array(values(type, n, name));
+    return type;
   }
 
   void check_fits(DType type, std::int64_t n, const std::string& what) {
@@ -471,6 +654,91 @@ class VtkReader {
     if (static_cast<std::uint64_t>(n) > c_.remaining() / (binary_ ? item : 1)) {
       c_.fail(what + ": " + std::to_string(n) + " values cannot fit in the " +
               std::to_string(c_.remaining()) + " bytes left");
+    }
+  }
+
+  // The next `bytes` raw bytes at the cursor (whole items of `item` bytes), handed to
+  // f(const char* p, std::size_t bytes) in pieces: at once when they are in memory; from a
+  // lazily mapped file with pread, a 256 KiB buffer at a time (their pages never touched).
+  template <typename F>
+  void raw_chunks(std::size_t bytes, std::size_t item, const std::string& what, F&& f) {
+    const char* src = c_.raw(bytes, what.c_str());
+    if (bytes == 0) return;
+    if (!file_) {
+      f(src, bytes);
+      return;
+    }
+    const auto at = static_cast<std::size_t>(src - c_.data().data());
+    const std::size_t step = kChunk / item * item;
+    if (!chunk_) chunk_ = std::make_unique<char[]>(kChunk);
+    for (std::size_t done = 0; done < bytes; done += step) {
+      const std::size_t n = std::min(step, bytes - done);
+      file_->read_at(at + done, n, chunk_.get());
+      f(static_cast<const char*>(chunk_.get()), n);
+    }
+  }
+
+  // `n` big-endian items of `size` bytes at the cursor into native order at `dst`. From a
+  // lazily mapped file: read into `dst` a chunk at a time and swapped there while in cache.
+  void swapped(std::uint8_t* dst, std::size_t n, std::size_t size, const std::string& what) {
+    const std::size_t bytes = n * size;  // check_fits bounded n by the bytes left
+    const char* src = c_.raw(bytes, what.c_str());
+    if (bytes == 0) return;
+    if (!file_) {
+      swap_copy(dst, src, n, size);
+      return;
+    }
+    const auto at = static_cast<std::size_t>(src - c_.data().data());
+    const std::size_t step = kChunk / size * size;
+    for (std::size_t done = 0; done < bytes; done += step) {
+      const std::size_t k = std::min(step, bytes - done);
+      file_->read_at(at + done, k, reinterpret_cast<char*>(dst + done));
+      swap_in_place(dst + done, k / size, size);
+    }
+  }
+
+  // The next `n` integers of `type` as int64, handed to f(const std::int64_t* v, std::size_t k)
+  // a few thousand at a time: streamed, no array of them all (CELL_TYPES, cell lists).
+  template <typename F>
+  void each_int(DType type, std::int64_t n, const std::string& what, F&& f) {
+    check_fits(type, n, what);
+    constexpr std::size_t kInts = 4096;
+    std::int64_t v[kInts];
+    const auto count = static_cast<std::size_t>(n);
+    if (!binary_) {
+      for (std::size_t i = 0; i < count;) {
+        const std::size_t k = std::min(kInts, count - i);
+        for (std::size_t j = 0; j < k; ++j) v[j] = c_.number<std::int64_t>("integer");
+        f(static_cast<const std::int64_t*>(v), k);
+        i += k;
+      }
+      return;
+    }
+    const std::size_t item = type.bits / 8;
+    raw_chunks(count * item, item, what, [&](const char* p, std::size_t bytes) {
+      for (std::size_t i = 0, m = bytes / item; i < m;) {
+        const std::size_t k = std::min(kInts, m - i);
+        ints_from_be(type, p + i * item, k, v);
+        f(static_cast<const std::int64_t*>(v), k);
+        i += k;
+      }
+    });
+  }
+
+  // `n` integers of `type` straight into `dst` as int64 (connectivity): no intermediate array.
+  void int64s(DType type, std::int64_t n, const std::string& what, std::int64_t* dst) {
+    check_fits(type, n, what);
+    const auto count = static_cast<std::size_t>(n);
+    if (!binary_) {
+      for (std::size_t i = 0; i < count; ++i) dst[i] = c_.number<std::int64_t>("integer");
+    } else if (type.bits == 64) {
+      swapped(reinterpret_cast<std::uint8_t*>(dst), count, 8, what);
+    } else {
+      std::size_t at = 0;
+      each_int(type, n, what, [&](const std::int64_t* v, std::size_t k) {
+        std::memcpy(dst + at, v, k * sizeof(std::int64_t));
+        at += k;
+      });
     }
   }
 
@@ -490,18 +758,20 @@ class VtkReader {
       return;
     }
     if (type.bits == 64) {
-      swap_copy(reinterpret_cast<std::uint8_t*>(dst), c_.raw(count * 8, what.c_str()), count, 8);
+      swapped(reinterpret_cast<std::uint8_t*>(dst), count, 8, what);
       return;
     }
-    const char* src = c_.raw(count * 4, what.c_str());
-    for (std::size_t i = 0; i < count; ++i) {
-      std::uint32_t v;
-      std::memcpy(&v, src + 4 * i, 4);
-      v = __builtin_bswap32(v);
-      float f;
-      std::memcpy(&f, &v, 4);
-      dst[i] = f;
-    }
+    std::size_t at = 0;
+    raw_chunks(count * 4, 4, what, [&](const char* src, std::size_t bytes) {
+      for (std::size_t i = 0; i < bytes / 4; ++i) {
+        std::uint32_t v;
+        std::memcpy(&v, src + 4 * i, 4);
+        v = __builtin_bswap32(v);
+        float f;
+        std::memcpy(&f, &v, 4);
+        dst[at++] = f;
+      }
+    });
   }
 
   // COLOR_SCALARS and LOOKUP_TABLE values: unsigned char in binary, floats in [0, 1] in ascii;
@@ -527,8 +797,7 @@ class VtkReader {
     Array a = Array::empty(type, {n});
     auto* dst = static_cast<std::uint8_t*>(a.data());
     if (binary_) {
-      const auto count = static_cast<std::size_t>(n);
-      swap_copy(dst, c_.raw(count * item, what.c_str()), count, item);
+      swapped(dst, static_cast<std::size_t>(n), item, what);
       return a;
     }
     for (std::int64_t i = 0; i < n; ++i) {
@@ -569,7 +838,11 @@ class VtkReader {
       cells.emplace_back(name, std::move(a));
   }
 
+  static constexpr std::size_t kChunk = std::size_t{1} << 18;
+
   Cursor c_;
+  const MappedFile* file_;         // lazily mapped: binary runs are read with pread
+  std::unique_ptr<char[]> chunk_;  // raw_chunks' buffer (kChunk bytes), made on first use
   bool binary_ = false, version5_ = false;
   std::string dataset_;
   Mesh mesh_;
@@ -577,9 +850,28 @@ class VtkReader {
 
 }  // namespace
 
+namespace {
+// Whether the third line of a legacy VTK header (in the first bytes of the file) says BINARY.
+bool binary_header(std::string_view head) {
+  for (int line = 0; line < 2; ++line) {
+    const auto nl = head.find('\n');
+    if (nl == std::string_view::npos) return false;
+    head.remove_prefix(nl + 1);
+  }
+  return Cursor::trim(head.substr(0, head.find('\n'))) == "BINARY";
+}
+}  // namespace
+
 Mesh read_vtk(const InFile& in) {
+  // A binary file is mapped without its pages and its arrays read with pread (read_at): its
+  // bytes never count against the read's peak. Text is parsed end to end: read whole.
+  const bool binary = binary_header(peek_file(in, 1024));
   return parse_mapped(
-      in, [&](std::string_view data) { return VtkReader(data, in.path).read(); }, Access::read);
+      in,
+      [&](std::string_view data, MappedFile& file) {
+        return VtkReader(data, in.path, binary ? &file : nullptr).read();
+      },
+      binary ? Access::map_lazily : Access::read);
 }
 
 Mesh read_vtk_bytes(std::string_view data, const std::string& name) {

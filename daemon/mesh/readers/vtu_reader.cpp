@@ -172,7 +172,8 @@ class VtuReader {
       }
       for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
     }
-    regions_from_field_data();
+    // What write_vtu made of regions becomes regions again (region_fields.hpp).
+    mesh::regions_from_field_data(mesh_, path_);
     split_blocks_as_written();
     return std::move(mesh_);
   }
@@ -822,25 +823,6 @@ class VtuReader {
       throw ReadError(path_ + ": point data '" + name +
                       "' differs in type or components between pieces");
     return concat_rows(parts);
-  }
-
-  // Field arrays named by region_field_name (what write_vtu makes of regions) become regions.
-  void regions_from_field_data() {
-    for (auto it = mesh_.field_data.begin(); it != mesh_.field_data.end();) {
-      Region r;
-      if (!parse_region_field_name(it->first, r)) {
-        ++it;
-        continue;
-      }
-      const auto& a = it->second;
-      const bool side = r.kind == RegionKind::kSide;
-      if (a.dtype().code == 2 || (side && (a.ndim() != 2 || a.dim(1) != 2)))
-        throw ReadError(path_ + ": field data '" + it->first + "' names a region but holds " +
-                        (side ? "no (n, 2) integer pairs" : "no integers"));
-      r.entries = Array::from_vector(to_int64(a), a.shape());
-      mesh_.regions.push_back(std::move(r));
-      it = mesh_.field_data.erase(it);
-    }
   }
 
   // "meshdock:block_sizes" (write_vtu) splits the type runs back into the blocks written.
