@@ -437,12 +437,14 @@ class VtkReader {
 
  private:
   // The cells read, as blocks. A list of one fixed-size kind whose every cell has that many
-  // ids, in meshio's node order, becomes one block sharing the connectivity as read, with no
-  // offsets or types ever made; anything else goes through expand_vtk_cells / append_vtk_cells.
+  // ids, in meshio's node order, with no ids to spare, becomes one block sharing the
+  // connectivity as read, with no offsets or types ever made; anything else goes through
+  // expand_vtk_cells / append_vtk_cells.
   void finish_cells(CellList& cells, CellTypes& types,
                     std::vector<std::pair<std::string, Array>>& cell_arrays,
                     const std::function<void(const std::string&)>& fail) {
-    if (types.one_kind() && cells.stride > 0 && cells.ncells == types.n) {
+    if (types.one_kind() && cells.stride > 0 && cells.ncells == types.n &&
+        cells.conn.size() == static_cast<std::size_t>(cells.ncells * cells.stride)) {
       const auto kind = vtk_cell(static_cast<int>(types.first));
       if (kind && kind->nodes == cells.stride && vtk_order(kind->name).empty()) {
         append_rows_block(mesh_, *kind, types.n, cells.conn, mesh_.num_points(), cell_arrays, fail);
