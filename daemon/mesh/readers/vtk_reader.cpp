@@ -230,9 +230,11 @@ struct CellTypes {
 class VtkReader {
  public:
   // `file`, when given, is the lazily mapped file `data` views: binary arrays are then read
-  // from it with pread rather than through the mapping.
-  VtkReader(std::string_view data, const std::string& path, const MappedFile* file = nullptr)
-      : c_(data, path), file_(file) {}
+  // from it with pread rather than through the mapping. `text`, when given, is the file read
+  // whole that `data` views: what has been parsed is released from it as the parse goes.
+  VtkReader(std::string_view data, const std::string& path, const MappedFile* file = nullptr,
+            MappedFile* text = nullptr)
+      : c_(data, path), file_(file), text_(text) {}
 
   Mesh read() {
     const auto magic = c_.rest_of_line();
@@ -258,6 +260,7 @@ class VtkReader {
     std::int64_t target_n = 0;
     std::vector<std::pair<std::string, Array>> cell_arrays;
     while (true) {
+      if (text_) text_->release_before(c_.offset());
       const auto key = c_.token();
       if (key.empty()) break;
       if (key == "DATASET") {
@@ -713,6 +716,7 @@ class VtkReader {
         for (std::size_t j = 0; j < k; ++j) v[j] = c_.number<std::int64_t>("integer");
         f(static_cast<const std::int64_t*>(v), k);
         i += k;
+        drop_parsed(i);
       }
       return;
     }
@@ -732,7 +736,10 @@ class VtkReader {
     check_fits(type, n, what);
     const auto count = static_cast<std::size_t>(n);
     if (!binary_) {
-      for (std::size_t i = 0; i < count; ++i) dst[i] = c_.number<std::int64_t>("integer");
+      for (std::size_t i = 0; i < count; ++i) {
+        dst[i] = c_.number<std::int64_t>("integer");
+        drop_parsed(i);
+      }
     } else if (type.bits == 64) {
       swapped(reinterpret_cast<std::uint8_t*>(dst), count, 8, what);
     } else {
@@ -756,7 +763,10 @@ class VtkReader {
     check_fits(type, n, what);
     const auto count = static_cast<std::size_t>(n);
     if (!binary_) {
-      for (std::size_t i = 0; i < count; ++i) dst[i] = c_.number<double>("number");
+      for (std::size_t i = 0; i < count; ++i) {
+        dst[i] = c_.number<double>("number");
+        drop_parsed(i);
+      }
       return;
     }
     if (type.bits == 64) {
@@ -792,6 +802,13 @@ class VtkReader {
     return a;
   }
 
+  // Text read whole: every 65,536 values, the pages parsed so far leave the process (they
+  // are mapped from the file again should an error's line number need them), so an ascii
+  // read's peak is its arrays rather than its arrays and the file.
+  void drop_parsed(std::size_t i) {
+    if (text_ && (i & 0xFFFF) == 0) text_->release_before(c_.offset());
+  }
+
   // `n` values of `type` into a flat Array (binary: big-endian raw bytes; ascii: text numbers).
   Array values(DType type, std::int64_t n, const std::string& what) {
     const std::size_t item = type.bits / 8;
@@ -814,15 +831,15 @@ class VtkReader {
         const auto v = c_.number<std::int64_t>("integer");
         std::memcpy(dst + i * item, &v, item);  // little-endian: low bytes first
       }
+      drop_parsed(static_cast<std::size_t>(i));
     }
     return a;
   }
 
+  // `a` (comps * tuples values) as (tuples, comps): the same buffer, no copy.
   static Array shaped(Array a, std::int64_t comps) {
     if (comps <= 1) return a;
-    Array out = Array::empty(a.dtype(), {a.dim(0) / comps, comps});
-    std::memcpy(out.data(), a.data(), a.nbytes());
-    return out;
+    return Array::view(a.buffer(), a.dtype(), {a.dim(0) / comps, comps});
   }
 
   void add(const std::string& target, std::int64_t target_n, const std::string& name, Array a,
@@ -844,6 +861,7 @@ class VtkReader {
 
   Cursor c_;
   const MappedFile* file_;         // lazily mapped: binary runs are read with pread
+  MappedFile* text_;               // read whole (ascii): released behind the parse
   std::unique_ptr<char[]> chunk_;  // raw_chunks' buffer (kChunk bytes), made on first use
   bool binary_ = false, version5_ = false;
   std::string dataset_;
@@ -871,7 +889,7 @@ Mesh read_vtk(const InFile& in) {
   return parse_mapped(
       in,
       [&](std::string_view data, MappedFile& file) {
-        return VtkReader(data, in.path, binary ? &file : nullptr).read();
+        return VtkReader(data, in.path, binary ? &file : nullptr, binary ? nullptr : &file).read();
       },
       binary ? Access::map_lazily : Access::read);
 }
