@@ -17,9 +17,11 @@
 // Memory: a BINARY file is mapped without its pages and every array is read with pread
 // straight into its destination, then swapped in place a chunk at a time (through a 256 KiB
 // buffer when it is widened: float -> double, int32 -> int64), so the file never adds to the
-// read's peak. Offsets are kept only when the cells differ in size, cell types only when they
-// differ in type: a one-kind mesh (what meshio and VTK write for a tet mesh) holds nothing but
-// its arrays, its connectivity becoming the block as read.
+// read's peak. An ASCII file is read whole (parsing it through a mapping costs more) and what
+// has been parsed is released every 65,536 values. Offsets are kept only when the cells
+// differ in size, cell types only when they differ in type: a one-kind mesh (what meshio and
+// VTK write for a tet mesh) holds nothing but its arrays, its connectivity becoming the block
+// as read.
 #include <algorithm>
 #include <array>
 #include <cmath>
