@@ -279,6 +279,7 @@ class VtkReader {
         const auto type = dtype(c_.token());
         c_.rest_of_line();
         if (type.code != 2) c_.fail("POINTS must be float or double");
+        check_fits(type, n * 3, "POINTS");  // before allocating what the header claims
         mesh_.points = Array::of<double>({n, 3});
         doubles(type, n * 3, "POINTS", mesh_.points.as<double>());
         have_points = true;
@@ -497,12 +498,14 @@ class VtkReader {
       out.set(a - 1, ends);
       if (c_.token() != "CONNECTIVITY") c_.fail("expected CONNECTIVITY");
       const auto ctype = int_type("CONNECTIVITY");
+      check_fits(ctype, b, "CONNECTIVITY");  // before allocating what the header claims
       out.conn = Array::of<std::int64_t>({b});
       int64s(ctype, b, "CONNECTIVITY", out.conn.as<std::int64_t>());
       return out;
     }
     // Each cell: its number of ids, then the ids. A list of a cells holds at most b - a ids.
     const std::int64_t room = b >= a ? b - a : 0;
+    check_fits(DType{0, 32, 1}, b, section);  // before allocating what the header claims
     out.conn = Array::of<std::int64_t>({room});
     auto* ids = out.conn.as<std::int64_t>();
     Ends ends(a);
