@@ -30,7 +30,8 @@ enum class Access {
   map_lazily,  // mmap, pages mapped where the reader asks (populate) or as touched: readers
                // that stream their big binary runs with read_at
   read,        // the whole file read with pread on every core into a huge-page mapping: files
-               // parsed end to end (ascii MSH, inline VTU, the surface and legacy VTK readers)
+               // parsed end to end (ascii MSH, inline VTU, the surface readers, ascii legacy
+               // VTK; binary legacy VTK streams its arrays with read_at)
 };
 
 // A file already open for reading and the name messages call it. Readers read only this fd:

@@ -236,7 +236,9 @@ class VtkReader {
   // whole that `data` views: what has been parsed is released from it as the parse goes.
   VtkReader(std::string_view data, const std::string& path, const MappedFile* file = nullptr,
             MappedFile* text = nullptr)
-      : c_(data, path), file_(file), text_(text) {}
+      : c_(data, path, file ? file->progress() : text ? text->progress() : nullptr),
+        file_(file),
+        text_(text) {}
 
   Mesh read() {
     const auto magic = c_.rest_of_line();
