@@ -84,6 +84,22 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
   header(out, "meshdock_consumers", "gauge",
          "Consumer processes registered with the daemon (attached slots).");
   out += "meshdock_consumers " + std::to_string(s.consumers) + "\n";
+  // Reported by the consumers themselves (the daemon cannot see a process wake up): each wait()
+  // that slept and woke with a new frame says how long after the publish it had it in hand.
+  header(out, "meshdock_frame_wake_seconds", "histogram",
+         "Publish to frame in hand, as consumers that slept in wait() report it.");
+  {
+    using W = slots::ConsumerRegistry::WakeLatency;
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < W::kBuckets.size(); ++i) {
+      cumulative += s.wake.buckets[i];
+      out += "meshdock_frame_wake_seconds_bucket{le=\"" + num(W::kBuckets[i]) + "\"} " +
+             std::to_string(cumulative) + "\n";
+    }
+    out += "meshdock_frame_wake_seconds_bucket{le=\"+Inf\"} " + std::to_string(s.wake.count) + "\n";
+    out += "meshdock_frame_wake_seconds_sum " + num(s.wake.sum) + "\n";
+    out += "meshdock_frame_wake_seconds_count " + std::to_string(s.wake.count) + "\n";
+  }
 
   header(out, "meshdock_slot_bytes", "gauge", "Bytes of one frame of a mesh, by device.");
   for (const auto& m : s.meshes)

@@ -699,6 +699,7 @@ Stats Registry::stats() const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   s.backend = backend_for("auto");
   s.consumers = consumers_ ? consumers_->connections() : 0;
+  if (consumers_) s.wake = consumers_->wake_latency();
   return s;
 }
 

@@ -98,6 +98,7 @@ struct Stats {
   double uptime_seconds = 0;
   std::string backend;        // what "auto" resolves to: "host" | "cuda"
   std::size_t consumers = 0;  // registered consumer connections
+  slots::ConsumerRegistry::WakeLatency wake;  // consumers' wake reports
 };
 
 class Registry;

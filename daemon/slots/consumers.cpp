@@ -66,6 +66,11 @@ std::optional<uid_t> ConsumerRegistry::known(pid_t pid) const {
   return it->second;
 }
 
+ConsumerRegistry::WakeLatency ConsumerRegistry::wake_latency() const {
+  std::lock_guard lock(m_);
+  return wake_;
+}
+
 std::size_t ConsumerRegistry::connections() const {
   std::lock_guard lock(m_);
   return conns_.size();
@@ -89,9 +94,21 @@ void ConsumerRegistry::run() {
     // Connections first: a consumer that hung up is forgotten before its pid could be reused.
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
-      char buf[64];
+      std::byte buf[64];
       const auto got = ::recv(fds[i].fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (got > 0 || (got < 0 && (errno == EAGAIN || errno == EINTR))) continue;  // chatter
+      if (got > 0) {  // a wake report, or chatter (ignored)
+        if (const auto ns = shm::parse_wake_report(buf, static_cast<std::size_t>(got))) {
+          const double s = static_cast<double>(*ns) * 1e-9;
+          std::lock_guard lock(m_);
+          std::size_t b = 0;
+          while (b < WakeLatency::kBuckets.size() && s > WakeLatency::kBuckets[b]) ++b;
+          if (b < WakeLatency::kBuckets.size()) ++wake_.buckets[b];
+          ++wake_.count;
+          wake_.sum += s;
+        }
+        continue;
+      }
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       std::lock_guard lock(m_);
       const auto it = conns_.find(fds[i].fd);
       if (it == conns_.end()) continue;

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -40,6 +41,17 @@ class ConsumerRegistry {
 
   // The socket's sun_path bytes (leading NUL: abstract), for the catalog.
   const std::string& address() const { return address_; }
+  // Consumers' wake reports (meshdock/shm/registration.hpp): publish to frame in hand, as a
+  // histogram. A report is a consumer's claim: it feeds this figure and nothing else.
+  struct WakeLatency {
+    static constexpr std::array<double, 11> kBuckets{10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6,
+                                                     1e-3,  5e-3,  25e-3, 100e-3, 1.0};
+    std::array<std::uint64_t, kBuckets.size()> buckets{};  // non-cumulative; +Inf implied
+    std::uint64_t count = 0;
+    double sum = 0;  // seconds
+  };
+  WakeLatency wake_latency() const;
+
   // The uid of `pid` while it has a registration open; nullopt otherwise.
   std::optional<uid_t> known(pid_t pid) const;
   std::size_t connections() const;
@@ -58,6 +70,7 @@ class ConsumerRegistry {
   std::map<int, Peer> conns_;          // fd -> peer (the thread's; read under m_)
   std::map<pid_t, std::size_t> pids_;  // pid -> open connections
   std::map<pid_t, uid_t> pid_uid_;
+  WakeLatency wake_;
   std::map<uid_t, std::size_t> per_uid_;
   std::thread thread_;
 };

@@ -6,6 +6,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -13,6 +14,7 @@ import urllib.request
 import grpc
 import pytest
 
+import conftest
 import meshdock
 from daemon_util import BIN, Daemon
 from meshdock.v1 import meshdock_pb2 as pb
@@ -89,6 +91,50 @@ def test_metrics_over_http_and_rpc_follow_real_calls(tmp_path):
         # the kernel's word: tests/python/test_peer_creds.py) and the code.
         assert any(f"Describe from pid {os.getpid()} uid {os.getuid()} " in line
                    and "NOT_FOUND" in line and "nosuch" in line for line in d.log), d.log
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+WAITER = """
+import sys, meshdock
+slot = meshdock.attach("box", prefix=sys.argv[1])
+print("attached", flush=True)
+seen = 0
+while seen < int(sys.argv[2]):
+    frame = slot.wait(timeout=10)
+    assert frame is not None
+    seen += 1
+    frame.release()
+print("done", flush=True)
+"""
+
+
+def test_consumers_report_their_wake_up_latency(tmp_path):
+    d = Daemon(tmp_path, ("box.v41b.msh",))
+    try:
+        d.load("box.v41b.msh", "box")
+        n = 6
+        waiter = subprocess.Popen([sys.executable, "-c", WAITER, d.prefix, str(n + 1)],
+                                  stdout=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python")))
+        assert waiter.stdout.readline() == "attached\n"
+        time.sleep(0.3)  # it takes frame 1 at once (no wake) and sleeps
+        for k in range(n):
+            list(d.stub.Reload(pb.NameRequest(name="box")))  # frame k + 2
+            time.sleep(0.25)  # the waiter is asleep again before the next publish
+        assert waiter.stdout.readline() == "done\n"
+        assert waiter.wait(10) == 0
+        m = parse(d.stub.Metrics(pb.MetricsRequest()).text)
+        count = value(m, "meshdock_frame_wake_seconds_count")
+        # Every frame after the first came to a sleeping consumer: one report each.
+        assert count == n, count
+        assert value(m, "meshdock_frame_wake_seconds_bucket", le="+Inf") == count
+        mean = value(m, "meshdock_frame_wake_seconds_sum") / count
+        assert 0 < mean < 0.2, mean  # publish to frame in hand, on a busy 2-core machine
+        buckets = sorted((float(dict(k[1])["le"]), v) for k, v in m.items()
+                         if k[0] == "meshdock_frame_wake_seconds_bucket"
+                         and dict(k[1])["le"] != "+Inf")
+        assert [v for _, v in buckets] == sorted(v for _, v in buckets)  # cumulative
     finally:
         assert d.stop() == 0, d.stderr
 

@@ -314,3 +314,18 @@ TEST(SlotTrust, AStuckLeasePinsOneBufferNotOnePerPublish) {
   EXPECT_EQ(slot.bytes(), 2 * first.data_size);
   EXPECT_EQ(slot.version(), 2u);
 }
+
+TEST(Registration, WakeReportsAreParsedOnlyWhenWellFormedAndBounded) {
+  std::byte msg[shm::kWakeReportBytes];
+  std::memcpy(msg, shm::kWakeReportTag, 4);
+  shm::store_le<std::uint32_t>(msg, 4, 7);
+  shm::store_le<std::uint64_t>(msg, 8, 12'345);
+  EXPECT_EQ(shm::parse_wake_report(msg, sizeof msg), std::optional<std::uint64_t>(12'345));
+  EXPECT_FALSE(shm::parse_wake_report(msg, sizeof msg - 1));  // short
+  EXPECT_FALSE(shm::parse_wake_report(msg, 0));
+  shm::store_le<std::uint64_t>(msg, 8, shm::kMaxWakeReportNs + 1);  // a minute and more: no
+  EXPECT_FALSE(shm::parse_wake_report(msg, sizeof msg));
+  shm::store_le<std::uint64_t>(msg, 8, 5);
+  msg[3] = std::byte{'2'};  // another tag
+  EXPECT_FALSE(shm::parse_wake_report(msg, sizeof msg));
+}

@@ -543,8 +543,8 @@ Slot Slot::attach(const std::string& name, const AttachOptions& given) {
       throw Interrupted("slot '" + name + "' (/" + prefix + name +
                         "): interrupted while attaching");
     if (Clock::now() >= deadline)
-      throw AttachTimeout("slot '" + name + "' (/" + prefix + name +
-                          "): not published within " + std::to_string(options.timeout.count()) +
+      throw AttachTimeout("slot '" + name + "' (/" + prefix + name + "): not published within " +
+                          std::to_string(options.timeout.count()) +
                           " ms (is meshdockd running with prefix '" + prefix +
                           "' and the mesh loaded?)");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -605,6 +605,7 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
   const auto pid = ::getpid();
   int retries = 0;      // look-agains in a row at a page that did not hold frame w
   int empty_wakes = 0;  // futex wakes in a row that brought no new frame
+  bool woken = false;   // slept on the futex and was woken: the frame's wake is reported
   while (true) {
     try {
       s_->check_producer();
@@ -664,6 +665,12 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       }
       f->mapping = s_->map(i, snap->buffer_version, snap->data_size);
       s_->last_seen = w;
+      if (woken) {
+        // Publish (the control block's timestamp, CLOCK_MONOTONIC) to this frame in hand.
+        const double late = shm::monotonic_seconds() - s_->cb->timestamp();
+        if (late >= 0 && late < 60)
+          s_->registration.report_wake(w, static_cast<std::uint64_t>(late * 1e9));
+      }
       return Frame(std::move(f));
     }
     const auto now = Clock::now();
@@ -680,6 +687,7 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       empty_wakes = 0;
     } else if (shm::futex_wait(s_->cat->futex_word(), fv, nap) == shm::WaitResult::kChanged) {
       ++empty_wakes;
+      woken = true;
     } else {
       empty_wakes = 0;
     }

@@ -7,6 +7,12 @@
 // message "MDR1" + the pid it saw (u32 little-endian), and honours leases naming that pid while
 // the connection stays open. Leases naming any other pid are ignored and cleared.
 //
+// After that the connection carries one kind of message, consumer to daemon: a wake report,
+// "MDW1" + frame (u32) + latency (u64 ns): a consumer that slept in wait() and woke with a new
+// frame in hand says how long after the publish (the control block's timestamp) that was. The
+// daemon keeps them as a histogram (meshdock_frame_wake_seconds) and nothing else: a report is
+// a consumer's claim, bounded and never trusted for anything but that figure.
+//
 // The consumer checks the other end too: its SO_PEERCRED pid must be the catalog's daemon_pid
 // and its uid the segments' owner, so a process squatting the socket name is never mistaken
 // for the daemon; and the pid the daemon saw must be ours (else the two are in different pid
@@ -24,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +42,18 @@ namespace meshdock::shm {
 
 inline constexpr char kRegistrationTag[4] = {'M', 'D', 'R', '1'};
 inline constexpr std::size_t kRegistrationAckBytes = 8;
+inline constexpr char kWakeReportTag[4] = {'M', 'D', 'W', '1'};
+inline constexpr std::size_t kWakeReportBytes = 16;
+// Latencies past this are not wake-ups (a clock step, a forged report): the daemon drops them.
+inline constexpr std::uint64_t kMaxWakeReportNs = 60'000'000'000ull;
+
+// The latency a wake report carries, or nothing when `buf` is not one (or past the bound).
+inline std::optional<std::uint64_t> parse_wake_report(const std::byte* buf, std::size_t n) {
+  if (n != kWakeReportBytes || std::memcmp(buf, kWakeReportTag, 4) != 0) return std::nullopt;
+  const auto ns = load_le<std::uint64_t>(buf, 8);
+  if (ns > kMaxWakeReportNs) return std::nullopt;
+  return ns;
+}
 
 // The address as people read it: "@name" for an abstract socket, the path otherwise.
 inline std::string describe_socket(std::string_view address) {
@@ -61,6 +80,17 @@ class Registration {
 
   bool valid() const { return fd_ >= 0; }
   int fd() const { return fd_; }
+
+  // Sends a wake report (see the top of this file) without blocking; a full socket buffer or a
+  // daemon gone drops it: the figure is best effort, the consumer's wait never pays for it.
+  void report_wake(std::uint32_t frame, std::uint64_t latency_ns) const {
+    if (fd_ < 0) return;
+    std::byte msg[kWakeReportBytes];
+    std::memcpy(msg, kWakeReportTag, 4);
+    store_le<std::uint32_t>(msg, 4, frame);
+    store_le<std::uint64_t>(msg, 8, latency_ns);
+    [[maybe_unused]] const auto sent = ::send(fd_, msg, sizeof msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
 
   // Connects to `address`, checks the peer is `daemon_pid` running as `daemon_uid`, and waits
   // up to `timeout` for the daemon's acknowledgement. `what` names the slot in messages.
