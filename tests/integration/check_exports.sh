@@ -19,7 +19,8 @@ if [[ -n $unexpected ]]; then
 fi
 declared=$(grep -oE 'MESHDOCK_API [^(]*\(' "$HEADER" | grep -oE 'meshdock_[a-z0-9_]+\($' | tr -d '(' | sort -u)
 for f in $declared; do
-  echo "$syms" | grep -qx "$f" || { echo "declared in meshdock.h, not exported: $f" >&2; fail=1; }
+  # (a here-string, not `echo | grep -q`: under pipefail grep's early exit can SIGPIPE the echo)
+  grep -qx "$f" <<<"$syms" || { echo "declared in meshdock.h, not exported: $f" >&2; fail=1; }
 done
 n_c=$(echo "$syms" | grep -c '^meshdock_' || true)
 n_decl=$(echo "$declared" | wc -l)
