@@ -177,14 +177,14 @@ bool faces_only(const mesh::Mesh& m) {
   return !m.cells.empty();
 }
 
-// OBJ holds line blocks too ("l"; read_obj puts them after the face blocks).
+// OBJ holds line and vertex blocks too ("l", "p"; read_obj puts them after the face blocks).
 bool obj_writable(const mesh::Mesh& m) {
   bool faces = false;
   for (const auto& b : m.cells) {
-    if (b.face_offsets.valid() ||
-        (b.type != "triangle" && b.type != "quad" && b.type != "polygon" && b.type != "line"))
+    if (b.face_offsets.valid() || (b.type != "triangle" && b.type != "quad" &&
+                                   b.type != "polygon" && b.type != "line" && b.type != "vertex"))
       return false;
-    faces = faces || b.type != "line";
+    faces = faces || (b.type != "line" && b.type != "vertex");
   }
   return faces;
 }
@@ -197,12 +197,19 @@ bool vtk_writable(const mesh::Mesh& m) {
 
 // Every cell as its corner coordinates (so meshes whose points were merged or renumbered, as
 // STL readers do, compare equal); quads and polygons as the triangle fans STL writes.
+// Faces, then lines, then vertices, each kind in block order: the order read_obj gives them.
 std::vector<double> corner_coords(const mesh::Mesh& m, bool fans) {
   std::vector<double> v;
   auto put = [&](std::int64_t p) {
     for (int k = 0; k < 3; ++k) v.push_back(mesh::value_at(m.points, std::size_t(p * 3 + k)));
   };
-  for (const auto& b : m.cells) {
+  auto kind = [](const mesh::CellBlock& b) { return b.type == "vertex" ? 2 : b.type == "line"; };
+  std::vector<const mesh::CellBlock*> blocks;
+  for (int k = 0; k < 3; ++k)
+    for (const auto& b : m.cells)
+      if (kind(b) == k) blocks.push_back(&b);
+  for (const auto* bp : blocks) {
+    const auto& b = *bp;
     const auto* c = b.connectivity.as<std::int64_t>();
     const auto* off = b.ragged() ? b.offsets.as<std::int64_t>() : nullptr;
     const auto npc = b.ragged() ? 0 : b.connectivity.dim(1);
@@ -378,6 +385,28 @@ TEST(Writers, StlSplitsQuadsIntoFansAndRefusesVolumes) {
                 "and polygon blocks are split into triangles); write it as VTU or MSH");
   EXPECT_EQ(slurp(tmp.file("keep.stl")), "old");
   EXPECT_EQ(tmp.entries(), 2u);
+}
+
+TEST(Writers, ObjWritesVertexBlocksAsPointsThatReadBackAfterTheFaces) {
+  TempDir tmp;
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0}, {4, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "vertex", mesh::Array::from_vector(std::vector<std::int64_t>{3, 1}, {2, 1})));
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+  EXPECT_EQ(mesh::write_mesh(m, tmp.file("p.obj")),
+            std::vector<std::string>{
+                "cells[0] (vertex) is written as p lines; OBJ readers put points after the "
+                "faces and lines, so it reads back as a later block"});
+  EXPECT_NE(slurp(tmp.file("p.obj")).find("\np 4\np 2\nf 1 2 3\n"), std::string::npos)
+      << slurp(tmp.file("p.obj"));
+  const auto back = mesh::read_mesh(tmp.file("p.obj"));
+  ASSERT_EQ(back.cells.size(), 2u);
+  EXPECT_EQ(back.cells[0].type, "triangle");
+  EXPECT_EQ(back.cells[1].type, "vertex");
+  EXPECT_EQ(all_ids(back), (std::vector<std::int64_t>{0, 1, 2, 3, 1}));
 }
 
 TEST(Writers, LegacyVtkBinaryIsBigEndian) {

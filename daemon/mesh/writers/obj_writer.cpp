@@ -1,8 +1,8 @@
 // Wavefront OBJ writer: "v x y z" per point; point_data "obj:vt" / "obj:vn" (what read_obj and
 // meshio give) as vt / vn lines, referenced from every face ("f 1/1/1"); triangle, quad and
-// polygon blocks as f, line blocks as l (meshio and read_obj skip l lines, other tools read
-// them); cell_data "obj:group_ids" as g lines where the id changes. Any other block is a
-// WriteError naming it; any other data is noted.
+// polygon blocks as f, line blocks as l, vertex blocks as p (one point each; meshio skips l
+// and p, read_obj reads both); cell_data "obj:group_ids" as g lines where the id changes. Any
+// other block is a WriteError naming it; any other data is noted.
 #include "daemon/mesh/validate.hpp"
 #include "daemon/mesh/writers/write_util.hpp"
 #include "daemon/mesh/writers/writers.hpp"
@@ -12,11 +12,20 @@ namespace meshdock::mesh {
 std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target) {
   validate_mesh(m, target.path);
   for (std::size_t b = 0; b < m.cells.size(); ++b)
-    if (!wr::is_face_block(m.cells[b]) && m.cells[b].type != "line")
+    if (!wr::is_face_block(m.cells[b]) && m.cells[b].type != "line" && m.cells[b].type != "vertex")
       throw WriteError(target.path + ": " + wr::block_name(m, b) +
-                       " cannot be written to OBJ, which holds faces and lines only; write it "
-                       "as VTU or MSH");
+                       " cannot be written to OBJ, which holds faces, lines and points only; "
+                       "write it as VTU or MSH");
   std::vector<std::string> notes;
+  // read_obj gives p elements a block after the faces and lines, as they come in no order of
+  // their own there: a vertex block written before them reads back moved.
+  for (std::size_t b = 0; b + 1 < m.cells.size(); ++b)
+    if (m.cells[b].type == "vertex" && m.cells[b + 1].type != "vertex") {
+      notes.push_back(wr::block_name(m, b) +
+                      " is written as p lines; OBJ readers put points after the faces and "
+                      "lines, so it reads back as a later block");
+      break;
+    }
   auto float_rows = [&](const char* name, std::int64_t lo, std::int64_t hi) -> const Array* {
     auto it = m.point_data.find(name);
     if (it == m.point_data.end()) return nullptr;
@@ -75,6 +84,7 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target) {
   bool renumbered = false;
   for (std::size_t b = 0; b < m.cells.size(); ++b) {
     const bool line = m.cells[b].type == "line";
+    const bool point = m.cells[b].type == "vertex";
     std::int64_t cell = 0;
     wr::each_cell(m.cells[b], [&](const std::int64_t* c, std::size_t n) {
       if (groups) {
@@ -88,11 +98,11 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target) {
         }
       }
       ++cell;
-      s.put(line ? "l" : "f");
+      s.put(point ? "p" : line ? "l" : "f");
       for (std::size_t k = 0; k < n; ++k) {
         s.put(' ');
         s.text(c[k] + 1);
-        if (suffix && !line) {
+        if (suffix && !line && !point) {
           s.put(suffix);
           s.text(c[k] + 1);
           if (vt && vn) {
