@@ -68,10 +68,29 @@ std::optional<DType> legacy_dtype(std::string_view s) {
   return it->second;
 }
 
+// Calls f(U{}, swap) with the unsigned type of `size` bytes (2, 4 or 8) and its byte swap;
+// false for any other size (bytes, which need no swap).
+template <typename F>
+bool with_swap_of_width(std::size_t size, F&& f) {
+  switch (size) {
+    case 2:
+      f(std::uint16_t{}, [](std::uint16_t v) { return __builtin_bswap16(v); });
+      return true;
+    case 4:
+      f(std::uint32_t{}, [](std::uint32_t v) { return __builtin_bswap32(v); });
+      return true;
+    case 8:
+      f(std::uint64_t{}, [](std::uint64_t v) { return __builtin_bswap64(v); });
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Big-endian items of `size` bytes from `src` into native (little-endian) order at `dst`: one
 // tight loop per width, which the compiler turns into vector shuffles.
 void swap_copy(std::uint8_t* dst, const char* src, std::size_t n, std::size_t size) {
-  auto run = [&](auto zero, auto swap) {
+  const bool swapped = with_swap_of_width(size, [&](auto zero, auto swap) {
     using U = decltype(zero);
     for (std::size_t i = 0; i < n; ++i) {
       U v;
@@ -79,26 +98,14 @@ void swap_copy(std::uint8_t* dst, const char* src, std::size_t n, std::size_t si
       v = swap(v);
       std::memcpy(dst + i * sizeof(U), &v, sizeof(U));
     }
-  };
-  switch (size) {
-    case 2:
-      run(std::uint16_t{}, [](std::uint16_t v) { return __builtin_bswap16(v); });
-      break;
-    case 4:
-      run(std::uint32_t{}, [](std::uint32_t v) { return __builtin_bswap32(v); });
-      break;
-    case 8:
-      run(std::uint64_t{}, [](std::uint64_t v) { return __builtin_bswap64(v); });
-      break;
-    default:
-      std::memcpy(dst, src, n * size);
-  }
+  });
+  if (!swapped) std::memcpy(dst, src, n * size);
 }
 
 // The same in place (what was just read into its destination): the loop sees one pointer, so
 // it vectorizes without the overlap check that would send swap_copy(p, p) to its scalar path.
 void swap_in_place(std::uint8_t* p, std::size_t n, std::size_t size) {
-  auto run = [&](auto zero, auto swap) {
+  with_swap_of_width(size, [&](auto zero, auto swap) {
     using U = decltype(zero);
     for (std::size_t i = 0; i < n; ++i) {
       U v;
@@ -106,20 +113,7 @@ void swap_in_place(std::uint8_t* p, std::size_t n, std::size_t size) {
       v = swap(v);
       std::memcpy(p + i * sizeof(U), &v, sizeof(U));
     }
-  };
-  switch (size) {
-    case 2:
-      run(std::uint16_t{}, [](std::uint16_t v) { return __builtin_bswap16(v); });
-      break;
-    case 4:
-      run(std::uint32_t{}, [](std::uint32_t v) { return __builtin_bswap32(v); });
-      break;
-    case 8:
-      run(std::uint64_t{}, [](std::uint64_t v) { return __builtin_bswap64(v); });
-      break;
-    default:
-      break;
-  }
+  });
 }
 
 // Big-endian integers of `type` (1-8 bytes, signed or not) at `src` into int64 at `dst`.
@@ -236,7 +230,10 @@ class VtkReader {
   // whole that `data` views: what has been parsed is released from it as the parse goes.
   VtkReader(std::string_view data, const std::string& path, const MappedFile* file = nullptr,
             MappedFile* text = nullptr)
-      : c_(data, path, file ? file->progress() : text ? text->progress() : nullptr),
+      : c_(data, path,
+           file   ? file->progress()
+           : text ? text->progress()
+                  : nullptr),
         file_(file),
         text_(text) {}
 
