@@ -33,7 +33,7 @@ def core():
 
 
 @pytest.fixture(scope="session")
-def big_ascii_msh(tmp_path_factory) -> pathlib.Path:
+def progress_msh(tmp_path_factory) -> pathlib.Path:
     """A 131 MiB ascii MSH 4.1 file (1.5M nodes, 1.5M tetrahedra) whose read is mostly the
     serial parse of its coordinates: long enough for several of the daemon's 50 ms progress
     samples even on a fast machine. Written once per session (~4 s)."""

@@ -9,6 +9,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -208,3 +209,30 @@ def wait_for(fn, timeout=5.0, every=0.02):
             return v
         time.sleep(every)
     return fn()
+
+
+# One read in a fresh process: the growth of its peak resident memory (VmHWM, as scripts/bench
+# measures it) over the bytes of the arrays read, the sum and the length of its first block.
+_PEAK_PROBE = r"""
+import sys
+import meshdock
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+before = hwm()
+m = meshdock.read(sys.argv[1])
+grown = hwm() - before
+arrays = m.points.nbytes + sum(b.data.nbytes for b in m.cells)
+arrays += sum(a.nbytes for v in m.cell_data.values() for a in v)
+arrays += sum(a.nbytes for a in m.point_data.values())
+print(grown / arrays, int(m.cells[0].data.sum()), len(m.cells[0].data))
+"""
+
+
+def read_peak(path):
+    """(peak growth / array bytes, sum of the first block's ids, its cells) of reading `path`."""
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    out = subprocess.run([sys.executable, "-c", _PEAK_PROBE, str(path)], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), int(out[1]), int(out[2])

@@ -228,10 +228,10 @@ def test_reload_publish_export_and_watch_events(daemon, data_dir):
     assert events == [("LOADED", 1), ("RELOADED", 2), ("PUBLISHED", 3), ("UNLOADED", 0)]
 
 
-def test_read_progress_moves_through_a_big_file(tmp_path, big_ascii_msh):
+def test_read_progress_moves_through_a_big_file(tmp_path, progress_msh):
     d = Daemon(tmp_path)
     try:
-        shutil.copy(big_ascii_msh, d.root / "big.msh")
+        shutil.copy(progress_msh, d.root / "big.msh")
         size = (d.root / "big.msh").stat().st_size
         progress = d.load("big.msh", "big")
         reads = [(p.bytes_done, p.bytes_total, p.message) for p in progress
@@ -243,13 +243,14 @@ def test_read_progress_moves_through_a_big_file(tmp_path, big_ascii_msh):
         assert any(m.endswith(f"of {size / 2**20:.1f} MiB") for _, _, m in reads), reads
         assert reads[-1][:2] == (size, size) and reads[-1][2] == "1500000 points, 1499997 cells"
     finally:
+        (d.root / "big.msh").unlink(missing_ok=True)  # 131 MiB: pytest keeps its tmp dirs
         assert d.stop() == 0, d.stderr
 
 
-def test_a_client_that_cancels_during_the_read_stops_the_read(tmp_path, big_ascii_msh):
+def test_a_client_that_cancels_during_the_read_stops_the_read(tmp_path, progress_msh):
     d = Daemon(tmp_path)
     try:
-        shutil.copy(big_ascii_msh, d.root / "big.msh")
+        shutil.copy(progress_msh, d.root / "big.msh")
         call = d.stub.Load(pb.LoadRequest(path=str(d.root / "big.msh"), name="big"))
         seen = None
         for p in call:
@@ -265,6 +266,7 @@ def test_a_client_that_cancels_during_the_read_stops_the_read(tmp_path, big_asci
         assert len(d.stub.List(pb.ListRequest()).slots) == 0
         assert shm_names(d.prefix) == []
     finally:
+        (d.root / "big.msh").unlink(missing_ok=True)
         assert d.stop() == 0, d.stderr
 
 

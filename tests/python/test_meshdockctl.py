@@ -363,10 +363,11 @@ def run_on_a_terminal(args, timeout=120):
             os.close(slave)
 
 
-def test_a_terminal_load_of_a_big_file_shows_the_bar_moving_through_read(daemon, big_ascii_msh):
-    shutil.copy(big_ascii_msh, daemon.root / "big.msh")
+def test_a_terminal_load_of_a_big_file_shows_the_bar_moving_through_read(daemon, progress_msh):
+    shutil.copy(progress_msh, daemon.root / "big.msh")
     rc, out, screen = run_on_a_terminal(["--addr", daemon.addr, "load",
                                          str(daemon.root / "big.msh")])
+    (daemon.root / "big.msh").unlink()  # 131 MiB: pytest keeps its tmp dirs
     assert rc == 0, screen
     assert "big" in out and "1499997 cells (tetra)" in out
     # Each redraw starts with \r: "READ  [####   ]  54% 72.0 MiB of 131.0 MiB".

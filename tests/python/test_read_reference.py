@@ -5,13 +5,12 @@ float64, plus shape and sum."""
 import gc
 import hashlib
 import json
-import os
 
 import numpy as np
 import pytest
 
-import conftest
 import meshdock
+from daemon_util import read_peak
 
 
 def _reference(data_dir):
@@ -446,23 +445,6 @@ def test_big_ascii_element_block_errors_name_the_line(tmp_path, big_ascii_msh):
         meshdock.read(p)
 
 
-PEAK_PROBE = r"""
-import sys
-import meshdock
-def hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-before = hwm()
-m = meshdock.read(sys.argv[1])
-grown = hwm() - before
-arrays = m.points.nbytes + sum(b.data.nbytes for b in m.cells)
-arrays += sum(a.nbytes for v in m.cell_data.values() for a in v)
-arrays += sum(a.nbytes for a in m.point_data.values())
-print(grown / arrays)
-"""
-
-
 @pytest.mark.parametrize("suffix,encoding,limit", [("msh", "binary", 1.3), ("msh", "ascii", 1.3),
                                                    ("vtu", "raw", 1.3), ("vtu", "zlib", 1.5)])
 def test_read_peak_stays_near_the_arrays(tmp_path, suffix, encoding, limit):
@@ -473,17 +455,13 @@ def test_read_peak_stays_near_the_arrays(tmp_path, suffix, encoding, limit):
     issue's 1.3 is the limit. zlib gets 1.5: its compressed bytes go only once every block
     before them is inflated, so on a loaded machine (ctest runs tests side by side) a thread
     held up on an early block keeps them all (1.32 seen in CI; 1.6x before these steps)."""
-    import subprocess
-    import sys
     rng = np.random.default_rng(3)
     points = rng.random((60_000, 3))
     mesh = meshdock.Mesh(points=points,
                          cells=[meshdock.CellBlock("tetra", rng.integers(0, 60_000, (400_000, 4)))])
     p = tmp_path / f"big.{suffix}"
     meshdock.write(p, mesh, encoding=encoding)
-    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
-    ratio = float(subprocess.run([sys.executable, "-c", PEAK_PROBE, str(p)], env=env,
-                                 capture_output=True, text=True, check=True).stdout)
+    ratio = read_peak(p)[0]
     # Without the release: 2.0x (MSH), 2.4x (VTU: offsets and types are decoded temporaries);
     # VTU zlib kept its compressed bytes and its temporaries in malloc's heap: 1.6x.
     assert ratio < limit, ratio

@@ -4,12 +4,12 @@ meshio has no block for, each compared with what VTK 9.1 itself reads from the s
 (tests/data/meshes/{poly,spts,spts2d,sgrid,rgrid,ucells}.{ascii,bin}.vtk, written by
 tests/data/tools/make_vtk_legacy.py). meshio 5.0 cannot read these (no POLYDATA; its
 structured readers fail on VTK 9's 5.1 files), so VTK is the reference."""
-import os
 
 import numpy as np
 import pytest
 
 import meshdock
+from daemon_util import read_peak
 
 vtk = pytest.importorskip("vtk")
 from vtk.util import numpy_support as ns  # noqa: E402
@@ -179,32 +179,12 @@ def test_cell_data_shorter_than_the_cells_is_an_error(tmp_path):
         meshdock.read(p)
 
 
-# Peak resident memory of one read in a fresh process (VmHWM growth, as scripts/bench measures
-# it), over the bytes of the arrays read.
-_PEAK = r"""
-import sys
-import meshdock
-def hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-before = hwm()
-m = meshdock.read(sys.argv[1])
-grown = hwm() - before
-arrays = m.points.nbytes + sum(b.data.nbytes for b in m.cells)
-arrays += sum(a.nbytes for v in m.cell_data.values() for a in v)
-print(grown / arrays, int(m.cells[0].data.sum()), len(m.cells[0].data))
-"""
-
-
 @pytest.mark.parametrize("version", ["5.1", "4.2"])
-def test_binary_read_holds_little_beyond_its_arrays(tmp_path, build_dir, version):
+def test_binary_read_holds_little_beyond_its_arrays(tmp_path, version):
     """A big-endian binary file is read with pread into the arrays and swapped there; a
     one-kind cell list keeps no offsets or types. 500k tetrahedra: 1.18x today; it was 2.81x
     (5.1: the file read whole, offsets and types widened beside the arrays) and 4.02x (4.2: the
     count-prefixed list widened, then copied twice)."""
-    import subprocess
-    import sys
     rng = np.random.default_rng(5)
     npts, n = 80_000, 500_000
     points = rng.random((npts, 3))
@@ -223,8 +203,6 @@ def test_binary_read_holds_little_beyond_its_arrays(tmp_path, build_dir, version
         f.write(f"\nCELL_TYPES {n}\n".encode() + np.full(n, 10, dtype=">i4").tobytes())
         f.write(f"\nCELL_DATA {n}\nFIELD FieldData 1\nmat 1 {n} int\n".encode())
         f.write(np.ones(n, dtype=">i4").tobytes() + b"\n")
-    env = dict(os.environ, PYTHONPATH=str(build_dir / "python"))
-    out = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True,
-                         text=True, env=env, check=True).stdout.split()
-    assert (int(out[1]), int(out[2])) == (int(tets.sum()), n)
-    assert float(out[0]) < 1.5, f"peak {float(out[0]):.2f}x the arrays"
+    peak, ids, cells = read_peak(path)
+    assert (ids, cells) == (int(tets.sum()), n)
+    assert peak < 1.5, f"peak {peak:.2f}x the arrays"
