@@ -63,6 +63,24 @@ std::string num(double v) {
   return buf;
 }
 
+// One histogram's series: cumulative buckets, +Inf, sum and count; `labels` (`method="Load"`,
+// or empty) in each series' braces.
+template <std::size_t N>
+void histogram(std::string& out, const std::string& name, const std::string& labels,
+               const std::array<double, N>& bounds, const std::array<std::uint64_t, N>& buckets,
+               std::uint64_t count, double sum) {
+  const std::string le = "_bucket{" + (labels.empty() ? "" : labels + ",") + "le=\"";
+  const std::string braces = labels.empty() ? "" : "{" + labels + "}";
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    cumulative += buckets[i];
+    out += name + le + num(bounds[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  out += name + le + "+Inf\"} " + std::to_string(count) + "\n";
+  out += name + "_sum" + braces + " " + num(sum) + "\n";
+  out += name + "_count" + braces + " " + std::to_string(count) + "\n";
+}
+
 }  // namespace
 
 std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leases) const {
@@ -88,18 +106,8 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
   // that slept and woke with a new frame says how long after the publish it had it in hand.
   header(out, "meshdock_frame_wake_seconds", "histogram",
          "Publish to frame in hand, as consumers that slept in wait() report it.");
-  {
-    using W = slots::ConsumerRegistry::WakeLatency;
-    std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < W::kBuckets.size(); ++i) {
-      cumulative += s.wake.buckets[i];
-      out += "meshdock_frame_wake_seconds_bucket{le=\"" + num(W::kBuckets[i]) + "\"} " +
-             std::to_string(cumulative) + "\n";
-    }
-    out += "meshdock_frame_wake_seconds_bucket{le=\"+Inf\"} " + std::to_string(s.wake.count) + "\n";
-    out += "meshdock_frame_wake_seconds_sum " + num(s.wake.sum) + "\n";
-    out += "meshdock_frame_wake_seconds_count " + std::to_string(s.wake.count) + "\n";
-  }
+  histogram(out, "meshdock_frame_wake_seconds", "", slots::ConsumerRegistry::WakeLatency::kBuckets,
+            s.wake.buckets, s.wake.count, s.wake.sum);
 
   header(out, "meshdock_slot_bytes", "gauge", "Bytes of one frame of a mesh, by device.");
   for (const auto& m : s.meshes)
@@ -139,19 +147,9 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
              label_value(code) + "\"} " + std::to_string(n) + "\n";
   header(out, "meshdock_rpc_duration_seconds", "histogram",
          "RPC wall time by method (Load and Reload: the whole load).");
-  for (const auto& [method, m] : methods_) {
-    const std::string l = "method=\"" + label_value(method) + "\"";
-    std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      cumulative += m.buckets[i];
-      out += "meshdock_rpc_duration_seconds_bucket{" + l + ",le=\"" + num(kBuckets[i]) + "\"} " +
-             std::to_string(cumulative) + "\n";
-    }
-    out += "meshdock_rpc_duration_seconds_bucket{" + l + ",le=\"+Inf\"} " +
-           std::to_string(m.count) + "\n";
-    out += "meshdock_rpc_duration_seconds_sum{" + l + "} " + num(m.sum) + "\n";
-    out += "meshdock_rpc_duration_seconds_count{" + l + "} " + std::to_string(m.count) + "\n";
-  }
+  for (const auto& [method, m] : methods_)
+    histogram(out, "meshdock_rpc_duration_seconds", "method=\"" + label_value(method) + "\"",
+              kBuckets, m.buckets, m.count, m.sum);
   return out;
 }
 
