@@ -104,15 +104,20 @@ void print_slot(const v1::SlotInfo& s) {
   for (const auto& t : s.cell_types()) ++count[t];
   for (const auto& [t, n] : count)
     types += (types.empty() ? "" : ", ") + t + (n > 1 ? " x" + std::to_string(n) : "");
-  std::printf("%-20s %s  %llu points, %llu cells (%s)\n", s.name().c_str(),
-              s.device().device_type() == 2
-                  ? ("cuda:" + std::to_string(s.device().device_id())).c_str()
-                  : "cpu",
-              static_cast<unsigned long long>(s.num_points()),
-              static_cast<unsigned long long>(s.num_cells()), types.c_str());
-  std::printf("  %s  frames %u  slots %u  %.1f KiB  loaded in %.3f s%s\n", s.path().c_str(),
-              s.write_idx(), s.num_slots(), static_cast<double>(s.data_size()) / 1024.0,
-              s.load_seconds(), s.watch() ? "  (watched)" : "");
+  const std::string device = s.device().device_type() == 2
+                                 ? "cuda:" + std::to_string(s.device().device_id())
+                                 : std::string("cpu");
+  if (s.format() == "tensor")  // a single-array publish: no mesh, no file (describe: its shape)
+    std::printf("%-20s %s  tensor\n", s.name().c_str(), device.c_str());
+  else
+    std::printf("%-20s %s  %llu points, %llu cells (%s)\n", s.name().c_str(), device.c_str(),
+                static_cast<unsigned long long>(s.num_points()),
+                static_cast<unsigned long long>(s.num_cells()), types.c_str());
+  std::printf("  %s%sframes %u  slots %u  %.1f KiB  %s in %.3f s%s\n", s.path().c_str(),
+              s.path().empty() ? "" : "  ", s.write_idx(), s.num_slots(),
+              static_cast<double>(s.data_size()) / 1024.0,
+              s.format() == "tensor" ? "published" : "loaded", s.load_seconds(),
+              s.watch() ? "  (watched)" : "");
   std::printf("  segments %s %s\n", s.control_segment().c_str(), s.catalog_segment().c_str());
   // A load can carry a dozen notes (conversions, dropped sections): one line unless -v.
   if (g_verbose || s.notes_size() == 1) {

@@ -180,8 +180,16 @@ DevicePayload build_payload(const mesh::Mesh& m, const Options& options) {
   return Builder(m, options).build();
 }
 
+DevicePayload tensor_payload(const Array& a) {
+  DevicePayload p;
+  p.tensor = a;
+  p.shared.push_back("tensor");
+  return p;
+}
+
 std::vector<NamedArray> payload_arrays(const DevicePayload& p) {
   std::vector<NamedArray> v;
+  if (p.tensor.valid()) return {{"tensor", "tensor", -1, &p.tensor}};
   v.push_back({"points", "points", -1, &p.points});
   for (std::size_t b = 0; b < p.cells.size(); ++b)
     v.push_back({"cells/" + std::to_string(b), "cells", static_cast<int>(b), &p.cells[b]});

@@ -45,6 +45,9 @@ struct DevicePayload {
   std::map<std::string, std::vector<Array>> cell_data;  // per kept block
   std::map<std::string, Array> field_data;              // passthrough, host only
   std::vector<mesh::Region> regions;  // entries in the payload's block-major cell numbering
+  // A single-array publish (a standalone tensor, e.g. an image): this array alone, and every
+  // mesh member above empty. Valid only in such a payload.
+  Array tensor;
   Device device;
   std::vector<std::string> dropped;  // blocks left out ("cells[3] (polyhedron): 12 cells")
   std::vector<std::string> shared;   // arrays that share memory with the Mesh ("points", ...)
@@ -54,6 +57,9 @@ struct DevicePayload {
 
 DevicePayload build_payload(const mesh::Mesh& m, const Options& options = {});
 
+// The payload of a single-array publish: `a` shared, not copied.
+DevicePayload tensor_payload(const Array& a);
+
 // Every array of the payload with its manifest name and role (DESIGN.md, catalog manifest):
 //   points            role "points"
 //   cells/<b>         role "cells", block b
@@ -61,7 +67,8 @@ DevicePayload build_payload(const mesh::Mesh& m, const Options& options = {});
 //   point_data/<name> role "point_data"
 //   cell_data/<name>/<b> role "cell_data", block b
 //   regions/<name>    role "region"
-// field_data is host only and not listed.
+// field_data is host only and not listed. A single-array payload lists only
+//   tensor            role "tensor"
 struct NamedArray {
   std::string name;
   const char* role;

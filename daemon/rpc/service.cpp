@@ -329,7 +329,17 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
     } catch (const payload::PayloadError& e) {
       throw service::ServiceError(Status::kInvalidArgument, e.what());
     }
-    reg_.check_publish(head.name(), field, shape[0], head.block(), want);
+    const bool tensor = field == "tensor";  // a single-array publish
+    const std::string device = head.device();
+    const std::uint32_t num_slots = head.num_slots();
+    if (tensor)
+      reg_.check_publish_tensor(head.name(), dt, shape, want, device, num_slots);
+    else if (!device.empty() || num_slots)
+      throw service::ServiceError(Status::kInvalidArgument,
+                                  field + ": device and num_slots are for a tensor's first "
+                                          "publish (a mesh's slot has them already)");
+    else
+      reg_.check_publish(head.name(), field, shape[0], head.block(), want);
     auto a = mesh::Array::empty(dt, shape);
     auto* dst = static_cast<std::uint8_t*>(a.data());
     std::uint64_t got = 0;
@@ -347,7 +357,8 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
     take(head.data());
     while (const v1::PublishChunk* chunk = next()) {
       if (!chunk->name().empty() || !chunk->field().empty() || chunk->has_dtype() ||
-          chunk->shape_size() || chunk->block())
+          chunk->shape_size() || chunk->block() || !chunk->device().empty() ||
+          chunk->num_slots())
         throw service::ServiceError(Status::kInvalidArgument,
                                     field + ": only the first chunk carries the header");
       take(chunk->data());
@@ -356,7 +367,8 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
       throw service::ServiceError(Status::kInvalidArgument,
                                   field + ": shape and dtype need " + std::to_string(want) +
                                       " bytes, data has " + std::to_string(got));
-    reply->set_frame(reg_.publish_field(name, field, a, block));
+    reply->set_frame(tensor ? reg_.publish_tensor(name, a, device, num_slots)
+                            : reg_.publish_field(name, field, a, block));
     fill(reg_.describe(name).first, reply->mutable_slot());
   }
 }

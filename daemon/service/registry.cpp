@@ -59,6 +59,21 @@ double now_seconds() {
   return shm::monotonic_seconds();
 }
 
+// "(512, 512, 4)"
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t k = 0; k < shape.size(); ++k)
+    s += (k ? ", " : "") + std::to_string(shape[k]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+// "float32", "uint8", "bfloat16", "bool": numpy's names of the DLPack scalar types.
+std::string dtype_text(const mesh::DType& d) {
+  const char* kind = d.code == 0 ? "int" : d.code == 1 ? "uint" : d.code == 2 ? "float"
+                                         : d.code == 4 ? "bfloat" : d.code == 6 ? "bool" : "?";
+  return d.code == 6 ? std::string(kind) : kind + std::to_string(d.bits);
+}
+
 // While a reader parses, a thread of its own samples how far it got (the reader only stores an
 // offset now and then) and reports it as READ progress, so the bar moves through a big file
 // and a client slow to take its messages never slows the parse. It also passes the client's
@@ -136,6 +151,27 @@ Registry::Registry(Config config, Logger& log)
 
 Registry::~Registry() {
   clear();
+}
+
+Registry::Unmark::~Unmark() {
+  std::lock_guard lock(reg.m_);
+  reg.loading_.erase(name);
+}
+
+void Registry::make_slot(Entry& e, const std::string& name, std::uint32_t num_slots) {
+  slots::SlotOptions so;
+  {
+    std::lock_guard lock(m_);
+    so.prefix = c_.prefix;
+    so.mode = c_.shm_mode;
+    so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
+    so.memory_budget = c_.device_memory_budget;
+  }
+  so.name = name;
+  so.num_slots = num_slots;
+  so.consumers = consumers_;
+  e.slot = std::make_unique<slots::Slot>(so, *e.backend);
+  for (const auto& n : e.slot->take_notes()) log_.warn(n);
 }
 
 void Registry::clear() {
@@ -346,14 +382,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     loading_.insert(r.name);
     if (!num_slots) num_slots = c_.num_slots;
   }
-  struct Unmark {
-    Registry& reg;
-    const std::string& name;
-    ~Unmark() {
-      std::lock_guard lock(reg.m_);
-      reg.loading_.erase(name);
-    }
-  } unmark{*this, r.name};
+  const Unmark unmark{*this, r.name};
 
   const auto t0 = std::chrono::steady_clock::now();
   progress(Phase::kOpen, 0, size, path);
@@ -424,18 +453,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
       if (reused) e->slot = std::move(old->slot);
       old->slot.reset();  // before a new Slot takes the same segment names
     }
-    if (!e->slot) {
-      slots::SlotOptions so;
-      so.prefix = c_.prefix;
-      so.name = r.name;
-      so.num_slots = num_slots;
-      so.mode = c_.shm_mode;
-      so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
-      so.memory_budget = c_.device_memory_budget;
-      so.consumers = consumers_;
-      e->slot = std::make_unique<slots::Slot>(so, *e->backend);
-      for (const auto& n : e->slot->take_notes()) log_.warn(n);
-    }
+    if (!e->slot) make_slot(*e, r.name, num_slots);
     e->slot->set_pause_mid_write(failpoint && c_.failpoint.phase == "mid_write"
                                      ? c_.failpoint.pause
                                      : std::chrono::milliseconds(0));
@@ -467,7 +485,14 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
 MeshInfo Registry::reload(const std::string& name, const Progress& progress,
                           const Cancelled& cancelled) {
   auto e = find(name);
-  LoadRequest r = e->request;
+  LoadRequest r;
+  {
+    std::lock_guard lock(e->m);
+    if (e->payload.tensor.valid())
+      throw ServiceError(Status::kFailedPrecondition,
+                         "'" + name + "' holds a published tensor, not a file: nothing to reload");
+    r = e->request;
+  }
   r.replace = true;
   return load(r, progress, cancelled);
 }
@@ -500,8 +525,10 @@ MeshInfo Registry::info_of(const Entry& e) const {
   i.path = e.path;
   i.format = e.format;
   i.device = e.payload.device;
-  i.num_points = static_cast<std::uint64_t>(e.mesh.num_points());
-  i.num_cells = static_cast<std::uint64_t>(e.mesh.num_cells());
+  if (!e.payload.tensor.valid()) {  // a tensor's slot holds no mesh: 0 points, 0 cells
+    i.num_points = static_cast<std::uint64_t>(e.mesh.num_points());
+    i.num_cells = static_cast<std::uint64_t>(e.mesh.num_cells());
+  }
   i.cell_types = e.payload.cell_types;
   i.notes = e.payload.notes;
   i.dropped = e.payload.dropped;
@@ -592,6 +619,7 @@ void Registry::check_publish(const std::string& name, const std::string& field, 
   {
     std::lock_guard lock(e->m);
     if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+    refuse_field_of_tensor(*e, name, field);
     check_field(e->mesh, field, rows, block);
   }
   if (bytes > limit)
@@ -605,6 +633,7 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   auto e = find(name);
   std::lock_guard lock(e->m);
   if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+  refuse_field_of_tensor(*e, name, field);
   mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
   const auto [kind, key] = check_field(m, field, data.dim(0), block);
   if (kind == "point_data") {
@@ -621,30 +650,164 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
     throw ServiceError(Status::kInvalidArgument, field + ": " + err.what());
   }
   p.device = e->backend->device();
-  // The budget before the buffers: the ring grows to the new size in every slot, and a leased
-  // slot gets a fresh buffer while the old one lives on (retired) until its lease goes.
-  const auto total = slots::plan_layout(p).total;
-  const auto ring = total * e->slot->num_slots(), have = e->slot->bytes();
-  auto reservation = reserve(
-      std::max<std::uint64_t>(ring > have ? ring - have : 0, e->slot->lease_count() ? total : 0),
-      name);
-  slots::Published pub;
-  try {
-    pub = e->slot->publish(p);
-  } catch (const slots::SlotError& err) {
-    throw ServiceError(Status::kFailedPrecondition, err.what());
-  } catch (const backend::BackendError& err) {
-    throw ServiceError(Status::kResourceExhausted, name + ": " + err.what());
-  }
+  const auto pub = publish_into(*e, p, name);
   e->mesh = std::move(m);
   e->payload = std::move(p);
   events_.publish({Event::kPublished, name, pub.frame, field, now_seconds()});
   return pub.frame;
 }
 
+slots::Published Registry::publish_into(Entry& e, const payload::DevicePayload& p,
+                                        const std::string& name) {
+  // The budget before the buffers: the ring grows to the new size in every slot, and a leased
+  // slot gets a fresh buffer while the old one lives on (retired) until its lease goes.
+  std::uint64_t total = 0;
+  try {
+    total = slots::plan_layout(p).total;
+  } catch (const payload::PayloadError& err) {
+    throw ServiceError(Status::kInvalidArgument, name + ": " + err.what());
+  }
+  const auto ring = total * e.slot->num_slots(), have = e.slot->bytes();
+  auto reservation = reserve(
+      std::max<std::uint64_t>(ring > have ? ring - have : 0, e.slot->lease_count() ? total : 0),
+      name);
+  try {
+    return e.slot->publish(p);
+  } catch (const slots::SlotError& err) {
+    throw ServiceError(Status::kFailedPrecondition, err.what());
+  } catch (const backend::BackendError& err) {
+    throw ServiceError(Status::kResourceExhausted, name + ": " + err.what());
+  }
+}
+
+void Registry::refuse_field_of_tensor(const Entry& e, const std::string& name,
+                                      const std::string& field) {
+  if (e.payload.tensor.valid())
+    throw ServiceError(Status::kInvalidArgument,
+                       field + ": '" + name +
+                           "' holds a tensor (a single-array publish), not a mesh: publish to it "
+                           "with field 'tensor'");
+}
+
+void Registry::check_publish_tensor(const std::string& name, const mesh::DType& dtype,
+                                    const std::vector<std::int64_t>& shape, std::uint64_t bytes,
+                                    const std::string& device, std::uint32_t num_slots) const {
+  try {
+    shm::validate_name(name);
+  } catch (const shm::ProtocolError& e) {
+    throw ServiceError(Status::kInvalidArgument, e.what());
+  }
+  if (!shm::BufferMetadata::of_array(dtype.code, dtype.bits, shape))
+    throw ServiceError(Status::kInvalidArgument,
+                       "tensor: shape " + shape_text(shape) +
+                           " cannot be a single-array publish: every dimension must be 1 or "
+                           "more (cuda-link consumers read a 0 width as 512x512x4)");
+  if (num_slots > shm::kMaxSlots)
+    throw ServiceError(Status::kInvalidArgument,
+                       "num_slots " + std::to_string(num_slots) + " is not 1..10");
+  if (!device.empty() && device != "auto" && device != "cpu" && !device.starts_with("cuda:"))
+    throw ServiceError(Status::kInvalidArgument,
+                       "device '" + device + "' is not auto, cpu or cuda:N");
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard lock(m_);
+    if (bytes > decoded_size_limit(c_))
+      throw ServiceError(Status::kResourceExhausted,
+                         "tensor: " + std::to_string(bytes) + " bytes are over max_decoded_size (" +
+                             std::to_string(decoded_size_limit(c_)) + ")");
+    if (auto it = entries_.find(name); it != entries_.end()) {
+      e = it->second;
+    } else if (loading_.count(name)) {
+      throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
+    } else if (entries_.size() + loading_.size() >= c_.max_meshes) {
+      throw ServiceError(Status::kResourceExhausted,
+                         "every slot max_meshes allows (" + std::to_string(c_.max_meshes) +
+                             ") holds a mesh or tensor");
+    }
+  }
+  if (!e) return;
+  std::lock_guard lock(e->m);
+  if (!e->payload.tensor.valid())
+    throw ServiceError(Status::kInvalidArgument,
+                       "tensor: '" + name +
+                           "' holds a mesh; publish a tensor under a name of its own (or unload "
+                           "the mesh first)");
+}
+
+std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Array& data,
+                                       const std::string& device, std::uint32_t num_slots) {
+  check_publish_tensor(name, data.dtype(), data.shape(), data.nbytes(), device, num_slots);
+  auto p = payload::tensor_payload(data);
+  const std::string what = "tensor " + shape_text(data.shape()) + " " + dtype_text(data.dtype());
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard lock(m_);
+    if (auto it = entries_.find(name); it != entries_.end()) {
+      e = it->second;
+    } else {
+      // The checks again, under the lock that also makes the name ours until it is published.
+      if (loading_.count(name))
+        throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
+      if (entries_.size() + loading_.size() >= c_.max_meshes)
+        throw ServiceError(Status::kResourceExhausted,
+                           "every slot max_meshes allows (" + std::to_string(c_.max_meshes) +
+                               ") holds a mesh or tensor");
+      loading_.insert(name);
+      if (!num_slots) num_slots = c_.num_slots;
+    }
+  }
+  if (e) {  // a new array in the tensor's slot
+    std::lock_guard lock(e->m);
+    if (!e->payload.tensor.valid())
+      throw ServiceError(Status::kInvalidArgument,
+                         "tensor: '" + name + "' holds a mesh; publish a tensor under a name of "
+                                              "its own (or unload the mesh first)");
+    if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+    p.device = e->backend->device();
+    const auto pub = publish_into(*e, p, name);
+    e->payload = std::move(p);
+    events_.publish({Event::kPublished, name, pub.frame, what, now_seconds()});
+    return pub.frame;
+  }
+  const Unmark unmark{*this, name};
+  const auto t0 = std::chrono::steady_clock::now();
+  e = std::make_shared<Entry>();
+  e->request.name = name;
+  e->request.device = device;
+  e->request.num_slots = num_slots;
+  e->format = "tensor";
+  e->backend = &backend_for_device(device, e->device_name);
+  p.device = e->backend->device();
+  try {
+    make_slot(*e, name, num_slots);
+  } catch (const slots::SlotError& err) {
+    throw ServiceError(Status::kFailedPrecondition, err.what());
+  } catch (const backend::BackendError& err) {
+    throw ServiceError(Status::kResourceExhausted, name + ": " + err.what());
+  }
+  const auto pub = publish_into(*e, p, name);
+  e->payload = std::move(p);
+  e->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard lock(m_);
+    entries_[name] = e;
+  }
+  log_.info("published '" + name + "': " + what + " on " + e->device_name);
+  events_.publish({Event::kLoaded, name, pub.frame, what, now_seconds()});
+  return pub.frame;
+}
+
 std::uint64_t Registry::export_to(const std::string& name, const std::string& path,
                                   const std::string& format, bool overwrite) {
   auto e = find(name);
+  {
+    std::lock_guard lock(e->m);
+    if (e->payload.tensor.valid())
+      throw ServiceError(Status::kFailedPrecondition,
+                         "'" + name +
+                             "' holds a tensor (a single-array publish), not a mesh: Export "
+                             "writes meshes; read the tensor from its slot (meshdock.attach)");
+  }
   RootDir dir;
   try {
     dir = roots_for(path, /*for_export=*/true)->open_dir_for_write(path);

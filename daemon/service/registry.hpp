@@ -143,6 +143,18 @@ class Registry {
   // (Publish streams them): `bytes` the array will take is capped by max_decoded_size.
   void check_publish(const std::string& name, const std::string& field, std::int64_t rows,
                      std::uint32_t block, std::uint64_t bytes) const;
+  // A single-array publish (field "tensor", DESIGN.md "Control block"): `data` alone becomes
+  // the frame of slot `name`, and the control block's metadata describes it (width, height,
+  // comps, dtype) for cuda-link consumers. The first publish to a free name creates the slot
+  // (on `device`, "" = the daemon's default, with `num_slots`, 0 = the default); later ones
+  // replace the array (any shape or dtype). A mesh's name is INVALID_ARGUMENT. Returns the
+  // frame.
+  std::uint32_t publish_tensor(const std::string& name, const mesh::Array& data,
+                               const std::string& device = "", std::uint32_t num_slots = 0);
+  // The checks publish_tensor makes, before the data arrive (Publish streams them).
+  void check_publish_tensor(const std::string& name, const mesh::DType& dtype,
+                            const std::vector<std::int64_t>& shape, std::uint64_t bytes,
+                            const std::string& device, std::uint32_t num_slots) const;
   // Takes `bytes` of the device memory budget for `name` (ServiceError kResourceExhausted when
   // the buffers alive plus every reservation would pass it).
   Reservation reserve(std::uint64_t bytes, const std::string& name);
@@ -171,6 +183,21 @@ class Registry {
   std::shared_ptr<const Roots> roots_for(const std::string& path, bool for_export = false) const;
   backend::Backend& backend_for_device(const std::string& spec, std::string& chosen);
   MeshInfo info_of(const Entry& e) const;
+  // A Slot for `e` (its backend chosen) with the configured prefix, mode, budget and leases.
+  void make_slot(Entry& e, const std::string& name, std::uint32_t num_slots);
+  // Publishes `p` into e's slot (e.m held) with the budget reserved first; errors as
+  // ServiceErrors.
+  slots::Published publish_into(Entry& e, const payload::DevicePayload& p,
+                                const std::string& name);
+  static void refuse_field_of_tensor(const Entry& e, const std::string& name,
+                                     const std::string& field);
+  // Takes `name` (put in loading_ by a load or a tensor's first publish) out of loading_ when
+  // it goes.
+  struct Unmark {
+    Registry& reg;
+    const std::string& name;
+    ~Unmark();
+  };
   std::shared_ptr<Entry> find(const std::string& name) const;
   friend class Reservation;
 

@@ -51,9 +51,18 @@ Layout plan_layout(const payload::DevicePayload& p) {
     l.manifest.arrays.push_back(std::move(e));
   }
   l.total = cursor;
+  l.metadata = shm::BufferMetadata::flat_bytes(l.total);
+  if (p.tensor.valid()) {
+    const auto md = shm::BufferMetadata::of_array(p.tensor.dtype().code, p.tensor.dtype().bits,
+                                                  p.tensor.shape());
+    if (!md)
+      throw payload::PayloadError("tensor: shape and dtype cannot be told to cuda-link consumers "
+                                  "(every dimension 1..2^32-1, 1 to 4 of them)");
+    l.metadata = *md;
+  }
   auto& m = l.manifest;
   m.cell_types = p.cell_types;
-  m.block_bases = as_int64(p.block_bases);
+  if (p.block_bases.valid()) m.block_bases = as_int64(p.block_bases);  // none in a tensor's
   for (const auto& r : p.regions)
     m.regions.push_back(
         {r.name, mesh::region_kind_name(r.kind), r.dim, r.tag, "regions/" + r.name});

@@ -379,7 +379,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
   }
   // cuda-link reads the metadata (shape, dtype, data_size) only when `version` changes: a new
   // shape in the same buffers (a reload of a smaller mesh) bumps it too.
-  const auto metadata = shm::BufferMetadata::flat_bytes(layout.total);
+  const auto& metadata = layout.metadata;
   if (!handles_changed && metadata != metadata_ && write_idx_ > 0) ++version_;
   cb_->set_version(version_);
   if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);

@@ -4,6 +4,8 @@
  *
  *   c_live NAME PREFIX      (c_consumer_test.sh runs it against a meshdockd publishing
  * box.v41b.msh)
+ *   c_live NAME PREFIX tensor   (tests/python/test_tensor_publish.py: a single-array publish of
+ * a (4, 3, 2) float32 tensor holding 0, 1, ..., 23)
  *
  * Exit status: the number of failed checks.
  */
@@ -22,6 +24,47 @@ static int stop_after_five(void* user) {
   return ++polls >= 5;
 }
 
+/* A single-array publish: one array, "tensor", role MESHDOCK_ROLE_TENSOR, adopted as DLPack. */
+static int check_tensor_slot(const char* name, const char* prefix) {
+  meshdock_attach_options o;
+  meshdock_slot* slot = NULL;
+  meshdock_frame* frame = NULL;
+  DLManagedTensorVersioned* t = NULL;
+  meshdock_array_info a;
+  size_t i = 99;
+  meshdock_attach_options_init(&o);
+  o.prefix = prefix;
+  o.timeout_ms = 5000;
+  CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_OK);
+  if (!slot) return 100;
+  CHECK(meshdock_slot_wait(slot, 2000, &frame) == MESHDOCK_OK && frame != NULL);
+  if (!frame) return 100;
+  CHECK(meshdock_frame_array_count(frame) == 1);
+  CHECK(meshdock_frame_array_index(frame, "tensor", &i) == MESHDOCK_OK && i == 0);
+  CHECK(meshdock_frame_array_index(frame, "points", &i) == MESHDOCK_ERR_NOT_FOUND);
+  a.struct_size = sizeof a;
+  CHECK(meshdock_frame_array(frame, 0, &a) == MESHDOCK_OK);
+  CHECK(a.role == MESHDOCK_ROLE_TENSOR && a.block == -1 && strcmp(a.name, "tensor") == 0);
+  CHECK(a.ndim == 3 && a.shape[0] == 4 && a.shape[1] == 3 && a.shape[2] == 2);
+  CHECK(a.dtype.code == kDLFloat && a.dtype.bits == 32 && a.nbytes == 96);
+  CHECK(meshdock_frame_array_dlpack(frame, 0, &t) == MESHDOCK_OK);
+  meshdock_frame_release(frame);
+  if (t) {
+    const float* v = (const float*)t->dl_tensor.data;
+    int k, ok = 1;
+    for (k = 0; k < 24; ++k) ok = ok && v[k] == (float)k;
+    CHECK(ok);
+    CHECK(t->dl_tensor.ndim == 3 && t->dl_tensor.shape[2] == 2);
+    t->deleter(t);
+  }
+  meshdock_slot_release(slot);
+  if (failures)
+    fprintf(stderr, "c_live: %d check(s) failed\n", failures);
+  else
+    printf("c_live: all checks passed\n");
+  return failures;
+}
+
 int main(int argc, char** argv) {
   meshdock_attach_options o;
   meshdock_slot* slot = NULL;
@@ -33,8 +76,9 @@ int main(int argc, char** argv) {
   size_t i = 0, n;
   double t0, dt;
   const char* manifest;
+  if (argc == 4 && strcmp(argv[3], "tensor") == 0) return check_tensor_slot(argv[1], argv[2]);
   if (argc != 3) {
-    fprintf(stderr, "usage: %s NAME PREFIX\n", argv[0]);
+    fprintf(stderr, "usage: %s NAME PREFIX [tensor]\n", argv[0]);
     return 100;
   }
   meshdock_attach_options_init(&o);

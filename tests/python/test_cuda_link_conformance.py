@@ -8,7 +8,12 @@ republishes, growth, shrinking and shutdown:
   - it opens EVERY slot's memory handle at start and on each version change, with no all-zero
     check (an all-zero handle: it retries forever);
   - it reads slot (write_idx - 1) % N, width * height * num_comps * bits / 8 bytes, which must
-    equal data_size (its TouchDesigner receiver checks that).
+    equal data_size (its TouchDesigner receiver checks that);
+  - it decodes the dtype as (kind 2, bits 16, no bfloat16 flag) -> float16, any other kind 2 ->
+    float32, bits 8 -> uint8, bits 16 -> uint16, anything else -> float32, and a zero width,
+    height or num_comps as (512, 512, 4) float32; the array is (height, width, num_comps).
+A mesh slot is one flat uint8 buffer; a single-array publish (field "tensor") is the array
+itself, so cuda-link reads an image as a texture.
 A host slot's handle is "MDH1" + the data segment's name, so "opening" it maps the segment."""
 import numpy as np
 import pytest
@@ -65,6 +70,25 @@ class CudaLinkImporter:
             return bytes(seg.buf[:m.data_size])
         finally:
             seg.close()
+
+    def texture(self):
+        """The newest frame as the array cuda-link hands its user: (height, width, comps) of
+        the dtype it decodes."""
+        raw = self.frame()
+        m = self.metadata
+        if 0 in (m.width, m.height, m.num_comps):
+            shape, dt = (512, 512, 4), np.float32
+        else:
+            shape, dt = (m.height, m.width, m.num_comps), cuda_link_dtype(m)
+        return np.frombuffer(raw, dt).reshape(shape)
+
+
+def cuda_link_dtype(m):
+    if m.format_kind == 2 and m.bits == 16 and not m.flags & 1:
+        return np.float16
+    if m.format_kind == 2:
+        return np.float32
+    return {8: np.uint8, 16: np.uint16}.get(m.bits, np.float32)
 
 
 @pytest.fixture
@@ -134,3 +158,72 @@ def test_a_stopped_daemon_is_refused(daemon):
         seg.close()
     with pytest.raises(Exception):
         imp.frame()
+
+
+def publish_tensor(daemon, name, a):
+    with meshdock.Client(daemon.addr) as c:
+        return c.publish_tensor(name, a)
+
+
+def test_a_single_array_publish_is_read_as_a_texture(daemon):
+    img = np.random.default_rng(1).random((512, 512, 4), dtype=np.float32)
+    publish_tensor(daemon, "img", img)
+    imp = CudaLinkImporter(daemon, "img")  # every ring slot has a handle from this first publish
+    m = imp.metadata
+    assert (m.width, m.height, m.num_comps, m.format_kind, m.bits, m.flags, m.data_size) == \
+        (512, 512, 4, 2, 32, 0, img.nbytes)
+    np.testing.assert_array_equal(imp.texture(), img)
+
+
+def test_textures_through_republishes_growth_shrinking_and_new_dtypes(daemon):
+    rng = np.random.default_rng(2)
+    frames = [  # what cuda-link decodes exactly: float32, float16, uint8, uint16
+        rng.random((512, 512, 4), dtype=np.float32),
+        rng.random((512, 512, 4), dtype=np.float32),          # same metadata: same version
+        rng.integers(0, 255, (480, 640, 3), dtype=np.uint8),   # shrinks: same buffers
+        rng.random((1024, 1024, 4), dtype=np.float32),        # grows: fresh buffers
+        rng.random((256, 256, 4)).astype(np.float16),
+        rng.integers(0, 65535, (100, 200), dtype=np.uint16),  # (H, W) -> comps 1
+        rng.random(5000, dtype=np.float32),                   # (W,) -> 5000 x 1 x 1
+        rng.random((2, 64, 64, 4), dtype=np.float32),         # (N, H, W, C) -> W x N*H x C
+    ]
+    publish_tensor(daemon, "t", frames[0])
+    imp = CudaLinkImporter(daemon, "t")
+    versions = []
+    for k, a in enumerate(frames):
+        if k:
+            publish_tensor(daemon, "t", a)
+        got = imp.texture()
+        m = imp.metadata
+        want = a.reshape(m.height, m.width, m.num_comps)
+        assert got.dtype == a.dtype, (k, got.dtype, a.dtype)
+        np.testing.assert_array_equal(got, want)
+        versions.append(protocol.decode_control_block(daemon.control_block("t"), "t").version)
+    assert all(b > a for a, b in zip(versions[1:], versions[2:])), (
+        f"every change of shape or dtype bumps the version: {versions}")
+    # Once every ring slot holds a buffer big enough, republishing the same shape and dtype
+    # keeps the version (cuda-link reopens all N handles on each change: not per frame).
+    last = frames[-1]
+    for _ in range(3):
+        publish_tensor(daemon, "t", last)
+    settled = protocol.decode_control_block(daemon.control_block("t"), "t").version
+    for k in range(4):
+        publish_tensor(daemon, "t", last + k)
+        np.testing.assert_array_equal(imp.texture(), (last + k).reshape(128, 64, 4))
+    assert protocol.decode_control_block(daemon.control_block("t"), "t").version == settled
+
+
+def test_a_tensor_replaced_by_a_mesh_and_back(daemon):
+    img = np.ones((64, 64, 4), np.float32)
+    publish_tensor(daemon, "x", img)
+    imp = CudaLinkImporter(daemon, "x")
+    np.testing.assert_array_equal(imp.texture(), img)
+    daemon.load("box.v41.msh", "x", replace=True)  # a load with replace takes the name over
+    assert imp.frame() == newest_bytes(daemon, "x")
+    m = imp.metadata
+    assert (m.height, m.num_comps, m.format_kind, m.bits) == (1, 1, 1, 8)
+    with meshdock.Client(daemon.addr) as c:
+        c.unload("x")
+        c.publish_tensor("x", img * 2)
+    imp = CudaLinkImporter(daemon, "x")
+    np.testing.assert_array_equal(imp.texture(), img * 2)

@@ -171,3 +171,27 @@ TEST(HostHandle, RoundTripAndRejections) {
   slash[5] = std::byte{'/'};
   EXPECT_THROW(shm::parse_host_handle(slash), shm::ProtocolError);
 }
+
+// A single-array publish tells cuda-link the array itself (DESIGN.md "Control block"): the
+// texture layout (H, W, C) -> width W, height H, comps C, and the DLPack dtype as kind/bits/flag.
+TEST(ControlBlock, ArrayMetadataIsTheTextureCudaLinkReads) {
+  using M = shm::BufferMetadata;
+  const auto md = [](std::uint8_t code, std::uint8_t bits, std::vector<std::int64_t> shape) {
+    return M::of_array(code, bits, shape);
+  };
+  EXPECT_EQ(md(2, 32, {512, 512, 4}), (M{512, 512, 4, 2, 32, 0, 512u * 512 * 4 * 4}));
+  EXPECT_EQ(md(1, 8, {480, 640}), (M{640, 480, 1, 1, 8, 0, 640u * 480}));
+  EXPECT_EQ(md(2, 16, {1000}), (M{1000, 1, 1, 2, 16, 0, 2000}));
+  EXPECT_EQ(md(0, 32, {3, 32, 64, 2}), (M{64, 96, 2, 0, 32, 0, 64u * 96 * 2 * 4}));
+  EXPECT_EQ(md(4, 16, {8, 8}), (M{8, 8, 1, 2, 16, shm::kFlagBfloat16, 128}));
+  EXPECT_EQ(md(6, 8, {5, 7}), (M{7, 5, 1, 1, 8, 0, 35}));
+  // data_size saturates like a mesh's; dimensions that do not fit u32 cannot be described.
+  EXPECT_EQ(md(2, 64, {1 << 20, 1 << 10})->data_size, 0xFFFFFFFFu);
+  EXPECT_EQ(md(1, 8, {std::int64_t{1} << 33}), std::nullopt);
+  // Nothing to describe: no dimensions, a zero or negative one, more than 4, an unknown code.
+  EXPECT_EQ(md(2, 32, {}), std::nullopt);
+  EXPECT_EQ(md(2, 32, {0, 4}), std::nullopt);
+  EXPECT_EQ(md(2, 32, {-1}), std::nullopt);
+  EXPECT_EQ(md(2, 32, {1, 1, 1, 1, 1}), std::nullopt);
+  EXPECT_EQ(md(3, 32, {4}), std::nullopt);
+}

@@ -62,7 +62,7 @@ TEST(Manifest, EveryArrayIsCheckedAgainstTheSlotBuffer) {
             "manifest array 'points': dtype [2,24,1] is not a DLPack type meshdock publishes");
   EXPECT_EQ(error_of(with("role", "texture")),
             "manifest array 'points': role 'texture' is not one of points, cells, point_data, "
-            "cell_data, region, block_bases");
+            "cell_data, region, block_bases, tensor");
   EXPECT_EQ(error_of(with("shape", {-1, 3})),
             "manifest array 'points': negative extent -1 in shape");
   EXPECT_EQ(error_of(with("shape", json::array())),
@@ -115,4 +115,20 @@ TEST(Manifest, EveryPublishedDtypeIsAccepted) {
     j["arrays"][0]["nbytes"] = 12 * bits / 8;
     EXPECT_EQ(error_of(j.dump()), "no error") << code << "/" << bits;
   }
+}
+
+TEST(Manifest, ASingleArrayPublishRoundTrips) {
+  shm::Manifest m;
+  m.arrays.push_back({"tensor", shm::ArrayRole::kTensor, -1, {2, 32, 1}, {512, 512, 4},
+                      {2048, 4, 1}, 0, 512 * 512 * 4 * 4});
+  const auto text = shm::encode_manifest(m);
+  EXPECT_NE(text.find("\"role\":\"tensor\""), std::string::npos);
+  EXPECT_EQ(shm::decode_manifest(text, 512 * 512 * 4 * 4), m);
+  auto bad = json::parse(text);
+  bad["arrays"][0]["role"] = "image";
+  EXPECT_NE(error_of(bad.dump(), 1 << 22).find("role 'image' is not one of points, cells, "
+                                                "point_data, cell_data, region, block_bases, "
+                                                "tensor"),
+            std::string::npos)
+      << error_of(bad.dump(), 1 << 22);
 }

@@ -64,6 +64,42 @@ TEST(Layout, ArraysAre256AlignedAndDescribed) {
   EXPECT_EQ(l.manifest.arrays[0].strides, (std::vector<std::int64_t>{3, 1}));
 }
 
+TEST(Layout, ASingleArrayIsAloneAtOffsetZeroAndDescribedAsATexture) {
+  std::vector<float> px(4 * 3 * 2, 0.25f);
+  const auto p = payload::tensor_payload(mesh::Array::from_vector(px, {4, 3, 2}));
+  const auto l = slots::plan_layout(p);
+  ASSERT_EQ(l.manifest.arrays.size(), 1u);
+  EXPECT_EQ(l.manifest.arrays[0].name, "tensor");
+  EXPECT_EQ(l.manifest.arrays[0].role, shm::ArrayRole::kTensor);
+  EXPECT_EQ(l.manifest.arrays[0].offset, 0u);
+  EXPECT_EQ(l.total, 96u);
+  EXPECT_TRUE(l.manifest.cell_types.empty() && l.manifest.block_bases.empty());
+  EXPECT_EQ(l.metadata, (shm::BufferMetadata{3, 4, 2, 2, 32, 0, 96}));
+  EXPECT_EQ(slots::plan_layout(tiny(0.5)).metadata, shm::BufferMetadata::flat_bytes(780));
+  // A shape the control block cannot describe is refused before any buffer is made.
+  const auto empty = payload::tensor_payload(mesh::Array::from_vector(std::vector<float>{}, {0}));
+  EXPECT_THROW(slots::plan_layout(empty), payload::PayloadError);
+}
+
+TEST(Slot, ATensorAfterAMeshChangesTheMetadataAndTheVersion) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = small_slot("tex", 1);
+  slots::Slot slot(o, *backend);
+  slot.publish(tiny(0.5));
+  auto ctl = shm::Segment::open(o.prefix + "tex");
+  auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+  const auto v1 = cb.version();
+  EXPECT_EQ(cb.metadata(), shm::BufferMetadata::flat_bytes(780));
+  // Smaller than the mesh: the same buffer, so only the metadata bumps the version.
+  const auto p = payload::tensor_payload(
+      mesh::Array::from_vector(std::vector<std::uint8_t>(16 * 8, 7), {8, 16}));
+  slot.publish(p);
+  EXPECT_EQ(cb.metadata(), (shm::BufferMetadata{16, 8, 1, 1, 8, 0, 128}));
+  EXPECT_EQ(cb.version(), v1 + 1);
+  slot.publish(p);  // the same metadata again: the version stays
+  EXPECT_EQ(cb.version(), v1 + 1);
+}
+
 TEST(Slot, PublishLandsInEverySegment) {
   auto backend = meshdock::backend::make_host_backend(0600);
   auto o = small_slot("tiny");

@@ -66,6 +66,8 @@ std::int32_t role_of(shm::ArrayRole r) {
       return MESHDOCK_ROLE_REGION;
     case shm::ArrayRole::kBlockBases:
       return MESHDOCK_ROLE_BLOCK_BASES;
+    case shm::ArrayRole::kTensor:
+      return MESHDOCK_ROLE_TENSOR;
   }
   return MESHDOCK_ROLE_POINTS;
 }

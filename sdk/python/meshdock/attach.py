@@ -56,6 +56,7 @@ class Frame(DevicePayload):
 
     number: int = 0
     slot_name: str = ""
+    released: bool = False
 
     def release(self) -> None:
         """Drops this Frame's references to the slot memory (arrays adopted elsewhere keep
@@ -66,6 +67,8 @@ class Frame(DevicePayload):
         self.point_data = {}
         self.cell_data = {}
         self.regions = []
+        self.tensor = None
+        self.released = True
 
     def __enter__(self) -> "Frame":
         return self
@@ -74,7 +77,7 @@ class Frame(DevicePayload):
         self.release()
 
     def __repr__(self) -> str:
-        if self.points is None:
+        if self.released:
             return f"<meshdock.Frame {self.slot_name!r} #{self.number} (released)>"
         return f"<meshdock.Frame {self.slot_name!r} #{self.number} " + super().__repr__()[len("<meshdock."):]
 
@@ -95,7 +98,7 @@ class _Layout:
     manifest text is unchanged instead of decoding JSON per frame."""
 
     __slots__ = ("text", "arrays", "points", "cell_types", "cells", "block_bases", "point_data",
-                 "cell_data", "regions", "field_data", "dropped", "notes", "derived")
+                 "cell_data", "regions", "field_data", "dropped", "notes", "derived", "tensor")
 
     def __init__(self, text: bytes):
         from . import _capi
@@ -110,10 +113,12 @@ class _Layout:
             self.arrays.append((e["name"], tuple(e["shape"]), np_dtype(dt[0], dt[1]),
                                 e["nbytes"], _capi.index_arg(i)))
             index[e["name"]] = i
-        self.points = index["points"]
+        # A single-array publish lists "tensor" alone; a mesh lists points and block_bases.
+        self.tensor = index.get("tensor")
+        self.points = index.get("points")
         self.cell_types = list(m.get("cell_types", []))
         self.cells = [index[f"cells/{k}"] for k in range(len(self.cell_types))]
-        self.block_bases = index["block_bases"]
+        self.block_bases = index.get("block_bases")
         self.point_data = [(n[len("point_data/"):], i) for n, i in index.items()
                            if n.startswith("point_data/")]
         cell_data: dict = {}
@@ -146,9 +151,12 @@ def _frame(name: str, core: "_Slot", h) -> Frame:
     cap = getattr(a, "raw_frame_array_capsule", None)
     t = [Tensor(h, e, device, mk, mkl, info, None, cap) for e in lay.arrays]
     import numpy as np
+    def at(i):
+        return None if i is None else t[i]
+
     return Frame(
-        points=t[lay.points], cell_types=list(lay.cell_types),
-        cells=[t[i] for i in lay.cells], block_bases=t[lay.block_bases],
+        points=at(lay.points), cell_types=list(lay.cell_types),
+        cells=[t[i] for i in lay.cells], block_bases=at(lay.block_bases), tensor=at(lay.tensor),
         point_data={f: t[i] for f, i in lay.point_data},
         cell_data={f: [t[i] for i in parts] for f, parts in lay.cell_data},
         field_data={k: np.array(v) for k, v in lay.field_data.items()},

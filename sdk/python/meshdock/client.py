@@ -145,21 +145,34 @@ class Client:
                       producer_timeout=producer_timeout, reattach=reattach,
                       owner_uid=owner_uid)
 
-    def publish(self, name: str, field: str, array, block: int = 0):
+    def publish(self, name: str, field: str, array, block: int = 0, device: str = "",
+                num_slots: int = 0):
         """Replace point_data/NAME or cell_data/NAME (block `block`) with `array`; returns the
-        new frame number."""
+        new frame number. field "tensor" is a single-array publish (see publish_tensor);
+        device and num_slots apply only to a tensor's first publish."""
         a = np.ascontiguousarray(array)
         if a.dtype.kind not in _DTYPES:
             raise TypeError(f"{field}: dtype {a.dtype} cannot be published")
         a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False))
         dtype = self.pb.DType(code=_DTYPES[a.dtype.kind], bits=a.dtype.itemsize * 8, lanes=1)
         chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), name=name, field=field,
-                                block=block, shape=list(a.shape), dtype=dtype)
+                                block=block, shape=list(a.shape), dtype=dtype, device=device,
+                                num_slots=num_slots)
         if a.nbytes <= CHUNK_BYTES:
             # One message: unary PublishSmall. A client stream costs grpc Python a thread and
             # GIL hand-offs (measured +0.5 ms alone, +10 ms under 32 busy client threads).
             return self._call(self._stub.PublishSmall, next(chunks)).frame
         return self._call(self._stub.Publish, chunks).frame
+
+    def publish_tensor(self, name: str, array, device: str = "", num_slots: int = 0) -> int:
+        """Publishes `array` alone (an image, a tensor: any host array of 1 to 4 dimensions,
+        each >= 1) as the frame of slot `name`; returns the frame number. The first publish to a
+        free name creates the slot, on `device` ("auto", "cpu", "cuda:N"; "" = the daemon's
+        default) with `num_slots` ring slots (0 = the default); later ones replace the array,
+        any shape or dtype. Consumers read it as frame.tensor; the control block describes it
+        (width, height, comps, dtype) so that a cuda-link consumer reads it as a texture:
+        (H, W, C) -> W x H x C. A mesh's name is refused (DaemonError INVALID_ARGUMENT)."""
+        return self.publish(name, "tensor", array, device=device, num_slots=num_slots)
 
     def export(self, name: str, path, format: str = "", overwrite: bool = False) -> int:
         """Writes the mesh as its slot serves it to `path` (under a daemon root); returns bytes

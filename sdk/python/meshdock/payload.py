@@ -41,7 +41,9 @@ class PayloadWarning(UserWarning):
 class DevicePayload:
     """A mesh as device-ready arrays. Arrays are meshdock.Tensor (host, DLPack), torch tensors
     (to_torch) or CuPy arrays (to_cupy); cells[k] holds the kept block k of type cell_types[k];
-    block_bases[k] is the first global cell number of block k (block_bases[-1]: all cells)."""
+    block_bases[k] is the first global cell number of block k (block_bases[-1]: all cells).
+    A single-array publish (a standalone tensor, e.g. an image) is a payload whose `tensor` is
+    that array and whose mesh members are empty (points and block_bases None)."""
 
     points: Any
     cell_types: List[str]
@@ -57,9 +59,13 @@ class DevicePayload:
     notes: List[str] = field(default_factory=list)
     derived: List[str] = field(default_factory=list)
     refs: List[Any] = field(default_factory=list)  # what must outlive the arrays (staging)
+    tensor: Any = None  # a single-array publish: the array (the mesh members are empty)
 
     def arrays(self):
         """(name, array) for every array, in manifest order (field_data, host only, aside)."""
+        if self.tensor is not None:
+            yield "tensor", self.tensor
+            return
         yield "points", self.points
         for k, a in enumerate(self.cells):
             yield f"cells/{k}", a
@@ -74,10 +80,11 @@ class DevicePayload:
 
     def map(self, fn, device=None) -> "DevicePayload":
         """A payload with fn(name, array) applied to every array (notes and facts carried)."""
+        mesh = self.tensor is None
         return DevicePayload(
-            points=fn("points", self.points), cell_types=list(self.cell_types),
+            points=fn("points", self.points) if mesh else None, cell_types=list(self.cell_types),
             cells=[fn(f"cells/{k}", a) for k, a in enumerate(self.cells)],
-            block_bases=fn("block_bases", self.block_bases),
+            block_bases=fn("block_bases", self.block_bases) if mesh else None,
             point_data={n: fn(f"point_data/{n}", a) for n, a in self.point_data.items()},
             cell_data={n: [fn(f"cell_data/{n}/{k}", a) for k, a in enumerate(p)]
                        for n, p in self.cell_data.items()},
@@ -85,7 +92,8 @@ class DevicePayload:
             regions=[Region(r.name, r.kind, r.dim, r.tag, fn(f"regions/{r.name}", r.entries))
                      for r in self.regions],
             device=device or self.device, dropped=list(self.dropped), shared=list(self.shared),
-            notes=list(self.notes), derived=list(self.derived), refs=list(self.refs))
+            notes=list(self.notes), derived=list(self.derived), refs=list(self.refs),
+            tensor=None if self.tensor is None else fn("tensor", self.tensor))
 
     def to_torch(self, device: Optional[str] = None, float32: bool = False, int32: bool = False,
                  zero_copy_only: bool = False) -> "DevicePayload":
@@ -94,6 +102,10 @@ class DevicePayload:
                         zero_copy_only=zero_copy_only)
 
     def __repr__(self) -> str:
+        if self.tensor is not None:
+            t = self.tensor
+            return (f"<meshdock.DevicePayload device={self.device} tensor "
+                    f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}>")
         blocks = ", ".join(f"{t}:{len(a)}" for t, a in zip(self.cell_types, self.cells))
         return (f"<meshdock.DevicePayload device={self.device} {len(self.points)} points, "
                 f"blocks ({blocks}), {len(self.regions)} regions, {len(self.notes)} notes>")

@@ -58,7 +58,7 @@ CATALOG_FIXED_HEADER_BYTES = 172
 DL_CPU, DL_CUDA = 1, 2
 MANIFEST_VERSION = 1
 ARRAY_ALIGNMENT = 256
-ROLES = ("points", "cells", "point_data", "cell_data", "region", "block_bases")
+ROLES = ("points", "cells", "point_data", "cell_data", "region", "block_bases", "tensor")
 
 
 def control_block_size(num_slots: int) -> int:
@@ -149,6 +149,32 @@ class BufferMetadata:
     def flat_bytes(cls, nbytes: int) -> "BufferMetadata":
         n = min(nbytes, 0xFFFFFFFF)
         return cls(n, 1, 1, 1, 8, 0, n)
+
+    @classmethod
+    def of_array(cls, code: int, bits: int, shape) -> Optional["BufferMetadata"]:
+        """What a single-array publish of DLPack dtype (code, bits) and `shape` tells cuda-link:
+        (W,) -> W x 1 x 1, (H, W) -> W x H x 1, (H, W, C) -> W x H x C, (N, H, W, C) ->
+        W x N*H x C; None when it cannot (no dimension, more than 4, one below 1 or above
+        2^32-1, an unknown code). Mirrors shm::BufferMetadata::of_array."""
+        shape = list(shape)
+        n = len(shape)
+        if not 1 <= n <= 4 or min(shape) < 1:
+            return None
+        kind, flags = {0: (0, 0), 1: (1, 0), 6: (1, 0), 2: (2, 0), 4: (2, 1)}.get(code, (None, 0))
+        if kind is None:
+            return None
+        if n == 1:
+            w, h, c = shape[0], 1, 1
+        elif n == 2:
+            h, w, c = shape[0], shape[1], 1
+        else:
+            w, c = shape[-2], shape[-1]
+            h = 1
+            for d in shape[:-2]:
+                h *= d
+        if max(w, h, c) > 0xFFFFFFFF:
+            return None
+        return cls(w, h, c, kind, bits, flags, min(w * h * c * (bits // 8), 0xFFFFFFFF))
 
 
 @dataclass

@@ -135,7 +135,8 @@ enum meshdock_role {
   MESHDOCK_ROLE_POINT_DATA = 5,   /* key: the field name */
   MESHDOCK_ROLE_CELL_DATA = 6,    /* key: the field name; the part for block `block` */
   MESHDOCK_ROLE_FIELD_DATA = 7,   /* key: the field name; always host memory */
-  MESHDOCK_ROLE_REGION = 8        /* key: the region name; its entries */
+  MESHDOCK_ROLE_REGION = 8,       /* key: the region name; its entries */
+  MESHDOCK_ROLE_TENSOR = 9        /* a single-array publish: the slot's one array, "tensor" */
 };
 
 /* One array, where it is. Pointers are borrowed from the handle the info came from.

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "meshdock/shm/bytes.hpp"
 #include "meshdock/shm/error.hpp"
@@ -87,6 +88,60 @@ struct BufferMetadata {
     const auto clamped = static_cast<std::uint32_t>(bytes > 0xFFFFFFFFull ? 0xFFFFFFFFull : bytes);
     return BufferMetadata{clamped, 1, 1,      static_cast<std::uint8_t>(FormatKind::kUnsigned),
                           8,       0, clamped};
+  }
+
+  // A single-array publish advertises the array itself, so that a cuda-link consumer reads it as
+  // a texture: (W,) -> W x 1 x 1; (H, W) -> W x H x 1; (H, W, C) -> W x H x C; (N, H, W, C) ->
+  // W x N*H x C (the images stacked). DLPack dtype (code, bits): int -> kind 0, uint and bool
+  // -> kind 1, float -> kind 2, bfloat -> kind 2 with flag bit 0. nullopt when a dimension
+  // does not fit u32 or the shape is empty (the caller refuses such a publish).
+  static std::optional<BufferMetadata> of_array(std::uint8_t dtype_code, std::uint8_t bits,
+                                                const std::vector<std::int64_t>& shape) {
+    if (shape.empty() || shape.size() > 4) return std::nullopt;
+    std::uint64_t w = 1, h = 1, c = 1;
+    const auto n = shape.size();
+    for (auto d : shape)
+      if (d <= 0) return std::nullopt;
+    if (n == 1) {
+      w = static_cast<std::uint64_t>(shape[0]);
+    } else {
+      if (n >= 3) c = static_cast<std::uint64_t>(shape[n - 1]);
+      w = static_cast<std::uint64_t>(shape[n >= 3 ? n - 2 : 1]);
+      for (std::size_t k = 0; k + (n >= 3 ? 2 : 1) < n; ++k)
+        h *= static_cast<std::uint64_t>(shape[k]);
+    }
+    constexpr std::uint64_t kMax = 0xFFFFFFFFull;
+    if (w > kMax || h > kMax || c > kMax) return std::nullopt;
+    FormatKind kind = FormatKind::kFloat;
+    std::uint16_t flags = 0;
+    switch (dtype_code) {
+      case 0:
+        kind = FormatKind::kSigned;
+        break;
+      case 1:
+      case 6:
+        kind = FormatKind::kUnsigned;
+        break;
+      case 2:
+        break;
+      case 4:
+        flags = 1;  // kFlagBfloat16
+        break;
+      default:
+        return std::nullopt;
+    }
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(w, h, &bytes) || __builtin_mul_overflow(bytes, c, &bytes) ||
+        __builtin_mul_overflow(bytes, std::uint64_t{bits / 8u}, &bytes))
+      bytes = kMax;
+    const auto clamped = static_cast<std::uint32_t>(bytes > kMax ? kMax : bytes);
+    return BufferMetadata{static_cast<std::uint32_t>(w),
+                          static_cast<std::uint32_t>(h),
+                          static_cast<std::uint32_t>(c),
+                          static_cast<std::uint8_t>(kind),
+                          bits,
+                          flags,
+                          clamped};
   }
 };
 

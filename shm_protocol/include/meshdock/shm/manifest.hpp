@@ -8,6 +8,9 @@
 //
 // dtype is DLPack's (code, bits, lanes); strides are in elements, as DLPack counts them; offset
 // is bytes from the start of the slot buffer and always a multiple of 256.
+//
+// A single-array publish (a standalone tensor, e.g. an image) lists one array, named "tensor"
+// with role "tensor", at offset 0: {"v":1,"arrays":[{"name":"tensor","role":"tensor",...}]}.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +38,7 @@ struct DType {
   std::uint64_t itemsize() const { return static_cast<std::uint64_t>(bits / 8) * lanes; }
 };
 
-enum class ArrayRole { kPoints, kCells, kPointData, kCellData, kRegion, kBlockBases };
+enum class ArrayRole { kPoints, kCells, kPointData, kCellData, kRegion, kBlockBases, kTensor };
 
 inline const char* role_name(ArrayRole r) {
   switch (r) {
@@ -51,18 +54,20 @@ inline const char* role_name(ArrayRole r) {
       return "region";
     case ArrayRole::kBlockBases:
       return "block_bases";
+    case ArrayRole::kTensor:
+      return "tensor";
   }
   return "?";
 }
 
 inline ArrayRole parse_role(std::string_view s, const std::string& where) {
   for (auto r : {ArrayRole::kPoints, ArrayRole::kCells, ArrayRole::kPointData, ArrayRole::kCellData,
-                 ArrayRole::kRegion, ArrayRole::kBlockBases}) {
+                 ArrayRole::kRegion, ArrayRole::kBlockBases, ArrayRole::kTensor}) {
     if (s == role_name(r)) return r;
   }
   throw ProtocolError(where + ": role '" + std::string(s) +
                       "' is not one of points, cells, point_data, cell_data, region, "
-                      "block_bases");
+                      "block_bases, tensor");
 }
 
 struct ArrayEntry {

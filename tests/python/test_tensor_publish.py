@@ -1,0 +1,218 @@
+"""Single-array publish (DESIGN.md "Control block"; proto PublishChunk field "tensor"): a
+standalone tensor, not tied to a mesh, published into a slot of its own, read back by consumers
+as frame.tensor and described in the control block's metadata. A real meshdockd, real client
+calls and a consumer in this process (the SDK, as a user attaches)."""
+import subprocess
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+import meshdock
+from daemon_util import Daemon, arrays_of
+from meshdock import protocol
+from meshdock.client import publish_chunks
+from meshdock.v1 import meshdock_pb2 as pb
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(tmp_path, ("box.v41.msh",), extra=("--device", "cpu"))
+    yield d
+    if d.proc.poll() is None:
+        assert d.stop() == 0, d.stderr
+
+
+@pytest.fixture
+def client(daemon):
+    with meshdock.Client(daemon.addr) as c:
+        yield c
+
+
+def image(h=512, w=512, c=4, seed=0):
+    return np.random.default_rng(seed).random((h, w, c), dtype=np.float32)
+
+
+def code_of(e):
+    return e.value.code()
+
+
+def test_a_first_publish_creates_the_slot_and_consumers_read_the_tensor(daemon, client):
+    img = image()
+    assert client.publish_tensor("img", img) == 1
+    (info,) = [s for s in client.ls() if s.name == "img"]
+    assert info.format == "tensor" and info.path == "" and info.num_points == 0
+    assert info.data_size == img.nbytes and info.write_idx == 1
+    manifest, data = daemon.newest("img")
+    assert [(a["name"], a["role"], a["shape"], a["offset"]) for a in manifest["arrays"]] == \
+        [("tensor", "tensor", [512, 512, 4], 0)]
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], img)
+    with meshdock.attach("img", prefix=daemon.prefix) as slot:
+        frame = slot.wait(timeout=5)
+        assert frame.points is None and frame.cells == [] and frame.block_bases is None
+        got = np.from_dlpack(frame.tensor)
+        assert got.shape == (512, 512, 4) and got.dtype == np.float32
+        np.testing.assert_array_equal(got, img)
+        assert "tensor (512, 512, 4) float32" in repr(frame)
+        assert [n for n, _ in frame.arrays()] == ["tensor"]
+
+
+def test_the_control_block_describes_the_array_for_cuda_link(daemon, client):
+    cases = [  # array -> (width, height, num_comps, kind, bits, flags)
+        (image(), (512, 512, 4, 2, 32, 0)),
+        (np.zeros((480, 640), np.uint8), (640, 480, 1, 1, 8, 0)),
+        (np.zeros(1000, np.float16), (1000, 1, 1, 2, 16, 0)),
+        (np.zeros((3, 32, 64, 2), np.int32), (64, 96, 2, 0, 32, 0)),
+        (np.zeros((8, 8, 3), np.uint16), (8, 8, 3, 1, 16, 0)),
+        (np.zeros((5, 7), bool), (7, 5, 1, 1, 8, 0)),
+    ]
+    for k, (a, (w, h, c, kind, bits, flags)) in enumerate(cases):
+        client.publish_tensor("t", a)
+        cb = protocol.decode_control_block(daemon.control_block("t"), "t")
+        m = cb.metadata
+        assert (m.width, m.height, m.num_comps, m.format_kind, m.bits, m.flags) == \
+            (w, h, c, kind, bits, flags), (k, a.shape, a.dtype, m)
+        assert m.data_size == a.nbytes == w * h * c * bits // 8
+        code = {"i": 0, "u": 1, "f": 2, "b": 6}[a.dtype.kind]
+        assert protocol.BufferMetadata.of_array(code, a.dtype.itemsize * 8, a.shape) == m
+        manifest, data = daemon.newest("t")
+        np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], a)
+
+
+def test_bfloat16_sets_the_flag(daemon):
+    daemon.stub.Publish(publish_chunks(pb, name="bf", field="tensor",
+                                       dtype=pb.DType(code=4, bits=16, lanes=1), shape=[4, 4],
+                                       data=bytes(32)))
+    m = protocol.decode_control_block(daemon.control_block("bf"), "bf").metadata
+    assert (m.width, m.height, m.num_comps, m.format_kind, m.bits, m.flags) == (4, 4, 1, 2, 16, 1)
+    assert protocol.BufferMetadata.of_array(4, 16, (4, 4)) == m
+    for bad in [(), (0, 4), (1, 1, 1, 1, 1), (2**33,)]:
+        assert protocol.BufferMetadata.of_array(2, 32, bad) is None
+
+
+def test_republishes_of_any_shape_are_read_right_through_the_ring(daemon, client):
+    shapes = [((512, 512, 4), np.float32), ((512, 512, 4), np.float32), ((64, 64), np.uint8),
+              ((1024, 1024, 4), np.float32), ((10,), np.float64), ((256, 256, 4), np.float16),
+              ((256, 256, 4), np.float16)]
+    client.publish_tensor("t", np.zeros(1, np.uint8))
+    with meshdock.attach("t", prefix=daemon.prefix) as slot:
+        for k, (shape, dt) in enumerate(shapes):
+            a = (np.arange(int(np.prod(shape))) % 251 + k).astype(dt).reshape(shape)
+            assert client.publish_tensor("t", a) == k + 2
+            frame = slot.wait(timeout=5)
+            assert frame.number == k + 2
+            got = np.from_dlpack(frame.tensor)
+            assert got.shape == shape and got.dtype == dt
+            np.testing.assert_array_equal(got, a)
+            del got, frame
+
+
+def test_device_and_ring_size_of_the_first_publish(daemon, client):
+    client.publish_tensor("t", image(4, 4, 4), device="cpu", num_slots=5)
+    assert protocol.decode_control_block(daemon.control_block("t"), "t").num_slots == 5
+    # Later publishes keep the slot: device and num_slots are for the first one only.
+    client.publish_tensor("t", image(4, 4, 4))
+    assert protocol.decode_control_block(daemon.control_block("t"), "t").num_slots == 5
+
+
+def test_bad_requests_are_refused_with_the_reason(daemon, client):
+    daemon.load("box.v41.msh", "box")
+    n = len(meshdock.read(daemon.root / "box.v41.msh").points)
+    cases = [
+        (lambda: client.publish_tensor("box", image(2, 2, 2)), grpc.StatusCode.INVALID_ARGUMENT,
+         "'box' holds a mesh"),
+        (lambda: client.publish_tensor("z", np.zeros((0, 4), np.float32)),
+         grpc.StatusCode.INVALID_ARGUMENT, "every dimension must be 1 or more"),
+        (lambda: client.publish_tensor("bad/name", image(2, 2, 2)),
+         grpc.StatusCode.INVALID_ARGUMENT, "bad/name"),
+        (lambda: client.publish_tensor("d", image(2, 2, 2), device="tpu:0"),
+         grpc.StatusCode.INVALID_ARGUMENT, "device 'tpu:0'"),
+        (lambda: client.publish_tensor("d", image(2, 2, 2), num_slots=11),
+         grpc.StatusCode.INVALID_ARGUMENT, "num_slots 11"),
+        (lambda: client.publish("box", "point_data/T", np.zeros(n), device="cpu"),
+         grpc.StatusCode.INVALID_ARGUMENT, "tensor's first publish"),
+    ]
+    for call, code, words in cases:
+        with pytest.raises(meshdock.DaemonError) as e:
+            call()
+        assert e.value.code == code.name and words in str(e.value), str(e.value)
+    assert sorted(s.name for s in client.ls()) == ["box"]  # nothing was created
+    client.publish_tensor("img", image(2, 2, 2))
+    for call, code, words in [
+        (lambda: client.publish("img", "point_data/T", np.zeros(8)),
+         grpc.StatusCode.INVALID_ARGUMENT, "holds a tensor"),
+        (lambda: client.export("img", daemon.root / "img.vtu"),
+         grpc.StatusCode.FAILED_PRECONDITION, "holds a tensor"),
+        (lambda: client.reload("img"), grpc.StatusCode.FAILED_PRECONDITION,
+         "nothing to reload"),
+    ]:
+        with pytest.raises(meshdock.DaemonError) as e:
+            call()
+        assert e.value.code == code.name and words in str(e.value), str(e.value)
+    assert not (daemon.root / "img.vtu").exists()
+    # The tensor still serves its frame after the refusals, and unloads like a mesh.
+    manifest, data = daemon.newest("img")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], image(2, 2, 2))
+    client.unload("img")
+    assert sorted(s.name for s in client.ls()) == ["box"]
+
+
+def test_a_tensor_counts_against_max_meshes(tmp_path):
+    d = Daemon(tmp_path, ("box.v41.msh",), config={"max_meshes": 1})
+    try:
+        d.load("box.v41.msh", "box")
+        with meshdock.Client(d.addr) as c, pytest.raises(meshdock.DaemonError) as e:
+            c.publish_tensor("img", image(2, 2, 2))
+        assert e.value.code == "RESOURCE_EXHAUSTED" and "max_meshes" in str(e.value)
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+def test_watch_sees_the_tensor_arrive_and_change(daemon, client):
+    events = daemon.stub.Watch(pb.WatchRequest(name="img"))
+    seen = []
+    t = threading.Thread(target=lambda: [seen.append(e) for _, e in zip(range(2), events)])
+    t.start()
+    time.sleep(0.3)  # the Watch is subscribed
+    client.publish_tensor("img", image(2, 2, 2))
+    client.publish_tensor("img", np.zeros((3, 3), np.uint8))
+    t.join(10)
+    events.cancel()
+    assert [(e.kind, e.frame, e.message) for e in seen] == [
+        (pb.Event.LOADED, 1, "tensor (2, 2, 2) float32"),
+        (pb.Event.PUBLISHED, 2, "tensor (3, 3) uint8")]
+
+
+def test_the_c_abi_reads_a_tensor_slot(daemon, client, build_dir):
+    """c_live (plain C99 over meshdock.h) in its own process: one array, role
+    MESHDOCK_ROLE_TENSOR, adopted as a DLManagedTensorVersioned."""
+    client.publish_tensor("img", np.arange(24, dtype=np.float32).reshape(4, 3, 2))
+    r = subprocess.run([str(build_dir / "tests" / "c_live"), "img", daemon.prefix, "tensor"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "all checks passed" in r.stdout
+
+
+def test_torch_adopts_the_tensor_without_a_copy(daemon, client):
+    torch = pytest.importorskip("torch")
+    img = image(64, 32, 4)
+    client.publish_tensor("img", img)
+    with meshdock.attach("img", prefix=daemon.prefix) as slot:
+        frame = slot.wait(timeout=5)
+        t = torch.from_dlpack(frame.tensor)
+        assert tuple(t.shape) == (64, 32, 4) and t.dtype == torch.float32
+        assert t.data_ptr() == frame.tensor.data_ptr()
+        assert torch.equal(t, torch.from_numpy(img))
+        p = meshdock.to_torch(frame)  # the payload API maps the one array too
+        assert p.points is None and torch.equal(p.tensor, t)
+
+
+def test_meshdockctl_shows_a_tensor_slot(daemon, client):
+    client.publish_tensor("cam", np.zeros((480, 640, 4), np.float32))
+    out = daemon.ctl("ls").stdout
+    assert out.splitlines()[0].split() == ["cam", "cpu", "tensor"], out
+    assert "frames 1  slots 3  4800.0 KiB  published in" in out and "points" not in out, out
+    out = daemon.ctl("describe", "cam").stdout
+    assert "tensor" in out and "float32  480x640x4" in out and "@0 (4915200 bytes)" in out, out
