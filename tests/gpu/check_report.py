@@ -10,7 +10,7 @@ PASS = ["environment", "mesh_generate", "build_cpp_consumer", "daemon_start",
         "load_big", "load_to_consumer", "load_blocks", "consumer_cpp_big", "consumer_cpp_blocks",
         "consumer_torch_big", "consumer_torch_blocks", "republish_while_held",
         "sigkill_consumer", "load_latency_mesh", "latency_1_consumer", "latency_8_consumers",
-        "sigkill_daemon"]
+        "tensor_publish", "cuda_link_texture", "sigkill_daemon"]
 SKIPPED = ["gpu_visible", "consumer_cupy_big", "consumer_cupy_blocks", "stream_semantics", "ipc_open_cost",
            "h2d_upload"]
 
@@ -49,6 +49,12 @@ def main(path):
              and f["sigkill_consumer"]["version_after"] == f["sigkill_consumer"]["version_before"]),
             ("latency_1: wake p50 > 0", f["latency_1_consumer"]["wake_p50_us"] > 0),
             ("latency_8: 8 consumers", f["latency_8_consumers"]["consumers"] == 8),
+            ("tensor_publish: torch reads frame.tensor on the host",
+             f["tensor_publish"]["torch"]["ok"] and f["tensor_publish"]["torch"]["device"][0] == 1),
+            ("cuda_link_texture: 512 x 512 x 4 float32 from host handles",
+             (f["cuda_link_texture"]["width"], f["cuda_link_texture"]["height"],
+              f["cuda_link_texture"]["num_comps"], f["cuda_link_texture"]["cuda_link_dtype"],
+              f["cuda_link_texture"]["device"]) == (512, 512, 4, "float32", "host")),
             ("sigkill_daemon: ProducerGone in both",
              all(v["producer_gone"] for k, v in f["sigkill_daemon"].items() if isinstance(v, dict))),
         ]

@@ -22,6 +22,13 @@ Modes:
   h2d      (torch) host -> device copies of --bytes from pinned and pageable memory.
   ipc-open (CuPy) time cudaIpcOpenMemHandle / cudaIpcCloseMemHandle of every slot handle in
            the control segment --control (a /dev/shm path).
+  cuda-link  read the control segment --control as cuda-link v1.x's importer does (DESIGN.md
+           "cuda-link consumers", in our own code, not through meshdock): refuse shutdown 1,
+           open EVERY slot's memory handle (CuPy cudaIpcOpenMemHandle; a host "MDH1" handle:
+           map its /dev/shm segment), open non-zero event handles and make the stream wait on
+           the newest slot's, read slot (write_idx-1) % N as (height, width, comps) of the dtype
+           cuda-link decodes, and compare its wsum64 (on its device) with --expect-wsum and
+           the metadata with --shape / --dtype.
 Exit status 0 when the mode's checks held, 1 otherwise (the JSON says what differed).
 """
 
@@ -295,9 +302,110 @@ def mode_h2d(a) -> int:
     return 0
 
 
+def cuda_link_dtype(kind: int, bits: int, flags: int) -> str:
+    """cuda-link v1.1's decoding of the control block's metadata (it misreads the rest)."""
+    if kind == 2 and bits == 16 and not flags & 1:
+        return "float16"
+    if kind == 2:
+        return "float32"
+    return {8: "uint8", 16: "uint16"}.get(bits, "float32")
+
+
+def mode_cuda_link(a) -> int:
+    import mmap
+    import struct
+
+    import numpy as np
+
+    from gpucheck_common import wsum_numpy
+
+    raw = open(a.control, "rb").read()
+    magic, version, n, write_idx = struct.unpack_from("<IQII", raw, 0)
+    out = {"event": "cuda_link", "version": version, "num_slots": n, "write_idx": write_idx}
+    if magic != 0x43495044:
+        out.update(ok=False, error=f"magic {magic:#x}")
+        emit(out)
+        return 1
+    if raw[20 + 128 * n]:
+        out.update(ok=False, error="shutdown byte is 1: cuda-link refuses the block")
+        emit(out)
+        return 1
+    w, h, c, kind, bits, flags, size = struct.unpack_from("<IIIBBHI", raw, 21 + 128 * n)
+    dt = cuda_link_dtype(kind, bits, flags)
+    out.update(width=w, height=h, num_comps=c, format_kind=kind, bits=bits, flags=flags,
+               data_size=size, cuda_link_dtype=dt)
+    problems = []
+    if 0 in (w, h, c):
+        problems.append("a zero width/height/comps: cuda-link falls back to 512x512x4 float32")
+    if w * h * c * bits // 8 != size:
+        problems.append(f"width*height*comps*bits/8 = {w * h * c * bits // 8} != data_size {size}")
+    want_shape = [int(x) for x in a.shape.split(",")] if a.shape else None
+    if want_shape is not None and [h, w, c] != want_shape:
+        problems.append(f"(height, width, comps) = {[h, w, c]}, expected {want_shape}")
+    if a.dtype and dt != a.dtype:
+        problems.append(f"cuda-link decodes {dt}, expected {a.dtype}")
+    slot = (write_idx - 1) % n
+    handles = [raw[20 + 128 * i: 84 + 128 * i] for i in range(n)]
+    events = [raw[84 + 128 * i: 148 + 128 * i] for i in range(n)]
+    if not all(any(x) for x in handles):
+        problems.append("an all-zero memory handle: cuda-link retries forever")
+    cuda = any(not x.startswith(b"MDH1") for x in handles if any(x))
+    t0 = now()
+    if cuda:
+        import cupy as cp
+
+        rt = cp.cuda.runtime
+        flag = getattr(rt, "cudaIpcMemLazyEnablePeerAccess", 1)
+        ptrs = [rt.ipcOpenMemHandle(x, flag) for x in handles]  # every slot, as it does
+        stream = cp.cuda.Stream(non_blocking=True)
+        opened_events = 0
+        for i, e in enumerate(events):
+            if any(e):
+                ev = rt.ipcOpenEventHandle(e)
+                opened_events += 1
+                if i == slot:
+                    rt.streamWaitEvent(stream.ptr, ev, 0)
+        out["opened_events"] = opened_events
+        out["open_all_s"] = round(now() - t0, 6)
+        with stream:
+            mem = cp.cuda.UnownedMemory(ptrs[slot], size, None)
+            arr = cp.ndarray((h, w, c), dtype=dt, memptr=cp.cuda.MemoryPointer(mem, 0))
+            from gpucheck_common import wsum_cupy
+            got = wsum_cupy(arr)
+        stream.synchronize()
+        for ptr in ptrs:
+            rt.ipcCloseMemHandle(ptr)
+        out["device"] = "cuda"
+    else:
+        maps = []
+        for x in handles:
+            name = x[4:].split(b"\0", 1)[0].decode()
+            fd = os.open("/dev/shm/" + name, os.O_RDONLY)
+            try:
+                maps.append(mmap.mmap(fd, 0, prot=mmap.PROT_READ))
+            finally:
+                os.close(fd)
+        out["open_all_s"] = round(now() - t0, 6)
+        arr = np.frombuffer(maps[slot], dtype=dt, count=h * w * c).reshape(h, w, c)
+        got = wsum_numpy(arr)
+        del arr
+        for m in maps:
+            m.close()
+        out["device"] = "host"
+    out["wsum"] = got
+    if a.expect_wsum and got != a.expect_wsum:
+        problems.append(f"wsum {got} != {a.expect_wsum}: the texture differs from what was "
+                        "published")
+    out["problems"] = problems
+    out["ok"] = not problems
+    emit(out)
+    return 0 if not problems else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("verify", "hold", "latency", "ipc-open", "h2d"))
+    ap.add_argument("mode", choices=("verify", "hold", "latency", "ipc-open", "h2d",
+                                     "cuda-link"))
     ap.add_argument("--lib", choices=("torch", "cupy", "numpy"), default="torch")
     ap.add_argument("--name")
     ap.add_argument("--prefix")
@@ -310,10 +418,15 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=0, help="latency: frames not timed")
     ap.add_argument("--control")
     ap.add_argument("--bytes", type=int, default=0)
+    ap.add_argument("--expect-wsum", default="", help="cuda-link: the texture's wsum64")
+    ap.add_argument("--shape", default="", help="cuda-link: expected height,width,comps")
+    ap.add_argument("--dtype", default="", help="cuda-link: expected decoded dtype")
     a = ap.parse_args()
     try:
         if a.mode == "ipc-open":
             return mode_ipc_open(a)
+        if a.mode == "cuda-link":
+            return mode_cuda_link(a)
         if a.mode == "h2d":
             return mode_h2d(a)
         import meshdock as md

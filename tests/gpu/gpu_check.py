@@ -557,6 +557,52 @@ class Run:
                         "today a consumer that skipped the event wait would pass too; the "
                         "check bites once publishing is asynchronous"}
 
+    def tensor_publish(self):
+        """A single-array publish (Client.publish_tensor): a (512, 512, 4) float32 image in a
+        slot of its own; consumers read it as frame.tensor on the daemon's device."""
+        import numpy as np
+
+        from gpucheck_common import wsum_numpy
+
+        if not hasattr(self.client, "publish_tensor"):
+            raise Skip("the control is meshdockctl, which has no publish verb")
+        img = (np.arange(512 * 512 * 4, dtype=np.float32) % 65521 / 7).reshape(512, 512, 4)
+        self.tex_wsum = wsum_numpy(img)
+        self.ref["files"]["T"] = {"arrays": {"tensor": {"wsum": self.tex_wsum,
+                                                        "nbytes": int(img.nbytes),
+                                                        "shape": list(img.shape)}}}
+        with open(self.ref_path, "w") as fh:
+            json.dump(self.ref, fh)
+        t0 = now()
+        frame = self.client.publish_tensor("tex", img)
+        dt = now() - t0
+        f = {"frame": frame, "publish_rpc_s": round(dt, 4), "bytes": int(img.nbytes)}
+        libs = ["torch"] + (["cupy"] if self.gpu else [])
+        for lib in libs:
+            c = self.consumer(f"{lib}-tex", "verify", lib, "tex", "--expect", "T")
+            v = c.expect("verified", self.step_timeout)
+            rc = c.finish(15)
+            f[lib] = {"ok": v["ok"], "device": v["device"], "arrays": v["arrays"]}
+            if not v["ok"] or rc or v["arrays"] != 1:
+                raise failed(f"{lib}: rc {rc}; frame.tensor differs: {v['mismatches']}", f)
+            want = 2 if self.device.startswith("cuda") else 1
+            if v["device"][0] != want:
+                raise failed(f"{lib}: tensor on DLPack device {v['device']}, expected {want}", f)
+        return f
+
+    def cuda_link_texture(self):
+        """cuda-link's importer rules (consumer.py cuda-link) on the tensor slot: every handle
+        opens, the metadata says (512, 512, 4) float32, and the texture is the image."""
+        c = self.consumer("cuda-link-tex", "cuda-link", "cupy" if self.gpu else "numpy", "tex",
+                          "--control", f"/dev/shm/{self.prefix}tex", "--expect-wsum",
+                          self.tex_wsum, "--shape", "512,512,4", "--dtype", "float32")
+        r = c.expect("cuda_link", self.step_timeout)
+        rc = c.finish(15)
+        f = {k: v for k, v in r.items() if k not in ("event", "problems")}
+        if not r["ok"] or rc:
+            raise failed(f"rc {rc}: {r.get('problems') or r.get('error')}", f)
+        return f
+
     def republish_while_held(self):
         # Warm-up: one publish into every ring slot, so that each has its buffer and a
         # `version` bump below can only be the lease-forced fresh buffer.
@@ -771,6 +817,8 @@ class Run:
                    30, needs=base)
         self.check("latency_1_consumer", self.latency(1), 90, needs=["load_latency_mesh"])
         self.check("latency_8_consumers", self.latency(8), 120, needs=["load_latency_mesh"])
+        self.check("tensor_publish", self.tensor_publish, 60, needs=[base[0]])
+        self.check("cuda_link_texture", self.cuda_link_texture, 60, needs=["tensor_publish"])
         self.check("ipc_open_cost", self.ipc_open, 60, gpu=True, needs=["load_big"])
         self.check("h2d_upload", self.h2d, 90, gpu=True, needs=["load_big"])
         self.check("sigkill_daemon", self.sigkill_daemon, 90,
