@@ -145,6 +145,10 @@ Json to_json(const v1::ExportReply& r) {
   return Json{{"path", r.path()}, {"bytes_written", r.bytes_written()}};
 }
 
+Json to_json(const v1::PublishReply& r) {
+  return Json{{"frame", r.frame()}, {"slot", slot_json(r.slot())}};
+}
+
 Json to_json(const v1::MetricsReply& r) {
   return Json{{"text", r.text()}};
 }

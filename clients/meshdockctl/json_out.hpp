@@ -32,6 +32,7 @@ Json to_json(const meshdock::v1::ListReply& r);
 Json to_json(const meshdock::v1::DescribeReply& r);
 Json to_json(const meshdock::v1::UnloadReply& r);
 Json to_json(const meshdock::v1::ExportReply& r);
+Json to_json(const meshdock::v1::PublishReply& r);
 Json to_json(const meshdock::v1::StatsReply& r);
 // {"text": the Prometheus exposition} (meshdockctl metrics --json).
 Json to_json(const meshdock::v1::MetricsReply& r);

@@ -15,8 +15,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +26,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "json_out.hpp"
 #include "meshdock/inspect.hpp"
+#include "npy.hpp"
 #include "meshdock/shm.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
 #include "status.hpp"
@@ -125,6 +128,76 @@ void print_slot(const v1::SlotInfo& s) {
   } else if (s.notes_size() > 1) {
     std::printf("  %d notes; -v to list them\n", s.notes_size());
   }
+}
+
+// `meshdockctl publish`: the .npy header checked here, then the array streamed from the file in
+// 1 MiB chunks (one PublishSmall message when it fits), never held whole in memory.
+int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
+                const std::string& field, const std::string& path, unsigned block,
+                const std::string& device, unsigned num_slots) {
+  constexpr std::size_t kChunk = 1 << 20;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) {
+    std::fprintf(stderr, "meshdockctl publish: %s: %s\n", path.c_str(), std::strerror(errno));
+    return errno == ENOENT ? meshdockctl::kNotFound : meshdockctl::kOther;
+  }
+  struct stat st {};
+  if (::fstat(::fileno(f.get()), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fprintf(stderr, "meshdockctl publish: %s is not a regular file\n", path.c_str());
+    return meshdockctl::kInvalidArgument;
+  }
+  std::string head(std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), 65536), '\0');
+  head.resize(std::fread(head.data(), 1, head.size(), f.get()));
+  meshdockctl::NpyHeader h;
+  try {
+    h = meshdockctl::parse_npy(path, head, static_cast<std::uint64_t>(st.st_size));
+  } catch (const meshdockctl::NpyError& e) {
+    std::fprintf(stderr, "meshdockctl publish: %s\n", e.what());
+    return meshdockctl::kInvalidArgument;
+  }
+  if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0) {
+    std::fprintf(stderr, "meshdockctl publish: %s: %s\n", path.c_str(), std::strerror(errno));
+    return meshdockctl::kOther;
+  }
+  v1::PublishChunk first;
+  first.set_name(name);
+  first.set_field(field);
+  first.set_block(block);
+  first.set_device(device);
+  first.set_num_slots(num_slots);
+  first.mutable_dtype()->set_code(h.code);
+  first.mutable_dtype()->set_bits(h.bits);
+  first.mutable_dtype()->set_lanes(1);
+  for (auto d : h.shape) first.add_shape(d);
+  std::uint64_t left = h.nbytes;
+  auto next_data = [&](v1::PublishChunk& chunk) {
+    std::string data(std::min<std::uint64_t>(left, kChunk), '\0');
+    if (std::fread(data.data(), 1, data.size(), f.get()) != data.size())
+      throw std::runtime_error(path + ": read failed after " +
+                               std::to_string(h.nbytes - left) + " bytes of data");
+    left -= data.size();
+    chunk.set_data(std::move(data));
+  };
+  next_data(first);
+  v1::PublishReply rep;
+  grpc::Status s;
+  if (!left) {
+    s = c.stub().PublishSmall(&ctx, first, &rep);
+  } else {
+    auto w = c.stub().Publish(&ctx, &rep);
+    bool open = w->Write(first);
+    while (open && left) {
+      v1::PublishChunk chunk;
+      next_data(chunk);
+      open = w->Write(chunk);
+    }
+    w->WritesDone();
+    s = w->Finish();  // a refusal mid-stream ends the writes: its status says why
+  }
+  return c.print(
+      s, rep, +[](const v1::PublishReply& x) {
+        std::printf("published frame %u of %s\n", x.frame(), x.slot().name().c_str());
+      });
 }
 
 // Load / Reload stream progress; a bar on a terminal, nothing else until the end.
@@ -391,6 +464,22 @@ int main(int argc, char** argv) {
   exp->add_option("--format", format, "the writer; default by extension");
   exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");
 
+  std::string field, npy_path;
+  unsigned block = 0;
+  auto* publish = app.add_subcommand(
+      "publish", "publish an array from a .npy file: a mesh's field, or a tensor of its own");
+  publish->add_option("NAME", name, "the mesh (or the tensor's slot)")->required();
+  publish->add_option("FIELD", field,
+                      "point_data/NAME, cell_data/NAME (with --block) or tensor (a standalone "
+                      "array in a slot of its own, created by its first publish)")
+      ->required();
+  publish->add_option("FILE", npy_path, "a .npy file (numpy.save): C order, little-endian")
+      ->required();
+  publish->add_option("-b,--block", block, "the cell block of a cell_data field");
+  publish->add_option("-d,--device", device, "tensor, first publish: auto, cpu or cuda:N");
+  publish->add_option("-s,--slots", num_slots, "tensor, first publish: ring slots")
+      ->check(count_validator());
+
   auto* watchv = app.add_subcommand("watch", "print events as they happen (Ctrl-C stops)");
   watchv->add_option("NAME", name, "only this mesh's events");
   auto* stats = app.add_subcommand("stats", "memory, uptime and per-mesh counters");
@@ -545,6 +634,8 @@ int main(int argc, char** argv) {
                         static_cast<unsigned long long>(x.bytes_written()));
           });
     }
+    if (publish->parsed()) return publish_npy(c, ctx, name, field, npy_path, block, device,
+                                              num_slots);
     if (metrics->parsed()) {
       v1::MetricsReply rep;
       return c.print(

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import time
 
+import numpy as np
 import pytest
 
 import conftest
@@ -18,8 +19,8 @@ from daemon_util import BIN, Daemon, unique_prefix
 
 CTL = str(BIN / "meshdockctl")
 NOBODY = 65534
-VERBS = ["load", "reload", "unload", "ls", "describe", "export", "watch", "stats", "metrics",
-         "health", "shutdown", "leases", "inspect", "completion"]
+VERBS = ["load", "reload", "unload", "ls", "describe", "export", "publish", "watch", "stats",
+         "metrics", "health", "shutdown", "leases", "inspect", "completion"]
 # docs/operations.md, "meshdockctl": the exit statuses.
 EXIT = dict(ok=0, other=1, usage=2, unavailable=3, not_found=4, invalid=5, denied=6,
             exhausted=7, exists=8, precondition=9, deadline=10)
@@ -289,6 +290,10 @@ def test_json_of_every_verb(daemon, tmp_path):
     when = is_rfc3339(insp["time"])
     assert abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) < 60
 
+    np.save(tmp_path / "t.npy", np.ones(slot["num_points"], np.float32))
+    pub = j("publish", "box", "point_data/T", str(tmp_path / "t.npy"))
+    assert pub["frame"] == slot["write_idx"] + 2 and pub["slot"]["name"] == "box"
+
     assert j("unload", "box") == {"name": "box"}
     assert j("shutdown") == {"stopping": True}
     assert daemon.proc.wait(15) == 0
@@ -379,3 +384,67 @@ def test_a_terminal_load_of_a_big_file_shows_the_bar_moving_through_read(daemon,
     assert percents[-1] == 100
     # The bar is wiped before the summary is printed.
     assert screen.endswith("\r" + " " * 90 + "\r"), screen[-200:]
+
+
+def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
+    import meshdock
+    daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box")
+    n = len(meshdock.read(daemon.root / "box.v41.msh").points)
+    t = np.linspace(0, 1, n)
+    np.save(tmp_path / "T.npy", t)
+    r = daemon.ctl("publish", "box", "point_data/T", str(tmp_path / "T.npy"))
+    assert r.stdout == "published frame 2 of box\n", r.stdout
+    manifest, data = daemon.newest("box")
+    from daemon_util import arrays_of
+    np.testing.assert_array_equal(arrays_of(manifest, data)["point_data/T"], t)
+    # A 5 MiB image: streamed in 1 MiB chunks into a tensor slot of its own, on the host.
+    img = np.random.default_rng(3).random((640, 512, 4), dtype=np.float32)
+    np.save(tmp_path / "img.npy", img)
+    r = daemon.ctl("publish", "cam", "tensor", str(tmp_path / "img.npy"), "--device", "cpu",
+                   "--slots", "2")
+    assert r.stdout == "published frame 1 of cam\n", r.stdout
+    manifest, data = daemon.newest("cam")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], img)
+    assert daemon.catalog("cam").num_slots == 2
+    for dt in ("<u2", "|b1", "<i8", "<f2"):
+        a = (np.arange(12) % 2).astype(dt).reshape(3, 4)
+        np.save(tmp_path / "a.npy", a)
+        daemon.ctl("publish", "cam", "tensor", str(tmp_path / "a.npy"))
+        manifest, data = daemon.newest("cam")
+        np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], a)
+
+
+def test_publish_refuses_files_it_cannot_send_and_names_the_fix(daemon, tmp_path):
+    good = tmp_path / "good.npy"
+    np.save(good, np.zeros((4, 4), np.float32))
+    raw = good.read_bytes()
+    cases = {
+        "big.npy": (np.zeros(4, ">f4"), "is big-endian"),
+        "fortran.npy": (np.asfortranarray(np.zeros((3, 4), np.float32)), "Fortran order"),
+        "complex.npy": (np.zeros(4, np.complex64), "cannot be published"),
+        "struct.npy": (np.zeros(4, [("a", "<f4"), ("b", "<i4")]), "structured dtype"),
+        "five.npy": (np.zeros((1, 1, 1, 1, 2), np.float32), "Publish takes 1 to 4"),
+        "scalar.npy": (np.float32(1), "Publish takes 1 to 4"),
+    }
+    for name, (a, words) in cases.items():
+        np.save(tmp_path / name, a)
+    (tmp_path / "short.npy").write_bytes(raw[:-5])
+    cases["short.npy"] = (None, "the header promises 64 bytes of data")
+    (tmp_path / "long.npy").write_bytes(raw + b"x")
+    cases["long.npy"] = (None, "not what numpy.save wrote")
+    (tmp_path / "text.npy").write_bytes(b"not numpy at all")
+    cases["text.npy"] = (None, "not a NumPy .npy file")
+    (tmp_path / "hdr.npy").write_bytes(raw[:8] + b"\xff\x00" + raw[10:])
+    cases["hdr.npy"] = (None, "header says it is 255 bytes")
+    for name, (_, words) in cases.items():
+        r = daemon.ctl("publish", "x", "tensor", str(tmp_path / name), check=False)
+        assert r.returncode == EXIT["invalid"], (name, r.returncode, r.stderr)
+        assert str(tmp_path / name) in r.stderr and words in r.stderr, (name, r.stderr)
+    r = daemon.ctl("publish", "x", "tensor", str(tmp_path / "nope.npy"), check=False)
+    assert r.returncode == EXIT["not_found"] and "nope.npy" in r.stderr
+    # The daemon's refusals come through with their status: a mesh's name is not a tensor's.
+    daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box")
+    r = daemon.ctl("publish", "box", "tensor", str(good), check=False)
+    assert r.returncode == EXIT["invalid"] and "'box' holds a mesh" in r.stderr, r.stderr
+    assert [s.split()[0] for s in daemon.ctl("ls").stdout.splitlines()
+            if not s.startswith(" ")] == ["box"]
