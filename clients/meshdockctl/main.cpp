@@ -26,9 +26,9 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "json_out.hpp"
 #include "meshdock/inspect.hpp"
-#include "npy.hpp"
 #include "meshdock/shm.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
+#include "npy.hpp"
 #include "status.hpp"
 
 namespace {
@@ -173,8 +173,8 @@ int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
   auto next_data = [&](v1::PublishChunk& chunk) {
     std::string data(std::min<std::uint64_t>(left, kChunk), '\0');
     if (std::fread(data.data(), 1, data.size(), f.get()) != data.size())
-      throw std::runtime_error(path + ": read failed after " +
-                               std::to_string(h.nbytes - left) + " bytes of data");
+      throw std::runtime_error(path + ": read failed after " + std::to_string(h.nbytes - left) +
+                               " bytes of data");
     left -= data.size();
     chunk.set_data(std::move(data));
   };
@@ -469,9 +469,10 @@ int main(int argc, char** argv) {
   auto* publish = app.add_subcommand(
       "publish", "publish an array from a .npy file: a mesh's field, or a tensor of its own");
   publish->add_option("NAME", name, "the mesh (or the tensor's slot)")->required();
-  publish->add_option("FIELD", field,
-                      "point_data/NAME, cell_data/NAME (with --block) or tensor (a standalone "
-                      "array in a slot of its own, created by its first publish)")
+  publish
+      ->add_option("FIELD", field,
+                   "point_data/NAME, cell_data/NAME (with --block) or tensor (a standalone "
+                   "array in a slot of its own, created by its first publish)")
       ->required();
   publish->add_option("FILE", npy_path, "a .npy file (numpy.save): C order, little-endian")
       ->required();
@@ -634,8 +635,8 @@ int main(int argc, char** argv) {
                         static_cast<unsigned long long>(x.bytes_written()));
           });
     }
-    if (publish->parsed()) return publish_npy(c, ctx, name, field, npy_path, block, device,
-                                              num_slots);
+    if (publish->parsed())
+      return publish_npy(c, ctx, name, field, npy_path, block, device, num_slots);
     if (metrics->parsed()) {
       v1::MetricsReply rep;
       return c.print(

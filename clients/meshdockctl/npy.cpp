@@ -100,8 +100,9 @@ class DictParser {
       ++i_;
       v.ints = std::move(dims);
     } else if (c == '[') {
-      fail("'" + key + "' is a list: a structured dtype, which cannot be published (one plain "
-                       "numeric array per file)");
+      fail("'" + key +
+           "' is a list: a structured dtype, which cannot be published (one plain "
+           "numeric array per file)");
     } else {
       fail("'" + key + "' has a value that is not a string, True/False or a tuple");
     }
@@ -124,13 +125,13 @@ std::uint32_t le(const std::string& b, std::size_t at, std::size_t n) {
 
 NpyHeader parse_npy(const std::string& path, const std::string& head, std::uint64_t file_size) {
   if (head.size() < 10 || head.compare(0, kMagicBytes, kMagic, kMagicBytes) != 0)
-    throw NpyError(path + ": not a NumPy .npy file (no \\x93NUMPY magic; save the array with "
-                          "numpy.save)");
+    throw NpyError(path +
+                   ": not a NumPy .npy file (no \\x93NUMPY magic; save the array with "
+                   "numpy.save)");
   const int major = static_cast<unsigned char>(head[6]);
   if (major < 1 || major > 3)
     throw NpyError(path + ": .npy format version " + std::to_string(major) + "." +
-                   std::to_string(static_cast<unsigned char>(head[7])) +
-                   " is not 1.0, 2.0 or 3.0");
+                   std::to_string(static_cast<unsigned char>(head[7])) + " is not 1.0, 2.0 or 3.0");
   const std::size_t len_bytes = major == 1 ? 2 : 4;
   if (head.size() < 8 + len_bytes) throw NpyError(path + ": .npy header is cut short");
   const std::uint64_t header_len = le(head, 8, len_bytes);

@@ -336,8 +336,9 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
       reg_.check_publish_tensor(head.name(), dt, shape, want, device, num_slots);
     else if (!device.empty() || num_slots)
       throw service::ServiceError(Status::kInvalidArgument,
-                                  field + ": device and num_slots are for a tensor's first "
-                                          "publish (a mesh's slot has them already)");
+                                  field +
+                                      ": device and num_slots are for a tensor's first "
+                                      "publish (a mesh's slot has them already)");
     else
       reg_.check_publish(head.name(), field, shape[0], head.block(), want);
     auto a = mesh::Array::empty(dt, shape);
@@ -357,8 +358,7 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
     take(head.data());
     while (const v1::PublishChunk* chunk = next()) {
       if (!chunk->name().empty() || !chunk->field().empty() || chunk->has_dtype() ||
-          chunk->shape_size() || chunk->block() || !chunk->device().empty() ||
-          chunk->num_slots())
+          chunk->shape_size() || chunk->block() || !chunk->device().empty() || chunk->num_slots())
         throw service::ServiceError(Status::kInvalidArgument,
                                     field + ": only the first chunk carries the header");
       take(chunk->data());

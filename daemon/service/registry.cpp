@@ -62,15 +62,18 @@ double now_seconds() {
 // "(512, 512, 4)"
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "(";
-  for (std::size_t k = 0; k < shape.size(); ++k)
-    s += (k ? ", " : "") + std::to_string(shape[k]);
+  for (std::size_t k = 0; k < shape.size(); ++k) s += (k ? ", " : "") + std::to_string(shape[k]);
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
 // "float32", "uint8", "bfloat16", "bool": numpy's names of the DLPack scalar types.
 std::string dtype_text(const mesh::DType& d) {
-  const char* kind = d.code == 0 ? "int" : d.code == 1 ? "uint" : d.code == 2 ? "float"
-                                         : d.code == 4 ? "bfloat" : d.code == 6 ? "bool" : "?";
+  const char* kind = d.code == 0   ? "int"
+                     : d.code == 1 ? "uint"
+                     : d.code == 2 ? "float"
+                     : d.code == 4 ? "bfloat"
+                     : d.code == 6 ? "bool"
+                                   : "?";
   return d.code == 6 ? std::string(kind) : kind + std::to_string(d.bits);
 }
 
@@ -720,9 +723,9 @@ void Registry::check_publish_tensor(const std::string& name, const mesh::DType& 
     } else if (loading_.count(name)) {
       throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
     } else if (entries_.size() + loading_.size() >= c_.max_meshes) {
-      throw ServiceError(Status::kResourceExhausted,
-                         "every slot max_meshes allows (" + std::to_string(c_.max_meshes) +
-                             ") holds a mesh or tensor");
+      throw ServiceError(Status::kResourceExhausted, "every slot max_meshes allows (" +
+                                                         std::to_string(c_.max_meshes) +
+                                                         ") holds a mesh or tensor");
     }
   }
   if (!e) return;
@@ -749,9 +752,9 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
       if (loading_.count(name))
         throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
       if (entries_.size() + loading_.size() >= c_.max_meshes)
-        throw ServiceError(Status::kResourceExhausted,
-                           "every slot max_meshes allows (" + std::to_string(c_.max_meshes) +
-                               ") holds a mesh or tensor");
+        throw ServiceError(Status::kResourceExhausted, "every slot max_meshes allows (" +
+                                                           std::to_string(c_.max_meshes) +
+                                                           ") holds a mesh or tensor");
       loading_.insert(name);
       if (!num_slots) num_slots = c_.num_slots;
     }
@@ -760,8 +763,9 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
     std::lock_guard lock(e->m);
     if (!e->payload.tensor.valid())
       throw ServiceError(Status::kInvalidArgument,
-                         "tensor: '" + name + "' holds a mesh; publish a tensor under a name of "
-                                              "its own (or unload the mesh first)");
+                         "tensor: '" + name +
+                             "' holds a mesh; publish a tensor under a name of "
+                             "its own (or unload the mesh first)");
     if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
     p.device = e->backend->device();
     const auto pub = publish_into(*e, p, name);

@@ -96,8 +96,8 @@ struct Stats {
   std::vector<MeshInfo> meshes;
   std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
   double uptime_seconds = 0;
-  std::string backend;        // what "auto" resolves to: "host" | "cuda"
-  std::size_t consumers = 0;  // registered consumer connections
+  std::string backend;                        // what "auto" resolves to: "host" | "cuda"
+  std::size_t consumers = 0;                  // registered consumer connections
   slots::ConsumerRegistry::WakeLatency wake;  // consumers' wake reports
 };
 
@@ -187,8 +187,7 @@ class Registry {
   void make_slot(Entry& e, const std::string& name, std::uint32_t num_slots);
   // Publishes `p` into e's slot (e.m held) with the budget reserved first; errors as
   // ServiceErrors.
-  slots::Published publish_into(Entry& e, const payload::DevicePayload& p,
-                                const std::string& name);
+  slots::Published publish_into(Entry& e, const payload::DevicePayload& p, const std::string& name);
   static void refuse_field_of_tensor(const Entry& e, const std::string& name,
                                      const std::string& field);
   // Takes `name` (put in loading_ by a load or a tensor's first publish) out of loading_ when

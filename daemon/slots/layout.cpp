@@ -56,8 +56,9 @@ Layout plan_layout(const payload::DevicePayload& p) {
     const auto md = shm::BufferMetadata::of_array(p.tensor.dtype().code, p.tensor.dtype().bits,
                                                   p.tensor.shape());
     if (!md)
-      throw payload::PayloadError("tensor: shape and dtype cannot be told to cuda-link consumers "
-                                  "(every dimension 1..2^32-1, 1 to 4 of them)");
+      throw payload::PayloadError(
+          "tensor: shape and dtype cannot be told to cuda-link consumers "
+          "(every dimension 1..2^32-1, 1 to 4 of them)");
     l.metadata = *md;
   }
   auto& m = l.manifest;

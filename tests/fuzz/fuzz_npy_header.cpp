@@ -13,8 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string head(reinterpret_cast<const char*>(data), size < 65536 ? size : 65536);
   try {
     const auto h = meshdockctl::parse_npy("fuzz.npy", head, size);
-    if (h.data_offset + h.nbytes != size || h.shape.empty() || h.shape.size() > 4 ||
-        h.bits % 8 || h.bits == 0 || h.bits > 64)
+    if (h.data_offset + h.nbytes != size || h.shape.empty() || h.shape.size() > 4 || h.bits % 8 ||
+        h.bits == 0 || h.bits > 64)
       std::abort();
   } catch (const meshdockctl::NpyError&) {
   }

@@ -93,7 +93,9 @@ def cuda_link_dtype(m):
 
 @pytest.fixture
 def daemon(tmp_path):
-    d = Daemon(tmp_path, ("box.v41.msh", "blocks.v41.msh"))
+    # The host backend even on a GPU machine: "opening" a handle here maps its shm segment
+    # (scripts/gpu-check's cuda_link_texture opens CUDA handles).
+    d = Daemon(tmp_path, ("box.v41.msh", "blocks.v41.msh"), extra=("--device", "cpu"))
     yield d
     if d.proc.poll() is None:
         assert d.stop() == 0, d.stderr

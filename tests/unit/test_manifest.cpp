@@ -119,16 +119,23 @@ TEST(Manifest, EveryPublishedDtypeIsAccepted) {
 
 TEST(Manifest, ASingleArrayPublishRoundTrips) {
   shm::Manifest m;
-  m.arrays.push_back({"tensor", shm::ArrayRole::kTensor, -1, {2, 32, 1}, {512, 512, 4},
-                      {2048, 4, 1}, 0, 512 * 512 * 4 * 4});
+  m.arrays.push_back({"tensor",
+                      shm::ArrayRole::kTensor,
+                      -1,
+                      {2, 32, 1},
+                      {512, 512, 4},
+                      {2048, 4, 1},
+                      0,
+                      512 * 512 * 4 * 4});
   const auto text = shm::encode_manifest(m);
   EXPECT_NE(text.find("\"role\":\"tensor\""), std::string::npos);
   EXPECT_EQ(shm::decode_manifest(text, 512 * 512 * 4 * 4), m);
   auto bad = json::parse(text);
   bad["arrays"][0]["role"] = "image";
-  EXPECT_NE(error_of(bad.dump(), 1 << 22).find("role 'image' is not one of points, cells, "
-                                                "point_data, cell_data, region, block_bases, "
-                                                "tensor"),
+  EXPECT_NE(error_of(bad.dump(), 1 << 22)
+                .find("role 'image' is not one of points, cells, "
+                      "point_data, cell_data, region, block_bases, "
+                      "tensor"),
             std::string::npos)
       << error_of(bad.dump(), 1 << 22);
 }
