@@ -201,9 +201,15 @@ int serve(const Args& args) {
       return 1;
     }
   }
+  // Readers write the arrays a device will take into pinned memory, kept for reuse; it outlives
+  // the registry (declared before it), so every mesh buffer goes back to it.
+  std::unique_ptr<meshdock::backend::PinnedPool> pinned;
   if (!probe.devices.empty() && config.device != "cpu") {
-    meshdock::mesh::set_allocator(meshdock::backend::pinned_allocator());
-    log.info("mesh buffers: pinned host memory (cudaHostAlloc)");
+    meshdock::backend::PinnedPool::Options po;
+    po.on_fallback = [&log](const std::string& m) { log.warn("pinned memory: " + m); };
+    pinned = meshdock::backend::make_pinned_pool(std::move(po));
+    pinned->install();
+    log.info("mesh buffers: pinned host memory (" + pinned->describe() + ")");
   } else {
     log.info(std::string("device: cpu (host backend): ") + probe.cuda_status);
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/backend/pinned_pool.hpp"
 #include "daemon/mesh/array.hpp"
 #include "daemon/payload/payload.hpp"
 #include "meshdock/shm.hpp"
@@ -65,8 +66,9 @@ std::unique_ptr<Backend> make_host_backend(mode_t mode);
 // Throws BackendError when this build has no CUDA or device `id` does not answer.
 std::unique_ptr<Backend> make_cuda_backend(int id);
 
-// Pinned host memory (cudaHostAlloc) for the mesh allocator hook, so uploads are true DMA;
-// only meaningful when a CUDA device answers. Throws BackendError without CUDA.
-mesh::Allocator pinned_allocator();
+// The pinned pool (pinned_pool.hpp) over cudaHostAlloc / cudaFreeHost, for the mesh allocator
+// hook (PinnedPool::install), so uploads are true DMA; only meaningful when a CUDA device
+// answers. Throws BackendError without CUDA.
+std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options options);
 
 }  // namespace meshdock::backend

@@ -138,19 +138,19 @@ std::unique_ptr<Backend> make_cuda_backend(int id) {
   return std::make_unique<CudaBackend>(id);
 }
 
-mesh::Allocator pinned_allocator() {
-  mesh::Allocator a;
-  a.name = "cudaHostAlloc (pinned)";
-  a.allocate = [](std::size_t bytes, void*) -> void* {
+std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options options) {
+  PinnedPool::Raw raw;
+  raw.name = "cudaHostAlloc";
+  raw.alloc = [](std::size_t bytes) -> void* {
     void* p = nullptr;
     if (cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable) != cudaSuccess) {
-      cudaGetLastError();
+      cudaGetLastError();  // clear it: the next call must not see this one's error
       return nullptr;
     }
     return p;
   };
-  a.release = [](void* p, std::size_t, void*) { cudaFreeHost(p); };
-  return a;
+  raw.free = [](void* p) { cudaFreeHost(p); };
+  return std::make_unique<PinnedPool>(raw, std::move(options));
 }
 
 #else
@@ -160,7 +160,7 @@ std::unique_ptr<Backend> make_cuda_backend(int id) {
                      ": this build has no CUDA backend (MESHDOCK_WITH_CUDA=OFF or no toolkit)");
 }
 
-mesh::Allocator pinned_allocator() {
+std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options) {
   throw BackendError("pinned memory needs the CUDA backend, which this build does not have");
 }
 

@@ -144,7 +144,7 @@ void host_release(void* p, std::size_t bytes, void*) {
 }
 
 std::mutex g_mutex;
-Allocator g_allocator{host_allocate, host_release, nullptr, "page-aligned host"};
+Allocator g_allocator{host_allocate, host_release, nullptr, nullptr, "page-aligned host"};
 
 }  // namespace
 
@@ -174,10 +174,12 @@ std::size_t host_cached_bytes() {
 }
 void release_host_cache() {
   g_huge.trim();
+  const Allocator a = current_allocator();
+  if (a.trim) a.trim(a.ctx);
 }
 
 Allocator host_allocator() {
-  return Allocator{host_allocate, host_release, nullptr, "page-aligned host"};
+  return Allocator{host_allocate, host_release, nullptr, nullptr, "page-aligned host"};
 }
 
 const Allocator& current_allocator() {

@@ -11,6 +11,7 @@ namespace meshdock::mesh {
 struct Allocator {
   void* (*allocate)(std::size_t bytes, void* ctx) = nullptr;  // nullptr on failure
   void (*release)(void* p, std::size_t bytes, void* ctx) = nullptr;
+  void (*trim)(void* ctx) = nullptr;  // gives memory kept for reuse back (optional)
   void* ctx = nullptr;
   const char* name = "page-aligned host";
 };
@@ -32,7 +33,8 @@ inline constexpr std::size_t kHugeFrom = std::size_t{1} << 20;
 void* map_huge_pages(std::size_t bytes);
 void unmap_huge_pages(void* p, std::size_t bytes);
 // Bytes of released huge host buffers kept for reuse (at most 128 MiB), and a way to give them
-// back to the system now (the daemon does after an unload).
+// back to the system now (the daemon does after an unload), with what the allocator in force
+// keeps (its trim: the pinned pool's buffers).
 std::size_t host_cached_bytes();
 void release_host_cache();
 

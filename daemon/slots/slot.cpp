@@ -340,6 +340,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
     buffer_version_[i] = v;
   };
   if (fresh) allocate(still_leased);
+  const auto upload_start = std::chrono::steady_clock::now();
   backend_.upload(*buffers_[i], layout.placements);
   if (buffers_[i]->damaged()) {
     // Truncated under us (its SIGBUS guard fired during the copy): the bytes went to private
@@ -352,6 +353,8 @@ Published Slot::publish(const payload::DevicePayload& p) {
     fresh = true;
     backend_.upload(*buffers_[i], layout.placements);
   }
+  const double upload_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
   if (fresh) {
     cb_->set_mem_handle(i, buffers_[i]->mem_handle());
     cb_->set_event_handle(i, buffers_[i]->event_handle());
@@ -402,7 +405,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
   cat_->beat(shm::monotonic_ns());
   free_retired();
   repair_if_truncated();  // a segment truncated during this publish: republished from our copy
-  return {frame, i, layout.total, buffer_version_[i]};
+  return {frame, i, layout.total, buffer_version_[i], upload_seconds};
 }
 
 void Slot::free_retired() {

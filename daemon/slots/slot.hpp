@@ -67,6 +67,9 @@ struct Published {
   std::uint32_t slot = 0;
   std::uint64_t data_size = 0;
   std::uint64_t version = 0;
+  // Wall time of the copy into the slot buffer, complete (the CUDA backend waits for its
+  // stream): memcpy into shm on the host, cudaMemcpyAsync + event + sync on a GPU.
+  double upload_seconds = 0;
 };
 
 // One honoured lease as the daemon sees it.

@@ -298,6 +298,28 @@ def mode_h2d(a) -> int:
         out[f"{kind}_GBps"] = round(n / t / 1e9, 2)
         if not torch.equal(dev[:4096].cpu(), host[:4096]):
             out["ok"] = False
+    # What pinning costs (cudaHostAlloc + cudaFreeHost of the same bytes, CuPy's raw runtime
+    # calls: torch caches pinned blocks) against what it gains per upload: after how many
+    # uploads of a buffer the pinning has paid for itself (the daemon keeps its pinned buffers
+    # for reuse, so a reload pays no cudaHostAlloc).
+    try:
+        import cupy as cp
+
+        rt = cp.cuda.runtime
+        allocs = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            ptr = rt.hostAlloc(n, 0)
+            t1 = time.perf_counter()
+            rt.freeHost(ptr)
+            allocs.append(t1 - t0)
+        a = percentile(allocs, 50)
+        out["pin_alloc_s"] = round(a, 5)
+        out["pin_alloc_GBps"] = round(n / a / 1e9, 2)
+        gain = out["pageable_s"] - out["pinned_s"]
+        out["pin_breakeven_uploads"] = round(a / gain, 2) if gain > 0 else None
+    except Exception as e:  # CuPy missing: the H2D figures still stand
+        out["pin_alloc_error"] = f"{type(e).__name__}: {e}"[:200]
     emit(out)
     return 0
 

@@ -4,6 +4,7 @@ Every test ends with a SIGTERM and checks the daemon exited 0 and left nothing i
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -41,6 +42,11 @@ def test_load_publishes_a_byte_exact_control_block(daemon):
     assert [k for k, _ in itertools.groupby(pb.LoadProgress.Phase.Name(p.phase) for p in progress)] == [
         "OPEN", "READ", "BUILD_PAYLOAD", "COPY", "PUBLISH", "DONE"]
     info = progress[-1].slot
+    # PUBLISH says how long the copy into the slot buffer took (gpu-check's H2D figure).
+    (pub,) = [p.message for p in progress if p.phase == pb.LoadProgress.PUBLISH]
+    m = re.fullmatch(r"frame 1, upload ([\d.]+) MiB in ([\d.]+) ms \(([\d.]+) GB/s\)", pub)
+    assert m, pub
+    assert abs(float(m[1]) - info.data_size / 2**20) < 0.06 and float(m[2]) > 0, pub
     assert os.path.getsize(f"/dev/shm/{daemon.prefix}box") == 433
     f = cb_fields(daemon.control_block("box"))
     assert f["magic"] == 0x43495044 and f["version"] == 1 and f["num_slots"] == 3
