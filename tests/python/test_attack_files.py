@@ -22,7 +22,7 @@ import grpc
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon, unique_prefix, wait_for
+from daemon_util import BIN, Daemon, unique_prefix
 from meshdock.v1 import meshdock_pb2 as pb
 
 S = grpc.StatusCode

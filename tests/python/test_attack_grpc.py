@@ -11,7 +11,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import zlib
 

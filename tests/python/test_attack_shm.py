@@ -9,8 +9,6 @@ the attack needs the daemon's own uid, root:
 Each test states what the daemon must do, and failed on the code before the fix (noted per test).
 """
 import os
-import signal
-import struct
 import subprocess
 import sys
 import textwrap
@@ -20,9 +18,7 @@ import time
 import pytest
 
 import conftest
-import meshdock
 from daemon_util import Daemon, shm_names, wait_for
-from meshdock import protocol
 from meshdock.v1 import meshdock_pb2 as pb
 
 FILES = ("box.v41.msh",)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon, unique_prefix
+from daemon_util import BIN, Daemon
 
 CTL = str(BIN / "meshdockctl")
 NOBODY = 65534

@@ -7,7 +7,6 @@ import ctypes
 import gc
 import glob
 import os
-import pathlib
 import shutil
 import subprocess
 import sys

@@ -18,7 +18,6 @@ What "lossless" means per format:
   quads and polygons into triangle fans (noted) and binary STL rounds to float32 (noted); data
   they cannot hold is noted.
 """
-import json
 import warnings
 
 import numpy as np

@@ -12,6 +12,7 @@ import json
 
 from . import _capi
 from .payload import probe_devices
+from .protocol import CATALOG_LAYOUT_VERSION, CONTROL_MAGIC
 
 __all__ = ["validate_control_block", "validate_catalog", "decode_manifest", "control_block_size",
            "validate_name", "data_object_name", "probe_devices", "CONTROL_MAGIC",

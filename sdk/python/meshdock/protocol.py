@@ -16,7 +16,7 @@ import json
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 __all__ = [
     "ProtocolError", "CONTROL_MAGIC", "CATALOG_MAGIC", "DEFAULT_PREFIX", "control_block_size",
