@@ -177,7 +177,12 @@ int serve(const Args& args) {
   log.notice(source.describe());
   svc::Config config = effective_config(args, source);
   log.set_level(config.log_level);
-  if (!config.failpoint.phase.empty())
+  if (config.failpoint.phase == "upload_delay")
+    log.warn("MESHDOCK_FAILPOINT: every CUDA upload waits " +
+             std::to_string(config.failpoint.pause.count()) +
+             " ms on the device and is published before its copies land (a test aid; unset it "
+             "in production)");
+  else if (!config.failpoint.phase.empty())
     log.warn("MESHDOCK_FAILPOINT: every load sleeps " +
              std::to_string(config.failpoint.pause.count()) + " ms at " + config.failpoint.phase +
              " (a test aid; unset it in production)");

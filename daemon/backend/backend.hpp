@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -59,6 +60,9 @@ class Backend {
   virtual void upload(SlotBuffer& buffer, const std::vector<Placement>& arrays) = 0;
   // Bytes of slot buffers alive now.
   virtual std::uint64_t memory_used() const = 0;
+  // Test aid (the upload_delay failpoint): uploads queue a `delay` on the device before their
+  // copies and return without waiting for them. Only the CUDA backend has a queue to delay.
+  virtual void delay_uploads(std::chrono::milliseconds /*delay*/) {}
 };
 
 std::unique_ptr<Backend> make_host_backend(mode_t mode);

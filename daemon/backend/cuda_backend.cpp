@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #endif
 
 namespace meshdock::backend {
@@ -108,6 +109,19 @@ class CudaBackend final : public Backend {
     auto& b = static_cast<CudaBuffer&>(buffer);
     std::lock_guard lock(m_);  // one stream: uploads from concurrent loads queue up
     check(cudaSetDevice(id_), "cudaSetDevice");
+    if (delay_ms_) {
+      // The upload_delay failpoint: the previous upload's copies are done (its host arrays may
+      // go now), then this one's wait delay_ms_ on the stream, behind a host function.
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      check(cudaLaunchHostFunc(
+                stream_,
+                [](void* ms) {
+                  std::this_thread::sleep_for(
+                      std::chrono::milliseconds(*static_cast<const std::int64_t*>(ms)));
+                },
+                &delay_ms_),
+            "cudaLaunchHostFunc");
+    }
     for (const auto& p : arrays) {
       const auto n = p.array->nbytes();
       if (p.offset + n > b.size())
@@ -119,9 +133,12 @@ class CudaBackend final : public Backend {
     }
     check(cudaEventRecord(b.event(), stream_), "cudaEventRecord");
     // Consumers order themselves after the event; the daemon still waits here because the
-    // host arrays (the payload) may be freed once publish returns.
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    // host arrays (the payload) may be freed once publish returns. (Under the failpoint the
+    // registry keeps them until the next upload, which waits first.)
+    if (!delay_ms_) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
+
+  void delay_uploads(std::chrono::milliseconds delay) override { delay_ms_ = delay.count(); }
 
   std::uint64_t memory_used() const override { return used_.load(); }
 
@@ -129,6 +146,7 @@ class CudaBackend final : public Backend {
   int id_;
   cudaStream_t stream_ = nullptr;
   std::mutex m_;
+  std::int64_t delay_ms_ = 0;  // the upload_delay failpoint (0: none)
   std::atomic<std::uint64_t> used_{0};
 };
 

@@ -155,7 +155,8 @@ Failpoint parse_failpoint(const std::string& spec) {
   Failpoint f;
   if (spec.empty()) return f;
   const auto colon = spec.find(':');
-  static const char* const kPhases[] = {"open", "read", "build_payload", "copy", "mid_write"};
+  static const char* const kPhases[] = {"open", "read",      "build_payload",
+                                        "copy", "mid_write", "upload_delay"};
   f.phase = spec.substr(0, colon);
   const bool known =
       std::find(std::begin(kPhases), std::end(kPhases), f.phase) != std::end(kPhases);
@@ -167,8 +168,8 @@ Failpoint parse_failpoint(const std::string& spec) {
     r = std::from_chars(r.ptr + 1, last, f.after);
   if (!known || colon == std::string::npos || r.ec != std::errc{} || r.ptr != last || ms > 600000)
     throw ConfigError("MESHDOCK_FAILPOINT '" + spec +
-                      "' is not PHASE:MS[:AFTER] (PHASE open, read, build_payload, copy or "
-                      "mid_write; MS up to 600000)");
+                      "' is not PHASE:MS[:AFTER] (PHASE open, read, build_payload, copy, "
+                      "mid_write or upload_delay; MS up to 600000)");
   f.pause = std::chrono::milliseconds(ms);
   return f;
 }

@@ -30,7 +30,11 @@ class ConfigError : public std::runtime_error {
 // $MESHDOCK_FAILPOINT="PHASE:MS[:AFTER]" makes every load and reload after the first AFTER
 // (default 0) sleep MS milliseconds at PHASE, so a test can SIGKILL the daemon at that moment.
 // PHASE: open, read, build_payload, copy (after reporting the phase), or mid_write (inside the
-// slot's publish, after the upload, before the page is finished).
+// slot's publish, after the upload, before the page is finished); or upload_delay: the CUDA
+// backend queues a MS sleep on its stream before every upload's copies and publishes without
+// waiting for them, so only a consumer that orders itself after the slot's IPC event sees the
+// frame complete (scripts/gpu-check's stream_semantics; AFTER ignored, no effect on the host
+// backend).
 struct Failpoint {
   std::string phase;  // empty: none
   std::chrono::milliseconds pause{0};

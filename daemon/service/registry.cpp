@@ -278,6 +278,7 @@ backend::Backend& Registry::backend_for_device(const std::string& requested, std
   if (!b) {
     try {
       b = backend::make_cuda_backend(id);
+      if (c_.failpoint.phase == "upload_delay") b->delay_uploads(c_.failpoint.pause);
     } catch (const backend::BackendError& e) {
       cuda_.erase(id);
       throw ServiceError(Status::kFailedPrecondition, e.what());

@@ -48,8 +48,9 @@ from gpucheck_common import emit, now, percentile  # noqa: E402
 class Lib:
     """from_dlpack + wsum64 + synchronise for one array library."""
 
-    def __init__(self, name: str, stream: bool):
+    def __init__(self, name: str, stream: bool, no_event_wait: bool = False):
         self.name = name
+        self.no_event_wait = no_event_wait
         self.stream = None
         if name == "torch":
             import torch
@@ -71,7 +72,7 @@ class Lib:
     def adopt(self, t):
         # torch and CuPy pass their current stream to __dlpack__(stream=...): meshdock makes
         # that stream wait on the slot's IPC event (cudaStreamWaitEvent), no host sync.
-        return self.mod.from_dlpack(t)
+        return self.mod.from_dlpack(NoWait(t) if self.no_event_wait else t)
 
     def context(self):
         if self.stream is None:
@@ -92,6 +93,21 @@ class Lib:
     def versions(self) -> dict:
         v = {"lib": self.name, "lib_version": getattr(self.mod, "__version__", "?")}
         return v
+
+
+class NoWait:
+    """A meshdock tensor whose __dlpack__ is always asked for stream -1 ("the consumer
+    synchronises itself"), and nobody does: the negative control of stream_semantics, which must
+    see a frame whose upload is still queued."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+    def __dlpack__(self, stream=None, **kw):
+        return self.t.__dlpack__(stream=-1, **kw)
 
 
 def checksums(lib: Lib, frame) -> tuple:
@@ -437,6 +453,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--idle", type=float, default=3.0)
     ap.add_argument("--stream", action="store_true")
+    ap.add_argument("--no-event-wait", action="store_true",
+                    help="verify: adopt with __dlpack__(stream=-1) and no sync (the control)")
     ap.add_argument("--warmup", type=int, default=0, help="latency: frames not timed")
     ap.add_argument("--control")
     ap.add_argument("--bytes", type=int, default=0)
@@ -452,7 +470,7 @@ def main() -> int:
         if a.mode == "h2d":
             return mode_h2d(a)
         import meshdock as md
-        lib = Lib(a.lib, a.stream)
+        lib = Lib(a.lib, a.stream, a.no_event_wait)
         emit({"event": "start", "pid": os.getpid()})
         ref = json.load(open(a.ref)) if a.ref else {"files": {}}
         return {"verify": mode_verify, "hold": mode_hold, "latency": mode_latency}[a.mode](

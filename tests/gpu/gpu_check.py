@@ -422,39 +422,47 @@ class Run:
             raise CheckFailed(f"only {f['tets']} tets")
         return f
 
-    def start_daemon(self):
-        dev = "cuda:0" if self.gpu else "cpu"
-        sock = os.path.join(self.work, f"md-{dev.replace(':', '')}.sock")
-        env = dict(os.environ, MESHDOCK_CONFIG="")
-        self.daemon_out = os.path.join(self.work, "meshdockd.out")
-        self.daemon_err = os.path.join(self.work, "meshdockd.err")
+    def spawn_daemon(self, dev, tag, prefix, env_extra=None):
+        """A meshdockd on its own socket and prefix: (process, client, control kind, stats)."""
+        sock = os.path.join(self.work, f"md-{tag}-{dev.replace(':', '')}.sock")
+        env = dict(os.environ, MESHDOCK_CONFIG="", **(env_extra or {}))
+        out = os.path.join(self.work, f"meshdockd-{tag}.out")
+        err = os.path.join(self.work, f"meshdockd-{tag}.err")
         t0 = now()
-        self.daemon = subprocess.Popen(
+        proc = subprocess.Popen(
             ["meshdockd", "--listen", f"unix:{sock}", "--root", os.path.join(self.work, "meshes"),
-             "--prefix", self.prefix, "--device", dev, "--log-level", "info"],
-            stdout=open(self.daemon_out, "w"), stderr=open(self.daemon_err, "w"), env=env)
+             "--prefix", prefix, "--device", dev, "--log-level", "info"],
+            stdout=open(out, "w"), stderr=open(err, "w"), env=env)
         while now() - t0 < min(20, self.step_timeout):
-            if "meshdockd ready on" in open(self.daemon_out).read():
+            if "meshdockd ready on" in open(out).read():
                 break
-            if self.daemon.poll() is not None:
-                raise CheckFailed(f"meshdockd --device {dev} exited {self.daemon.returncode}: "
-                                  + open(self.daemon_err).read()[-800:])
+            if proc.poll() is not None:
+                raise CheckFailed(f"meshdockd --device {dev} exited {proc.returncode}: "
+                                  + open(err).read()[-800:])
             time.sleep(0.05)
         else:
+            proc.kill()
             raise CheckFailed("meshdockd not ready within 20 s")
         control = "meshdock.Client (gRPC)"
         try:
             if os.environ.get("GPU_CHECK_CONTROL") == "meshdockctl":  # to test the fallback
                 raise RuntimeError("GPU_CHECK_CONTROL=meshdockctl")
             import meshdock as md
-            self.client = md.Client(f"unix:{sock}", timeout=120)
-            st = self.client.stats()
+            client = md.Client(f"unix:{sock}", timeout=120)
+            st = client.stats()
         except Exception as e:
             self.r.log(f"meshdock.Client does not work here ({type(e).__name__}: {e}); "
                        "driving meshdockd with meshdockctl --json")
             control = "meshdockctl"
-            self.client = CtlClient(f"unix:{sock}", 120)
-            st = self.client.stats()
+            client = CtlClient(f"unix:{sock}", 120)
+            st = client.stats()
+        return proc, client, control, st, err
+
+    def start_daemon(self):
+        dev = "cuda:0" if self.gpu else "cpu"
+        t0 = now()
+        self.daemon, self.client, control, st, self.daemon_err = self.spawn_daemon(
+            dev, "main", self.prefix)
         self.device = dev
         if self.gpu and st.backend != "cuda":
             raise CheckFailed(f"meshdockd --device cuda:0 runs the {st.backend} backend")
@@ -542,34 +550,68 @@ class Run:
         return fn
 
     def stream_semantics(self):
-        """GPU: consumers adopt on a non-default stream while frames of A and B alternate; every
-        frame must be entirely A or entirely B (no partially uploaded array)."""
-        k = 4 if self.a.quick else 8
-        procs = [self.consumer("torch-stream", "verify", "torch", "big", "--expect", "A,B",
-                               "--stream", "--frames", str(k + 2), "--idle", "5"),
-                 self.consumer("cupy-stream", "verify", "cupy", "big", "--expect", "A,B",
-                               "--stream", "--frames", str(k + 2), "--idle", "5")]
-        for p in procs:
-            p.expect("attached", 60)
-        for i in range(k + 1):
-            self.load("B" if i % 2 == 0 else "A", "big", replace=True)
-        seen = {}
-        for p in procs:
-            p.expect("done", self.step_timeout)
-            p.finish(15)
-            got = [x for x in p.lines if x.get("event") == "verified"]
-            if len(got) < 2:
-                raise CheckFailed(f"{p.label}: saw {len(got)} frames of {k + 2} published")
-            bad = [g for g in got if not g["ok"]]
+        """GPU: a second meshdockd whose uploads wait 300 ms on its stream and publish without
+        waiting for them ($MESHDOCK_FAILPOINT=upload_delay:300), so a frame is announced while
+        its copy is still queued. torch and CuPy consumers adopt on a non-default stream, no host
+        sync, relying on the slot's IPC event, while frames of A and B alternate: each frame must
+        be exactly the file published as it. A CuPy consumer that asks for no ordering
+        (__dlpack__(stream=-1): "I synchronise myself", and does not) is the control: it must see
+        at least one frame that is not what was published, or the check could not tell."""
+        k = 4 if self.a.quick else 6
+        prefix = self.prefix[:-1] + "s."
+        proc, client, control, st, err = self.spawn_daemon(
+            "cuda:0", "stream", prefix, {"MESHDOCK_FAILPOINT": "upload_delay:300"})
+        try:
+            expected = {}
+
+            def load(label, replace):
+                info = client.load(self.files[label], name="big", replace=replace)
+                expected[info.write_idx] = label
+
+            def consumer(label, lib, *extra):
+                t = max(5.0, self.step_timeout)
+                argv = [sys.executable, CONSUMER, "verify", "--lib", lib, "--name", "big",
+                        "--prefix", prefix, "--ref", self.ref_path, "--timeout", f"{t:.1f}",
+                        "--expect", "A,B", "--frames", str(k + 1), "--idle", "5", *extra]
+                return Proc(label, argv, self.work)
+
+            load("A", False)
+            procs = [consumer("torch-stream", "torch", "--stream"),
+                     consumer("cupy-stream", "cupy", "--stream"),
+                     consumer("cupy-nowait", "cupy", "--stream", "--no-event-wait")]
+            for p in procs:
+                p.expect("attached", 60)
+            time.sleep(0.5)  # each has taken frame 1 (A, complete by now)
+            for i in range(k):
+                load("B" if i % 2 == 0 else "A", True)
+                time.sleep(0.5)  # the delayed copy lands before the next upload queues
+            f = {"published": len(expected), "delay_ms": 300, "control": control}
+            bad = []
+            for p in procs:
+                p.expect("done", self.step_timeout)
+                p.finish(15)
+                got = [x for x in p.lines if x.get("event") == "verified"]
+                wrong = [(g["frame"], g["matched"], expected.get(g["frame"])) for g in got
+                         if g["matched"] != expected.get(g["frame"])]
+                f[p.label] = {"frames": len(got), "wrong": len(wrong)}
+                if p.label == "cupy-nowait":
+                    if not wrong:
+                        bad.append("the control (no event wait) saw every frame complete: the "
+                                   "delay did not hold the copies back, so the check cannot tell")
+                elif len(got) < 2:
+                    bad.append(f"{p.label}: saw {len(got)} frames of {len(expected)} published")
+                elif wrong:
+                    bad.append(f"{p.label}: frames (number, seen, published) {wrong[:4]}: the "
+                               "consumer's stream did not wait for the slot's IPC event")
             if bad:
-                raise CheckFailed(f"{p.label}: frame {bad[0]['frame']} is neither A nor B "
-                                  f"(partial data?): {bad[0]['mismatches']}")
-            seen[p.label] = [g["matched"] for g in got]
-        return {"published": k + 2, "matched": seen,
-                "frames_seen": {p: len(v) for p, v in seen.items()},
-                "note": "meshdockd synchronises its upload stream before it publishes, so "
-                        "today a consumer that skipped the event wait would pass too; the "
-                        "check bites once publishing is asynchronous"}
+                raise failed("; ".join(bad), f)
+            return f
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
     def tensor_publish(self):
         """A single-array publish (Client.publish_tensor): a (512, 512, 4) float32 image in a

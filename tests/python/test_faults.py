@@ -21,7 +21,7 @@ import pytest
 
 import conftest
 import meshdock
-from daemon_util import Daemon, shm_names
+from daemon_util import Daemon, arrays_of, shm_names
 
 FILES = ("box.v41.msh", "plate.v22.msh")
 
@@ -178,3 +178,20 @@ def test_a_catalog_being_created_is_waited_for_not_refused(tmp_path):
         for s in segs:
             s.close()
             s.unlink()
+
+
+def test_the_upload_delay_failpoint_changes_nothing_on_the_host_backend(tmp_path):
+    """upload_delay (scripts/gpu-check's stream_semantics) holds the CUDA backend's copies back;
+    the host backend has no queue, so a load there is whole and prompt as ever."""
+    d = Daemon(tmp_path, FILES[:1], extra=("--device", "cpu"),
+               env={"MESHDOCK_FAILPOINT": "upload_delay:3000"})
+    try:
+        t0 = time.monotonic()
+        d.load(FILES[0], "m")
+        assert time.monotonic() - t0 < 2.5
+        manifest, data = d.newest("m")
+        ref = meshdock.read(d.root / FILES[0])
+        np.testing.assert_array_equal(arrays_of(manifest, data)["points"], ref.points)
+        assert any("every CUDA upload waits 3000 ms" in line for line in d.log), d.log[:5]
+    finally:
+        assert d.stop() == 0
