@@ -158,3 +158,38 @@ TEST(SdkAttach, ThePrefixComesFromTheOptionsThenMeshdockPrefixThenTheDefault) {
   EXPECT_THROW(meshdock::Slot::attach("box", o), meshdock::SdkError);
   EXPECT_LT(Clock::now() - t0, milliseconds(100));
 }
+
+// A single-array publish through the C++ API: one array, "tensor", role kTensor, its shape and
+// bytes; DLPack of it like any other.
+TEST(SdkAttach, ATensorSlotHoldsOneArray) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  slots::SlotOptions o;
+  o.prefix = "sdk" + std::to_string(::getpid()) + "t.";
+  o.name = "img";
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  slots::Slot slot(o, *backend);
+  std::vector<float> px(8 * 6 * 4);
+  for (std::size_t k = 0; k < px.size(); ++k) px[k] = static_cast<float>(k);
+  slot.publish(meshdock::payload::tensor_payload(mesh::Array::from_vector(px, {8, 6, 4})));
+  slot.maintain(shm::monotonic_ns());
+  meshdock::AttachOptions options;
+  options.prefix = o.prefix;
+  options.timeout = milliseconds(2000);
+  options.producer_timeout = milliseconds(60000);
+  auto s = meshdock::Slot::attach("img", options);
+  auto frame = s.wait(milliseconds(1000));
+  ASSERT_TRUE(frame);
+  EXPECT_EQ(frame->names(), std::vector<std::string>{"tensor"});
+  const auto t = frame->array("tensor");
+  EXPECT_EQ(t.entry.role, shm::ArrayRole::kTensor);
+  EXPECT_EQ(t.entry.shape, (std::vector<std::int64_t>{8, 6, 4}));
+  EXPECT_EQ(t.entry.offset, 0u);
+  EXPECT_EQ(static_cast<const float*>(t.data)[191], 191.0f);
+  EXPECT_THROW(frame->array("points"), meshdock::SdkError);
+  DLManagedTensor* dl = frame->to_dlpack("tensor");
+  ASSERT_NE(dl, nullptr);
+  EXPECT_EQ(dl->dl_tensor.ndim, 3);
+  EXPECT_EQ(dl->dl_tensor.shape[2], 4);
+  dl->deleter(dl);
+}
