@@ -219,3 +219,15 @@ def test_meshdockctl_shows_a_tensor_slot(daemon, client):
     assert "frames 1  slots 3  4800.0 KiB  published in" in out and "points" not in out, out
     out = daemon.ctl("describe", "cam").stdout
     assert "tensor" in out and "float32  480x640x4" in out and "@0 (4915200 bytes)" in out, out
+
+
+def test_only_the_first_chunk_names_the_device_and_ring(daemon):
+    head = pb.PublishChunk(name="t", field="tensor", dtype=pb.DType(code=1, bits=8, lanes=1),
+                           shape=[8], data=bytes(4))
+    for late in (pb.PublishChunk(data=bytes(4), device="cpu"),
+                 pb.PublishChunk(data=bytes(4), num_slots=2)):
+        with pytest.raises(grpc.RpcError) as e:
+            daemon.stub.Publish(iter([head, late]))
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "only the first chunk carries the header" in e.value.details()
+    assert not any(s.name == "t" for s in daemon.stub.List(pb.ListRequest()).slots)
