@@ -231,3 +231,25 @@ def test_only_the_first_chunk_names_the_device_and_ring(daemon):
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "only the first chunk carries the header" in e.value.details()
     assert not any(s.name == "t" for s in daemon.stub.List(pb.ListRequest()).slots)
+
+
+def test_torch_tensors_publish_as_they_are(daemon, client):
+    """A CPU torch tensor is read in place (DLPack), bfloat16 included: its 16 bits go as
+    DLPack bfloat16, which the control block flags for cuda-link."""
+    torch = pytest.importorskip("torch")
+    t = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+    client.publish_tensor("t", t)
+    manifest, data = daemon.newest("t")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], t.numpy())
+    b = torch.linspace(-2, 2, 12).to(torch.bfloat16).reshape(3, 4)
+    client.publish_tensor("t", b)
+    manifest, data = daemon.newest("t")
+    (entry,) = manifest["arrays"]
+    assert entry["dtype"] == [4, 16, 1] and entry["shape"] == [3, 4]
+    np.testing.assert_array_equal(np.frombuffer(data[:24], np.int16).reshape(3, 4),
+                                  b.view(torch.int16).numpy())
+    m = protocol.decode_control_block(daemon.control_block("t"), "t").metadata
+    assert (m.width, m.height, m.format_kind, m.bits, m.flags) == (4, 3, 2, 16, 1)
+    with meshdock.attach("t", prefix=daemon.prefix) as slot:
+        got = torch.from_dlpack(slot.wait(timeout=5).tensor)
+        assert got.dtype == torch.bfloat16 and torch.equal(got, b)

@@ -13,6 +13,7 @@ daemon's message. `c.pb` is the generated module (meshdock.v1.meshdock_pb2) for 
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Callable, Iterator, List, Optional
 
 import numpy as np
@@ -149,12 +150,26 @@ class Client:
                 num_slots: int = 0):
         """Replace point_data/NAME or cell_data/NAME (block `block`) with `array`; returns the
         new frame number. field "tensor" is a single-array publish (see publish_tensor);
-        device and num_slots apply only to a tensor's first publish."""
-        a = np.ascontiguousarray(array)
+        device and num_slots apply only to a tensor's first publish. `array` is numpy, any host
+        DLPack exporter (a CPU torch tensor: read in place), or a device array (torch CUDA,
+        CuPy: copied to the host first, with a PayloadWarning); a torch bfloat16 tensor goes as
+        bfloat16."""
+        from .payload import PayloadWarning, _host_array
+
+        notes: List[str] = []
+        code = None
+        if str(getattr(array, "dtype", "")) == "torch.bfloat16":  # numpy has no bfloat16
+            import torch
+            array, code = array.contiguous().view(torch.int16), 4  # the same 16 bits
+        a = np.ascontiguousarray(_host_array(field, array, notes))
         if a.dtype.kind not in _DTYPES:
             raise TypeError(f"{field}: dtype {a.dtype} cannot be published")
         a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False))
-        dtype = self.pb.DType(code=_DTYPES[a.dtype.kind], bits=a.dtype.itemsize * 8, lanes=1)
+        if notes:
+            warnings.warn("; ".join(notes) + " (Publish sends host bytes)", PayloadWarning,
+                          stacklevel=2)
+        dtype = self.pb.DType(code=_DTYPES[a.dtype.kind] if code is None else code,
+                              bits=a.dtype.itemsize * 8, lanes=1)
         chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), name=name, field=field,
                                 block=block, shape=list(a.shape), dtype=dtype, device=device,
                                 num_slots=num_slots)
