@@ -69,6 +69,19 @@ std::string upload_text(std::uint64_t bytes, double seconds) {
   return s;
 }
 
+[[noreturn]] void refuse_over_max_meshes(std::size_t max_meshes) {
+  throw ServiceError(
+      Status::kResourceExhausted,
+      "every slot max_meshes allows (" + std::to_string(max_meshes) + ") holds a mesh or tensor");
+}
+
+[[noreturn]] void refuse_tensor_over_mesh(const std::string& name) {
+  throw ServiceError(Status::kInvalidArgument,
+                     "tensor: '" + name +
+                         "' holds a mesh; publish a tensor under a name of its own (or unload "
+                         "the mesh first)");
+}
+
 // "(512, 512, 4)"
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "(";
@@ -385,8 +398,8 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
           path + " is " + mib(size) + ", over max_file_size (" + mib(c_.max_file_size) + ")");
     const bool exists = entries_.count(r.name) > 0;
     if (exists && !r.replace)
-      throw ServiceError(Status::kAlreadyExists,
-                         "a mesh named '" + r.name + "' is loaded; reload it or load with replace");
+      throw ServiceError(Status::kAlreadyExists, "a mesh or tensor named '" + r.name +
+                                                     "' is loaded; reload it or load with replace");
     if (loading_.count(r.name))
       throw ServiceError(Status::kFailedPrecondition, "'" + r.name + "' is being loaded already");
     if (!exists && entries_.size() + loading_.size() >= c_.max_meshes)
@@ -735,18 +748,12 @@ void Registry::check_publish_tensor(const std::string& name, const mesh::DType& 
     } else if (loading_.count(name)) {
       throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
     } else if (entries_.size() + loading_.size() >= c_.max_meshes) {
-      throw ServiceError(Status::kResourceExhausted, "every slot max_meshes allows (" +
-                                                         std::to_string(c_.max_meshes) +
-                                                         ") holds a mesh or tensor");
+      refuse_over_max_meshes(c_.max_meshes);
     }
   }
   if (!e) return;
   std::lock_guard lock(e->m);
-  if (!e->payload.tensor.valid())
-    throw ServiceError(Status::kInvalidArgument,
-                       "tensor: '" + name +
-                           "' holds a mesh; publish a tensor under a name of its own (or unload "
-                           "the mesh first)");
+  if (!e->payload.tensor.valid()) refuse_tensor_over_mesh(name);
 }
 
 std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Array& data,
@@ -763,21 +770,14 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
       // The checks again, under the lock that also makes the name ours until it is published.
       if (loading_.count(name))
         throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
-      if (entries_.size() + loading_.size() >= c_.max_meshes)
-        throw ServiceError(Status::kResourceExhausted, "every slot max_meshes allows (" +
-                                                           std::to_string(c_.max_meshes) +
-                                                           ") holds a mesh or tensor");
+      if (entries_.size() + loading_.size() >= c_.max_meshes) refuse_over_max_meshes(c_.max_meshes);
       loading_.insert(name);
       if (!num_slots) num_slots = c_.num_slots;
     }
   }
   if (e) {  // a new array in the tensor's slot
     std::lock_guard lock(e->m);
-    if (!e->payload.tensor.valid())
-      throw ServiceError(Status::kInvalidArgument,
-                         "tensor: '" + name +
-                             "' holds a mesh; publish a tensor under a name of "
-                             "its own (or unload the mesh first)");
+    if (!e->payload.tensor.valid()) refuse_tensor_over_mesh(name);
     if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
     p.device = e->backend->device();
     const auto pub = publish_into(*e, p, name);

@@ -131,7 +131,7 @@ def test_bad_requests_get_the_right_status_and_message(daemon, tmp_path):
               options=pb.LoadOptions(zero_copy_only=True, float32=True)), S.INVALID_ARGUMENT,
          "zero_copy_only=True cannot be combined with float32=True"),
         (dict(path=str(daemon.root / "box.v41.msh"), name="box"), S.ALREADY_EXISTS,
-         "a mesh named 'box' is loaded"),
+         "a mesh or tensor named 'box' is loaded"),
     ]
     if not meshdock.has_cuda_device():
         cases.append((dict(path=str(daemon.root / "box.v41.msh"), name="a",
