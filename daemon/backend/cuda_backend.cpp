@@ -95,6 +95,8 @@ class CudaBackend final : public Backend {
   }
   ~CudaBackend() override {
     cudaSetDevice(id_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    free_staging();
     if (stream_) cudaStreamDestroy(stream_);
   }
   const char* name() const override { return "cuda"; }
@@ -110,9 +112,10 @@ class CudaBackend final : public Backend {
     std::lock_guard lock(m_);  // one stream: uploads from concurrent loads queue up
     check(cudaSetDevice(id_), "cudaSetDevice");
     if (delay_ms_) {
-      // The upload_delay failpoint: the previous upload's copies are done (its host arrays may
-      // go now), then this one's wait delay_ms_ on the stream, behind a host function.
+      // The upload_delay failpoint: the previous upload's copies are done (its staging may go
+      // now), then this one's wait delay_ms_ on the stream, behind a host function.
       check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      free_staging();
       check(cudaLaunchHostFunc(
                 stream_,
                 [](void* ms) {
@@ -126,19 +129,36 @@ class CudaBackend final : public Backend {
       const auto n = p.array->nbytes();
       if (p.offset + n > b.size())
         throw BackendError("array at offset " + std::to_string(p.offset) + " overruns the slot");
-      if (n)
-        check(cudaMemcpyAsync(static_cast<char*>(b.ptr()) + p.offset, p.array->data(), n,
-                              cudaMemcpyHostToDevice, stream_),
-              "cudaMemcpyAsync");
+      if (!n) continue;
+      const void* src = p.array->data();
+      if (delay_ms_) {
+        // Under the failpoint every copy is from pinned staging of the backend's own: a copy
+        // from pageable memory (an array under the pinned pool's threshold) may wait for the
+        // stream, which would absorb the delay on the host; and the payload may be freed before
+        // the stream reaches the copy.
+        void* s = nullptr;
+        check(cudaHostAlloc(&s, n, cudaHostAllocPortable), "cudaHostAlloc (staging)");
+        staging_.push_back(s);
+        std::memcpy(s, src, n);
+        src = s;
+      }
+      check(cudaMemcpyAsync(static_cast<char*>(b.ptr()) + p.offset, src, n, cudaMemcpyHostToDevice,
+                            stream_),
+            "cudaMemcpyAsync");
     }
     check(cudaEventRecord(b.event(), stream_), "cudaEventRecord");
     // Consumers order themselves after the event; the daemon still waits here because the
-    // host arrays (the payload) may be freed once publish returns. (Under the failpoint the
-    // registry keeps them until the next upload, which waits first.)
+    // host arrays (the payload) may be freed once publish returns (not under the failpoint,
+    // whose copies are from staging, freed at the next upload after it has waited).
     if (!delay_ms_) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
   void delay_uploads(std::chrono::milliseconds delay) override { delay_ms_ = delay.count(); }
+
+  void free_staging() {
+    for (void* s : staging_) cudaFreeHost(s);
+    staging_.clear();
+  }
 
   std::uint64_t memory_used() const override { return used_.load(); }
 
@@ -146,7 +166,8 @@ class CudaBackend final : public Backend {
   int id_;
   cudaStream_t stream_ = nullptr;
   std::mutex m_;
-  std::int64_t delay_ms_ = 0;  // the upload_delay failpoint (0: none)
+  std::int64_t delay_ms_ = 0;   // the upload_delay failpoint (0: none)
+  std::vector<void*> staging_;  // its pinned copies of the last upload's arrays
   std::atomic<std::uint64_t> used_{0};
 };
 
