@@ -226,8 +226,8 @@ int serve(const Args& args) {
     take_over_socket(*socket_path, log);
   }
   svc::Registry registry(config, log);
-  meshdock::rpc::Gate gate(token, {config.max_streams, config.max_streams_per_peer});
   meshdock::rpc::PeerTable peers;  // who is at the other end of each Unix-socket connection
+  meshdock::rpc::Gate gate(token, {config.max_streams, config.max_streams_per_peer}, &peers);
   meshdock::rpc::MeshdockService service(registry, log, gate, peers,
                                          [&io] { boost::asio::post(io, [&io] { io.stop(); }); });
   meshdock::rpc::HealthService health(gate);  // token-checked, unlike grpc++'s default one
@@ -270,7 +270,7 @@ int serve(const Args& args) {
   std::optional<meshdock::rpc::UnixAcceptor> acceptor;
   if (socket_path) {
     try {
-      acceptor.emplace(*socket_path, peers, log);
+      acceptor.emplace(*socket_path, peers, log, config.max_connections_per_uid);
     } catch (const meshdock::rpc::AcceptError& e) {
       log.error("cannot listen on " + config.listen + " (" + e.what() +
                 "; does the directory exist and is it writable?)");

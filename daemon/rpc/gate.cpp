@@ -1,5 +1,7 @@
 #include "daemon/rpc/gate.hpp"
 
+#include "daemon/rpc/peers.hpp"
+
 namespace meshdock::rpc {
 
 bool constant_time_equal(std::string_view a, std::string_view b) {
@@ -19,8 +21,8 @@ std::string peer_key(const std::string& peer) {
   return colon > 4 ? peer.substr(0, colon) : peer;
 }
 
-Gate::Gate(std::string token, Limits limits)
-    : want_(token.empty() ? std::string() : "Bearer " + token), limits_(limits) {}
+Gate::Gate(std::string token, Limits limits, const PeerTable* peers)
+    : want_(token.empty() ? std::string() : "Bearer " + token), limits_(limits), peers_(peers) {}
 
 grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const {
   (void)rpc;
@@ -36,7 +38,9 @@ grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const 
 }
 
 Gate::Ticket Gate::admit_stream(const std::string& peer, std::string& why) {
-  const std::string key = peer_key(peer);
+  std::string key = peer_key(peer);
+  if (peers_ && key.empty())
+    if (const auto cred = peers_->find(peer)) key = "uid " + std::to_string(cred->uid);
   std::lock_guard lock(m_);
   if (total_ >= limits_.max_streams) {
     why = std::to_string(total_) + " streams are open, the most max_streams allows (" +

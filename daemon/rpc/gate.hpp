@@ -17,17 +17,21 @@ namespace meshdock::rpc {
 bool constant_time_equal(std::string_view a, std::string_view b);
 
 // The client address a stream counts against: "ipv4:10.0.0.7" for a TCP client (the port is
-// left out, so one host's connections count together); "" for a Unix-socket client (gRPC
-// shows them all alike; only the total cap applies to them).
+// left out, so one host's connections count together); "" for anything else (a Unix-socket
+// client the PeerTable cannot name: only the total cap applies to it).
 std::string peer_key(const std::string& peer);
+
+class PeerTable;
 
 class Gate {
  public:
   struct Limits {
     std::uint32_t max_streams = 64, max_streams_per_peer = 16;
   };
-  // `token`: when not empty, every call must carry "authorization: Bearer <token>".
-  Gate(std::string token, Limits limits);
+  // `token`: when not empty, every call must carry "authorization: Bearer <token>". `peers`
+  // (outliving the gate): a Unix-socket caller it names counts against "uid N", so all the
+  // connections of one user share max_streams_per_peer.
+  Gate(std::string token, Limits limits, const PeerTable* peers = nullptr);
 
   bool has_token() const { return !want_.empty(); }
   // OK, or PERMISSION_DENIED naming what is missing. Reads metadata only.
@@ -57,6 +61,7 @@ class Gate {
  private:
   std::string want_;  // "Bearer <token>", or empty
   Limits limits_;
+  const PeerTable* peers_ = nullptr;
   mutable std::mutex m_;
   std::uint32_t total_ = 0;
   std::map<std::string, std::uint32_t> per_peer_;

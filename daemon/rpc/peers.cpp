@@ -105,8 +105,25 @@ std::size_t PeerTable::size() const {
   return by_fd_.size();
 }
 
-UnixAcceptor::UnixAcceptor(const std::string& path, PeerTable& peers, service::Logger& log)
-    : path_(path), peers_(peers), log_(log) {
+std::size_t PeerTable::open_connections(uid_t uid) {
+  std::lock_guard lock(m_);
+  std::size_t n = 0;
+  for (auto it = by_fd_.begin(); it != by_fd_.end();) {
+    struct stat st {};
+    if (::fstat(it->first, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_dev != it->second.dev ||
+        st.st_ino != it->second.ino) {
+      it = by_fd_.erase(it);  // gone: find() would refuse it anyway
+      continue;
+    }
+    n += it->second.cred.uid == uid;
+    ++it;
+  }
+  return n;
+}
+
+UnixAcceptor::UnixAcceptor(const std::string& path, PeerTable& peers, service::Logger& log,
+                           std::uint32_t max_per_uid)
+    : path_(path), peers_(peers), log_(log), max_per_uid_(max_per_uid) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof addr.sun_path)
@@ -148,6 +165,18 @@ void UnixAcceptor::stop() {
 std::uint64_t UnixAcceptor::accepted() const {
   std::lock_guard lock(m_);
   return accepted_;
+}
+
+void UnixAcceptor::refuse(int fd, const PeerCred& who) {
+  peers_.forget(fd);
+  ++refused_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_refusal_log_ < std::chrono::seconds(1)) return;  // a flood: a line a second
+  last_refusal_log_ = now;
+  log_.warn("unix socket " + path_ + ": refused a connection of " + describe_cred(who, "") +
+            ": its uid has " + std::to_string(max_per_uid_) +
+            " connections open, the most max_connections_per_uid allows (" +
+            std::to_string(refused_) + " refused so far)");
 }
 
 bool UnixAcceptor::wait_for_stop(int ms) const {
@@ -193,7 +222,13 @@ void UnixAcceptor::run(grpc::Server* server) {
         ucred cred{};
         socklen_t len = sizeof cred;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
-          peers_.record(fd, PeerCred{cred.pid, cred.uid, cred.gid});
+          const PeerCred who{cred.pid, cred.uid, cred.gid};
+          if (max_per_uid_ && peers_.open_connections(cred.uid) >= max_per_uid_) {
+            refuse(fd, who);
+            conn.reset();  // the client sees its connection closed (gRPC: UNAVAILABLE)
+            continue;
+          }
+          peers_.record(fd, who);
         } else {
           peers_.forget(fd);  // served all the same, named "an unknown caller"
           log_.warn("unix socket " + path_ + ": " + errno_text("SO_PEERCRED") +

@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -57,6 +59,9 @@ class PeerTable {
   std::string describe(const std::string& peer) const;
   // How many fd numbers have an entry (tests).
   std::size_t size() const;
+  // The connections of `uid` still open (each entry's fd still its recorded socket); entries
+  // whose fd has gone (closed by gRPC, or reused for another file) are dropped on the way.
+  std::size_t open_connections(uid_t uid);
 
  private:
   struct Entry {
@@ -85,7 +90,11 @@ class UnixAcceptor {
   // Binds `path` and listens (backlog SOMAXCONN). The caller has removed a dead socket there; any
   // file at `path` makes this fail (EADDRINUSE) rather than be replaced. Throws AcceptError
   // naming the path and the reason. The socket file's mode is the caller's to set.
-  UnixAcceptor(const std::string& path, PeerTable& peers, service::Logger& log);
+  // More than `max_per_uid` connections of one uid open at once (0: no cap): the next is closed
+  // as soon as it is accepted, and logged (once a second at most), so no one user of the socket
+  // can take every fd the daemon has.
+  UnixAcceptor(const std::string& path, PeerTable& peers, service::Logger& log,
+               std::uint32_t max_per_uid = 0);
   ~UnixAcceptor();
   UnixAcceptor(const UnixAcceptor&) = delete;
   UnixAcceptor& operator=(const UnixAcceptor&) = delete;
@@ -101,12 +110,17 @@ class UnixAcceptor {
 
  private:
   void run(grpc::Server* server);
+  // Closes-to-be connection `fd` of `who`, over max_per_uid: forgotten, counted, logged.
+  void refuse(int fd, const PeerCred& who);
   // Waits up to `ms` for stop(); true when stop() was called.
   bool wait_for_stop(int ms) const;
 
   std::string path_;
   PeerTable& peers_;
   service::Logger& log_;
+  std::uint32_t max_per_uid_;
+  std::uint64_t refused_ = 0;  // connections closed over the cap
+  std::chrono::steady_clock::time_point last_refusal_log_{};
   mesh::UniqueFd listen_fd_;
   mesh::UniqueFd wake_fd_;  // an eventfd: stop() writes it, the thread polls it with the socket
   std::thread thread_;

@@ -64,12 +64,14 @@ struct Config {
   // "" (off) or a loopback HOST:PORT where GET /metrics serves Prometheus' text format.
   std::string metrics_listen;
   // gRPC availability (docs/operations.md, "Limits"): the largest request message; Watch
-  // streams in all and per TCP client address (a Unix socket's clients all look alike to
-  // gRPC, so there only max_streams applies); the server's thread cap, kept well above the
-  // stream cap so that streams never take the threads other calls need.
+  // streams in all and per caller (a TCP client address; a Unix-socket client's uid, from
+  // SO_PEERCRED); Unix-socket connections open at once per uid (0: no cap); the server's
+  // thread cap, kept well above the stream cap so that streams never take the threads other
+  // calls need.
   std::uint32_t max_message_size = 4u << 20;
   std::uint32_t max_streams = 64;
   std::uint32_t max_streams_per_peer = 16;
+  std::uint32_t max_connections_per_uid = 256;
   std::uint32_t max_rpc_threads = 256;
   std::uint64_t max_rpc_memory = 64ull << 20;  // what gRPC's buffers may hold in all
   // The most bytes a file's arrays may decode to (compressed VTU blocks, from their headers,

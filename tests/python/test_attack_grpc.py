@@ -6,10 +6,12 @@ before any budget; a Load that outlives its client's deadline; a second daemon u
 first one's socket."""
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import zlib
@@ -213,8 +215,9 @@ WATCHER = """
 
 
 def test_watch_streams_are_capped_in_total_and_other_calls_still_answer(tmp_path):
-    """Before: every one of the 200 streams held a daemon thread; none was refused."""
-    d = Daemon(tmp_path, ("box.v41.msh",))
+    """Before: every one of the 200 streams held a daemon thread; none was refused. (The
+    per-uid cap is raised out of the way: this is the total's test.)"""
+    d = Daemon(tmp_path, ("box.v41.msh",), config={"max_streams_per_peer": 1000})
     a = attacker(WATCHER, d.addr, "200", "")
     try:
         got = report(a)
@@ -416,3 +419,88 @@ def test_a_second_daemon_leaves_a_live_socket_alone(tmp_path):
         assert len(second.stub.List(pb.ListRequest(), timeout=5).slots) == 0
     finally:
         assert second.stop() == 0, second.stderr
+
+
+def test_watch_streams_are_capped_per_unix_socket_user(tmp_path):
+    """Before: on the Unix socket only the total cap applied (gRPC names every Unix caller
+    alike), so one user of the socket could take all 64 streams from the others. Now a
+    connection's SO_PEERCRED uid is its key: every connection of that user together."""
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    a = attacker(WATCHER.replace("len(ended()) < int(sys.argv[2]) - 64",
+                                 "len(ended()) < int(sys.argv[2]) - 16"), d.addr, "40", "")
+    try:
+        got = report(a)
+        assert got["ended"] == {"RESOURCE_EXHAUSTED": 24} and got["open"] == 16, got
+        assert (f"uid {os.getuid()} has 16 streams open, the most max_streams_per_peer allows "
+                "(16)") in got["messages"][0], got
+        t0 = time.monotonic()  # other calls of the same user still answer
+        assert len(d.stub.List(pb.ListRequest(), timeout=1.0).slots) == 0
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
+
+
+CONNECTOR = """
+import json, socket, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+socks = []
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    socks.append(s)
+time.sleep(1.0)
+closed = 0
+for s in socks:
+    s.setblocking(False)
+    try:
+        closed += s.recv(1) == b""
+    except BlockingIOError:
+        pass  # open, nothing sent yet
+print(json.dumps({"open": n - closed, "closed": closed}), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_one_user_cannot_take_every_unix_connection(tmp_path):
+    """Before: no cap on Unix-socket connections; one member of the socket's group could open
+    connections until the daemon ran out of fds and accepted no one's. Now a uid's connections
+    beyond max_connections_per_uid are closed as they are accepted, and logged; the other users
+    (here root, when the attacker is nobody) and the same user once it lets go are served."""
+    sock_dir = tempfile.mkdtemp(prefix="md-conncap-")
+    os.chmod(sock_dir, 0o755)
+    d = Daemon(tmp_path, ("box.v41.msh",), listen=f"unix:{sock_dir}/d.sock",
+               config={"max_connections_per_uid": 8, "socket_mode": "0666"})
+    as_nobody = os.geteuid() == 0  # then the flood comes from another uid than the test's
+    run = lambda n: subprocess.Popen(  # noqa: E731
+        [sys.executable, "-c", CONNECTOR, f"{sock_dir}/d.sock", str(n)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True, cwd="/",
+        preexec_fn=(lambda: os.setuid(65534)) if as_nobody else None)
+    try:
+        a = run(40)
+        try:
+            assert report(a) == {"open": 8, "closed": 32}
+            assert wait_for(lambda: any("max_connections_per_uid allows" in line
+                                        for line in d.log))
+            line = [x for x in d.log if "max_connections_per_uid allows" in x][0]
+            uid = 65534 if as_nobody else os.getuid()
+            assert f"refused a connection of pid {a.pid} uid {uid}" in line, line
+            assert "its uid has 8 connections open" in line, line
+            if as_nobody:
+                assert len(d.stub.List(pb.ListRequest(), timeout=2.0).slots) == 0
+        finally:
+            finish(a)
+        # The attacker is gone: once gRPC has closed its connections, its uid may connect again.
+        for _ in range(10):
+            b = run(4)
+            try:
+                got = report(b)
+            finally:
+                finish(b)
+            if got == {"open": 4, "closed": 0}:
+                break
+            time.sleep(0.2)
+        assert got == {"open": 4, "closed": 0}
+    finally:
+        assert d.stop() == 0, d.stderr
+        shutil.rmtree(sock_dir, ignore_errors=True)

@@ -213,3 +213,54 @@ TEST(UnixAcceptor, RecordsEachConnectionAndStopsWithASilentClientConnected) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   std::filesystem::remove_all(dir);
 }
+
+// max_connections_per_uid counts what is still open: a closed connection, or a number now
+// naming another file, no longer counts (and its entry goes).
+TEST(PeerTable, CountsTheOpenConnectionsOfAUid) {
+  rpc::PeerTable t;
+  int a[2], b[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
+  Fd a0(a[0]), a1(a[1]), b0(b[0]), b1(b[1]);
+  t.record(a0.fd, {1, 1000, 1000});
+  t.record(b0.fd, {2, 1000, 1000});
+  t.record(a1.fd, {3, 2000, 2000});
+  EXPECT_EQ(t.open_connections(1000), 2u);
+  EXPECT_EQ(t.open_connections(2000), 1u);
+  EXPECT_EQ(t.open_connections(0), 0u);
+  const int n = b0.fd;
+  ::close(b0.fd);
+  b0.fd = -1;
+  EXPECT_EQ(t.open_connections(1000), 1u);  // closed: not counted, and forgotten
+  EXPECT_EQ(t.size(), 2u);
+  Fd other(::open("/dev/null", O_RDONLY | O_CLOEXEC));  // likely takes number n again
+  (void)n;
+  EXPECT_EQ(t.open_connections(1000), 1u);
+}
+
+// Streams of Unix-socket callers the table names count per uid, whatever connection they use.
+TEST(Gate, UnixCallersShareTheirUidsStreamCap) {
+  rpc::PeerTable t;
+  int a[2], b[2], c[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, c), 0);
+  Fd a0(a[0]), a1(a[1]), b0(b[0]), b1(b[1]), c0(c[0]), c1(c[1]);
+  t.record(a0.fd, {10, 1000, 1000});
+  t.record(b0.fd, {11, 1000, 1000});  // the same user, another connection
+  t.record(c0.fd, {12, 2000, 2000});
+  rpc::Gate gate("", {/*max_streams=*/10, /*max_streams_per_peer=*/2}, &t);
+  std::string why;
+  std::vector<rpc::Gate::Ticket> held;
+  held.push_back(gate.admit_stream(peer_of(a0.fd), why));
+  held.push_back(gate.admit_stream(peer_of(b0.fd), why));
+  EXPECT_TRUE(held[0] && held[1]);
+  EXPECT_FALSE(gate.admit_stream(peer_of(a0.fd), why));
+  EXPECT_NE(why.find("uid 1000 has 2 streams open, the most max_streams_per_peer allows (2)"),
+            std::string::npos)
+      << why;
+  EXPECT_TRUE(gate.admit_stream(peer_of(c0.fd), why));  // another uid: its own cap
+  EXPECT_TRUE(gate.admit_stream("fd:99999", why));      // not named: only the total applies
+  held.clear();
+  EXPECT_TRUE(gate.admit_stream(peer_of(a0.fd), why));  // given back
+}
