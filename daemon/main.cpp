@@ -226,6 +226,7 @@ int serve(const Args& args) {
     take_over_socket(*socket_path, log);
   }
   svc::Registry registry(config, log);
+  if (pinned) registry.set_pinned_pool(pinned.get());
   meshdock::rpc::PeerTable peers;  // who is at the other end of each Unix-socket connection
   meshdock::rpc::Gate gate(token, {config.max_streams, config.max_streams_per_peer}, &peers);
   meshdock::rpc::MeshdockService service(registry, log, gate, peers,

@@ -96,6 +96,23 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
   out += "meshdock_memory_used_bytes{memory=\"host\"} " + std::to_string(s.host_memory_used) + "\n";
   out += "meshdock_memory_used_bytes{memory=\"device\"} " + std::to_string(s.device_memory_used) +
          "\n";
+  if (s.pinned) {  // the pinned pool readers allocate from (only when a device answers)
+    const auto& p = *s.pinned;
+    header(out, "meshdock_pinned_bytes", "gauge",
+           "Pinned host memory of the pool: held by mesh arrays (live) or kept for reuse.");
+    out += "meshdock_pinned_bytes{state=\"live\"} " + std::to_string(p.live_bytes) + "\n";
+    out += "meshdock_pinned_bytes{state=\"kept\"} " + std::to_string(p.kept_bytes) + "\n";
+    header(out, "meshdock_pinned_allocations_total", "counter",
+           "Mesh array allocations by where they came from: a new pinned buffer, a kept one "
+           "reused, pageable memory (small arrays), or pageable after a failed pin.");
+    out += "meshdock_pinned_allocations_total{source=\"new\"} " + std::to_string(p.pinned) + "\n";
+    out +=
+        "meshdock_pinned_allocations_total{source=\"reused\"} " + std::to_string(p.reused) + "\n";
+    out += "meshdock_pinned_allocations_total{source=\"pageable\"} " +
+           std::to_string(p.pageable - p.fallbacks) + "\n";
+    out += "meshdock_pinned_allocations_total{source=\"fallback\"} " + std::to_string(p.fallbacks) +
+           "\n";
+  }
   header(out, "meshdock_device_memory_budget_bytes", "gauge",
          "The device_memory_budget config key (0: no limit).");
   out += "meshdock_device_memory_budget_bytes " + std::to_string(s.device_memory_budget) + "\n";

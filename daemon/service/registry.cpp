@@ -879,6 +879,7 @@ Stats Registry::stats() const {
   s.backend = backend_for("auto");
   s.consumers = consumers_ ? consumers_->connections() : 0;
   if (consumers_) s.wake = consumers_->wake_latency();
+  if (pinned_) s.pinned = pinned_->counters();
   return s;
 }
 

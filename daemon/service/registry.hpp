@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -96,9 +97,10 @@ struct Stats {
   std::vector<MeshInfo> meshes;
   std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
   double uptime_seconds = 0;
-  std::string backend;                        // what "auto" resolves to: "host" | "cuda"
-  std::size_t consumers = 0;                  // registered consumer connections
-  slots::ConsumerRegistry::WakeLatency wake;  // consumers' wake reports
+  std::string backend;                                  // what "auto" resolves to: "host" | "cuda"
+  std::size_t consumers = 0;                            // registered consumer connections
+  slots::ConsumerRegistry::WakeLatency wake;            // consumers' wake reports
+  std::optional<backend::PinnedPool::Counters> pinned;  // when a device answers (the pool)
 };
 
 class Registry;
@@ -175,6 +177,9 @@ class Registry {
   // Applies a new configuration (SIGHUP): roots, budgets, log level, defaults for new loads.
   void reconfigure(const Config& c);
   std::string backend_for(const std::string& device_spec) const;  // for messages
+  // The pinned pool readers allocate from (it outlives the registry), for stats(). Once, at
+  // start; none on the host backend.
+  void set_pinned_pool(const backend::PinnedPool* pool) { pinned_ = pool; }
 
  private:
   struct Entry;
@@ -214,6 +219,7 @@ class Registry {
   std::unique_ptr<backend::Backend> host_;
   std::shared_ptr<slots::ConsumerRegistry> consumers_;  // one registration socket for all meshes
   std::map<int, std::unique_ptr<backend::Backend>> cuda_;
+  const backend::PinnedPool* pinned_ = nullptr;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_watch_check_{};
 };

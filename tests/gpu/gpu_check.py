@@ -456,13 +456,26 @@ class Run:
             control = "meshdockctl"
             client = CtlClient(f"unix:{sock}", 120)
             st = client.stats()
+        self.last_addr = f"unix:{sock}"
         return proc, client, control, st, err
+
+    def pinned_pool(self) -> dict:
+        """The main daemon's pinned pool figures (meshdock_pinned_* in `meshdockctl metrics`)."""
+        p = subprocess.run(["meshdockctl", "--addr", self.addr, "metrics"], capture_output=True,
+                           text=True, timeout=30)
+        out = {}
+        for line in p.stdout.splitlines():
+            m = re.match(r'meshdock_pinned_(bytes|allocations_total)\{\w+="(\w+)"\} (\d+)', line)
+            if m:
+                out[f"pinned_{m[1].replace('_total', '')}_{m[2]}"] = int(m[3])
+        return out
 
     def start_daemon(self):
         dev = "cuda:0" if self.gpu else "cpu"
         t0 = now()
         self.daemon, self.client, control, st, self.daemon_err = self.spawn_daemon(
             dev, "main", self.prefix)
+        self.addr = self.last_addr
         self.device = dev
         if self.gpu and st.backend != "cuda":
             raise CheckFailed(f"meshdockd --device cuda:0 runs the {st.backend} backend")
@@ -813,6 +826,7 @@ class Run:
                         "stream sync: an upper bound on the copy; this daemon does not time it)"
         f["daemon_GBps"] = round(daemon, 2)
         f["daemon_vs_pinned"] = round(daemon / r["pinned_GBps"], 3)
+        f.update(self.pinned_pool())  # new / reused / pageable allocations, live / kept bytes
         if r.get("ok") is False:
             raise failed("the baseline copy did not arrive intact", f)
         if f["daemon_vs_pinned"] < 0.8:
