@@ -529,10 +529,15 @@ class Run:
             f["copy_to_publish_s"] = round(copy, 4)
         if not v["ok"]:
             raise failed(f"frame differs from the file: {v['mismatches']}", f)
-        want = 2 if self.device.startswith("cuda") else 1
-        if v["device"][0] != want:
-            raise failed(f"frame on DLPack device {v['device']}, expected type {want}", f)
+        self.check_device(v, "frame", f)
         return f
+
+    def check_device(self, verified, what, figures):
+        """A consumer's "verified" line must name the daemon's DLPack device type."""
+        want = 2 if self.device.startswith("cuda") else 1
+        if verified["device"][0] != want:
+            raise failed(f"{what} on DLPack device {verified['device']}, expected type {want}",
+                         figures)
 
     def load_blocks(self):
         info, dt, copy = self.load("blocks", "blocks")
@@ -652,9 +657,7 @@ class Run:
             f[lib] = {"ok": v["ok"], "device": v["device"], "arrays": v["arrays"]}
             if not v["ok"] or rc or v["arrays"] != 1:
                 raise failed(f"{lib}: rc {rc}; frame.tensor differs: {v['mismatches']}", f)
-            want = 2 if self.device.startswith("cuda") else 1
-            if v["device"][0] != want:
-                raise failed(f"{lib}: tensor on DLPack device {v['device']}, expected {want}", f)
+            self.check_device(v, f"{lib}: tensor", f)
         return f
 
     def cuda_link_texture(self):

@@ -24,6 +24,15 @@ static int stop_after_five(void* user) {
   return ++polls >= 5;
 }
 
+/* Prints the outcome; the exit status is the number of failed checks. */
+static int summary(void) {
+  if (failures)
+    fprintf(stderr, "c_live: %d check(s) failed\n", failures);
+  else
+    printf("c_live: all checks passed\n");
+  return failures;
+}
+
 /* A single-array publish: one array, "tensor", role MESHDOCK_ROLE_TENSOR, adopted as DLPack. */
 static int check_tensor_slot(const char* name, const char* prefix) {
   meshdock_attach_options o;
@@ -58,11 +67,7 @@ static int check_tensor_slot(const char* name, const char* prefix) {
     t->deleter(t);
   }
   meshdock_slot_release(slot);
-  if (failures)
-    fprintf(stderr, "c_live: %d check(s) failed\n", failures);
-  else
-    printf("c_live: all checks passed\n");
-  return failures;
+  return summary();
 }
 
 int main(int argc, char** argv) {
@@ -171,9 +176,5 @@ int main(int argc, char** argv) {
     meshdock_frame_release(frame);
   }
   meshdock_slot_release(slot);
-  if (failures)
-    fprintf(stderr, "c_live: %d check(s) failed\n", failures);
-  else
-    printf("c_live: all checks passed\n");
-  return failures;
+  return summary();
 }

@@ -61,6 +61,18 @@ def _concat(parts):
     return np.concatenate([np.asarray(p) for p in parts]) if parts else np.zeros(0)
 
 
+def _eq_cells(back, src, fmt):
+    """The cell runs of `back` (read from a `fmt` file) equal those of `src`, in the order the
+    reader gives them: read_obj gives faces, then lines, then points, each in file order."""
+    want = src
+    if fmt == "obj":
+        order = {"line": 1, "vertex": 2}
+        want = meshdock.Mesh(src.points, sorted(src.cells, key=lambda b: order.get(b.type, 0)))
+    assert [t for t, _ in _cell_runs(back)] == [t for t, _ in _cell_runs(want)]
+    for (t, a), (_, b) in zip(_cell_runs(back), _cell_runs(want)):
+        _eq(a, b, f"cells of type {t}")
+
+
 def _regions(mesh):
     return {(r.name, r.kind, r.dim, r.tag): np.sort(r.entries, axis=0).tolist() for r in mesh.regions}
 
@@ -110,13 +122,7 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
     back = meshdock.read(out)
     assert back.notes == []
     _eq(back.points, src.points, "points")
-    want = src
-    if fmt == "obj":  # read_obj gives faces, then lines, then points, each in file order
-        order = {"line": 1, "vertex": 2}
-        want = meshdock.Mesh(src.points, sorted(src.cells, key=lambda b: order.get(b.type, 0)))
-    assert [t for t, _ in _cell_runs(back)] == [t for t, _ in _cell_runs(want)]
-    for (t, a), (_, b) in zip(_cell_runs(back), _cell_runs(want)):
-        _eq(a, b, f"cells of type {t}")
+    _eq_cells(back, src, fmt)
     assert _regions(back) == _regions(src)
 
     if fmt == "vtu":
@@ -436,13 +442,7 @@ def test_round_trip_other_formats(data_dir, tmp_path, mesh_file, fmt, enc):
                            for n in notes)
         return
     _eq(back.points, src.points, "points")
-    want = src
-    if fmt == "obj":  # read_obj gives faces, then lines, then points, each in file order
-        order = {"line": 1, "vertex": 2}
-        want = meshdock.Mesh(src.points, sorted(src.cells, key=lambda b: order.get(b.type, 0)))
-    assert [t for t, _ in _cell_runs(back)] == [t for t, _ in _cell_runs(want)]
-    for (t, a), (_, b) in zip(_cell_runs(back), _cell_runs(want)):
-        _eq(a, b, f"cells of type {t}")
+    _eq_cells(back, src, fmt)
     if fmt in SURFACE:
         for k, v in src.point_data.items():
             if fmt == "ply" and v.ndim == 1:

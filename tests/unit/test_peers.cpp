@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -32,6 +33,19 @@ struct Fd {
   Fd(const Fd&) = delete;
   ~Fd() {
     if (fd >= 0) ::close(fd);
+  }
+};
+
+// A connected pair of Unix sockets, both closed when it goes.
+struct SocketPair {
+  Fd a{-1}, b{-1};
+  SocketPair() {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+      a.fd = sv[0];
+      b.fd = sv[1];
+    }
+    EXPECT_GE(a.fd, 0) << "socketpair: " << std::strerror(errno);
   }
 };
 
@@ -70,9 +84,8 @@ bool eventually(F&& f) {
 }  // namespace
 
 TEST(PeerTable, NamesARecordedSocketByItsFdPeerString) {
-  int sv[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Fd a(sv[0]), b(sv[1]);
+  SocketPair pair;
+  auto& [a, b] = pair;
   rpc::PeerTable t;
   t.record(a.fd, {4242, 0, 27});
   const auto c = t.find(peer_of(a.fd));
@@ -88,9 +101,8 @@ TEST(PeerTable, NamesARecordedSocketByItsFdPeerString) {
 }
 
 TEST(PeerTable, AnFdNumberThatNowNamesAnotherFileIsUnknownNotWrong) {
-  int sv[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Fd a(sv[0]), b(sv[1]);
+  SocketPair pair;
+  auto& [a, b] = pair;
   rpc::PeerTable t;
   t.record(a.fd, {100, 1000, 1000});
   ASSERT_TRUE(t.find(peer_of(a.fd)).has_value());
@@ -101,9 +113,8 @@ TEST(PeerTable, AnFdNumberThatNowNamesAnotherFileIsUnknownNotWrong) {
   ::close(null_fd);
   EXPECT_FALSE(t.find(peer_of(a.fd)).has_value());
   // ... and on another socket (another inode): still not the recorded caller.
-  int sv2[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv2), 0);
-  Fd c(sv2[0]), d(sv2[1]);
+  SocketPair pair2;
+  auto& [c, d] = pair2;
   ASSERT_EQ(::dup2(c.fd, a.fd), a.fd);
   EXPECT_FALSE(t.find(peer_of(a.fd)).has_value());
   EXPECT_EQ(t.describe(peer_of(a.fd)), "an unknown caller (" + peer_of(a.fd) + ")");
@@ -123,9 +134,8 @@ TEST(PeerTable, AnFdNumberThatNowNamesAnotherFileIsUnknownNotWrong) {
 }
 
 TEST(PeerTable, OtherPeersPassThroughAndMalformedOnesAreNotParsed) {
-  int sv[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Fd a(sv[0]), b(sv[1]);
+  SocketPair pair;
+  auto& [a, b] = pair;
   rpc::PeerTable t;
   t.record(a.fd, {1, 2, 3});
   EXPECT_EQ(t.describe("ipv4:127.0.0.1:50412"), "ipv4:127.0.0.1:50412");
@@ -218,34 +228,30 @@ TEST(UnixAcceptor, RecordsEachConnectionAndStopsWithASilentClientConnected) {
 // naming another file, no longer counts (and its entry goes).
 TEST(PeerTable, CountsTheOpenConnectionsOfAUid) {
   rpc::PeerTable t;
-  int a[2], b[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
-  Fd a0(a[0]), a1(a[1]), b0(b[0]), b1(b[1]);
-  t.record(a0.fd, {1, 1000, 1000});
-  t.record(b0.fd, {2, 1000, 1000});
-  t.record(a1.fd, {3, 2000, 2000});
-  EXPECT_EQ(t.open_connections(1000), 2u);
+  SocketPair x, y, z;
+  t.record(x.a.fd, {1, 1000, 1000});
+  t.record(y.a.fd, {2, 1000, 1000});
+  t.record(z.a.fd, {3, 1000, 1000});
+  t.record(x.b.fd, {4, 2000, 2000});
+  EXPECT_EQ(t.open_connections(1000), 3u);
   EXPECT_EQ(t.open_connections(2000), 1u);
   EXPECT_EQ(t.open_connections(0), 0u);
-  const int n = b0.fd;
-  ::close(b0.fd);
-  b0.fd = -1;
-  EXPECT_EQ(t.open_connections(1000), 1u);  // closed: not counted, and forgotten
-  EXPECT_EQ(t.size(), 2u);
-  Fd other(::open("/dev/null", O_RDONLY | O_CLOEXEC));  // likely takes number n again
-  (void)n;
+  ::close(y.a.fd);  // closed: not counted, and forgotten
+  y.a.fd = -1;
+  EXPECT_EQ(t.open_connections(1000), 2u);
+  EXPECT_EQ(t.size(), 3u);
+  // The number now names /dev/null: not the recorded socket any more.
+  Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  ASSERT_EQ(::dup2(null.fd, z.a.fd), z.a.fd);
   EXPECT_EQ(t.open_connections(1000), 1u);
+  EXPECT_EQ(t.size(), 2u);
 }
 
 // Streams of Unix-socket callers the table names count per uid, whatever connection they use.
 TEST(Gate, UnixCallersShareTheirUidsStreamCap) {
   rpc::PeerTable t;
-  int a[2], b[2], c[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, c), 0);
-  Fd a0(a[0]), a1(a[1]), b0(b[0]), b1(b[1]), c0(c[0]), c1(c[1]);
+  SocketPair x, y, z;
+  const Fd &a0 = x.a, &b0 = y.a, &c0 = z.a;
   t.record(a0.fd, {10, 1000, 1000});
   t.record(b0.fd, {11, 1000, 1000});  // the same user, another connection
   t.record(c0.fd, {12, 2000, 2000});
