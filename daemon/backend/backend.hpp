@@ -38,6 +38,10 @@ class SlotBuffer {
   // Whether the buffer's memory was truncated under the daemon by another process (host: its
   // SIGBUS guard fired); the Slot then drops it.
   virtual bool damaged() const { return false; }
+  // Whether the memory is smaller now than when it was made (host: the object was truncated),
+  // though no copy has met the missing pages yet. A publish that would copy only some arrays
+  // copies them all instead, so the copy meets the truncation and damaged() says so.
+  virtual bool shrunk() const { return false; }
 };
 
 // An array and where it goes in the slot buffer.
@@ -60,6 +64,10 @@ class Backend {
   virtual void upload(SlotBuffer& buffer, const std::vector<Placement>& arrays) = 0;
   // Bytes of slot buffers alive now.
   virtual std::uint64_t memory_used() const = 0;
+  // Whether a consumer can write the memory of a slot buffer it was given (CUDA IPC maps device
+  // memory read-write; host segments are opened read-only), so that what a buffer held may no
+  // longer be what the daemon copied there (slots::SlotOptions::copy_unchanged).
+  virtual bool consumers_can_write() const { return false; }
   // Test aid (the upload_delay failpoint): uploads queue a `delay` on the device before their
   // copies and return without waiting for them. Only the CUDA backend has a queue to delay.
   virtual void delay_uploads(std::chrono::milliseconds /*delay*/) {}

@@ -1,5 +1,6 @@
 // The host backend: slot buffers in POSIX shared memory, filled with memcpy.
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstring>
@@ -24,6 +25,10 @@ class HostBuffer final : public SlotBuffer {
   shm::Handle event_handle() const override { return shm::Handle{}; }
   std::uint64_t size() const override { return seg_.size(); }
   bool damaged() const override { return guard_.hit(); }
+  bool shrunk() const override {
+    struct stat st {};
+    return ::fstat(seg_.fd(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) < seg_.size();
+  }
   std::byte* data() { return static_cast<std::byte*>(seg_.data()); }
 
  private:

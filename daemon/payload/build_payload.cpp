@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "daemon/mesh/error.hpp"
 #include "daemon/mesh/validate.hpp"
@@ -15,7 +16,8 @@ using mesh::kInt64;
 
 class Builder {
  public:
-  Builder(const mesh::Mesh& m, const Options& o) : m_(m), o_(o) {}
+  Builder(const mesh::Mesh& m, const Options& o, const DevicePayload* previous)
+      : m_(m), o_(o), previous_(previous) {}
 
   DevicePayload build() {
     if (o_.zero_copy_only && (o_.float32 || o_.int32))
@@ -55,11 +57,27 @@ class Builder {
       return a;
     }
     copying(name + ": float" + std::to_string(d.bits) + " -> float32 (copy)");
+    if (auto done = cast_before(a, kFloat32)) return *done;
     Array out = Array::empty(kFloat32, a.shape());
     const auto* src = a.as<double>();
     auto* dst = out.as<float>();
     for (std::size_t i = 0; i < a.size(); ++i) dst[i] = static_cast<float>(src[i]);
-    return out;
+    return cast(a, out);
+  }
+
+  // The previous payload's cast of `a` to `to`, made this payload's too; or nothing.
+  std::optional<Array> cast_before(const Array& a, mesh::DType to) {
+    if (!previous_ || !a.buffer()) return std::nullopt;
+    for (const auto& c : previous_->casts) {
+      if (c.result.dtype() == to && c.result.shape() == a.shape() && c.source.lock() == a.buffer())
+        return cast(a, c.result);
+    }
+    return std::nullopt;
+  }
+
+  Array cast(const Array& source, const Array& result) {
+    p_.casts.push_back({source.buffer(), result});
+    return result;
   }
 
   // int64 index arrays: kept, or cast to int32 after a range check that names the span.
@@ -68,6 +86,10 @@ class Builder {
     if (!o_.int32) {
       if (from_mesh) p_.shared.push_back(name);
       return a;
+    }
+    if (auto done = cast_before(a, kInt32)) {  // its range was checked then
+      p_.notes.push_back(name + ": int64 -> int32 (copy)");
+      return *done;
     }
     const auto* v = a.as<std::int64_t>();
     std::int64_t lo = 0, hi = 0;
@@ -84,7 +106,7 @@ class Builder {
     Array out = Array::empty(kInt32, a.shape());
     auto* dst = out.as<std::int32_t>();
     for (std::size_t i = 0; i < a.size(); ++i) dst[i] = static_cast<std::int32_t>(v[i]);
-    return out;
+    return cast(a, out);
   }
 
   // Ragged blocks cannot be one DLPack tensor: they are dropped (listed and noted).
@@ -168,6 +190,7 @@ class Builder {
 
   const mesh::Mesh& m_;
   const Options& o_;
+  const DevicePayload* previous_;
   DevicePayload p_;
   std::vector<std::size_t> kept_;        // mesh block index of each kept block
   std::vector<std::int64_t> old_bases_;  // mesh block-major base of each block (+ total)
@@ -176,8 +199,9 @@ class Builder {
 
 }  // namespace
 
-DevicePayload build_payload(const mesh::Mesh& m, const Options& options) {
-  return Builder(m, options).build();
+DevicePayload build_payload(const mesh::Mesh& m, const Options& options,
+                            const DevicePayload* previous) {
+  return Builder(m, options, previous).build();
 }
 
 DevicePayload tensor_payload(const Array& a) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,9 +54,19 @@ struct DevicePayload {
   std::vector<std::string> shared;   // arrays that share memory with the Mesh ("points", ...)
   std::vector<std::string> notes;    // lossy or copying steps: surfaced as warnings
   std::vector<std::string> derived;  // facts about the payload: never warned
+  // The arrays this payload made by casting the mesh's (float32, int32), by source, so that a
+  // rebuild after a field publish reuses the casts of the arrays that did not change.
+  struct Cast {
+    std::weak_ptr<mesh::Buffer> source;
+    Array result;
+  };
+  std::vector<Cast> casts;
 };
 
-DevicePayload build_payload(const mesh::Mesh& m, const Options& options = {});
+// `previous`: an earlier payload of the same mesh with the same options; an array cast then is
+// reused, not cast again, when its source is still the mesh's (the notes stay the same).
+DevicePayload build_payload(const mesh::Mesh& m, const Options& options = {},
+                            const DevicePayload* previous = nullptr);
 
 // The payload of a single-array publish: `a` shared, not copied.
 DevicePayload tensor_payload(const Array& a);

@@ -55,12 +55,17 @@ struct Config {
   std::uint64_t device_memory_budget = 0;  // bytes of slot buffers; 0: no limit
   std::uint32_t num_slots = 3;             // ring slots per mesh (1..10)
   std::string prefix = "meshdock.";        // shared-memory name prefix
-  mode_t shm_mode = 0640;  // control block, catalog, data; the leases segment adds write for readers
-  std::string device = "auto";             // auto | cpu | cuda:N
-  std::string log_level = "info";          // error | warn | info | debug
-  std::string token_file;                  // bearer token for TCP (required there)
-  std::uint32_t lease_wait_ms = 200;       // how long publish waits for a leased slot
-  std::uint32_t watch_interval_ms = 500;   // how often watched files are checked
+  mode_t shm_mode =
+      0640;  // control block, catalog, data; the leases segment adds write for readers
+  std::string device = "auto";        // auto | cpu | cuda:N
+  std::string log_level = "info";     // error | warn | info | debug
+  std::string token_file;             // bearer token for TCP (required there)
+  std::uint32_t lease_wait_ms = 200;  // how long publish waits for a leased slot
+  // What a publish copies into a ring slot's buffer: "changed" (only the arrays it does not hold
+  // already: a field publish copies the field), "all" (every array, every time), or "auto":
+  // changed where consumers cannot write slot memory (host), all where they can (CUDA IPC).
+  std::string publish_copy = "auto";
+  std::uint32_t watch_interval_ms = 500;  // how often watched files are checked
   // "" (off) or a loopback HOST:PORT where GET /metrics serves Prometheus' text format.
   std::string metrics_listen;
   // gRPC availability (docs/operations.md, "Limits"): the largest request message; Watch

@@ -134,6 +134,15 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
   for (const auto& m : s.meshes)
     out += "meshdock_frames_published_total{mesh=\"" + label_value(m.name) + "\"} " +
            std::to_string(m.write_idx) + "\n";
+  header(out, "meshdock_publish_bytes_total", "counter",
+         "Bytes of the frames published per mesh: copied into a slot buffer, or kept (the "
+         "buffer held that array already; config key publish_copy).");
+  for (const auto& m : s.meshes) {
+    const auto mesh = "{mesh=\"" + label_value(m.name) + "\",how=\"";
+    out += "meshdock_publish_bytes_total" + mesh + "copied\"} " + std::to_string(m.copied_bytes) +
+           "\n";
+    out += "meshdock_publish_bytes_total" + mesh + "kept\"} " + std::to_string(m.kept_bytes) + "\n";
+  }
   header(out, "meshdock_last_load_seconds", "gauge", "How long the mesh's last load took.");
   for (const auto& m : s.meshes)
     out += "meshdock_last_load_seconds{mesh=\"" + label_value(m.name) + "\"} " +

@@ -192,6 +192,8 @@ void Registry::make_slot(Entry& e, const std::string& name, std::uint32_t num_sl
     so.mode = c_.shm_mode;
     so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
     so.memory_budget = c_.device_memory_budget;
+    so.copy_unchanged =
+        c_.publish_copy == "all" || (c_.publish_copy == "auto" && e.backend->consumers_can_write());
   }
   so.name = name;
   so.num_slots = num_slots;
@@ -487,7 +489,8 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     const auto pub = e->slot->publish(e->payload);
     reservation.release();  // the new buffers count themselves now
     progress(Phase::kPublish, total, total,
-             "frame " + std::to_string(pub.frame) + ", " + upload_text(total, pub.upload_seconds));
+             "frame " + std::to_string(pub.frame) + ", " +
+                 upload_text(pub.copied_bytes, pub.upload_seconds));
   } catch (const slots::SlotError& err) {
     give_back();
     throw ServiceError(Status::kFailedPrecondition, err.what());
@@ -567,6 +570,8 @@ MeshInfo Registry::info_of(const Entry& e) const {
     i.write_idx = e.slot->write_idx();
     i.version = e.slot->version();
     i.data_size = e.slot->data_size();
+    i.copied_bytes = e.slot->copied_bytes();
+    i.kept_bytes = e.slot->kept_bytes();
     i.bytes = e.slot->bytes();
     i.leases = e.slot->lease_count();
     i.control_segment = "/" + e.slot->control_object();
@@ -673,7 +678,7 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   }
   payload::DevicePayload p;
   try {
-    p = payload::build_payload(m, e->request.options);
+    p = payload::build_payload(m, e->request.options, &e->payload);
   } catch (const payload::PayloadError& err) {
     throw ServiceError(Status::kInvalidArgument, field + ": " + err.what());
   }

@@ -81,6 +81,8 @@ struct MeshInfo {
   payload::Device device;
   std::uint32_t num_slots = 0, write_idx = 0, leases = 0;
   std::uint64_t version = 0, data_size = 0, num_points = 0, num_cells = 0, bytes = 0;
+  // Bytes publishes copied into slot buffers, and bytes they found there already.
+  std::uint64_t copied_bytes = 0, kept_bytes = 0;
   std::vector<std::string> cell_types, notes, dropped;
   std::string control_segment, catalog_segment;
   double load_seconds = 0;

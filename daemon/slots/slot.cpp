@@ -89,6 +89,7 @@ Slot::Slot(SlotOptions options, backend::Backend& backend)
   buffers_.resize(o_.num_slots);
   buffer_frame_.assign(o_.num_slots, 0);
   buffer_version_.assign(o_.num_slots, 0);
+  held_.assign(o_.num_slots, {});
   pages_.assign(o_.num_slots, PageCopy{});
   create_segments();
 }
@@ -189,6 +190,29 @@ std::uint64_t Slot::version() const {
 std::uint64_t Slot::data_size() const {
   std::lock_guard lock(m_);
   return data_size_;
+}
+
+std::uint64_t Slot::copied_bytes() const {
+  std::lock_guard lock(m_);
+  return copied_bytes_;
+}
+
+std::uint64_t Slot::kept_bytes() const {
+  std::lock_guard lock(m_);
+  return kept_bytes_;
+}
+
+std::vector<backend::Placement> Slot::not_held(std::uint32_t i,
+                                               const std::vector<backend::Placement>& all) const {
+  std::vector<backend::Placement> out;
+  for (const auto& p : all) {
+    const auto it = held_[i].find(p.offset);
+    const auto& source = p.array->buffer();
+    const bool held = it != held_[i].end() && source && it->second.bytes == p.array->nbytes() &&
+                      it->second.source.lock() == source;
+    if (!held) out.push_back(p);
+  }
+  return out;
 }
 
 std::uint64_t Slot::bytes() const {
@@ -336,12 +360,20 @@ Published Slot::publish(const payload::DevicePayload& p) {
     }
     if (retire) retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
     buffers_[i] = std::move(buffer);
+    held_[i].clear();
     version_ = v;
     buffer_version_[i] = v;
   };
   if (fresh) allocate(still_leased);
+  // The buffer still holds what its last publish copied: copy only the other arrays (a field
+  // publish: the field). A buffer truncated since (shrunk) gets every array, so the copy meets
+  // the truncation, the SIGBUS guard says damaged(), and a fresh buffer is filled below.
+  const bool all = fresh || o_.copy_unchanged || buffers_[i]->shrunk();
+  const auto copies = all ? layout.placements : not_held(i, layout.placements);
+  held_[i].clear();  // until the copies are done, what the buffer holds is unknown
   const auto upload_start = std::chrono::steady_clock::now();
-  backend_.upload(*buffers_[i], layout.placements);
+  backend_.upload(*buffers_[i], copies);
+  const auto* copied = &copies;
   if (buffers_[i]->damaged()) {
     // Truncated under us (its SIGBUS guard fired during the copy): the bytes went to private
     // zero pages no consumer sees. Once more into a fresh buffer.
@@ -352,9 +384,15 @@ Published Slot::publish(const payload::DevicePayload& p) {
     allocate(false);
     fresh = true;
     backend_.upload(*buffers_[i], layout.placements);
+    copied = &layout.placements;
   }
   const double upload_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
+  std::uint64_t copied_bytes = 0;
+  for (const auto& p : *copied) copied_bytes += p.array->nbytes();
+  for (const auto& p : layout.placements) {
+    if (p.array->buffer()) held_[i][p.offset] = {p.array->nbytes(), p.array->buffer()};
+  }
   if (fresh) {
     cb_->set_mem_handle(i, buffers_[i]->mem_handle());
     cb_->set_event_handle(i, buffers_[i]->event_handle());
@@ -377,6 +415,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
     }
     buffer_version_[k] = version_;
     buffer_frame_[k] = 0;
+    held_[k].clear();
     cb_->set_mem_handle(k, buffers_[k]->mem_handle());
     cb_->set_event_handle(k, buffers_[k]->event_handle());
   }
@@ -405,7 +444,17 @@ Published Slot::publish(const payload::DevicePayload& p) {
   cat_->beat(shm::monotonic_ns());
   free_retired();
   repair_if_truncated();  // a segment truncated during this publish: republished from our copy
-  return {frame, i, layout.total, buffer_version_[i], upload_seconds};
+  std::uint64_t all_bytes = 0;
+  for (const auto& p : layout.placements) all_bytes += p.array->nbytes();
+  copied_bytes_ += copied_bytes;
+  kept_bytes_ += all_bytes - copied_bytes;
+  return {frame,
+          i,
+          layout.total,
+          buffer_version_[i],
+          upload_seconds,
+          copied_bytes,
+          all_bytes - copied_bytes};
 }
 
 void Slot::free_retired() {
@@ -444,6 +493,7 @@ void Slot::repair_if_truncated() {
                     ") was truncated by another process: its frame is lost; the next publish of "
                     "this slot gets a fresh buffer");
     buffers_[i].reset();
+    held_[i].clear();
   }
   std::erase_if(retired_, [](const Retired& r) { return r.buffer->damaged(); });
   if (!control_guard_.hit() && !catalog_guard_.hit() && !leases_guard_.hit()) return;

@@ -57,6 +57,12 @@ struct SlotOptions {
   std::uint64_t memory_budget = 0;
   // Who the known consumers are; a Slot given none starts its own registry.
   std::shared_ptr<ConsumerRegistry> consumers;
+  // Copy every array on every publish. Off: a publish into a ring slot's buffer copies only the
+  // arrays that buffer does not hold already (the same source array at the same offset, which
+  // arrays cannot change once built: a field publish copies the field, not the mesh). On where
+  // consumers can write the slot's memory (CUDA IPC maps it read-write), so that a consumer's
+  // stray write is overwritten the next time the ring comes round instead of staying.
+  bool copy_unchanged = false;
   // Test aid ($MESHDOCK_FAILPOINT=mid_write:MS): sleep between the upload and finishing the
   // page, so a fault test can kill the daemon with a page half written.
   std::chrono::milliseconds pause_mid_write{0};
@@ -70,6 +76,8 @@ struct Published {
   // Wall time of the copy into the slot buffer, complete (the CUDA backend waits for its
   // stream): memcpy into shm on the host, cudaMemcpyAsync + event + sync on a GPU.
   double upload_seconds = 0;
+  // Bytes copied into the slot buffer, and bytes it held already (SlotOptions::copy_unchanged).
+  std::uint64_t copied_bytes = 0, kept_bytes = 0;
 };
 
 // One honoured lease as the daemon sees it.
@@ -115,6 +123,9 @@ class Slot {
   std::uint64_t version() const;
   std::uint64_t data_size() const;
   std::uint64_t bytes() const;  // slot buffers alive, retired ones included
+  // Bytes every publish so far copied, and bytes they found in place (not copied).
+  std::uint64_t copied_bytes() const;
+  std::uint64_t kept_bytes() const;
   std::uint32_t lease_count();
   std::string newest_manifest() const;  // the newest page's manifest JSON ("" before a frame)
   std::string socket_address() const { return consumers_->address(); }
@@ -133,6 +144,16 @@ class Slot {
     std::uint64_t seq = 0, frame = 0, data_size = 0, buffer_version = 0;
     std::string manifest;
   };
+  // An array a ring slot's buffer holds, complete: its bytes at `offset` are those of `source`
+  // (weak: a source freed since can never be taken for a new one at the same address).
+  struct Held {
+    std::uint64_t bytes;
+    std::weak_ptr<mesh::Buffer> source;
+  };
+  using HeldArrays = std::map<std::uint64_t, Held>;  // by offset
+  // The placements whose array buffer i does not hold already.
+  std::vector<backend::Placement> not_held(std::uint32_t i,
+                                           const std::vector<backend::Placement>& all) const;
   struct Seen {  // a lease entry as last seen, for its age
     std::uint32_t state;
     std::uint64_t frame;
@@ -163,6 +184,8 @@ class Slot {
   std::vector<std::unique_ptr<backend::SlotBuffer>> buffers_;
   std::vector<std::uint64_t> buffer_frame_;    // frame each buffer holds now
   std::vector<std::uint64_t> buffer_version_;  // control-block version each buffer was made at
+  std::vector<HeldArrays> held_;               // what each buffer holds (empty: nothing known)
+  std::uint64_t copied_bytes_ = 0, kept_bytes_ = 0;
   std::vector<PageCopy> pages_;
   std::vector<Retired> retired_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Seen> seen_;

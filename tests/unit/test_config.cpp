@@ -135,6 +135,23 @@ TEST(ExportRoots, WrongTypesNameTheKey) {
   EXPECT_NE(unknown.find("export_roots,"), std::string::npos) << unknown;
 }
 
+TEST(PublishCopy, AutoByDefaultAndOnlyTheThreeWords) {
+  EXPECT_EQ(svc::parse_config(nlohmann::json::object(), "f.json").publish_copy, "auto");
+  for (const char* w : {"auto", "changed", "all"}) {
+    const auto c = svc::parse_config(nlohmann::json{{"publish_copy", w}}, "f.json");
+    EXPECT_EQ(c.publish_copy, w);
+    EXPECT_EQ(nlohmann::json::parse(svc::config_json(c))["publish_copy"], w);
+  }
+  EXPECT_EQ(error_of([] {
+              svc::parse_config(nlohmann::json{{"publish_copy", "some"}}, "f.json");
+            }),
+            "f.json: key 'publish_copy' must be \"auto\", \"changed\" or \"all\", not \"some\"");
+  EXPECT_EQ(error_of([] {
+              svc::parse_config(nlohmann::json{{"publish_copy", true}}, "f.json");
+            }),
+            "f.json: key 'publish_copy' must be a string");
+}
+
 TEST_F(ConfigFiles, AMissingExportRootIsAConfigErrorNamingTheKeyAndThePath) {
   fs::create_directories(base_ / "exports");
   const auto missing = (base_ / "gone").string();

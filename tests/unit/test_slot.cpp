@@ -1,10 +1,14 @@
 // The slot layer over the host backend, in process: layout alignment, a publish that lands
 // byte-exact in the control block / catalog / data segment, a leased slot that gets a fresh
 // buffer (version bump) while the leased one stays readable until its lease goes, stale
-// segments of a dead owner removed, a live owner refused.
+// segments of a dead owner removed, a live owner refused; a field publish that copies only the
+// arrays a ring slot's buffer does not hold.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -218,4 +222,124 @@ TEST(Slot, EachPageNamesItsOwnBuffersVersion) {
   EXPECT_EQ(cat.page(0).read().buffer_version, 3u);
   EXPECT_EQ(cat.page(1).read().buffer_version, 2u);
   EXPECT_TRUE(exists(shm::data_object_name(o.prefix, "pages", 1, 2)));
+}
+
+namespace {
+
+// A mesh whose point_data "a" sorts before "z" in the layout, so "a" lies at a lower offset.
+mesh::Mesh fields_mesh(std::size_t n) {
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>(3 * n, 0.25), {static_cast<std::int64_t>(n), 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(n, 1.0));
+  m.point_data["z"] = mesh::Array::from_vector(std::vector<double>(n, 7.0));
+  return m;
+}
+
+std::uint64_t offset_of(const payload::DevicePayload& p, const std::string& name) {
+  for (const auto& a : slots::plan_layout(p).manifest.arrays)
+    if (a.name == name) return a.offset;
+  ADD_FAILURE() << name << " is not in the layout";
+  return 0;
+}
+
+double double_at(const shm::Segment& s, std::uint64_t offset) {
+  double x;
+  std::memcpy(&x, static_cast<const char*>(s.data()) + offset, 8);
+  return x;
+}
+
+}  // namespace
+
+TEST(Slot, AFieldPublishCopiesOnlyWhatTheRingSlotsBufferDoesNotHold) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = small_slot("delta", 2);
+  slots::Slot slot(o, *backend);
+  auto m = fields_mesh(1000);
+  auto p = payload::build_payload(m);
+  const auto first = slot.publish(p);  // slot 0
+  EXPECT_EQ(first.kept_bytes, 0u);
+  EXPECT_EQ(first.copied_bytes, 24000u + 24u + 16u + 8000u + 8000u);
+  slot.publish(p);  // slot 1: a buffer of its own, filled whole
+  for (int k = 2; k < 6; ++k) {
+    m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(1000, k));
+    auto next = payload::build_payload(m, {}, &p);
+    const auto pub = slot.publish(next);
+    // The field and block_bases (built again by every build_payload) are copied; the points,
+    // the cells and "z" are where the publish two frames ago put them.
+    EXPECT_EQ(pub.copied_bytes, 8000u + 16u) << "frame " << pub.frame;
+    EXPECT_EQ(pub.kept_bytes, 24000u + 24u + 8000u);
+    auto data = shm::Segment::open(shm::data_object_name(o.prefix, "delta", pub.slot, pub.version));
+    EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
+    EXPECT_EQ(double_at(data, offset_of(next, "point_data/a") + 8 * 999), double(k));
+    EXPECT_EQ(double_at(data, offset_of(next, "point_data/z")), 7.0);
+    p = std::move(next);
+  }
+  EXPECT_EQ(slot.copied_bytes(), 2 * first.copied_bytes + 4 * (8000u + 16u));
+  EXPECT_EQ(slot.kept_bytes(), 4 * (24000u + 24u + 8000u));
+}
+
+TEST(Slot, CopyUnchangedCopiesEveryArrayEveryTime) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = small_slot("alldata", 1);
+  o.copy_unchanged = true;  // what publish_copy "all" (and "auto" on CUDA) sets
+  slots::Slot slot(o, *backend);
+  auto m = fields_mesh(100);
+  const auto p = payload::build_payload(m);
+  const auto a = slot.publish(p);
+  const auto b = slot.publish(p);
+  EXPECT_EQ(b.copied_bytes, a.copied_bytes);
+  EXPECT_EQ(b.kept_bytes, 0u);
+  EXPECT_EQ(slot.kept_bytes(), 0u);
+}
+
+TEST(Slot, ACastArrayIsCastOnceAndKeptAcrossFieldPublishes) {
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = small_slot("cast", 1);
+  slots::Slot slot(o, *backend);
+  auto m = fields_mesh(500);
+  payload::Options f32;
+  f32.float32 = true;
+  auto p = payload::build_payload(m, f32);
+  slot.publish(p);
+  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(500, 3.0));
+  const auto next = payload::build_payload(m, f32, &p);
+  // The same float32 points as before (no second cast), still noted as a copy of the mesh's.
+  EXPECT_EQ(next.points.buffer(), p.points.buffer());
+  EXPECT_NE(next.point_data.at("a").buffer(), p.point_data.at("a").buffer());
+  EXPECT_NE(std::find(next.notes.begin(), next.notes.end(), "points: float64 -> float32 (copy)"),
+            next.notes.end());
+  const auto pub = slot.publish(next);
+  EXPECT_EQ(pub.copied_bytes, 500u * 4 + 16u);  // "a" as float32, and block_bases
+  auto data = shm::Segment::open(shm::data_object_name(o.prefix, "cast", 0, pub.version));
+  float a;
+  std::memcpy(&a, static_cast<const char*>(data.data()) + offset_of(next, "point_data/a"), 4);
+  EXPECT_EQ(a, 3.0f);
+}
+
+TEST(Slot, ABufferTruncatedBetweenPublishesIsFilledAgainWhole) {
+  // Only "a" changes and it lies before "z": without the size check the publish would copy "a"
+  // into the pages that are left and keep a "z" that is no longer there.
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = small_slot("shrunk", 1);
+  slots::Slot slot(o, *backend);
+  auto m = fields_mesh(100000);  // 800 KB per field: pages past the truncation
+  auto p = payload::build_payload(m);
+  slot.publish(p);
+  const int fd =
+      ::shm_open(("/" + shm::data_object_name(o.prefix, "shrunk", 0, 1)).c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(offset_of(p, "point_data/z"))), 0);
+  ::close(fd);
+  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(100000, 2.0));
+  const auto next = payload::build_payload(m, {}, &p);
+  const auto pub = slot.publish(next);
+  ASSERT_EQ(pub.version, 2u);  // a fresh buffer (reading the old one's "z" would fault)
+  EXPECT_EQ(pub.kept_bytes, 0u);
+  auto data = shm::Segment::open(shm::data_object_name(o.prefix, "shrunk", 0, 2));
+  EXPECT_EQ(double_at(data, offset_of(next, "point_data/z") + 8 * 99999), 7.0);
+  EXPECT_EQ(double_at(data, offset_of(next, "point_data/a")), 2.0);
+  EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
 }
