@@ -111,11 +111,35 @@ class CudaBackend final : public Backend {
     auto& b = static_cast<CudaBuffer&>(buffer);
     std::lock_guard lock(m_);  // one stream: uploads from concurrent loads queue up
     check(cudaSetDevice(id_), "cudaSetDevice");
+    // Sources and bounds first. Under the upload_delay failpoint every source is pinned staging
+    // of the backend's own: a copy from pageable memory (an array under the pinned pool's
+    // threshold) may wait for the stream, which would absorb the delay on the host, and the
+    // payload may be freed before the stream reaches the copy. Staging is allocated before the
+    // delay is queued: cudaHostAlloc may synchronise with the device, which would wait out the
+    // delay here and announce a frame whose copies have already landed.
+    std::vector<std::pair<const void*, const Placement*>> copies;
     if (delay_ms_) {
-      // The upload_delay failpoint: the previous upload's copies are done (its staging may go
-      // now), then this one's wait delay_ms_ on the stream, behind a host function.
+      // The previous upload's copies are done (its staging may go now).
       check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
       free_staging();
+    }
+    for (const auto& p : arrays) {
+      const auto n = p.array->nbytes();
+      if (p.offset + n > b.size())
+        throw BackendError("array at offset " + std::to_string(p.offset) + " overruns the slot");
+      if (!n) continue;
+      const void* src = p.array->data();
+      if (delay_ms_) {
+        void* s = nullptr;
+        check(cudaHostAlloc(&s, n, cudaHostAllocPortable), "cudaHostAlloc (staging)");
+        staging_.push_back(s);
+        std::memcpy(s, src, n);
+        src = s;
+      }
+      copies.emplace_back(src, &p);
+    }
+    // From here on only stream work is queued: the delay, the copies, the event.
+    if (delay_ms_) {
       check(cudaLaunchHostFunc(
                 stream_,
                 [](void* ms) {
@@ -125,25 +149,9 @@ class CudaBackend final : public Backend {
                 &delay_ms_),
             "cudaLaunchHostFunc");
     }
-    for (const auto& p : arrays) {
-      const auto n = p.array->nbytes();
-      if (p.offset + n > b.size())
-        throw BackendError("array at offset " + std::to_string(p.offset) + " overruns the slot");
-      if (!n) continue;
-      const void* src = p.array->data();
-      if (delay_ms_) {
-        // Under the failpoint every copy is from pinned staging of the backend's own: a copy
-        // from pageable memory (an array under the pinned pool's threshold) may wait for the
-        // stream, which would absorb the delay on the host; and the payload may be freed before
-        // the stream reaches the copy.
-        void* s = nullptr;
-        check(cudaHostAlloc(&s, n, cudaHostAllocPortable), "cudaHostAlloc (staging)");
-        staging_.push_back(s);
-        std::memcpy(s, src, n);
-        src = s;
-      }
-      check(cudaMemcpyAsync(static_cast<char*>(b.ptr()) + p.offset, src, n, cudaMemcpyHostToDevice,
-                            stream_),
+    for (const auto& [src, p] : copies) {
+      check(cudaMemcpyAsync(static_cast<char*>(b.ptr()) + p->offset, src, p->array->nbytes(),
+                            cudaMemcpyHostToDevice, stream_),
             "cudaMemcpyAsync");
     }
     check(cudaEventRecord(b.event(), stream_), "cudaEventRecord");
@@ -161,6 +169,7 @@ class CudaBackend final : public Backend {
   }
 
   std::uint64_t memory_used() const override { return used_.load(); }
+  bool consumers_can_write() const override { return true; }
 
  private:
   int id_;

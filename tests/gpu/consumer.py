@@ -94,6 +94,23 @@ class Lib:
         v = {"lib": self.name, "lib_version": getattr(self.mod, "__version__", "?")}
         return v
 
+    def warm(self) -> None:
+        """--warm (the harness passes it when the slot is CUDA memory): make the library's CUDA
+        context and load (CuPy: compile) the wsum64 kernels now, on lib's stream, before the
+        process says it is ready. Otherwise the first frame pays for them (seconds: a context,
+        NVRTC for CuPy on a cold kernel cache), and a consumer busy with that skips frames
+        published meanwhile: latency_8_consumers could see too few, stream_semantics' control
+        could miss every frame whose upload was still queued."""
+        if self.name == "numpy":
+            return
+        with self.context():
+            if self.name == "torch":
+                x = self.mod.arange(13, dtype=self.mod.uint8, device="cuda")  # 13: the pad path
+            else:
+                x = self.mod.arange(13, dtype=self.mod.uint8)
+            self.wsum(x)
+        self.sync(2)
+
 
 class NoWait:
     """A meshdock tensor whose __dlpack__ is always asked for stream -1 ("the consumer
@@ -264,6 +281,9 @@ def mode_ipc_open(a) -> int:
     import cupy as cp
 
     rt = cp.cuda.runtime
+    # Make the CUDA context first (cudaFree(NULL)): otherwise the first timed open pays for it
+    # and open_first_us measures context creation, not cudaIpcOpenMemHandle.
+    rt.free(0)
     raw = open(a.control, "rb").read()
     n = int.from_bytes(raw[12:16], "little")
     opens, closes, slots = [], [], 0
@@ -456,6 +476,9 @@ def main() -> int:
     ap.add_argument("--no-event-wait", action="store_true",
                     help="verify: adopt with __dlpack__(stream=-1) and no sync (the control)")
     ap.add_argument("--warmup", type=int, default=0, help="latency: frames not timed")
+    ap.add_argument("--warm", action="store_true",
+                    help="verify/hold/latency: start CUDA and the checksum kernels before "
+                    "attaching (the slot is CUDA memory)")
     ap.add_argument("--control")
     ap.add_argument("--bytes", type=int, default=0)
     ap.add_argument("--expect-wsum", default="", help="cuda-link: the texture's wsum64")
@@ -471,6 +494,8 @@ def main() -> int:
             return mode_h2d(a)
         import meshdock as md
         lib = Lib(a.lib, a.stream, a.no_event_wait)
+        if a.warm:
+            lib.warm()
         emit({"event": "start", "pid": os.getpid()})
         ref = json.load(open(a.ref)) if a.ref else {"files": {}}
         return {"verify": mode_verify, "hold": mode_hold, "latency": mode_latency}[a.mode](

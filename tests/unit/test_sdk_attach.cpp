@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <optional>
 
 #include "daemon/backend/backend.hpp"
 #include "daemon/payload/payload.hpp"
@@ -27,24 +29,45 @@ struct Published {
   std::unique_ptr<slots::Slot> slot;
   meshdock::AttachOptions options;
 
-  explicit Published(const std::string& tag) {
+  meshdock::payload::DevicePayload payload;
+  std::string prefix;
+
+  explicit Published(const std::string& tag, std::uint32_t num_slots = shm::kDefaultSlots,
+                     milliseconds lease_wait = milliseconds(200)) {
     slots::SlotOptions o;
     o.prefix = "sdk" + std::to_string(::getpid()) + tag + ".";
     o.name = "m";
     o.page_size = 16384;
     o.lease_capacity = 8;
+    o.num_slots = num_slots;
+    o.lease_wait = lease_wait;
     slot = std::make_unique<slots::Slot>(o, *backend);
     mesh::Mesh m;
     m.points = mesh::Array::from_vector(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
     m.cells.push_back(mesh::CellBlock::fixed(
         "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
-    slot->publish(meshdock::payload::build_payload(m));
+    payload = meshdock::payload::build_payload(m);
+    prefix = o.prefix;
+    slot->publish(payload);
     slot->maintain(shm::monotonic_ns());
     options.prefix = o.prefix;
     options.timeout = milliseconds(2000);
     options.producer_timeout = milliseconds(60000);
   }
 };
+
+// Whether this process maps data segment `object` (a retired one shows as "... (deleted)").
+bool mapped(const std::string& object) {
+  std::ifstream maps("/proc/self/maps");
+  const std::string path = "/dev/shm/" + object;
+  for (std::string line; std::getline(maps, line);) {
+    const auto at = line.find(path);
+    if (at != std::string::npos &&
+        (at + path.size() == line.size() || line[at + path.size()] == ' '))
+      return true;
+  }
+  return false;
+}
 
 double cpu_seconds() {
   struct rusage r;
@@ -88,8 +111,9 @@ TEST(SdkAttach, AnInPlaceWriteStaysInThisProcess) {
   d[0] = -42.0;  // a read-only mapping would SIGSEGV here
   EXPECT_EQ(d[0], -42.0);
   // The object itself is unchanged: map it again, as another consumer would.
-  auto again = shm::Segment::open(
-      shm::data_object_name(*p.options.prefix, "m", frame->slot_index(), 1), shm::Access::kReadOnly);
+  auto again =
+      shm::Segment::open(shm::data_object_name(*p.options.prefix, "m", frame->slot_index(), 1),
+                         shm::Access::kReadOnly);
   double first;
   std::memcpy(&first, static_cast<std::byte*>(again.data()) + pts.entry.offset, sizeof first);
   EXPECT_EQ(first, 1.0);
@@ -192,4 +216,50 @@ TEST(SdkAttach, ATensorSlotHoldsOneArray) {
   EXPECT_EQ(dl->dl_tensor.ndim, 3);
   EXPECT_EQ(dl->dl_tensor.shape[2], 4);
   dl->deleter(dl);
+}
+
+TEST(SdkAttach, ARetiredBufferIsUnmappedWhenItsLastFrameGoes) {
+  // Before: the consumer's cache kept the mapping of the buffer its frame had pinned until it
+  // next read that ring slot, after the daemon freed it (on CUDA, an import open across the
+  // exporter's cudaFree: undefined behaviour).
+  Published p("r", 1, milliseconds(20));
+  auto s = meshdock::Slot::attach("m", p.options);
+  auto frame = s.wait(milliseconds(1000));
+  ASSERT_TRUE(frame);
+  const auto v1 = shm::data_object_name(p.prefix, "m", 0, 1);
+  EXPECT_TRUE(mapped(v1));
+  EXPECT_EQ(p.slot->publish(p.payload).version, 2u);  // our lease: a fresh buffer, v1 retired
+  frame.reset();
+  p.slot->maintain(shm::monotonic_ns());  // no lease names v1: the daemon (this process) frees it
+  EXPECT_FALSE(mapped(v1));               // and the consumer had let go of it already
+  auto next = s.wait(milliseconds(1000));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->number(), 2u);
+  EXPECT_TRUE(mapped(shm::data_object_name(p.prefix, "m", 0, 2)));
+}
+
+TEST(SdkAttach, AStaleMappingOfAnotherRingSlotIsDroppedAtTheNextFrame) {
+  Published p("q", 2, milliseconds(20));
+  p.slot->publish(p.payload);  // frame 2: ring slot 1, a fresh buffer (v2) for the placeholder
+  auto s = meshdock::Slot::attach("m", p.options);
+  std::optional<meshdock::Frame> frame = s.wait(milliseconds(1000));
+  ASSERT_TRUE(frame);
+  ASSERT_EQ(frame->number(), 2u);
+  frame.reset();  // ring slot 1's mapping stays cached, the buffer is current
+  const auto v2 = shm::data_object_name(p.prefix, "m", 1, 2);
+  EXPECT_TRUE(mapped(v2));
+  // Another holder of frame 2 (a raw lease of this registered pid) makes the daemon retire v2.
+  auto leaseseg = shm::Segment::open(p.prefix + "m.leases", shm::Access::kReadWrite);
+  auto table = shm::LeasesView::over(leaseseg.data(), leaseseg.size(), 2, 8).table(1);
+  const auto lease = table.acquire(::getpid(), 2);
+  ASSERT_TRUE(lease);
+  p.slot->publish(p.payload);                         // frame 3: ring slot 0
+  EXPECT_EQ(p.slot->publish(p.payload).version, 3u);  // frame 4: ring slot 1, fresh (v3)
+  p.slot->publish(p.payload);                         // frame 5: ring slot 0
+  table.release(*lease, ::getpid());
+  p.slot->maintain(shm::monotonic_ns());  // v2 freed (unlinked) by the daemon
+  frame = s.wait(milliseconds(1000));
+  ASSERT_TRUE(frame);
+  EXPECT_EQ(frame->number(), 5u);
+  EXPECT_FALSE(mapped(v2));
 }

@@ -11,11 +11,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #if defined(MESHDOCK_HAVE_CUDA)
@@ -35,6 +37,9 @@ struct Mapping {
   cudaEvent_t event = nullptr;
 #endif
   std::uint64_t size = 0;
+  // The control block's handle for the buffer this maps (host: "MDH1" + the object's name): a
+  // ring slot whose handle is another now got a fresh buffer, and this one is retired.
+  shm::Handle handle{};
   // Host slots, guarded by SlotState::m: frames using this mapping now, and whether the pages
   // this process wrote were dropped since the last of them went (see SlotState::hand_out).
   int frames_out = 0;
@@ -55,6 +60,12 @@ struct Mapping {
 
 std::string ms(std::uint64_t ns) {
   return std::to_string(ns / 1000000) + " ms";
+}
+
+[[maybe_unused]] std::string hex(std::uintptr_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%" PRIxPTR, v);
+  return buf;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -358,8 +369,30 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     mp.clean = true;
   }
 
+  // Under m: forgets the cached mappings no frame uses whose buffer the control block no longer
+  // names (the ring slot got a fresh buffer; `only`: of that ring slot alone). The daemon frees
+  // a retired buffer once no lease names it, and CUDA wants the importer's
+  // cudaIpcCloseMemHandle before the exporter's cudaFree (undefined behaviour otherwise); a
+  // host mapping would keep the unlinked object's pages alive. A torn read of the handle can
+  // only make a mapping look stale: it is opened again when needed.
+  void drop_stale(std::optional<std::uint32_t> only = std::nullopt) {
+    for (auto it = cache.begin(); it != cache.end();) {
+      const auto& mp = it->second.second;
+      const bool mine = !only || it->first == *only;
+      if (mine && mp.use_count() == 1 && cb->mem_handle(it->first) != mp->handle)
+        it = cache.erase(it);
+      else
+        ++it;
+    }
+  }
+  void frame_done(std::uint32_t i) {
+    std::lock_guard lock(m);
+    drop_stale(i);
+  }
+
   std::shared_ptr<Mapping> map(std::uint32_t i, std::uint64_t version, std::uint64_t data_size) {
     std::lock_guard lock(m);
+    drop_stale();
     auto it = cache.find(i);
     const bool host = device_type == shm::kDLDeviceCPU;
     if (it != cache.end() && it->second.first == version) {
@@ -395,10 +428,12 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
                        ": missing or empty");
       mp->host = std::move(*seg);
       mp->size = mp->host.size();
+      mp->handle = shm::make_host_handle(object);
     } else {
 #if defined(MESHDOCK_HAVE_CUDA)
       const auto mh = cb->mem_handle(i);
       const auto eh = cb->event_handle(i);
+      mp->handle = mh;
       cudaIpcMemHandle_t h;
       std::memcpy(&h, mh.data(), sizeof h);
       cudaSetDevice(cat->device_id());
@@ -432,7 +467,13 @@ struct FrameState {
   std::uint32_t lease = 0;
   std::uint64_t frame = 0;
   std::shared_ptr<const shm::Manifest> manifest;
-  ~FrameState() { slot->lv->table(index).release(lease, ::getpid()); }
+  // This frame's use of the buffer ends, a retired buffer no other frame uses is unmapped (so
+  // a CUDA import is closed before the daemon may free it), and only then the lease goes.
+  ~FrameState() {
+    mapping.reset();
+    slot->frame_done(index);
+    slot->lv->table(index).release(lease, ::getpid());
+  }
 };
 
 // ---- Slot
@@ -765,8 +806,17 @@ DLManagedTensor* Frame::to_dlpack(const std::string& name) const {
 
 void Frame::order_after_upload(std::uintptr_t stream) const {
 #if defined(MESHDOCK_HAVE_CUDA)
-  if (s_->mapping->event)
-    cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream), s_->mapping->event, 0);
+  if (!s_->mapping->event) return;
+  // A stream of another device or context would skip the ordering silently: the consumer would
+  // read a frame still being copied. Say so instead.
+  if (const auto err =
+          cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream), s_->mapping->event, 0);
+      err != cudaSuccess) {
+    cudaGetLastError();
+    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) +
+                   ": cudaStreamWaitEvent on stream 0x" + hex(stream) +
+                   " for the slot's upload event: " + cudaGetErrorString(err));
+  }
 #else
   (void)stream;
 #endif

@@ -377,8 +377,10 @@ def to_cupy(mesh, float32: bool = False, int32: bool = False, pinned: bool = Tru
 
     def move(name, t):
         a = np.from_dlpack(t)
-        out = cp.empty(a.shape, dtype=a.dtype)
         with s:
+            # Allocated on `s` too: CuPy's pool hands a block back per stream, so one allocated
+            # on another stream could still be in use there when the copy on `s` writes it.
+            out = cp.empty(a.shape, dtype=a.dtype)
             if pinned:
                 staging = cp.cuda.alloc_pinned_memory(max(a.nbytes, 1))
                 view = np.frombuffer(staging, a.dtype, a.size).reshape(a.shape)
