@@ -24,6 +24,17 @@ from meshdock.v1 import meshdock_pb2_grpc as pbg
 BIN = conftest.BUILD / "bin"
 
 
+def as_user(argv, uid=65534, gid=65534, groups=()):
+    """`argv` run as uid/gid with exactly `groups` as supplementary groups, through setpriv(1)
+    rather than Popen(user=, group=, extra_groups=) or a preexec_fn: with those, Python forks
+    instead of vforking, fork runs gRPC's pthread_atfork handlers, and gRPC 1.51's thread pool
+    can wait in them for good (grpc/grpc#31885: a test process with live channels hung in
+    Popen). A vfork + exec runs no atfork handler."""
+    ids = [f"--reuid={uid}", f"--regid={gid}"]
+    ids.append("--groups=" + ",".join(map(str, groups)) if groups else "--clear-groups")
+    return ["setpriv", *ids, "--", *map(str, argv)]
+
+
 def unique_prefix():
     return f"t{uuid.uuid4().hex[:10]}."
 

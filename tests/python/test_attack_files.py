@@ -22,7 +22,7 @@ import grpc
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon, unique_prefix
+from daemon_util import BIN, Daemon, as_user, unique_prefix
 from meshdock.v1 import meshdock_pb2 as pb
 
 S = grpc.StatusCode
@@ -75,8 +75,8 @@ print(n, flush=True)
 
 
 def attacker(args):
-    return subprocess.Popen([sys.executable, "-c", ATTACKER, json.dumps(args)],
-                            user=65534, group=65534, extra_groups=[0],
+    return subprocess.Popen(as_user([sys.executable, "-c", ATTACKER, json.dumps(args)],
+                                    groups=[0]),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon, shm_names, wait_for
+from daemon_util import BIN, Daemon, as_user, shm_names, wait_for
 from meshdock.health import health_pb2, health_pb2_grpc
 from meshdock.v1 import meshdock_pb2 as pb
 from meshdock.v1 import meshdock_pb2_grpc as pbg
@@ -472,10 +472,10 @@ def test_one_user_cannot_take_every_unix_connection(tmp_path):
     d = Daemon(tmp_path, ("box.v41.msh",), listen=f"unix:{sock_dir}/d.sock",
                config={"max_connections_per_uid": 8, "socket_mode": "0666"})
     as_nobody = os.geteuid() == 0  # then the flood comes from another uid than the test's
+    argv = lambda n: [sys.executable, "-c", CONNECTOR, f"{sock_dir}/d.sock", str(n)]  # noqa
     run = lambda n: subprocess.Popen(  # noqa: E731
-        [sys.executable, "-c", CONNECTOR, f"{sock_dir}/d.sock", str(n)], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, text=True, cwd="/",
-        preexec_fn=(lambda: os.setuid(65534)) if as_nobody else None)
+        as_user(argv(n), 65534, os.getegid(), os.getgroups()) if as_nobody else argv(n),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/")
     try:
         a = run(40)
         try:

@@ -18,7 +18,7 @@ import time
 import pytest
 
 import conftest
-from daemon_util import Daemon, shm_names, wait_for
+from daemon_util import Daemon, as_user, shm_names, wait_for
 from meshdock.v1 import meshdock_pb2 as pb
 
 FILES = ("box.v41.msh",)
@@ -39,9 +39,9 @@ def run_as(code, *, as_root=False, timeout=30, args=()):
     """Runs `code` (Python) in a separate process: as uid/gid 65534 with supplementary group 0
     (a member of the daemon's group who is not its user), or as root (the daemon's uid)."""
     env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
-    kw = {} if as_root else dict(user=NOBODY, group=NOBODY, extra_groups=[0])
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
-                          capture_output=True, text=True, timeout=timeout, env=env, cwd="/", **kw)
+    argv = [sys.executable, "-c", textwrap.dedent(code), *args]
+    return subprocess.run(argv if as_root else as_user(argv, NOBODY, NOBODY, [0]),
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd="/")
 
 
 def alive_and_serving(d):
@@ -249,9 +249,10 @@ def test_a_held_frame_still_counts_while_forgeries_are_cleared(daemon):
         print("same" if (pts == before).all() else "changed", flush=True)
     """
     env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
-    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdin=subprocess.PIPE,
+    p = subprocess.Popen(as_user([sys.executable, "-c", textwrap.dedent(code)], NOBODY, NOBODY,
+                                 [0]), stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                         user=NOBODY, group=NOBODY, extra_groups=[0], cwd="/")
+                         cwd="/")
     try:
         assert p.stdout.readline().strip() == "holding"
         assert daemon.stub.Stats(pb.StatsRequest()).slots[0].leases == 1

@@ -20,7 +20,8 @@ import pytest
 
 import conftest
 import meshdock
-from daemon_util import Daemon, Registrar, arrays_of, shm_names, unique_prefix, wait_for
+from daemon_util import (Daemon, Registrar, arrays_of, as_user, shm_names, unique_prefix,
+                         wait_for)
 from meshdock import protocol
 
 NOBODY = 65534
@@ -424,10 +425,10 @@ def test_a_squatters_segments_are_refused_naming_their_owner():
     address = b"\0meshdock-test-" + uuid.uuid4().hex.encode()
     # The squatter: another local user, creating the names before the daemon does, as a
     # complete producer (its own pid in the catalog, answering registrations on its socket).
-    squatter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SQUATTER)],
+    squatter = subprocess.Popen(as_user([sys.executable, "-c", textwrap.dedent(SQUATTER)],
+                                        NOBODY, NOBODY),
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=ENV, cwd="/",
-                                user=NOBODY, group=NOBODY, extra_groups=[])
+                                stderr=subprocess.PIPE, text=True, env=ENV, cwd="/")
     files = Forged(prefix, "s", mode=0o666, leases_mode=0o666, daemon_pid=squatter.pid,
                    daemon_uid=NOBODY, socket=address, serve=False, write=False)
     try:
@@ -460,15 +461,15 @@ def test_a_squatters_segments_are_refused_naming_their_owner():
 
 def test_a_consumer_without_the_group_is_told_eacces_not_a_timeout(daemon):
     daemon.client.load(daemon.root / "box.v41.msh", name="b")
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+    r = subprocess.run(as_user([sys.executable, "-c", textwrap.dedent("""
         import sys, meshdock
         try:
             meshdock.attach("b", prefix=sys.argv[1], timeout=2)
         except meshdock.SdkError as e:
             print(type(e).__name__, isinstance(e, PermissionError))
             print(e)
-    """), daemon.prefix], capture_output=True, text=True, timeout=30, env=ENV, cwd="/",
-        user=NOBODY, group=NOBODY, extra_groups=[])
+    """), daemon.prefix], NOBODY, NOBODY), capture_output=True, text=True, timeout=30, env=ENV,
+        cwd="/")
     assert r.returncode == 0, r.stderr
     kind, msg = r.stdout.split("\n", 1)
     assert kind == "SegmentAccessDenied True", r.stdout

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon
+from daemon_util import BIN, Daemon, as_user
 
 CTL = str(BIN / "meshdockctl")
 NOBODY = 65534
@@ -210,9 +210,8 @@ def test_a_socket_the_user_may_not_connect_to_names_the_group_to_join():
             group = __import__("grp").getgrgid(daemon_gid).gr_name
             os.chown(d.sock, 0, daemon_gid)
             os.chmod(d.sock, 0o660)
-            r = subprocess.run([CTL, "--addr", d.addr, "ls"], capture_output=True, text=True,
-                               timeout=30, env=ENV, cwd="/", user=NOBODY, group=NOBODY,
-                               extra_groups=[])
+            r = subprocess.run(as_user([CTL, "--addr", d.addr, "ls"], NOBODY, NOBODY),
+                               capture_output=True, text=True, timeout=30, env=ENV, cwd="/")
             assert r.returncode == EXIT["denied"], (r.returncode, r.stderr)
             for part in (f"permission denied on the socket {d.sock}", "mode 0660",
                          "owner root", f"group {group}", f"join group '{group}'"):
@@ -220,9 +219,8 @@ def test_a_socket_the_user_may_not_connect_to_names_the_group_to_join():
             assert "is not answering" not in r.stderr
             # The same socket in a directory nobody may search: the directory is named.
             os.chmod(top, 0o700)
-            r = subprocess.run([CTL, "--addr", d.addr, "ls"], capture_output=True, text=True,
-                               timeout=30, env=ENV, cwd="/", user=NOBODY, group=NOBODY,
-                               extra_groups=[])
+            r = subprocess.run(as_user([CTL, "--addr", d.addr, "ls"], NOBODY, NOBODY),
+                               capture_output=True, text=True, timeout=30, env=ENV, cwd="/")
             assert r.returncode == EXIT["denied"], r.stderr
             assert f"the socket's directory {top} (mode 0700" in r.stderr, r.stderr
             os.chmod(top, 0o755)

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from daemon_util import as_user
 from meshdock import protocol as p
 
 
@@ -275,11 +276,11 @@ def test_read_segment_needs_only_read_permission(tmp_path):
     try:
         os.write(fd, b"abc" * 1000)
         os.close(fd)
-        r = subprocess.run([sys.executable, "-c", f"from meshdock import protocol as p; "
-                            f"d = p.read_segment({name!r}); print(len(d), d[:3])"],
+        r = subprocess.run(as_user([sys.executable, "-c", f"from meshdock import protocol as p; "
+                                    f"d = p.read_segment({name!r}); print(len(d), d[:3])"],
+                                   groups=[0]),
                            capture_output=True, text=True, timeout=30, cwd="/",
-                           env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(p.__file__))),
-                           user=65534, group=65534, extra_groups=[0])
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(p.__file__))))
         assert r.returncode == 0, r.stderr
         assert r.stdout.split() == ["3000", "b'abc'"]
     finally:
