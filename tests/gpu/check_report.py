@@ -10,7 +10,7 @@ PASS = ["environment", "mesh_generate", "build_cpp_consumer", "daemon_start",
         "load_big", "load_to_consumer", "load_blocks", "consumer_cpp_big", "consumer_cpp_blocks",
         "consumer_torch_big", "consumer_torch_blocks", "republish_while_held",
         "sigkill_consumer", "load_latency_mesh", "latency_1_consumer", "latency_8_consumers",
-        "tensor_publish", "cuda_link_texture", "sigkill_daemon"]
+        "tensor_publish", "cuda_link_texture", "field_stream", "sigkill_daemon"]
 SKIPPED = ["gpu_visible", "consumer_cupy_big", "consumer_cupy_blocks", "stream_semantics", "ipc_open_cost",
            "h2d_upload"]
 
@@ -55,6 +55,10 @@ def main(path):
              (f["cuda_link_texture"]["width"], f["cuda_link_texture"]["height"],
               f["cuda_link_texture"]["num_comps"], f["cuda_link_texture"]["cuda_link_dtype"],
               f["cuda_link_texture"]["device"]) == (512, 512, 4, "float32", "host")),
+            ("field_stream: the ring kept the mesh and torch saw frames after its first round",
+             f["field_stream"]["kept_bytes"] > 0
+             and f["field_stream"]["torch-fields"]["last_frame"] >= 4
+             and f["field_stream"]["torch-fields"]["wrong"] == 0),
             ("sigkill_daemon: ProducerGone in both",
              all(v["producer_gone"] for k, v in f["sigkill_daemon"].items() if isinstance(v, dict))),
         ]

@@ -241,11 +241,14 @@ class CtlClient:
         return _ns(self._run("stats"))
 
     def publish_tensor(self, name, array):
+        return self.publish(name, "tensor", array)
+
+    def publish(self, name, field, array):
         import numpy as np
         with tempfile.NamedTemporaryFile(suffix=".npy") as f:
             np.save(f, np.ascontiguousarray(array))
             f.flush()
-            return self._run("publish", name, "tensor", f.name)["frame"]
+            return self._run("publish", name, field, f.name)["frame"]
 
     def health(self):
         p = subprocess.run(self.base[:3] + ["health"], capture_output=True, timeout=30)
@@ -430,7 +433,8 @@ class Run:
     def spawn_daemon(self, dev, tag, prefix, env_extra=None):
         """A meshdockd on its own socket and prefix: (process, client, control kind, stats)."""
         sock = os.path.join(self.work, f"md-{tag}-{dev.replace(':', '')}.sock")
-        env = dict(os.environ, MESHDOCK_CONFIG="", **(env_extra or {}))
+        env = dict(os.environ, MESHDOCK_CONFIG="")  # no config file unless env_extra names one
+        env.update(env_extra or {})
         out = os.path.join(self.work, f"meshdockd-{tag}.out")
         err = os.path.join(self.work, f"meshdockd-{tag}.err")
         t0 = now()
@@ -674,6 +678,89 @@ class Run:
                 raise failed(f"{lib}: rc {rc}; frame.tensor differs: {v['mismatches']}", f)
             self.check_device(v, f"{lib}: tensor", f)
         return f
+
+    def field_stream(self):
+        """Streaming a field with publish_copy "changed" (what "auto" picks on the host only): a
+        second meshdockd on the main daemon's device whose ring slots keep the arrays they hold
+        and copy only what changed. point_data/T of mesh A is published 6 times while torch (and
+        CuPy on a GPU) consumers check every frame they see: the mesh as read, and T the value
+        published as that frame. From frame 4 on (3 ring slots) a publish copies T alone, so a
+        buffer that did not keep the mesh, or a field copied into the wrong place, shows."""
+        import numpy as np
+
+        from gpucheck_common import wsum_numpy
+
+        dev = "cuda:0" if self.gpu else "cpu"
+        cfg = os.path.join(self.work, "publish-changed.json")
+        with open(cfg, "w") as fh:
+            json.dump({"publish_copy": "changed"}, fh)
+        prefix = self.prefix[:-1] + "f."
+        proc, client, control, st, err = self.spawn_daemon(dev, "fields", prefix,
+                                                           {"MESHDOCK_CONFIG": cfg})
+        addr = self.last_addr
+        try:
+            base = self.ref["files"]["A"]["arrays"]
+            n = base["points"]["shape"][0]
+            k = 6
+            for v in range(1, k + 1):
+                t = np.full(n, float(v))
+                self.ref["files"][f"T{v}"] = {"arrays": dict(base, **{"point_data/T": {
+                    "wsum": wsum_numpy(t), "nbytes": int(t.nbytes), "shape": [n]}})}
+            ref_path = os.path.join(self.work, "reference-fields.json")
+            with open(ref_path, "w") as fh:
+                json.dump(self.ref, fh)
+            expected = {client.load(self.files["A"], name="f").write_idx: "A"}
+            labels = ",".join(["A"] + [f"T{v}" for v in range(1, k + 1)])
+            procs = []
+            for lib in ["torch"] + (["cupy"] if self.gpu else []):
+                argv = [sys.executable, CONSUMER, "verify", "--lib", lib, "--name", "f",
+                        "--prefix", prefix, "--ref", ref_path, "--timeout",
+                        f"{max(5.0, self.step_timeout):.1f}", "--expect", labels, "--frames",
+                        str(k + 1), "--idle", "5", *(["--warm"] if self.gpu else [])]
+                procs.append(Proc(f"{lib}-fields", argv, self.work))
+            for p in procs:
+                p.expect("attached", 60)
+            time.sleep(0.5)  # each has taken frame 1
+            for v in range(1, k + 1):
+                expected[client.publish("f", "point_data/T", np.full(n, float(v)))] = f"T{v}"
+                time.sleep(0.4)  # each consumer checks the frame before the next
+            f = {"device": dev, "published": len(expected), "control": control}
+            m = subprocess.run(["meshdockctl", "--addr", addr, "metrics"], capture_output=True,
+                               text=True, timeout=30).stdout
+            for how in ("copied", "kept"):
+                got = re.search(r'meshdock_publish_bytes_total\{mesh="f",how="%s"\} (\d+)' % how,
+                                m)
+                f[f"{how}_bytes"] = int(got[1]) if got else None
+            bad = []
+            if not f["kept_bytes"]:
+                bad.append(f"the daemon kept nothing (metrics: {f['copied_bytes']} copied, "
+                           f"{f['kept_bytes']} kept): publish_copy changed did not apply")
+            for p in procs:
+                p.expect("done", self.step_timeout)
+                p.finish(15)
+                got = [x for x in p.lines if x.get("event") == "verified"]
+                wrong = [(g["frame"], g["matched"], expected.get(g["frame"]),
+                          g["mismatches"][:3]) for g in got
+                         if g["matched"] != expected.get(g["frame"])]
+                f[p.label] = {"frames": len(got), "wrong": len(wrong),
+                              "last_frame": max((g["frame"] for g in got), default=0)}
+                if wrong:
+                    bad.append(f"{p.label}: frames (number, seen, published, first "
+                               f"mismatches) {wrong[:3]}")
+                elif f[p.label]["last_frame"] < 4:
+                    bad.append(f"{p.label}: saw no frame after the ring's first round "
+                               f"({len(got)} frames, the last {f[p.label]['last_frame']})")
+                if got:
+                    self.check_device(got[-1], f"{p.label}", f)
+            if bad:
+                raise failed("; ".join(bad), f)
+            return f
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
     def cuda_link_texture(self):
         """cuda-link's importer rules (consumer.py cuda-link) on the tensor slot: every handle
@@ -921,6 +1008,7 @@ class Run:
         self.check("latency_8_consumers", self.latency(8), 120, needs=["load_latency_mesh"])
         self.check("tensor_publish", self.tensor_publish, 60, needs=[base[0]])
         self.check("cuda_link_texture", self.cuda_link_texture, 60, needs=["tensor_publish"])
+        self.check("field_stream", self.field_stream, 90, needs=base)
         self.check("ipc_open_cost", self.ipc_open, 60, gpu=True, needs=["load_big"])
         self.check("h2d_upload", self.h2d, 90, gpu=True, needs=["load_big"])
         self.check("sigkill_daemon", self.sigkill_daemon, 90,
