@@ -69,12 +69,6 @@ std::string upload_text(std::uint64_t bytes, double seconds) {
   return s;
 }
 
-[[noreturn]] void refuse_over_max_meshes(std::size_t max_meshes) {
-  throw ServiceError(
-      Status::kResourceExhausted,
-      "every slot max_meshes allows (" + std::to_string(max_meshes) + ") holds a mesh or tensor");
-}
-
 [[noreturn]] void refuse_tensor_over_mesh(const std::string& name) {
   throw ServiceError(Status::kInvalidArgument,
                      "tensor: '" + name +
@@ -402,12 +396,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     if (exists && !r.replace)
       throw ServiceError(Status::kAlreadyExists, "a mesh or tensor named '" + r.name +
                                                      "' is loaded; reload it or load with replace");
-    if (loading_.count(r.name))
-      throw ServiceError(Status::kFailedPrecondition, "'" + r.name + "' is being loaded already");
-    if (!exists && entries_.size() + loading_.size() >= c_.max_meshes)
-      throw ServiceError(Status::kResourceExhausted,
-                         std::to_string(entries_.size()) + " meshes are loaded, the most " +
-                             "max_meshes allows (" + std::to_string(c_.max_meshes) + ")");
+    check_claim(r.name, exists);
     loading_.insert(r.name);
     if (!num_slots) num_slots = c_.num_slots;
   }
@@ -713,6 +702,15 @@ slots::Published Registry::publish_into(Entry& e, const payload::DevicePayload& 
   }
 }
 
+void Registry::check_claim(const std::string& name, bool exists) const {
+  if (loading_.count(name))
+    throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
+  if (!exists && entries_.size() + loading_.size() >= c_.max_meshes)
+    throw ServiceError(Status::kResourceExhausted, "every slot max_meshes allows (" +
+                                                       std::to_string(c_.max_meshes) +
+                                                       ") holds a mesh or tensor");
+}
+
 void Registry::refuse_field_of_tensor(const Entry& e, const std::string& name,
                                       const std::string& field) {
   if (e.payload.tensor.valid())
@@ -748,13 +746,10 @@ void Registry::check_publish_tensor(const std::string& name, const mesh::DType& 
       throw ServiceError(Status::kResourceExhausted,
                          "tensor: " + std::to_string(bytes) + " bytes are over max_decoded_size (" +
                              std::to_string(decoded_size_limit(c_)) + ")");
-    if (auto it = entries_.find(name); it != entries_.end()) {
+    if (auto it = entries_.find(name); it != entries_.end())
       e = it->second;
-    } else if (loading_.count(name)) {
-      throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
-    } else if (entries_.size() + loading_.size() >= c_.max_meshes) {
-      refuse_over_max_meshes(c_.max_meshes);
-    }
+    else
+      check_claim(name, false);
   }
   if (!e) return;
   std::lock_guard lock(e->m);
@@ -773,9 +768,7 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
       e = it->second;
     } else {
       // The checks again, under the lock that also makes the name ours until it is published.
-      if (loading_.count(name))
-        throw ServiceError(Status::kFailedPrecondition, "'" + name + "' is being loaded already");
-      if (entries_.size() + loading_.size() >= c_.max_meshes) refuse_over_max_meshes(c_.max_meshes);
+      check_claim(name, false);
       loading_.insert(name);
       if (!num_slots) num_slots = c_.num_slots;
     }

@@ -195,6 +195,9 @@ class Registry {
   // Publishes `p` into e's slot (e.m held) with the budget reserved first; errors as
   // ServiceErrors.
   slots::Published publish_into(Entry& e, const payload::DevicePayload& p, const std::string& name);
+  // Under m_: whether a load or a tensor's first publish may claim `name` (none is filling it;
+  // when it is new, max_meshes leaves room). Throws the ServiceError that says why not.
+  void check_claim(const std::string& name, bool exists) const;
   static void refuse_field_of_tensor(const Entry& e, const std::string& name,
                                      const std::string& field);
   // Takes `name` (put in loading_ by a load or a tensor's first publish) out of loading_ when
