@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -93,6 +94,30 @@ struct Args {
   std::optional<std::uint32_t> slots;
   bool print_config = false;
 };
+
+// Connections, mesh files and segments (4 + a data segment per ring slot for each mesh) all take
+// fds: the soft limit goes up to the hard one (at most 65536; systemd's default soft limit is
+// 1024, its hard one 524288), and a max_connections that would leave fewer than 256 fds for the
+// daemon's own use is said at start.
+void raise_fd_limit(const svc::Config& config, svc::Logger& log) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  const rlim_t want = std::min<rlim_t>(rl.rlim_max, 65536);
+  if (rl.rlim_cur < want) {
+    const auto was = rl.rlim_cur;
+    rl.rlim_cur = want;
+    if (::setrlimit(RLIMIT_NOFILE, &rl) == 0)
+      log.info("file descriptors: soft limit raised from " + std::to_string(was) + " to " +
+               std::to_string(want));
+    else
+      rl.rlim_cur = was;
+  }
+  if (config.max_connections && config.max_connections + 256 > rl.rlim_cur)
+    log.warn("max_connections " + std::to_string(config.max_connections) +
+             " leaves fewer than 256 of the " + std::to_string(rl.rlim_cur) +
+             " file descriptors this process may open for mesh files and segments: lower it, "
+             "or raise LimitNOFILE");
+}
 
 svc::ConfigSource config_source(const Args& a) {
   return svc::resolve_config_source(a.config_file, std::getenv("MESHDOCK_CONFIG"),
@@ -219,6 +244,8 @@ int serve(const Args& args) {
     log.info(std::string("device: cpu (host backend): ") + probe.cuda_status);
   }
 
+  raise_fd_limit(config, log);
+
   // A live daemon's socket is checked before anything else is made (segments included).
   std::optional<std::string> socket_path;
   if (config.listen.starts_with("unix:")) {
@@ -275,7 +302,8 @@ int serve(const Args& args) {
   std::optional<meshdock::rpc::UnixAcceptor> acceptor;
   if (socket_path) {
     try {
-      acceptor.emplace(*socket_path, peers, log, config.max_connections_per_uid);
+      acceptor.emplace(*socket_path, peers, log, config.max_connections_per_uid,
+                       config.max_connections);
     } catch (const meshdock::rpc::AcceptError& e) {
       log.error("cannot listen on " + config.listen + " (" + e.what() +
                 "; does the directory exist and is it writable?)");

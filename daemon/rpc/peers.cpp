@@ -105,9 +105,9 @@ std::size_t PeerTable::size() const {
   return by_fd_.size();
 }
 
-std::size_t PeerTable::open_connections(uid_t uid) {
+PeerTable::Open PeerTable::open_connections(uid_t uid) {
   std::lock_guard lock(m_);
-  std::size_t n = 0;
+  Open n;
   for (auto it = by_fd_.begin(); it != by_fd_.end();) {
     struct stat st {};
     if (::fstat(it->first, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_dev != it->second.dev ||
@@ -115,15 +115,16 @@ std::size_t PeerTable::open_connections(uid_t uid) {
       it = by_fd_.erase(it);  // gone: find() would refuse it anyway
       continue;
     }
-    n += it->second.cred.uid == uid;
+    n.of_uid += it->second.cred.uid == uid;
+    ++n.total;
     ++it;
   }
   return n;
 }
 
 UnixAcceptor::UnixAcceptor(const std::string& path, PeerTable& peers, service::Logger& log,
-                           std::uint32_t max_per_uid)
-    : path_(path), peers_(peers), log_(log), max_per_uid_(max_per_uid) {
+                           std::uint32_t max_per_uid, std::uint32_t max_total)
+    : path_(path), peers_(peers), log_(log), max_per_uid_(max_per_uid), max_total_(max_total) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof addr.sun_path)
@@ -167,16 +168,14 @@ std::uint64_t UnixAcceptor::accepted() const {
   return accepted_;
 }
 
-void UnixAcceptor::refuse(int fd, const PeerCred& who) {
+void UnixAcceptor::refuse(int fd, const PeerCred& who, const std::string& why) {
   peers_.forget(fd);
   ++refused_;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_refusal_log_ < std::chrono::seconds(1)) return;  // a flood: a line a second
   last_refusal_log_ = now;
-  log_.warn("unix socket " + path_ + ": refused a connection of " + describe_cred(who, "") +
-            ": its uid has " + std::to_string(max_per_uid_) +
-            " connections open, the most max_connections_per_uid allows (" +
-            std::to_string(refused_) + " refused so far)");
+  log_.warn("unix socket " + path_ + ": refused a connection of " + describe_cred(who, "") + ": " +
+            why + " (" + std::to_string(refused_) + " refused so far)");
 }
 
 bool UnixAcceptor::wait_for_stop(int ms) const {
@@ -223,8 +222,18 @@ void UnixAcceptor::run(grpc::Server* server) {
         socklen_t len = sizeof cred;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof cred) {
           const PeerCred who{cred.pid, cred.uid, cred.gid};
-          if (max_per_uid_ && peers_.open_connections(cred.uid) >= max_per_uid_) {
-            refuse(fd, who);
+          const auto open = peers_.open_connections(cred.uid);
+          std::string over;
+          if (max_per_uid_ && open.of_uid >= max_per_uid_)
+            over = "its uid has " + std::to_string(open.of_uid) +
+                   " connections open, the most max_connections_per_uid allows";
+          else if (max_total_ && open.total >= max_total_ && cred.uid != 0 &&
+                   cred.uid != ::geteuid())
+            over = std::to_string(open.total) +
+                   " connections are open, the most max_connections allows (root and the "
+                   "daemon's user may still connect)";
+          if (!over.empty()) {
+            refuse(fd, who, over);
             conn.reset();  // the client sees its connection closed (gRPC: UNAVAILABLE)
             continue;
           }

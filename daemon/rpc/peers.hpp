@@ -59,9 +59,13 @@ class PeerTable {
   std::string describe(const std::string& peer) const;
   // How many fd numbers have an entry (tests).
   std::size_t size() const;
-  // The connections of `uid` still open (each entry's fd still its recorded socket); entries
-  // whose fd has gone (closed by gRPC, or reused for another file) are dropped on the way.
-  std::size_t open_connections(uid_t uid);
+  // The connections still open (each entry's fd still its recorded socket): `uid`'s and all
+  // of them. Entries whose fd has gone (closed by gRPC, or reused for another file) are dropped
+  // on the way.
+  struct Open {
+    std::size_t of_uid = 0, total = 0;
+  };
+  Open open_connections(uid_t uid);
 
  private:
   struct Entry {
@@ -90,11 +94,13 @@ class UnixAcceptor {
   // Binds `path` and listens (backlog SOMAXCONN). The caller has removed a dead socket there; any
   // file at `path` makes this fail (EADDRINUSE) rather than be replaced. Throws AcceptError
   // naming the path and the reason. The socket file's mode is the caller's to set.
-  // More than `max_per_uid` connections of one uid open at once (0: no cap): the next is closed
-  // as soon as it is accepted, and logged (once a second at most), so no one user of the socket
-  // can take every fd the daemon has.
+  // More than `max_per_uid` connections of one uid open at once, or more than `max_total` of
+  // all uids together (0: no cap): the next is closed as soon as it is accepted, and logged
+  // (once a second at most), so no user of the socket, nor all of them together, can take the
+  // fds the daemon needs for its files and segments. Root and the daemon's own uid are not held
+  // to `max_total`: an operator can always connect.
   UnixAcceptor(const std::string& path, PeerTable& peers, service::Logger& log,
-               std::uint32_t max_per_uid = 0);
+               std::uint32_t max_per_uid = 0, std::uint32_t max_total = 0);
   ~UnixAcceptor();
   UnixAcceptor(const UnixAcceptor&) = delete;
   UnixAcceptor& operator=(const UnixAcceptor&) = delete;
@@ -110,8 +116,8 @@ class UnixAcceptor {
 
  private:
   void run(grpc::Server* server);
-  // Closes-to-be connection `fd` of `who`, over max_per_uid: forgotten, counted, logged.
-  void refuse(int fd, const PeerCred& who);
+  // Closes-to-be connection `fd` of `who`, over a cap (`why`): forgotten, counted, logged.
+  void refuse(int fd, const PeerCred& who, const std::string& why);
   // Waits up to `ms` for stop(); true when stop() was called.
   bool wait_for_stop(int ms) const;
 
@@ -119,6 +125,7 @@ class UnixAcceptor {
   PeerTable& peers_;
   service::Logger& log_;
   std::uint32_t max_per_uid_;
+  std::uint32_t max_total_;
   std::uint64_t refused_ = 0;  // connections closed over the cap
   std::chrono::steady_clock::time_point last_refusal_log_{};
   mesh::UniqueFd listen_fd_;

@@ -125,6 +125,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.max_streams = static_cast<std::uint32_t>(uint(100000));
     } else if (key == "max_streams_per_peer") {
       c.max_streams_per_peer = static_cast<std::uint32_t>(uint(100000));
+    } else if (key == "max_connections") {
+      c.max_connections = static_cast<std::uint32_t>(uint(1000000));
     } else if (key == "max_connections_per_uid") {
       c.max_connections_per_uid = static_cast<std::uint32_t>(uint(1000000));
     } else if (key == "max_rpc_threads") {
@@ -140,7 +142,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
           "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
           "token_file, lease_wait_ms, publish_copy, watch_interval_ms, metrics_listen, "
           "max_message_size, "
-          "max_streams, max_streams_per_peer, max_connections_per_uid, max_rpc_threads, "
+          "max_streams, max_streams_per_peer, max_connections_per_uid, max_connections, "
+          "max_rpc_threads, "
           "max_rpc_memory, max_decoded_size)");
     }
   }
@@ -240,6 +243,7 @@ std::string config_json(const Config& c) {
       {"max_streams", c.max_streams},
       {"max_streams_per_peer", c.max_streams_per_peer},
       {"max_connections_per_uid", c.max_connections_per_uid},
+      {"max_connections", c.max_connections},
       {"max_rpc_threads", c.max_rpc_threads},
       {"max_rpc_memory", c.max_rpc_memory},
       {"max_decoded_size", c.max_decoded_size}};

@@ -77,6 +77,10 @@ struct Config {
   std::uint32_t max_streams = 64;
   std::uint32_t max_streams_per_peer = 16;
   std::uint32_t max_connections_per_uid = 256;
+  // Unix-socket connections of all uids together (root's and the daemon's own not held to it),
+  // so that members of the group together cannot take the fds loads and segments need; keep
+  // it under the fd limit (LimitNOFILE) less a few per loaded mesh. 0: no cap.
+  std::uint32_t max_connections = 1024;
   std::uint32_t max_rpc_threads = 256;
   std::uint64_t max_rpc_memory = 64ull << 20;  // what gRPC's buffers may hold in all
   // The most bytes a file's arrays may decode to (compressed VTU blocks, from their headers,

@@ -504,3 +504,35 @@ def test_one_user_cannot_take_every_unix_connection(tmp_path):
     finally:
         assert d.stop() == 0, d.stderr
         shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+def test_users_together_cannot_take_every_unix_connection(tmp_path):
+    """Before: only each uid's connections were capped; members of the group together could
+    still open connections until the daemon had no fd left for a load or a segment. Now
+    max_connections caps them all (here 6, while one uid may hold 8); root and the daemon's own
+    uid are not held to it, so the operator still gets in."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the flood must come from a uid other than the daemon's")
+    sock_dir = tempfile.mkdtemp(prefix="md-conntotal-")
+    os.chmod(sock_dir, 0o755)
+    d = Daemon(tmp_path, ("box.v41.msh",), listen=f"unix:{sock_dir}/d.sock",
+               config={"max_connections_per_uid": 8, "max_connections": 6, "socket_mode": "0666"})
+    argv = [sys.executable, "-c", CONNECTOR, f"{sock_dir}/d.sock", "10"]
+    a = subprocess.Popen(as_user(argv, 65534, 65534), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, cwd="/")
+    try:
+        try:
+            assert report(a) == {"open": 6, "closed": 4}
+            assert wait_for(lambda: any("the most max_connections allows" in line
+                                        for line in d.log))
+            line = [x for x in d.log if "the most max_connections allows" in x][0]
+            assert f"refused a connection of pid {a.pid} uid 65534" in line, line
+            assert "6 connections are open" in line, line
+            # The daemon's own uid (root here) is not held to the total.
+            assert len(d.stub.List(pb.ListRequest(), timeout=5.0).slots) == 0
+            d.load("box.v41.msh", "box")
+        finally:
+            finish(a)
+    finally:
+        assert d.stop() == 0, d.stderr
+        shutil.rmtree(sock_dir, ignore_errors=True)

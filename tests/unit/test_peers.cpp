@@ -233,17 +233,19 @@ TEST(PeerTable, CountsTheOpenConnectionsOfAUid) {
   t.record(y.a.fd, {2, 1000, 1000});
   t.record(z.a.fd, {3, 1000, 1000});
   t.record(x.b.fd, {4, 2000, 2000});
-  EXPECT_EQ(t.open_connections(1000), 3u);
-  EXPECT_EQ(t.open_connections(2000), 1u);
-  EXPECT_EQ(t.open_connections(0), 0u);
+  EXPECT_EQ(t.open_connections(1000).of_uid, 3u);
+  EXPECT_EQ(t.open_connections(2000).of_uid, 1u);
+  EXPECT_EQ(t.open_connections(0).of_uid, 0u);
+  EXPECT_EQ(t.open_connections(0).total, 4u);
   ::close(y.a.fd);  // closed: not counted, and forgotten
   y.a.fd = -1;
-  EXPECT_EQ(t.open_connections(1000), 2u);
+  EXPECT_EQ(t.open_connections(1000).of_uid, 2u);
+  EXPECT_EQ(t.open_connections(1000).total, 3u);
   EXPECT_EQ(t.size(), 3u);
   // The number now names /dev/null: not the recorded socket any more.
   Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   ASSERT_EQ(::dup2(null.fd, z.a.fd), z.a.fd);
-  EXPECT_EQ(t.open_connections(1000), 1u);
+  EXPECT_EQ(t.open_connections(1000).of_uid, 1u);
   EXPECT_EQ(t.size(), 2u);
 }
 
