@@ -400,10 +400,12 @@ int main(int argc, char** argv) {
   // gRPC reads each Publish message into buffers from malloc. With glibc's defaults a 256 KiB
   // buffer is a fresh mmap (or heap the next free trims away again), so every message faulted
   // its pages in anew: most of a field publish's time on a VM, where a fault costs ~10 us.
-  // Messages up to 4 MiB come from the heap, and up to 32 MiB of freed heap stays for reuse.
-  // (Mesh arrays from 1 MiB have their own allocator, daemon/mesh/allocator.cpp.)
+  // Messages up to 4 MiB come from the heap, up to 8 MiB of freed heap per arena stays for
+  // reuse, and 4 arenas at most bound what is kept to 32 MiB (gRPC's threads would otherwise
+  // get up to 8 per core). (Mesh arrays from 1 MiB have their own allocator, mesh/allocator.cpp.)
   ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 8 << 20);
+  ::mallopt(M_ARENA_MAX, 4);
   Args a;
   auto value = [&](int& i) -> std::string {
     if (i + 1 >= argc) {
