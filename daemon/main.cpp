@@ -400,9 +400,10 @@ int main(int argc, char** argv) {
   // gRPC reads each Publish message into buffers from malloc. With glibc's defaults a 256 KiB
   // buffer is a fresh mmap (or heap the next free trims away again), so every message faulted
   // its pages in anew: most of a field publish's time on a VM, where a fault costs ~10 us.
-  // Messages up to 4 MiB come from the heap, up to 8 MiB of freed heap per arena stays for
-  // reuse, and 4 arenas at most bound what is kept to 32 MiB (gRPC's threads would otherwise
-  // get up to 8 per core). (Mesh arrays from 1 MiB have their own allocator, mesh/allocator.cpp.)
+  // Messages up to 4 MiB come from the heap, a free top of up to 8 MiB per heap stays for
+  // reuse, and 4 arenas at most (gRPC's threads would otherwise get up to 8 a core) keep that
+  // to 32 MiB; free chunks inside a heap are kept as glibc always keeps them. (Mesh arrays from 1
+  // MiB have their own allocator, mesh/allocator.cpp.)
   ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 8 << 20);
   ::mallopt(M_ARENA_MAX, 4);

@@ -38,10 +38,11 @@ class SlotBuffer {
   // Whether the buffer's memory was truncated under the daemon by another process (host: its
   // SIGBUS guard fired); the Slot then drops it.
   virtual bool damaged() const { return false; }
-  // Whether the memory is smaller now than when it was made (host: the object was truncated),
-  // though no copy has met the missing pages yet. A publish that would copy only some arrays
-  // copies them all instead, so the copy meets the truncation and damaged() says so.
-  virtual bool shrunk() const { return false; }
+  // Whether the memory may no longer hold what the last upload left there, though no copy has
+  // met a missing page (host: the object's size or ctime changed since: truncated, even if
+  // grown back to its size with zeros). A publish that would copy only some arrays copies them
+  // all instead (a truncation is then met and damaged() says so).
+  virtual bool changed() const { return false; }
 };
 
 // An array and where it goes in the slot buffer.

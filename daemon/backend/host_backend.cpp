@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <optional>
 
 #include "daemon/backend/backend.hpp"
 
@@ -25,10 +26,10 @@ class HostBuffer final : public SlotBuffer {
   shm::Handle event_handle() const override { return shm::Handle{}; }
   std::uint64_t size() const override { return seg_.size(); }
   bool damaged() const override { return guard_.hit(); }
-  bool shrunk() const override {
-    struct stat st {};
-    return ::fstat(seg_.fd(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) < seg_.size();
-  }
+  bool changed() const override { return !filled_ || stamp() != *filled_; }
+  // After an upload: what changed() compares with. The daemon's own writes (an upload) come
+  // before it; ftruncate, even back to the same size, changes ctime.
+  void filled() { filled_ = stamp(); }
   std::byte* data() { return static_cast<std::byte*>(seg_.data()); }
 
  private:
@@ -36,6 +37,19 @@ class HostBuffer final : public SlotBuffer {
   // A process that may write the object (its owner, root) can truncate it: the daemon's memcpy
   // then meets zero pages instead of SIGBUS (meshdock/shm/sigbus_guard.hpp).
   shm::GuardedRange guard_;
+  struct Stamp {
+    std::uint64_t size = 0;
+    timespec ctime{};
+    bool operator!=(const Stamp& o) const {
+      return size != o.size || ctime.tv_sec != o.ctime.tv_sec || ctime.tv_nsec != o.ctime.tv_nsec;
+    }
+  };
+  Stamp stamp() const {
+    struct stat st {};
+    if (::fstat(seg_.fd(), &st) != 0) return {};  // unknown: a full copy follows
+    return {static_cast<std::uint64_t>(st.st_size), st.st_ctim};
+  }
+  std::optional<Stamp> filled_;
   std::string object_name_;
   std::atomic<std::uint64_t>& used_;
 };
@@ -80,9 +94,13 @@ class HostBackend final : public Backend {
                            "-byte slot buffer");
       if (n) std::memcpy(b.data() + p.offset, p.array->data(), n);
     }
+    b.filled();
   }
 
   std::uint64_t memory_used() const override { return used_.load(); }
+  // Data segments are made with shm_mode: write bits for group or others let consumers write
+  // them (the default, 0640, has none).
+  bool consumers_can_write() const override { return (mode_ & 0022) != 0; }
 
  private:
   mode_t mode_;

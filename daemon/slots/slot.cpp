@@ -366,9 +366,10 @@ Published Slot::publish(const payload::DevicePayload& p) {
   };
   if (fresh) allocate(still_leased);
   // The buffer still holds what its last publish copied: copy only the other arrays (a field
-  // publish: the field). A buffer truncated since (shrunk) gets every array, so the copy meets
-  // the truncation, the SIGBUS guard says damaged(), and a fresh buffer is filled below.
-  const bool all = fresh || o_.copy_unchanged || buffers_[i]->shrunk();
+  // publish: the field). A buffer changed since by someone else (truncated, even if grown back)
+  // gets every array: a truncation is met by the copy, the SIGBUS guard says damaged(), and a
+  // fresh buffer is filled below.
+  const bool all = fresh || o_.copy_unchanged || buffers_[i]->changed();
   const auto copies = all ? layout.placements : not_held(i, layout.placements);
   held_[i].clear();  // until the copies are done, what the buffer holds is unknown
   const auto upload_start = std::chrono::steady_clock::now();

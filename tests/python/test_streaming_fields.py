@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -61,6 +62,7 @@ def stream(tmp_path, config, publishes=12):
         published = {}
         for k in range(1, publishes + 1):
             published[c.publish("box", "point_data/T", np.full(len(host.points), float(k)))] = k
+            time.sleep(0.02)  # a simulation step: the consumer sees most frames, not just the last
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
         metrics = parse(c.metrics())

@@ -343,3 +343,38 @@ TEST(Slot, ABufferTruncatedBetweenPublishesIsFilledAgainWhole) {
   EXPECT_EQ(double_at(data, offset_of(next, "point_data/a")), 2.0);
   EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
 }
+
+TEST(Slot, ABufferTruncatedAndGrownBackIsFilledAgainWhole) {
+  // ftruncate to 0 and back to the same size leaves zero pages where the points were, and no
+  // copy of the changed field alone would meet them: ctime says the object changed.
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = small_slot("regrow", 1);
+  slots::Slot slot(o, *backend);
+  auto m = fields_mesh(1000);
+  auto p = payload::build_payload(m);
+  const auto first = slot.publish(p);
+  const int fd =
+      ::shm_open(("/" + shm::data_object_name(o.prefix, "regrow", 0, 1)).c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 0), 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(first.data_size)), 0);
+  ::close(fd);
+  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(1000, 2.0));
+  const auto next = payload::build_payload(m, {}, &p);
+  const auto pub = slot.publish(next);
+  EXPECT_EQ(pub.kept_bytes, 0u);
+  auto data = shm::Segment::open(shm::data_object_name(o.prefix, "regrow", 0, pub.version));
+  EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
+  EXPECT_EQ(double_at(data, offset_of(next, "point_data/z")), 7.0);
+  // Untouched since: the publish after keeps the mesh again.
+  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(1000, 3.0));
+  EXPECT_GT(slot.publish(payload::build_payload(m, {}, &next)).kept_bytes, 0u);
+}
+
+TEST(HostBackend, ConsumersCanWriteOnlyWhenShmModeGivesThemWriteBits) {
+  // publish_copy "auto" copies every array where they can (a group-writable shm_mode).
+  EXPECT_FALSE(meshdock::backend::make_host_backend(0640)->consumers_can_write());
+  EXPECT_FALSE(meshdock::backend::make_host_backend(0600)->consumers_can_write());
+  EXPECT_TRUE(meshdock::backend::make_host_backend(0660)->consumers_can_write());
+  EXPECT_TRUE(meshdock::backend::make_host_backend(0642)->consumers_can_write());
+}

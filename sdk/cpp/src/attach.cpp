@@ -375,10 +375,14 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // cudaIpcCloseMemHandle before the exporter's cudaFree (undefined behaviour otherwise); a
   // host mapping would keep the unlinked object's pages alive. A torn read of the handle can
   // only make a mapping look stale: it is opened again when needed.
-  void drop_stale(std::optional<std::uint32_t> only = std::nullopt) {
+  // `keep`: a ring slot whose cached mapping is the very buffer a page names that our lease
+  // pins, kept whatever the control block says now (the daemon may have given the slot a fresh
+  // buffer since the page was read; the frame is still in the old one).
+  void drop_stale(std::optional<std::uint32_t> only = std::nullopt,
+                  std::optional<std::uint32_t> keep = std::nullopt) {
     for (auto it = cache.begin(); it != cache.end();) {
       const auto& mp = it->second.second;
-      const bool mine = !only || it->first == *only;
+      const bool mine = (!only || it->first == *only) && it->first != keep;
       if (mine && mp.use_count() == 1 && cb->mem_handle(it->first) != mp->handle)
         it = cache.erase(it);
       else
@@ -392,7 +396,12 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
 
   std::shared_ptr<Mapping> map(std::uint32_t i, std::uint64_t version, std::uint64_t data_size) {
     std::lock_guard lock(m);
-    drop_stale();
+    {
+      const auto held = cache.find(i);
+      drop_stale(std::nullopt, held != cache.end() && held->second.first == version
+                                   ? std::optional<std::uint32_t>(i)
+                                   : std::nullopt);
+    }
     auto it = cache.find(i);
     const bool host = device_type == shm::kDLDeviceCPU;
     if (it != cache.end() && it->second.first == version) {
@@ -807,8 +816,8 @@ DLManagedTensor* Frame::to_dlpack(const std::string& name) const {
 void Frame::order_after_upload(std::uintptr_t stream) const {
 #if defined(MESHDOCK_HAVE_CUDA)
   if (!s_->mapping->event) return;
-  // A stream of another device or context would skip the ordering silently: the consumer would
-  // read a frame still being copied. Say so instead.
+  // A stream that is not valid here (another context, a destroyed one) would skip the ordering
+  // silently: the consumer would read a frame still being copied. Say so instead.
   if (const auto err =
           cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream), s_->mapping->event, 0);
       err != cudaSuccess) {
