@@ -343,6 +343,15 @@ class Run:
             self.r.add(name, "fail", f"{type(e).__name__}: {e}"[:1500] + " | " +
                        traceback.format_exc()[-800:], None, now() - t0)
 
+    def verifier(self, label, lib, name, prefix, ref_path, labels, frames, warm, *extra):
+        """A consumer that checks up to `frames` frames of slot `name` (under `prefix`) against
+        `labels` of `ref_path`, each within 5 s of the last; `warm`: CUDA and kernels first."""
+        argv = [sys.executable, CONSUMER, "verify", "--lib", lib, "--name", name, "--prefix",
+                prefix, "--ref", ref_path, "--timeout", f"{max(5.0, self.step_timeout):.1f}",
+                "--expect", labels, "--frames", str(frames), "--idle", "5",
+                *(["--warm"] if warm else []), *extra]
+        return Proc(label, argv, self.work)
+
     def consumer(self, label, mode, lib, name, *extra, timeout=None):
         t = timeout or max(5.0, self.step_timeout)
         argv = [sys.executable, CONSUMER, mode, "--lib", lib, "--name", name, "--prefix",
@@ -604,12 +613,8 @@ class Run:
                 expected[info.write_idx] = label
 
             def consumer(label, lib, *extra):
-                t = max(5.0, self.step_timeout)
-                argv = [sys.executable, CONSUMER, "verify", "--lib", lib, "--name", "big",
-                        "--prefix", prefix, "--ref", self.ref_path, "--timeout", f"{t:.1f}",
-                        "--expect", "A,B", "--frames", str(k + 1), "--idle", "5", "--warm",
-                        *extra]
-                return Proc(label, argv, self.work)
+                return self.verifier(label, lib, "big", prefix, self.ref_path, "A,B", k + 1, True,
+                                     *extra)
 
             load("A", False)
             procs = [consumer("torch-stream", "torch", "--stream"),
@@ -627,9 +632,7 @@ class Run:
             for p in procs:
                 p.expect("done", self.step_timeout)
                 p.finish(15)
-                got = [x for x in p.lines if x.get("event") == "verified"]
-                wrong = [(g["frame"], g["matched"], expected.get(g["frame"])) for g in got
-                         if g["matched"] != expected.get(g["frame"])]
+                got, wrong = frames_seen(p, expected)
                 f[p.label] = {"frames": len(got), "wrong": len(wrong)}
                 if p.label == "cupy-nowait":
                     if not wrong:
@@ -638,17 +641,14 @@ class Run:
                 elif len(got) < 2:
                     bad.append(f"{p.label}: saw {len(got)} frames of {len(expected)} published")
                 elif wrong:
-                    bad.append(f"{p.label}: frames (number, seen, published) {wrong[:4]}: the "
-                               "consumer's stream did not wait for the slot's IPC event")
+                    bad.append(f"{p.label}: frames (number, seen, published, first mismatches) "
+                               f"{wrong[:4]}: the consumer's stream did not wait for the slot's "
+                               "IPC event")
             if bad:
                 raise failed("; ".join(bad), f)
             return f
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
 
     def tensor_publish(self):
         """A single-array publish (Client.publish_tensor): a (512, 512, 4) float32 image in a
@@ -712,13 +712,9 @@ class Run:
                 json.dump(ref, fh)
             expected = {client.load(self.files["A"], name="f").write_idx: "A"}
             labels = ",".join(["A"] + [f"T{v}" for v in range(1, k + 1)])
-            procs = []
-            for lib in ["torch"] + (["cupy"] if self.gpu else []):
-                argv = [sys.executable, CONSUMER, "verify", "--lib", lib, "--name", "f",
-                        "--prefix", prefix, "--ref", ref_path, "--timeout",
-                        f"{max(5.0, self.step_timeout):.1f}", "--expect", labels, "--frames",
-                        str(k + 1), "--idle", "5", *(["--warm"] if self.gpu else [])]
-                procs.append(Proc(f"{lib}-fields", argv, self.work))
+            procs = [self.verifier(f"{lib}-fields", lib, "f", prefix, ref_path, labels, k + 1,
+                                   self.gpu)
+                     for lib in ["torch"] + (["cupy"] if self.gpu else [])]
             for p in procs:
                 p.expect("attached", 60)
             time.sleep(0.5)  # each has taken frame 1
@@ -739,10 +735,7 @@ class Run:
             for p in procs:
                 p.expect("done", self.step_timeout)
                 p.finish(15)
-                got = [x for x in p.lines if x.get("event") == "verified"]
-                wrong = [(g["frame"], g["matched"], expected.get(g["frame"]),
-                          g["mismatches"][:3]) for g in got
-                         if g["matched"] != expected.get(g["frame"])]
+                got, wrong = frames_seen(p, expected)
                 f[p.label] = {"frames": len(got), "wrong": len(wrong),
                               "last_frame": max((g["frame"] for g in got), default=0)}
                 if wrong:
@@ -757,11 +750,7 @@ class Run:
                 raise failed("; ".join(bad), f)
             return f
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
 
     def cuda_link_texture(self):
         """cuda-link's importer rules (consumer.py cuda-link) on the tensor slot: every handle
@@ -1025,12 +1014,8 @@ class Run:
         raise CheckFailed("no --cpp-consumer given (scripts/gpu-check builds or finds one)")
 
     def stop_daemon(self):
-        if self.daemon and self.daemon.poll() is None:
-            self.daemon.terminate()
-            try:
-                self.daemon.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
+        if self.daemon:
+            stop(self.daemon)
 
     def cleanup(self):
         Proc.kill_all()
@@ -1049,6 +1034,26 @@ class Run:
             tail = p.stderr_tail(1200).strip()
             if tail:
                 self.r.log(f"--- {p.label} stderr (tail)\n{tail}")
+
+
+def stop(proc):
+    """SIGTERM, 10 s to go, then SIGKILL (a daemon the harness started)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def frames_seen(proc, expected):
+    """A finished verify consumer's "verified" lines, and those whose matched label is not the
+    one `expected` ({frame: label}) says was published as that frame: (frame, seen, published,
+    first mismatches)."""
+    got = [x for x in proc.lines if x.get("event") == "verified"]
+    wrong = [(g["frame"], g["matched"], expected.get(g["frame"]), g["mismatches"][:3])
+             for g in got if g["matched"] != expected.get(g["frame"])]
+    return got, wrong
 
 
 def failed(msg, figures):

@@ -251,124 +251,121 @@ double double_at(const shm::Segment& s, std::uint64_t offset) {
   return x;
 }
 
+// A Slot of `num_slots` ring slots over the host backend, and fields_mesh(n) published once.
+struct FieldRing {
+  std::unique_ptr<meshdock::backend::Backend> backend = meshdock::backend::make_host_backend(0600);
+  slots::SlotOptions o;
+  std::unique_ptr<slots::Slot> slot;
+  mesh::Mesh m;
+  payload::Options options;
+  payload::DevicePayload p;  // the payload published last
+  slots::Published first;
+
+  FieldRing(const std::string& name, std::uint32_t num_slots, std::size_t n,
+            payload::Options opts = {}, bool copy_unchanged = false)
+      : o(small_slot(name, num_slots)), m(fields_mesh(n)), options(opts) {
+    o.copy_unchanged = copy_unchanged;
+    slot = std::make_unique<slots::Slot>(o, *backend);
+    p = payload::build_payload(m, options);
+    first = slot->publish(p);
+  }
+  // A field publish: "a" set to `v` everywhere, the payload built on the last one.
+  slots::Published publish_a(double v) {
+    m.point_data["a"] =
+        mesh::Array::from_vector(std::vector<double>(static_cast<std::size_t>(m.points.dim(0)), v));
+    auto next = payload::build_payload(m, options, &p);
+    p = std::move(next);
+    return slot->publish(p);
+  }
+  // The data segment of the buffer `pub` went to.
+  shm::Segment data(const slots::Published& pub) const {
+    return shm::Segment::open(shm::data_object_name(o.prefix, o.name, pub.slot, pub.version));
+  }
+  // Truncates the first publish's buffer (ring slot 0, version 1) to each size in turn, as a
+  // process that may write it (its owner, root) can.
+  void truncate(std::initializer_list<off_t> sizes) const {
+    const int fd =
+        ::shm_open(("/" + shm::data_object_name(o.prefix, o.name, 0, 1)).c_str(), O_RDWR, 0);
+    ASSERT_GE(fd, 0);
+    for (const auto size : sizes) EXPECT_EQ(::ftruncate(fd, size), 0);
+    ::close(fd);
+  }
+};
+
 }  // namespace
 
 TEST(Slot, AFieldPublishCopiesOnlyWhatTheRingSlotsBufferDoesNotHold) {
-  auto backend = meshdock::backend::make_host_backend(0600);
-  auto o = small_slot("delta", 2);
-  slots::Slot slot(o, *backend);
-  auto m = fields_mesh(1000);
-  auto p = payload::build_payload(m);
-  const auto first = slot.publish(p);  // slot 0
-  EXPECT_EQ(first.kept_bytes, 0u);
-  EXPECT_EQ(first.copied_bytes, 24000u + 24u + 16u + 8000u + 8000u);
-  slot.publish(p);  // slot 1: a buffer of its own, filled whole
+  FieldRing r("delta", 2, 1000);  // frame 1: ring slot 0
+  EXPECT_EQ(r.first.kept_bytes, 0u);
+  EXPECT_EQ(r.first.copied_bytes, 24000u + 24u + 16u + 8000u + 8000u);
+  r.slot->publish(r.p);  // ring slot 1: a buffer of its own, filled whole
   for (int k = 2; k < 6; ++k) {
-    m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(1000, k));
-    auto next = payload::build_payload(m, {}, &p);
-    const auto pub = slot.publish(next);
+    const auto pub = r.publish_a(k);
     // The field and block_bases (built again by every build_payload) are copied; the points,
     // the cells and "z" are where the publish two frames ago put them.
     EXPECT_EQ(pub.copied_bytes, 8000u + 16u) << "frame " << pub.frame;
     EXPECT_EQ(pub.kept_bytes, 24000u + 24u + 8000u);
-    auto data = shm::Segment::open(shm::data_object_name(o.prefix, "delta", pub.slot, pub.version));
-    EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
-    EXPECT_EQ(double_at(data, offset_of(next, "point_data/a") + 8 * 999), double(k));
-    EXPECT_EQ(double_at(data, offset_of(next, "point_data/z")), 7.0);
-    p = std::move(next);
+    const auto data = r.data(pub);
+    EXPECT_EQ(double_at(data, offset_of(r.p, "points")), 0.25);
+    EXPECT_EQ(double_at(data, offset_of(r.p, "point_data/a") + 8 * 999), double(k));
+    EXPECT_EQ(double_at(data, offset_of(r.p, "point_data/z")), 7.0);
   }
-  EXPECT_EQ(slot.copied_bytes(), 2 * first.copied_bytes + 4 * (8000u + 16u));
-  EXPECT_EQ(slot.kept_bytes(), 4 * (24000u + 24u + 8000u));
+  EXPECT_EQ(r.slot->copied_bytes(), 2 * r.first.copied_bytes + 4 * (8000u + 16u));
+  EXPECT_EQ(r.slot->kept_bytes(), 4 * (24000u + 24u + 8000u));
 }
 
 TEST(Slot, CopyUnchangedCopiesEveryArrayEveryTime) {
-  auto backend = meshdock::backend::make_host_backend(0600);
-  auto o = small_slot("alldata", 1);
-  o.copy_unchanged = true;  // what publish_copy "all" (and "auto" on CUDA) sets
-  slots::Slot slot(o, *backend);
-  auto m = fields_mesh(100);
-  const auto p = payload::build_payload(m);
-  const auto a = slot.publish(p);
-  const auto b = slot.publish(p);
-  EXPECT_EQ(b.copied_bytes, a.copied_bytes);
+  // copy_unchanged: what publish_copy "all" (and "auto" on CUDA) sets
+  FieldRing r("alldata", 1, 100, {}, true);
+  const auto b = r.slot->publish(r.p);
+  EXPECT_EQ(b.copied_bytes, r.first.copied_bytes);
   EXPECT_EQ(b.kept_bytes, 0u);
-  EXPECT_EQ(slot.kept_bytes(), 0u);
+  EXPECT_EQ(r.slot->kept_bytes(), 0u);
 }
 
 TEST(Slot, ACastArrayIsCastOnceAndKeptAcrossFieldPublishes) {
-  auto backend = meshdock::backend::make_host_backend(0600);
-  auto o = small_slot("cast", 1);
-  slots::Slot slot(o, *backend);
-  auto m = fields_mesh(500);
   payload::Options f32;
   f32.float32 = true;
-  auto p = payload::build_payload(m, f32);
-  slot.publish(p);
-  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(500, 3.0));
-  const auto next = payload::build_payload(m, f32, &p);
+  FieldRing r("cast", 1, 500, f32);
+  const auto before = r.p;
+  const auto pub = r.publish_a(3.0);
   // The same float32 points as before (no second cast), still noted as a copy of the mesh's.
-  EXPECT_EQ(next.points.buffer(), p.points.buffer());
-  EXPECT_NE(next.point_data.at("a").buffer(), p.point_data.at("a").buffer());
-  EXPECT_NE(std::find(next.notes.begin(), next.notes.end(), "points: float64 -> float32 (copy)"),
-            next.notes.end());
-  const auto pub = slot.publish(next);
+  EXPECT_EQ(r.p.points.buffer(), before.points.buffer());
+  EXPECT_NE(r.p.point_data.at("a").buffer(), before.point_data.at("a").buffer());
+  EXPECT_NE(std::find(r.p.notes.begin(), r.p.notes.end(), "points: float64 -> float32 (copy)"),
+            r.p.notes.end());
   EXPECT_EQ(pub.copied_bytes, 500u * 4 + 16u);  // "a" as float32, and block_bases
-  auto data = shm::Segment::open(shm::data_object_name(o.prefix, "cast", 0, pub.version));
   float a;
-  std::memcpy(&a, static_cast<const char*>(data.data()) + offset_of(next, "point_data/a"), 4);
+  std::memcpy(&a, static_cast<const char*>(r.data(pub).data()) + offset_of(r.p, "point_data/a"), 4);
   EXPECT_EQ(a, 3.0f);
 }
 
 TEST(Slot, ABufferTruncatedBetweenPublishesIsFilledAgainWhole) {
   // Only "a" changes and it lies before "z": without the size check the publish would copy "a"
   // into the pages that are left and keep a "z" that is no longer there.
-  auto backend = meshdock::backend::make_host_backend(0600);
-  auto o = small_slot("shrunk", 1);
-  slots::Slot slot(o, *backend);
-  auto m = fields_mesh(100000);  // 800 KB per field: pages past the truncation
-  auto p = payload::build_payload(m);
-  slot.publish(p);
-  const int fd =
-      ::shm_open(("/" + shm::data_object_name(o.prefix, "shrunk", 0, 1)).c_str(), O_RDWR, 0);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(offset_of(p, "point_data/z"))), 0);
-  ::close(fd);
-  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(100000, 2.0));
-  const auto next = payload::build_payload(m, {}, &p);
-  const auto pub = slot.publish(next);
+  FieldRing r("shrunk", 1, 100000);  // 800 KB per field: pages past the truncation
+  r.truncate({static_cast<off_t>(offset_of(r.p, "point_data/z"))});
+  const auto pub = r.publish_a(2.0);
   ASSERT_EQ(pub.version, 2u);  // a fresh buffer (reading the old one's "z" would fault)
   EXPECT_EQ(pub.kept_bytes, 0u);
-  auto data = shm::Segment::open(shm::data_object_name(o.prefix, "shrunk", 0, 2));
-  EXPECT_EQ(double_at(data, offset_of(next, "point_data/z") + 8 * 99999), 7.0);
-  EXPECT_EQ(double_at(data, offset_of(next, "point_data/a")), 2.0);
-  EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
+  const auto data = r.data(pub);
+  EXPECT_EQ(double_at(data, offset_of(r.p, "point_data/z") + 8 * 99999), 7.0);
+  EXPECT_EQ(double_at(data, offset_of(r.p, "point_data/a")), 2.0);
+  EXPECT_EQ(double_at(data, offset_of(r.p, "points")), 0.25);
 }
 
 TEST(Slot, ABufferTruncatedAndGrownBackIsFilledAgainWhole) {
   // ftruncate to 0 and back to the same size leaves zero pages where the points were, and no
   // copy of the changed field alone would meet them: ctime says the object changed.
-  auto backend = meshdock::backend::make_host_backend(0600);
-  auto o = small_slot("regrow", 1);
-  slots::Slot slot(o, *backend);
-  auto m = fields_mesh(1000);
-  auto p = payload::build_payload(m);
-  const auto first = slot.publish(p);
-  const int fd =
-      ::shm_open(("/" + shm::data_object_name(o.prefix, "regrow", 0, 1)).c_str(), O_RDWR, 0);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::ftruncate(fd, 0), 0);
-  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(first.data_size)), 0);
-  ::close(fd);
-  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(1000, 2.0));
-  const auto next = payload::build_payload(m, {}, &p);
-  const auto pub = slot.publish(next);
+  FieldRing r("regrow", 1, 1000);
+  r.truncate({0, static_cast<off_t>(r.first.data_size)});
+  const auto pub = r.publish_a(2.0);
   EXPECT_EQ(pub.kept_bytes, 0u);
-  auto data = shm::Segment::open(shm::data_object_name(o.prefix, "regrow", 0, pub.version));
-  EXPECT_EQ(double_at(data, offset_of(next, "points")), 0.25);
-  EXPECT_EQ(double_at(data, offset_of(next, "point_data/z")), 7.0);
+  const auto data = r.data(pub);
+  EXPECT_EQ(double_at(data, offset_of(r.p, "points")), 0.25);
+  EXPECT_EQ(double_at(data, offset_of(r.p, "point_data/z")), 7.0);
   // Untouched since: the publish after keeps the mesh again.
-  m.point_data["a"] = mesh::Array::from_vector(std::vector<double>(1000, 3.0));
-  EXPECT_GT(slot.publish(payload::build_payload(m, {}, &next)).kept_bytes, 0u);
+  EXPECT_GT(r.publish_a(3.0).kept_bytes, 0u);
 }
 
 TEST(HostBackend, ConsumersCanWriteOnlyWhenShmModeGivesThemWriteBits) {
