@@ -370,11 +370,15 @@ Published Slot::publish(const payload::DevicePayload& p) {
   // gets every array: a truncation is met by the copy, the SIGBUS guard says damaged(), and a
   // fresh buffer is filled below.
   const bool all = fresh || o_.copy_unchanged || buffers_[i]->changed();
-  const auto copies = all ? layout.placements : not_held(i, layout.placements);
+  std::vector<backend::Placement> partial;
+  const auto* copies = &layout.placements;
+  if (!all) {
+    partial = not_held(i, layout.placements);
+    copies = &partial;
+  }
   held_[i].clear();  // until the copies are done, what the buffer holds is unknown
   const auto upload_start = std::chrono::steady_clock::now();
-  backend_.upload(*buffers_[i], copies);
-  const auto* copied = &copies;
+  backend_.upload(*buffers_[i], *copies);
   if (buffers_[i]->damaged()) {
     // Truncated under us (its SIGBUS guard fired during the copy): the bytes went to private
     // zero pages no consumer sees. Once more into a fresh buffer.
@@ -385,13 +389,14 @@ Published Slot::publish(const payload::DevicePayload& p) {
     allocate(false);
     fresh = true;
     backend_.upload(*buffers_[i], layout.placements);
-    copied = &layout.placements;
+    copies = &layout.placements;
   }
   const double upload_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
-  std::uint64_t copied_bytes = 0;
-  for (const auto& p : *copied) copied_bytes += p.array->nbytes();
+  std::uint64_t copied_bytes = 0, all_bytes = 0;
+  for (const auto& p : *copies) copied_bytes += p.array->nbytes();
   for (const auto& p : layout.placements) {
+    all_bytes += p.array->nbytes();
     if (p.array->buffer()) held_[i][p.offset] = {p.array->nbytes(), p.array->buffer()};
   }
   if (fresh) {
@@ -445,8 +450,6 @@ Published Slot::publish(const payload::DevicePayload& p) {
   cat_->beat(shm::monotonic_ns());
   free_retired();
   repair_if_truncated();  // a segment truncated during this publish: republished from our copy
-  std::uint64_t all_bytes = 0;
-  for (const auto& p : layout.placements) all_bytes += p.array->nbytes();
   copied_bytes_ += copied_bytes;
   kept_bytes_ += all_bytes - copied_bytes;
   return {frame,
