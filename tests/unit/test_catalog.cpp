@@ -333,3 +333,36 @@ TEST(Futex, PublishWakesASleeper) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
   EXPECT_EQ(c.view->futex_value(), 1u);
 }
+
+// A consumer opens the handles its page's buffer had, never a fresher buffer the control block
+// names after the daemon began rewriting the page (the CUDA attach path: a lease made the daemon
+// give the ring slot a fresh buffer while the consumer was between page read and open).
+TEST(Page, HandlesAreThoseOfTheSnapshotsBufferOrNone) {
+  Catalog c;
+  std::vector<std::uint64_t> cb_words(shm::control_block_size(3) / 8 + 1, 0);
+  auto cb = shm::ControlBlockView::initialize(cb_words.data(), cb_words.size() * 8, 3);
+  auto handle = [](std::uint8_t b) {
+    shm::Handle h{};
+    h.fill(static_cast<std::byte>(b));
+    return h;
+  };
+  cb.set_mem_handle(1, handle(0x11));
+  cb.set_event_handle(1, handle(0x22));
+  auto page = c.view->page(1);
+  page.write(7, 100, 2, "{}");
+  const auto snap = page.read();
+  const auto h = page.handles_of(cb, snap.seq);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->first, handle(0x11));
+  EXPECT_EQ(h->second, handle(0x22));
+  // The daemon's next publish to this ring slot: page odd first, then the fresh buffer's handle.
+  const auto begin = page.begin_write(snap.seq);
+  cb.set_mem_handle(1, handle(0x33));
+  EXPECT_FALSE(page.handles_of(cb, snap.seq).has_value());  // mid-write
+  page.finish_write(begin, 8, 100, 3, "{}");
+  EXPECT_FALSE(page.handles_of(cb, snap.seq).has_value());  // written since
+  EXPECT_FALSE(page.handles_of(cb, snap.seq + 1).has_value());  // an odd seq is never a snapshot
+  const auto now = page.handles_of(cb, page.read().seq);
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(now->first, handle(0x33));
+}

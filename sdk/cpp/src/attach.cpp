@@ -394,7 +394,11 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     drop_stale(i);
   }
 
-  std::shared_ptr<Mapping> map(std::uint32_t i, std::uint64_t version, std::uint64_t data_size) {
+  // The buffer of the frame whose page snapshot is `snap` (ring slot i), mapped or opened;
+  // nullptr when the page changed before a CUDA buffer's handles could be read for it (the
+  // caller looks again: a newer frame is being written).
+  std::shared_ptr<Mapping> map(std::uint32_t i, const shm::PageSnapshot& snap) {
+    const std::uint64_t version = snap.buffer_version, data_size = snap.data_size;
     std::lock_guard lock(m);
     {
       const auto held = cache.find(i);
@@ -440,8 +444,12 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       mp->handle = shm::make_host_handle(object);
     } else {
 #if defined(MESHDOCK_HAVE_CUDA)
-      const auto mh = cb->mem_handle(i);
-      const auto eh = cb->event_handle(i);
+      // The handles as they were for this page: the control block may name a fresher buffer
+      // already (our lease made the daemon give the slot one), and opening that would show
+      // this frame another frame's bytes.
+      const auto handles = cat->page(i).handles_of(*cb, snap.seq);
+      if (!handles) return nullptr;
+      const auto& [mh, eh] = *handles;
       mp->handle = mh;
       cudaIpcMemHandle_t h;
       std::memcpy(&h, mh.data(), sizeof h);
@@ -689,18 +697,23 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
         table.release(*lease, pid);
         throw SdkError(s_->what() + ": " + e.what());
       }
+      // A page being refilled settles in microseconds; one that stays odd or never holds
+      // frame w (a dead writer, or forged bytes) must not spin: back off, keep the deadline.
+      // False: the deadline has passed.
+      auto pause_before_looking_again = [&] {
+        if (++retries <= 3) {
+          std::this_thread::yield();
+          return true;
+        }
+        const auto now = Clock::now();
+        if (now >= deadline) return false;
+        s_->poll_interrupt("while waiting for a frame");
+        std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kBackoff));
+        return true;
+      };
       if (!snap || snap->frame != w) {  // being refilled, or already newer: look again
         table.release(*lease, pid);
-        // A page being refilled settles in microseconds; one that stays odd or never holds
-        // frame w (a dead writer, or forged bytes) must not spin: back off, keep the deadline.
-        if (++retries > 3) {
-          const auto now = Clock::now();
-          if (now >= deadline) return std::nullopt;
-          s_->poll_interrupt("while waiting for a frame");
-          std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kBackoff));
-        } else {
-          std::this_thread::yield();
-        }
+        if (!pause_before_looking_again()) return std::nullopt;
         continue;
       }
       auto f = std::make_shared<FrameState>();
@@ -713,7 +726,12 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
       } catch (const shm::ProtocolError& e) {
         throw SdkError(s_->what() + ": frame " + std::to_string(w) + ": " + e.what());
       }
-      f->mapping = s_->map(i, snap->buffer_version, snap->data_size);
+      f->mapping = s_->map(i, *snap);
+      if (!f->mapping) {  // the page moved on before its buffer was opened: look again
+        f.reset();        // releases the lease
+        if (!pause_before_looking_again()) return std::nullopt;
+        continue;
+      }
       s_->last_seen = w;
       if (woken) {
         // Publish (the control block's timestamp, CLOCK_MONOTONIC) to this frame in hand.

@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "meshdock/shm/bytes.hpp"
@@ -212,6 +213,22 @@ class PageView {
     }
     throw ProtocolError("catalog page " + std::to_string(index_) + ": still being written after " +
                         std::to_string(attempts) + " read attempts (torn page; writer dead?)");
+  }
+
+  // The control block's memory and event handles of this page's ring slot, as they were for
+  // the snapshot whose seq is `seq`; nullopt when the page has been written since (it may name
+  // another buffer now). The daemon changes a ring slot's handles only while that slot's page
+  // is odd (begin_write, before it looks at the leases), so handles read between two reads of
+  // an unchanged even seq are those of the buffer that snapshot's buffer_version names, even
+  // when the control block names a fresher buffer a moment later. A consumer opens these, never
+  // the control block's handles alone (its frame may be in a buffer the slot has since left).
+  std::optional<std::pair<Handle, Handle>> handles_of(const ControlBlockView& cb,
+                                                      std::uint64_t seq) const {
+    if (seq & 1u || seq_ref().load(std::memory_order_acquire) != seq) return std::nullopt;
+    std::pair<Handle, Handle> h{cb.mem_handle(index_), cb.event_handle(index_)};
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq_ref().load(std::memory_order_relaxed) != seq) return std::nullopt;
+    return h;
   }
 
  private:
