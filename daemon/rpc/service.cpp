@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "daemon/payload/dlpack_export.hpp"
+#include "daemon/rpc/shm_source.hpp"
 #include "meshdock/shm.hpp"
 
 namespace meshdock::rpc {
@@ -277,8 +278,9 @@ grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
     const auto ticket = gate_.admit_stream(ctx->peer(), why);  // it holds a thread meanwhile
     if (!ticket) throw service::ServiceError(Status::kResourceExhausted, "Publish: " + why);
     v1::PublishChunk chunk;
-    publish_from([&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; },
-                 reply);
+    publish_from(
+        ctx->peer(),
+        [&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; }, reply);
   });
 }
 
@@ -286,11 +288,13 @@ template <class S>
 grpc::Status MeshdockService::publish_small(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "PublishSmall", [&](const v1::PublishChunk& req, v1::PublishReply* reply) {
     const v1::PublishChunk* once = &req;
-    publish_from([&] { return std::exchange(once, nullptr); }, reply);
+    publish_from(
+        ctx->peer(), [&] { return std::exchange(once, nullptr); }, reply);
   });
 }
 
-void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()>& next,
+void MeshdockService::publish_from(const std::string& peer,
+                                   const std::function<const v1::PublishChunk*()>& next,
                                    v1::PublishReply* reply) {
   {
     const v1::PublishChunk* first = next();
@@ -355,13 +359,37 @@ void MeshdockService::publish_from(const std::function<const v1::PublishChunk*()
     };
     const std::string name = head.name();
     const std::uint32_t block = head.block();
-    take(head.data());
-    while (const v1::PublishChunk* chunk = next()) {
-      if (!chunk->name().empty() || !chunk->field().empty() || chunk->has_dtype() ||
-          chunk->shape_size() || chunk->block() || !chunk->device().empty() || chunk->num_slots())
+    if (!head.source_shm().empty()) {
+      // The bytes are in the caller's own shm object (shm_source.hpp): the header is all.
+      if (!head.data().empty())
         throw service::ServiceError(Status::kInvalidArgument,
-                                    field + ": only the first chunk carries the header");
-      take(chunk->data());
+                                    field + ": a publish from source_shm carries no data");
+      const auto caller = peers_.find(peer);
+      if (!caller)
+        throw service::ServiceError(
+            Status::kFailedPrecondition,
+            field +
+                ": source_shm needs the daemon's Unix socket (the daemon checks the "
+                "object's owner against the caller's credentials, which " +
+                peers_.describe(peer) + " has none of)");
+      read_shm_source(head.source_shm(), head.source_offset(), want, caller->uid,
+                      reinterpret_cast<std::byte*>(dst), field);
+      got = want;
+      if (next())
+        throw service::ServiceError(Status::kInvalidArgument,
+                                    field + ": a publish from source_shm is one message");
+      metrics_.received("shm", want);
+    } else {
+      take(head.data());
+      while (const v1::PublishChunk* chunk = next()) {
+        if (!chunk->name().empty() || !chunk->field().empty() || chunk->has_dtype() ||
+            chunk->shape_size() || chunk->block() || !chunk->device().empty() ||
+            chunk->num_slots() || !chunk->source_shm().empty() || chunk->source_offset())
+          throw service::ServiceError(Status::kInvalidArgument,
+                                      field + ": only the first chunk carries the header");
+        take(chunk->data());
+      }
+      metrics_.received("grpc", got);
     }
     if (got != want)
       throw service::ServiceError(Status::kInvalidArgument,

@@ -23,6 +23,13 @@ std::string label_value(std::string_view v) {
   return out;
 }
 
+void Metrics::received(std::string_view via, std::uint64_t bytes) {
+  std::lock_guard lock(m_);
+  auto it = received_.find(via);
+  if (it == received_.end()) it = received_.emplace(std::string(via), 0).first;
+  it->second += bytes;
+}
+
 void Metrics::rpc(std::string_view method, std::string_view code, double seconds) {
   std::lock_guard lock(m_);
   auto it = methods_.find(method);
@@ -166,6 +173,14 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
            num(v.second) + "\n";
 
   std::lock_guard lock(m_);
+  header(out, "meshdock_publish_received_bytes_total", "counter",
+         "Bytes of published arrays taken in, by how: in gRPC messages, or read from the "
+         "producer's shared-memory object (source_shm).");
+  for (const char* via : {"grpc", "shm"}) {
+    const auto it = received_.find(via);
+    out += std::string("meshdock_publish_received_bytes_total{via=\"") + via + "\"} " +
+           std::to_string(it == received_.end() ? 0 : it->second) + "\n";
+  }
   header(out, "meshdock_rpc_calls_total", "counter", "RPCs finished, by method and status code.");
   for (const auto& [method, m] : methods_)
     for (const auto& [code, n] : m.codes)

@@ -27,6 +27,10 @@ class Metrics {
   // wall time. Thread-safe; a lock held for a map lookup.
   void rpc(std::string_view method, std::string_view code, double seconds);
 
+  // `bytes` of a published array taken in by `via` ("grpc": in messages; "shm": read from the
+  // caller's shm object). Thread-safe.
+  void received(std::string_view via, std::uint64_t bytes);
+
   // The exposition text: the counters above and `stats` / `leases` as gauges.
   std::string render(const Stats& stats, const std::vector<LeaseReport>& leases) const;
 
@@ -39,6 +43,7 @@ class Metrics {
   };
   mutable std::mutex m_;
   std::map<std::string, Method, std::less<>> methods_;
+  std::map<std::string, std::uint64_t, std::less<>> received_;  // by via
 };
 
 // A Prometheus label value: backslash, double quote and newline escaped.

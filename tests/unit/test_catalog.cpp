@@ -360,7 +360,7 @@ TEST(Page, HandlesAreThoseOfTheSnapshotsBufferOrNone) {
   cb.set_mem_handle(1, handle(0x33));
   EXPECT_FALSE(page.handles_of(cb, snap.seq).has_value());  // mid-write
   page.finish_write(begin, 8, 100, 3, "{}");
-  EXPECT_FALSE(page.handles_of(cb, snap.seq).has_value());  // written since
+  EXPECT_FALSE(page.handles_of(cb, snap.seq).has_value());      // written since
   EXPECT_FALSE(page.handles_of(cb, snap.seq + 1).has_value());  // an odd seq is never a snapshot
   const auto now = page.handles_of(cb, page.read().seq);
   ASSERT_TRUE(now.has_value());

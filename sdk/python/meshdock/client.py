@@ -53,17 +53,24 @@ def publish_chunks(pb, data=b"", chunk_bytes: int = CHUNK_BYTES, **header) -> It
         yield pb.PublishChunk(data=bytes(view[at:at + chunk_bytes]))
 
 
-def _socket_owner(addr: str) -> Optional[int]:
-    """The uid owning the Unix socket of a gRPC address (unix:PATH, unix:///PATH), else None."""
+def _socket_stat(addr: str) -> Optional[os.stat_result]:
+    """os.stat of the Unix socket of a gRPC address (unix:PATH, unix:///PATH), else None. The
+    daemon creates its socket: its owner and group are the daemon's."""
     if not addr.startswith("unix:"):
         return None
     path = addr[len("unix:"):]
     if path.startswith("//"):
         path = path[2:]
     try:
-        return os.stat(path).st_uid
+        return os.stat(path)
     except OSError:
         return None
+
+
+def _socket_owner(addr: str) -> Optional[int]:
+    """The uid owning the Unix socket of a gRPC address, else None."""
+    st = _socket_stat(addr)
+    return None if st is None else st.st_uid
 
 
 class Client:
@@ -79,6 +86,9 @@ class Client:
         self._timeout = timeout
         self._channel = grpc.insecure_channel(self.addr)
         self._stub = pbg.MeshdockStub(self._channel)
+        self._sources = None  # shm_source.SourceObjects, made by the first publish through shm
+        # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
+        self.shm_unavailable: Optional[str] = None
 
     def _call(self, fn, req):
         try:
@@ -151,13 +161,19 @@ class Client:
                       owner_uid=owner_uid)
 
     def publish(self, name: str, field: str, array, block: int = 0, device: str = "",
-                num_slots: int = 0):
+                num_slots: int = 0, via: str = "auto"):
         """Replace point_data/NAME or cell_data/NAME (block `block`) with `array`; returns the
         new frame number. field "tensor" is a single-array publish (see publish_tensor);
         device and num_slots apply only to a tensor's first publish. `array` is numpy, any host
         DLPack exporter (a CPU torch tensor: read in place), or a device array (torch CUDA,
         CuPy: copied to the host first, with a PayloadWarning); a torch bfloat16 tensor goes as
-        bfloat16."""
+        bfloat16.
+
+        `via`: how the bytes reach the daemon. "grpc": in messages. "shm": written into a
+        shared-memory object of this process's that the daemon reads (meshdock.shm_source; the
+        daemon's Unix socket only; several times faster for large arrays). "auto" (default):
+        shm for arrays over CHUNK_BYTES on a Unix socket, falling back to gRPC for good (the
+        reason in .shm_unavailable) when this process cannot make an object the daemon reads."""
         from .payload import PayloadWarning, _host_array
 
         notes: List[str] = []
@@ -174,16 +190,56 @@ class Client:
                           stacklevel=2)
         dtype = self.pb.DType(code=_DTYPES[a.dtype.kind] if code is None else code,
                               bits=a.dtype.itemsize * 8, lanes=1)
-        chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), name=name, field=field,
-                                block=block, shape=list(a.shape), dtype=dtype, device=device,
-                                num_slots=num_slots)
+        if via not in ("auto", "grpc", "shm"):
+            raise ValueError(f"via must be 'auto', 'grpc' or 'shm', not {via!r}")
+        header = dict(name=name, field=field, block=block, shape=list(a.shape), dtype=dtype,
+                      device=device, num_slots=num_slots)
+        if via == "shm" or (via == "auto" and self.shm_unavailable is None
+                            and a.nbytes > CHUNK_BYTES and self.addr.startswith("unix:")):
+            try:
+                return self._publish_shm(a, header)
+            except (OSError, DaemonError) as e:
+                # auto: the object could not be made, or the daemon could not read it (another
+                # /dev/shm, not in its group, a proxy between us): gRPC from now on, if gRPC
+                # works. Any other refusal (the mesh, the field) is gRPC's to report too.
+                if via == "shm" or (isinstance(e, DaemonError) and e.code not in
+                                    ("PERMISSION_DENIED", "FAILED_PRECONDITION", "NOT_FOUND")):
+                    raise
+                frame = self._publish_grpc(a, header)
+                self.shm_unavailable = str(e)
+                return frame
+        return self._publish_grpc(a, header)
+
+    def _publish_shm(self, a: np.ndarray, header: dict) -> int:
+        from .shm_source import SourceObjects
+        if not self.addr.startswith("unix:"):
+            raise DaemonError("FAILED_PRECONDITION", f"{header['field']}: via='shm' needs the "
+                              f"daemon's Unix socket, not {self.addr}")
+        if self._sources is None:
+            st = _socket_stat(self.addr)
+            self._sources = SourceObjects(st and st.st_uid, st and st.st_gid)
+        key = (header["name"], header["field"], header["block"])
+        obj = self._sources.take(key, a.nbytes)
+        ok = False
+        try:
+            obj.write(a)
+            frame = self._call(self._stub.PublishSmall,
+                               self.pb.PublishChunk(source_shm=obj.name, **header)).frame
+            ok = True
+            return frame
+        finally:
+            self._sources.give_back(key, obj, ok)
+
+    def _publish_grpc(self, a: np.ndarray, header: dict) -> int:
+        chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), **header)
         if a.nbytes <= CHUNK_BYTES:
             # One message: unary PublishSmall. A client stream costs grpc Python a thread and
             # GIL hand-offs (measured +0.5 ms alone, +10 ms under 32 busy client threads).
             return self._call(self._stub.PublishSmall, next(chunks)).frame
         return self._call(self._stub.Publish, chunks).frame
 
-    def publish_tensor(self, name: str, array, device: str = "", num_slots: int = 0) -> int:
+    def publish_tensor(self, name: str, array, device: str = "", num_slots: int = 0,
+                       via: str = "auto") -> int:
         """Publishes `array` alone (an image, a tensor: any host array of 1 to 4 dimensions,
         each >= 1) as the frame of slot `name`; returns the frame number. The first publish to a
         free name creates the slot, on `device` ("auto", "cpu", "cuda:N"; "" = the daemon's
@@ -191,7 +247,7 @@ class Client:
         any shape or dtype. Consumers read it as frame.tensor; the control block describes it
         (width, height, comps, dtype) so that a cuda-link consumer reads it as a texture:
         (H, W, C) -> W x H x C. A mesh's name is refused (DaemonError INVALID_ARGUMENT)."""
-        return self.publish(name, "tensor", array, device=device, num_slots=num_slots)
+        return self.publish(name, "tensor", array, device=device, num_slots=num_slots, via=via)
 
     def export(self, name: str, path, format: str = "", overwrite: bool = False) -> int:
         """Writes the mesh as its slot serves it to `path` (under a daemon root); returns bytes
@@ -245,6 +301,9 @@ class Client:
         self._call(self._stub.Shutdown, self.pb.ShutdownRequest())
 
     def close(self) -> None:
+        """Closes the channel and unlinks this client's shm source objects."""
+        if self._sources is not None:
+            self._sources.close()
         self._channel.close()
 
     def __enter__(self) -> "Client":

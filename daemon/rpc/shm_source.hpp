@@ -1,0 +1,35 @@
+// Publish from a producer's shared memory: the array's bytes are in a POSIX shared-memory
+// object the caller wrote (/dev/shm/NAME), not in gRPC messages. What makes that safe:
+// - The object is named by one path component of [A-Za-z0-9_.-] under the shm directory, opened
+//   relative to the directory's fd with O_NOFOLLOW | O_NONBLOCK (a symlink is refused, a FIFO
+//   does not block), and only a regular file is read.
+// - Its owner must be the caller's uid as the kernel gave it for the caller's Unix-socket
+//   connection (SO_PEERCRED, PeerTable): a publish reads the caller's own objects only, never
+//   another user's nor the daemon's segments. A caller the daemon cannot vouch for (TCP) is
+//   refused.
+// - It is read with pread into the daemon's own memory, never mapped: a producer that truncates
+//   or rewrites it meanwhile gets an error or its own torn array, and cannot fault the daemon.
+//   The daemon never writes it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace meshdock::rpc {
+
+// Where POSIX shm objects live (shm_open's directory on Linux).
+inline constexpr const char* kShmDir = "/dev/shm";
+
+// Reads `n` bytes at `offset` of the shm object `object` ("NAME" or "/NAME") into `dst`, after
+// the checks above against `caller_uid`. `field` names the publish in messages. Throws
+// service::ServiceError: INVALID_ARGUMENT (a bad name, not a regular file, too short, truncated
+// while read), NOT_FOUND, PERMISSION_DENIED (another owner, a symlink, unreadable by the
+// daemon: the message says which mode and group would do).
+void read_shm_source(const std::string& object, std::uint64_t offset, std::uint64_t n,
+                     uid_t caller_uid, std::byte* dst, const std::string& field,
+                     const std::string& dir = kShmDir);
+
+}  // namespace meshdock::rpc

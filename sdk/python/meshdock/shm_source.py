@@ -1,0 +1,149 @@
+"""Publish from shared memory: the producer's half of PublishChunk.source_shm.
+
+A producer that streams a field publishes it many times. Through gRPC each publish copies the
+array into messages, through the socket and out of messages again; through a source object it
+is one copy into a POSIX shared-memory object this process owns (/dev/shm/meshdock-src.PID.*),
+and one pread by the daemon, which checks that the object's owner is the caller (the kernel's
+credentials of the Unix-socket connection) and never maps or writes it.
+
+Client.publish uses one object per (name, field, block), grown when an array outgrows it and
+rewritten for each frame once the daemon's reply is in (the daemon has read it by then). An
+object of a call that failed is never rewritten: the daemon may still be reading it (a call
+whose deadline passed), so it is unlinked and a fresh one made. Objects are unlinked by
+Client.close(), when the client is collected, and at exit; a producer killed with SIGKILL leaves
+its objects, which the next producer of the same user removes (their pid is gone).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+import threading
+import weakref
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+SHM_DIR = "/dev/shm"
+PREFIX = "meshdock-src."
+
+_swept = False
+_sweep_lock = threading.Lock()
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def sweep_dead(shm_dir: str = SHM_DIR) -> int:
+    """Removes this user's source objects whose producer process is gone; returns how many."""
+    removed = 0
+    try:
+        names = os.listdir(shm_dir)
+    except OSError:
+        return 0
+    me = os.geteuid()
+    for n in names:
+        if not n.startswith(PREFIX):
+            continue
+        pid = n[len(PREFIX):].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        path = os.path.join(shm_dir, n)
+        try:
+            if os.lstat(path).st_uid != me:
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            _unlink(path)
+            removed += 1
+        except OSError:  # gone meanwhile, or a live process of another user: not ours to judge
+            continue
+    return removed
+
+
+class SourceObject:
+    """One shm object of this process's, mapped read-write, at least `size` bytes. Readable by
+    the daemon: mode 0600 when the daemon runs as this user, else group `daemon_gid` and mode
+    0640 (this user must be in that group). OSError when it cannot be made so."""
+
+    def __init__(self, size: int, daemon_uid: Optional[int], daemon_gid: Optional[int],
+                 shm_dir: str = SHM_DIR):
+        self.name = f"{PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
+        self.path = os.path.join(shm_dir, self.name)
+        self.size = max(int(size), 1)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            if daemon_uid is not None and daemon_uid != os.geteuid():
+                if daemon_gid is not None and daemon_gid != os.getegid():
+                    os.fchown(fd, -1, daemon_gid)
+                os.fchmod(fd, 0o640)
+            os.ftruncate(fd, self.size)
+            self._map = mmap.mmap(fd, self.size)
+        except BaseException:
+            os.close(fd)
+            _unlink(self.path)
+            raise
+        os.close(fd)  # the mapping keeps the object
+        self._finalizer = weakref.finalize(self, _unlink, self.path)
+
+    def write(self, data: np.ndarray) -> None:
+        """Copies `data` (C-contiguous) to the start of the object."""
+        flat = data.reshape(-1).view(np.uint8)
+        np.frombuffer(self._map, np.uint8, flat.size)[:] = flat
+
+    def close(self) -> None:
+        self._finalizer()
+        try:
+            self._map.close()
+        except BufferError:  # a view is still alive somewhere: the unlink is what matters
+            pass
+
+
+class SourceObjects:
+    """The source objects of one Client, by (name, field, block). Thread-safe: a publish takes
+    its object out while it writes and calls, so two threads never share one."""
+
+    def __init__(self, daemon_uid: Optional[int], daemon_gid: Optional[int],
+                 shm_dir: str = SHM_DIR):
+        self._uid, self._gid, self._dir = daemon_uid, daemon_gid, shm_dir
+        self._free: Dict[Tuple[str, str, int], SourceObject] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key, nbytes: int) -> SourceObject:
+        """An object of at least `nbytes` for `key`: the one kept, or a fresh one."""
+        global _swept
+        with self._lock:
+            obj = self._free.pop(key, None)
+        if obj is not None and obj.size >= nbytes:
+            return obj
+        if obj is not None:
+            obj.close()
+        with _sweep_lock:
+            if not _swept:
+                _swept = True
+                sweep_dead(self._dir)
+        return SourceObject(nbytes, self._uid, self._gid, self._dir)
+
+    def give_back(self, key, obj: SourceObject, ok: bool) -> None:
+        """After the call: kept for the next publish of `key` when the call succeeded, else
+        unlinked (the daemon may still be reading it)."""
+        if not ok:
+            obj.close()
+            return
+        with self._lock:
+            old = self._free.pop(key, None)
+            self._free[key] = obj
+        if old is not None:
+            old.close()
+
+    def close(self) -> None:
+        with self._lock:
+            objs, self._free = list(self._free.values()), {}
+        for o in objs:
+            o.close()

@@ -1,0 +1,289 @@
+"""Publish from shared memory (PublishChunk.source_shm): the producer writes its array into a
+/dev/shm object of its own and the daemon preads it, checking the object's owner against the
+caller's Unix-socket credentials.
+
+What must hold: consumers see exactly the array; the daemon takes the bytes by the path the
+metrics say; the producer reuses one object per field and leaves none behind; and a caller can
+make the daemon read only a regular file it owns itself, never another user's object, never
+through a symlink, never past its end, never over TCP. The attacks run as nobody in a process
+of their own."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+import pytest
+
+import conftest
+import meshdock
+from daemon_util import Daemon, as_user
+from meshdock.shm_source import PREFIX, SHM_DIR, sweep_dead
+from meshdock.v1 import meshdock_pb2 as pb
+from test_attack_grpc import TOKEN, tcp_daemon
+from test_metrics import parse, value
+
+
+def received(c, via):
+    return value(parse(c.metrics()), "meshdock_publish_received_bytes_total", via=via)
+
+
+def my_objects():
+    return sorted(n for n in os.listdir(SHM_DIR) if n.startswith(f"{PREFIX}{os.getpid()}."))
+
+
+def frame_arrays(d, name):
+    with meshdock.attach(name, prefix=d.prefix, timeout=5) as slot:
+        f = slot.wait(timeout=5)
+        assert f is not None
+        out = {k: np.array(v) for k, v in f.arrays()}
+        f.release()
+        return out
+
+
+@pytest.fixture
+def box(tmp_path):
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    d.load("box.v41.msh", "box")
+    yield d
+    assert d.stop() == 0, d.stderr
+
+
+def test_a_field_and_a_tensor_go_through_one_object_each_and_arrive_whole(box):
+    c = meshdock.Client(box.addr)
+    n = len(meshdock.read(str(box.root / "box.v41.msh")).points)
+    before_shm, before_grpc = received(c, "shm"), received(c, "grpc")
+    names = []
+    for k in range(3):
+        t = np.arange(n, dtype=np.float64) * (k + 1)
+        c.publish("box", "point_data/T", t, via="shm")
+        np.testing.assert_array_equal(frame_arrays(box, "box")["point_data/T"], t)
+        names.append(my_objects())
+    assert len(names[0]) == 1 and names[0] == names[1] == names[2]  # one object, reused
+    img = np.random.default_rng(1).random((64, 48, 4), dtype=np.float32)
+    c.publish_tensor("img", img, via="shm")
+    np.testing.assert_array_equal(frame_arrays(box, "img")["tensor"], img)
+    assert len(my_objects()) == 2
+    assert received(c, "shm") - before_shm == 3 * n * 8 + img.nbytes
+    assert received(c, "grpc") == before_grpc
+    # A bigger array outgrows its object: a fresh one, the old one unlinked.
+    before = set(my_objects())
+    c.publish_tensor("img", np.zeros((128, 128, 4), np.float32), via="shm")
+    after = set(my_objects())
+    assert len(after) == 2 and names[0][0] in after and after != before
+    c.close()
+    assert my_objects() == []
+
+
+def test_auto_takes_shm_for_large_arrays_and_grpc_for_small(box):
+    c = meshdock.Client(box.addr)
+    shm0, grpc0 = received(c, "shm"), received(c, "grpc")
+    big = np.ones((256, 256, 4), np.float32)  # 1 MiB > CHUNK_BYTES
+    c.publish_tensor("big", big)
+    small = np.ones(16, np.int32)
+    c.publish_tensor("small", small)
+    assert received(c, "shm") - shm0 == big.nbytes
+    assert received(c, "grpc") - grpc0 == small.nbytes
+    assert c.shm_unavailable is None
+    c.close()
+
+
+def test_the_daemon_keeps_its_copy_when_the_producer_rewrites_its_object(box):
+    c = meshdock.Client(box.addr)
+    a = np.arange(100000, dtype=np.float32)
+    c.publish_tensor("t", a, via="shm")
+    (obj,) = my_objects()
+    with open(os.path.join(SHM_DIR, obj), "r+b") as f:  # scribbled after the reply
+        f.write(b"\xff" * a.nbytes)
+    np.testing.assert_array_equal(frame_arrays(box, "t")["tensor"], a)
+    c.close()
+
+
+def test_a_refused_publish_changes_nothing_and_names_the_object(box):
+    c = meshdock.Client(box.addr)
+    n = len(meshdock.read(str(box.root / "box.v41.msh")).points)
+    c.publish("box", "point_data/T", np.full(n, 7.0), via="shm")
+    path = os.path.join(SHM_DIR, f"{PREFIX}short-{os.getpid()}")
+    with open(path, "wb") as f:
+        f.write(b"\0" * 16)
+    try:
+        stub = box.stub
+        hdr = dict(name="box", field="point_data/T", shape=[n], dtype=pb.DType(code=2, bits=64,
+                                                                                 lanes=1))
+        with pytest.raises(Exception) as e:
+            stub.PublishSmall(pb.PublishChunk(source_shm=os.path.basename(path), **hdr),
+                              timeout=5)
+        assert e.value.code().name == "INVALID_ARGUMENT"
+        assert f"{path}: holds 16 bytes; the array needs {n * 8} from offset 0" in e.value.details()
+        with pytest.raises(Exception) as e:  # data and a source: which one?
+            stub.PublishSmall(pb.PublishChunk(source_shm=os.path.basename(path), data=b"x" * 8,
+                                              **hdr), timeout=5)
+        assert "a publish from source_shm carries no data" in e.value.details()
+        with pytest.raises(Exception) as e:
+            stub.PublishSmall(pb.PublishChunk(source_shm="no-such-object-here", **hdr), timeout=5)
+        assert e.value.code().name == "NOT_FOUND"
+        assert f"{SHM_DIR}/no-such-object-here: no such object" in e.value.details()
+    finally:
+        os.unlink(path)
+    np.testing.assert_array_equal(frame_arrays(box, "box")["point_data/T"], np.full(n, 7.0))
+    c.close()
+
+
+def test_dead_producers_objects_are_swept_by_the_next_producer(tmp_path):
+    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                       capture_output=True, text=True, check=True)
+    dead = int(p.stdout)  # a pid that has exited (reuse within this test is negligible)
+    stale = os.path.join(SHM_DIR, f"{PREFIX}{dead}.deadbeef")
+    open(stale, "wb").close()
+    alive = os.path.join(SHM_DIR, f"{PREFIX}1.cafe")  # pid 1 lives: not ours to judge
+    created = not os.path.exists(alive)
+    if created:
+        open(alive, "wb").close()
+    try:
+        assert sweep_dead() >= 1
+        assert not os.path.exists(stale)
+        assert os.path.exists(alive)
+    finally:
+        if created:
+            os.unlink(alive)
+        if os.path.exists(stale):
+            os.unlink(stale)
+
+
+def test_over_tcp_a_source_is_refused(tmp_path):
+    d = tcp_daemon(tmp_path, ())
+    auth = [("authorization", f"Bearer {TOKEN}")]
+    try:
+        c = meshdock.Client(d.addr, token=TOKEN)
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.publish_tensor("t", np.ones(4), via="shm")
+        assert e.value.code == "FAILED_PRECONDITION"
+        # The raw request: the daemon itself refuses a TCP caller's source.
+        obj = os.path.join(SHM_DIR, f"{PREFIX}{os.getpid()}.tcp")
+        with open(obj, "wb") as f:
+            f.write(b"\0" * 32)
+        try:
+            with pytest.raises(Exception) as e:
+                d.stub.PublishSmall(pb.PublishChunk(name="t", field="tensor", shape=[4],
+                                                    dtype=pb.DType(code=2, bits=64, lanes=1),
+                                                    source_shm=os.path.basename(obj)), timeout=5,
+                                    metadata=auth)
+            assert e.value.code().name == "FAILED_PRECONDITION"
+            assert "source_shm needs the daemon's Unix socket" in e.value.details()
+        finally:
+            os.unlink(obj)
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+# ---- attacks: nobody, a member of the socket's group, names what it does not own -------------
+
+ATTACKER = r"""
+import json, os, sys, time
+import grpc
+from meshdock.v1 import meshdock_pb2 as pb, meshdock_pb2_grpc as pbg
+a = json.loads(sys.argv[1])
+stub = pbg.MeshdockStub(grpc.insecure_channel(a["addr"]))
+out = {}
+mine = "/dev/shm/" + a["mine"]
+with open(mine, "wb") as f:
+    f.write(bytes(range(256)) * (a["nbytes"] // 256 + 1))
+os.symlink("/dev/shm/" + a["victim"], "/dev/shm/" + a["link"])
+os.mkfifo("/dev/shm/" + a["fifo"])
+try:
+    for case, source in [("victim", a["victim"]), ("link", a["link"]), ("fifo", a["fifo"]),
+                         ("dotdot", "../shm/" + a["victim"]), ("slash", "x/" + a["victim"]),
+                         ("dot", ".."), ("mine", a["mine"])]:
+        t0 = time.monotonic()
+        try:
+            r = stub.PublishSmall(pb.PublishChunk(
+                name="stolen", field="tensor", shape=[a["nbytes"]],
+                dtype=pb.DType(code=1, bits=8, lanes=1), source_shm=source), timeout=10)
+            out[case] = ["OK", str(r.frame), time.monotonic() - t0]
+        except grpc.RpcError as e:
+            out[case] = [e.code().name, e.details(), time.monotonic() - t0]
+finally:
+    for n in (a["link"], a["fifo"], a["mine"]):
+        os.unlink("/dev/shm/" + n)
+print(json.dumps(out), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the attacker must be another uid")
+def test_a_caller_cannot_make_the_daemon_read_what_it_does_not_own(tmp_path):
+    """The attacker (nobody, with the socket's group) names the victim's (root's) object, a
+    symlink to it, a FIFO, and paths out of /dev/shm. Each is refused with the reason and at
+    once (the FIFO does not block the daemon); nothing of the victim's is published. Its own
+    object is read: the control."""
+    sock_dir = tempfile.mkdtemp(prefix="md-shmsrc-")
+    os.chmod(sock_dir, 0o755)
+    d = Daemon(tmp_path, (), listen=f"unix:{sock_dir}/d.sock", config={"socket_mode": "0666"})
+    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
+    victim = f"md-victim-{tag}"
+    secret = b"SECRET!!" * 512
+    with open(os.path.join(SHM_DIR, victim), "wb") as f:
+        f.write(secret)
+    os.chmod(os.path.join(SHM_DIR, victim), 0o644)  # even readable by all: not the caller's
+    args = dict(addr=f"unix:{sock_dir}/d.sock", victim=victim, link=f"md-link-{tag}",
+                fifo=f"md-fifo-{tag}", mine=f"md-mine-{tag}", nbytes=len(secret))
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    try:
+        p = subprocess.run(as_user([sys.executable, "-c", ATTACKER, json.dumps(args)],
+                                   65534, 65534, [0]),
+                           capture_output=True, text=True, env=env, cwd="/", timeout=60)
+        assert p.returncode == 0, p.stderr
+        got = json.loads(p.stdout)
+        code = {k: v[0] for k, v in got.items()}
+        assert code == {"victim": "PERMISSION_DENIED", "link": "PERMISSION_DENIED",
+                        "fifo": "INVALID_ARGUMENT", "dotdot": "INVALID_ARGUMENT",
+                        "slash": "INVALID_ARGUMENT", "dot": "INVALID_ARGUMENT",
+                        "mine": "OK"}, got
+        assert f"/dev/shm/{victim}: owned by uid 0, not by the caller (uid 65534)" in \
+            got["victim"][1]
+        assert "is a symbolic link (refused)" in got["link"][1]
+        assert "not a regular file" in got["fifo"][1]
+        assert "is not a shm object name" in got["dotdot"][1]
+        assert max(v[2] for v in got.values()) < 5  # nothing blocked
+        # What was published is the attacker's own bytes, never the victim's.
+        t = frame_arrays(d, "stolen")["tensor"]
+        assert t.tobytes() == (bytes(range(256)) * (len(secret) // 256 + 1))[:len(secret)]
+        assert t.tobytes() != secret
+    finally:
+        os.unlink(os.path.join(SHM_DIR, victim))
+        assert d.stop() == 0, d.stderr
+        shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+def test_auto_falls_back_to_grpc_when_the_daemon_cannot_read_the_object(box):
+    """A daemon that shares no /dev/shm with the producer (another mount namespace) answers
+    NOT_FOUND for the object: publish(via="auto") sends through gRPC and says why in
+    .shm_unavailable; via="shm" reports the error."""
+    c = meshdock.Client(box.addr)
+    from meshdock import shm_source
+    real = shm_source.SourceObject.__init__
+
+    def elsewhere(self, size, uid, gid, shm_dir=SHM_DIR):
+        real(self, size, uid, gid, shm_dir)
+        self.name = self.name + ".elsewhere"  # a name the daemon will not find
+
+    shm_source.SourceObject.__init__ = elsewhere
+    try:
+        big = np.arange(1 << 16, dtype=np.float64)
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.publish_tensor("t", big, via="shm")
+        assert e.value.code == "NOT_FOUND"
+        c.publish_tensor("t", big)
+        assert c.shm_unavailable and "no such object" in c.shm_unavailable
+        np.testing.assert_array_equal(frame_arrays(box, "t")["tensor"], big)
+    finally:
+        shm_source.SourceObject.__init__ = real
+        c.close()
+    assert my_objects() == []
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))

@@ -1,0 +1,105 @@
+// read_shm_source: the daemon's reader of a producer's shm object (Publish source_shm), in a
+// directory of the test's standing in for /dev/shm. The attacks from another uid, over a live
+// daemon, are in tests/python/test_publish_shm.py.
+#include "daemon/rpc/shm_source.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "daemon/service/registry.hpp"
+
+namespace fs = std::filesystem;
+using meshdock::rpc::read_shm_source;
+using meshdock::service::ServiceError;
+using meshdock::service::Status;
+
+namespace {
+
+struct ShmDir : ::testing::Test {
+  void SetUp() override {
+    std::string t = (fs::temp_directory_path() / "md-shmsrc-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    dir = t;
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  void put(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+  }
+  // What read_shm_source throws for `object` (n bytes at `offset`): status and message.
+  // Status::kInternal with "read" when it reads.
+  std::pair<Status, std::string> refusal(const std::string& object, std::uint64_t n,
+                                         std::uint64_t offset = 0, uid_t uid = ::geteuid()) {
+    std::vector<std::byte> dst(n);
+    try {
+      read_shm_source(object, offset, n, uid, dst.data(), "tensor", dir.string());
+    } catch (const ServiceError& e) {
+      return {e.status(), e.what()};
+    }
+    return {Status::kInternal, "read"};
+  }
+  fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(ShmDir, ReadsTheCallersObjectFromItsOffset) {
+  put("mine", "0123456789");
+  std::string got(4, '?');
+  read_shm_source("/mine", 3, 4, ::geteuid(), reinterpret_cast<std::byte*>(got.data()), "f",
+                  dir.string());
+  EXPECT_EQ(got, "3456");
+  read_shm_source("mine", 0, 0, ::geteuid(), nullptr, "f", dir.string());  // empty array
+}
+
+TEST_F(ShmDir, ANameIsOneComponent) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "/", ".", "..", "../etc/passwd", "a/b", std::string(256, 'x'),
+                                std::string("a\0b", 3)}) {
+    const auto [status, what] = refusal(bad, 1);
+    EXPECT_EQ(status, Status::kInvalidArgument) << bad;
+    EXPECT_NE(what.find("is not a shm object name"), std::string::npos) << what;
+  }
+}
+
+TEST_F(ShmDir, MissingShortAndForeignObjectsAreRefusedByName) {
+  put("short", "abc");
+  auto [status, what] = refusal("nope", 4);
+  EXPECT_EQ(status, Status::kNotFound);
+  EXPECT_EQ(what, "tensor: source " + dir.string() + "/nope: no such object");
+  std::tie(status, what) = refusal("short", 4);
+  EXPECT_EQ(status, Status::kInvalidArgument);
+  EXPECT_EQ(what, "tensor: source " + dir.string() +
+                      "/short: holds 3 bytes; the array needs 4 from offset 0");
+  std::tie(status, what) = refusal("short", 1, 3);  // offset at the end: nothing left
+  EXPECT_EQ(status, Status::kInvalidArgument);
+  std::tie(status, what) = refusal("short", 1, ~std::uint64_t{0});  // no overflow
+  EXPECT_EQ(status, Status::kInvalidArgument);
+  std::tie(status, what) = refusal("short", 3, 0, ::geteuid() + 1);
+  EXPECT_EQ(status, Status::kPermissionDenied);
+  EXPECT_NE(what.find("owned by uid " + std::to_string(::geteuid()) + ", not by the caller (uid " +
+                      std::to_string(::geteuid() + 1) + ")"),
+            std::string::npos)
+      << what;
+}
+
+TEST_F(ShmDir, SymlinksFifosAndDirectoriesAreNotRead) {
+  put("target", "0123");
+  fs::create_symlink(dir / "target", dir / "link");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  fs::create_directory(dir / "sub");
+  auto [status, what] = refusal("link", 4);
+  EXPECT_EQ(status, Status::kPermissionDenied);
+  EXPECT_NE(what.find("is a symbolic link (refused)"), std::string::npos) << what;
+  std::tie(status, what) = refusal("fifo", 4);  // O_NONBLOCK: no writer, no wait
+  EXPECT_EQ(status, Status::kInvalidArgument);
+  EXPECT_NE(what.find("not a regular file"), std::string::npos) << what;
+  std::tie(status, what) = refusal("sub", 4);
+  EXPECT_EQ(status, Status::kInvalidArgument) << what;
+}
