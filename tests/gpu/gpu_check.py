@@ -728,7 +728,17 @@ class Run:
                 got = re.search(r'meshdock_publish_bytes_total\{mesh="f",how="%s"\} (\d+)' % how,
                                 m)
                 f[f"{how}_bytes"] = int(got[1]) if got else None
+            # T (over 256 KiB) goes through the producer's shm object (Publish source_shm).
+            for via in ("grpc", "shm"):
+                got = re.search(
+                    r'meshdock_publish_received_bytes_total\{via="%s"\} (\d+)' % via, m)
+                f[f"received_{via}_bytes"] = int(got[1]) if got else None
+            f["shm_unavailable"] = client.shm_unavailable
             bad = []
+            if n * 8 > (256 << 10) and (f["received_shm_bytes"] or 0) < k * n * 8:
+                bad.append(f"T did not go through the producer's shm object "
+                           f"({f['received_shm_bytes']} bytes did; shm_unavailable: "
+                           f"{client.shm_unavailable})")
             if not f["kept_bytes"]:
                 bad.append(f"the daemon kept nothing (metrics: {f['copied_bytes']} copied, "
                            f"{f['kept_bytes']} kept): publish_copy changed did not apply")
