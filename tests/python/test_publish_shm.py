@@ -153,6 +153,22 @@ def test_dead_producers_objects_are_swept_by_the_next_producer(tmp_path):
             os.unlink(stale)
 
 
+def test_a_forked_child_leaves_its_parents_objects_alone():
+    """A child forked from a producer inherits its objects' finalizers and runs them when it
+    exits: they unlink only in the process that made the object."""
+    from meshdock.shm_source import SourceObject, _unlink
+    obj = SourceObject(64, None, None)
+    try:
+        obj._finalizer.detach()  # stands for the child's copy: same path, the parent's pid
+        _unlink(obj.path, os.getpid() + 1)  # what the child runs: another pid
+        assert os.path.exists(obj.path)
+        _unlink(obj.path, os.getpid())
+        assert not os.path.exists(obj.path)
+    finally:
+        if os.path.exists(obj.path):
+            os.unlink(obj.path)
+
+
 def test_over_tcp_a_source_is_refused(tmp_path):
     d = tcp_daemon(tmp_path, ())
     auth = [("authorization", f"Bearer {TOKEN}")]

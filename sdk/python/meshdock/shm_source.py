@@ -32,7 +32,11 @@ _swept = False
 _sweep_lock = threading.Lock()
 
 
-def _unlink(path: str) -> None:
+def _unlink(path: str, owner_pid: Optional[int] = None) -> None:
+    """Unlinks `path`; with `owner_pid`, only in that process (a forked child exiting runs the
+    finalizers it inherited, and must not remove its parent's objects)."""
+    if owner_pid is not None and os.getpid() != owner_pid:
+        return
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -90,7 +94,7 @@ class SourceObject:
             _unlink(self.path)
             raise
         os.close(fd)  # the mapping keeps the object
-        self._finalizer = weakref.finalize(self, _unlink, self.path)
+        self._finalizer = weakref.finalize(self, _unlink, self.path, os.getpid())
 
     def write(self, data: np.ndarray) -> None:
         """Copies `data` (C-contiguous) to the start of the object."""
