@@ -312,18 +312,39 @@ Published Slot::publish(const payload::DevicePayload& p) {
   // From here no consumer can take a new lease on slot i's frame (the page is odd; see
   // PageView::begin_write); the leases already taken are what we wait for.
   const auto seq = page.begin_write(pages_[i].seq);
+  // A publish that fails leaves the page as it was, unless it had replaced the buffer the
+  // page's frame is in (freed, or retired for its leases): then the page says "no frame" and
+  // the control block names the new buffer, so that a page never names a buffer its handles
+  // do not (a consumer opens the handles read under the page's seq: PageView::handles_of).
   struct Abort {
+    Slot& slot;
     shm::PageView& page;
+    std::uint32_t i;
     std::uint64_t seq;
-    PageCopy& copy;
+    bool replaced = false;
     bool done = false;
     ~Abort() {
-      if (!done) {
+      if (done) return;
+      auto& copy = slot.pages_[i];
+      if (!replaced) {
+        page.abort_write(seq);
+        copy.seq = seq + 1;
+        return;
+      }
+      try {
+        const auto v = slot.buffer_version_[i];
+        slot.cb_->set_mem_handle(i, slot.buffers_[i]->mem_handle());
+        slot.cb_->set_event_handle(i, slot.buffers_[i]->event_handle());
+        slot.cb_->set_version(slot.version_);
+        page.finish_write(seq, 0, 0, v, "");
+        copy = {seq + 1, 0, 0, v, ""};
+        slot.buffer_frame_[i] = 0;
+      } catch (...) {  // cannot happen (no allocation above can fail); never out of a destructor
         page.abort_write(seq);
         copy.seq = seq + 1;
       }
     }
-  } abort{page, seq, pages_[i]};
+  } abort{*this, page, i, seq};
   // A consumer still reading slot i: wait a bounded time, then give the slot a new buffer.
   const auto deadline = std::chrono::steady_clock::now() + o_.lease_wait;
   while (buffers_[i] && leased(i) && std::chrono::steady_clock::now() < deadline)
@@ -363,6 +384,7 @@ Published Slot::publish(const payload::DevicePayload& p) {
     held_[i].clear();
     version_ = v;
     buffer_version_[i] = v;
+    abort.replaced = true;
   };
   if (fresh) allocate(still_leased);
   // The buffer still holds what its last publish copied: copy only the other arrays (a field

@@ -375,3 +375,56 @@ TEST(HostBackend, ConsumersCanWriteOnlyWhenShmModeGivesThemWriteBits) {
   EXPECT_TRUE(meshdock::backend::make_host_backend(0660)->consumers_can_write());
   EXPECT_TRUE(meshdock::backend::make_host_backend(0642)->consumers_can_write());
 }
+
+namespace {
+
+// The host backend, whose uploads throw once `fail` is set (a device error mid-publish).
+struct FailingUploads : meshdock::backend::Backend {
+  std::unique_ptr<meshdock::backend::Backend> real = meshdock::backend::make_host_backend(0600);
+  bool fail = false;
+  const char* name() const override { return real->name(); }
+  payload::Device device() const override { return real->device(); }
+  std::unique_ptr<meshdock::backend::SlotBuffer> allocate(const std::string& object,
+                                                          std::uint64_t bytes) override {
+    return real->allocate(object, bytes);
+  }
+  void upload(meshdock::backend::SlotBuffer& b,
+              const std::vector<meshdock::backend::Placement>& arrays) override {
+    if (fail) throw meshdock::backend::BackendError("upload failed (test)");
+    real->upload(b, arrays);
+  }
+  std::uint64_t memory_used() const override { return real->memory_used(); }
+};
+
+}  // namespace
+
+// A publish that fails after it gave its ring slot a fresh buffer (growth frees the old one)
+// must not leave the page naming its old frame in a buffer that is gone while the control
+// block names the new one: the page says no frame, the handles name the buffer that exists,
+// and the next publish works.
+TEST(Slot, APublishThatFailsAfterReplacingTheBufferLeavesNoFrameInAFreedOne) {
+  FailingUploads backend;
+  auto o = small_slot("abortfresh", 1);
+  slots::Slot slot(o, backend);
+  const auto first = slot.publish(tiny(1.0));  // frame 1, ring slot 0, version 1
+  mesh::Mesh big;
+  big.points = mesh::Array::from_vector(std::vector<double>(3 * 1000, 0.5), {1000, 3});
+  backend.fail = true;
+  EXPECT_THROW(slot.publish(payload::build_payload(big)), meshdock::backend::BackendError);
+  auto cat_seg = shm::Segment::open(o.prefix + "abortfresh" + std::string(shm::kCatalogSuffix));
+  auto cat = shm::CatalogView::validate(cat_seg.data(), cat_seg.size());
+  auto ctl = shm::Segment::open(o.prefix + "abortfresh");
+  auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+  const auto snap = cat.page(0).read();
+  const auto named = shm::parse_host_handle(cb.mem_handle(0));
+  EXPECT_EQ(named, shm::data_object_name(o.prefix, o.name, 0, snap.buffer_version));
+  EXPECT_TRUE(exists(named)) << named;
+  EXPECT_EQ(snap.frame, 0u);  // frame 1's buffer is gone: no frame, not a dangling one
+  EXPECT_FALSE(exists(shm::data_object_name(o.prefix, o.name, 0, first.version)));
+  EXPECT_EQ(cb.write_idx(), 1u);
+  EXPECT_GT(cb.version(), first.version);
+  backend.fail = false;
+  const auto next = slot.publish(tiny(2.0));
+  EXPECT_EQ(next.frame, 2u);
+  EXPECT_EQ(cat.page(0).read().frame, 2u);
+}

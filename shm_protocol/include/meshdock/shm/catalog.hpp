@@ -217,8 +217,10 @@ class PageView {
 
   // The control block's memory and event handles of this page's ring slot, as they were for
   // the snapshot whose seq is `seq`; nullopt when the page has been written since (it may name
-  // another buffer now). The daemon changes a ring slot's handles only while that slot's page
-  // is odd (begin_write, before it looks at the leases), so handles read between two reads of
+  // another buffer now). The daemon changes the handles of a ring slot whose page names a frame
+  // only while that page is odd (begin_write, before it looks at the leases; a publish that
+  // fails after replacing the buffer leaves the page naming no frame), so handles read between
+  // two reads of
   // an unchanged even seq are those of the buffer that snapshot's buffer_version names, even
   // when the control block names a fresher buffer a moment later. A consumer opens these, never
   // the control block's handles alone (its frame may be in a buffer the slot has since left).
