@@ -345,6 +345,7 @@ void MeshdockService::publish_from(const std::string& peer,
                                       "publish (a mesh's slot has them already)");
     else
       reg_.check_publish(head.name(), field, shape[0], head.block(), want);
+    const auto incoming = reg_.reserve_incoming(want, field);  // before the allocation
     auto a = mesh::Array::empty(dt, shape);
     auto* dst = static_cast<std::uint8_t*>(a.data());
     std::uint64_t got = 0;

@@ -1,7 +1,9 @@
 #include "daemon/rpc/shm_source.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +21,18 @@ namespace {
 using service::ServiceError;
 using service::Status;
 
+// One component under `dir`: no symlink, and no crossing into a mount on a name in the shm
+// directory (a FUSE mount there could hold the opening thread). Kernels before 5.6 have no
+// openat2: openat with O_NOFOLLOW, and the mount check after the fact (fstat's st_dev).
+int open_under(int dir, const char* name, int flags) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  const long fd = ::syscall(SYS_openat2, dir, name, &how, sizeof how);
+  if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+  return ::openat(dir, name, flags);
+}
+
 }  // namespace
 
 void read_shm_source(const std::string& object, std::uint64_t offset, std::uint64_t n,
@@ -27,21 +41,25 @@ void read_shm_source(const std::string& object, std::uint64_t offset, std::uint6
   const std::string name = object.size() > 1 && object[0] == '/' ? object.substr(1) : object;
   const std::string what = field + ": source " + dir + "/" + name;
   // One component: no directory, no way out of the shm directory.
-  if (name.empty() || name.size() > 255 || name == "." || name == ".." ||
+  if (name.size() > 255 || !name.starts_with(kSourcePrefix) ||
       !std::all_of(name.begin(), name.end(), shm::is_name_char))
     throw ServiceError(Status::kInvalidArgument,
                        field + ": source_shm '" + shm::printable(object) +
-                           "' is not a shm object name (one component: 1 to 255 of "
-                           "[A-Za-z0-9_.-], not . or ..)");
+                           "' is not a source object's name (" + std::string(kSourcePrefix) +
+                           " and then [A-Za-z0-9_.-], 255 bytes at most)");
   mesh::UniqueFd d(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!d) throw ServiceError(Status::kInternal, field + ": " + dir + ": " + std::strerror(errno));
   mesh::UniqueFd fd(
-      ::openat(d.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+      open_under(d.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!fd) {
     const int e = errno;
     if (e == ENOENT) throw ServiceError(Status::kNotFound, what + ": no such object");
     if (e == ELOOP)
       throw ServiceError(Status::kPermissionDenied, what + ": is a symbolic link (refused)");
+    if (e == EXDEV)
+      throw ServiceError(Status::kPermissionDenied, what + ": is another mount (refused)");
+    if (e == EMFILE || e == ENFILE)
+      throw ServiceError(Status::kResourceExhausted, what + ": " + std::strerror(e));
     if (e == EACCES)
       throw ServiceError(Status::kPermissionDenied,
                          what + ": the daemon (uid " + std::to_string(::geteuid()) + ", gid " +
@@ -52,8 +70,10 @@ void read_shm_source(const std::string& object, std::uint64_t offset, std::uint6
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     throw ServiceError(Status::kInternal, what + ": fstat: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    throw ServiceError(Status::kInvalidArgument, what + ": not a regular file");
+  struct stat dir_st {};
+  if (!S_ISREG(st.st_mode) || ::fstat(d.get(), &dir_st) != 0 || st.st_dev != dir_st.st_dev)
+    throw ServiceError(Status::kInvalidArgument,
+                       what + ": not a regular file of " + dir + " (refused)");
   if (st.st_uid != caller_uid)
     throw ServiceError(Status::kPermissionDenied,
                        what + ": owned by uid " + std::to_string(st.st_uid) +

@@ -1,8 +1,9 @@
 // Publish from a producer's shared memory: the array's bytes are in a POSIX shared-memory
 // object the caller wrote (/dev/shm/NAME), not in gRPC messages. What makes that safe:
-// - The object is named by one path component of [A-Za-z0-9_.-] under the shm directory, opened
-//   relative to the directory's fd with O_NOFOLLOW | O_NONBLOCK (a symlink is refused, a FIFO
-//   does not block), and only a regular file is read.
+// - The object is named by one path component, "meshdock-src." and then [A-Za-z0-9_.-], under
+//   the shm directory, opened relative to the directory's fd (openat2: no symlink, no other
+//   mount; O_NONBLOCK: a FIFO does not block), and only a regular file of that file system is
+//   read.
 // - Its owner must be the caller's uid as the kernel gave it for the caller's Unix-socket
 //   connection (SO_PEERCRED, PeerTable): a publish reads the caller's own objects only, never
 //   another user's nor the daemon's segments. A caller the daemon cannot vouch for (TCP) is
@@ -17,17 +18,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace meshdock::rpc {
 
 // Where POSIX shm objects live (shm_open's directory on Linux).
 inline constexpr const char* kShmDir = "/dev/shm";
+// How every source object's name begins: a caller can name no other object of its own (root's
+// objects of other software, a user's objects of other programs).
+inline constexpr std::string_view kSourcePrefix = "meshdock-src.";
 
 // Reads `n` bytes at `offset` of the shm object `object` ("NAME" or "/NAME") into `dst`, after
 // the checks above against `caller_uid`. `field` names the publish in messages. Throws
 // service::ServiceError: INVALID_ARGUMENT (a bad name, not a regular file, too short, truncated
-// while read), NOT_FOUND, PERMISSION_DENIED (another owner, a symlink, unreadable by the
-// daemon: the message says which mode and group would do).
+// while read), NOT_FOUND, PERMISSION_DENIED (another owner, a symlink, another mount,
+// unreadable by the daemon: the message says which mode and group would do),
+// RESOURCE_EXHAUSTED (no fd left).
 void read_shm_source(const std::string& object, std::uint64_t offset, std::uint64_t n,
                      uid_t caller_uid, std::byte* dst, const std::string& field,
                      const std::string& dir = kShmDir);

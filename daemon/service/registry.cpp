@@ -315,13 +315,25 @@ Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
                            mib(reserved_) +
                            " reserved by loads and publishes under way (device_memory_budget)");
   reserved_ += add;
-  return Reservation(this, add);
+  return Reservation(this, add, &Registry::reserved_);
+}
+
+Reservation Registry::reserve_incoming(std::uint64_t bytes, const std::string& field) {
+  std::lock_guard lock(m_);
+  const auto limit = decoded_size_limit(c_);
+  if (incoming_ + bytes > limit)
+    throw ServiceError(Status::kResourceExhausted,
+                       field + ": " + mib(bytes) + " to take in, while publishes under way hold " +
+                           mib(incoming_) + " of the " + mib(limit) +
+                           " they may hold together (max_decoded_size); try again");
+  incoming_ += bytes;
+  return Reservation(this, bytes, &Registry::incoming_);
 }
 
 void Reservation::release() {
   if (!reg_) return;
   std::lock_guard lock(reg_->m_);
-  reg_->reserved_ -= bytes_;
+  reg_->*of_ -= bytes_;
   reg_ = nullptr;
 }
 

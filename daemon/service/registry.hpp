@@ -114,7 +114,9 @@ class Registry;
 class Reservation {
  public:
   Reservation() = default;
-  Reservation(Reservation&& o) noexcept : reg_(o.reg_), bytes_(o.bytes_) { o.reg_ = nullptr; }
+  Reservation(Reservation&& o) noexcept : reg_(o.reg_), bytes_(o.bytes_), of_(o.of_) {
+    o.reg_ = nullptr;
+  }
   Reservation& operator=(Reservation&&) = delete;
   ~Reservation() { release(); }
   void release();
@@ -122,9 +124,11 @@ class Reservation {
 
  private:
   friend class Registry;
-  Reservation(Registry* r, std::uint64_t bytes) : reg_(r), bytes_(bytes) {}
+  Reservation(Registry* r, std::uint64_t bytes, std::uint64_t Registry::*of)
+      : reg_(r), bytes_(bytes), of_(of) {}
   Registry* reg_ = nullptr;
   std::uint64_t bytes_ = 0;
+  std::uint64_t Registry::*of_ = nullptr;  // the counter it is held in
 };
 
 class Registry {
@@ -143,6 +147,11 @@ class Registry {
   // frame. Returns the frame.
   std::uint32_t publish_field(const std::string& name, const std::string& field,
                               const mesh::Array& data, std::uint32_t block);
+  // `bytes` of a published array about to be allocated and taken in (from Publish messages or
+  // a producer's shm object): all publishes under way together stay under max_decoded_size,
+  // so concurrent ones cannot multiply what one may take (RESOURCE_EXHAUSTED naming `field`).
+  // Held until the array has been published (or refused).
+  Reservation reserve_incoming(std::uint64_t bytes, const std::string& field);
   // The checks publish_field makes on a field's name and rows, made before its data arrive
   // (Publish streams them): `bytes` the array will take is capped by max_decoded_size.
   void check_publish(const std::string& name, const std::string& field, std::int64_t rows,
@@ -220,6 +229,7 @@ class Registry {
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   std::set<std::string> loading_;
   std::uint64_t reserved_ = 0;                 // bytes of the budget held by Reservations
+  std::uint64_t incoming_ = 0;                 // bytes of publishes being taken in
   std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after
   std::unique_ptr<backend::Backend> host_;
   std::shared_ptr<slots::ConsumerRegistry> consumers_;  // one registration socket for all meshes

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ import pytest
 import conftest
 import meshdock
 from daemon_util import Daemon, as_user
-from meshdock.shm_source import PREFIX, SHM_DIR, sweep_dead
+from meshdock.shm_source import PREFIX, SHM_DIR
 from meshdock.v1 import meshdock_pb2 as pb
 from test_attack_grpc import TOKEN, tcp_daemon
 from test_metrics import parse, value
@@ -123,34 +123,70 @@ def test_a_refused_publish_changes_nothing_and_names_the_object(box):
                                               **hdr), timeout=5)
         assert "a publish from source_shm carries no data" in e.value.details()
         with pytest.raises(Exception) as e:
-            stub.PublishSmall(pb.PublishChunk(source_shm="no-such-object-here", **hdr), timeout=5)
+            stub.PublishSmall(pb.PublishChunk(source_shm=f"{PREFIX}no-such-object-here", **hdr),
+                              timeout=5)
         assert e.value.code().name == "NOT_FOUND"
-        assert f"{SHM_DIR}/no-such-object-here: no such object" in e.value.details()
+        assert f"{SHM_DIR}/{PREFIX}no-such-object-here: no such object" in e.value.details()
     finally:
         os.unlink(path)
     np.testing.assert_array_equal(frame_arrays(box, "box")["point_data/T"], np.full(n, 7.0))
     c.close()
 
 
-def test_dead_producers_objects_are_swept_by_the_next_producer(tmp_path):
-    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                       capture_output=True, text=True, check=True)
-    dead = int(p.stdout)  # a pid that has exited (reuse within this test is negligible)
-    stale = os.path.join(SHM_DIR, f"{PREFIX}{dead}.deadbeef")
-    open(stale, "wb").close()
-    alive = os.path.join(SHM_DIR, f"{PREFIX}1.cafe")  # pid 1 lives: not ours to judge
-    created = not os.path.exists(alive)
-    if created:
-        open(alive, "wb").close()
+def test_objects_no_live_producer_holds_are_swept_by_the_next_producer(tmp_path, monkeypatch):
+    """An object left by a SIGKILLed producer (no flock on it) is removed; one whose maker lives
+    is kept even when its name's pid means nothing here (another pid namespace), and so is one
+    made a moment ago (its maker may not have locked it yet). In a directory of the test's."""
+    from meshdock import shm_source
+    live = shm_source.SourceObject(64, None, None, shm_dir=str(tmp_path))
+    foreign = tmp_path / f"{PREFIX}999999999.cafe"  # another namespace's producer, alive
+    foreign.write_bytes(b"x")
+    held = os.open(foreign, os.O_RDONLY)
+    shm_source.fcntl.flock(held, shm_source.fcntl.LOCK_SH)
+    stale = tmp_path / f"{PREFIX}{os.getpid()}.deadbeef"  # no lock: its maker is gone
+    stale.write_bytes(b"x")
+    other = tmp_path / "not-a-source"
+    other.write_bytes(b"x")
     try:
-        assert sweep_dead() >= 1
-        assert not os.path.exists(stale)
-        assert os.path.exists(alive)
+        assert shm_source.sweep_dead(str(tmp_path)) == 0  # all younger than SWEEP_MIN_AGE
+        monkeypatch.setattr(shm_source, "SWEEP_MIN_AGE", 0.0)
+        assert shm_source.sweep_dead(str(tmp_path)) == 1
+        assert not stale.exists()
+        assert foreign.exists() and other.exists() and os.path.exists(live.path)
     finally:
-        if created:
-            os.unlink(alive)
-        if os.path.exists(stale):
-            os.unlink(stale)
+        os.close(held)
+        live.close()
+
+
+def test_a_full_shm_directory_is_an_error_when_the_object_is_made(tmp_path):
+    """posix_fallocate when the object is made: a full /dev/shm is an OSError the caller can
+    act on (auto falls back to gRPC), never a SIGBUS on the copy into the mapping."""
+    from meshdock.shm_source import SourceObject
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "none", str(small)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        with pytest.raises(OSError) as e:
+            SourceObject(4 << 20, None, None, shm_dir=str(small))
+        assert e.value.errno == 28  # ENOSPC
+        assert os.listdir(small) == []
+    finally:
+        subprocess.run(["umount", "-l", str(small)])
+
+
+def test_an_older_daemons_refusal_sends_auto_through_grpc():
+    """A daemon from before source_shm ignores it and finds no data: that refusal, and the
+    object-level ones, make auto fall back; a refusal of the mesh or field does not."""
+    from meshdock.client import DaemonError, _shm_refused
+    assert _shm_refused(DaemonError("INVALID_ARGUMENT", "tensor: shape and dtype need 800 "
+                                                        "bytes, data has 0"))
+    assert _shm_refused(DaemonError("NOT_FOUND", f"tensor: source /dev/shm/{PREFIX}x: no such "
+                                                 "object"))
+    assert not _shm_refused(DaemonError("INVALID_ARGUMENT", "point_data/T: 10 rows, the mesh "
+                                                            "has 8 points"))
+    assert not _shm_refused(DaemonError("RESOURCE_EXHAUSTED", "over max_decoded_size"))
 
 
 def test_a_forked_child_leaves_its_parents_objects_alone():
@@ -213,7 +249,7 @@ os.mkfifo("/dev/shm/" + a["fifo"])
 try:
     for case, source in [("victim", a["victim"]), ("link", a["link"]), ("fifo", a["fifo"]),
                          ("dotdot", "../shm/" + a["victim"]), ("slash", "x/" + a["victim"]),
-                         ("dot", ".."), ("mine", a["mine"])]:
+                         ("dot", ".."), ("foreign", a["foreign"]), ("mine", a["mine"])]:
         t0 = time.monotonic()
         try:
             r = stub.PublishSmall(pb.PublishChunk(
@@ -239,13 +275,17 @@ def test_a_caller_cannot_make_the_daemon_read_what_it_does_not_own(tmp_path):
     os.chmod(sock_dir, 0o755)
     d = Daemon(tmp_path, (), listen=f"unix:{sock_dir}/d.sock", config={"socket_mode": "0666"})
     tag = f"{os.getpid()}-{os.urandom(4).hex()}"
-    victim = f"md-victim-{tag}"
+    victim = f"{PREFIX}victim-{tag}"  # a source object of root's (another producer's)
+    foreign = f"md-victim-{tag}"  # root's object of another program: not a source name
     secret = b"SECRET!!" * 512
     with open(os.path.join(SHM_DIR, victim), "wb") as f:
         f.write(secret)
     os.chmod(os.path.join(SHM_DIR, victim), 0o644)  # even readable by all: not the caller's
-    args = dict(addr=f"unix:{sock_dir}/d.sock", victim=victim, link=f"md-link-{tag}",
-                fifo=f"md-fifo-{tag}", mine=f"md-mine-{tag}", nbytes=len(secret))
+    with open(os.path.join(SHM_DIR, foreign), "wb") as f:
+        f.write(secret)
+    args = dict(addr=f"unix:{sock_dir}/d.sock", victim=victim, foreign=foreign,
+                link=f"{PREFIX}link-{tag}", fifo=f"{PREFIX}fifo-{tag}", mine=f"{PREFIX}mine-{tag}",
+                nbytes=len(secret))
     env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
     try:
         p = subprocess.run(as_user([sys.executable, "-c", ATTACKER, json.dumps(args)],
@@ -257,12 +297,13 @@ def test_a_caller_cannot_make_the_daemon_read_what_it_does_not_own(tmp_path):
         assert code == {"victim": "PERMISSION_DENIED", "link": "PERMISSION_DENIED",
                         "fifo": "INVALID_ARGUMENT", "dotdot": "INVALID_ARGUMENT",
                         "slash": "INVALID_ARGUMENT", "dot": "INVALID_ARGUMENT",
-                        "mine": "OK"}, got
+                        "foreign": "INVALID_ARGUMENT", "mine": "OK"}, got
         assert f"/dev/shm/{victim}: owned by uid 0, not by the caller (uid 65534)" in \
             got["victim"][1]
         assert "is a symbolic link (refused)" in got["link"][1]
         assert "not a regular file" in got["fifo"][1]
-        assert "is not a shm object name" in got["dotdot"][1]
+        assert "is not a source object's name" in got["dotdot"][1]
+        assert "is not a source object's name" in got["foreign"][1]
         assert max(v[2] for v in got.values()) < 5  # nothing blocked
         # What was published is the attacker's own bytes, never the victim's.
         t = frame_arrays(d, "stolen")["tensor"]
@@ -270,6 +311,7 @@ def test_a_caller_cannot_make_the_daemon_read_what_it_does_not_own(tmp_path):
         assert t.tobytes() != secret
     finally:
         os.unlink(os.path.join(SHM_DIR, victim))
+        os.unlink(os.path.join(SHM_DIR, foreign))
         assert d.stop() == 0, d.stderr
         shutil.rmtree(sock_dir, ignore_errors=True)
 
@@ -303,3 +345,48 @@ def test_auto_falls_back_to_grpc_when_the_daemon_cannot_read_the_object(box):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+def test_publishes_under_way_together_stay_under_max_decoded_size(tmp_path):
+    """Before: each publish was held to max_decoded_size alone, and the array was allocated
+    before its bytes came, so concurrent publishes (a source object is a cheap sparse file)
+    could make the daemon hold any multiple of it. Now the bytes are reserved before the
+    allocation, against max_decoded_size for all publishes under way: with a 6 MiB stream
+    half sent, a 4 MiB publish from shm is refused (8 MiB allowed); once the stream is done,
+    it goes through."""
+    import threading
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 8 << 20})
+    c = meshdock.Client(d.addr)
+    go, sent = threading.Event(), threading.Event()
+    big = np.arange(6 << 20, dtype=np.uint8).view(np.uint8)
+
+    def chunks():
+        yield pb.PublishChunk(name="s", field="tensor", shape=[big.size],
+                              data=big[:1 << 20].tobytes(), dtype=pb.DType(code=1, bits=8, lanes=1))
+        sent.set()  # gRPC asks for the next message once it has sent the first
+        go.wait(30)
+        for at in range(1 << 20, big.size, 1 << 20):
+            yield pb.PublishChunk(data=big[at:at + (1 << 20)].tobytes())
+
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=d.stub.Publish(chunks(), timeout=60)))
+    t.start()
+    try:
+        small = np.ones(4 << 20, np.uint8)
+        assert sent.wait(10)
+        time.sleep(1.0)  # the daemon reads the header as it comes: it holds 6 MiB by now
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.publish_tensor("t", small, via="shm")
+        assert e.value.code == "RESOURCE_EXHAUSTED", e.value
+        assert ("4 MiB to take in, while publishes under way hold 6 MiB of the 8 MiB"
+                in e.value.message), e.value.message
+        go.set()
+        t.join(60)
+        assert result["r"].frame == 1
+        c.publish_tensor("t", small, via="shm")
+        np.testing.assert_array_equal(frame_arrays(d, "s")["tensor"], big)
+    finally:
+        go.set()
+        t.join(60)
+        c.close()
+        assert d.stop() == 0, d.stderr

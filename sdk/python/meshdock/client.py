@@ -13,6 +13,7 @@ daemon's message. `c.pb` is the generated module (meshdock.v1.meshdock_pb2) for 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from typing import Callable, Iterator, List, Optional
 
@@ -53,6 +54,15 @@ def publish_chunks(pb, data=b"", chunk_bytes: int = CHUNK_BYTES, **header) -> It
         yield pb.PublishChunk(data=bytes(view[at:at + chunk_bytes]))
 
 
+def _shm_refused(e: DaemonError) -> bool:
+    """Whether a refused publish through a source object says the daemon could not use the
+    object (rather than refusing the mesh or the field, as it would through gRPC too)."""
+    if e.code in ("PERMISSION_DENIED", "FAILED_PRECONDITION", "NOT_FOUND"):
+        return True
+    # A daemon from before source_shm ignores the field and finds the data missing.
+    return e.code == "INVALID_ARGUMENT" and e.message.endswith(", data has 0")
+
+
 def _socket_stat(addr: str) -> Optional[os.stat_result]:
     """os.stat of the Unix socket of a gRPC address (unix:PATH, unix:///PATH), else None. The
     daemon creates its socket: its owner and group are the daemon's."""
@@ -87,6 +97,7 @@ class Client:
         self._channel = grpc.insecure_channel(self.addr)
         self._stub = pbg.MeshdockStub(self._channel)
         self._sources = None  # shm_source.SourceObjects, made by the first publish through shm
+        self._sources_lock = threading.Lock()
         # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
         self.shm_unavailable: Optional[str] = None
 
@@ -200,10 +211,10 @@ class Client:
                 return self._publish_shm(a, header)
             except (OSError, DaemonError) as e:
                 # auto: the object could not be made, or the daemon could not read it (another
-                # /dev/shm, not in its group, a proxy between us): gRPC from now on, if gRPC
-                # works. Any other refusal (the mesh, the field) is gRPC's to report too.
-                if via == "shm" or (isinstance(e, DaemonError) and e.code not in
-                                    ("PERMISSION_DENIED", "FAILED_PRECONDITION", "NOT_FOUND")):
+                # /dev/shm, not in its group, a proxy between us; an older daemon, which ignores
+                # source_shm and finds no data): gRPC from now on, if gRPC works. Any other
+                # refusal (the mesh, the field) is gRPC's to report too.
+                if via == "shm" or (isinstance(e, DaemonError) and not _shm_refused(e)):
                     raise
                 frame = self._publish_grpc(a, header)
                 self.shm_unavailable = str(e)
@@ -215,9 +226,10 @@ class Client:
         if not self.addr.startswith("unix:"):
             raise DaemonError("FAILED_PRECONDITION", f"{header['field']}: via='shm' needs the "
                               f"daemon's Unix socket, not {self.addr}")
-        if self._sources is None:
-            st = _socket_stat(self.addr)
-            self._sources = SourceObjects(st and st.st_uid, st and st.st_gid)
+        with self._sources_lock:
+            if self._sources is None:
+                st = _socket_stat(self.addr)
+                self._sources = SourceObjects(st and st.st_uid, st and st.st_gid)
         key = (header["name"], header["field"], header["block"])
         obj = self._sources.take(key, a.nbytes)
         ok = False

@@ -10,14 +10,19 @@ Client.publish uses one object per (name, field, block), grown when an array out
 rewritten for each frame once the daemon's reply is in (the daemon has read it by then). An
 object of a call that failed is never rewritten: the daemon may still be reading it (a call
 whose deadline passed), so it is unlinked and a fresh one made. Objects are unlinked by
-Client.close(), when the client is collected, and at exit; a producer killed with SIGKILL leaves
-its objects, which the next producer of the same user removes (their pid is gone).
+Client.close(), when the client is collected, and at exit. Each object's maker holds a shared
+flock on it for as long as it lives, so one left by a producer killed with SIGKILL (its lock
+gone with it) is removed by the next object-making producer of the same user, whatever pid
+namespace either runs in. Its pages are allocated when it is made (posix_fallocate): a full
+/dev/shm is an OSError then, never a SIGBUS on a write through the mapping.
 """
 
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
+import time
 import secrets
 import threading
 import weakref
@@ -43,8 +48,13 @@ def _unlink(path: str, owner_pid: Optional[int] = None) -> None:
         pass
 
 
+# An object younger than this is never swept: its maker may not have locked it yet.
+SWEEP_MIN_AGE = 10.0
+
+
 def sweep_dead(shm_dir: str = SHM_DIR) -> int:
-    """Removes this user's source objects whose producer process is gone; returns how many."""
+    """Removes this user's source objects that no live process holds (no flock on them, and
+    older than SWEEP_MIN_AGE seconds); returns how many."""
     removed = 0
     try:
         names = os.listdir(shm_dir)
@@ -54,20 +64,33 @@ def sweep_dead(shm_dir: str = SHM_DIR) -> int:
     for n in names:
         if not n.startswith(PREFIX):
             continue
-        pid = n[len(PREFIX):].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
         path = os.path.join(shm_dir, n)
         try:
-            if os.lstat(path).st_uid != me:
-                continue
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            _unlink(path)
-            removed += 1
-        except OSError:  # gone meanwhile, or a live process of another user: not ours to judge
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:  # gone meanwhile, a symlink, not ours to read
             continue
+        try:
+            st = os.fstat(fd)
+            if st.st_uid != me or time.time() - st.st_ctime < SWEEP_MIN_AGE:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live maker: OSError
+            if os.path.samestat(st, os.lstat(path)):  # still that object
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
     return removed
+
+
+def _release(path: str, owner_pid: int, fd: int) -> None:
+    """The end of an object: unlinked (in its maker only) and its fd closed."""
+    _unlink(path, owner_pid)
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 class SourceObject:
@@ -77,24 +100,27 @@ class SourceObject:
 
     def __init__(self, size: int, daemon_uid: Optional[int], daemon_gid: Optional[int],
                  shm_dir: str = SHM_DIR):
-        self.name = f"{PREFIX}{os.getpid()}.{secrets.token_hex(8)}"
+        self.pid = os.getpid()
+        self.name = f"{PREFIX}{self.pid}.{secrets.token_hex(8)}"
         self.path = os.path.join(shm_dir, self.name)
         self.size = max(int(size), 1)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600)
         try:
-            if daemon_uid is not None and daemon_uid != os.geteuid():
+            fcntl.flock(fd, fcntl.LOCK_SH)  # alive while held (sweep_dead)
+            # A root daemon reads it as it is; another daemon user through its group.
+            if daemon_uid not in (None, 0, os.geteuid()):
                 if daemon_gid is not None and daemon_gid != os.getegid():
                     os.fchown(fd, -1, daemon_gid)
                 os.fchmod(fd, 0o640)
-            os.ftruncate(fd, self.size)
+            os.posix_fallocate(fd, 0, self.size)  # ENOSPC here, not SIGBUS on a write
             self._map = mmap.mmap(fd, self.size)
         except BaseException:
             os.close(fd)
             _unlink(self.path)
             raise
-        os.close(fd)  # the mapping keeps the object
-        self._finalizer = weakref.finalize(self, _unlink, self.path, os.getpid())
+        self._fd = fd  # holds the flock
+        self._finalizer = weakref.finalize(self, _release, self.path, self.pid, fd)
 
     def write(self, data: np.ndarray) -> None:
         """Copies `data` (C-contiguous) to the start of the object."""
@@ -118,16 +144,17 @@ class SourceObjects:
         self._uid, self._gid, self._dir = daemon_uid, daemon_gid, shm_dir
         self._free: Dict[Tuple[str, str, int], SourceObject] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def take(self, key, nbytes: int) -> SourceObject:
         """An object of at least `nbytes` for `key`: the one kept, or a fresh one."""
         global _swept
         with self._lock:
             obj = self._free.pop(key, None)
-        if obj is not None and obj.size >= nbytes:
+        if obj is not None and obj.size >= nbytes and obj.pid == os.getpid():
             return obj
-        if obj is not None:
-            obj.close()
+        if obj is not None and obj.pid == os.getpid():
+            obj.close()  # outgrown (a forked child leaves its parent's alone)
         with _sweep_lock:
             if not _swept:
                 _swept = True
@@ -137,17 +164,18 @@ class SourceObjects:
     def give_back(self, key, obj: SourceObject, ok: bool) -> None:
         """After the call: kept for the next publish of `key` when the call succeeded, else
         unlinked (the daemon may still be reading it)."""
-        if not ok:
-            obj.close()
-            return
         with self._lock:
-            old = self._free.pop(key, None)
-            self._free[key] = obj
+            keep = ok and not self._closed
+            old = self._free.pop(key, None) if keep else None
+            if keep:
+                self._free[key] = obj
+        if not keep:
+            obj.close()
         if old is not None:
             old.close()
 
     def close(self) -> None:
         with self._lock:
-            objs, self._free = list(self._free.values()), {}
+            objs, self._free, self._closed = list(self._free.values()), {}, True
         for o in objs:
             o.close()
