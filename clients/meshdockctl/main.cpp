@@ -27,6 +27,7 @@
 #include "json_out.hpp"
 #include "meshdock/inspect.hpp"
 #include "meshdock/shm.hpp"
+#include "meshdock/source.hpp"
 #include "meshdock/v1/meshdock.grpc.pb.h"
 #include "npy.hpp"
 #include "status.hpp"
@@ -130,11 +131,29 @@ void print_slot(const v1::SlotInfo& s) {
   }
 }
 
-// `meshdockctl publish`: the .npy header checked here, then the array streamed from the file in
-// 1 MiB chunks (one PublishSmall message when it fits), never held whole in memory.
-int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
-                const std::string& field, const std::string& path, unsigned block,
-                const std::string& device, unsigned num_slots) {
+// Whether a publish from a source object was refused because the daemon could not use the object
+// (not the mesh or the field, which a stream would be refused for too): then a stream may do.
+bool source_refused(const grpc::Status& s) {
+  const auto code = s.error_code();
+  if (code == grpc::StatusCode::PERMISSION_DENIED ||
+      code == grpc::StatusCode::FAILED_PRECONDITION || code == grpc::StatusCode::NOT_FOUND)
+    return true;
+  // A daemon from before source_shm ignores the field and finds no data.
+  const std::string& m = s.error_message();
+  return code == grpc::StatusCode::INVALID_ARGUMENT && m.ends_with(", data has 0");
+}
+
+// Arrays above this go through a source object on a Unix socket (--via auto), as the Python
+// client does: below it one message costs less than making an object.
+constexpr std::uint64_t kSourceThreshold = 256 << 10;
+
+// `meshdockctl publish`: the .npy header checked here, then the array read from the file into a
+// shm source object of ours named in one PublishSmall (Publish source_shm, meshdock/source.hpp),
+// or streamed from the file in 1 MiB chunks (one PublishSmall message when it fits); never held
+// whole in this process's memory.
+int publish_npy(Client& c, const std::string& name, const std::string& field,
+                const std::string& path, unsigned block, const std::string& device,
+                unsigned num_slots, const std::string& via) {
   constexpr std::size_t kChunk = 1 << 20;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) {
@@ -155,10 +174,10 @@ int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
     std::fprintf(stderr, "meshdockctl publish: %s\n", e.what());
     return meshdockctl::kInvalidArgument;
   }
-  if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0) {
-    std::fprintf(stderr, "meshdockctl publish: %s: %s\n", path.c_str(), std::strerror(errno));
-    return meshdockctl::kOther;
-  }
+  auto to_data = [&] {
+    if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0)
+      throw std::runtime_error(path + ": " + std::strerror(errno));
+  };
   v1::PublishChunk first;
   first.set_name(name);
   first.set_field(field);
@@ -169,6 +188,46 @@ int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
   first.mutable_dtype()->set_bits(h.bits);
   first.mutable_dtype()->set_lanes(1);
   for (auto d : h.shape) first.add_shape(d);
+  v1::PublishReply rep;
+  auto print = +[](const v1::PublishReply& x) {
+    std::printf("published frame %u of %s\n", x.frame(), x.slot().name().c_str());
+  };
+
+  const std::string sock = meshdockctl::unix_socket_path(c.options().addr);
+  if (via == "shm" || (via == "auto" && !sock.empty() && h.nbytes > kSourceThreshold)) {
+    meshdock::SourceOptions o;
+    if (const auto ids = meshdock::daemon_of_socket(sock)) {
+      o.daemon_uid = ids->uid;
+      o.daemon_gid = ids->gid;
+    }
+    std::optional<meshdock::SourceBuffer> source;
+    std::string why;
+    try {
+      source.emplace(meshdock::SourceBuffer::create(h.nbytes, o));
+    } catch (const meshdock::SdkError& e) {
+      why = e.what();
+    }
+    if (source) {
+      to_data();
+      if (h.nbytes && std::fread(source->data(), 1, h.nbytes, f.get()) != h.nbytes)
+        throw std::runtime_error(path + ": read failed within its " + std::to_string(h.nbytes) +
+                                 " bytes of data");
+      v1::PublishChunk header = first;
+      header.set_source_shm(source->name());
+      grpc::ClientContext ctx;
+      c.prepare(ctx);
+      const auto s = c.stub().PublishSmall(&ctx, header, &rep);
+      if (s.ok() || via == "shm" || !source_refused(s)) return c.print(s, rep, print);
+      why = s.error_message();
+    } else if (via == "shm") {
+      std::fprintf(stderr, "meshdockctl publish: %s\n", why.c_str());
+      return meshdockctl::kOther;
+    }
+    if (c.options().verbose)
+      std::fprintf(stderr, "meshdockctl publish: through gRPC messages: %s\n", why.c_str());
+  }
+
+  to_data();
   std::uint64_t left = h.nbytes;
   auto next_data = [&](v1::PublishChunk& chunk) {
     std::string data(std::min<std::uint64_t>(left, kChunk), '\0');
@@ -179,7 +238,8 @@ int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
     chunk.set_data(std::move(data));
   };
   next_data(first);
-  v1::PublishReply rep;
+  grpc::ClientContext ctx;
+  c.prepare(ctx);
   grpc::Status s;
   if (!left) {
     s = c.stub().PublishSmall(&ctx, first, &rep);
@@ -194,10 +254,7 @@ int publish_npy(Client& c, grpc::ClientContext& ctx, const std::string& name,
     w->WritesDone();
     s = w->Finish();  // a refusal mid-stream ends the writes: its status says why
   }
-  return c.print(
-      s, rep, +[](const v1::PublishReply& x) {
-        std::printf("published frame %u of %s\n", x.frame(), x.slot().name().c_str());
-      });
+  return c.print(s, rep, print);
 }
 
 // Load / Reload stream progress; a bar on a terminal, nothing else until the end.
@@ -480,6 +537,13 @@ int main(int argc, char** argv) {
   publish->add_option("-d,--device", device, "tensor, first publish: auto, cpu or cuda:N");
   publish->add_option("-s,--slots", num_slots, "tensor, first publish: ring slots")
       ->check(count_validator());
+  std::string via = "auto";
+  publish
+      ->add_option("--via", via,
+                   "how the bytes travel: shm (a shared-memory object of ours the daemon reads; "
+                   "its Unix socket only), grpc (messages), auto (shm above 256 KiB on a Unix "
+                   "socket, else grpc; grpc when the daemon cannot read the object)")
+      ->check(CLI::IsMember({"auto", "grpc", "shm"}));
 
   auto* watchv = app.add_subcommand("watch", "print events as they happen (Ctrl-C stops)");
   watchv->add_option("NAME", name, "only this mesh's events");
@@ -636,7 +700,7 @@ int main(int argc, char** argv) {
           });
     }
     if (publish->parsed())
-      return publish_npy(c, ctx, name, field, npy_path, block, device, num_slots);
+      return publish_npy(c, name, field, npy_path, block, device, num_slots, via);
     if (metrics->parsed()) {
       v1::MetricsReply rep;
       return c.print(

@@ -395,7 +395,14 @@ def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
     manifest, data = daemon.newest("box")
     from daemon_util import arrays_of
     np.testing.assert_array_equal(arrays_of(manifest, data)["point_data/T"], t)
-    # A 5 MiB image: streamed in 1 MiB chunks into a tensor slot of its own, on the host.
+    # A 5 MiB image into a tensor slot of its own, on the host: read from the file into a shm
+    # source object the daemon reads (the default over 256 KiB on its Unix socket), or streamed
+    # in 1 MiB chunks (--via grpc); the object is gone afterwards.
+    from test_metrics import parse, value
+    received = lambda via: value(parse(daemon.ctl("metrics").stdout),  # noqa: E731
+                                 "meshdock_publish_received_bytes_total", via=via)
+    sources = lambda: {n for n in os.listdir("/dev/shm") if n.startswith("meshdock-src.")}  # noqa
+    before = sources()
     img = np.random.default_rng(3).random((640, 512, 4), dtype=np.float32)
     np.save(tmp_path / "img.npy", img)
     r = daemon.ctl("publish", "cam", "tensor", str(tmp_path / "img.npy"), "--device", "cpu",
@@ -404,6 +411,15 @@ def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
     manifest, data = daemon.newest("cam")
     np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], img)
     assert daemon.catalog("cam").num_slots == 2
+    assert received("shm") == img.nbytes and sources() == before
+    grpc_before = received("grpc")
+    img2 = img[::-1].copy()
+    np.save(tmp_path / "img.npy", img2)
+    r = daemon.ctl("publish", "cam", "tensor", str(tmp_path / "img.npy"), "--via", "grpc")
+    assert r.stdout == "published frame 2 of cam\n", r.stdout
+    manifest, data = daemon.newest("cam")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], img2)
+    assert received("grpc") - grpc_before == img.nbytes and received("shm") == img.nbytes
     for dt in ("<u2", "|b1", "<i8", "<f2"):
         a = (np.arange(12) % 2).astype(dt).reshape(3, 4)
         np.save(tmp_path / "a.npy", a)

@@ -133,24 +133,25 @@ def test_a_refused_publish_changes_nothing_and_names_the_object(box):
     c.close()
 
 
-def test_objects_no_live_producer_holds_are_swept_by_the_next_producer(tmp_path, monkeypatch):
+def test_objects_no_live_producer_holds_are_swept_by_the_next_producer(tmp_path):
     """An object left by a SIGKILLed producer (no flock on it) is removed; one whose maker lives
     is kept even when its name's pid means nothing here (another pid namespace), and so is one
     made a moment ago (its maker may not have locked it yet). In a directory of the test's."""
+    import fcntl
+
     from meshdock import shm_source
-    live = shm_source.SourceObject(64, None, None, shm_dir=str(tmp_path))
+    live = shm_source.SourceObject(64, shm_dir=str(tmp_path))
     foreign = tmp_path / f"{PREFIX}999999999.cafe"  # another namespace's producer, alive
     foreign.write_bytes(b"x")
     held = os.open(foreign, os.O_RDONLY)
-    shm_source.fcntl.flock(held, shm_source.fcntl.LOCK_SH)
+    fcntl.flock(held, fcntl.LOCK_SH)
     stale = tmp_path / f"{PREFIX}{os.getpid()}.deadbeef"  # no lock: its maker is gone
     stale.write_bytes(b"x")
     other = tmp_path / "not-a-source"
     other.write_bytes(b"x")
     try:
         assert shm_source.sweep_dead(str(tmp_path)) == 0  # all younger than SWEEP_MIN_AGE
-        monkeypatch.setattr(shm_source, "SWEEP_MIN_AGE", 0.0)
-        assert shm_source.sweep_dead(str(tmp_path)) == 1
+        assert shm_source.sweep_dead(str(tmp_path), min_age=0.0) == 1
         assert not stale.exists()
         assert foreign.exists() and other.exists() and os.path.exists(live.path)
     finally:
@@ -159,8 +160,9 @@ def test_objects_no_live_producer_holds_are_swept_by_the_next_producer(tmp_path,
 
 
 def test_a_full_shm_directory_is_an_error_when_the_object_is_made(tmp_path):
-    """posix_fallocate when the object is made: a full /dev/shm is an OSError the caller can
-    act on (auto falls back to gRPC), never a SIGBUS on the copy into the mapping."""
+    """posix_fallocate when the object is made: a full /dev/shm is an error the caller can act
+    on (auto falls back to gRPC), never a SIGBUS on the copy into the mapping."""
+    from meshdock.attach import SdkError
     from meshdock.shm_source import SourceObject
     small = tmp_path / "small"
     small.mkdir()
@@ -168,9 +170,10 @@ def test_a_full_shm_directory_is_an_error_when_the_object_is_made(tmp_path):
                       capture_output=True).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
-        with pytest.raises(OSError) as e:
-            SourceObject(4 << 20, None, None, shm_dir=str(small))
-        assert e.value.errno == 28  # ENOSPC
+        with pytest.raises(SdkError) as e:
+            SourceObject(4 << 20, shm_dir=str(small))
+        assert "No space left on device" in str(e.value)
+        assert f"source object {small}/{PREFIX}" in str(e.value)
         assert os.listdir(small) == []
     finally:
         subprocess.run(["umount", "-l", str(small)])
@@ -189,20 +192,31 @@ def test_an_older_daemons_refusal_sends_auto_through_grpc():
     assert not _shm_refused(DaemonError("RESOURCE_EXHAUSTED", "over max_decoded_size"))
 
 
+FORKER = r"""
+import os, sys
+from meshdock.shm_source import SourceObject
+obj = SourceObject(64)
+pid = os.fork()
+if pid == 0:
+    obj.close()  # and the exit runs the finalizers the child inherited
+    sys.exit(0)
+os.waitpid(pid, 0)
+print(os.path.exists(obj.path), flush=True)
+path = obj.path
+obj.close()
+print(os.path.exists(path), flush=True)
+"""
+
+
 def test_a_forked_child_leaves_its_parents_objects_alone():
-    """A child forked from a producer inherits its objects' finalizers and runs them when it
-    exits: they unlink only in the process that made the object."""
-    from meshdock.shm_source import SourceObject, _unlink
-    obj = SourceObject(64, None, None)
-    try:
-        obj._finalizer.detach()  # stands for the child's copy: same path, the parent's pid
-        _unlink(obj.path, os.getpid() + 1)  # what the child runs: another pid
-        assert os.path.exists(obj.path)
-        _unlink(obj.path, os.getpid())
-        assert not os.path.exists(obj.path)
-    finally:
-        if os.path.exists(obj.path):
-            os.unlink(obj.path)
+    """A child forked from a producer inherits its objects and their finalizers, which run
+    when it exits: only the process that made an object unlinks it. (A process of its own:
+    this one has gRPC channels, and gRPC 1.51 may hang in fork.)"""
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    p = subprocess.run([sys.executable, "-c", FORKER], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "False"]
 
 
 def test_over_tcp_a_source_is_refused(tmp_path):
@@ -324,8 +338,8 @@ def test_auto_falls_back_to_grpc_when_the_daemon_cannot_read_the_object(box):
     from meshdock import shm_source
     real = shm_source.SourceObject.__init__
 
-    def elsewhere(self, size, uid, gid, shm_dir=SHM_DIR):
-        real(self, size, uid, gid, shm_dir)
+    def elsewhere(self, size, daemon_socket=None, shm_dir=SHM_DIR):
+        real(self, size, daemon_socket, shm_dir)
         self.name = self.name + ".elsewhere"  # a name the daemon will not find
 
     shm_source.SourceObject.__init__ = elsewhere

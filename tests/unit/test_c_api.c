@@ -539,6 +539,38 @@ static void test_misc(void) {
   CHECK(meshdock_debug_validate_control_block("xx", 2, &s) == MESHDOCK_ERR_PROTOCOL);
 }
 
+/* A producer source (ABI 1.2): a fresh object named for the daemon, writable, its bytes in the
+ * file, unlinked when released; sweep leaves a live one alone. */
+static void test_source(void) {
+  meshdock_source* src = NULL;
+  char path[512];
+  uint64_t removed = 7;
+  FILE* f;
+  char back[6] = {0};
+  CHECK((meshdock_abi_version() & 0xffff) >= 2);
+  CHECK_OK(meshdock_source_create(5, NULL, tmp_dir, &src));
+  CHECK(src && strncmp(meshdock_source_name(src), "meshdock-src.", 13) == 0);
+  CHECK(meshdock_source_size(src) == 5);
+  memcpy(meshdock_source_data(src), "hello", 5);
+  snprintf(path, sizeof path, "%s/%s", tmp_dir, meshdock_source_name(src));
+  f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fread(back, 1, 5, f) == 5 && strcmp(back, "hello") == 0);
+    fclose(f);
+  }
+  CHECK_OK(meshdock_source_sweep(tmp_dir, 0.0, &removed));
+  CHECK(removed == 0 && access(path, F_OK) == 0); /* held by its maker */
+  meshdock_source_release(src);
+  CHECK(access(path, F_OK) != 0);
+  meshdock_source_release(NULL);
+  CHECK(meshdock_source_name(NULL) == NULL && meshdock_source_size(NULL) == 0);
+  CHECK(meshdock_source_create(5, NULL, "/nonexistent-dir", &src) == MESHDOCK_ERR_SDK);
+  CHECK(src == NULL && contains(meshdock_last_error(), "/nonexistent-dir/meshdock-src."));
+  CHECK(meshdock_source_create(5, "/nonexistent.sock", tmp_dir, &src) ==
+        MESHDOCK_ERR_INVALID_ARGUMENT);
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s DATA_DIR TMP_DIR\n", argv[0]);
@@ -553,6 +585,7 @@ int main(int argc, char** argv) {
   test_capsules();
   test_attach_timeout_and_interrupt();
   test_misc();
+  test_source();
   if (failures) {
     fprintf(stderr, "test_c_api: %d check(s) failed\n", failures);
     return failures > 100 ? 100 : failures;

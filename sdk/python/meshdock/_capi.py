@@ -146,6 +146,13 @@ _PROTOTYPES = {
     "meshdock_payload_region_count": (c_size_t, [_P], False),
     "meshdock_payload_region": (c_int, [_P, c_size_t, POINTER(RegionInfo)], False),
     "meshdock_payload_list": (_P, [_P, c_int], False),
+    # producer sources (ABI 1.2)
+    "meshdock_source_create": (c_int, [c_uint64, c_char_p, c_char_p, _PP], True),
+    "meshdock_source_data": (c_void_p, [_P], False),
+    "meshdock_source_size": (c_uint64, [_P], False),
+    "meshdock_source_name": (c_char_p, [_P], False),
+    "meshdock_source_release": (None, [_P], False),
+    "meshdock_source_sweep": (c_int, [c_char_p, c_double, POINTER(c_uint64)], True),
     # devices and protocol cross-checks
     "meshdock_probe_devices": (c_int, [_PP], True),
     "meshdock_debug_validate_control_block": (c_int, [c_char_p, c_size_t, _PP], False),
@@ -189,7 +196,8 @@ def _bind() -> _Api:
             try:
                 fn = getattr(lib if blocking else fast, name)
             except AttributeError:
-                missing.append(name)
+                if not name.startswith("meshdock_source_"):  # ABI 1.2: publishing via gRPC only
+                    missing.append(name)
                 continue
             fn.restype = restype
             fn.argtypes = argtypes

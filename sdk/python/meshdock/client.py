@@ -63,24 +63,21 @@ def _shm_refused(e: DaemonError) -> bool:
     return e.code == "INVALID_ARGUMENT" and e.message.endswith(", data has 0")
 
 
-def _socket_stat(addr: str) -> Optional[os.stat_result]:
-    """os.stat of the Unix socket of a gRPC address (unix:PATH, unix:///PATH), else None. The
-    daemon creates its socket: its owner and group are the daemon's."""
+def _socket_path(addr: str) -> Optional[str]:
+    """The path of a gRPC address's Unix socket (unix:PATH, unix:///PATH), else None."""
     if not addr.startswith("unix:"):
         return None
     path = addr[len("unix:"):]
-    if path.startswith("//"):
-        path = path[2:]
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
+    return path[2:] if path.startswith("//") else path
 
 
 def _socket_owner(addr: str) -> Optional[int]:
-    """The uid owning the Unix socket of a gRPC address, else None."""
-    st = _socket_stat(addr)
-    return None if st is None else st.st_uid
+    """The uid owning the Unix socket of a gRPC address (the daemon creates it), else None."""
+    path = _socket_path(addr)
+    try:
+        return None if path is None else os.stat(path).st_uid
+    except OSError:
+        return None
 
 
 class Client:
@@ -185,6 +182,7 @@ class Client:
         daemon's Unix socket only; several times faster for large arrays). "auto" (default):
         shm for arrays over CHUNK_BYTES on a Unix socket, falling back to gRPC for good (the
         reason in .shm_unavailable) when this process cannot make an object the daemon reads."""
+        from .attach import SdkError
         from .payload import PayloadWarning, _host_array
 
         notes: List[str] = []
@@ -209,7 +207,7 @@ class Client:
                             and a.nbytes > CHUNK_BYTES and self.addr.startswith("unix:")):
             try:
                 return self._publish_shm(a, header)
-            except (OSError, DaemonError) as e:
+            except (OSError, SdkError, DaemonError) as e:
                 # auto: the object could not be made, or the daemon could not read it (another
                 # /dev/shm, not in its group, a proxy between us; an older daemon, which ignores
                 # source_shm and finds no data): gRPC from now on, if gRPC works. Any other
@@ -228,8 +226,8 @@ class Client:
                               f"daemon's Unix socket, not {self.addr}")
         with self._sources_lock:
             if self._sources is None:
-                st = _socket_stat(self.addr)
-                self._sources = SourceObjects(st and st.st_uid, st and st.st_gid)
+                sock = _socket_path(self.addr)
+                self._sources = SourceObjects(sock if sock and os.path.exists(sock) else None)
         key = (header["name"], header["field"], header["block"])
         obj = self._sources.take(key, a.nbytes)
         ok = False

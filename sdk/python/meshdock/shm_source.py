@@ -6,142 +6,89 @@ is one copy into a POSIX shared-memory object this process owns (/dev/shm/meshdo
 and one pread by the daemon, which checks that the object's owner is the caller (the kernel's
 credentials of the Unix-socket connection) and never maps or writes it.
 
-Client.publish uses one object per (name, field, block), grown when an array outgrows it and
-rewritten for each frame once the daemon's reply is in (the daemon has read it by then). An
-object of a call that failed is never rewritten: the daemon may still be reading it (a call
-whose deadline passed), so it is unlinked and a fresh one made. Objects are unlinked by
-Client.close(), when the client is collected, and at exit. Each object's maker holds a shared
-flock on it for as long as it lives, so one left by a producer killed with SIGKILL (its lock
-gone with it) is removed by the next object-making producer of the same user, whatever pid
-namespace either runs in. Its pages are allocated when it is made (posix_fallocate): a full
-/dev/shm is an OSError then, never a SIGBUS on a write through the mapping.
+The objects are libmeshdock's (meshdock/source.hpp, C: meshdock_source_*): readable by the
+daemon only, their pages allocated when made (a full /dev/shm is an error then, never a SIGBUS
+on the copy), held by a shared flock of their maker, and unlinked when released, in the process
+that made them only. Client.publish uses one per (name, field, block), grown when an array
+outgrows it and rewritten for each frame once the daemon's reply is in (the daemon has read it
+by then). An object of a call that failed is never rewritten: the daemon may still be reading it
+(a call whose deadline passed), so it is released and a fresh one made. Objects are released by
+Client.close(), when the client is collected, and at exit; those of a producer killed with
+SIGKILL (no lock on them any more) are removed by the next object-making producer of the same
+user, whatever pid namespace either runs in.
 """
 
 from __future__ import annotations
 
-import fcntl
-import mmap
+import ctypes
 import os
-import time
-import secrets
 import threading
 import weakref
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from ._capi import api, check
+
 SHM_DIR = "/dev/shm"
 PREFIX = "meshdock-src."
+# An object younger than this is never swept: its maker may not have locked it yet.
+SWEEP_MIN_AGE = 10.0
 
 _swept = False
 _sweep_lock = threading.Lock()
 
 
-def _unlink(path: str, owner_pid: Optional[int] = None) -> None:
-    """Unlinks `path`; with `owner_pid`, only in that process (a forked child exiting runs the
-    finalizers it inherited, and must not remove its parent's objects)."""
-    if owner_pid is not None and os.getpid() != owner_pid:
-        return
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-# An object younger than this is never swept: its maker may not have locked it yet.
-SWEEP_MIN_AGE = 10.0
-
-
-def sweep_dead(shm_dir: str = SHM_DIR) -> int:
+def sweep_dead(shm_dir: str = SHM_DIR, min_age: Optional[float] = None) -> int:
     """Removes this user's source objects that no live process holds (no flock on them, and
-    older than SWEEP_MIN_AGE seconds); returns how many."""
-    removed = 0
-    try:
-        names = os.listdir(shm_dir)
-    except OSError:
-        return 0
-    me = os.geteuid()
-    for n in names:
-        if not n.startswith(PREFIX):
-            continue
-        path = os.path.join(shm_dir, n)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:  # gone meanwhile, a symlink, not ours to read
-            continue
-        try:
-            st = os.fstat(fd)
-            if st.st_uid != me or time.time() - st.st_ctime < SWEEP_MIN_AGE:
-                continue
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live maker: OSError
-            if os.path.samestat(st, os.lstat(path)):  # still that object
-                os.unlink(path)
-                removed += 1
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return removed
-
-
-def _release(path: str, owner_pid: int, fd: int) -> None:
-    """The end of an object: unlinked (in its maker only) and its fd closed."""
-    _unlink(path, owner_pid)
-    try:
-        os.close(fd)
-    except OSError:
-        pass
+    older than `min_age`, default SWEEP_MIN_AGE seconds); returns how many."""
+    removed = ctypes.c_uint64(0)
+    check(api().source_sweep(os.fsencode(shm_dir), SWEEP_MIN_AGE if min_age is None else min_age,
+                             ctypes.byref(removed)))
+    return removed.value
 
 
 class SourceObject:
     """One shm object of this process's, mapped read-write, at least `size` bytes. Readable by
-    the daemon: mode 0600 when the daemon runs as this user, else group `daemon_gid` and mode
-    0640 (this user must be in that group). OSError when it cannot be made so."""
+    the daemon whose Unix socket is `daemon_socket` (None: this user). SdkError naming the
+    object when it cannot be made (/dev/shm full, not in the daemon's group)."""
 
-    def __init__(self, size: int, daemon_uid: Optional[int], daemon_gid: Optional[int],
-                 shm_dir: str = SHM_DIR):
+    def __init__(self, size: int, daemon_socket: Optional[str] = None, shm_dir: str = SHM_DIR):
+        a = api()
+        if not hasattr(a, "source_create"):
+            from .attach import SdkError
+            raise SdkError("this libmeshdock predates producer sources (ABI 1.2)")
+        h = ctypes.c_void_p()
+        check(a.source_create(max(int(size), 1), None if daemon_socket is None
+                              else os.fsencode(daemon_socket), os.fsencode(shm_dir),
+                              ctypes.byref(h)))
         self.pid = os.getpid()
-        self.name = f"{PREFIX}{self.pid}.{secrets.token_hex(8)}"
+        self.name = a.source_name(h).decode()
         self.path = os.path.join(shm_dir, self.name)
-        self.size = max(int(size), 1)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)  # alive while held (sweep_dead)
-            # A root daemon reads it as it is; another daemon user through its group.
-            if daemon_uid not in (None, 0, os.geteuid()):
-                if daemon_gid is not None and daemon_gid != os.getegid():
-                    os.fchown(fd, -1, daemon_gid)
-                os.fchmod(fd, 0o640)
-            os.posix_fallocate(fd, 0, self.size)  # ENOSPC here, not SIGBUS on a write
-            self._map = mmap.mmap(fd, self.size)
-        except BaseException:
-            os.close(fd)
-            _unlink(self.path)
-            raise
-        self._fd = fd  # holds the flock
-        self._finalizer = weakref.finalize(self, _release, self.path, self.pid, fd)
+        self.size = a.source_size(h)
+        self._data = a.source_data(h)
+        # Released once: by close(), when collected, or at exit.
+        self._release = weakref.finalize(self, a.source_release, h.value)
 
     def write(self, data: np.ndarray) -> None:
         """Copies `data` (C-contiguous) to the start of the object."""
         flat = data.reshape(-1).view(np.uint8)
-        np.frombuffer(self._map, np.uint8, flat.size)[:] = flat
+        assert flat.size <= self.size
+        if not self._release.alive:
+            raise ValueError(f"source object {self.name} is closed")
+        ctypes.memmove(self._data, flat.ctypes.data, flat.size)
 
     def close(self) -> None:
-        self._finalizer()
-        try:
-            self._map.close()
-        except BufferError:  # a view is still alive somewhere: the unlink is what matters
-            pass
+        """Unmaps it; unlinks it in the process that made it."""
+        self._release()
 
 
 class SourceObjects:
     """The source objects of one Client, by (name, field, block). Thread-safe: a publish takes
     its object out while it writes and calls, so two threads never share one."""
 
-    def __init__(self, daemon_uid: Optional[int], daemon_gid: Optional[int],
-                 shm_dir: str = SHM_DIR):
-        self._uid, self._gid, self._dir = daemon_uid, daemon_gid, shm_dir
+    def __init__(self, daemon_socket: Optional[str], shm_dir: str = SHM_DIR):
+        self._socket, self._dir = daemon_socket, shm_dir
         self._free: Dict[Tuple[str, str, int], SourceObject] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -159,11 +106,11 @@ class SourceObjects:
             if not _swept:
                 _swept = True
                 sweep_dead(self._dir)
-        return SourceObject(nbytes, self._uid, self._gid, self._dir)
+        return SourceObject(nbytes, self._socket, self._dir)
 
     def give_back(self, key, obj: SourceObject, ok: bool) -> None:
         """After the call: kept for the next publish of `key` when the call succeeded, else
-        unlinked (the daemon may still be reading it)."""
+        released (the daemon may still be reading it)."""
         with self._lock:
             keep = ok and not self._closed
             old = self._free.pop(key, None) if keep else None

@@ -67,7 +67,7 @@ extern "C" {
 
 /* ---- Version --------------------------------------------------------------------------------- */
 #define MESHDOCK_ABI_VERSION_MAJOR 1
-#define MESHDOCK_ABI_VERSION_MINOR 1 /* 1.1 added the Python capsule helpers */
+#define MESHDOCK_ABI_VERSION_MINOR 2 /* 1.1: the Python capsule helpers; 1.2: sources */
 #define MESHDOCK_ABI_VERSION ((MESHDOCK_ABI_VERSION_MAJOR << 16) | MESHDOCK_ABI_VERSION_MINOR)
 
 /* The ABI the loaded library implements: (major << 16) | minor. A caller built against
@@ -459,6 +459,33 @@ MESHDOCK_API void* meshdock_mesh_array_capsule(const meshdock_mesh* mesh, size_t
                                                int versioned);
 MESHDOCK_API void* meshdock_payload_array_capsule(const meshdock_payload* payload, size_t index,
                                                   int versioned);
+
+/* ---- Producer sources (since ABI 1.2) ---------------------------------------------------------- */
+/* A producer's shared buffer for Publish's source_shm (meshdock/source.hpp; proto
+ * meshdock/v1 PublishChunk): write the array into meshdock_source_data(), then send a PublishSmall
+ * whose header names meshdock_source_name() instead of carrying the bytes. The daemon reads the
+ * object (only if this process's uid owns it, over its Unix socket) before it replies; rewrite
+ * it for the next publish once the reply is in, and make a fresh one after a failed call. The
+ * object is /dev/shm/meshdock-src.<pid>.<hex>, readable by the daemon only (mode 0600, or 0640
+ * with the daemon's group when the daemon runs as another, non-root user), its pages allocated
+ * at once, and unlinked by meshdock_source_release in the process that made it. */
+typedef struct meshdock_source meshdock_source;
+
+/* A fresh source of `bytes` (0: 1). `daemon_socket`: the daemon's Unix socket path, whose owner
+ * and group say who must read the object (NULL: this user). `dir`: NULL for /dev/shm (tests
+ * pass a directory of theirs). Errors: SDK naming the object and the reason (/dev/shm full:
+ * "No space left on device"; not a member of the daemon's group), INVALID_ARGUMENT. */
+MESHDOCK_API int meshdock_source_create(uint64_t bytes, const char* daemon_socket, const char* dir,
+                                        meshdock_source** out);
+MESHDOCK_API void* meshdock_source_data(meshdock_source* source);        /* NULL: NULL */
+MESHDOCK_API uint64_t meshdock_source_size(const meshdock_source* source); /* NULL: 0 */
+/* "meshdock-src.4242.0123456789abcdef": PublishChunk.source_shm. Borrowed. NULL: NULL. */
+MESHDOCK_API const char* meshdock_source_name(const meshdock_source* source);
+/* Unmaps it, and unlinks it when called in the process that made it. */
+MESHDOCK_API void meshdock_source_release(meshdock_source* source);
+/* Removes this user's source objects in `dir` (NULL: /dev/shm) that no live process holds and
+ * that are older than min_age_seconds (a killed producer's); *removed: how many. */
+MESHDOCK_API int meshdock_source_sweep(const char* dir, double min_age_seconds, uint64_t* removed);
 
 /* ---- Devices --------------------------------------------------------------------------------- */
 /* Which CUDA devices answer this process, as OWNED JSON text (meshdock_free it):
