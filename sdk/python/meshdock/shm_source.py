@@ -73,7 +73,9 @@ class SourceObject:
     def write(self, data: np.ndarray) -> None:
         """Copies `data` (C-contiguous) to the start of the object."""
         flat = data.reshape(-1).view(np.uint8)
-        assert flat.size <= self.size
+        if flat.size > self.size:
+            raise ValueError(f"{flat.size} bytes do not fit source object {self.name} "
+                             f"({self.size} bytes)")
         if not self._release.alive:
             raise ValueError(f"source object {self.name} is closed")
         ctypes.memmove(self._data, flat.ctypes.data, flat.size)
