@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "daemon/mesh/allocator.hpp"
 #include "daemon/mesh/parallel.hpp"
@@ -56,7 +57,12 @@ void MappedFile::map(Access access) {
   if (size_ == 0) return;
   // A small file gains nothing from a copy of its own (a handful of pages either way), and a
   // mapping is one call where the copy is three (map, trim, read).
-  if (access == Access::read && size_ < kHugeFrom) access = Access::map;
+  if ((access == Access::read || access == Access::window) && size_ < kHugeFrom)
+    access = Access::map;
+  if (access == Access::window) {
+    map_window();
+    return;
+  }
   if (access == Access::read) {
     copy_ = map_huge_pages(size_);
     if (!copy_) {
@@ -92,6 +98,121 @@ void MappedFile::map(Access access) {
   guard_ = shm::GuardedRange(data_, size_);
 }
 
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+// MREMAP_DONTUNMAP (Linux 5.7; older headers lack it): the source range stays mapped, empty.
+constexpr int kDontUnmap = 4;
+}  // namespace
+
+// The file mapped without its pages over a reservation of whole 2 MiB pages from a 2 MiB
+// boundary, so that every window slide() copies in is one huge page (4 KiB pages fault at about
+// 14 us each on a VM with shadow paging: 3.5 ms a MiB). After the file's last page the
+// reservation stays inaccessible, and its last huge page is the spare slot load() fills a
+// window in.
+void MappedFile::map_window() {
+  const std::size_t reserve = (size_ + kHugePage - 1) / kHugePage * kHugePage;
+  // The file's huge pages, a spare slot for the window's page while it is refilled, and room
+  // to align.
+  void* raw = ::mmap(nullptr, reserve + 2 * kHugePage, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) {
+    ::close(fd_);
+    fd_ = -1;
+    throw ReadError(path_ + ": cannot map (" + std::strerror(errno) + ")");
+  }
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const auto aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start) ::munmap(raw, aligned - start);
+  if (const auto tail = start + reserve + 2 * kHugePage - (aligned + reserve + kHugePage); tail > 0)
+    ::munmap(reinterpret_cast<void*>(aligned + reserve + kHugePage), tail);
+  auto* at = reinterpret_cast<void*>(aligned);
+  if (::mmap(at, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, 0) == MAP_FAILED) {
+    const int err = errno;
+    ::munmap(at, reserve + kHugePage);
+    ::close(fd_);
+    fd_ = -1;
+    throw ReadError(path_ + ": cannot map (" + std::strerror(err) + ")");
+  }
+  data_ = static_cast<const char*>(at);
+  reserved_ = reserve;
+  guard_ = shm::GuardedRange(data_, size_);
+  refill_at_ = 0;  // the first advance() copies the first window in
+}
+
+void MappedFile::slide(std::size_t offset) {
+  // The window moves on once the reader has passed its end (the line or value it was reading
+  // then came from the mapping: a page fault or two a window). Behind the reader, huge pages
+  // leave whole: releasing part of one splits it, and the rest of it then costs a TLB fill per
+  // 4 KiB page as it is parsed (on a VM with shadow paging, an ascii STL read 1.8x as slowly).
+  if (loaded_ < size_) load(offset);
+  release_before(offset / kHugePage * kHugePage);
+  refill_at_ = loaded_ < size_ ? loaded_ : static_cast<std::size_t>(-1);
+}
+
+// The 2 MiB page holding `offset` (from the end of the window, when that is further) copied in:
+// filled aside, then moved over the file's pages in one call, so the view reads the file at
+// every moment and a failure leaves the mapping as it was (the reader then reads through it).
+// The page is the previous window's when the reader has left that one (faulting and zeroing a
+// fresh one for every 2 MiB of text cost more than the copy). The last window ends with the
+// file's last 4 KiB page: small pages, not a huge page for a few bytes.
+void MappedFile::load(std::size_t offset) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t mapped = (size_ + page - 1) / page * page;
+  const std::size_t begin = std::max(loaded_, offset / kHugePage * kHugePage);
+  const std::size_t end = std::min(mapped, begin / kHugePage * kHugePage + kHugePage);
+  loaded_ = std::max(loaded_, end);
+  if (begin >= end) return;
+  const std::size_t n = end - begin;
+  void* fresh = n == kHugePage ? reuse_window(offset) : nullptr;
+  const bool reused = fresh != nullptr;
+  if (!reused) {
+    release_before(offset / kHugePage * kHugePage);  // the old page goes before a new one comes
+    fresh = map_huge_pages(n);
+    if (!fresh) return;
+  }
+  // The spare slot stays mapped (empty) once its page has moved on: a hole there could take
+  // another mapping of the process (other threads allocate) that the next move would replace.
+  auto discard = [&] {
+    if (reused)
+      ::madvise(fresh, n, MADV_DONTNEED);
+    else
+      unmap_huge_pages(fresh, n);
+  };
+  try {
+    pread_all(begin, std::min(end, size_) - begin, static_cast<char*>(fresh));
+  } catch (...) {
+    discard();
+    throw;
+  }
+  auto* at = const_cast<char*>(data_) + begin;
+  const int flags = MREMAP_MAYMOVE | MREMAP_FIXED | (reused ? kDontUnmap : 0);
+  if (::mremap(fresh, n, n, flags, at) == MAP_FAILED) {
+    discard();
+    return;
+  }
+  window_ = n == kHugePage ? begin : kNoWindow;
+}
+
+// The huge page of the window the reader has left (before the one holding `offset`), moved to
+// the spare slot after the reservation with the file mapped again in its place; nullptr when
+// there is none (or the kernel, before 5.7, cannot move it and leave its range mapped).
+void* MappedFile::reuse_window(std::size_t offset) {
+  if (window_ == kNoWindow || window_ + kHugePage > offset / kHugePage * kHugePage) return nullptr;
+  auto* old = const_cast<char*>(data_) + window_;
+  auto* spare = const_cast<char*>(data_) + reserved_;
+  const auto at = std::exchange(window_, kNoWindow);
+  // The old range stays mapped (empty) until the file is mapped over it: never a hole another
+  // thread's mapping could take.
+  constexpr int kMove = MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap;
+  if (::mremap(old, kHugePage, kHugePage, kMove, spare) == MAP_FAILED) return nullptr;
+  if (::mmap(old, kHugePage, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, static_cast<off_t>(at)) ==
+      MAP_FAILED) {
+    ::mremap(spare, kHugePage, kHugePage, kMove, old);  // put back: the view must read them
+    return nullptr;
+  }
+  return spare;
+}
+
 MappedFile::~MappedFile() {
   close_all();
 }
@@ -100,6 +221,9 @@ void MappedFile::close_all() noexcept {
   guard_ = shm::GuardedRange();  // before the mapping goes
   if (copy_) {
     unmap_huge_pages(copy_, size_);  // the copy and the file mappings release() put in it
+  } else if (reserved_) {
+    // The window, the mapping around it and the spare slot.
+    ::munmap(const_cast<char*>(data_), reserved_ + kHugePage);
   } else if (data_) {
     ::munmap(const_cast<char*>(data_), size_);
   }
@@ -107,15 +231,19 @@ void MappedFile::close_all() noexcept {
   fd_ = -1;
   copy_ = nullptr;
   data_ = nullptr;
+  reserved_ = 0;
 }
 
 void MappedFile::release_before(std::size_t offset) {
   if (progress_) progress_->reached(offset, path_);
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t end = std::min(offset, size_) / page * page;
+  // Access::window, at the end: the last window goes whole, its last page too.
+  const std::size_t end = reserved_ && offset >= size_ ? (size_ + page - 1) / page * page
+                                                       : std::min(offset, size_) / page * page;
   if (!data_ || end <= released_) return;
   drop(released_, end);
   released_ = end;
+  if (window_ != kNoWindow && window_ < end) window_ = kNoWindow;  // its page is gone
 }
 
 void MappedFile::release(std::size_t begin, std::size_t end) const {
@@ -128,7 +256,7 @@ void MappedFile::release(std::size_t begin, std::size_t end) const {
 
 void MappedFile::drop(std::size_t begin, std::size_t end) const {
   auto* at = const_cast<char*>(data_) + begin;
-  if (!copy_) {
+  if (!copy_ && !reserved_) {
     ::madvise(at, end - begin, MADV_DONTNEED);
     return;
   }
@@ -140,6 +268,11 @@ void MappedFile::drop(std::size_t begin, std::size_t end) const {
 }
 
 void MappedFile::read_at(std::size_t offset, std::size_t n, char* dst) const {
+  pread_all(offset, n, dst);
+  if (progress_) progress_->reached(offset + n, path_);
+}
+
+void MappedFile::pread_all(std::size_t offset, std::size_t n, char* dst) const {
   while (n > 0) {
     const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
@@ -152,7 +285,6 @@ void MappedFile::read_at(std::size_t offset, std::size_t n, char* dst) const {
     offset += static_cast<std::size_t>(got);
     n -= static_cast<std::size_t>(got);
   }
-  if (progress_) progress_->reached(offset, path_);
 }
 
 void MappedFile::populate(std::size_t begin, std::size_t end) const {
@@ -162,7 +294,7 @@ void MappedFile::populate(std::size_t begin, std::size_t end) const {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   begin = begin / page * page;
   end = std::min(end, size_);
-  if (!data_ || copy_ || begin >= end) return;
+  if (!data_ || copy_ || reserved_ || begin >= end) return;
   // EINVAL on an older kernel: the pages then fault in as they are read, which is only slower.
   ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_POPULATE_READ);
 }

@@ -30,8 +30,14 @@ enum class Access {
   map_lazily,  // mmap, pages mapped where the reader asks (populate) or as touched: readers
                // that stream their big binary runs with read_at
   read,        // the whole file read with pread on every core into a huge-page mapping: files
-               // parsed end to end (ascii MSH, inline VTU, the surface readers, ascii legacy
-               // VTK; binary legacy VTK streams its arrays with read_at)
+               // parsed end to end (ascii MSH, inline VTU; binary legacy VTK streams its
+               // arrays with read_at)
+  window,      // mmap without pages, and only the 2 MiB page the reader is in (advance) copied
+               // in with pread (a huge page), the pages behind it released: a text parsed end to
+               // end at the speed of `read` with a footprint of 2 MiB instead of the whole file
+               // (the surface readers, ascii legacy VTK: their arrays are often smaller than
+               // their text). The view still reads the whole file: bytes outside the window come
+               // from the mapping (an error's line count, a look ahead), only slower.
 };
 
 // A file already open for reading and the name messages call it. Readers read only this fd:
@@ -84,8 +90,16 @@ class MappedFile {
   // ReadError when the file is now shorter (it changed while being read).
   void read_at(std::size_t offset, std::size_t n, char* dst) const;
   // Maps the pages of [begin, end) now (MADV_POPULATE_READ; advice only on kernels before 5.14).
-  // Nothing to do when the file was read (Access::read).
+  // Nothing to do when the file was read (Access::read) or goes through a window.
   void populate(std::size_t begin, std::size_t end) const;
+  // Access::window: the reader has got to byte `offset` and reads on from there. Past the end
+  // of the copied window, the 2 MiB page holding `offset` is copied in and the pages before it
+  // released (a ReadError when the file is now shorter). One compare otherwise: a reader calls
+  // it per line or value. Nothing to do with the other kinds of Access.
+  void advance(std::size_t offset) {
+    if (offset >= refill_at_) [[unlikely]]
+      slide(offset);
+  }
 
  private:
   std::string path_;
@@ -95,8 +109,21 @@ class MappedFile {
   std::size_t size_ = 0;
   shm::GuardedRange guard_;  // SIGBUS guard over the mapping (or the copy)
   void* copy_ = nullptr;     // Access::read: the huge-page mapping holding the file
+  // Access::window: the reservation (the file's whole 2 MiB pages from data_, then a spare
+  // one), the end of the bytes copied in so far, and the offset at which advance() slides the
+  // window on (never, otherwise).
+  std::size_t reserved_ = 0;
+  std::size_t loaded_ = 0;
+  std::size_t refill_at_ = static_cast<std::size_t>(-1);
+  static constexpr std::size_t kNoWindow = static_cast<std::size_t>(-1);
+  std::size_t window_ = kNoWindow;  // where the window's huge page is (a whole one), if any
   void close_all() noexcept;
   void map(Access access);
+  void map_window();
+  void slide(std::size_t offset);
+  void load(std::size_t offset);
+  void* reuse_window(std::size_t offset);
+  void pread_all(std::size_t offset, std::size_t n, char* dst) const;
   // Lets go of the pages of [begin, end) (page-aligned offsets) without changing what they read.
   void drop(std::size_t begin, std::size_t end) const;
   std::size_t released_ = 0;

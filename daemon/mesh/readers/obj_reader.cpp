@@ -23,10 +23,23 @@ namespace meshdock::mesh {
 
 namespace {
 
-Mesh parse_obj(std::string_view file_data, const std::string& path, ReadProgress* progress) {
-  Cursor c(file_data, path, progress);
-  // Scratch memory: huge pages, so growing costs copies but hardly any page faults.
-  ScratchVector<double> points, vt, vn;
+// The values of `v` as point_data (n, w) when there is one row per vertex, else a note.
+void attach(Mesh& m, const char* name, Chunks<double>& v, std::size_t w) {
+  if (v.empty()) return;
+  const auto n = m.num_points();
+  if (v.size() / w == static_cast<std::size_t>(n)) {
+    m.point_data[name] = array_from(v, {n, static_cast<std::int64_t>(w)});
+  } else {
+    m.notes.push_back(std::string("obj: ") + name + " has " + std::to_string(v.size() / w) +
+                      " entries for " + std::to_string(n) + " vertices; not read");
+  }
+}
+
+Mesh parse_obj(std::string_view file_data, MappedFile& file) {
+  Cursor c(file_data, file.path(), file.progress());
+  // The counts come only with the end of the file: values are collected in chunks (the file
+  // passing through a 2 MiB window meanwhile), then copied into their arrays.
+  Chunks<double> points, vt, vn;
   std::size_t vt_width = 0, vn_width = 0;
   FaceBlocks faces(/*consecutive=*/true);
   std::int64_t group = -1;
@@ -38,12 +51,15 @@ Mesh parse_obj(std::string_view file_data, const std::string& path, ReadProgress
   std::map<std::string, std::size_t, std::less<>> skipped;  // keyword -> count
   bool dropped_w = false;
   while (!c.at_end()) {
+    file.advance(c.offset());
     auto line = Cursor::trim(c.rest_of_line());
     if (line.empty() || line.front() == '#') continue;
-    Cursor l(line, c.file());
+    // No file name: every failure of `l` is caught and reported through `c` (which has the
+    // line number), and a copy of the path for each of a million lines was a malloc and a free.
+    Cursor l(line, std::string());
     const auto key = l.token();
     auto fail = [&](const std::string& what) { c.fail(what); };  // line numbers from c
-    auto numbers = [&](ScratchVector<double>& out, std::size_t& width) {
+    auto numbers = [&](Chunks<double>& out, std::size_t& width) {
       std::size_t n = 0;
       while (true) {
         l.skip_blanks();
@@ -131,9 +147,10 @@ Mesh parse_obj(std::string_view file_data, const std::string& path, ReadProgress
       ++it->second;
     }
   }
+  file.release_before(file_data.size());  // the arrays take its place
   Mesh m;
   const auto n = static_cast<std::int64_t>(points.size() / 3);
-  m.points = Array::from_vector(points, {n, 3});
+  m.points = array_from(points, {n, 3});
   faces.finish(m, n, c, "obj:group_ids");
   if (!segment_groups.empty()) {
     for (auto v : segments) {
@@ -172,17 +189,8 @@ Mesh parse_obj(std::string_view file_data, const std::string& path, ReadProgress
                       "' statements not read (not supported)");
   }
   if (dropped_w) m.notes.push_back("obj: vertex weights (4th coordinate) were not kept");
-  auto attach = [&](const char* name, const ScratchVector<double>& v, std::size_t w) {
-    if (v.empty()) return;
-    if (v.size() / w == static_cast<std::size_t>(n)) {
-      m.point_data[name] = Array::from_vector(v, {n, static_cast<std::int64_t>(w)});
-    } else {
-      m.notes.push_back(std::string("obj: ") + name + " has " + std::to_string(v.size() / w) +
-                        " entries for " + std::to_string(n) + " vertices; not read");
-    }
-  };
-  attach("obj:vt", vt, vt_width);
-  attach("obj:vn", vn, vn_width);
+  attach(m, "obj:vt", vt, vt_width);
+  attach(m, "obj:vn", vn, vn_width);
   return m;
 }
 
@@ -190,8 +198,8 @@ Mesh parse_obj(std::string_view file_data, const std::string& path, ReadProgress
 
 Mesh read_obj(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_obj(data, in.path, in.progress); },
-      Access::read);
+      in, [&](std::string_view data, MappedFile& file) { return parse_obj(data, file); },
+      Access::window);
 }
 
 }  // namespace meshdock::mesh

@@ -190,8 +190,9 @@ Header parse_keyword(Cursor& c) {
   return h;
 }
 
-Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress* progress) {
-  Cursor c(file_data, path, progress);
+Mesh parse_off(std::string_view file_data, MappedFile& file) {
+  const std::string& path = file.path();
+  Cursor c(file_data, path, file.progress());
   const Header h = parse_keyword(c);
   skip_ws_comments(c);
   if (c.at_end()) c.fail("no vertex/face counts");
@@ -215,6 +216,7 @@ Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress
   bool colours_int = true;
   Extras x;
   for (std::int64_t i = 0; i < nv; ++i) {
+    file.advance(c.offset());
     skip_ws_comments(c);
     const auto line_start = c.offset();
     c.seek(line_start);  // errors name this line
@@ -255,14 +257,14 @@ Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress
                  x.v.begin() + static_cast<std::ptrdiff_t>(w + 2));
   }
   FaceBlocks faces(/*consecutive=*/false);
-  ScratchVector<std::uint32_t> face_block;  // per face: its block, for the face colours
-  face_block.reserve(static_cast<std::size_t>(nf));
+  faces.expect(nf, c.remaining());
   std::vector<std::int64_t> nodes;
   ScratchVector<double> face_colours;
   std::size_t face_width = 0;  // colour values of face 0
   bool face_int = true, face_mixed = false;
   std::size_t first_mixed = 0;  // byte offset of the first face whose count differs
   for (std::int64_t f = 0; f < nf; ++f) {
+    file.advance(c.offset());
     skip_ws_comments(c);
     c.seek(c.offset());
     const auto n = line_number<std::int64_t>(
@@ -276,7 +278,7 @@ Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress
       }
       nodes[k] = glued_number<std::int64_t>(c, "face vertex index");
     }
-    face_block.push_back(faces.add(nodes.data(), nodes.size(), 0, c));
+    faces.add(nodes.data(), nodes.size(), 0, c);
     const auto at = c.offset();
     read_extras(c, x, "face");
     if (x.n == 2 || x.n > 4) {
@@ -301,6 +303,7 @@ Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress
       face_int = face_int && x.ints(x.n);
     }
   }
+  file.release_before(file_data.size());  // what follows the faces is only looked at
   faces.finish(m, nv, c);
   const auto nvw = static_cast<std::int64_t>(colour_width);
   if (colour_width) {
@@ -315,13 +318,13 @@ Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress
   } else if (face_width == 1) {
     ScratchVector<std::int64_t> idx(face_colours.begin(), face_colours.end());
     m.cell_data["color_index"] =
-        split_rows(idx, sizeof(std::int64_t), kInt64, {}, face_block, faces.num_blocks());
+        split_rows(idx, sizeof(std::int64_t), kInt64, {}, faces.block_of(), faces.num_blocks());
   } else if (face_width) {
     const auto w = static_cast<std::int64_t>(face_width);
     const Array all = colour_array(face_colours, nf, w, face_int);
-    m.cell_data["colors"] =
-        split_rows(std::string_view(static_cast<const char*>(all.data()), all.nbytes()),
-                   all.itemsize() * face_width, all.dtype(), {w}, face_block, faces.num_blocks());
+    m.cell_data["colors"] = split_rows(
+        std::string_view(static_cast<const char*>(all.data()), all.nbytes()),
+        all.itemsize() * face_width, all.dtype(), {w}, faces.block_of(), faces.num_blocks());
   }
   skip_ws_comments(c);
   if (!c.at_end()) {
@@ -336,8 +339,8 @@ Mesh parse_off(std::string_view file_data, const std::string& path, ReadProgress
 
 Mesh read_off(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_off(data, in.path, in.progress); },
-      Access::read);
+      in, [&](std::string_view data, MappedFile& file) { return parse_off(data, file); },
+      Access::window);
 }
 
 }  // namespace meshdock::mesh

@@ -76,14 +76,19 @@ struct Element {
 
 class PlyReader {
  public:
-  PlyReader(std::string_view data, const std::string& path, ReadProgress* progress = nullptr)
-      : c_(data, path, progress) {}
+  // `file` is what `data` views, read through a window (Access::window): the reader moves it on
+  // row by row.
+  PlyReader(std::string_view data, MappedFile& file)
+      : c_(data, file.path(), file.progress()), file_(file) {}
 
   Mesh read() {
     if (c_.nonempty_line() != "ply") c_.fail("the first line is not 'ply'");
     read_header();
     for (const auto& e : elements_) read_element(e);
     if (!have_vertices_) c_.fail("no 'vertex' element");
+    // The faces' arrays are checked and made next; what follows the last element is only
+    // looked at (read through the mapping).
+    file_.release_before(c_.data().size());
     faces_.finish(mesh_, mesh_.num_points(), c_);
     keep_face_properties();
     if (strip_triangles_) {
@@ -224,6 +229,7 @@ class PlyReader {
   // face: a face row that held no or several index lists, or strips sharing the blocks, leave
   // them unkept, noted).
   void keep_face_properties() {
+    ScratchVector<std::uint32_t> block_of;  // made for the first property kept
     for (auto& [name, fp] : face_props_) {
       const std::size_t item = dtype_of_scalar(fp.type).bits / 8;
       std::string why;
@@ -231,15 +237,16 @@ class PlyReader {
         why = "declared with different types";
       else if (strip_triangles_)
         why = "the triangle block also holds triangles from strips, which have no such value";
-      else if (!face_rows_ok_ || face_rows_ != face_block_.size() ||
-               fp.bytes.size() != face_rows_ * item)
+      else if (!face_rows_ok_ || face_rows_ != row_faces_ || fp.bytes.size() != face_rows_ * item)
         why = "face rows do not hold exactly one vertex index list each";
       if (!why.empty()) {
         mesh_.notes.push_back("ply: face property '" + name + "' not kept: " + why);
         continue;
       }
-      mesh_.cell_data[name] = split_rows(fp.bytes, item, dtype_of_scalar(fp.type), {}, face_block_,
-                                         faces_.num_blocks());
+      // Every face came from a face row (no strips): the blocks FaceBlocks gave them.
+      if (block_of.empty()) block_of = faces_.block_of();
+      mesh_.cell_data[name] =
+          split_rows(fp.bytes, item, dtype_of_scalar(fp.type), {}, block_of, faces_.num_blocks());
     }
   }
 
@@ -289,7 +296,11 @@ class PlyReader {
       mesh_.points = Array::of<double>({e.count, 3});
       have_vertices_ = true;
     }
-    std::map<std::string, std::vector<double>> extra;
+    // The vertex element's other scalar properties, written in place (no vector grown and
+    // copied per property).
+    std::map<std::string, Array> extra;
+    std::vector<Slot> extra_at(e.props.size());
+    if (vertex) extra = extra_arrays(e, xyz, extra_at);
     bool noted_element = false;
     std::vector<std::int64_t> nodes;
     // The face element's scalar properties, by position (nullptr for the others).
@@ -302,10 +313,14 @@ class PlyReader {
       if (it->second.type != p.type) it->second.mixed_types = true;
       kept[k] = &it->second;
     }
-    if (face) face_rows_ += static_cast<std::size_t>(e.count);
+    if (face) {
+      face_rows_ += static_cast<std::size_t>(e.count);
+      faces_.expect(e.count, c_.remaining());
+    }
     if (e.props.empty()) return;  // rows of nothing: no bytes, whatever the count
     for (std::int64_t r = 0; r < e.count; ++r) {
-      const auto faces_before = face_block_.size();
+      file_.advance(c_.offset());
+      const auto faces_before = row_faces_;
       for (std::size_t k = 0; k < e.props.size(); ++k) {
         const auto& p = e.props[k];
         if (p.list) {
@@ -324,9 +339,10 @@ class PlyReader {
           }
           nodes.clear();
           for (std::int64_t i = 0; i < n; ++i) nodes.push_back(index(value(p.type)));
-          if (face)
-            face_block_.push_back(faces_.add(nodes.data(), nodes.size(), 0, c_));
-          else
+          if (face) {
+            faces_.add(nodes.data(), nodes.size(), 0, c_);
+            ++row_faces_;
+          } else
             add_strips(nodes);
           continue;
         }
@@ -338,7 +354,8 @@ class PlyReader {
                                                            : 2;
           mesh_.points.as<double>()[3 * r + axis] = v;
         } else if (vertex) {
-          extra[p.name].push_back(v);
+          const Slot& at = extra_at[k];
+          at.dst[at.stride * static_cast<std::size_t>(r) + at.j] = v;
         } else if (face) {
           store(kept[k]->bytes, p.type, v, p.name);
         } else if (strips) {
@@ -352,12 +369,42 @@ class PlyReader {
           noted_element = true;
         }
       }
-      if (face && face_block_.size() != faces_before + 1) face_rows_ok_ = false;
+      if (face && row_faces_ != faces_before + 1) face_rows_ok_ = false;
     }
-    for (auto& [name, v] : extra) mesh_.point_data[name] = Array::from_vector(v);
+    for (auto& [name, a] : extra) mesh_.point_data[name] = std::move(a);
+  }
+
+  // Where a vertex property's value of row r goes: dst[stride * r + j].
+  struct Slot {
+    double* dst = nullptr;
+    std::size_t stride = 0, j = 0;
+  };
+  // The vertex element's scalar properties other than x, y, z: an array per name (float64,
+  // count * m values for a name declared m times, interleaved row by row as they come; none
+  // for no rows), and where each property's values go.
+  std::map<std::string, Array> extra_arrays(const Element& e, const int xyz[3],
+                                            std::vector<Slot>& at) {
+    std::map<std::string, Array> out;
+    if (e.count == 0) return out;
+    auto is_extra = [&](std::size_t k) {
+      const auto i = static_cast<int>(k);
+      return !e.props[k].list && i != xyz[0] && i != xyz[1] && i != xyz[2];
+    };
+    std::map<std::string, std::size_t> declared;
+    for (std::size_t k = 0; k < e.props.size(); ++k)
+      if (is_extra(k)) at[k].j = declared[e.props[k].name]++;
+    for (const auto& [name, m] : declared)
+      out[name] = Array::of<double>({e.count * static_cast<std::int64_t>(m)});
+    for (std::size_t k = 0; k < e.props.size(); ++k) {
+      if (!is_extra(k)) continue;
+      at[k].dst = out[e.props[k].name].as<double>();
+      at[k].stride = declared[e.props[k].name];
+    }
+    return out;
   }
 
   Cursor c_;
+  MappedFile& file_;
   bool ascii_ = false, swap_ = false, have_format_ = false, have_vertices_ = false;
   std::vector<Element> elements_;
   struct FaceProperty {
@@ -367,7 +414,7 @@ class PlyReader {
   };
   FaceBlocks faces_{/*consecutive=*/false};
   std::map<std::string, FaceProperty> face_props_;
-  ScratchVector<std::uint32_t> face_block_;  // per face from a face row: its block
+  std::size_t row_faces_ = 0;  // faces added from face rows (not strips)
   std::size_t face_rows_ = 0;
   bool face_rows_ok_ = true;  // every face row held exactly one vertex index list
   std::int64_t strip_triangles_ = 0;
@@ -378,8 +425,8 @@ class PlyReader {
 
 Mesh read_ply(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return PlyReader(data, in.path, in.progress).read(); },
-      Access::read);
+      in, [&](std::string_view data, MappedFile& file) { return PlyReader(data, file).read(); },
+      Access::window);
 }
 
 }  // namespace meshdock::mesh

@@ -7,58 +7,145 @@
 // (the facets of that body), with a note naming the merged bodies. Text after the last
 // "endsolid" that is not another solid, and a missing final "endsolid", are notes.
 #include <algorithm>
+#include <array>
 #include <cstring>
-#include <span>
+#include <limits>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
-#include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
 
 namespace {
 
-struct PointKey {
-  double x, y, z;
-  bool operator==(const PointKey& o) const { return x == o.x && y == o.y && z == o.z; }
-};
-struct PointHash {
-  std::size_t operator()(const PointKey& k) const {
-    auto bits = [](double d) {
-      std::uint64_t u;
-      if (d == 0) d = 0;  // -0.0 and 0.0 are one point
-      std::memcpy(&u, &d, 8);
-      return u;
-    };
-    return bits(k.x) * 0x9E3779B97F4A7C15ull ^ (bits(k.y) + 0x632BE59BD9B4E019ull) * 31 ^
-           bits(k.z) * 0xC2B2AE3D27D4EB4Full;
+// First-appearance numbering of the facets' corners (an STL file shares none): each distinct
+// point is kept once, in order, and an open-addressing table (linear probing, at most half
+// full) holds their numbers + 1. Points are equal when all three coordinates are (==, as
+// before: 0.0 and -0.0 are one point, a NaN equals nothing). `Real` is the file's type, float
+// for a binary file (the table then compares 12 bytes, and the points are widened once at the
+// end), double for text. A std::unordered_map of the 1.5M corners of 500k facets took 3x the
+// points' bytes, a node each.
+template <typename Real, typename Slot>
+class PointIndex {
+ public:
+  using Point = std::array<Real, 3>;
+
+  // Room for `max_points` (reserved, touched as they come).
+  explicit PointIndex(std::size_t max_points)
+      : points_(HugeArray<Point>::reserve(max_points)), slots_(kFirstSlots) {}
+
+  // The number of `p`: an earlier point's equal to it, else the next.
+  std::int64_t number(const Point& p) {
+    // A NaN equals nothing: such a point is always new, and kept out of the table, where
+    // every one of them would hash alike and make the probes quadratic.
+    if (p[0] != p[0] || p[1] != p[1] || p[2] != p[2]) [[unlikely]]
+      return append(p);
+    if (2 * (n_ + 1) > slots_.size()) [[unlikely]]
+      grow();
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+      const Slot s = slots_[i];
+      if (s == 0) {
+        slots_[i] = static_cast<Slot>(n_ + 1);
+        return append(p);
+      }
+      const Point& q = points_[s - 1];
+      if (q[0] == p[0] && q[1] == p[1] && q[2] == p[2]) return static_cast<std::int64_t>(s - 1);
+    }
   }
+
+  // The points as float64 rows. The table goes first, then the points' huge pages one by one
+  // as they are copied, last first: the array's tail (faulted in when it is made) takes the
+  // last page's points with no new memory, and each page after that comes as one goes.
+  Array take_points() {
+    slots_.reset();
+    Array out = Array::of<double>({static_cast<std::int64_t>(n_), 3});
+    auto* dst = out.as<double>();
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    // Page k holds the points from first(k) on (one may straddle its start: it is taken with
+    // page k, while page k - 1 is still there).
+    auto first = [](std::size_t k) { return k * kHuge / sizeof(Point); };
+    for (std::size_t k = n_ * sizeof(Point) / kHuge + 1; k-- > 0;) {
+      for (std::size_t j = first(k); j < std::min(n_, first(k + 1)); ++j)
+        for (int c = 0; c < 3; ++c) dst[3 * j + c] = points_[j][c];
+      points_.release_from(first(k));
+    }
+    points_.reset();
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kFirstSlots = 1024;
+
+  static std::uint64_t hash(const Point& p) {
+    std::uint64_t h = 0;
+    for (int k = 0; k < 3; ++k) {
+      Real v = p[k];
+      if (v == 0) v = 0;  // -0.0 and 0.0 are one point
+      std::conditional_t<sizeof(Real) == 4, std::uint32_t, std::uint64_t> bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      h = (h ^ bits) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+    }
+    return h ^ (h >> 32);
+  }
+
+  std::int64_t append(const Point& p) {
+    if (n_ == points_.size()) [[unlikely]]
+      more_room();
+    points_[n_] = p;
+    return static_cast<std::int64_t>(n_++);
+  }
+
+  // Twice the slots, every point placed again (no compares: they are all distinct).
+  void grow() {
+    HugeArray<Slot> bigger(2 * slots_.size());
+    const std::size_t mask = bigger.size() - 1;
+    for (std::size_t n = 0; n < n_; ++n) {
+      const Point& p = points_[n];
+      if (p[0] != p[0] || p[1] != p[1] || p[2] != p[2]) continue;  // not in the table
+      std::size_t i = hash(p) & mask;
+      while (bigger[i] != 0) i = (i + 1) & mask;
+      bigger[i] = static_cast<Slot>(n + 1);
+    }
+    slots_ = std::move(bigger);
+  }
+
+  // Only should max_points have been too few.
+  void more_room() {
+    auto bigger = HugeArray<Point>::reserve(2 * points_.size() + 1);
+    if (n_) std::memcpy(bigger.data(), points_.data(), n_ * sizeof(Point));
+    points_ = std::move(bigger);
+  }
+
+  HugeArray<Point> points_;
+  std::size_t n_ = 0;
+  HugeArray<Slot> slots_;
 };
 
-Mesh build(std::span<const double> corners, std::span<const double> normals) {
-  const std::size_t tris = corners.size() / 9;
-  std::unordered_map<PointKey, std::int64_t, PointHash> index;
-  index.reserve(corners.size() / 3);
-  std::vector<double> points;
-  std::vector<std::int64_t> conn(3 * tris);
-  for (std::size_t i = 0; i < 3 * tris; ++i) {
-    PointKey k{corners[3 * i], corners[3 * i + 1], corners[3 * i + 2]};
-    auto [it, fresh] = index.emplace(k, static_cast<std::int64_t>(points.size() / 3));
-    if (fresh) points.insert(points.end(), {k.x, k.y, k.z});
-    conn[i] = it->second;
+// f(index) with a PointIndex<Real, Slot> for up to `max_points` points: 4-byte slots (half the
+// table) unless the numbers could outgrow them.
+template <typename Real, typename F>
+auto with_point_index(std::size_t max_points, F&& f) {
+  if (max_points < std::numeric_limits<std::uint32_t>::max()) {
+    PointIndex<Real, std::uint32_t> index(max_points);
+    return f(index);
   }
+  PointIndex<Real, std::uint64_t> index(max_points);
+  return f(index);
+}
+
+// The mesh of `tris` facets: the points, then the triangles and their normals as cell_data.
+Mesh build(Array points, Array conn, Array normals, std::int64_t tris) {
   Mesh m;
-  m.points = Array::from_vector(points, {static_cast<std::int64_t>(points.size() / 3), 3});
+  m.points = std::move(points);
   if (tris) {
-    m.cells.push_back(CellBlock::fixed(
-        "triangle", Array::from_vector(conn, {static_cast<std::int64_t>(tris), 3})));
-    auto n = Array::of<double>({static_cast<std::int64_t>(tris), 3});
-    std::copy(normals.begin(), normals.end(), n.as<double>());
-    m.cell_data["facet_normals"].push_back(std::move(n));
+    m.cells.push_back(CellBlock::fixed("triangle", std::move(conn)));
+    m.cell_data["facet_normals"].push_back(std::move(normals));
   }
   return m;
 }
@@ -103,27 +190,43 @@ void add_bodies(Mesh& m, const Bodies& bodies, std::size_t num_facets) {
 
 namespace {
 
-Mesh parse_stl(std::string_view file_data, const std::string& path, ReadProgress* progress) {
-  Cursor c(file_data, path, progress);
+// A binary file of `count` facets (50 bytes each after the 84-byte header): read with pread a
+// few thousand facets at a time (its pages never mapped), the normals and the corners' numbers
+// written straight into their arrays.
+Mesh read_binary(const MappedFile& file, std::uint32_t count) {
+  const auto tris = static_cast<std::int64_t>(count);
+  Array normals = Array::of<double>({tris, 3});
+  Array conn = Array::of<std::int64_t>({tris, 3});
+  auto* nrm = normals.as<double>();
+  auto* ids = conn.as<std::int64_t>();
+  return with_point_index<float>(3ull * count, [&](auto& index) {
+    constexpr std::size_t kFacets = 5120;  // 250 KiB a read
+    HugeArray<char> buffer(50 * kFacets);
+    for (std::size_t t0 = 0; t0 < count; t0 += kFacets) {
+      const std::size_t n = std::min<std::size_t>(kFacets, count - t0);
+      file.read_at(84 + 50 * t0, 50 * n, buffer.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t t = t0 + i;
+        float f[12];
+        std::memcpy(f, buffer.data() + 50 * i, 48);
+        for (int k = 0; k < 3; ++k) nrm[3 * t + k] = f[k];
+        for (int v = 0; v < 3; ++v)
+          ids[3 * t + v] = index.number({f[3 + 3 * v], f[4 + 3 * v], f[5 + 3 * v]});
+      }
+    }
+    buffer.reset();
+    return build(index.take_points(), std::move(conn), std::move(normals), tris);
+  });
+}
+
+Mesh parse_stl(std::string_view file_data, MappedFile& file) {
+  const std::string& path = file.path();
+  Cursor c(file_data, path, file.progress());
   const auto data = file_data;
-  ScratchVector<double> corners, normals;
   if (data.size() >= 84) {
     std::uint32_t count;
     std::memcpy(&count, data.data() + 80, 4);
-    if (84 + 50ull * count == data.size()) {
-      corners.resize(9ull * count);
-      normals.resize(3ull * count);
-      const char* p = data.data() + 84;
-      for (std::uint32_t t = 0; t < count; ++t, p += 50) {
-        if (progress && t % 16384 == 0) progress->reached(84 + 50ull * t, path);  // ~800 KB
-        float f[12];
-        std::memcpy(f, p, 48);
-        for (int k = 0; k < 3; ++k) normals[3 * t + k] = f[k];
-        for (int k = 0; k < 9; ++k) corners[9ull * t + k] = f[3 + k];
-      }
-      if (progress) progress->reached(data.size(), path);
-      return build(corners, normals);
-    }
+    if (84 + 50ull * count == data.size()) return read_binary(file, count);
   }
   const auto first = c.token();
   if (first != "solid")
@@ -134,67 +237,75 @@ Mesh parse_stl(std::string_view file_data, const std::string& path, ReadProgress
     std::size_t first_facet;
   };
   std::vector<Body> bodies;
+  Chunks<double> normals;        // 3 per facet
+  Chunks<std::int64_t> corners;  // 3 point numbers per facet
   auto start_body = [&] {
     auto name = std::string(Cursor::trim(c.rest_of_line()));
     if (name.empty()) name = "solid" + std::to_string(bodies.size());
     bodies.push_back({std::move(name), normals.size() / 3});
   };
   start_body();
-  // No growing (reallocation and its page faults were 3/4 of the read): a facet takes at least
-  // 85 bytes of text ("facet normal 0 0 0 outer loop", three "vertex 0 0 0", "endloop
-  // endfacet", single spaces), so this bounds the count (were it exceeded, push_back still
-  // grows). Pages of the reserve that no facet reaches are never touched: no memory.
+  // A facet takes at least 85 bytes of text ("facet normal 0 0 0 outer loop", three "vertex 0 0
+  // 0", "endloop endfacet", single spaces): this bounds the points (reserved, not touched).
   const std::size_t max_facets = data.size() / 85 + 1;
-  corners.reserve(9 * max_facets);
-  normals.reserve(3 * max_facets);
-  bool ended = false;
-  std::string trailing;
-  while (true) {
-    const auto word = c.token();
-    if (word.empty()) break;
-    if (word == "endsolid") {
-      c.next_line();  // its (optional) name
-      const auto next = c.token();
-      if (next.empty()) {
-        ended = true;
-        break;
+  return with_point_index<double>(3 * max_facets, [&](auto& index) {
+    bool ended = false;
+    std::string trailing;
+    while (true) {
+      file.advance(c.offset());
+      const auto word = c.token();
+      if (word.empty()) break;
+      if (word == "endsolid") {
+        c.next_line();  // its (optional) name
+        const auto next = c.token();
+        if (next.empty()) {
+          ended = true;
+          break;
+        }
+        if (next != "solid") {
+          // The facets are all read: say what follows rather than refuse the file (some
+          // exporters pad with NULs or append their own text).
+          trailing = "stl: " + path + ":" + std::to_string(c.line()) +
+                     ": text after the last 'endsolid' not read ('" +
+                     std::string(next.substr(0, 40)) + "')";
+          ended = true;
+          break;
+        }
+        start_body();
+        continue;
       }
-      if (next != "solid") {
-        // The facets are all read: say what follows rather than refuse the file (some
-        // exporters pad with NULs or append their own text).
-        trailing = "stl: " + path + ":" + std::to_string(c.line()) +
-                   ": text after the last 'endsolid' not read ('" +
-                   std::string(next.substr(0, 40)) + "')";
-        ended = true;
-        break;
+      if (word != "facet")
+        c.fail("expected 'facet' or 'endsolid', found '" + std::string(word) + "'");
+      if (c.token() != "normal") c.fail("expected 'normal' after 'facet'");
+      for (int k = 0; k < 3; ++k) normals.push_back(c.number<double>("normal component"));
+      if (c.token() != "outer" || c.token() != "loop") c.fail("expected 'outer loop'");
+      for (int v = 0; v < 3; ++v) {
+        if (c.token() != "vertex") c.fail("expected 'vertex' (only triangles are valid STL)");
+        std::array<double, 3> p;
+        for (auto& x : p) x = c.number<double>("vertex coordinate");
+        corners.push_back(index.number(p));
       }
-      start_body();
-      continue;
+      if (c.token() != "endloop") c.fail("expected 'endloop'");
+      if (c.token() != "endfacet") c.fail("expected 'endfacet'");
     }
-    if (word != "facet")
-      c.fail("expected 'facet' or 'endsolid', found '" + std::string(word) + "'");
-    if (c.token() != "normal") c.fail("expected 'normal' after 'facet'");
-    for (int k = 0; k < 3; ++k) normals.push_back(c.number<double>("normal component"));
-    if (c.token() != "outer" || c.token() != "loop") c.fail("expected 'outer loop'");
-    for (int v = 0; v < 3; ++v) {
-      if (c.token() != "vertex") c.fail("expected 'vertex' (only triangles are valid STL)");
-      for (int k = 0; k < 3; ++k) corners.push_back(c.number<double>("vertex coordinate"));
-    }
-    if (c.token() != "endloop") c.fail("expected 'endloop'");
-    if (c.token() != "endfacet") c.fail("expected 'endfacet'");
-  }
-  Mesh m = build(corners, normals);
-  if (!ended) m.notes.push_back("stl: no 'endsolid' at the end of the file (truncated?)");
-  if (!trailing.empty()) m.notes.push_back(trailing);
-  if (bodies.size() > 1) add_bodies(m, bodies, normals.size() / 3);
-  return m;
+    file.release_before(data.size());  // the arrays take its place
+    const auto tris = static_cast<std::int64_t>(normals.size() / 3);
+    Array points = index.take_points();
+    Array conn = array_from(corners, {tris, 3});
+    Mesh m = build(std::move(points), std::move(conn), array_from(normals, {tris, 3}), tris);
+    if (!ended) m.notes.push_back("stl: no 'endsolid' at the end of the file (truncated?)");
+    if (!trailing.empty()) m.notes.push_back(trailing);
+    if (bodies.size() > 1) add_bodies(m, bodies, static_cast<std::size_t>(tris));
+    return m;
+  });
 }
 
 }  // namespace
 
 Mesh read_stl(const InFile& in) {
   return parse_mapped(
-      in, [&](std::string_view data) { return parse_stl(data, in.path, in.progress); }, Access::read);
+      in, [&](std::string_view data, MappedFile& file) { return parse_stl(data, file); },
+      Access::window);
 }
 
 }  // namespace meshdock::mesh

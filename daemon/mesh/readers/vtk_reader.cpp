@@ -17,8 +17,9 @@
 // Memory: a BINARY file is mapped without its pages and every array is read with pread
 // straight into its destination, then swapped in place a chunk at a time (through a 256 KiB
 // buffer when it is widened: float -> double, int32 -> int64), so the file never adds to the
-// read's peak. An ASCII file is read whole (parsing it through a mapping costs more) and what
-// has been parsed is released every 65,536 values. Offsets are kept only when the cells
+// read's peak. An ASCII file passes through a 2 MiB window (Access::window: copied in ahead
+// of the parse with pread, released behind it; parsing text through a mapping costs more), so
+// it adds 2 MiB to the peak, not its size. Offsets are kept only when the cells
 // differ in size, cell types only when they differ in type: a one-kind mesh (what meshio and
 // VTK write for a tet mesh) holds nothing but its arrays, its connectivity becoming the block
 // as read.
@@ -226,8 +227,8 @@ struct CellTypes {
 class VtkReader {
  public:
   // `file`, when given, is the lazily mapped file `data` views: binary arrays are then read
-  // from it with pread rather than through the mapping. `text`, when given, is the file read
-  // whole that `data` views: what has been parsed is released from it as the parse goes.
+  // from it with pread rather than through the mapping. `text`, when given, is the file
+  // `data` views through a window (Access::window), moved on as the parse goes.
   VtkReader(std::string_view data, const std::string& path, const MappedFile* file = nullptr,
             MappedFile* text = nullptr)
       : c_(data, path,
@@ -261,9 +262,12 @@ class VtkReader {
     std::int64_t target_n = 0;
     std::vector<std::pair<std::string, Array>> cell_arrays;
     while (true) {
-      if (text_) text_->release_before(c_.offset());
+      follow();
       const auto key = c_.token();
-      if (key.empty()) break;
+      if (key.empty()) {
+        if (text_) text_->release_before(c_.data().size());  // the arrays are all made
+        break;
+      }
       if (key == "DATASET") {
         dataset_ = std::string(c_.token());
         if (dataset_ != "UNSTRUCTURED_GRID" && dataset_ != "POLYDATA" &&
@@ -717,10 +721,12 @@ class VtkReader {
     if (!binary_) {
       for (std::size_t i = 0; i < count;) {
         const std::size_t k = std::min(kInts, count - i);
-        for (std::size_t j = 0; j < k; ++j) v[j] = c_.number<std::int64_t>("integer");
+        for (std::size_t j = 0; j < k; ++j) {
+          v[j] = c_.number<std::int64_t>("integer");
+          follow();
+        }
         f(static_cast<const std::int64_t*>(v), k);
         i += k;
-        drop_parsed(i);
       }
       return;
     }
@@ -742,7 +748,7 @@ class VtkReader {
     if (!binary_) {
       for (std::size_t i = 0; i < count; ++i) {
         dst[i] = c_.number<std::int64_t>("integer");
-        drop_parsed(i);
+        follow();
       }
     } else if (type.bits == 64) {
       swapped(reinterpret_cast<std::uint8_t*>(dst), count, 8, what);
@@ -769,7 +775,7 @@ class VtkReader {
     if (!binary_) {
       for (std::size_t i = 0; i < count; ++i) {
         dst[i] = c_.number<double>("number");
-        drop_parsed(i);
+        follow();
       }
       return;
     }
@@ -802,15 +808,17 @@ class VtkReader {
       if (!(v >= 0.0 && v <= 1.0))
         c_.fail(what + ": colour component " + std::to_string(v) + " is outside [0, 1]");
       dst[i] = static_cast<std::uint8_t>(std::lround(v * 255.0));
+      follow();
     }
     return a;
   }
 
-  // Text read whole: every 65,536 values, the pages parsed so far leave the process (they
-  // are mapped from the file again should an error's line number need them), so an ascii
-  // read's peak is its arrays rather than its arrays and the file.
-  void drop_parsed(std::size_t i) {
-    if (text_ && (i & 0xFFFF) == 0) text_->release_before(c_.offset());
+  // Text through a window: after each value, the window moves on when the parse nears its end
+  // (one compare otherwise), the pages parsed so far leaving the process (mapped from the file
+  // again should an error's line number need them), so an ascii read's peak is its arrays and
+  // 2 MiB rather than its arrays and the file.
+  void follow() {
+    if (text_) text_->advance(c_.offset());
   }
 
   // `n` values of `type` into a flat Array (binary: big-endian raw bytes; ascii: text numbers).
@@ -835,7 +843,7 @@ class VtkReader {
         const auto v = c_.number<std::int64_t>("integer");
         std::memcpy(dst + i * item, &v, item);  // little-endian: low bytes first
       }
-      drop_parsed(static_cast<std::size_t>(i));
+      follow();
     }
     return a;
   }
@@ -865,7 +873,7 @@ class VtkReader {
 
   Cursor c_;
   const MappedFile* file_;         // lazily mapped: binary runs are read with pread
-  MappedFile* text_;               // read whole (ascii): released behind the parse
+  MappedFile* text_;               // ascii, through a window moved on behind the parse
   std::unique_ptr<char[]> chunk_;  // raw_chunks' buffer (kChunk bytes), made on first use
   bool binary_ = false, version5_ = false;
   std::string dataset_;
@@ -888,14 +896,14 @@ bool binary_header(std::string_view head) {
 
 Mesh read_vtk(const InFile& in) {
   // A binary file is mapped without its pages and its arrays read with pread (read_at): its
-  // bytes never count against the read's peak. Text is parsed end to end: read whole.
+  // bytes never count against the read's peak. Text is parsed end to end, through a window.
   const bool binary = binary_header(peek_file(in, 1024));
   return parse_mapped(
       in,
       [&](std::string_view data, MappedFile& file) {
         return VtkReader(data, in.path, binary ? &file : nullptr, binary ? nullptr : &file).read();
       },
-      binary ? Access::map_lazily : Access::read);
+      binary ? Access::map_lazily : Access::window);
 }
 
 Mesh read_vtk_bytes(std::string_view data, const std::string& name) {
