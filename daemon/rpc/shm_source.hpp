@@ -20,13 +20,12 @@
 #include <string>
 #include <string_view>
 
+#include "meshdock/shm/names.hpp"
+
 namespace meshdock::rpc {
 
-// Where POSIX shm objects live (shm_open's directory on Linux).
-inline constexpr const char* kShmDir = "/dev/shm";
-// How every source object's name begins: a caller can name no other object of its own (root's
-// objects of other software, a user's objects of other programs).
-inline constexpr std::string_view kSourcePrefix = "meshdock-src.";
+using shm::kShmDir;
+using shm::kSourcePrefix;  // a caller can name no object of other software
 
 // Reads `n` bytes at `offset` of the shm object `object` ("NAME" or "/NAME") into `dst`, after
 // the checks above against `caller_uid`. `field` names the publish in messages. Throws

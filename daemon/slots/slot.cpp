@@ -15,7 +15,7 @@ namespace meshdock::slots {
 
 namespace {
 
-constexpr const char* kShmDir = "/dev/shm";
+using shm::kShmDir;
 
 // Every data segment of slot `name` ("<prefix>d<hash>.*"), whatever its slot and version.
 void remove_data_objects(const std::string& prefix, const std::string& name) {

@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, List, Optional
 
+from . import protocol
 from .mesh import Region
 from .payload import DevicePayload
 
@@ -277,7 +278,7 @@ class _Closed:
 
 
 PREFIX_SEPARATORS = ".-_"
-SHM_DIR = "/dev/shm"
+SHM_DIR = protocol.SHM_DIR
 
 
 def resolve_prefix(prefix: Optional[str] = None) -> str:
@@ -287,7 +288,6 @@ def resolve_prefix(prefix: Optional[str] = None) -> str:
     ...): "uxknosuch" would silently look for /dev/shm/uxknosuchNAME, so it raises ValueError
     naming it (and the prefix with its dot). Protocol rules (24 characters, A-Z a-z 0-9 _ . -)
     raise ProtocolError, also a ValueError."""
-    from . import protocol
 
     source = "prefix"
     if prefix is None:
@@ -309,7 +309,6 @@ def resolve_prefix(prefix: Optional[str] = None) -> str:
 def published_names(prefix: str, shm_dir: str = SHM_DIR) -> List[str]:
     """The slot names with a catalog under `prefix` in /dev/shm (what a daemon with that prefix
     publishes, or a killed one left), sorted."""
-    from . import protocol
 
     out = []
     try:
@@ -331,7 +330,6 @@ def published_names(prefix: str, shm_dir: str = SHM_DIR) -> List[str]:
 def _other_prefixes(shm_dir: str = SHM_DIR) -> List[str]:
     """Prefixes of the catalogs in /dev/shm ("meshdock." of "meshdock.bracket.catalog"), so a
     timeout can say where slots are when the prefix asked for has none."""
-    from . import protocol
 
     found = set()
     try:

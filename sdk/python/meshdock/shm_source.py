@@ -28,10 +28,11 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from . import protocol
 from ._capi import api, check
 
-SHM_DIR = "/dev/shm"
-PREFIX = "meshdock-src."
+SHM_DIR = protocol.SHM_DIR
+PREFIX = protocol.SOURCE_PREFIX
 # An object younger than this is never swept: its maker may not have locked it yet.
 SWEEP_MIN_AGE = 10.0
 

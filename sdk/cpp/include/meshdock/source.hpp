@@ -28,14 +28,15 @@
 #include <string_view>
 
 #include "meshdock/error.hpp"
+#include "meshdock/shm/names.hpp"
 
 namespace meshdock {
 
 // How every source object's name begins (the daemon refuses any other name).
-inline constexpr std::string_view kSourcePrefix = "meshdock-src.";
+using shm::kSourcePrefix;
 
 struct SourceOptions {
-  std::string dir = "/dev/shm";  // where POSIX shm objects are (tests: a directory of theirs)
+  std::string dir = shm::kShmDir;  // where POSIX shm objects are (tests: a directory of theirs)
   // The daemon's uid and gid (its socket's owner and group: daemon_of_socket). Unset: this
   // process's own (mode 0600).
   std::optional<uid_t> daemon_uid;

@@ -23,6 +23,13 @@ inline constexpr std::size_t kMaxPrefixLength = 24;
 inline constexpr std::string_view kCatalogSuffix = ".catalog";
 inline constexpr std::string_view kLeasesSuffix = ".leases";
 
+// Where POSIX shm objects live (shm_open's directory on Linux).
+inline constexpr const char* kShmDir = "/dev/shm";
+// How every producer source object's name begins (Publish's source_shm; libmeshdock's
+// SourceBuffer makes "meshdock-src.<pid>.<16 hex>"). The daemon reads no object of any other
+// name, so a caller can name none of its own objects of other software.
+inline constexpr std::string_view kSourcePrefix = "meshdock-src.";
+
 inline bool is_name_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '.' || c == '-';
