@@ -132,15 +132,14 @@ void print_slot(const v1::SlotInfo& s) {
 }
 
 // Whether a publish from a source object was refused because the daemon could not use the object
-// (not the mesh or the field, which a stream would be refused for too): then a stream may do.
-bool source_refused(const grpc::Status& s) {
-  const auto code = s.error_code();
-  if (code == grpc::StatusCode::PERMISSION_DENIED ||
-      code == grpc::StatusCode::FAILED_PRECONDITION || code == grpc::StatusCode::NOT_FOUND)
-    return true;
-  // A daemon from before source_shm ignores the field and finds no data.
-  const std::string& m = s.error_message();
-  return code == grpc::StatusCode::INVALID_ARGUMENT && m.ends_with(", data has 0");
+// (not the mesh or the field, which messages would be refused for too): then messages may do. The
+// daemon says which in the reply's trailer (meshdock/shm/names.hpp kSourceTrailer); one from
+// before source objects has none, and refuses the publish as INVALID_ARGUMENT (no data).
+bool source_refused(const grpc::ClientContext& ctx, const grpc::Status& s) {
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  const auto it = trailers.find(std::string(meshdock::shm::kSourceTrailer));
+  if (it == trailers.end()) return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
+  return it->second == meshdock::shm::kSourceRefused;
 }
 
 // Arrays above this go through a source object on a Unix socket (--via auto), as the Python
@@ -217,7 +216,7 @@ int publish_npy(Client& c, const std::string& name, const std::string& field,
       grpc::ClientContext ctx;
       c.prepare(ctx);
       const auto s = c.stub().PublishSmall(&ctx, header, &rep);
-      if (s.ok() || via == "shm" || !source_refused(s)) return c.print(s, rep, print);
+      if (s.ok() || via == "shm" || !source_refused(ctx, s)) return c.print(s, rep, print);
       why = s.error_message();
     } else if (via == "shm") {
       std::fprintf(stderr, "meshdockctl publish: %s\n", why.c_str());

@@ -279,8 +279,8 @@ grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
     if (!ticket) throw service::ServiceError(Status::kResourceExhausted, "Publish: " + why);
     v1::PublishChunk chunk;
     publish_from(
-        ctx->peer(),
-        [&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; }, reply);
+        ctx, [&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; },
+        reply);
   });
 }
 
@@ -289,20 +289,36 @@ grpc::Status MeshdockService::publish_small(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "PublishSmall", [&](const v1::PublishChunk& req, v1::PublishReply* reply) {
     const v1::PublishChunk* once = &req;
     publish_from(
-        ctx->peer(), [&] { return std::exchange(once, nullptr); }, reply);
+        ctx, [&] { return std::exchange(once, nullptr); }, reply);
   });
 }
 
-void MeshdockService::publish_from(const std::string& peer,
+void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                    const std::function<const v1::PublishChunk*()>& next,
                                    v1::PublishReply* reply) {
   {
+    const std::string peer = ctx->peer();
     const v1::PublishChunk* first = next();
     if (!first)
       throw service::ServiceError(Status::kInvalidArgument,
                                   "Publish: the stream ended before its first chunk (the header: "
                                   "name, field, dtype, shape)");
     const v1::PublishChunk& head = *first;
+    // A publish naming a source object says in its reply whether the object was the trouble
+    // (kSourceRefused: the caller may send the bytes instead) or not (kSourceUnderstood: any
+    // error is the mesh's or the field's). A daemon from before source_shm sends neither.
+    const char* source_state = kSourceUnderstood;
+    struct SourceTrailer {
+      grpc::ServerContext* ctx;
+      const char* const& state;
+      bool named;
+      ~SourceTrailer() {
+        try {
+          if (named) ctx->AddTrailingMetadata(std::string(kSourceTrailer), state);
+        } catch (const std::bad_alloc&) {  // the reply goes without it
+        }
+      }
+    } trailer{ctx, source_state, !head.source_shm().empty()};
     const auto& d = head.dtype();
     const std::string field = head.field();  // copies: `next` reuses the message
     if (d.code() > 255 || d.bits() == 0 || d.bits() > 64 || d.bits() % 8 || d.lanes() != 1)
@@ -365,6 +381,7 @@ void MeshdockService::publish_from(const std::string& peer,
       if (!head.data().empty())
         throw service::ServiceError(Status::kInvalidArgument,
                                     field + ": a publish from source_shm carries no data");
+      source_state = kSourceRefused;  // until the object is read
       const auto caller = peers_.find(peer);
       if (!caller)
         throw service::ServiceError(
@@ -375,6 +392,7 @@ void MeshdockService::publish_from(const std::string& peer,
                 peers_.describe(peer) + " has none of)");
       read_shm_source(head.source_shm(), head.source_offset(), want, caller->uid,
                       reinterpret_cast<std::byte*>(dst), field);
+      source_state = kSourceUnderstood;
       got = want;
       if (next())
         throw service::ServiceError(Status::kInvalidArgument,

@@ -85,9 +85,10 @@ class MeshdockService {
   grpc::Status unary(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
   template <class S, typename F>
   grpc::Status split(grpc::ServerContext* ctx, S& s, const char* rpc, F&& f);
-  // Publish's work over its chunks: `next` gives each in turn (nullptr at the end). `peer` is
-  // the caller (ServerContext::peer()): a publish from source_shm reads only its objects.
-  void publish_from(const std::string& peer, const std::function<const v1::PublishChunk*()>& next,
+  // Publish's work over its chunks: `next` gives each in turn (nullptr at the end). `ctx` is
+  // the caller's: a publish from source_shm reads only its objects, and its reply (success or
+  // error) carries the trailing metadata kSourceTrailer (shm_source.hpp).
+  void publish_from(grpc::ServerContext* ctx, const std::function<const v1::PublishChunk*()>& next,
                     v1::PublishReply* reply);
 
   service::Registry& reg_;

@@ -25,7 +25,10 @@
 namespace meshdock::rpc {
 
 using shm::kShmDir;
-using shm::kSourcePrefix;  // a caller can name no object of other software
+using shm::kSourcePrefix;   // a caller can name no object of other software
+using shm::kSourceRefused;  // the reply's trailer (names.hpp)
+using shm::kSourceTrailer;
+using shm::kSourceUnderstood;
 
 // Reads `n` bytes at `offset` of the shm object `object` ("NAME" or "/NAME") into `dst`, after
 // the checks above against `caller_uid`. `field` names the publish in messages. Throws

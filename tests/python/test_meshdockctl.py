@@ -428,6 +428,35 @@ def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
         np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], a)
 
 
+def test_publish_sends_messages_when_the_daemon_cannot_see_its_object(daemon, tmp_path):
+    """meshdockctl in another /dev/shm than the daemon's (a mount namespace of its own, as in a
+    container): the daemon cannot find the source object and says so in its reply's trailer,
+    so --via auto sends the bytes in messages (-v says why); --via shm reports the refusal."""
+    from test_metrics import parse, value
+    received = lambda via: value(parse(daemon.ctl("metrics").stdout),  # noqa: E731
+                                 "meshdock_publish_received_bytes_total", via=via)
+    img = np.random.default_rng(5).random((256, 256, 2), dtype=np.float32)  # 512 KiB
+    np.save(tmp_path / "img.npy", img)
+
+    def elsewhere(*args):
+        return subprocess.run(
+            ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=16m none /dev/shm && exec "$@"',
+             "sh", CTL, "--addr", daemon.addr, *args],
+            capture_output=True, text=True, timeout=60)
+
+    shm, grpc = received("shm"), received("grpc")
+    r = elsewhere("-v", "publish", "img", "tensor", str(tmp_path / "img.npy"))
+    assert (r.returncode, r.stdout) == (0, "published frame 1 of img\n"), r.stderr
+    assert "through gRPC messages:" in r.stderr and "no such object" in r.stderr, r.stderr
+    assert received("grpc") - grpc == img.nbytes and received("shm") == shm
+    manifest, data = daemon.newest("img")
+    from daemon_util import arrays_of
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], img)
+    r = elsewhere("publish", "img", "tensor", str(tmp_path / "img.npy"), "--via", "shm")
+    assert r.returncode == EXIT["not_found"] and "no such object" in r.stderr, r
+    assert received("shm") == shm
+
+
 def test_publish_refuses_files_it_cannot_send_and_names_the_fix(daemon, tmp_path):
     good = tmp_path / "good.npy"
     np.save(good, np.zeros((4, 4), np.float32))

@@ -118,15 +118,31 @@ def test_a_refused_publish_changes_nothing_and_names_the_object(box):
                               timeout=5)
         assert e.value.code().name == "INVALID_ARGUMENT"
         assert f"{path}: holds 16 bytes; the array needs {n * 8} from offset 0" in e.value.details()
+        assert trailer(e.value) == "refused"  # the object's fault: messages would do
         with pytest.raises(Exception) as e:  # data and a source: which one?
             stub.PublishSmall(pb.PublishChunk(source_shm=os.path.basename(path), data=b"x" * 8,
                                               **hdr), timeout=5)
         assert "a publish from source_shm carries no data" in e.value.details()
+        assert trailer(e.value) == "understood"
         with pytest.raises(Exception) as e:
             stub.PublishSmall(pb.PublishChunk(source_shm=f"{PREFIX}no-such-object-here", **hdr),
                               timeout=5)
         assert e.value.code().name == "NOT_FOUND"
         assert f"{SHM_DIR}/{PREFIX}no-such-object-here: no such object" in e.value.details()
+        assert trailer(e.value) == "refused"
+        with pytest.raises(Exception) as e:  # the field's fault: messages would be refused too
+            stub.PublishSmall(pb.PublishChunk(source_shm=os.path.basename(path),
+                                              **dict(hdr, shape=[2])), timeout=5)
+        assert e.value.code().name == "INVALID_ARGUMENT" and "rows" in e.value.details()
+        assert trailer(e.value) == "understood"
+        with open(path, "wb") as f:
+            f.write(np.full(n, 9.0).tobytes())
+        reply, call = stub.PublishSmall.with_call(
+            pb.PublishChunk(source_shm=os.path.basename(path), **hdr), timeout=5)
+        assert dict(call.trailing_metadata())["meshdock-source"] == "understood"
+        reply, call = stub.PublishSmall.with_call(  # no source object named: no trailer
+            pb.PublishChunk(data=np.full(n, 7.0).tobytes(), **hdr), timeout=5)
+        assert "meshdock-source" not in dict(call.trailing_metadata())
     finally:
         os.unlink(path)
     np.testing.assert_array_equal(frame_arrays(box, "box")["point_data/T"], np.full(n, 7.0))
@@ -179,17 +195,36 @@ def test_a_full_shm_directory_is_an_error_when_the_object_is_made(tmp_path):
         subprocess.run(["umount", "-l", str(small)])
 
 
-def test_an_older_daemons_refusal_sends_auto_through_grpc():
-    """A daemon from before source_shm ignores it and finds no data: that refusal, and the
-    object-level ones, make auto fall back; a refusal of the mesh or field does not."""
-    from meshdock.client import DaemonError, _shm_refused
-    assert _shm_refused(DaemonError("INVALID_ARGUMENT", "tensor: shape and dtype need 800 "
-                                                        "bytes, data has 0"))
-    assert _shm_refused(DaemonError("NOT_FOUND", f"tensor: source /dev/shm/{PREFIX}x: no such "
-                                                 "object"))
-    assert not _shm_refused(DaemonError("INVALID_ARGUMENT", "point_data/T: 10 rows, the mesh "
-                                                            "has 8 points"))
-    assert not _shm_refused(DaemonError("RESOURCE_EXHAUSTED", "over max_decoded_size"))
+def trailer(rpc_error):
+    return dict(rpc_error.trailing_metadata() or ()).get("meshdock-source")
+
+
+def test_auto_falls_back_to_messages_only_when_the_object_was_refused():
+    """The daemon's trailer decides; a daemon from before source objects sends none and finds
+    no data (INVALID_ARGUMENT): that too falls back. No trailer on any other code (a refused
+    token, a daemon gone) is raised as it is."""
+    from meshdock.client import DaemonError, _SourceRefused, _source_error
+
+    class Err:
+        def __init__(self, trailers):
+            self.trailers = trailers
+
+        def trailing_metadata(self):
+            return self.trailers
+
+    def refused(code, trailers):
+        e = _source_error(Err(trailers), code, "m")
+        assert isinstance(e, DaemonError) and (e.code, e.message) == (code, "m")
+        return isinstance(e, _SourceRefused)
+
+    assert refused("NOT_FOUND", (("meshdock-source", "refused"),))
+    assert refused("INVALID_ARGUMENT", (("meshdock-source", "refused"),))
+    assert not refused("INVALID_ARGUMENT", (("meshdock-source", "understood"),))
+    assert not refused("RESOURCE_EXHAUSTED", (("meshdock-source", "understood"),))
+    assert refused("INVALID_ARGUMENT", ())  # an older daemon: "data has 0"
+    assert refused("INVALID_ARGUMENT", None)
+    assert not refused("UNAUTHENTICATED", ())
+    assert not refused("UNAVAILABLE", None)
 
 
 FORKER = r"""
@@ -357,10 +392,6 @@ def test_auto_falls_back_to_grpc_when_the_daemon_cannot_read_the_object(box):
     assert my_objects() == []
 
 
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-v"]))
-
-
 def test_publishes_under_way_together_stay_under_max_decoded_size(tmp_path):
     """Before: each publish was held to max_decoded_size alone, and the array was allocated
     before its bytes came, so concurrent publishes (a source object is a cheap sparse file)
@@ -404,3 +435,7 @@ def test_publishes_under_way_together_stay_under_max_decoded_size(tmp_path):
         t.join(60)
         c.close()
         assert d.stop() == 0, d.stderr
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))

@@ -19,6 +19,7 @@ from typing import Callable, Iterator, List, Optional
 
 import numpy as np
 
+from . import protocol
 from . import replies as R
 
 __all__ = ["Client", "DaemonError", "DEFAULT_ADDR", "publish_chunks"]
@@ -54,13 +55,20 @@ def publish_chunks(pb, data=b"", chunk_bytes: int = CHUNK_BYTES, **header) -> It
         yield pb.PublishChunk(data=bytes(view[at:at + chunk_bytes]))
 
 
-def _shm_refused(e: DaemonError) -> bool:
-    """Whether a refused publish through a source object says the daemon could not use the
-    object (rather than refusing the mesh or the field, as it would through gRPC too)."""
-    if e.code in ("PERMISSION_DENIED", "FAILED_PRECONDITION", "NOT_FOUND"):
-        return True
-    # A daemon from before source_shm ignores the field and finds the data missing.
-    return e.code == "INVALID_ARGUMENT" and e.message.endswith(", data has 0")
+class _SourceRefused(DaemonError):
+    """The daemon could not use a publish's source object (its reply's trailer said so, or it
+    is a daemon from before source objects): the bytes may go in messages instead."""
+
+
+def _source_error(e, code: str, message: str) -> DaemonError:
+    """The DaemonError of a refused publish from a source object. The daemon's trailer
+    (protocol.SOURCE_TRAILER) says whether the object was the trouble; a daemon from before
+    source objects sends none and refuses such a publish as INVALID_ARGUMENT (no data). No
+    trailer otherwise: the call failed before the daemon read its header (token, transport)."""
+    state = dict(e.trailing_metadata() or ()).get(protocol.SOURCE_TRAILER)
+    if state == protocol.SOURCE_REFUSED or (state is None and code == "INVALID_ARGUMENT"):
+        return _SourceRefused(code, message)
+    return DaemonError(code, message)
 
 
 def _socket_path(addr: str) -> Optional[str]:
@@ -212,7 +220,8 @@ class Client:
                 # /dev/shm, not in its group, a proxy between us; an older daemon, which ignores
                 # source_shm and finds no data): gRPC from now on, if gRPC works. Any other
                 # refusal (the mesh, the field) is gRPC's to report too.
-                if via == "shm" or (isinstance(e, DaemonError) and not _shm_refused(e)):
+                if via == "shm" or (isinstance(e, DaemonError)
+                                    and not isinstance(e, _SourceRefused)):
                     raise
                 frame = self._publish_grpc(a, header)
                 self.shm_unavailable = str(e)
@@ -233,8 +242,12 @@ class Client:
         ok = False
         try:
             obj.write(a)
-            frame = self._call(self._stub.PublishSmall,
-                               self.pb.PublishChunk(source_shm=obj.name, **header)).frame
+            try:
+                frame = self._stub.PublishSmall(
+                    self.pb.PublishChunk(source_shm=obj.name, **header),
+                    metadata=self._metadata, timeout=self._timeout).frame
+            except self._grpc.RpcError as e:
+                raise _source_error(e, e.code().name, e.details()) from None
             ok = True
             return frame
         finally:

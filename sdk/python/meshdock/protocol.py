@@ -46,6 +46,8 @@ CATALOG_SUFFIX = ".catalog"
 LEASES_SUFFIX = ".leases"
 SHM_DIR = "/dev/shm"
 SOURCE_PREFIX = "meshdock-src."
+SOURCE_TRAILER = "meshdock-source"  # a Publish reply's trailer: was the source object refused?
+SOURCE_REFUSED, SOURCE_UNDERSTOOD = "refused", "understood"
 
 CATALOG_MAGIC = 0x5443444D  # bytes "MDCT"
 CATALOG_LAYOUT_VERSION = 2
