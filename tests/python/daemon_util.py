@@ -44,7 +44,10 @@ def shm_names(prefix):
 
 
 class Daemon:
-    def __init__(self, tmp, files=(), extra=(), config=None, listen=None, prefix=None, env=None):
+    def __init__(self, tmp, files=(), extra=(), config=None, listen=None, prefix=None, env=None,
+                 user=None):
+        """`user`: (uid, gid) the daemon runs as (through setpriv; the caller is root and gives
+        that user what it must reach: tmp, the socket's directory)."""
         self.tmp = pathlib.Path(tmp)
         self.root = self.tmp / "root"
         self.root.mkdir(exist_ok=True)
@@ -59,7 +62,10 @@ class Daemon:
             cfg = self.tmp / "meshdockd.json"
             cfg.write_text(json.dumps(config))
             args += ["--config", str(cfg)]
-        self.proc = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE,
+        args += list(extra)
+        if user is not None:
+            args = as_user(args, *user)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
                                      env=dict(os.environ, **(env or {})))
         line = self.proc.stdout.readline()

@@ -9,6 +9,7 @@ through a symlink, never past its end, never over TCP. The attacks run as nobody
 of their own."""
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -363,6 +364,80 @@ def test_a_caller_cannot_make_the_daemon_read_what_it_does_not_own(tmp_path):
         os.unlink(os.path.join(SHM_DIR, foreign))
         assert d.stop() == 0, d.stderr
         shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+PRODUCER = r"""
+import json, os, sys
+import numpy as np
+import meshdock
+from meshdock.shm_source import PREFIX, SHM_DIR
+a = json.loads(sys.argv[1])
+c = meshdock.Client(a["addr"])
+out = {}
+try:
+    c.publish_tensor("cam", np.arange(a["n"], dtype=np.float64), via=a["via"])
+    objs = [n for n in os.listdir(SHM_DIR) if n.startswith(f"{PREFIX}{os.getpid()}.")]
+    st = [os.stat(os.path.join(SHM_DIR, n)) for n in objs]
+    out = dict(ok=True, objects=[[x.st_uid, x.st_gid, x.st_mode & 0o777] for x in st],
+               unavailable=c.shm_unavailable)
+except meshdock.DaemonError as e:
+    out = dict(ok=False, code=e.code, message=e.message)
+except Exception as e:
+    out = dict(ok=False, code=type(e).__name__, message=str(e))
+c.close()
+out["left"] = [n for n in os.listdir(SHM_DIR) if n.startswith(f"{PREFIX}{os.getpid()}.")]
+print(json.dumps(out), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: daemon and producer are other uids")
+def test_a_daemon_of_another_user_reads_a_group_members_object():
+    """The deployment of docs/operations.md: meshdockd as its own non-root user, producers of
+    other uids in its group. A member's object is made 0640 with the daemon's group (never
+    readable by others) and read through it; a non-member cannot give its object that group, so
+    auto sends messages and says why, and via="shm" raises it. End to end: three uids."""
+    daemon_id, producer_uid, group = 65531, 65532, 65531
+    top = tempfile.mkdtemp(prefix="md-3uid-")  # pytest's tmp_path is root's alone (0700)
+    os.chmod(top, 0o755)
+    tmp_path = pathlib.Path(top)
+    sock_dir = tmp_path / "run"
+    sock_dir.mkdir()
+    os.chown(sock_dir, daemon_id, group)
+    d = Daemon(tmp_path, (), listen=f"unix:{sock_dir}/d.sock", config={"socket_mode": "0666"},
+               user=(daemon_id, group))
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    n = 1 << 16  # 512 KiB: over auto's threshold
+
+    def produce(via, groups):
+        p = subprocess.run(as_user([sys.executable, "-c", PRODUCER,
+                                    json.dumps(dict(addr=d.addr, n=n, via=via))],
+                                   producer_uid, producer_uid, groups),
+                           capture_output=True, text=True, env=env, cwd="/", timeout=60)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    try:
+        c = meshdock.Client(d.addr)
+        st = os.stat(sock_dir / "d.sock")
+        assert (st.st_uid, st.st_gid) == (daemon_id, group)
+        shm, grpc_ = received(c, "shm"), received(c, "grpc")
+        got = produce("auto", [group])  # a member of the daemon's group
+        assert got["ok"] and got["unavailable"] is None, got
+        assert got["objects"] == [[producer_uid, group, 0o640]] and got["left"] == [], got
+        assert (received(c, "shm") - shm, received(c, "grpc")) == (n * 8, grpc_)
+        np.testing.assert_array_equal(np.frombuffer(d.newest("cam")[1][:n * 8]),
+                                      np.arange(n, dtype=np.float64))
+        got = produce("auto", [])  # not a member: messages, and why
+        assert got["ok"] and got["objects"] == [] and got["left"] == [], got
+        assert f"cannot give it the daemon's group (gid {group})" in got["unavailable"], got
+        assert received(c, "grpc") - grpc_ == n * 8 and received(c, "shm") - shm == n * 8
+        got = produce("shm", [])
+        assert not got["ok"] and "this user must be a member of it" in got["message"], got
+        assert got["left"] == [], got
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def test_auto_falls_back_to_grpc_when_the_daemon_cannot_read_the_object(box):
