@@ -1,5 +1,6 @@
 #include "meshdock/attach.hpp"
 
+#include "meshdock/device_ipc.hpp"
 #include "meshdock/dlpack_tensor.hpp"
 
 #include <fcntl.h>
@@ -20,10 +21,6 @@
 #include <optional>
 #include <thread>
 
-#if defined(MESHDOCK_HAVE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
 namespace meshdock {
 
 namespace {
@@ -32,10 +29,10 @@ namespace {
 // buffer version; frames share it.
 struct Mapping {
   shm::Segment host;  // host slots
+  // CUDA slots: the buffer and its upload event as `ipc` opened them.
+  std::shared_ptr<DeviceIpc> ipc;
   void* device_ptr = nullptr;
-#if defined(MESHDOCK_HAVE_CUDA)
-  cudaEvent_t event = nullptr;
-#endif
+  void* event = nullptr;
   std::uint64_t size = 0;
   // The control block's handle for the buffer this maps (host: "MDH1" + the object's name): a
   // ring slot whose handle is another now got a fresh buffer, and this one is retired.
@@ -48,14 +45,10 @@ struct Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
   ~Mapping() {
-#if defined(MESHDOCK_HAVE_CUDA)
-    if (event) cudaEventDestroy(event);
-    if (device_ptr) cudaIpcCloseMemHandle(device_ptr);
-#endif
+    if (event) ipc->destroy_event(event);
+    if (device_ptr) ipc->close_memory(device_ptr);
   }
-  void* base() const {
-    return device_ptr ? device_ptr : host.data();
-  }
+  void* base() const { return device_ptr ? device_ptr : host.data(); }
 };
 
 std::string ms(std::uint64_t ns) {
@@ -277,6 +270,9 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // As validated at attach; never re-read from shared memory.
   std::uint32_t num_slots = 0;
   std::int32_t device_type = shm::kDLDeviceCPU;
+  // What opens a CUDA slot's buffers: AttachOptions::device_ipc, else the CUDA runtime's
+  // (nullptr in a build without CUDA).
+  std::shared_ptr<DeviceIpc> ipc;
   // Open while this process may hold leases: the daemon honours leases of registered pids only.
   shm::Registration registration;
   std::string registration_error;  // why there is none (reported when a lease is needed)
@@ -370,9 +366,13 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   }
 
   // Under m: forgets the cached mappings no frame uses whose buffer the control block no longer
-  // names (the ring slot got a fresh buffer; `only`: of that ring slot alone). The daemon frees
-  // a retired buffer once no lease names it, and CUDA wants the importer's
-  // cudaIpcCloseMemHandle before the exporter's cudaFree (undefined behaviour otherwise); a
+  // names (the ring slot got a fresh buffer; `only`: of that ring slot alone), and every CUDA
+  // import no frame uses. The daemon frees a buffer once no lease names it (a retired one at
+  // once, a current one when it grows), and CUDA wants the importer's cudaIpcCloseMemHandle
+  // before the exporter's cudaFree (undefined behaviour otherwise): an import kept after the
+  // frame that opened it released its lease could be freed under it while this process does
+  // not look (no wait() call for minutes). So a CUDA import lives exactly as long as frames use
+  // it and is opened again for the next frame (the driver counts the opens of one buffer). A
   // host mapping would keep the unlinked object's pages alive. A torn read of the handle can
   // only make a mapping look stale: it is opened again when needed.
   // `keep`: a ring slot whose cached mapping is the very buffer a page names that our lease
@@ -383,7 +383,8 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     for (auto it = cache.begin(); it != cache.end();) {
       const auto& mp = it->second.second;
       const bool mine = (!only || it->first == *only) && it->first != keep;
-      if (mine && mp.use_count() == 1 && cb->mem_handle(it->first) != mp->handle)
+      if (mine && mp.use_count() == 1 &&
+          (mp->device_ptr || cb->mem_handle(it->first) != mp->handle))
         it = cache.erase(it);
       else
         ++it;
@@ -443,7 +444,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       mp->size = mp->host.size();
       mp->handle = shm::make_host_handle(object);
     } else {
-#if defined(MESHDOCK_HAVE_CUDA)
+      if (!ipc) throw SdkError(what() + " is a CUDA slot; this libmeshdock was built without CUDA");
       // The handles as they were for this page: the control block may name a fresher buffer
       // already (our lease made the daemon give the slot one), and opening that would show
       // this frame another frame's bytes.
@@ -451,25 +452,22 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       if (!handles) return nullptr;
       const auto& [mh, eh] = *handles;
       mp->handle = mh;
-      cudaIpcMemHandle_t h;
-      std::memcpy(&h, mh.data(), sizeof h);
-      cudaSetDevice(cat->device_id());
-      if (cudaIpcOpenMemHandle(&mp->device_ptr, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
-        const auto err = cudaGetLastError();
-        throw SdkError(what() + ": cudaIpcOpenMemHandle of slot " + std::to_string(i) + ": " +
-                       cudaGetErrorString(err));
+      mp->ipc = ipc;
+      const auto buffer = [&] {
+        return what() + ": slot " + std::to_string(i) + " buffer (version " +
+               std::to_string(version) + ")";
+      };
+      try {
+        mp->device_ptr = ipc->open_memory(cat->device_id(), mh);
+      } catch (const std::exception& e) {
+        throw SdkError(buffer() + ": " + e.what());
       }
-      cudaIpcEventHandle_t e;
-      std::memcpy(&e, eh.data(), sizeof e);
-      if (cudaIpcOpenEventHandle(&mp->event, e) != cudaSuccess) {
-        const auto err = cudaGetLastError();
-        throw SdkError(what() + ": cudaIpcOpenEventHandle of slot " + std::to_string(i) + ": " +
-                       cudaGetErrorString(err));
+      try {
+        mp->event = ipc->open_event(eh);
+      } catch (const std::exception& e) {
+        throw SdkError(buffer() + ": its upload event: " + e.what());
       }
       mp->size = data_size;
-#else
-      throw SdkError(what() + " is a CUDA slot; this libmeshdock was built without CUDA");
-#endif
     }
     check_size(*mp, i, version, data_size);
     cache[i] = {version, mp};
@@ -510,6 +508,7 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   s->name = name;
   s->o = options;
   s->trust = OwnerTrust::of(options);
+  s->ipc = options.device_ipc ? options.device_ipc : cuda_device_ipc();
   try {
     // Owner checked (and EACCES named) before a byte is read: see open_trusted.
     auto control = open_trusted(control_name, shm::Access::kReadOnly, s->trust, s->what());
@@ -832,21 +831,14 @@ DLManagedTensor* Frame::to_dlpack(const std::string& name) const {
 }
 
 void Frame::order_after_upload(std::uintptr_t stream) const {
-#if defined(MESHDOCK_HAVE_CUDA)
-  if (!s_->mapping->event) return;
-  // A stream that is not valid here (another context, a destroyed one) would skip the ordering
-  // silently: the consumer would read a frame still being copied. Say so instead.
-  if (const auto err =
-          cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream), s_->mapping->event, 0);
-      err != cudaSuccess) {
-    cudaGetLastError();
-    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) +
-                   ": cudaStreamWaitEvent on stream 0x" + hex(stream) +
-                   " for the slot's upload event: " + cudaGetErrorString(err));
+  const auto& mp = *s_->mapping;
+  if (!mp.event) return;  // a host slot
+  try {
+    mp.ipc->stream_wait(stream, mp.event);
+  } catch (const std::exception& e) {
+    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + ": stream 0x" +
+                   hex(stream) + " waiting for the slot's upload event: " + e.what());
   }
-#else
-  (void)stream;
-#endif
 }
 
 }  // namespace meshdock

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "meshdock/device_ipc.hpp"
 #include "meshdock/error.hpp"
 #include "meshdock/shm.hpp"
 
@@ -57,6 +58,9 @@ struct AttachOptions {
   // before each such sleep); returning true stops them with Interrupted. Python sets it to
   // check for signals, so Ctrl-C raises KeyboardInterrupt. It runs on the waiting thread.
   std::function<bool()> interrupt;
+  // What opens a CUDA slot's buffers and events (meshdock/device_ipc.hpp). Unset: the CUDA
+  // runtime this library was built with. Tests stand a fake device in.
+  std::shared_ptr<DeviceIpc> device_ipc;
 };
 
 // One array of a frame, where it is.

@@ -1,0 +1,37 @@
+// What a consumer asks of a GPU runtime for a CUDA slot: open the buffer and the event the daemon
+// exported (the control block's 64-byte handles), close them, and order a stream after the
+// event. libmeshdock's own implementation is the CUDA runtime's (cudaIpcOpenMemHandle,
+// cudaIpcOpenEventHandle, cudaStreamWaitEvent), linked statically. AttachOptions::device_ipc
+// stands another in: the tests' fake device (host memory posing as device memory, which counts
+// what is open), so the CUDA path's logic runs on machines without a GPU.
+//
+// Contract the SDK keeps (and the fake checks): every buffer it opens it closes before it
+// releases the lease of the last frame that used it, so the daemon never frees a buffer a
+// consumer still has open (CUDA calls that undefined).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "meshdock/shm/control_block.hpp"
+
+namespace meshdock {
+
+class DeviceIpc {
+ public:
+  virtual ~DeviceIpc() = default;
+  // The device memory behind `handle` on device `device`. Throws std::runtime_error with the
+  // runtime's message (the caller names the slot).
+  virtual void* open_memory(std::int32_t device, const shm::Handle& handle) = 0;
+  virtual void close_memory(void* ptr) noexcept = 0;
+  // The event behind `handle` (nullptr when the runtime has none to give: no ordering).
+  virtual void* open_event(const shm::Handle& handle) = 0;
+  virtual void destroy_event(void* event) noexcept = 0;
+  // Makes `stream` (a cudaStream_t; 0 the legacy default stream) wait for `event`.
+  virtual void stream_wait(std::uintptr_t stream, void* event) = 0;
+};
+
+// The CUDA runtime's, one per process; nullptr when this libmeshdock was built without CUDA.
+std::shared_ptr<DeviceIpc> cuda_device_ipc();
+
+}  // namespace meshdock

@@ -1,0 +1,71 @@
+// DeviceIpc over the CUDA runtime (cudart, linked statically): what a CUDA slot's frames open.
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "meshdock/device_ipc.hpp"
+
+#if defined(MESHDOCK_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace meshdock {
+
+#if defined(MESHDOCK_HAVE_CUDA)
+namespace {
+
+[[noreturn]] void fail(const char* call, cudaError_t err) {
+  cudaGetLastError();  // clear it: the next call must not report this one
+  throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(err));
+}
+
+class CudaIpc final : public DeviceIpc {
+ public:
+  void* open_memory(std::int32_t device, const shm::Handle& handle) override {
+    if (const auto err = cudaSetDevice(device); err != cudaSuccess)
+      fail(("cudaSetDevice(" + std::to_string(device) + ")").c_str(), err);
+    cudaIpcMemHandle_t h;
+    static_assert(sizeof h == shm::kHandleBytes);
+    std::memcpy(&h, handle.data(), sizeof h);
+    void* p = nullptr;
+    if (const auto err = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+        err != cudaSuccess)
+      fail("cudaIpcOpenMemHandle", err);
+    return p;
+  }
+  void close_memory(void* ptr) noexcept override { cudaIpcCloseMemHandle(ptr); }
+  void* open_event(const shm::Handle& handle) override {
+    cudaIpcEventHandle_t h;
+    static_assert(sizeof h == shm::kHandleBytes);
+    std::memcpy(&h, handle.data(), sizeof h);
+    cudaEvent_t e = nullptr;
+    if (const auto err = cudaIpcOpenEventHandle(&e, h); err != cudaSuccess)
+      fail("cudaIpcOpenEventHandle", err);
+    return e;
+  }
+  void destroy_event(void* event) noexcept override {
+    cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+  void stream_wait(std::uintptr_t stream, void* event) override {
+    // A stream that is not valid here (another context, a destroyed one) would skip the
+    // ordering silently: the consumer would read a frame still being copied. Say so instead.
+    if (const auto err = cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream),
+                                             static_cast<cudaEvent_t>(event), 0);
+        err != cudaSuccess)
+      fail("cudaStreamWaitEvent", err);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<DeviceIpc> cuda_device_ipc() {
+  static const auto ipc = std::make_shared<CudaIpc>();  // stateless; shared by every slot
+  return ipc;
+}
+#else
+std::shared_ptr<DeviceIpc> cuda_device_ipc() {
+  return nullptr;
+}
+#endif
+
+}  // namespace meshdock

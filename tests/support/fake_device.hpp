@@ -1,0 +1,133 @@
+// A fake GPU for tests of the CUDA path on machines without one: the daemon's half is a
+// backend whose slot buffers are host shm objects but which says it is device cuda:0 (so the
+// catalog, the pages and the SDK take the CUDA branch), and the SDK's half is a DeviceIpc that
+// "imports" those buffers by mapping the objects read-write, as cudaIpcOpenMemHandle maps
+// device memory. Both halves share one FakeDevice, which counts what is open and records every
+// moment the daemon frees a buffer a consumer still has open (on CUDA, undefined behaviour) and
+// every open of a buffer that is already freed (on CUDA, an error or another allocation's
+// bytes).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/backend/backend.hpp"
+#include "meshdock/device_ipc.hpp"
+#include "meshdock/shm.hpp"
+
+namespace meshdock::testing {
+
+struct FakeDevice {
+  std::mutex m;
+  std::map<std::string, int> live;  // buffers allocated and not freed: object -> imports open
+  std::vector<std::string> freed_while_open, opened_when_freed;
+  int events_open = 0;
+  std::vector<std::pair<std::uintptr_t, std::string>> waits;  // (stream, buffer of the event)
+  bool fail_opens = false;
+
+  int imports_open() {
+    std::lock_guard lock(m);
+    int n = 0;
+    for (const auto& [name, opens] : live) n += opens;
+    return n;
+  }
+};
+
+// The daemon's half: the host backend's buffers under a CUDA device's name.
+class FakeDeviceBackend final : public backend::Backend {
+ public:
+  explicit FakeDeviceBackend(std::shared_ptr<FakeDevice> dev) : dev_(std::move(dev)) {}
+  const char* name() const override { return "cuda"; }
+  payload::Device device() const override { return {shm::kDLDeviceCUDA, 0}; }
+  std::unique_ptr<backend::SlotBuffer> allocate(const std::string& object,
+                                                std::uint64_t bytes) override {
+    auto inner = host_->allocate(object, bytes);
+    std::lock_guard lock(dev_->m);
+    dev_->live[object] = 0;
+    return std::make_unique<Buffer>(std::move(inner), object, dev_);
+  }
+  void upload(backend::SlotBuffer& b, const std::vector<backend::Placement>& arrays) override {
+    host_->upload(*static_cast<Buffer&>(b).inner, arrays);
+  }
+  std::uint64_t memory_used() const override { return host_->memory_used(); }
+  bool consumers_can_write() const override { return true; }  // IPC maps device memory rw
+
+ private:
+  struct Buffer final : backend::SlotBuffer {
+    Buffer(std::unique_ptr<backend::SlotBuffer> in, std::string obj, std::shared_ptr<FakeDevice> d)
+        : inner(std::move(in)), object(std::move(obj)), dev(std::move(d)) {}
+    ~Buffer() override {  // cudaFree
+      std::lock_guard lock(dev->m);
+      if (dev->live[object] > 0) dev->freed_while_open.push_back(object);
+      dev->live.erase(object);
+    }
+    shm::Handle mem_handle() const override { return inner->mem_handle(); }
+    shm::Handle event_handle() const override { return inner->mem_handle(); }  // names the same
+    std::uint64_t size() const override { return inner->size(); }
+    std::unique_ptr<backend::SlotBuffer> inner;
+    std::string object;
+    std::shared_ptr<FakeDevice> dev;
+  };
+  std::shared_ptr<FakeDevice> dev_;
+  std::unique_ptr<backend::Backend> host_ = backend::make_host_backend(0600);
+};
+
+// The SDK's half.
+class FakeDeviceIpc final : public DeviceIpc {
+ public:
+  explicit FakeDeviceIpc(std::shared_ptr<FakeDevice> dev) : dev_(std::move(dev)) {}
+  void* open_memory(std::int32_t device, const shm::Handle& handle) override {
+    const auto object = shm::parse_host_handle(handle);
+    std::lock_guard lock(dev_->m);
+    if (dev_->fail_opens) throw std::runtime_error("invalid resource handle (fake device)");
+    if (device != 0) throw std::runtime_error("invalid device ordinal (fake device)");
+    const auto it = dev_->live.find(object);
+    if (it == dev_->live.end()) {
+      dev_->opened_when_freed.push_back(object);
+      throw std::runtime_error("invalid resource handle (fake device: " + object + " was freed)");
+    }
+    ++it->second;
+    auto seg = shm::Segment::open(object, shm::Access::kReadWrite);
+    void* p = seg.data();
+    maps_.emplace(p, std::make_pair(object, std::move(seg)));
+    return p;
+  }
+  void close_memory(void* ptr) noexcept override {
+    std::lock_guard lock(dev_->m);
+    const auto it = maps_.find(ptr);
+    if (it == maps_.end()) return;
+    if (auto l = dev_->live.find(it->second.first); l != dev_->live.end()) --l->second;
+    maps_.erase(it);
+  }
+  void* open_event(const shm::Handle& handle) override {
+    std::lock_guard lock(dev_->m);
+    ++dev_->events_open;
+    auto e = std::make_unique<std::string>(shm::parse_host_handle(handle));
+    void* p = e.get();
+    events_.emplace(p, std::move(e));
+    return p;
+  }
+  void destroy_event(void* event) noexcept override {
+    std::lock_guard lock(dev_->m);
+    if (events_.erase(event)) --dev_->events_open;
+  }
+  void stream_wait(std::uintptr_t stream, void* event) override {
+    std::lock_guard lock(dev_->m);
+    const auto it = events_.find(event);
+    if (it == events_.end()) throw std::runtime_error("invalid resource handle (fake event)");
+    dev_->waits.emplace_back(stream, *it->second);
+  }
+
+ private:
+  std::shared_ptr<FakeDevice> dev_;
+  std::map<void*, std::pair<std::string, shm::Segment>> maps_;
+  std::map<void*, std::unique_ptr<std::string>> events_;
+};
+
+}  // namespace meshdock::testing

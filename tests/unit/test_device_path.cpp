@@ -1,0 +1,179 @@
+// The CUDA path of libmeshdock without a GPU: a slot published by the daemon's slot code on a
+// fake device (tests/support/fake_device.hpp: host memory under a CUDA device's name) and read
+// by the SDK through a fake DeviceIpc. What runs is the consumer's CUDA logic: the handles read
+// for the frame's page, the imports opened and closed, the event a stream is ordered after, and
+// the rule that the daemon never frees a buffer a consumer still has open.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "../support/fake_device.hpp"
+#include "daemon/payload/payload.hpp"
+#include "daemon/slots/slot.hpp"
+#include "meshdock/attach.hpp"
+
+namespace mesh = meshdock::mesh;
+namespace shm = meshdock::shm;
+namespace slots = meshdock::slots;
+using meshdock::testing::FakeDevice;
+using std::chrono::milliseconds;
+
+namespace {
+
+meshdock::payload::DevicePayload payload_of(std::size_t points, double value) {
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(std::vector<double>(3 * points, value),
+                                      {static_cast<std::int64_t>(points), 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+  return meshdock::payload::build_payload(m);
+}
+
+struct OnFakeDevice {
+  std::shared_ptr<FakeDevice> dev = std::make_shared<FakeDevice>();
+  meshdock::testing::FakeDeviceBackend backend{dev};
+  std::unique_ptr<slots::Slot> slot;
+  meshdock::AttachOptions options;
+  std::string prefix;
+
+  explicit OnFakeDevice(const std::string& tag, std::uint32_t num_slots) {
+    slots::SlotOptions o;
+    o.prefix = "dev" + std::to_string(::getpid()) + tag + ".";
+    o.name = "m";
+    o.page_size = 16384;
+    o.lease_capacity = 8;
+    o.num_slots = num_slots;
+    o.lease_wait = milliseconds(20);
+    slot = std::make_unique<slots::Slot>(o, backend);
+    prefix = o.prefix;
+    options.prefix = o.prefix;
+    options.timeout = milliseconds(2000);
+    options.producer_timeout = milliseconds(60000);
+    options.device_ipc = std::make_shared<meshdock::testing::FakeDeviceIpc>(dev);
+  }
+  std::uint64_t publish(std::size_t points, double value) {
+    const auto r = slot->publish(payload_of(points, value));
+    slot->maintain(shm::monotonic_ns());
+    return r.frame;
+  }
+};
+
+double first_point(const meshdock::Frame& f) {
+  double x = 0;
+  std::memcpy(&x, f.array("points").data, sizeof x);  // a fake device pointer is host memory
+  return x;
+}
+
+}  // namespace
+
+TEST(DevicePath, AFrameOfACudaSlotIsTheDaemonsBytesThroughTheDeviceRuntime) {
+  OnFakeDevice d("read", 2);
+  d.publish(3, 4.5);
+  auto s = meshdock::Slot::attach("m", d.options);
+  auto f = s.wait(milliseconds(1000));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->device_type(), shm::kDLDeviceCUDA);
+  EXPECT_EQ(f->array("points").device_type, shm::kDLDeviceCUDA);
+  EXPECT_EQ(first_point(*f), 4.5);
+  EXPECT_EQ(d.dev->imports_open(), 1);
+  EXPECT_EQ(d.dev->events_open, 1);
+  f->order_after_upload(0x77);  // the stream waits for the event of this frame's buffer
+  ASSERT_EQ(d.dev->waits.size(), 1u);
+  EXPECT_EQ(d.dev->waits[0].first, 0x77u);
+  EXPECT_EQ(d.dev->waits[0].second, shm::data_object_name(d.prefix, "m", 0, 1));
+  auto* t = f->to_dlpack("points");
+  EXPECT_EQ(t->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(t->dl_tensor.data, f->array("points").data);
+  t->deleter(t);
+}
+
+// The daemon frees a buffer as soon as no lease names it: a grown frame frees every buffer of
+// its ring slot, a lease released frees the retired buffer it pinned. A consumer that kept its
+// import of such a buffer past its frame would hold memory the daemon has cudaFree'd (undefined
+// behaviour; in practice another allocation's bytes). Before: the SDK kept every import cached
+// until its next wait() noticed the handle had changed, so a consumer that read a frame and
+// then did something else for a while held a freed buffer open.
+TEST(DevicePath, NoBufferIsFreedWhileAConsumerHasItOpen) {
+  OnFakeDevice d("free", 2);
+  d.publish(3, 1.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  {
+    auto f = s.wait(milliseconds(1000));
+    ASSERT_TRUE(f);
+    EXPECT_EQ(first_point(*f), 1.0);
+  }  // the frame goes: its lease, then (idle consumer) nothing more from this process
+  EXPECT_EQ(d.dev->imports_open(), 0);
+  d.publish(5000, 2.0);  // grows: fresh buffers, the old ones freed at once (no lease)
+  d.publish(5000, 3.0);
+  d.publish(5000, 4.0);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+  auto f = s.wait(milliseconds(1000));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->number(), 4u);
+  EXPECT_EQ(first_point(*f), 4.0);
+  EXPECT_EQ(d.dev->opened_when_freed, std::vector<std::string>{});
+}
+
+// A held frame pins its buffer: the ring comes round, the daemon gives that ring slot a fresh
+// buffer, the frame still reads its own bytes (the handles of its page, not the control
+// block's newer ones); when it goes, the import closes before the lease, so the daemon frees
+// the retired buffer with nothing open on it.
+TEST(DevicePath, AHeldFramesBufferOutlivesTheRingAndClosesBeforeItsLeaseGoes) {
+  OnFakeDevice d("held", 1);
+  d.publish(3, 1.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  auto held = s.wait(milliseconds(1000));
+  ASSERT_TRUE(held);
+  d.publish(3, 2.0);  // ring slot 0 again: leased, so a fresh buffer (version 2)
+  d.publish(3, 3.0);
+  EXPECT_EQ(first_point(*held), 1.0);
+  {
+    auto next = s.wait(milliseconds(1000));  // another import, of the fresh buffer
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->number(), 3u);
+    EXPECT_EQ(first_point(*next), 3.0);
+    EXPECT_EQ(d.dev->imports_open(), 2);
+  }
+  held.reset();
+  d.slot->maintain(shm::monotonic_ns());  // frees version 1: no lease names it now
+  EXPECT_EQ(d.dev->imports_open(), 0);
+  EXPECT_EQ(d.dev->events_open, 0);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+  EXPECT_EQ(d.dev->live.count(shm::data_object_name(d.prefix, "m", 0, 1)), 0u);
+}
+
+// Two frames of one buffer share one import (CUDA counts the opens of a handle; one is enough).
+TEST(DevicePath, FramesOfOneBufferShareOneImport) {
+  OnFakeDevice d("share", 2);
+  d.publish(3, 1.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  auto a = s.wait(milliseconds(1000));
+  ASSERT_TRUE(a);
+  auto b = *a;  // a copy of the frame
+  EXPECT_EQ(d.dev->imports_open(), 1);
+  a.reset();
+  EXPECT_EQ(d.dev->imports_open(), 1);  // b still reads it
+  EXPECT_EQ(first_point(b), 1.0);
+}
+
+TEST(DevicePath, AnImportTheRuntimeRefusesNamesTheSlotAndBuffer) {
+  OnFakeDevice d("refuse", 2);
+  d.publish(3, 1.0);
+  d.dev->fail_opens = true;
+  auto s = meshdock::Slot::attach("m", d.options);
+  try {
+    s.wait(milliseconds(1000));
+    FAIL() << "no error";
+  } catch (const meshdock::SdkError& e) {
+    EXPECT_NE(std::string(e.what()).find("slot 0 buffer (version 1): invalid resource handle"),
+              std::string::npos)
+        << e.what();
+  }
+  d.dev->fail_opens = false;
+  auto f = s.wait(milliseconds(1000));  // the lease of the failed attempt was given back
+  ASSERT_TRUE(f);
+  EXPECT_EQ(first_point(*f), 1.0);
+}
