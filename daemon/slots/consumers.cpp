@@ -76,6 +76,63 @@ std::size_t ConsumerRegistry::connections() const {
   return conns_.size();
 }
 
+bool ConsumerRegistry::imported(const shm::Handle& h) {
+  std::lock_guard lock(m_);
+  std::vector<int> gone;
+  for (const auto& [fd, peer] : conns_)
+    if (!read_locked(fd)) gone.push_back(fd);
+  for (int fd : gone) forget_locked(fd);
+  for (const auto& [fd, peer] : conns_)
+    if (peer.imports.count(h)) return true;
+  return false;
+}
+
+bool ConsumerRegistry::read_locked(int fd) {
+  auto& peer = conns_.at(fd);
+  // A bounded number per call: a consumer that floods its socket delays only its own reports
+  // (poll says there is more), never the other connections or a caller of imported().
+  for (int k = 0; k < 4096; ++k) {
+    std::byte buf[shm::kImportReportBytes + 1];  // longer than any message: chatter shows
+    const auto got = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (got == 0) return false;
+    if (got < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    const auto n = static_cast<std::size_t>(got);
+    if (const auto ns = shm::parse_wake_report(buf, n)) {
+      const double s = static_cast<double>(*ns) * 1e-9;
+      std::size_t b = 0;
+      while (b < WakeLatency::kBuckets.size() && s > WakeLatency::kBuckets[b]) ++b;
+      if (b < WakeLatency::kBuckets.size()) ++wake_.buckets[b];
+      ++wake_.count;
+      wake_.sum += s;
+    } else if (const auto r = shm::parse_import_report(buf, n)) {
+      if (r->open && peer.import_count < shm::kMaxImportsPerConnection) {
+        ++peer.imports[r->handle];
+        ++peer.import_count;
+      } else if (!r->open) {
+        const auto it = peer.imports.find(r->handle);
+        if (it != peer.imports.end()) {
+          --peer.import_count;
+          if (--it->second == 0) peer.imports.erase(it);
+        }
+      }
+    }  // anything else: chatter, ignored
+  }
+  return true;
+}
+
+void ConsumerRegistry::forget_locked(int fd) {
+  const auto it = conns_.find(fd);
+  if (it == conns_.end()) return;
+  const auto& peer = it->second;
+  if (--pids_[peer.pid] == 0) {
+    pids_.erase(peer.pid);
+    pid_uid_.erase(peer.pid);
+  }
+  if (--per_uid_[peer.uid] == 0) per_uid_.erase(peer.uid);
+  ::close(fd);
+  conns_.erase(it);
+}
+
 void ConsumerRegistry::run() {
   std::vector<pollfd> fds;
   while (true) {
@@ -94,32 +151,8 @@ void ConsumerRegistry::run() {
     // Connections first: a consumer that hung up is forgotten before its pid could be reused.
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
-      std::byte buf[64];
-      const auto got = ::recv(fds[i].fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (got > 0) {  // a wake report, or chatter (ignored)
-        if (const auto ns = shm::parse_wake_report(buf, static_cast<std::size_t>(got))) {
-          const double s = static_cast<double>(*ns) * 1e-9;
-          std::lock_guard lock(m_);
-          std::size_t b = 0;
-          while (b < WakeLatency::kBuckets.size() && s > WakeLatency::kBuckets[b]) ++b;
-          if (b < WakeLatency::kBuckets.size()) ++wake_.buckets[b];
-          ++wake_.count;
-          wake_.sum += s;
-        }
-        continue;
-      }
-      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      std::lock_guard lock(m_);
-      const auto it = conns_.find(fds[i].fd);
-      if (it == conns_.end()) continue;
-      const auto peer = it->second;
-      if (--pids_[peer.pid] == 0) {
-        pids_.erase(peer.pid);
-        pid_uid_.erase(peer.pid);
-      }
-      if (--per_uid_[peer.uid] == 0) per_uid_.erase(peer.uid);
-      ::close(fds[i].fd);
-      conns_.erase(it);
+      std::lock_guard lock(m_);  // imported() reads the same sockets
+      if (conns_.count(fds[i].fd) && !read_locked(fds[i].fd)) forget_locked(fds[i].fd);
     }
     if (fds[1].revents & POLLIN) {
       while (true) {
@@ -142,7 +175,7 @@ void ConsumerRegistry::run() {
         std::memcpy(ack, shm::kRegistrationTag, 4);
         shm::store_le<std::uint32_t>(ack, 4, static_cast<std::uint32_t>(cred.pid));
         // Recorded before the answer: once the consumer reads it, its leases count.
-        conns_[fd] = {cred.pid, cred.uid};
+        conns_[fd] = Peer{cred.pid, cred.uid, {}, 0};
         ++pids_[cred.pid];
         pid_uid_[cred.pid] = cred.uid;
         ++per_uid_[cred.uid];

@@ -6,7 +6,8 @@
 // One thread polls the listening socket and every connection: it accepts (up to
 // kMaxConnections in all and kMaxPerUid per uid; beyond that a connection is closed at once,
 // which the consumer reports as a refused registration), answers "MDR1" + pid, and forgets a
-// consumer when its last connection closes (hang-up, or the process died).
+// consumer when its last connection closes (hang-up, or the process died). It also keeps each
+// connection's import reports: which CUDA buffers the consumer has open (imported()).
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +21,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+
+#include "meshdock/shm/control_block.hpp"
 
 namespace meshdock::slots {
 
@@ -54,10 +57,19 @@ class ConsumerRegistry {
 
   // The uid of `pid` while it has a registration open; nullopt otherwise.
   std::optional<uid_t> known(pid_t pid) const;
+  // Whether an open registration has reported the buffer of memory handle `h` open (an import
+  // report, meshdock/shm/registration.hpp) and not closed. Reads every report the consumers
+  // have sent so far first: one sent before a lease was released is counted before a caller
+  // that saw the lease gone decides to free the buffer.
+  bool imported(const shm::Handle& h);
   std::size_t connections() const;
 
  private:
   void run();
+  // Under m_: reads what connection `fd` has sent (without blocking). Returns false when it hung
+  // up (the caller forgets it).
+  bool read_locked(int fd);
+  void forget_locked(int fd);
 
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: the destructor stops the thread with it
@@ -66,6 +78,8 @@ class ConsumerRegistry {
   struct Peer {
     pid_t pid;
     uid_t uid;
+    std::map<shm::Handle, std::uint32_t> imports;  // reported open: handle -> opens
+    std::size_t import_count = 0;
   };
   std::map<int, Peer> conns_;          // fd -> peer (the thread's; read under m_)
   std::map<pid_t, std::size_t> pids_;  // pid -> open connections

@@ -379,7 +379,10 @@ Published Slot::publish(const payload::DevicePayload& p) {
     } catch (const backend::BackendError& e) {
       throw SlotError("slot '" + o_.name + "': " + e.what());
     }
-    if (retire) retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
+    // A buffer a consumer still has open (an import report) is kept as retired too, until the
+    // consumer closes it: freeing it would pull memory from under an open CUDA import.
+    if (retire || (buffers_[i] && imported(*buffers_[i])))
+      retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
     buffers_[i] = std::move(buffer);
     held_[i].clear();
     version_ = v;
@@ -483,6 +486,12 @@ Published Slot::publish(const payload::DevicePayload& p) {
           all_bytes - copied_bytes};
 }
 
+bool Slot::imported(const backend::SlotBuffer& b) {
+  // Only device buffers are imported (host consumers map data segments by name, and an
+  // unlinked object lives on under their mappings): skip the registry's socket reads.
+  return backend_.device().type != shm::kDLDeviceCPU && consumers_->imported(b.mem_handle());
+}
+
 void Slot::free_retired() {
   std::map<std::uint32_t, std::vector<LeaseInfo>> honoured;
   for (const auto& r : retired_)
@@ -490,6 +499,14 @@ void Slot::free_retired() {
   std::erase_if(retired_, [&](const Retired& r) {
     for (const auto& l : honoured[r.slot])
       if (l.frame == r.last_frame) return false;
+    if (!imported(*r.buffer)) return true;
+    // A consumer's open import pins it, within the memory budget: past it, imports kept this
+    // long lose (as leases do when a fresh buffer would break it).
+    if (!o_.memory_budget || backend_.memory_used() <= o_.memory_budget) return false;
+    note("freed the retired buffer of ring slot " + std::to_string(r.slot) + " (frame " +
+         std::to_string(r.last_frame) +
+         ") though a consumer reported it open: slot buffers exceed the memory budget of " +
+         std::to_string(o_.memory_budget) + " bytes");
     return true;
   });
 }

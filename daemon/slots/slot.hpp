@@ -169,6 +169,8 @@ class Slot {
   // that held exactly that frame, so a stuck lease pins one buffer, not one per publish.
   bool leased(std::uint32_t slot);
   void free_retired();
+  // Whether a consumer has reported `b` open and not closed it (ConsumerRegistry::imported).
+  bool imported(const backend::SlotBuffer& b);
   void note(const std::string& line) { notes_.push_back("slot '" + o_.name + "': " + line); }
   void note_truncation(const std::string& line);
 

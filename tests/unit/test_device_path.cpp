@@ -39,8 +39,10 @@ struct OnFakeDevice {
   meshdock::AttachOptions options;
   std::string prefix;
 
-  explicit OnFakeDevice(const std::string& tag, std::uint32_t num_slots) {
+  explicit OnFakeDevice(const std::string& tag, std::uint32_t num_slots,
+                        std::uint64_t memory_budget = 0) {
     slots::SlotOptions o;
+    o.memory_budget = memory_budget;
     o.prefix = "dev" + std::to_string(::getpid()) + tag + ".";
     o.name = "m";
     o.page_size = 16384;
@@ -91,11 +93,12 @@ TEST(DevicePath, AFrameOfACudaSlotIsTheDaemonsBytesThroughTheDeviceRuntime) {
 }
 
 // The daemon frees a buffer as soon as no lease names it: a grown frame frees every buffer of
-// its ring slot, a lease released frees the retired buffer it pinned. A consumer that kept its
-// import of such a buffer past its frame would hold memory the daemon has cudaFree'd (undefined
-// behaviour; in practice another allocation's bytes). Before: the SDK kept every import cached
-// until its next wait() noticed the handle had changed, so a consumer that read a frame and
-// then did something else for a while held a freed buffer open.
+// its ring slot, a lease released frees the retired buffer it pinned. The SDK keeps an import
+// cached past its frame (an open costs about a millisecond), so a consumer that read a frame
+// and then did something else for a while would hold memory the daemon has cudaFree'd
+// (undefined behaviour; in practice another allocation's bytes). It reports its imports on its
+// registration instead, and the daemon keeps an imported buffer until the consumer closes it.
+// Before: the buffer was freed under the open import.
 TEST(DevicePath, NoBufferIsFreedWhileAConsumerHasItOpen) {
   OnFakeDevice d("free", 2);
   d.publish(3, 1.0);
@@ -104,23 +107,28 @@ TEST(DevicePath, NoBufferIsFreedWhileAConsumerHasItOpen) {
     auto f = s.wait(milliseconds(1000));
     ASSERT_TRUE(f);
     EXPECT_EQ(first_point(*f), 1.0);
-  }  // the frame goes: its lease, then (idle consumer) nothing more from this process
-  EXPECT_EQ(d.dev->imports_open(), 0);
-  d.publish(5000, 2.0);  // grows: fresh buffers, the old ones freed at once (no lease)
+  }  // the frame goes, its lease too; the import stays cached (an idle consumer)
+  EXPECT_EQ(d.dev->imports_open(), 1);
+  const auto v1 = shm::data_object_name(d.prefix, "m", 0, 1);
+  d.publish(5000, 2.0);  // grows: fresh buffers; the old ones go unless imported
   d.publish(5000, 3.0);
   d.publish(5000, 4.0);
   EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
-  auto f = s.wait(milliseconds(1000));
+  EXPECT_EQ(d.dev->live.count(v1), 1u);  // kept for the consumer
+  auto f = s.wait(milliseconds(1000));   // sees the new handles: closes its stale import
   ASSERT_TRUE(f);
   EXPECT_EQ(f->number(), 4u);
   EXPECT_EQ(first_point(*f), 4.0);
+  d.slot->maintain(shm::monotonic_ns());
+  EXPECT_EQ(d.dev->live.count(v1), 0u);  // and the daemon frees it at its next tick
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
   EXPECT_EQ(d.dev->opened_when_freed, std::vector<std::string>{});
 }
 
 // A held frame pins its buffer: the ring comes round, the daemon gives that ring slot a fresh
 // buffer, the frame still reads its own bytes (the handles of its page, not the control
-// block's newer ones); when it goes, the import closes before the lease, so the daemon frees
-// the retired buffer with nothing open on it.
+// block's newer ones); when it goes, its import closes, and the daemon frees the retired
+// buffer with nothing open on it.
 TEST(DevicePath, AHeldFramesBufferOutlivesTheRingAndClosesBeforeItsLeaseGoes) {
   OnFakeDevice d("held", 1);
   d.publish(3, 1.0);
@@ -137,10 +145,10 @@ TEST(DevicePath, AHeldFramesBufferOutlivesTheRingAndClosesBeforeItsLeaseGoes) {
     EXPECT_EQ(first_point(*next), 3.0);
     EXPECT_EQ(d.dev->imports_open(), 2);
   }
-  held.reset();
-  d.slot->maintain(shm::monotonic_ns());  // frees version 1: no lease names it now
-  EXPECT_EQ(d.dev->imports_open(), 0);
-  EXPECT_EQ(d.dev->events_open, 0);
+  held.reset();  // its import closes (the ring slot's cache holds version 2 now), then its lease
+  d.slot->maintain(shm::monotonic_ns());  // frees version 1: no lease, no import names it
+  EXPECT_EQ(d.dev->imports_open(), 1);    // version 2, cached
+  EXPECT_EQ(d.dev->events_open, 1);
   EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
   EXPECT_EQ(d.dev->live.count(shm::data_object_name(d.prefix, "m", 0, 1)), 0u);
 }
@@ -176,4 +184,67 @@ TEST(DevicePath, AnImportTheRuntimeRefusesNamesTheSlotAndBuffer) {
   auto f = s.wait(milliseconds(1000));  // the lease of the failed attempt was given back
   ASSERT_TRUE(f);
   EXPECT_EQ(first_point(*f), 1.0);
+}
+
+// The daemon's half of import reports, played by a raw registration: an open report pins a
+// buffer the daemon would free, a close report or the registration's end lets it go, and a
+// connection's reports count up to kMaxImportsPerConnection (a consumer cannot pin every
+// buffer by flooding reports).
+TEST(DevicePath, ImportReportsPinBuffersUpToTheLimitAndEndWithTheRegistration) {
+  OnFakeDevice d("reports", 1);
+  d.publish(3, 1.0);
+  auto ctl = shm::Segment::open(d.prefix + "m");
+  const auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+  const auto connect = [&] {
+    return shm::Registration::connect(d.slot->socket_address(), ::getpid(), ::geteuid(),
+                                      milliseconds(2000), "test");
+  };
+  auto reg = connect();
+  const auto v1 = cb.mem_handle(0);
+  ASSERT_TRUE(reg.report_import(true, v1));
+  d.publish(5000, 2.0);  // growth: v1 would go
+  EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v1)), 1u);
+  const auto v2 = cb.mem_handle(0);
+  ASSERT_TRUE(reg.report_import(true, v2));
+  ASSERT_TRUE(reg.report_import(false, v1));  // closed: v1 goes at the next tick
+  d.slot->maintain(shm::monotonic_ns());
+  EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v1)), 0u);
+  d.publish(10000, 3.0);  // growth: v2 pinned
+  EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v2)), 1u);
+  reg = shm::Registration{};  // the consumer goes: its reports with it
+  d.slot->maintain(shm::monotonic_ns());
+  EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v2)), 0u);
+  // A flood: the first kMaxImportsPerConnection reports (of handles that are no buffer) count,
+  // the real one after them does not.
+  auto flood = connect();
+  for (std::size_t k = 0; k < shm::kMaxImportsPerConnection; ++k) {
+    shm::Handle h{};
+    std::memcpy(h.data(), &k, sizeof k);
+    ASSERT_TRUE(flood.report_import(true, h));
+  }
+  const auto v3 = cb.mem_handle(0);
+  ASSERT_TRUE(flood.report_import(true, v3));
+  d.publish(20000, 4.0);
+  EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v3)), 0u);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+}
+
+// Past the daemon's memory budget an import no longer pins a retired buffer (as a lease loses
+// when a fresh buffer would break it), and the daemon says so.
+TEST(DevicePath, PastTheMemoryBudgetAnImportPinsNothing) {
+  OnFakeDevice d("budget", 1, 64 << 10);
+  d.publish(3, 1.0);
+  auto ctl = shm::Segment::open(d.prefix + "m");
+  const auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+  auto reg = shm::Registration::connect(d.slot->socket_address(), ::getpid(), ::geteuid(),
+                                        milliseconds(2000), "test");
+  const auto v1 = cb.mem_handle(0);
+  ASSERT_TRUE(reg.report_import(true, v1));
+  d.publish(5000, 2.0);  // 120 KB of points: over the 64 KiB budget with v1 kept
+  EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v1)), 0u);
+  bool said = false;
+  for (const auto& n : d.slot->take_notes())
+    said |= n.find("though a consumer reported it open: slot buffers exceed the memory budget") !=
+            std::string::npos;
+  EXPECT_TRUE(said);
 }

@@ -29,10 +29,12 @@ namespace {
 // buffer version; frames share it.
 struct Mapping {
   shm::Segment host;  // host slots
-  // CUDA slots: the buffer and its upload event as `ipc` opened them.
+  // CUDA slots: the buffer and its upload event as `ipc` opened them, and the registration the
+  // import was reported on (its SlotState's, which outlives every Mapping of it).
   std::shared_ptr<DeviceIpc> ipc;
   void* device_ptr = nullptr;
   void* event = nullptr;
+  const shm::Registration* reported = nullptr;
   std::uint64_t size = 0;
   // The control block's handle for the buffer this maps (host: "MDH1" + the object's name): a
   // ring slot whose handle is another now got a fresh buffer, and this one is retired.
@@ -47,6 +49,8 @@ struct Mapping {
   ~Mapping() {
     if (event) ipc->destroy_event(event);
     if (device_ptr) ipc->close_memory(device_ptr);
+    // Closed: the daemon may free it once no lease names it either.
+    if (reported) reported->report_import(false, handle);
   }
   void* base() const { return device_ptr ? device_ptr : host.data(); }
 };
@@ -366,15 +370,10 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   }
 
   // Under m: forgets the cached mappings no frame uses whose buffer the control block no longer
-  // names (the ring slot got a fresh buffer; `only`: of that ring slot alone), and every CUDA
-  // import no frame uses. The daemon frees a buffer once no lease names it (a retired one at
-  // once, a current one when it grows), and CUDA wants the importer's cudaIpcCloseMemHandle
-  // before the exporter's cudaFree (undefined behaviour otherwise): an import kept after the
-  // frame that opened it released its lease could be freed under it while this process does
-  // not look (no wait() call for minutes). So a CUDA import lives exactly as long as frames use
-  // it and is opened again for the next frame (the driver counts the opens of one buffer). A
-  // host mapping would keep the unlinked object's pages alive. A torn read of the handle can
-  // only make a mapping look stale: it is opened again when needed.
+  // names (the ring slot got a fresh buffer; `only`: of that ring slot alone): a host mapping
+  // would keep the unlinked object's pages alive, and a CUDA import keeps the daemon from
+  // freeing the buffer (it was reported open, see map()). A torn read of the handle can only
+  // make a mapping look stale: it is opened again when needed.
   // `keep`: a ring slot whose cached mapping is the very buffer a page names that our lease
   // pins, kept whatever the control block says now (the daemon may have given the slot a fresh
   // buffer since the page was read; the frame is still in the old one).
@@ -383,8 +382,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     for (auto it = cache.begin(); it != cache.end();) {
       const auto& mp = it->second.second;
       const bool mine = (!only || it->first == *only) && it->first != keep;
-      if (mine && mp.use_count() == 1 &&
-          (mp->device_ptr || cb->mem_handle(it->first) != mp->handle))
+      if (mine && mp.use_count() == 1 && cb->mem_handle(it->first) != mp->handle)
         it = cache.erase(it);
       else
         ++it;
@@ -467,6 +465,11 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       } catch (const std::exception& e) {
         throw SdkError(buffer() + ": its upload event: " + e.what());
       }
+      // The import is cached past this frame (an open costs about a millisecond), so the daemon
+      // must not free the buffer while it is open, lease or not: tell it now, while this
+      // frame's lease still protects the buffer (registration.hpp, import reports). A daemon
+      // that cannot be told is gone, and its buffers with it.
+      if (registration.report_import(true, mh)) mp->reported = &registration;
       mp->size = data_size;
     }
     check_size(*mp, i, version, data_size);

@@ -5,9 +5,10 @@
 // stands another in: the tests' fake device (host memory posing as device memory, which counts
 // what is open), so the CUDA path's logic runs on machines without a GPU.
 //
-// Contract the SDK keeps (and the fake checks): every buffer it opens it closes before it
-// releases the lease of the last frame that used it, so the daemon never frees a buffer a
-// consumer still has open (CUDA calls that undefined).
+// Contract the SDK keeps (and the fake checks): every buffer it opens it reports open on its
+// registration before it releases the lease of the frame it opened it for, and reports closed
+// after it closed it, so the daemon never frees a buffer a consumer still has open (CUDA calls
+// that undefined; meshdock/shm/registration.hpp, import reports).
 #pragma once
 
 #include <cstdint>

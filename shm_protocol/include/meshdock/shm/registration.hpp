@@ -7,11 +7,19 @@
 // message "MDR1" + the pid it saw (u32 little-endian), and honours leases naming that pid while
 // the connection stays open. Leases naming any other pid are ignored and cleared.
 //
-// After that the connection carries one kind of message, consumer to daemon: a wake report,
-// "MDW1" + frame (u32) + latency (u64 ns): a consumer that slept in wait() and woke with a new
-// frame in hand says how long after the publish (the control block's timestamp) that was. The
-// daemon keeps them as a histogram (meshdock_frame_wake_seconds) and nothing else: a report is
-// a consumer's claim, bounded and never trusted for anything but that figure.
+// After that the connection carries two kinds of message, consumer to daemon:
+// - a wake report, "MDW1" + frame (u32) + latency (u64 ns): a consumer that slept in wait() and
+//   woke with a new frame in hand says how long after the publish (the control block's
+//   timestamp) that was. The daemon keeps them as a histogram (meshdock_frame_wake_seconds) and
+//   nothing else: a report is a consumer's claim, bounded and never trusted for that figure.
+// - an import report, "MDI1" or "MDX1" + the 64-byte memory handle of a CUDA slot buffer: the
+//   consumer opened that buffer (cudaIpcOpenMemHandle), or closed it. It sends "MDI1" while it
+//   holds a lease on a frame of the buffer (so before the daemon could free it) and "MDX1" after
+//   it closed it. The daemon frees no buffer an open registration has reported open and not
+//   closed (CUDA calls a cudaFree under an importer's open handle undefined), whether or not a
+//   lease names it; a closed registration's reports end with it (the process's imports close
+//   when it exits). A connection's open reports count up to kMaxImportsPerConnection; beyond
+//   that they are ignored, so a consumer pins at most that many buffers this way.
 //
 // The consumer checks the other end too: its SO_PEERCRED pid must be the catalog's daemon_pid
 // and its uid the segments' owner, so a process squatting the socket name is never mistaken
@@ -35,6 +43,7 @@
 #include <string_view>
 
 #include "meshdock/shm/bytes.hpp"
+#include "meshdock/shm/control_block.hpp"
 #include "meshdock/shm/error.hpp"
 #include "meshdock/shm/names.hpp"
 
@@ -46,6 +55,27 @@ inline constexpr char kWakeReportTag[4] = {'M', 'D', 'W', '1'};
 inline constexpr std::size_t kWakeReportBytes = 16;
 // Latencies past this are not wake-ups (a clock step, a forged report): the daemon drops them.
 inline constexpr std::uint64_t kMaxWakeReportNs = 60'000'000'000ull;
+inline constexpr char kImportOpenTag[4] = {'M', 'D', 'I', '1'};
+inline constexpr char kImportClosedTag[4] = {'M', 'D', 'X', '1'};
+inline constexpr std::size_t kImportReportBytes = 4 + kHandleBytes;
+inline constexpr std::size_t kMaxImportsPerConnection = 64;
+
+struct ImportReport {
+  bool open;  // MDI1: opened; MDX1: closed
+  Handle handle;
+};
+
+// The import report in `buf`, or nothing when it is not one.
+inline std::optional<ImportReport> parse_import_report(const std::byte* buf, std::size_t n) {
+  if (n != kImportReportBytes) return std::nullopt;
+  ImportReport r{};
+  if (std::memcmp(buf, kImportOpenTag, 4) == 0)
+    r.open = true;
+  else if (std::memcmp(buf, kImportClosedTag, 4) != 0)
+    return std::nullopt;
+  std::memcpy(r.handle.data(), buf + 4, kHandleBytes);
+  return r;
+}
 
 // The latency a wake report carries, or nothing when `buf` is not one (or past the bound).
 inline std::optional<std::uint64_t> parse_wake_report(const std::byte* buf, std::size_t n) {
@@ -90,6 +120,17 @@ class Registration {
     store_le<std::uint32_t>(msg, 4, frame);
     store_le<std::uint64_t>(msg, 8, latency_ns);
     [[maybe_unused]] const auto sent = ::send(fd_, msg, sizeof msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+
+  // Sends an import report (see the top of this file). Unlike a wake report it waits for room
+  // (up to the send timeout set at connect): the daemon must have it before the lease that
+  // protects the buffer goes. Returns false when it could not be sent (the daemon gone).
+  bool report_import(bool open, const Handle& handle) const {
+    if (fd_ < 0) return false;
+    std::byte msg[kImportReportBytes];
+    std::memcpy(msg, open ? kImportOpenTag : kImportClosedTag, 4);
+    std::memcpy(msg + 4, handle.data(), kHandleBytes);
+    return ::send(fd_, msg, sizeof msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof msg);
   }
 
   // Connects to `address`, checks the peer is `daemon_pid` running as `daemon_uid`, and waits
