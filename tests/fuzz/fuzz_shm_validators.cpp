@@ -1,6 +1,6 @@
-// libFuzzer target: random bytes as a control block, as a catalog and as a manifest. The
-// validators must reject garbage with ProtocolError and never crash, hang or read out of bounds;
-// anything they accept must then be fully readable.
+// libFuzzer target: random bytes as a control block, as a catalog, as a manifest and as a
+// registration message. The validators must reject garbage with ProtocolError and never crash,
+// hang or read out of bounds; anything they accept must then be fully readable.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +35,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)cb.newest_slot();
   } catch (const shm::ProtocolError&) {
   }
+
+  // The same bytes as a message on the registration socket (a consumer's, to the daemon).
+  if (const auto r = shm::parse_import_report(static_cast<const std::byte*>(buf), size))
+    (void)r->handle[shm::kHandleBytes - 1];
+  (void)shm::parse_wake_report(static_cast<const std::byte*>(buf), size);
 
   // The same bytes as a leases segment of the largest shape they can hold.
   try {
