@@ -76,12 +76,16 @@ std::size_t ConsumerRegistry::connections() const {
   return conns_.size();
 }
 
-bool ConsumerRegistry::imported(const shm::Handle& h) {
+void ConsumerRegistry::drain() {
   std::lock_guard lock(m_);
   std::vector<int> gone;
   for (const auto& [fd, peer] : conns_)
     if (!read_locked(fd)) gone.push_back(fd);
   for (int fd : gone) forget_locked(fd);
+}
+
+bool ConsumerRegistry::reported_open(const shm::Handle& h) const {
+  std::lock_guard lock(m_);
   for (const auto& [fd, peer] : conns_)
     if (peer.imports.count(h)) return true;
   return false;

@@ -61,7 +61,14 @@ class ConsumerRegistry {
   // report, meshdock/shm/registration.hpp) and not closed. Reads every report the consumers
   // have sent so far first: one sent before a lease was released is counted before a caller
   // that saw the lease gone decides to free the buffer.
-  bool imported(const shm::Handle& h);
+  bool imported(const shm::Handle& h) {
+    drain();
+    return reported_open(h);
+  }
+  // The two halves of imported(): read every report sent so far, then look one up (a caller
+  // with several buffers to decide on drains once).
+  void drain();
+  bool reported_open(const shm::Handle& h) const;
   std::size_t connections() const;
 
  private:

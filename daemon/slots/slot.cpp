@@ -486,20 +486,25 @@ Published Slot::publish(const payload::DevicePayload& p) {
           all_bytes - copied_bytes};
 }
 
-bool Slot::imported(const backend::SlotBuffer& b) {
+bool Slot::imported(const backend::SlotBuffer& b, bool drain) {
   // Only device buffers are imported (host consumers map data segments by name, and an
   // unlinked object lives on under their mappings): skip the registry's socket reads.
-  return backend_.device().type != shm::kDLDeviceCPU && consumers_->imported(b.mem_handle());
+  if (backend_.device().type == shm::kDLDeviceCPU) return false;
+  if (drain) consumers_->drain();
+  return consumers_->reported_open(b.mem_handle());
 }
 
 void Slot::free_retired() {
   std::map<std::uint32_t, std::vector<LeaseInfo>> honoured;
   for (const auto& r : retired_)
     if (!honoured.count(r.slot)) honoured[r.slot] = scan(r.slot);
+  bool drained = false;  // the registry's sockets are read once per pass
   std::erase_if(retired_, [&](const Retired& r) {
     for (const auto& l : honoured[r.slot])
       if (l.frame == r.last_frame) return false;
-    if (!imported(*r.buffer)) return true;
+    const bool pinned = imported(*r.buffer, !drained);
+    drained = true;
+    if (!pinned) return true;
     // A consumer's open import pins it, within the memory budget: past it, imports kept this
     // long lose (as leases do when a fresh buffer would break it).
     if (!o_.memory_budget || backend_.memory_used() <= o_.memory_budget) return false;

@@ -360,15 +360,6 @@ def mode_h2d(a) -> int:
     return 0
 
 
-def cuda_link_dtype(kind: int, bits: int, flags: int) -> str:
-    """cuda-link v1.1's decoding of the control block's metadata (it misreads the rest)."""
-    if kind == 2 and bits == 16 and not flags & 1:
-        return "float16"
-    if kind == 2:
-        return "float32"
-    return {8: "uint8", 16: "uint16"}.get(bits, "float32")
-
-
 def mode_cuda_link(a) -> int:
     import mmap
     import struct
@@ -389,7 +380,8 @@ def mode_cuda_link(a) -> int:
         emit(out)
         return 1
     w, h, c, kind, bits, flags, size = struct.unpack_from("<IIIBBHI", raw, 21 + 128 * n)
-    dt = cuda_link_dtype(kind, bits, flags)
+    from meshdock.protocol import BufferMetadata
+    dt = BufferMetadata(format_kind=kind, bits=bits, flags=flags).cuda_link_dtype()
     out.update(width=w, height=h, num_comps=c, format_kind=kind, bits=bits, flags=flags,
                data_size=size, cuda_link_dtype=dt)
     problems = []

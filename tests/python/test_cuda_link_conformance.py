@@ -79,16 +79,8 @@ class CudaLinkImporter:
         if 0 in (m.width, m.height, m.num_comps):
             shape, dt = (512, 512, 4), np.float32
         else:
-            shape, dt = (m.height, m.width, m.num_comps), cuda_link_dtype(m)
+            shape, dt = (m.height, m.width, m.num_comps), np.dtype(m.cuda_link_dtype())
         return np.frombuffer(raw, dt).reshape(shape)
-
-
-def cuda_link_dtype(m):
-    if m.format_kind == 2 and m.bits == 16 and not m.flags & 1:
-        return np.float16
-    if m.format_kind == 2:
-        return np.float32
-    return {8: np.uint8, 16: np.uint16}.get(m.bits, np.float32)
 
 
 @pytest.fixture
