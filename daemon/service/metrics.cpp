@@ -126,6 +126,10 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
   header(out, "meshdock_consumers", "gauge",
          "Consumer processes registered with the daemon (attached slots).");
   out += "meshdock_consumers " + std::to_string(s.consumers) + "\n";
+  header(out, "meshdock_imports_open", "gauge",
+         "CUDA slot buffers consumers reported open (import reports): the daemon frees none of "
+         "them while open.");
+  out += "meshdock_imports_open " + std::to_string(s.imports) + "\n";
   // Reported by the consumers themselves (the daemon cannot see a process wake up): each wait()
   // that slept and woke with a new frame says how long after the publish it had it in hand.
   header(out, "meshdock_frame_wake_seconds", "histogram",

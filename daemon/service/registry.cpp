@@ -888,6 +888,7 @@ Stats Registry::stats() const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   s.backend = backend_for("auto");
   s.consumers = consumers_ ? consumers_->connections() : 0;
+  s.imports = consumers_ ? consumers_->imports_open() : 0;
   if (consumers_) s.wake = consumers_->wake_latency();
   if (pinned_) s.pinned = pinned_->counters();
   return s;

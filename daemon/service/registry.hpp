@@ -101,6 +101,7 @@ struct Stats {
   double uptime_seconds = 0;
   std::string backend;                                  // what "auto" resolves to: "host" | "cuda"
   std::size_t consumers = 0;                            // registered consumer connections
+  std::size_t imports = 0;  // CUDA buffer imports consumers reported open (none on the host)
   slots::ConsumerRegistry::WakeLatency wake;            // consumers' wake reports
   std::optional<backend::PinnedPool::Counters> pinned;  // when a device answers (the pool)
 };

@@ -76,6 +76,13 @@ std::size_t ConsumerRegistry::connections() const {
   return conns_.size();
 }
 
+std::size_t ConsumerRegistry::imports_open() const {
+  std::lock_guard lock(m_);
+  std::size_t n = 0;
+  for (const auto& [fd, peer] : conns_) n += peer.import_count;
+  return n;
+}
+
 void ConsumerRegistry::drain() {
   std::lock_guard lock(m_);
   std::vector<int> gone;

@@ -70,6 +70,8 @@ class ConsumerRegistry {
   void drain();
   bool reported_open(const shm::Handle& h) const;
   std::size_t connections() const;
+  // Import reports open now, over every registration (what is read so far; no drain).
+  std::size_t imports_open() const;
 
  private:
   void run();

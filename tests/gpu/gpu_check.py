@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 import traceback
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -477,6 +478,15 @@ class Run:
         self.last_addr = f"unix:{sock}"
         return proc, client, control, st, err
 
+    def metric(self, name: str) -> Optional[float]:
+        """One unlabelled figure of the main daemon's `meshdockctl metrics` (None: absent)."""
+        p = subprocess.run(["meshdockctl", "--addr", self.addr, "metrics"], capture_output=True,
+                           text=True, timeout=30)
+        for line in p.stdout.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        return None
+
     def pinned_pool(self) -> dict:
         """The main daemon's pinned pool figures (meshdock_pinned_* in `meshdockctl metrics`)."""
         p = subprocess.run(["meshdockctl", "--addr", self.addr, "metrics"], capture_output=True,
@@ -788,6 +798,9 @@ class Run:
             raise CheckFailed(f"held frame differs from {label}: {h['mismatches']}")
         before = self.client.describe("big").slot
         leases = [x for x in self.client.leases("big") if x.pid == h["pid"]]
+        # A CUDA consumer reports the buffer it opened (import reports): the daemon keeps it
+        # until the consumer closes it, lease or not.
+        imports = self.metric("meshdock_imports_open")
         n = before.num_slots + 1
         times, last = [], label
         for i in range(n):
@@ -803,9 +816,12 @@ class Run:
              "republishes": n, "publish_max_s": round(max(times), 4),
              "publish_median_s": round(percentile(times, 50), 4),
              "version_before": before.version, "version_after": after.version,
-             "lease_listed": bool(leases)}
+             "lease_listed": bool(leases), "imports_open": imports}
         if not leases:
             raise failed("the daemon lists no lease of the consumer holding a frame", f)
+        if self.device.startswith("cuda") and not imports:
+            raise failed("the torch consumer holds a CUDA frame but the daemon counts no import "
+                         "report (meshdock_imports_open)", f)
         if not r["held_unchanged"]:
             raise failed(f"the held frame changed under its lease: {r['held_mismatches']}", f)
         if not r["newest_ok"]:
