@@ -56,6 +56,16 @@ struct OnFakeDevice {
     options.producer_timeout = milliseconds(60000);
     options.device_ipc = std::make_shared<meshdock::testing::FakeDeviceIpc>(dev);
   }
+  // A registration of this process, as a consumer's (to send import reports by hand).
+  shm::Registration registration() const {
+    return shm::Registration::connect(slot->socket_address(), ::getpid(), ::geteuid(),
+                                      milliseconds(2000), "test");
+  }
+  // The control block's memory handle of ring slot i now.
+  shm::Handle handle(std::uint32_t i) const {
+    auto ctl = shm::Segment::open(prefix + "m");
+    return shm::ControlBlockView::validate(ctl.data(), ctl.size()).mem_handle(i);
+  }
   std::uint64_t publish(std::size_t points, double value) {
     const auto r = slot->publish(payload_of(points, value));
     slot->maintain(shm::monotonic_ns());
@@ -193,18 +203,12 @@ TEST(DevicePath, AnImportTheRuntimeRefusesNamesTheSlotAndBuffer) {
 TEST(DevicePath, ImportReportsPinBuffersUpToTheLimitAndEndWithTheRegistration) {
   OnFakeDevice d("reports", 1);
   d.publish(3, 1.0);
-  auto ctl = shm::Segment::open(d.prefix + "m");
-  const auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
-  const auto connect = [&] {
-    return shm::Registration::connect(d.slot->socket_address(), ::getpid(), ::geteuid(),
-                                      milliseconds(2000), "test");
-  };
-  auto reg = connect();
-  const auto v1 = cb.mem_handle(0);
+  auto reg = d.registration();
+  const auto v1 = d.handle(0);
   ASSERT_TRUE(reg.report_import(true, v1));
   d.publish(5000, 2.0);  // growth: v1 would go
   EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v1)), 1u);
-  const auto v2 = cb.mem_handle(0);
+  const auto v2 = d.handle(0);
   ASSERT_TRUE(reg.report_import(true, v2));
   ASSERT_TRUE(reg.report_import(false, v1));  // closed: v1 goes at the next tick
   d.slot->maintain(shm::monotonic_ns());
@@ -216,13 +220,13 @@ TEST(DevicePath, ImportReportsPinBuffersUpToTheLimitAndEndWithTheRegistration) {
   EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v2)), 0u);
   // A flood: the first kMaxImportsPerConnection reports (of handles that are no buffer) count,
   // the real one after them does not.
-  auto flood = connect();
+  auto flood = d.registration();
   for (std::size_t k = 0; k < shm::kMaxImportsPerConnection; ++k) {
     shm::Handle h{};
     std::memcpy(h.data(), &k, sizeof k);
     ASSERT_TRUE(flood.report_import(true, h));
   }
-  const auto v3 = cb.mem_handle(0);
+  const auto v3 = d.handle(0);
   ASSERT_TRUE(flood.report_import(true, v3));
   d.publish(20000, 4.0);
   EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v3)), 0u);
@@ -234,11 +238,8 @@ TEST(DevicePath, ImportReportsPinBuffersUpToTheLimitAndEndWithTheRegistration) {
 TEST(DevicePath, PastTheMemoryBudgetAnImportPinsNothing) {
   OnFakeDevice d("budget", 1, 64 << 10);
   d.publish(3, 1.0);
-  auto ctl = shm::Segment::open(d.prefix + "m");
-  const auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
-  auto reg = shm::Registration::connect(d.slot->socket_address(), ::getpid(), ::geteuid(),
-                                        milliseconds(2000), "test");
-  const auto v1 = cb.mem_handle(0);
+  auto reg = d.registration();
+  const auto v1 = d.handle(0);
   ASSERT_TRUE(reg.report_import(true, v1));
   d.publish(5000, 2.0);  // 120 KB of points: over the 64 KiB budget with v1 kept
   EXPECT_EQ(d.dev->live.count(shm::parse_host_handle(v1)), 0u);
