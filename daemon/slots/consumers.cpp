@@ -85,10 +85,14 @@ std::size_t ConsumerRegistry::imports_open() const {
 
 void ConsumerRegistry::drain() {
   std::lock_guard lock(m_);
-  std::vector<int> gone;
-  for (const auto& [fd, peer] : conns_)
-    if (!read_locked(fd)) gone.push_back(fd);
-  for (int fd : gone) forget_locked(fd);
+  // One poll finds the connections with something to read; only those are read, each at most
+  // kDrainPerConnection messages (a flood delays its own reports only, poll says there is more).
+  std::vector<pollfd> fds;
+  fds.reserve(conns_.size());
+  for (const auto& [fd, peer] : conns_) fds.push_back({fd, POLLIN, 0});
+  if (fds.empty() || ::poll(fds.data(), fds.size(), 0) <= 0) return;
+  for (const auto& p : fds)
+    if (p.revents && !read_locked(p.fd, kDrainPerConnection)) forget_locked(p.fd);
 }
 
 bool ConsumerRegistry::reported_open(const shm::Handle& h) const {
@@ -98,11 +102,11 @@ bool ConsumerRegistry::reported_open(const shm::Handle& h) const {
   return false;
 }
 
-bool ConsumerRegistry::read_locked(int fd) {
+bool ConsumerRegistry::read_locked(int fd, int at_most) {
   auto& peer = conns_.at(fd);
   // A bounded number per call: a consumer that floods its socket delays only its own reports
-  // (poll says there is more), never the other connections or a caller of imported().
-  for (int k = 0; k < 4096; ++k) {
+  // (poll says there is more), never the other connections.
+  for (int k = 0; k < at_most; ++k) {
     std::byte buf[shm::kImportReportBytes + 1];  // longer than any message: chatter shows
     const auto got = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
     if (got == 0) return false;
@@ -163,7 +167,7 @@ void ConsumerRegistry::run() {
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
       std::lock_guard lock(m_);  // imported() reads the same sockets
-      if (conns_.count(fds[i].fd) && !read_locked(fds[i].fd)) forget_locked(fds[i].fd);
+      if (conns_.count(fds[i].fd) && !read_locked(fds[i].fd, 4096)) forget_locked(fds[i].fd);
     }
     if (fds[1].revents & POLLIN) {
       while (true) {

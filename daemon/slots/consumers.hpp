@@ -77,7 +77,8 @@ class ConsumerRegistry {
   void run();
   // Under m_: reads what connection `fd` has sent (without blocking). Returns false when it hung
   // up (the caller forgets it).
-  bool read_locked(int fd);
+  bool read_locked(int fd, int at_most);
+  static constexpr int kDrainPerConnection = 256;
   void forget_locked(int fd);
 
   int listen_fd_ = -1;

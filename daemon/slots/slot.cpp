@@ -498,22 +498,45 @@ void Slot::free_retired() {
   std::map<std::uint32_t, std::vector<LeaseInfo>> honoured;
   for (const auto& r : retired_)
     if (!honoured.count(r.slot)) honoured[r.slot] = scan(r.slot);
-  bool drained = false;  // the registry's sockets are read once per pass
-  std::erase_if(retired_, [&](const Retired& r) {
+  // Each retired buffer: kept for a lease on its frame, else for a consumer's open import
+  // (reports, read once per pass), else freed. Imports pin at most 2 x num_slots buffers (a
+  // consumer caches one per ring slot, so two generations of buffers: consumers idle since
+  // before the last growth and those that took a frame since; a hostile one could report every
+  // buffer whose handle it can read) and only within the memory budget: past either, the
+  // oldest go first.
+  std::vector<bool> keep(retired_.size(), false);
+  std::vector<std::size_t> pinned;  // by imports alone, oldest first (retired_ is in that order)
+  bool drained = false;
+  for (std::size_t k = 0; k < retired_.size(); ++k) {
+    const auto& r = retired_[k];
     for (const auto& l : honoured[r.slot])
-      if (l.frame == r.last_frame) return false;
-    const bool pinned = imported(*r.buffer, !drained);
+      if (l.frame == r.last_frame) keep[k] = true;
+    if (keep[k]) continue;
+    if (imported(*r.buffer, !drained)) pinned.push_back(k);
     drained = true;
-    if (!pinned) return true;
-    // A consumer's open import pins it, within the memory budget: past it, imports kept this
-    // long lose (as leases do when a fresh buffer would break it).
-    if (!o_.memory_budget || backend_.memory_used() <= o_.memory_budget) return false;
+  }
+  std::uint64_t used = backend_.memory_used(), freed = 0;
+  for (std::size_t j = 0; j < pinned.size(); ++j) {
+    const auto& r = retired_[pinned[j]];
+    const std::size_t cap = 2 * std::size_t{o_.num_slots};
+    const bool too_many = pinned.size() - j > cap;
+    const bool over = o_.memory_budget && used - freed > o_.memory_budget;
+    if (!too_many && !over) {
+      keep[pinned[j]] = true;
+      continue;
+    }
+    freed += r.buffer->size();
     note("freed the retired buffer of ring slot " + std::to_string(r.slot) + " (frame " +
-         std::to_string(r.last_frame) +
-         ") though a consumer reported it open: slot buffers exceed the memory budget of " +
-         std::to_string(o_.memory_budget) + " bytes");
-    return true;
-  });
+         std::to_string(r.last_frame) + ") though a consumer reported it open: " +
+         (too_many ? "more than " + std::to_string(cap) +
+                         " retired buffers were held by import reports alone"
+                   : "slot buffers exceed the memory budget of " +
+                         std::to_string(o_.memory_budget) + " bytes"));
+  }
+  std::vector<Retired> kept;
+  for (std::size_t k = 0; k < retired_.size(); ++k)
+    if (keep[k]) kept.push_back(std::move(retired_[k]));
+  retired_ = std::move(kept);  // the others freed here
 }
 
 // A repeated truncation (a loop of ftruncate by root) must not flood the log: one line per

@@ -428,6 +428,7 @@ def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
         np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], a)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a mount namespace of its own")
 def test_publish_sends_messages_when_the_daemon_cannot_see_its_object(daemon, tmp_path):
     """meshdockctl in another /dev/shm than the daemon's (a mount namespace of its own, as in a
     container): the daemon cannot find the source object and says so in its reply's trailer,

@@ -24,6 +24,16 @@ def encode_case(c):
         timestamp=c["timestamp"]))
 
 
+def test_what_cuda_link_reads_the_metadata_as():
+    """cuda-link v1.x's dtype rule (DESIGN.md, cuda-link consumers), as a table."""
+    M = p.BufferMetadata
+    assert [M(format_kind=k, bits=b, flags=f).cuda_link_dtype() for k, b, f in [
+        (2, 32, 0), (2, 16, 0), (2, 16, p.FLAG_BFLOAT16), (2, 64, 0), (1, 8, 0), (1, 16, 0),
+        (0, 8, 0), (0, 16, 0), (1, 32, 0), (0, 64, 0)]] == [
+        "float32", "float16", "float32", "float32", "uint8", "uint16", "uint8", "uint16",
+        "float32", "float32"]
+
+
 def test_size_formula():
     assert [p.control_block_size(n) for n in (1, 2, 3, 4, 10)] == [177, 305, 433, 561, 1329]
 

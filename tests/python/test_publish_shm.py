@@ -436,8 +436,9 @@ def test_a_daemon_of_another_user_reads_a_group_members_object():
         assert got["left"] == [], got
         c.close()
     finally:
-        assert d.stop() == 0, d.stderr
+        rc = d.stop()  # asserted after: a failure above is the one to see
         shutil.rmtree(top, ignore_errors=True)
+    assert rc == 0, d.stderr
 
 
 def test_auto_falls_back_to_grpc_when_the_daemon_cannot_read_the_object(box):

@@ -249,3 +249,30 @@ TEST(DevicePath, PastTheMemoryBudgetAnImportPinsNothing) {
             std::string::npos;
   EXPECT_TRUE(said);
 }
+
+// Import reports pin at most 2 x num_slots retired buffers of a slot: a consumer that reports
+// every buffer whose handle it can read (each one retired by a growth) pins only the newest,
+// and the daemon says what it freed.
+TEST(DevicePath, ImportReportsPinAtMostTwoBuffersPerRingSlot) {
+  OnFakeDevice d("cap", 1);
+  d.publish(3, 1.0);
+  auto reg = d.registration();
+  std::vector<std::string> reported;
+  for (std::size_t n = 1000; n <= 5000; n += 1000) {
+    const auto h = d.handle(0);
+    ASSERT_TRUE(reg.report_import(true, h));
+    reported.push_back(shm::parse_host_handle(h));
+    d.publish(n, 2.0);  // growth: the reported buffer is retired, pinned by the report alone
+  }
+  std::size_t live = 0;
+  for (const auto& r : reported) live += d.dev->live.count(r);
+  EXPECT_EQ(live, 2u);
+  EXPECT_EQ(d.dev->live.count(reported.back()), 1u);  // the newest are the ones kept
+  EXPECT_EQ(d.dev->live.count(reported[reported.size() - 2]), 1u);
+  bool said = false;
+  for (const auto& n : d.slot->take_notes())
+    said |= n.find(
+                "though a consumer reported it open: more than 2 retired buffers were held by "
+                "import reports alone") != std::string::npos;
+  EXPECT_TRUE(said);
+}

@@ -377,20 +377,31 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // `keep`: a ring slot whose cached mapping is the very buffer a page names that our lease
   // pins, kept whatever the control block says now (the daemon may have given the slot a fresh
   // buffer since the page was read; the frame is still in the old one).
-  void drop_stale(std::optional<std::uint32_t> only = std::nullopt,
-                  std::optional<std::uint32_t> keep = std::nullopt) {
+  // Returns what it took out of the cache: the caller lets go of it after unlocking m, as a
+  // CUDA mapping's destructor sends its close report (a blocking send) on the registration.
+  // A CUDA import the daemon was not told of (its report could not be sent) is not kept past
+  // the frames using it: nothing else would stop the daemon from freeing it.
+  [[nodiscard]] std::vector<std::shared_ptr<Mapping>> drop_stale(
+      std::optional<std::uint32_t> only = std::nullopt,
+      std::optional<std::uint32_t> keep = std::nullopt) {
+    std::vector<std::shared_ptr<Mapping>> dropped;
     for (auto it = cache.begin(); it != cache.end();) {
-      const auto& mp = it->second.second;
+      auto& mp = it->second.second;
       const bool mine = (!only || it->first == *only) && it->first != keep;
-      if (mine && mp.use_count() == 1 && cb->mem_handle(it->first) != mp->handle)
+      const bool unreported = mp->device_ptr && !mp->reported;
+      if (mine && mp.use_count() == 1 && (unreported || cb->mem_handle(it->first) != mp->handle)) {
+        dropped.push_back(std::move(mp));
         it = cache.erase(it);
-      else
+      } else {
         ++it;
+      }
     }
+    return dropped;
   }
   void frame_done(std::uint32_t i) {
+    std::vector<std::shared_ptr<Mapping>> dropped;  // released after the lock
     std::lock_guard lock(m);
-    drop_stale(i);
+    dropped = drop_stale(i);
   }
 
   // The buffer of the frame whose page snapshot is `snap` (ring slot i), mapped or opened;
@@ -398,12 +409,13 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // caller looks again: a newer frame is being written).
   std::shared_ptr<Mapping> map(std::uint32_t i, const shm::PageSnapshot& snap) {
     const std::uint64_t version = snap.buffer_version, data_size = snap.data_size;
+    std::vector<std::shared_ptr<Mapping>> dropped;  // released after the lock (drop_stale)
     std::lock_guard lock(m);
     {
       const auto held = cache.find(i);
-      drop_stale(std::nullopt, held != cache.end() && held->second.first == version
-                                   ? std::optional<std::uint32_t>(i)
-                                   : std::nullopt);
+      dropped = drop_stale(std::nullopt, held != cache.end() && held->second.first == version
+                                             ? std::optional<std::uint32_t>(i)
+                                             : std::nullopt);
     }
     auto it = cache.find(i);
     const bool host = device_type == shm::kDLDeviceCPU;
@@ -467,12 +479,15 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       }
       // The import is cached past this frame (an open costs about a millisecond), so the daemon
       // must not free the buffer while it is open, lease or not: tell it now, while this
-      // frame's lease still protects the buffer (registration.hpp, import reports). A daemon
-      // that cannot be told is gone, and its buffers with it.
+      // frame's lease still protects the buffer (registration.hpp, import reports). Untold (the
+      // daemon gone, or its socket full past the timeout), the import is closed with the last
+      // frame using it instead (drop_stale).
       if (registration.report_import(true, mh)) mp->reported = &registration;
       mp->size = data_size;
     }
     check_size(*mp, i, version, data_size);
+    if (const auto old = cache.find(i); old != cache.end())
+      dropped.push_back(std::move(old->second.second));
     cache[i] = {version, mp};
     return host ? hand_out(mp) : mp;
   }

@@ -11,7 +11,7 @@
 // - a wake report, "MDW1" + frame (u32) + latency (u64 ns): a consumer that slept in wait() and
 //   woke with a new frame in hand says how long after the publish (the control block's
 //   timestamp) that was. The daemon keeps them as a histogram (meshdock_frame_wake_seconds) and
-//   nothing else: a report is a consumer's claim, bounded and never trusted for that figure.
+//   nothing else: a report is a consumer's claim, bounded, and used for that figure only.
 // - an import report, "MDI1" or "MDX1" + the 64-byte memory handle of a CUDA slot buffer: the
 //   consumer opened that buffer (cudaIpcOpenMemHandle), or closed it. It sends "MDI1" while it
 //   holds a lease on a frame of the buffer (so before the daemon could free it) and "MDX1" after
@@ -19,7 +19,8 @@
 //   closed (CUDA calls a cudaFree under an importer's open handle undefined), whether or not a
 //   lease names it; a closed registration's reports end with it (the process's imports close
 //   when it exits). A connection's open reports count up to kMaxImportsPerConnection; beyond
-//   that they are ignored, so a consumer pins at most that many buffers this way.
+//   that they are ignored. Import reports are claims too: the daemon lets them pin at most
+//   2 x num_slots retired buffers of a slot, within its memory budget (oldest freed first).
 //
 // The consumer checks the other end too: its SO_PEERCRED pid must be the catalog's daemon_pid
 // and its uid the segments' owner, so a process squatting the socket name is never mistaken
@@ -130,7 +131,11 @@ class Registration {
     std::byte msg[kImportReportBytes];
     std::memcpy(msg, open ? kImportOpenTag : kImportClosedTag, 4);
     std::memcpy(msg + 4, handle.data(), kHandleBytes);
-    return ::send(fd_, msg, sizeof msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof msg);
+    ssize_t sent;
+    do {  // a signal (Ctrl-C in a Python consumer) interrupts the wait for room: wait again
+      sent = ::send(fd_, msg, sizeof msg, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent == static_cast<ssize_t>(sizeof msg);
   }
 
   // Connects to `address`, checks the peer is `daemon_pid` running as `daemon_uid`, and waits
