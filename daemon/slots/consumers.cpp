@@ -166,8 +166,9 @@ void ConsumerRegistry::run() {
     // Connections first: a consumer that hung up is forgotten before its pid could be reused.
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
-      std::lock_guard lock(m_);  // imported() reads the same sockets
-      if (conns_.count(fds[i].fd) && !read_locked(fds[i].fd, 4096)) forget_locked(fds[i].fd);
+      std::lock_guard lock(m_);  // drain() reads the same sockets
+      if (conns_.count(fds[i].fd) && !read_locked(fds[i].fd, kReadPerWake))
+        forget_locked(fds[i].fd);
     }
     if (fds[1].revents & POLLIN) {
       while (true) {

@@ -7,7 +7,7 @@
 // kMaxConnections in all and kMaxPerUid per uid; beyond that a connection is closed at once,
 // which the consumer reports as a refused registration), answers "MDR1" + pid, and forgets a
 // consumer when its last connection closes (hang-up, or the process died). It also keeps each
-// connection's import reports: which CUDA buffers the consumer has open (imported()).
+// connection's import reports: which CUDA buffers the consumer has open (reported_open()).
 #pragma once
 
 #include <sys/types.h>
@@ -57,17 +57,12 @@ class ConsumerRegistry {
 
   // The uid of `pid` while it has a registration open; nullopt otherwise.
   std::optional<uid_t> known(pid_t pid) const;
-  // Whether an open registration has reported the buffer of memory handle `h` open (an import
-  // report, meshdock/shm/registration.hpp) and not closed. Reads every report the consumers
-  // have sent so far first: one sent before a lease was released is counted before a caller
-  // that saw the lease gone decides to free the buffer.
-  bool imported(const shm::Handle& h) {
-    drain();
-    return reported_open(h);
-  }
-  // The two halves of imported(): read every report sent so far, then look one up (a caller
-  // with several buffers to decide on drains once).
+  // Reads every report the consumers have sent so far (without blocking): one sent before a
+  // lease was released is then counted before a caller that saw the lease gone decides to free
+  // the buffer. A caller with several buffers to decide on drains once.
   void drain();
+  // Whether an open registration has reported the buffer of memory handle `h` open (an import
+  // report, meshdock/shm/registration.hpp) and not closed, as far as read (drain() first).
   bool reported_open(const shm::Handle& h) const;
   std::size_t connections() const;
   // Import reports open now, over every registration (what is read so far; no drain).
@@ -78,7 +73,8 @@ class ConsumerRegistry {
   // Under m_: reads what connection `fd` has sent (without blocking). Returns false when it hung
   // up (the caller forgets it).
   bool read_locked(int fd, int at_most);
-  static constexpr int kDrainPerConnection = 256;
+  static constexpr int kDrainPerConnection = 256;  // per drain()
+  static constexpr int kReadPerWake = 4096;        // per wake of the registry's thread
   void forget_locked(int fd);
 
   int listen_fd_ = -1;

@@ -515,10 +515,11 @@ void Slot::free_retired() {
     if (imported(*r.buffer, !drained)) pinned.push_back(k);
     drained = true;
   }
-  std::uint64_t used = backend_.memory_used(), freed = 0;
+  const std::uint64_t used = backend_.memory_used();
+  const std::size_t cap = 2 * std::size_t{o_.num_slots};
+  std::uint64_t freed = 0;
   for (std::size_t j = 0; j < pinned.size(); ++j) {
     const auto& r = retired_[pinned[j]];
-    const std::size_t cap = 2 * std::size_t{o_.num_slots};
     const bool too_many = pinned.size() - j > cap;
     const bool over = o_.memory_budget && used - freed > o_.memory_budget;
     if (!too_many && !over) {

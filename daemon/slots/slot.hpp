@@ -169,7 +169,7 @@ class Slot {
   // that held exactly that frame, so a stuck lease pins one buffer, not one per publish.
   bool leased(std::uint32_t slot);
   void free_retired();
-  // Whether a consumer has reported `b` open and not closed it (ConsumerRegistry::imported);
+  // Whether a consumer has reported `b` open and not closed it (ConsumerRegistry::reported_open);
   // `drain`: read the reports sent so far first (false: a caller that just did).
   bool imported(const backend::SlotBuffer& b, bool drain = true);
   void note(const std::string& line) { notes_.push_back("slot '" + o_.name + "': " + line); }

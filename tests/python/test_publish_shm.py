@@ -207,14 +207,20 @@ def test_auto_falls_back_to_messages_only_when_the_object_was_refused():
     from meshdock.client import DaemonError, _SourceRefused, _source_error
 
     class Err:
-        def __init__(self, trailers):
-            self.trailers = trailers
+        def __init__(self, code, trailers):
+            self.status, self.trailers = code, trailers
+
+        def code(self):
+            return type("Code", (), {"name": self.status})
+
+        def details(self):
+            return "m"
 
         def trailing_metadata(self):
             return self.trailers
 
     def refused(code, trailers):
-        e = _source_error(Err(trailers), code, "m")
+        e = _source_error(Err(code, trailers))
         assert isinstance(e, DaemonError) and (e.code, e.message) == (code, "m")
         return isinstance(e, _SourceRefused)
 

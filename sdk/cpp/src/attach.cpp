@@ -59,7 +59,7 @@ std::string ms(std::uint64_t ns) {
   return std::to_string(ns / 1000000) + " ms";
 }
 
-[[maybe_unused]] std::string hex(std::uintptr_t v) {
+std::string hex(std::uintptr_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "%" PRIxPTR, v);
   return buf;

@@ -288,7 +288,6 @@ def resolve_prefix(prefix: Optional[str] = None) -> str:
     ...): "uxknosuch" would silently look for /dev/shm/uxknosuchNAME, so it raises ValueError
     naming it (and the prefix with its dot). Protocol rules (24 characters, A-Z a-z 0-9 _ . -)
     raise ProtocolError, also a ValueError."""
-
     source = "prefix"
     if prefix is None:
         env = os.environ.get("MESHDOCK_PREFIX")  # set but empty: as unset
@@ -309,7 +308,6 @@ def resolve_prefix(prefix: Optional[str] = None) -> str:
 def published_names(prefix: str, shm_dir: str = SHM_DIR) -> List[str]:
     """The slot names with a catalog under `prefix` in /dev/shm (what a daemon with that prefix
     publishes, or a killed one left), sorted."""
-
     out = []
     try:
         files = os.listdir(shm_dir)
@@ -330,7 +328,6 @@ def published_names(prefix: str, shm_dir: str = SHM_DIR) -> List[str]:
 def _other_prefixes(shm_dir: str = SHM_DIR) -> List[str]:
     """Prefixes of the catalogs in /dev/shm ("meshdock." of "meshdock.bracket.catalog"), so a
     timeout can say where slots are when the prefix asked for has none."""
-
     found = set()
     try:
         files = os.listdir(shm_dir)

@@ -60,11 +60,18 @@ class _SourceRefused(DaemonError):
     is a daemon from before source objects): the bytes may go in messages instead."""
 
 
-def _source_error(e, code: str, message: str) -> DaemonError:
-    """The DaemonError of a refused publish from a source object. The daemon's trailer
-    (protocol.SOURCE_TRAILER) says whether the object was the trouble; a daemon from before
-    source objects sends none and refuses such a publish as INVALID_ARGUMENT (no data). No
-    trailer otherwise: the call failed before the daemon read its header (token, transport)."""
+def _daemon_error(e) -> DaemonError:
+    """The DaemonError of a failed call (a grpc.RpcError)."""
+    return DaemonError(e.code().name, e.details())
+
+
+def _source_error(e) -> DaemonError:
+    """The DaemonError of a refused publish from a source object (a grpc.RpcError). The
+    daemon's trailer (protocol.SOURCE_TRAILER) says whether the object was the trouble; a daemon
+    from before source objects sends none and refuses such a publish as INVALID_ARGUMENT (no
+    data). No trailer otherwise: the call failed before the daemon read its header (token,
+    transport)."""
+    code, message = e.code().name, e.details()
     state = dict(e.trailing_metadata() or ()).get(protocol.SOURCE_TRAILER)
     if state == protocol.SOURCE_REFUSED or (state is None and code == "INVALID_ARGUMENT"):
         return _SourceRefused(code, message)
@@ -106,11 +113,12 @@ class Client:
         # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
         self.shm_unavailable: Optional[str] = None
 
-    def _call(self, fn, req):
+    def _call(self, fn, req, error=_daemon_error):
+        """fn(req) with this client's metadata and timeout; a failure raises error(RpcError)."""
         try:
             return fn(req, metadata=self._metadata, timeout=self._timeout)
         except self._grpc.RpcError as e:
-            raise DaemonError(e.code().name, e.details()) from None
+            raise error(e) from None
 
     def _stream(self, fn, req, progress: Optional[Callable] = None) -> R.SlotInfo:
         last = None
@@ -242,12 +250,9 @@ class Client:
         ok = False
         try:
             obj.write(a)
-            try:
-                frame = self._stub.PublishSmall(
-                    self.pb.PublishChunk(source_shm=obj.name, **header),
-                    metadata=self._metadata, timeout=self._timeout).frame
-            except self._grpc.RpcError as e:
-                raise _source_error(e, e.code().name, e.details()) from None
+            frame = self._call(self._stub.PublishSmall,
+                               self.pb.PublishChunk(source_shm=obj.name, **header),
+                               error=_source_error).frame
             ok = True
             return frame
         finally:

@@ -30,11 +30,11 @@ inline constexpr const char* kShmDir = "/dev/shm";
 // name, so a caller can name none of its own objects of other software.
 inline constexpr std::string_view kSourcePrefix = "meshdock-src.";
 // The gRPC trailing metadata of every Publish reply (success or error) whose header the daemon
-// read and which named a source object: kSourceRefused when the daemon could not use the object (its name, owner, type,
-// size; the caller's transport), so the client may send the bytes in messages instead;
-// kSourceUnderstood otherwise (read, or the publish refused for the mesh's or the field's sake,
-// as it would be through messages). A daemon from before source objects sends neither, and
-// refuses such a publish with INVALID_ARGUMENT (it finds no data).
+// read and which named a source object: kSourceRefused when the daemon could not use the object
+// (its name, owner, type, size; the caller's transport), so the client may send the bytes in
+// messages instead; kSourceUnderstood otherwise (read, or the publish refused for the mesh's or the
+// field's sake, as it would be through messages). A daemon from before source objects sends
+// neither, and refuses such a publish with INVALID_ARGUMENT (it finds no data).
 inline constexpr std::string_view kSourceTrailer = "meshdock-source";
 inline constexpr const char* kSourceRefused = "refused";
 inline constexpr const char* kSourceUnderstood = "understood";
