@@ -21,7 +21,7 @@ std::string err(const char* call) {
 }
 }  // namespace
 
-ConsumerRegistry::ConsumerRegistry() {
+ConsumerRegistry::ConsumerRegistry(Reads reads) : reads_(reads) {
   listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) throw ConsumerRegistryError(err("socket()"));
   // Autobind: an address length of just the family makes the kernel choose a unique abstract
@@ -154,7 +154,7 @@ void ConsumerRegistry::run() {
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
-    {
+    if (reads_ == Reads::kThreadAndDrain) {
       std::lock_guard lock(m_);
       for (const auto& [fd, peer] : conns_) fds.push_back({fd, POLLIN, 0});
     }

@@ -36,8 +36,14 @@ class ConsumerRegistry {
   static constexpr std::size_t kMaxConnections = 4096;
   static constexpr std::size_t kMaxPerUid = 1024;
 
+  // Who reads the consumers' messages (wake and import reports, hang-ups): the thread as they
+  // arrive and drain() when a caller is about to decide; or drain() alone (a test aid: what a
+  // decision counts is then only what drain() read, never what the thread happened to read
+  // first, so a test of the ordering cannot pass by luck). Accepts are the thread's either way.
+  enum class Reads { kThreadAndDrain, kDrainOnly };
+
   // Binds and starts the thread. Throws ConsumerRegistryError naming the failing call.
-  ConsumerRegistry();
+  explicit ConsumerRegistry(Reads reads = Reads::kThreadAndDrain);
   ConsumerRegistry(const ConsumerRegistry&) = delete;
   ConsumerRegistry& operator=(const ConsumerRegistry&) = delete;
   ~ConsumerRegistry();
@@ -77,6 +83,7 @@ class ConsumerRegistry {
   static constexpr int kReadPerWake = 4096;        // per wake of the registry's thread
   void forget_locked(int fd);
 
+  const Reads reads_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: the destructor stops the thread with it
   std::string address_;

@@ -499,10 +499,11 @@ void Slot::free_retired() {
   for (const auto& r : retired_)
     if (!honoured.count(r.slot)) honoured[r.slot] = scan(r.slot);
   // Each retired buffer: kept for a lease on its frame, else for a consumer's open import
-  // (reports, read once per pass), else freed. Imports pin at most 2 x num_slots buffers (a
-  // consumer caches one per ring slot, so two generations of buffers: consumers idle since
-  // before the last growth and those that took a frame since; a hostile one could report every
-  // buffer whose handle it can read) and only within the memory budget: past either, the
+  // (reports, read once per pass; after a growth, which drained before its copy, this drains
+  // again: a report sent during the copy counts), else freed. Imports pin at most 2 x num_slots
+  // buffers (a consumer caches one per ring slot, so two generations of buffers: consumers idle
+  // since before the last growth and those that took a frame since; a hostile one could report
+  // every buffer whose handle it can read) and only within the memory budget: past either, the
   // oldest go first.
   std::vector<bool> keep(retired_.size(), false);
   std::vector<std::size_t> pinned;  // by imports alone, oldest first (retired_ is in that order)

@@ -12,6 +12,7 @@
 
 #include "../support/fake_device.hpp"
 #include "daemon/payload/payload.hpp"
+#include "daemon/slots/consumers.hpp"
 #include "daemon/slots/slot.hpp"
 #include "meshdock/attach.hpp"
 
@@ -49,6 +50,10 @@ struct OnFakeDevice {
     o.lease_capacity = 8;
     o.num_slots = num_slots;
     o.lease_wait = milliseconds(20);
+    // The registry's thread reads nothing: what a publish counts is what its drain() read, so
+    // a report sent just before a publish is counted by the slot's own ordering, not by luck.
+    o.consumers =
+        std::make_shared<slots::ConsumerRegistry>(slots::ConsumerRegistry::Reads::kDrainOnly);
     slot = std::make_unique<slots::Slot>(o, backend);
     prefix = o.prefix;
     options.prefix = o.prefix;

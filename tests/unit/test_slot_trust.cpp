@@ -329,3 +329,26 @@ TEST(Registration, WakeReportsAreParsedOnlyWhenWellFormedAndBounded) {
   msg[3] = std::byte{'2'};  // another tag
   EXPECT_FALSE(shm::parse_wake_report(msg, sizeof msg));
 }
+
+// What a decision counts is what drain() read: with the thread's reads off (Reads::kDrainOnly),
+// an import report and a hang-up are seen by the first drain() after them and not before, so
+// the tests that publish right after a report (DevicePath.*) prove the slot drains first.
+TEST(Registration, DrainReadsWhatWasSentBeforeIt) {
+  slots::ConsumerRegistry reg(slots::ConsumerRegistry::Reads::kDrainOnly);
+  auto consumer = shm::Registration::connect(reg.address(), ::getpid(), ::geteuid(), 1s, "x");
+  shm::Handle h{};
+  h[0] = std::byte{7};
+  ASSERT_TRUE(consumer.report_import(true, h));
+  std::this_thread::sleep_for(50ms);  // time the thread would have had to read it
+  EXPECT_FALSE(reg.reported_open(h));
+  EXPECT_EQ(reg.imports_open(), 0u);
+  reg.drain();
+  EXPECT_TRUE(reg.reported_open(h));
+  EXPECT_EQ(reg.imports_open(), 1u);
+  consumer = shm::Registration{};  // hang-up: forgotten, with its reports, at the next drain
+  EXPECT_EQ(reg.known(::getpid()), ::geteuid());
+  reg.drain();
+  EXPECT_FALSE(reg.known(::getpid()).has_value());
+  EXPECT_FALSE(reg.reported_open(h));
+  EXPECT_EQ(reg.connections(), 0u);
+}
