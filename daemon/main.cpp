@@ -54,12 +54,29 @@ namespace svc = meshdock::service;
 constexpr const char* kVersion = "0.1.0";
 
 int usage(std::FILE* out) {
+  // Each option overrides the configuration key named after it (operations.md lists them all).
   std::fprintf(out,
                "usage: meshdockd [--config FILE] [--listen unix:PATH|HOST:PORT] [--root DIR]...\n"
                "                 [--export-root DIR]... [--prefix P] [--slots N]\n"
                "                 [--device auto|cpu|cuda:N] [--log-level error|warn|info|debug]\n"
                "                 [--print-config]\n"
                "       meshdockd --version | --probe-device\n"
+               "\n"
+               "Options (each overrides the configuration key in brackets):\n"
+               "  --config FILE        the configuration file (JSON)\n"
+               "  --listen ADDR        the gRPC address, unix:PATH or HOST:PORT [listen]\n"
+               "  --root DIR           a directory Load reads from; repeat for more [roots]\n"
+               "  --export-root DIR    a directory Export writes under; repeat for more\n"
+               "                       [export_roots]\n"
+               "  --prefix P           the shared-memory objects' name prefix [prefix]\n"
+               "  --slots N            ring slots per mesh [num_slots]\n"
+               "  --device D           auto, cpu or cuda:N [device]\n"
+               "  --log-level L        error, warn, info or debug [log_level]\n"
+               "  --print-config       print the configuration in effect (JSON) and exit\n"
+               "  --probe-device       print the CUDA devices this build can use and exit\n"
+               "  --version            print the version and exit\n"
+               "  -h, --help           print this help and exit\n"
+               "\n"
                "Without --config it reads $MESHDOCK_CONFIG (empty: none), else %s when it\n"
                "exists, else runs on built-in defaults. Runs in the foreground until SIGTERM /\n"
                "SIGINT; SIGHUP rereads the configuration file.\n",

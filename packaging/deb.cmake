@@ -8,13 +8,15 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME meshdock)
 set(CPACK_PACKAGE_VENDOR meshdock)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "meshdock maintainers <meshdock@localhost>")
+set(CPACK_PACKAGE_CONTACT "${MESHDOCK_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "resident daemon publishing simulation meshes in GPU / shared memory")
+# Lines under 80 columns (cpack indents each by one space).
 set(CPACK_PACKAGE_DESCRIPTION
-    "meshdockd reads meshes (Gmsh, VTU, VTK, STL, OBJ, PLY, OFF) once, keeps them in GPU or host
-memory and publishes them in shared-memory slots; consumers (libmeshdock in C++, the meshdock
-Python package) adopt every array as a DLPack tensor in place. gRPC control plane (meshdockctl).")
+    "meshdockd reads meshes (Gmsh, VTU, VTP, VTK, STL, OBJ, PLY, OFF) once, keeps
+them in GPU or host memory and publishes them in shared-memory slots;
+consumers (libmeshdock in C++, the meshdock Python package) adopt every array
+as a DLPack tensor in place. gRPC control plane (meshdockctl).")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_FILE_NAME meshdock_${PROJECT_VERSION})  # replaced by DEB-DEFAULT below
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)                    # meshdock_<version>_<arch>.deb

@@ -24,6 +24,29 @@ def run(*args, **kw):
     return subprocess.run(args, check=True, capture_output=True, text=True, **kw).stdout
 
 
+# What lintian may say of this package, and why: one package holds the library, its headers
+# and the programs (docs/architecture.md, "Packaging"), and the placeholder Maintainer
+# (MESHDOCK_DEB_MAINTAINER) is for whoever distributes it to set.
+LINTIAN_ACCEPTED = {"package-name-doesnt-match-sonames", "link-to-shared-library-in-wrong-package",
+                    "bogus-mail-host", "bogus-mail-host-in-debian-changelog"}
+
+
+def lintian(deb):
+    """Every lintian error or warning not in LINTIAN_ACCEPTED, as problems (none where lintian is
+    not installed: scripts/setup installs it, and then it runs)."""
+    try:
+        r = subprocess.run(["lintian", "--tag-display-limit", "0", deb], capture_output=True,
+                           text=True, timeout=120)
+    except FileNotFoundError:
+        print("deb_contents: lintian is not installed: not run")
+        return []
+    tags = [line for line in r.stdout.splitlines() if line[:3] in ("E: ", "W: ")]
+    print(f"  lintian: {len(tags)} errors and warnings" + "".join(f"\n    {t}" for t in tags))
+    if r.returncode not in (0, 1, 2) or (r.returncode and not tags and r.stderr.strip()):
+        return [f"lintian failed ({r.returncode}): {r.stderr.strip()[-300:]}"]
+    return [f"lintian: {t}" for t in tags if t.split()[2] not in LINTIAN_ACCEPTED]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", required=True, type=pathlib.Path)
@@ -59,7 +82,9 @@ def main():
             "/etc/meshdock/meshdockd.json", "/usr/lib/systemd/system/meshdockd.service",
             "/usr/lib/sysusers.d/meshdock.conf", "/usr/lib/tmpfiles.d/meshdock.conf",
             "/usr/share/doc/meshdock/README.md", "/usr/share/doc/meshdock/LICENSE",
-            "/usr/share/doc/meshdock/copyright"]
+            "/usr/share/doc/meshdock/copyright", "/usr/share/doc/meshdock/changelog.gz",
+            "/usr/share/man/man1/meshdockd.1.gz", "/usr/share/man/man1/meshdockctl.1.gz",
+            "/usr/share/man/man1/meshdock.1.gz"]
     want += [f"/usr/share/doc/meshdock/{p.name}" for p in (a.source / "docs").glob("*.md")]
     for inc in (a.source / "sdk/cpp/include", a.source / "shm_protocol/include"):
         want += [f"/usr/include/{p.relative_to(inc)}" for p in inc.rglob("*")
@@ -150,6 +175,14 @@ def main():
         if "Library soname: [libmeshdock.so.1]" not in soname:
             problems.append("libmeshdock.so.1 lacks SONAME libmeshdock.so.1")
 
+        for page, words in (("meshdockd", "SIGHUP"), ("meshdockctl", "MESHDOCK_ADDR"),
+                            ("meshdock", "convert")):
+            text = run("gzip", "-dc", str(fs / f"usr/share/man/man1/{page}.1.gz")) \
+                if (fs / f"usr/share/man/man1/{page}.1.gz").exists() else ""
+            if text and (f".TH {page.upper()} \"1\"" not in text or words not in text):
+                problems.append(f"{page}.1 lacks its title or {words!r}")
+
+    problems += lintian(deb)
     files = [p for p, (m, _) in entries.items() if not m.startswith("d")]
     print(f"deb_contents: {deb}: {os.path.getsize(deb)} bytes, {len(files)} files "
           f"({len(want)} checked by name)")

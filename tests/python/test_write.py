@@ -866,3 +866,15 @@ def test_convert_writes_vtp(data_dir, tmp_path):
     src, back = meshdock.read(data_dir / "meshes" / "plate.v41.msh"), meshdock.read(out)
     _eq(back.points, src.points, "points")
     assert _regions(back) == _regions(src)
+
+
+def test_the_command_names_its_version_and_exit_statuses():
+    """What help2man makes meshdock(1) from: --version and the exit statuses in --help."""
+    import subprocess
+    import sys
+    v = subprocess.run([sys.executable, "-m", "meshdock", "--version"], capture_output=True,
+                       text=True, timeout=60)
+    assert (v.returncode, v.stdout) == (0, f"meshdock {meshdock.__version__}\n"), v
+    h = subprocess.run([sys.executable, "-m", "meshdock", "--help"], capture_output=True,
+                       text=True, timeout=60)
+    assert h.returncode == 0 and "Exit status: 0 done, 1 the file could not be read" in h.stdout, h

@@ -60,7 +60,11 @@ def _print_info(d: dict) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="meshdock", description=__doc__.split("\n\n")[0])
+    from meshdock import __version__
+
+    ap = argparse.ArgumentParser(prog="meshdock", description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n")[2].replace("\n", " "))
+    ap.add_argument("--version", action="version", version=f"meshdock {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     i = sub.add_parser("info", help="what a mesh file holds")
     i.add_argument("file")
