@@ -93,17 +93,31 @@ class FakeDeviceIpc final : public DeviceIpc {
       throw std::runtime_error("invalid resource handle (fake device: " + object + " was freed)");
     }
     ++it->second;
+    // As CUDA: "If the memory handle has already been opened by the current context, the
+    // reference count on the handle is incremented by 1 and the existing device pointer is
+    // returned" (one FakeDeviceIpc is one process's context); unmapped at the last close.
+    for (auto& [p, m] : maps_)
+      if (m.object == object) {
+        ++m.refs;
+        return p;
+      }
     auto seg = shm::Segment::open(object, shm::Access::kReadWrite);
     void* p = seg.data();
-    maps_.emplace(p, std::make_pair(object, std::move(seg)));
+    maps_.emplace(p, Mapping{object, std::move(seg), 1});
     return p;
   }
   void close_memory(void* ptr) noexcept override {
     std::lock_guard lock(dev_->m);
     const auto it = maps_.find(ptr);
     if (it == maps_.end()) return;
-    if (auto l = dev_->live.find(it->second.first); l != dev_->live.end()) --l->second;
-    maps_.erase(it);
+    if (auto l = dev_->live.find(it->second.object); l != dev_->live.end()) --l->second;
+    if (--it->second.refs == 0) maps_.erase(it);
+  }
+  // Opens of `ptr`'s handle not closed yet in this context (0: unmapped).
+  int refs(const void* ptr) {
+    std::lock_guard lock(dev_->m);
+    const auto it = maps_.find(const_cast<void*>(ptr));
+    return it == maps_.end() ? 0 : it->second.refs;
   }
   void* open_event(const shm::Handle& handle) override {
     std::lock_guard lock(dev_->m);
@@ -126,7 +140,12 @@ class FakeDeviceIpc final : public DeviceIpc {
 
  private:
   std::shared_ptr<FakeDevice> dev_;
-  std::map<void*, std::pair<std::string, shm::Segment>> maps_;
+  struct Mapping {
+    std::string object;
+    shm::Segment segment;
+    int refs;
+  };
+  std::map<void*, Mapping> maps_;
   std::map<void*, std::unique_ptr<std::string>> events_;
 };
 

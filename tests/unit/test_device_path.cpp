@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "../support/fake_device.hpp"
@@ -180,6 +181,39 @@ TEST(DevicePath, FramesOfOneBufferShareOneImport) {
   a.reset();
   EXPECT_EQ(d.dev->imports_open(), 1);  // b still reads it
   EXPECT_EQ(first_point(b), 1.0);
+}
+
+// Two attachments in one process (a C++ consumer beside the Python SDK, which goes through the
+// same libmeshdock, or two clients of one training process) open the same buffer: CUDA returns
+// the same pointer and counts the opens, so one attachment closing must leave the other's
+// mapping, and the daemon must keep the buffer while either registration reports it open.
+TEST(DevicePath, TwoAttachmentsInOneProcessShareOneCountedMapping) {
+  OnFakeDevice d("two", 2);
+  d.publish(3, 1.0);
+  auto ipc = std::static_pointer_cast<meshdock::testing::FakeDeviceIpc>(d.options.device_ipc);
+  std::optional<meshdock::Slot> a(meshdock::Slot::attach("m", d.options));
+  std::optional<meshdock::Slot> b(meshdock::Slot::attach("m", d.options));
+  auto fa = a->wait(milliseconds(1000));
+  auto fb = b->wait(milliseconds(1000));
+  ASSERT_TRUE(fa && fb);
+  const void* p = fb->array("points").data;
+  EXPECT_EQ(fa->array("points").data, p);  // one mapping, opened twice
+  EXPECT_EQ(ipc->refs(p), 2);
+  EXPECT_EQ(d.dev->imports_open(), 2);
+  fa.reset();
+  a.reset();  // its import closed and reported closed; b's stays
+  EXPECT_EQ(ipc->refs(p), 1);
+  EXPECT_EQ(first_point(*fb), 1.0);
+  const auto v1 = shm::data_object_name(d.prefix, "m", 0, 1);
+  fb.reset();            // b's import stays cached (an idle consumer), its lease goes
+  d.publish(5000, 2.0);  // growth: v1 is kept for b's report alone
+  d.publish(5000, 3.0);
+  EXPECT_EQ(d.dev->live.count(v1), 1u);
+  b.reset();
+  d.slot->maintain(shm::monotonic_ns());
+  EXPECT_EQ(ipc->refs(p), 0);
+  EXPECT_EQ(d.dev->live.count(v1), 0u);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
 }
 
 TEST(DevicePath, AnImportTheRuntimeRefusesNamesTheSlotAndBuffer) {
