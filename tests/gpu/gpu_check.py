@@ -12,7 +12,8 @@ multi-block mesh with regions, and in separate processes (tests/gpu/consumer.py,
 checks every array against the host read of the file, republishes while frames are held,
 SIGKILLs a consumer and then the daemon under held frames, and measures load -> consumer time,
 wake latency (1 and 8 consumers) and adopt cost; on a GPU also stream semantics, H2D upload
-against a plain pinned copy, and cudaIpcOpenMemHandle. Writes OUT/gpu-check.json (every check:
+against a plain pinned copy, and cudaIpcOpenMemHandle (its cost, and that a second open in
+one process is the same counted mapping). Writes OUT/gpu-check.json (every check:
 name, status pass|fail|skipped, reason, figures with units in their names) and
 OUT/gpu-check.log; exit 0 only when no check failed. Every step has its own timeout and the
 whole run a time limit (default 450 s): a hang is a failed check, never a stuck run.
@@ -917,7 +918,11 @@ class Run:
                           f"/dev/shm/{self.prefix}big")
         r = c.expect("ipc_open", self.step_timeout)
         c.finish(15)
-        return {k: v for k, v in r.items() if k != "event"}
+        f = {k: v for k, v in r.items() if k != "event"}
+        if not (f.get("reopen_same_pointer") and f.get("read_after_one_close")):
+            raise failed("a handle opened twice in one process is not one counted mapping "
+                         "(two attachments in one process would unmap each other's)", f)
+        return f
 
     def h2d(self):
         mine = [(b, s) for b, s, name, _ in self.copy_times if name == "big"]
