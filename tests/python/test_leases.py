@@ -81,3 +81,43 @@ def test_revoke_refuses_a_pid_that_is_not_one(daemon):
     assert r.returncode == 2 and "not a pid" in r.stderr
     r = daemon.ctl("leases", "--revoke", "0", check=False)
     assert r.returncode == 5 and "not a process id" in r.stderr
+
+
+FORKED_WORKER = """
+import os, sys, meshdock
+slot = meshdock.attach("box", prefix={prefix!r}, timeout=5.0)  # before the fork, as a Dataset
+pid = os.fork()                                                # DataLoader's workers fork
+if pid == 0:
+    f = slot.wait(timeout=5)
+    print(os.getpid(), f.number, flush=True)
+    sys.stdin.read()
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_forked_worker_leases_its_frames_under_its_own_registration(daemon):
+    """A slot attached before a fork (a Dataset made before DataLoader forks its workers): the
+    child's leases name the child's pid, which the parent's registration does not vouch for, so
+    the daemon cleared them and a reload overwrote the frame the child was reading. The child
+    registers itself at its first wait(). Before: the reload did not keep the child's buffer."""
+    daemon.load("box.v41.msh", "box", num_slots=1)
+    one = daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    p = subprocess.Popen([sys.executable, "-c", FORKED_WORKER.format(prefix=daemon.prefix)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    try:
+        line = p.stdout.readline()
+        assert line, p.stderr.read() if p.poll() is not None else "no line"
+        child, frame = map(int, line.split())
+        assert frame == 1 and child != p.pid
+        daemon.load("box.v41.msh", "box", replace=True, num_slots=1)
+        # The child's lease counts: its buffer is retired and kept, the slot got a fresh one.
+        assert daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes == 2 * one
+        leases = json.loads(daemon.ctl("--json", "leases").stdout).get("leases", [])
+        assert [(l["pid"], int(l["frame"])) for l in leases] == [(child, 1)]
+    finally:
+        p.stdin.close()
+        p.wait(10)
+    assert p.returncode == 0, p.stderr.read()

@@ -4,6 +4,7 @@
 // for the frame's page, the imports opened and closed, the event a stream is ordered after, and
 // the rule that the daemon never frees a buffer a consumer still has open.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -213,6 +214,40 @@ TEST(DevicePath, TwoAttachmentsInOneProcessShareOneCountedMapping) {
   d.slot->maintain(shm::monotonic_ns());
   EXPECT_EQ(ipc->refs(p), 0);
   EXPECT_EQ(d.dev->live.count(v1), 0u);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+}
+
+// A forked child (a DataLoader worker) with its parent's attachment of a CUDA slot: its wait()
+// says to attach in the child, and what it lets go of (the Slot, with the parent's import)
+// sends nothing on the parent's registration. Before: the child's close report counted as the
+// parent's, and the daemon freed a buffer the parent still had open.
+TEST(DevicePath, AForkedChildNeitherUsesNorClosesItsParentsImports) {
+  OnFakeDevice d("fork", 2);
+  d.publish(3, 1.0);
+  std::optional<meshdock::Slot> s(meshdock::Slot::attach("m", d.options));
+  ASSERT_TRUE(s->wait(milliseconds(1000)));  // imported, reported open, cached
+  const auto v1 = shm::data_object_name(d.prefix, "m", 0, 1);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    int code = 2;  // wait() gave a frame
+    try {
+      s->wait(milliseconds(100));
+    } catch (const meshdock::SdkError& e) {
+      code =
+          std::string(e.what()).find("CUDA does not survive a fork") != std::string::npos ? 0 : 3;
+    } catch (...) {
+      code = 4;
+    }
+    s.reset();  // the parent's import and registration, let go of in the child
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  d.publish(5000, 2.0);  // growth: v1 is kept for the parent's report
+  d.publish(5000, 3.0);
+  EXPECT_EQ(d.dev->live.count(v1), 1u);
   EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
 }
 

@@ -35,6 +35,7 @@ struct Mapping {
   void* device_ptr = nullptr;
   void* event = nullptr;
   const shm::Registration* reported = nullptr;
+  pid_t opener = 0;  // the process that opened it: CUDA state does not survive a fork
   std::uint64_t size = 0;
   // The control block's handle for the buffer this maps (host: "MDH1" + the object's name): a
   // ring slot whose handle is another now got a fresh buffer, and this one is retired.
@@ -47,6 +48,9 @@ struct Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
   ~Mapping() {
+    // In a forked child the import is the parent's (the runtime's handles are not ours, and a
+    // close report would go out as the parent's: Registration::here() drops it).
+    if (opener != ::getpid()) return;
     if (event) ipc->destroy_event(event);
     if (device_ptr) ipc->close_memory(device_ptr);
     // Closed: the daemon may free it once no lease names it either.
@@ -280,6 +284,11 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // Open while this process may hold leases: the daemon honours leases of registered pids only.
   shm::Registration registration;
   std::string registration_error;  // why there is none (reported when a lease is needed)
+  // What it was made with (the catalog's, as validated at attach): a forked child registers
+  // itself with the same daemon (register_here).
+  std::string socket_address;
+  std::int32_t daemon_pid = 0;
+  uid_t daemon_uid = 0;
   std::uint64_t last_seen = 0;
   std::mutex m;  // cache
   std::map<std::uint32_t, std::pair<std::uint64_t, std::shared_ptr<Mapping>>> cache;
@@ -315,6 +324,27 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   }
 
   std::string what() const { return "slot '" + name + "' (/" + *o.prefix + name + ")"; }
+
+  // A forked child (a DataLoader worker of a Dataset attached before the fork) holds its
+  // parent's registration, under which the daemon would not count the child's leases: it
+  // registers itself before its first lease. A CUDA slot cannot follow: the runtime's state
+  // (contexts, imports, events) does not survive fork.
+  void register_here() {
+    if (!registration.valid() || registration.here()) return;
+    if (device_type != shm::kDLDeviceCPU)
+      throw SdkError(what() + ": attached before this process forked (pid " +
+                     std::to_string(::getpid()) +
+                     "); CUDA does not survive a fork: attach in the child (a DataLoader: in the "
+                     "worker, e.g. in worker_init_fn, or multiprocessing_context=\"spawn\")");
+    try {
+      registration = shm::Registration::connect(
+          socket_address, daemon_pid, daemon_uid,
+          std::min<std::chrono::milliseconds>(o.timeout, std::chrono::milliseconds(2000)), what());
+    } catch (const shm::ProtocolError& e) {
+      registration = {};
+      registration_error = e.what();
+    }
+  }
 
   void check_producer() const {
     if (cb->shutdown_byte() != 0)
@@ -482,6 +512,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       // frame's lease still protects the buffer (registration.hpp, import reports). Untold (the
       // daemon gone, or its socket full past the timeout), the import is closed with the last
       // frame using it instead (drop_stale).
+      mp->opener = ::getpid();
       if (registration.report_import(true, mh)) mp->reported = &registration;
       mp->size = data_size;
     }
@@ -563,8 +594,11 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   const bool owner_known = ::stat(("/dev/shm/" + catalog_name).c_str(), &st) == 0;
   try {
     if (!owner_known) throw shm::ProtocolError(s->what() + ": cannot stat /" + catalog_name);
+    s->socket_address = std::string(s->cat->socket_address());
+    s->daemon_pid = s->cat->daemon_pid();
+    s->daemon_uid = st.st_uid;
     s->registration = shm::Registration::connect(
-        s->cat->socket_address(), s->cat->daemon_pid(), st.st_uid,
+        s->socket_address, s->daemon_pid, s->daemon_uid,
         std::min<std::chrono::milliseconds>(options.timeout, std::chrono::milliseconds(2000)),
         s->what());
   } catch (const shm::ProtocolError& e) {
@@ -678,6 +712,7 @@ double Slot::publish_time() const {
 std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   const auto pid = ::getpid();
+  s_->register_here();  // a forked child: its own registration
   int retries = 0;      // look-agains in a row at a page that did not hold frame w
   int empty_wakes = 0;  // futex wakes in a row that brought no new frame
   bool woken = false;   // slept on the futex and was woken: the frame's wake is reported

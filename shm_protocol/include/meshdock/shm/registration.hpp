@@ -22,6 +22,11 @@
 //   that they are ignored. Import reports are claims too: the daemon lets them pin at most
 //   2 x num_slots retired buffers of a slot, within its memory budget (oldest freed first).
 //
+// A registration is its process's: a forked child inherits the connection, but the daemon took
+// the parent's pid for it, so the child's leases would not count and its reports would be
+// counted as the parent's. A Registration therefore speaks only in the process that connected
+// it (here(); in a child every send is dropped), and a child registers itself (attach.cpp).
+//
 // The consumer checks the other end too: its SO_PEERCRED pid must be the catalog's daemon_pid
 // and its uid the segments' owner, so a process squatting the socket name is never mistaken
 // for the daemon; and the pid the daemon saw must be ours (else the two are in different pid
@@ -96,11 +101,12 @@ inline std::string describe_socket(std::string_view address) {
 class Registration {
  public:
   Registration() = default;
-  Registration(Registration&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Registration(Registration&& o) noexcept : fd_(o.fd_), pid_(o.pid_) { o.fd_ = -1; }
   Registration& operator=(Registration&& o) noexcept {
     if (this != &o) {
       close();
       fd_ = o.fd_;
+      pid_ = o.pid_;
       o.fd_ = -1;
     }
     return *this;
@@ -111,11 +117,13 @@ class Registration {
 
   bool valid() const { return fd_ >= 0; }
   int fd() const { return fd_; }
+  // Open, and connected by this process (false in a child forked since: see the top).
+  bool here() const { return fd_ >= 0 && pid_ == ::getpid(); }
 
   // Sends a wake report (see the top of this file) without blocking; a full socket buffer or a
   // daemon gone drops it: the figure is best effort, the consumer's wait never pays for it.
   void report_wake(std::uint32_t frame, std::uint64_t latency_ns) const {
-    if (fd_ < 0) return;
+    if (!here()) return;
     std::byte msg[kWakeReportBytes];
     std::memcpy(msg, kWakeReportTag, 4);
     store_le<std::uint32_t>(msg, 4, frame);
@@ -127,7 +135,7 @@ class Registration {
   // (up to the send timeout set at connect): the daemon must have it before the lease that
   // protects the buffer goes. Returns false when it could not be sent (the daemon gone).
   bool report_import(bool open, const Handle& handle) const {
-    if (fd_ < 0) return false;
+    if (!here()) return false;  // a forked child's report would count as its parent's
     std::byte msg[kImportReportBytes];
     std::memcpy(msg, open ? kImportOpenTag : kImportClosedTag, 4);
     std::memcpy(msg + 4, handle.data(), kHandleBytes);
@@ -189,6 +197,7 @@ class Registration {
       throw ProtocolError(where + ": the daemon sees this process as pid " + std::to_string(seen) +
                           ", not " + std::to_string(::getpid()) +
                           " (different pid namespaces: leases could not count)");
+    r.pid_ = static_cast<std::int32_t>(::getpid());
     return r;
   }
 
@@ -198,6 +207,7 @@ class Registration {
     fd_ = -1;
   }
   int fd_ = -1;
+  std::int32_t pid_ = -1;  // who connected it
 };
 
 }  // namespace meshdock::shm
