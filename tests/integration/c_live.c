@@ -153,6 +153,17 @@ int main(int argc, char** argv) {
   CHECK(again == NULL);
   CHECK(dt >= 0.15 && dt < 2.0);
 
+  /* latest: that same frame again, at once, under a lease of its own. */
+  t0 = now_s();
+  CHECK(meshdock_slot_latest(slot, 2000, &again) == MESHDOCK_OK && again != NULL);
+  CHECK(now_s() - t0 < 0.5);
+  if (again) {
+    CHECK(meshdock_frame_number(again) == meshdock_slot_write_idx(slot));
+    meshdock_frame_release(again);
+    again = NULL;
+  }
+  CHECK(meshdock_slot_latest(NULL, 0, &again) == MESHDOCK_ERR_INVALID_ARGUMENT);
+
   /* The attach options' interrupt callback also stops a wait. */
   polls = 0;
   t0 = now_s();

@@ -286,3 +286,36 @@ def test_a_consumer_killed_mid_attach_leaves_nothing_behind(daemon):
     for k in range(6):  # every ring slot is reusable
         daemon.client.publish("b", "point_data/T", np.full(300, float(k)))
     assert daemon.client.describe("b").slot.write_idx == 7
+
+
+def test_a_dataloader_with_forked_workers_reads_a_slot_attached_before_the_fork(daemon,
+                                                                                data_dir):
+    """The PyTorch pattern: a Dataset attached in the main process, DataLoader workers forked
+    from it. Each worker takes frames under its own registration and returns what it read."""
+    pytest.importorskip("torch")
+    daemon.client.load(daemon.root / "box.v41.msh", name="box")
+    p = consumer(daemon.prefix, "box", """
+        import os, torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Meshes(Dataset):
+            def __len__(self):
+                return 8
+            def __getitem__(self, i):
+                with slot.latest(timeout=10) as f:  # the current mesh, every item
+                    points = torch.from_dlpack(f.points).clone()
+                return os.getpid(), f.number, points
+
+        pids, sums = set(), set()
+        for pid, frame, points in DataLoader(Meshes(), batch_size=None, num_workers=2,
+                                             multiprocessing_context="fork"):
+            pids.add(int(pid))
+            sums.add(float(points.double().sum()))
+        print(json.dumps({"workers": len(pids - {os.getpid()}), "sums": sorted(sums)}))
+    """)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    got = json.loads(out)
+    m = meshdock.read(data_dir / "meshes" / "box.v41.msh")
+    assert got["workers"] == 2
+    assert got["sums"] == [pytest.approx(float(np.asarray(m.points, np.float64).sum()))]

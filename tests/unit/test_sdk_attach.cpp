@@ -263,3 +263,23 @@ TEST(SdkAttach, AStaleMappingOfAnotherRingSlotIsDroppedAtTheNextFrame) {
   EXPECT_EQ(frame->number(), 5u);
   EXPECT_FALSE(mapped(v2));
 }
+
+// latest(): the newest frame again and again (each with its own lease), where wait() gives a
+// frame once and then sleeps for a newer one; a wait() after it still returns only newer ones.
+TEST(SdkAttach, LatestReturnsTheNewestFrameEvenIfSeen) {
+  Published p("latest");
+  auto slot = meshdock::Slot::attach("m", p.options);
+  ASSERT_EQ(slot.wait(milliseconds(1000))->number(), 1u);
+  EXPECT_FALSE(slot.wait(milliseconds(20)));  // seen: wait() has nothing newer
+  auto a = slot.latest(milliseconds(20));
+  auto b = slot.latest(milliseconds(20));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->number(), 1u);
+  EXPECT_EQ(b->number(), 1u);
+  EXPECT_EQ(static_cast<const double*>(b->array("points").data)[4], 5.0);
+  p.slot->publish(p.payload);
+  EXPECT_EQ(slot.latest(milliseconds(1000))->number(), 2u);
+  EXPECT_FALSE(slot.wait(milliseconds(20)));  // 2 was returned by latest()
+  p.slot->publish(p.payload);
+  EXPECT_EQ(slot.wait(milliseconds(1000))->number(), 3u);
+}

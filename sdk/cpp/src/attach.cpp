@@ -710,6 +710,14 @@ double Slot::publish_time() const {
 }
 
 std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
+  return take(timeout, false);
+}
+
+std::optional<Frame> Slot::latest(std::chrono::milliseconds timeout) {
+  return take(timeout, true);
+}
+
+std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too) {
   const auto deadline = Clock::now() + timeout;
   const auto pid = ::getpid();
   s_->register_here();  // a forked child: its own registration
@@ -729,7 +737,7 @@ std::optional<Frame> Slot::wait(std::chrono::milliseconds timeout) {
     // futex word that never equals write_idx (garbage) still sleeps instead of spinning.
     const std::uint32_t fv = s_->cat->futex_value();
     const std::uint32_t w = s_->cb->write_idx();
-    if (w > s_->last_seen && w > 0) {
+    if ((w > s_->last_seen || seen_too) && w > 0) {
       const std::uint32_t i = (w - 1) % s_->num_slots;
       auto page = s_->cat->page(i);
       if (!s_->registration.valid())

@@ -190,15 +190,26 @@ int meshdock_slot_attach(const char* name, const meshdock_attach_options* option
   });
 }
 
-int meshdock_slot_wait(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame** out) {
+namespace {
+int take(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame** out, bool seen_too) {
   if (out) *out = nullptr;
   return guard([&] {
     require(out, "out");
     require(slot, "slot");
-    const auto ms = timeout_ms < 0 ? kForeverMs : std::min(timeout_ms, kForeverMs);
-    auto f = slot->slot.wait(std::chrono::milliseconds(ms));
+    const auto ms =
+        std::chrono::milliseconds(timeout_ms < 0 ? kForeverMs : std::min(timeout_ms, kForeverMs));
+    auto f = seen_too ? slot->slot.latest(ms) : slot->slot.wait(ms);
     if (f) *out = wrap(std::move(*f), *slot).release();
   });
+}
+}  // namespace
+
+int meshdock_slot_wait(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame** out) {
+  return take(slot, timeout_ms, out, false);
+}
+
+int meshdock_slot_latest(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame** out) {
+  return take(slot, timeout_ms, out, true);
 }
 
 int meshdock_slot_check_producer(const meshdock_slot* slot) {

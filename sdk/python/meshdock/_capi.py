@@ -90,6 +90,7 @@ _PROTOTYPES = {
     "meshdock_attach_options_init": (None, [POINTER(AttachOptions)], False),
     "meshdock_slot_attach": (c_int, [c_char_p, POINTER(AttachOptions), _PP], True),
     "meshdock_slot_wait": (c_int, [_P, c_int64, _PP], True),
+    "meshdock_slot_latest": (c_int, [_P, c_int64, _PP], True),
     "meshdock_slot_check_producer": (c_int, [_P], False),
     "meshdock_slot_release": (None, [_P], False),
     "meshdock_slot_name": (c_char_p, [_P], False),

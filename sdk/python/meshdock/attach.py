@@ -202,12 +202,14 @@ class _Slot:
         from . import _capi
         _capi.check(self._api.slot_check_producer(self.ptr))
 
-    def wait(self, timeout: float):
-        """A frame Handle, or None after `timeout` seconds."""
+    def wait(self, timeout: float, seen_too: bool = False):
+        """A frame Handle (seen_too: the newest, even if returned before), or None after
+        `timeout` seconds."""
         from . import _capi
         out = ctypes.c_void_p()
         self.hook.pending = None
-        _capi.check(self._api.slot_wait(self.ptr, int(timeout * 1000), out), self.hook)
+        take = self._api.slot_latest if seen_too else self._api.slot_wait
+        _capi.check(take(self.ptr, int(timeout * 1000), out), self.hook)
         if not out.value:
             return None
         return _capi.Handle(out.value, self._api.frame_release)
@@ -249,6 +251,15 @@ class AttachedSlot:
         if h is None:
             raise TimeoutError(f"slot '{self.name}': no new frame within {timeout} s "
                                f"(write_idx {self._core.write_idx})")
+        return _frame(self.name, self._core, h)
+
+    def latest(self, timeout: Optional[float] = 5.0) -> Frame:
+        """The newest frame published, whether or not it was returned before (a Dataset
+        reading the current mesh for every item: each call a Frame with its own lease); sleeps
+        only while none is published yet. Raises as wait()."""
+        h = self._core.wait(-0.001 if timeout is None else max(0.0, timeout), seen_too=True)
+        if h is None:
+            raise TimeoutError(f"slot '{self.name}': nothing published within {timeout} s")
         return _frame(self.name, self._core, h)
 
     def frames(self, timeout: Optional[float] = None) -> Iterator[Frame]:

@@ -127,6 +127,10 @@ class Slot {
   // hook says so. Returns by the deadline (nullopt) whatever the shared bytes say, sleeping
   // (futex or a 1 ms back-off) rather than spinning.
   std::optional<Frame> wait(std::chrono::milliseconds timeout);
+  // The newest frame published, whether or not this Slot returned it already (a Dataset that
+  // reads the current mesh for every item); sleeps like wait() only while none is published
+  // yet. Same errors as wait(). A later wait() returns frames newer than this one.
+  std::optional<Frame> latest(std::chrono::milliseconds timeout);
 
   // How many times wait() has attached again to a new producer (reattach only).
   std::uint32_t reattaches() const;
@@ -143,6 +147,8 @@ class Slot {
  private:
   explicit Slot(std::shared_ptr<SlotState> s) : s_(std::move(s)) {}
   void reattach_after(const ProducerGone& why, std::chrono::steady_clock::time_point deadline);
+  // wait() (seen_too false) and latest() (true).
+  std::optional<Frame> take(std::chrono::milliseconds timeout, bool seen_too);
   std::shared_ptr<SlotState> s_;
   std::uint32_t reattaches_ = 0;
 };

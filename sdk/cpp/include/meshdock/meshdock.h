@@ -201,6 +201,12 @@ MESHDOCK_API int meshdock_slot_attach(const char* name, const meshdock_attach_op
  * are released. */
 MESHDOCK_API int meshdock_slot_wait(meshdock_slot* slot, int64_t timeout_ms, meshdock_frame** out);
 
+/* The newest frame published, whether or not this slot returned it already (a dataset reading
+ * the current mesh for every item); waits like meshdock_slot_wait only while none is published
+ * yet. Same results and errors as meshdock_slot_wait. */
+MESHDOCK_API int meshdock_slot_latest(meshdock_slot* slot, int64_t timeout_ms,
+                                      meshdock_frame** out);
+
 /* MESHDOCK_OK while the producer is alive, else PRODUCER_GONE with the reason. */
 MESHDOCK_API int meshdock_slot_check_producer(const meshdock_slot* slot);
 
@@ -460,7 +466,8 @@ MESHDOCK_API void* meshdock_mesh_array_capsule(const meshdock_mesh* mesh, size_t
 MESHDOCK_API void* meshdock_payload_array_capsule(const meshdock_payload* payload, size_t index,
                                                   int versioned);
 
-/* ---- Producer sources (since ABI 1.2) ---------------------------------------------------------- */
+/* ---- Producer sources (since ABI 1.2) ----------------------------------------------------------
+ */
 /* A producer's shared buffer for Publish's source_shm (meshdock/source.hpp; proto
  * meshdock/v1 PublishChunk): write the array into meshdock_source_data(), then send a PublishSmall
  * whose header names meshdock_source_name() instead of carrying the bytes. The daemon reads the
@@ -477,7 +484,7 @@ typedef struct meshdock_source meshdock_source;
  * "No space left on device"; not a member of the daemon's group), INVALID_ARGUMENT. */
 MESHDOCK_API int meshdock_source_create(uint64_t bytes, const char* daemon_socket, const char* dir,
                                         meshdock_source** out);
-MESHDOCK_API void* meshdock_source_data(meshdock_source* source);        /* NULL: NULL */
+MESHDOCK_API void* meshdock_source_data(meshdock_source* source);          /* NULL: NULL */
 MESHDOCK_API uint64_t meshdock_source_size(const meshdock_source* source); /* NULL: 0 */
 /* "meshdock-src.4242.0123456789abcdef": PublishChunk.source_shm. Borrowed. NULL: NULL. */
 MESHDOCK_API const char* meshdock_source_name(const meshdock_source* source);
