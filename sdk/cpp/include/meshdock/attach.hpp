@@ -19,6 +19,11 @@
 // /run/meshdock/meshdockd.sock, else this process's uid or root). Another owner is a
 // squatter (UntrustedSegment); a segment this process may not open is SegmentAccessDenied,
 // never "not published". Every wait sleeps and honours its deadline whatever the bytes say.
+//
+// Threads and processes: one thread at a time calls a Slot's wait() / latest(); Frames and the
+// tensors made from them may be released on any thread. A forked child may go on using a host
+// Slot attached before the fork (its first wait registers the child with the daemon); a CUDA
+// Slot must be attached in the child (wait() says so), as CUDA does not survive fork.
 #pragma once
 
 #include <dlpack/dlpack.h>
