@@ -1,0 +1,66 @@
+"""The Python examples in clients/examples run against a live meshdockd (they attach with
+$MESHDOCK_PREFIX, as a deployment sets it) and print what they read. CuPy's needs a GPU and runs
+in scripts/gpu-check's environment only."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import conftest
+import meshdock
+from daemon_util import Daemon, shm_names
+
+EXAMPLES = conftest.ROOT / "clients" / "examples"
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    d = Daemon(tmp_path_factory.mktemp("examples"), ("box.v41.msh",))
+    d.load("box.v41.msh", "box")
+    yield d
+    assert d.stop() == 0, d.stderr
+    assert shm_names(d.prefix) == []
+
+
+def run(daemon, script, *args):
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"),
+               MESHDOCK_PREFIX=daemon.prefix)
+    r = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def box(data_dir):
+    return meshdock.read(data_dir / "meshes" / "box.v41.msh")
+
+
+def test_numpy_consumer(daemon, data_dir):
+    out = run(daemon, "numpy_consumer.py", "box", "--prefix", daemon.prefix)
+    m = box(data_dir)
+    assert out.startswith(f"frame 1: {len(m.points)} points, bbox ")
+    assert f"  tetra: {len(m.cells[-1].data)} cells" in out
+
+
+def test_torch_consumer(daemon, data_dir):
+    pytest.importorskip("torch")
+    out = run(daemon, "torch_consumer.py", "box")
+    m = box(data_dir)
+    assert out.startswith(f"frame 1: ({len(m.points)}, 3) points on cpu, "
+                          f"{len(m.cells[-1].data)} {m.cells[-1].type} cells"), out
+
+
+def test_torch_dataloader(daemon, data_dir):
+    pytest.importorskip("torch")
+    out = run(daemon, "torch_dataloader.py", "box", "--workers", "2", "--items", "8")
+    lines = out.splitlines()
+    assert len(lines) == 2 and all(l.startswith("frames [1, 1, 1, 1]: batch (4, 64, 3)")
+                                   for l in lines), out
+    m = box(data_dir)
+    pts, tets = np.asarray(m.points, np.float64), m.cells[-1].data
+    lo, hi = pts.min(), pts.max()
+    means = [float(l.rsplit("mean ", 1)[1]) for l in lines]
+    assert all(lo <= x <= hi for x in means), (means, lo, hi)
+    assert len(tets) > 64
