@@ -540,6 +540,15 @@ void Registry::unload(const std::string& name) {
   }
   {
     std::lock_guard lock(e->m);
+    // A device buffer a consumer has open outlives the slot until it is closed (graveyard.hpp).
+    if (e->slot) {
+      auto open = e->slot->take_open_imports();
+      if (!open.empty())
+        log_.info("unloaded '" + name + "': " + std::to_string(open.size()) +
+                  " device buffers a consumer has open are kept until it closes them (at most " +
+                  std::to_string(slots::Graveyard::kGrace.count()) + " s)");
+      graveyard_.bury(name, std::move(open), shm::monotonic_ns());
+    }
     e->slot.reset();
   }
   // The mesh's host arrays go with the entry; big ones would be kept for reuse by the next read
@@ -909,6 +918,7 @@ std::vector<std::string> Registry::maintain() {
     }
   }
   const auto now_ns = shm::monotonic_ns();
+  for (const auto& n : graveyard_.tend(now_ns)) log_.warn(n);
   std::vector<std::string> changed;
   for (const auto& e : all) {
     std::unique_lock lock(e->m, std::try_to_lock);

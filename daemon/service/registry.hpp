@@ -33,6 +33,7 @@
 #include "daemon/service/events.hpp"
 #include "daemon/service/log.hpp"
 #include "daemon/service/roots.hpp"
+#include "daemon/slots/graveyard.hpp"
 #include "daemon/slots/slot.hpp"
 
 namespace meshdock::service {
@@ -99,9 +100,9 @@ struct Stats {
   std::vector<MeshInfo> meshes;
   std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
   double uptime_seconds = 0;
-  std::string backend;                                  // what "auto" resolves to: "host" | "cuda"
-  std::size_t consumers = 0;                            // registered consumer connections
-  std::size_t imports = 0;  // CUDA buffer imports consumers reported open (none on the host)
+  std::string backend;        // what "auto" resolves to: "host" | "cuda"
+  std::size_t consumers = 0;  // registered consumer connections
+  std::size_t imports = 0;    // CUDA buffer imports consumers reported open (none on the host)
   slots::ConsumerRegistry::WakeLatency wake;            // consumers' wake reports
   std::optional<backend::PinnedPool::Counters> pinned;  // when a device answers (the pool)
 };
@@ -235,6 +236,8 @@ class Registry {
   std::unique_ptr<backend::Backend> host_;
   std::shared_ptr<slots::ConsumerRegistry> consumers_;  // one registration socket for all meshes
   std::map<int, std::unique_ptr<backend::Backend>> cuda_;
+  // Device buffers of unloaded meshes a consumer still has open (after the backends: theirs).
+  slots::Graveyard graveyard_{consumers_};
   const backend::PinnedPool* pinned_ = nullptr;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_watch_check_{};

@@ -494,6 +494,20 @@ bool Slot::imported(const backend::SlotBuffer& b, bool drain) {
   return consumers_->reported_open(b.mem_handle());
 }
 
+std::vector<std::unique_ptr<backend::SlotBuffer>> Slot::take_open_imports() {
+  std::lock_guard lock(m_);
+  std::vector<std::unique_ptr<backend::SlotBuffer>> open;
+  bool drained = false;
+  auto take = [&](std::unique_ptr<backend::SlotBuffer>& b) {
+    if (b && imported(*b, !drained)) open.push_back(std::move(b));
+    drained = true;
+  };
+  for (auto& b : buffers_) take(b);
+  for (auto& r : retired_) take(r.buffer);
+  std::erase_if(retired_, [](const Retired& r) { return !r.buffer; });
+  return open;
+}
+
 void Slot::free_retired() {
   std::map<std::uint32_t, std::vector<LeaseInfo>> honoured;
   for (const auto& r : retired_)

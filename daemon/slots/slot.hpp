@@ -109,6 +109,10 @@ class Slot {
   std::size_t maintain(std::uint64_t now_ns);
   // Lines to log (squatters removed, truncations repaired, leases revoked) since the last call.
   std::vector<std::string> take_notes();
+  // Before the Slot goes (an unload): hands over its buffers, current and retired, that a
+  // consumer has reported open (reports drained first), so they can outlive it in a Graveyard
+  // (graveyard.hpp) until the consumer closes them. None on a host slot.
+  std::vector<std::unique_ptr<backend::SlotBuffer>> take_open_imports();
 
   // The honoured leases, and revocation of every lease of `pid` (returns how many).
   std::vector<LeaseInfo> leases();

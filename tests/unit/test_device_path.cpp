@@ -15,6 +15,7 @@
 #include "../support/fake_device.hpp"
 #include "daemon/payload/payload.hpp"
 #include "daemon/slots/consumers.hpp"
+#include "daemon/slots/graveyard.hpp"
 #include "daemon/slots/slot.hpp"
 #include "meshdock/attach.hpp"
 
@@ -38,6 +39,8 @@ meshdock::payload::DevicePayload payload_of(std::size_t points, double value) {
 struct OnFakeDevice {
   std::shared_ptr<FakeDevice> dev = std::make_shared<FakeDevice>();
   meshdock::testing::FakeDeviceBackend backend{dev};
+  std::shared_ptr<slots::ConsumerRegistry> consumers =
+      std::make_shared<slots::ConsumerRegistry>(slots::ConsumerRegistry::Reads::kDrainOnly);
   std::unique_ptr<slots::Slot> slot;
   meshdock::AttachOptions options;
   std::string prefix;
@@ -54,8 +57,7 @@ struct OnFakeDevice {
     o.lease_wait = milliseconds(20);
     // The registry's thread reads nothing: what a publish counts is what its drain() read, so
     // a report sent just before a publish is counted by the slot's own ordering, not by luck.
-    o.consumers =
-        std::make_shared<slots::ConsumerRegistry>(slots::ConsumerRegistry::Reads::kDrainOnly);
+    o.consumers = consumers;
     slot = std::make_unique<slots::Slot>(o, backend);
     prefix = o.prefix;
     options.prefix = o.prefix;
@@ -249,6 +251,55 @@ TEST(DevicePath, AForkedChildNeitherUsesNorClosesItsParentsImports) {
   d.publish(5000, 3.0);
   EXPECT_EQ(d.dev->live.count(v1), 1u);
   EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+}
+
+// An unload while a consumer has a buffer open (its Slot not yet gone, a frame in hand): the
+// daemon's Registry hands the slot's open buffers to a Graveyard before the slot goes, and frees
+// each when the consumer's close report comes, or kGrace after the unload. Before: the slot
+// freed them with itself, under the consumer's open import.
+TEST(DevicePath, AnUnloadKeepsWhatAConsumerHasOpenUntilItClosesIt) {
+  OnFakeDevice d("unload", 2);
+  d.publish(3, 1.0);
+  slots::Graveyard graveyard(d.consumers);
+  std::optional<meshdock::Slot> s(meshdock::Slot::attach("m", d.options));
+  auto held = s->wait(milliseconds(1000));
+  ASSERT_TRUE(held);
+  const auto v1 = shm::data_object_name(d.prefix, "m", 0, 1);
+  const auto t0 = shm::monotonic_ns();
+  graveyard.bury("m", d.slot->take_open_imports(), t0);  // what Registry::unload does
+  d.slot.reset();                                        // the shutdown flag; the rest freed
+  EXPECT_EQ(graveyard.buffers(), 1u);
+  EXPECT_EQ(d.dev->live.count(v1), 1u);
+  EXPECT_EQ(first_point(*held), 1.0);  // still the daemon's bytes
+  EXPECT_THROW(s->wait(milliseconds(200)), meshdock::ProducerGone);
+  EXPECT_TRUE(graveyard.tend(t0 + 1000).empty());
+  EXPECT_EQ(d.dev->live.count(v1), 1u);  // the frame's import is still open
+  held.reset();
+  s.reset();  // the consumer lets go: its import closes and says so
+  EXPECT_TRUE(graveyard.tend(t0 + 2000).empty());
+  EXPECT_EQ(graveyard.buffers(), 0u);
+  EXPECT_EQ(d.dev->live.count(v1), 0u);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+}
+
+// A consumer that never closes keeps nothing past kGrace (reports are claims), and says so.
+TEST(DevicePath, AnUnloadedBufferIsFreedAfterTheGraceWhateverTheReports) {
+  OnFakeDevice d("grace", 1);
+  d.publish(3, 1.0);
+  slots::Graveyard graveyard(d.consumers);
+  auto reg = d.registration();
+  ASSERT_TRUE(reg.report_import(true, d.handle(0)));
+  const auto t0 = shm::monotonic_ns();
+  graveyard.bury("m", d.slot->take_open_imports(), t0);
+  d.slot.reset();
+  const auto grace = std::chrono::nanoseconds(slots::Graveyard::kGrace).count();
+  EXPECT_TRUE(graveyard.tend(t0 + grace - 1).empty());
+  EXPECT_EQ(graveyard.buffers(), 1u);
+  const auto notes = graveyard.tend(t0 + grace);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("unloaded slot 'm': freed a buffer"), std::string::npos) << notes[0];
+  EXPECT_EQ(graveyard.buffers(), 0u);
+  EXPECT_EQ(graveyard.bytes(), 0u);
 }
 
 TEST(DevicePath, AnImportTheRuntimeRefusesNamesTheSlotAndBuffer) {

@@ -1,0 +1,51 @@
+// Device buffers of slots that are gone (a mesh unloaded) which a consumer still has open: CUDA
+// calls a cudaFree under an importer's open handle undefined, so an unload hands such buffers
+// here (Slot::take_open_imports) instead of freeing them with the slot, and they are freed
+// when no registration reports them open any more (the consumer saw the shutdown flag and let
+// go of its Slot), or kGrace after the unload whatever the reports say (they are claims: a
+// consumer that never closes must not keep device memory for ever; a note says so). Host
+// buffers never come here: an unlinked object lives on under its consumers' mappings.
+//
+// Owned by the service next to the backends it outlives (the buffers are theirs); thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "daemon/backend/backend.hpp"
+#include "daemon/slots/consumers.hpp"
+
+namespace meshdock::slots {
+
+class Graveyard {
+ public:
+  static constexpr std::chrono::seconds kGrace{30};
+
+  explicit Graveyard(std::shared_ptr<ConsumerRegistry> consumers)
+      : consumers_(std::move(consumers)) {}
+
+  // Keeps `buffers` of slot `name` until their imports close (see above).
+  void bury(const std::string& name, std::vector<std::unique_ptr<backend::SlotBuffer>> buffers,
+            std::uint64_t now_ns);
+  // Frees what nobody reports open any more, and what has waited kGrace; returns lines to log
+  // for the second kind.
+  std::vector<std::string> tend(std::uint64_t now_ns);
+  std::size_t buffers() const;
+  std::uint64_t bytes() const;
+
+ private:
+  struct Grave {
+    std::string name;
+    std::unique_ptr<backend::SlotBuffer> buffer;
+    std::uint64_t buried_ns;
+  };
+  std::shared_ptr<ConsumerRegistry> consumers_;
+  mutable std::mutex m_;
+  std::vector<Grave> graves_;
+};
+
+}  // namespace meshdock::slots
