@@ -222,8 +222,9 @@ def mode_hold(a, lib, md, ref) -> int:
                       "error": f"{type(e).__name__}: {e}"[:300]})
                 ok = False
             # Host slots stay mapped (MAP_PRIVATE) after the daemon died: still readable. CUDA
-            # memory of a dead exporter is not touched, only released.
-            if frame.device[0] != 2:
+            # memory of a dead exporter is not touched, only released; "gone verify" (an unload,
+            # the daemon alive) reads it too: the daemon keeps what a consumer has open.
+            if frame.device[0] != 2 or cmd[1:] == ["verify"]:
                 still = verify(lib, slot, frame, ref, [first["matched"] or labels[0]], now())
                 emit({"event": "held_after_gone", "unchanged": still["ok"]})
             held.clear()

@@ -233,6 +233,9 @@ class CtlClient:
     def reload(self, name):
         return _ns(self._run("reload", name).get("slot", {}))
 
+    def unload(self, name):
+        self._run("unload", name)
+
     def describe(self, name):
         return _ns(self._run("describe", name))
 
@@ -832,6 +835,39 @@ class Run:
                          "(version unchanged)", f)
         return f
 
+    def unload_while_held(self):
+        """A consumer holds a frame when its mesh is unloaded: it gets ProducerGone, its held
+        frame still reads the daemon's bytes (on CUDA the daemon keeps a buffer a consumer
+        reported open until it closes it: slots/graveyard.hpp), and nothing errors."""
+        self.load("box", "unloaded")
+        c = self.consumer("torch-unload", "hold", "torch", "unloaded", "--expect", "box")
+        h = c.expect("held", 60)
+        if not h["ok"]:
+            raise CheckFailed(f"held frame differs from box: {h['mismatches']}")
+        imports = self.metric("meshdock_imports_open")
+        self.client.unload("unloaded")
+        c.send("gone verify")
+        g = c.expect("gone", 15)
+        c.expect("released", 15)
+        after = [x for x in c.lines if x.get("event") == "held_after_gone"]
+        rc = c.finish(15)
+        err = c.stderr_tail(4000)
+        f = {"producer_gone": g["producer_gone"], "detect_s": round(g.get("seconds", -1), 3),
+             "held_readable_after": after[0]["unchanged"] if after else None, "rc": rc,
+             "imports_open_before": imports}
+        t0 = now()  # the consumer closed its import: the maintenance tick frees the buffer
+        while now() - t0 < 3 and (self.metric("meshdock_imports_open") or 0) >= (imports or 0) > 0:
+            time.sleep(0.1)
+        f["imports_open_after"] = self.metric("meshdock_imports_open")
+        if not g["producer_gone"]:
+            raise failed(f"no ProducerGone after the unload: {g}", f)
+        if not after or not after[0]["unchanged"]:
+            raise failed("the held frame did not read the daemon's bytes after the unload", f)
+        if rc != 0 or re.search(r"Traceback|Segmentation|CUDA error|CUDA_ERROR|cudaError"
+                                r"|CUDARuntimeError|CUDADriverError|terminate called", err):
+            raise failed(f"the consumer exited {rc}: {err[-600:]}", f)
+        return f
+
     def sigkill_consumer(self):
         label = self.current["big"]
         c = self.consumer("torch-killed", "hold", "torch", "big", "--expect", label)
@@ -1023,6 +1059,7 @@ class Run:
         self.check("republish_while_held", self.republish_while_held, 120,
                    needs=["load_big"])
         self.check("sigkill_consumer", self.sigkill_consumer, 90, needs=["load_big"])
+        self.check("unload_while_held", self.unload_while_held, 60, needs=base)
         self.check("load_latency_mesh", lambda: {"load_rpc_s": round(self.load("box", "lat")[1], 4)},
                    30, needs=base)
         self.check("latency_1_consumer", self.latency(1), 90, needs=["load_latency_mesh"])
