@@ -130,6 +130,10 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
          "CUDA slot buffers consumers reported open (import reports): the daemon frees none of "
          "them while open.");
   out += "meshdock_imports_open " + std::to_string(s.imports) + "\n";
+  header(out, "meshdock_unloaded_open_bytes", "gauge",
+         "Device memory of unloaded meshes kept because a consumer still has it open (freed "
+         "when it closes it, at most 30 s after the unload).");
+  out += "meshdock_unloaded_open_bytes " + std::to_string(s.unloaded_open_bytes) + "\n";
   // Reported by the consumers themselves (the daemon cannot see a process wake up): each wait()
   // that slept and woke with a new frame says how long after the publish it had it in hand.
   header(out, "meshdock_frame_wake_seconds", "histogram",

@@ -898,6 +898,7 @@ Stats Registry::stats() const {
   s.backend = backend_for("auto");
   s.consumers = consumers_ ? consumers_->connections() : 0;
   s.imports = consumers_ ? consumers_->imports_open() : 0;
+  s.unloaded_open_bytes = graveyard_.bytes();
   if (consumers_) s.wake = consumers_->wake_latency();
   if (pinned_) s.pinned = pinned_->counters();
   return s;

@@ -81,6 +81,7 @@ def test_metrics_over_http_and_rpc_follow_real_calls(tmp_path):
         assert value(m, "meshdock_leases", mesh="box") == 1
         assert value(m, "meshdock_consumers") >= 1
         assert value(m, "meshdock_imports_open") == 0  # a host slot: nothing imported
+        assert value(m, "meshdock_unloaded_open_bytes") == 0  # nor kept past an unload
         assert value(m, "meshdock_memory_used_bytes", memory="host") > 0
         # The RPC answers the same exposition.
         text = d.stub.Metrics(pb.MetricsRequest()).text
