@@ -846,6 +846,7 @@ class Run:
             raise CheckFailed(f"held frame differs from box: {h['mismatches']}")
         imports = self.metric("meshdock_imports_open")
         self.client.unload("unloaded")
+        kept = self.metric("meshdock_unloaded_open_bytes")
         c.send("gone verify")
         g = c.expect("gone", 15)
         c.expect("released", 15)
@@ -854,13 +855,16 @@ class Run:
         err = c.stderr_tail(4000)
         f = {"producer_gone": g["producer_gone"], "detect_s": round(g.get("seconds", -1), 3),
              "held_readable_after": after[0]["unchanged"] if after else None, "rc": rc,
-             "imports_open_before": imports}
+             "imports_open_before": imports, "unloaded_open_bytes": kept}
         t0 = now()  # the consumer closed its import: the maintenance tick frees the buffer
         while now() - t0 < 3 and (self.metric("meshdock_imports_open") or 0) >= (imports or 0) > 0:
             time.sleep(0.1)
         f["imports_open_after"] = self.metric("meshdock_imports_open")
         if not g["producer_gone"]:
             raise failed(f"no ProducerGone after the unload: {g}", f)
+        if self.device.startswith("cuda") and not kept:
+            raise failed("the daemon kept no device memory for the consumer's open import "
+                         "(meshdock_unloaded_open_bytes 0 after the unload)", f)
         if not after or not after[0]["unchanged"]:
             raise failed("the held frame did not read the daemon's bytes after the unload", f)
         if rc != 0 or re.search(r"Traceback|Segmentation|CUDA error|CUDA_ERROR|cudaError"
