@@ -75,6 +75,14 @@ struct OnFakeDevice {
     auto ctl = shm::Segment::open(prefix + "m");
     return shm::ControlBlockView::validate(ctl.data(), ctl.size()).mem_handle(i);
   }
+  // What Registry::unload does: the buffers a consumer has open to `g`, then the slot goes
+  // (its shutdown flag set, the rest freed). Returns when (monotonic ns).
+  std::uint64_t unload(slots::Graveyard& g) {
+    const auto now = shm::monotonic_ns();
+    g.bury("m", slot->take_open_imports(), now);
+    slot.reset();
+    return now;
+  }
   std::uint64_t publish(std::size_t points, double value) {
     const auto r = slot->publish(payload_of(points, value));
     slot->maintain(shm::monotonic_ns());
@@ -265,9 +273,7 @@ TEST(DevicePath, AnUnloadKeepsWhatAConsumerHasOpenUntilItClosesIt) {
   auto held = s->wait(milliseconds(1000));
   ASSERT_TRUE(held);
   const auto v1 = shm::data_object_name(d.prefix, "m", 0, 1);
-  const auto t0 = shm::monotonic_ns();
-  graveyard.bury("m", d.slot->take_open_imports(), t0);  // what Registry::unload does
-  d.slot.reset();                                        // the shutdown flag; the rest freed
+  const auto t0 = d.unload(graveyard);
   EXPECT_EQ(graveyard.buffers(), 1u);
   EXPECT_EQ(d.dev->live.count(v1), 1u);
   EXPECT_EQ(first_point(*held), 1.0);  // still the daemon's bytes
@@ -289,9 +295,7 @@ TEST(DevicePath, AnUnloadedBufferIsFreedAfterTheGraceWhateverTheReports) {
   slots::Graveyard graveyard(d.consumers);
   auto reg = d.registration();
   ASSERT_TRUE(reg.report_import(true, d.handle(0)));
-  const auto t0 = shm::monotonic_ns();
-  graveyard.bury("m", d.slot->take_open_imports(), t0);
-  d.slot.reset();
+  const auto t0 = d.unload(graveyard);
   const auto grace = std::chrono::nanoseconds(slots::Graveyard::kGrace).count();
   EXPECT_TRUE(graveyard.tend(t0 + grace - 1).empty());
   EXPECT_EQ(graveyard.buffers(), 1u);
