@@ -196,6 +196,19 @@ void Registry::make_slot(Entry& e, const std::string& name, std::uint32_t num_sl
   for (const auto& n : e.slot->take_notes()) log_.warn(n);
 }
 
+void Registry::end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& name) {
+  if (!slot) return;
+  // A device buffer a consumer has open outlives the slot until it is closed (graveyard.hpp).
+  auto open = slot->take_open_imports();
+  if (!open.empty())
+    log_.info("'" + name + "': " + std::to_string(open.size()) +
+              " device buffers of its old slot a consumer has open are kept until it closes "
+              "them (at most " +
+              std::to_string(slots::Graveyard::kGrace.count()) + " s)");
+  graveyard_.bury(name, std::move(open), shm::monotonic_ns());
+  slot.reset();
+}
+
 void Registry::clear() {
   std::map<std::string, std::shared_ptr<Entry>> gone;
   {
@@ -481,7 +494,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
       std::lock_guard lock(old->m);
       reused = old->backend == e->backend && old->slot && old->slot->num_slots() == num_slots;
       if (reused) e->slot = std::move(old->slot);
-      old->slot.reset();  // before a new Slot takes the same segment names
+      end_slot(old->slot, r.name);  // before a new Slot takes the same segment names
     }
     if (!e->slot) make_slot(*e, r.name, num_slots);
     e->slot->set_pause_mid_write(failpoint && c_.failpoint.phase == "mid_write"
@@ -540,16 +553,7 @@ void Registry::unload(const std::string& name) {
   }
   {
     std::lock_guard lock(e->m);
-    // A device buffer a consumer has open outlives the slot until it is closed (graveyard.hpp).
-    if (e->slot) {
-      auto open = e->slot->take_open_imports();
-      if (!open.empty())
-        log_.info("unloaded '" + name + "': " + std::to_string(open.size()) +
-                  " device buffers a consumer has open are kept until it closes them (at most " +
-                  std::to_string(slots::Graveyard::kGrace.count()) + " s)");
-      graveyard_.bury(name, std::move(open), shm::monotonic_ns());
-    }
-    e->slot.reset();
+    end_slot(e->slot, name);
   }
   // The mesh's host arrays go with the entry; big ones would be kept for reuse by the next read
   // of the same size (mesh/allocator.cpp). After an unload nothing says one is coming: the

@@ -205,6 +205,9 @@ class Registry {
   MeshInfo info_of(const Entry& e) const;
   // A Slot for `e` (its backend chosen) with the configured prefix, mode, budget and leases.
   void make_slot(Entry& e, const std::string& name, std::uint32_t num_slots);
+  // Ends `slot` (an unload, or a reload onto another device or ring size): the device buffers a
+  // consumer has open go to graveyard_ first, the rest with the Slot. Under the entry's m.
+  void end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& name);
   // Publishes `p` into e's slot (e.m held) with the budget reserved first; errors as
   // ServiceErrors.
   slots::Published publish_into(Entry& e, const payload::DevicePayload& p, const std::string& name);
