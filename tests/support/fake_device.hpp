@@ -30,6 +30,7 @@ struct FakeDevice {
   int events_open = 0;
   std::vector<std::pair<std::uintptr_t, std::string>> waits;  // (stream, buffer of the event)
   bool fail_opens = false;
+  bool fail_events = false;
 
   int imports_open() {
     std::lock_guard lock(m);
@@ -121,6 +122,7 @@ class FakeDeviceIpc final : public DeviceIpc {
   }
   void* open_event(const shm::Handle& handle) override {
     std::lock_guard lock(dev_->m);
+    if (dev_->fail_events) throw std::runtime_error("invalid resource handle (fake event)");
     ++dev_->events_open;
     auto e = std::make_unique<std::string>(shm::parse_host_handle(handle));
     void* p = e.get();

@@ -320,7 +320,20 @@ TEST(DevicePath, AnImportTheRuntimeRefusesNamesTheSlotAndBuffer) {
         << e.what();
   }
   d.dev->fail_opens = false;
-  auto f = s.wait(milliseconds(1000));  // the lease of the failed attempt was given back
+  // The buffer opens but its event does not: the error names the event, and the buffer's
+  // import is closed again (before: left open, an import nothing would ever close).
+  d.dev->fail_events = true;
+  try {
+    s.wait(milliseconds(1000));
+    FAIL() << "no error";
+  } catch (const meshdock::SdkError& e) {
+    EXPECT_NE(std::string(e.what()).find("slot 0 buffer (version 1): its upload event"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(d.dev->imports_open(), 0);
+  d.dev->fail_events = false;
+  auto f = s.wait(milliseconds(1000));  // the leases of the failed attempts were given back
   ASSERT_TRUE(f);
   EXPECT_EQ(first_point(*f), 1.0);
 }

@@ -497,6 +497,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
         return what() + ": slot " + std::to_string(i) + " buffer (version " +
                std::to_string(version) + ")";
       };
+      mp->opener = ::getpid();  // before the open: a failure below still closes it
       try {
         mp->device_ptr = ipc->open_memory(cat->device_id(), mh);
       } catch (const std::exception& e) {
@@ -512,7 +513,6 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       // frame's lease still protects the buffer (registration.hpp, import reports). Untold (the
       // daemon gone, or its socket full past the timeout), the import is closed with the last
       // frame using it instead (drop_stale).
-      mp->opener = ::getpid();
       if (registration.report_import(true, mh)) mp->reported = &registration;
       mp->size = data_size;
     }
