@@ -499,7 +499,8 @@ std::vector<std::unique_ptr<backend::SlotBuffer>> Slot::take_open_imports() {
   std::vector<std::unique_ptr<backend::SlotBuffer>> open;
   bool drained = false;
   auto take = [&](std::unique_ptr<backend::SlotBuffer>& b) {
-    if (b && imported(*b, !drained)) open.push_back(std::move(b));
+    if (!b) return;  // (a ring slot whose buffer a truncation repair dropped)
+    if (imported(*b, !drained)) open.push_back(std::move(b));
     drained = true;
   };
   for (auto& b : buffers_) take(b);
