@@ -848,14 +848,8 @@ class Run:
         self.client.unload("unloaded")
         kept = self.metric("meshdock_unloaded_open_bytes")
         c.send("gone verify")
-        g = c.expect("gone", 15)
-        c.expect("released", 15)
-        after = [x for x in c.lines if x.get("event") == "held_after_gone"]
-        rc = c.finish(15)
-        err = c.stderr_tail(4000)
-        f = {"producer_gone": g["producer_gone"], "detect_s": round(g.get("seconds", -1), 3),
-             "held_readable_after": after[0]["unchanged"] if after else None, "rc": rc,
-             "imports_open_before": imports, "unloaded_open_bytes": kept}
+        f, g, err = after_gone(c)
+        f.update(imports_open_before=imports, unloaded_open_bytes=kept)
         t0 = now()  # the consumer closed its import: the maintenance tick frees the buffer
         while now() - t0 < 3 and (self.metric("meshdock_imports_open") or 0) >= (imports or 0) > 0:
             time.sleep(0.1)
@@ -865,11 +859,10 @@ class Run:
         if self.device.startswith("cuda") and not kept:
             raise failed("the daemon kept no device memory for the consumer's open import "
                          "(meshdock_unloaded_open_bytes 0 after the unload)", f)
-        if not after or not after[0]["unchanged"]:
+        if not f["held_readable_after"]:
             raise failed("the held frame did not read the daemon's bytes after the unload", f)
-        if rc != 0 or re.search(r"Traceback|Segmentation|CUDA error|CUDA_ERROR|cudaError"
-                                r"|CUDARuntimeError|CUDADriverError|terminate called", err):
-            raise failed(f"the consumer exited {rc}: {err[-600:]}", f)
+        if f["rc"] != 0 or CONSUMER_ERRORS.search(err):
+            raise failed(f"the consumer exited {f['rc']}: {err[-600:]}", f)
         return f
 
     def sigkill_consumer(self):
@@ -1015,24 +1008,14 @@ class Run:
         for p in procs:
             p.send("gone")
         for p in procs:
-            g = p.expect("gone", 15)
-            p.expect("released", 15)
-            rc = p.finish(15)
-            err = p.stderr_tail(4000)
-            after = [x for x in p.lines if x.get("event") == "held_after_gone"]
-            f[p.label] = {"producer_gone": g["producer_gone"], "rc": rc,
-                          "detect_s": round(g.get("seconds", -1), 3),
-                          "held_readable_after": after[0]["unchanged"] if after else None}
-            if after and not after[0]["unchanged"]:
+            f[p.label], g, err = after_gone(p)
+            if f[p.label]["held_readable_after"] is False:
                 raise failed(f"{p.label}: the held host frame changed after the daemon died", f)
             if not g["producer_gone"]:
                 raise failed(f"{p.label}: no ProducerGone after the daemon was killed: {g}", f)
-            if rc != 0:
-                raise failed(f"{p.label} exited {rc}: {err[-600:]}", f)
-            # Error markers only: a bare "CUDA" would also match a library's harmless warning
-            # anywhere in the consumer's stderr (CuPy's "CUDA path could not be detected", ...).
-            if re.search(r"Traceback|Segmentation|CUDA error|CUDA_ERROR|cudaError"
-                         r"|CUDARuntimeError|CUDADriverError|terminate called", err):
+            if f[p.label]["rc"] != 0:
+                raise failed(f"{p.label} exited {f[p.label]['rc']}: {err[-600:]}", f)
+            if CONSUMER_ERRORS.search(err):
                 raise failed(f"{p.label} wrote errors: {err[-600:]}", f)
         f["after_kill_s"] = round(now() - t0, 3)
         return f
@@ -1126,6 +1109,25 @@ def frames_seen(proc, expected):
     wrong = [(g["frame"], g["matched"], expected.get(g["frame"]), g["mismatches"][:3])
              for g in got if g["matched"] != expected.get(g["frame"])]
     return got, wrong
+
+
+# Error markers in a consumer's stderr. Markers only: a bare "CUDA" would also match a
+# library's harmless warning anywhere in it (CuPy's "CUDA path could not be detected", ...).
+CONSUMER_ERRORS = re.compile(r"Traceback|Segmentation|CUDA error|CUDA_ERROR|cudaError"
+                             r"|CUDARuntimeError|CUDADriverError|terminate called")
+
+
+def after_gone(p):
+    """A 'hold' consumer sent 'gone': waits for its answer and its exit. Returns (figures, its
+    'gone' event, its stderr tail); figures: producer_gone, detect_s, held_readable_after (None
+    when it did not read its held frame again), rc."""
+    g = p.expect("gone", 15)
+    p.expect("released", 15)
+    after = [x for x in p.lines if x.get("event") == "held_after_gone"]
+    rc = p.finish(15)
+    f = {"producer_gone": g["producer_gone"], "detect_s": round(g.get("seconds", -1), 3),
+         "held_readable_after": after[0]["unchanged"] if after else None, "rc": rc}
+    return f, g, p.stderr_tail(4000)
 
 
 def failed(msg, figures):

@@ -336,6 +336,12 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
                      std::to_string(::getpid()) +
                      "); CUDA does not survive a fork: attach in the child (a DataLoader: in the "
                      "worker, e.g. in worker_init_fn, or multiprocessing_context=\"spawn\")");
+    connect_registration();
+  }
+  // Registers this process with the daemon (socket, pid and owner as validated at attach). A
+  // failure is kept for the first lease to report (a dead daemon's segments: wait() says
+  // ProducerGone first).
+  void connect_registration() {
     try {
       registration = shm::Registration::connect(
           socket_address, daemon_pid, daemon_uid,
@@ -592,18 +598,14 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   // The daemon must be the catalog's pid, running as the catalog's owner.
   struct stat st {};
   const bool owner_known = ::stat(("/dev/shm/" + catalog_name).c_str(), &st) == 0;
-  try {
-    if (!owner_known) throw shm::ProtocolError(s->what() + ": cannot stat /" + catalog_name);
-    s->socket_address = std::string(s->cat->socket_address());
-    s->daemon_pid = s->cat->daemon_pid();
-    s->daemon_uid = st.st_uid;
-    s->registration = shm::Registration::connect(
-        s->socket_address, s->daemon_pid, s->daemon_uid,
-        std::min<std::chrono::milliseconds>(options.timeout, std::chrono::milliseconds(2000)),
-        s->what());
-  } catch (const shm::ProtocolError& e) {
-    s->registration_error = e.what();  // a dead daemon's segments: wait() says ProducerGone first
+  if (!owner_known) {
+    s->registration_error = s->what() + ": cannot stat /" + catalog_name;
+    return s;
   }
+  s->socket_address = std::string(s->cat->socket_address());
+  s->daemon_pid = s->cat->daemon_pid();
+  s->daemon_uid = st.st_uid;
+  s->connect_registration();
   return s;
 }
 
