@@ -241,3 +241,82 @@ def test_to_dlpack_warns_once_at_the_caller(data_dir):
         warnings.simplefilter("always")
         md.to_torch(mesh, int32=True)
     assert len(w) == 1 and w[0].filename == __file__
+
+
+# ---- a Client across a fork ----------------------------------------------------------------
+
+FORK_SCENARIO = r"""
+import json, os, signal, sys, threading, time
+import meshdock as md
+addr, box = sys.argv[1], sys.argv[2]
+c = md.Client(addr, timeout=10)
+events = []
+def watch():
+    for e in c.watch():
+        events.append(e.kind)
+threading.Thread(target=watch, daemon=True).start()
+c.load(box, name="before")
+time.sleep(0.2)  # the watch stream is open while the children fork
+kids = []
+for i in range(3):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(20)  # a child that hangs in gRPC says so by its status
+        os.close(r)
+        said = {}
+        for what, call in (("inherited", lambda: c.health()),
+                           ("new", lambda: md.Client(addr, timeout=5).health())):
+            try:
+                said[what] = "ok " + str(call())
+            except md.ForkError as e:
+                said[what] = "ForkError: " + str(e)
+            except Exception as e:
+                said[what] = type(e).__name__ + ": " + str(e)
+        c.close()  # the parent's channel is not the child's to close
+        os.write(w, json.dumps(said).encode())
+        os._exit(0)
+    os.close(w)
+    kids.append((pid, r))
+children = []
+for pid, r in kids:
+    out = b""
+    while chunk := os.read(r, 65536):
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    children.append({"status": status, "said": json.loads(out) if out else None})
+# The parent's channel and its open stream still work after the forks.
+c.load(box, name="after")
+deadline = time.monotonic() + 10
+while events.count("LOADED") < 2 and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(json.dumps({"children": children, "health": c.health(), "events": events,
+                  "names": sorted(s.name for s in c.ls())}))
+c.close()
+"""
+
+
+def test_a_forked_child_gets_fork_error_and_the_parents_stream_lives_on(daemon):
+    """A forked child's gRPC calls failed ("UNAVAILABLE: Bad file descriptor") or hung, and with
+    a watch stream open in the parent they broke the parent's channel (its next call
+    DEADLINE_EXCEEDED: this test's scenario exited 1 before ForkError). Now the child gets
+    ForkError saying what to do before it touches gRPC, and the parent goes on."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_ENABLE_FORK_SUPPORT"}
+    r = subprocess.run([sys.executable, "-c", FORK_SCENARIO, daemon.addr,
+                        str(daemon.root / BOX)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.splitlines()[-1])
+    for child in out["children"]:
+        assert child["status"] == 0, out  # none hung (SIGALRM) or crashed
+        for what in ("inherited", "new"):
+            said = child["said"][what]
+            assert said.startswith("ForkError: "), said
+            assert "forked from process" in said and "'spawn'" in said, said
+    assert out["health"] == "SERVING"
+    assert out["names"] == ["after", "before"]
+    assert out["events"].count("LOADED") == 2, out["events"]

@@ -20,7 +20,7 @@ from ._tensor import Tensor
 from ._lib import LibraryNotFound
 from .attach import (AttachedSlot, AttachTimeout, Frame, ProducerGone, SdkError,
                      SegmentAccessDenied, UntrustedSegment, attach)
-from .client import Client, DaemonError
+from .client import Client, DaemonError, ForkError
 from .mesh import (CellBlock, Mesh, MeshError, MeshFileNotFoundError, MeshPermissionError,
                    MeshWarning, ReadError, Region, WriteError, read, release_memory, write)
 from .meshio_compat import from_meshio, to_meshio
@@ -35,5 +35,5 @@ __all__ = ["protocol", "ProtocolError", "read", "write", "release_memory", "Mesh
            "to_meshio", "from_meshio", "WriteError", "MeshWarning", "DevicePayload", "PayloadError",
            "PayloadWarning", "to_dlpack", "to_torch", "to_cupy", "from_cupy", "cupy_wheel",
            "has_cuda_device", "has_cupy", "attach", "AttachedSlot", "Frame", "SdkError",
-           "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "LibraryNotFound",
+           "ProducerGone", "AttachTimeout", "UntrustedSegment", "SegmentAccessDenied", "Client", "DaemonError", "ForkError", "LibraryNotFound",
            "Tensor", "replies", "__version__"]

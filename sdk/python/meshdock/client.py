@@ -22,7 +22,7 @@ import numpy as np
 from . import protocol
 from . import replies as R
 
-__all__ = ["Client", "DaemonError", "DEFAULT_ADDR", "publish_chunks"]
+__all__ = ["Client", "DaemonError", "ForkError", "DEFAULT_ADDR", "publish_chunks"]
 
 DEFAULT_ADDR = "unix:/run/meshdock/meshdockd.sock"
 # Publish data per message, well under the daemon's 4 MiB message limit. 256 KiB, not more:
@@ -40,6 +40,39 @@ class DaemonError(RuntimeError):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class ForkError(RuntimeError):
+    """gRPC used in a process forked from one that had used it (see _ForkGuard)."""
+
+
+class _ForkGuard:
+    """Refuses gRPC in a forked child. gRPC's core (1.51 in Debian 12) keeps an epoll set and
+    threads that a fork does not copy: a forked child that calls through it shares the parent's
+    epoll set, its calls fail ("UNAVAILABLE: Bad file descriptor") or hang, and a parent with a
+    stream open (watch) then finds its own channel dead (DEADLINE_EXCEEDED). gRPC's experimental
+    fork support (GRPC_ENABLE_FORK_SUPPORT=1 before grpc's import) did no better here: with a
+    watch stream open in the parent, one run in three hung at a fork. So a child gets ForkError
+    before it touches gRPC, and the parent goes on.
+
+    The only mutable module state: the pid of the process whose gRPC this module started (the
+    first Client's); a forked child inherits it and so knows it was forked."""
+
+    grpc_pid: Optional[int] = None
+
+    @classmethod
+    def check(cls, what: str) -> None:
+        pid = os.getpid()
+        if cls.grpc_pid is None:
+            cls.grpc_pid = pid
+        if cls.grpc_pid != pid:
+            raise ForkError(
+                f"{what} in process {pid}, forked from process {cls.grpc_pid} after that "
+                "process had used gRPC: gRPC cannot follow a fork (its calls here would fail or "
+                "hang, and could break the parent's channels). Make the calls in the parent, or "
+                "make the Client in a process started with multiprocessing's 'spawn' or "
+                "'forkserver' method (a PyTorch DataLoader: multiprocessing_context='spawn'); "
+                "attached slots (md.attach) do follow a fork.")
 
 
 _DTYPES = {"i": 0, "u": 1, "f": 2, "b": 6}
@@ -106,12 +139,29 @@ class Client:
         token = token if token is not None else os.environ.get("MESHDOCK_TOKEN")
         self._metadata = [("authorization", f"Bearer {token}")] if token else None
         self._timeout = timeout
-        self._channel = grpc.insecure_channel(self.addr)
-        self._stub = pbg.MeshdockStub(self._channel)
+        _ForkGuard.check("meshdock.Client() made")
+        self._pid = os.getpid()
+        self._channel_ = grpc.insecure_channel(self.addr)
+        self._stub_ = pbg.MeshdockStub(self._channel_)
         self._sources = None  # shm_source.SourceObjects, made by the first publish through shm
         self._sources_lock = threading.Lock()
         # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
         self.shm_unavailable: Optional[str] = None
+
+    # The channel and stub, in the process that made them only (_ForkGuard).
+    def _check_process(self) -> None:
+        if self._pid != os.getpid():
+            _ForkGuard.check(f"a meshdock.Client made in process {self._pid} used")
+
+    @property
+    def _channel(self):
+        self._check_process()
+        return self._channel_
+
+    @property
+    def _stub(self):
+        self._check_process()
+        return self._stub_
 
     def _call(self, fn, req, error=_daemon_error):
         """fn(req) with this client's metadata and timeout; a failure raises error(RpcError)."""
@@ -331,8 +381,9 @@ class Client:
     def close(self) -> None:
         """Closes the channel and unlinks this client's shm source objects."""
         if self._sources is not None:
-            self._sources.close()
-        self._channel.close()
+            self._sources.close()  # unlinks in the process that made them only
+        if self._pid == os.getpid():
+            self._channel_.close()  # a forked child's inherited channel is not its to close
 
     def __enter__(self) -> "Client":
         return self
