@@ -22,8 +22,18 @@ namespace meshdock::service {
 
 namespace {
 
-std::string mib(std::uint64_t bytes) {
-  return std::to_string(bytes / (1 << 20)) + " MiB";
+// A size in a message: whole MiB as "6 MiB", other sizes from a MiB with one decimal
+// ("1.5 MiB"), below a MiB in KiB ("48.2 KiB"), below a KiB in bytes; never "0 MiB" for a
+// budget of a few KiB.
+std::string size_text(std::uint64_t bytes) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  char out[32];
+  const bool big = bytes >= kMiB;
+  std::snprintf(out, sizeof out, big ? "%.1f MiB" : "%.1f KiB",
+                static_cast<double>(bytes) / (big ? kMiB : 1024));
+  return out;
 }
 
 struct FileStamp {
@@ -154,12 +164,13 @@ std::shared_ptr<const Roots> export_roots_of(const Config& c,
 
 }  // namespace
 
-Registry::Registry(Config config, Logger& log)
+Registry::Registry(Config config, Logger& log, DeviceBackendMaker make_device_backend)
     : c_(std::move(config)),
       log_(log),
       roots_(std::make_shared<const Roots>(c_.roots)),
       export_roots_(export_roots_of(c_, roots_)),
-      consumers_(std::make_shared<slots::ConsumerRegistry>()) {
+      consumers_(std::make_shared<slots::ConsumerRegistry>()),
+      make_device_backend_(std::move(make_device_backend)) {
   if (roots_->walks())
     log_.warn(
         "this kernel has no openat2 (Linux 5.6+): files under the roots are opened "
@@ -299,7 +310,7 @@ backend::Backend& Registry::backend_for_device(const std::string& requested, std
   auto& b = cuda_[id];
   if (!b) {
     try {
-      b = backend::make_cuda_backend(id);
+      b = make_device_backend_(id);
       if (c_.failpoint.phase == "upload_delay") b->delay_uploads(c_.failpoint.pause);
     } catch (const backend::BackendError& e) {
       cuda_.erase(id);
@@ -316,17 +327,31 @@ std::string Registry::backend_for(const std::string& spec) const {
 }
 
 Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
+  // Buffers of unloaded slots whose consumers have closed them since the last tick count no
+  // more: a load right after its consumers let go of an unloaded mesh is not refused for them.
+  if (graveyard_.buffers())
+    for (const auto& n : graveyard_.tend(shm::monotonic_ns())) log_.warn(n);
   std::lock_guard lock(m_);
-  // Every buffer alive counts (newest, older ring slots, retired ones still leased), and so
-  // does every reservation of a load or publish that has not made its buffers yet.
+  // Every buffer alive counts (newest, older ring slots, retired ones still leased, those of
+  // unloaded slots a consumer has open), and so does every reservation of a load or publish
+  // that has not made its buffers yet.
   std::uint64_t used = host_->memory_used();
   for (const auto& [id, b] : cuda_) used += b->memory_used();
-  if (c_.device_memory_budget && used + reserved_ + add > c_.device_memory_budget)
-    throw ServiceError(Status::kResourceExhausted,
-                       "'" + name + "' needs up to " + mib(add) + " of slot buffers; " + mib(used) +
-                           " of the " + mib(c_.device_memory_budget) + " budget are in use and " +
-                           mib(reserved_) +
-                           " reserved by loads and publishes under way (device_memory_budget)");
+  if (c_.device_memory_budget && used + reserved_ + add > c_.device_memory_budget) {
+    const auto unloaded = graveyard_.bytes();
+    throw ServiceError(
+        Status::kResourceExhausted,
+        "'" + name + "' needs up to " + size_text(add) + " of slot buffers; " + size_text(used) + " of the " +
+            size_text(c_.device_memory_budget) + " budget are in use" +
+            (unloaded ? " (" + size_text(unloaded) +
+                            " by unloaded meshes whose consumers still have them open: freed "
+                            "when they let go, at most " +
+                            std::to_string(slots::Graveyard::kGrace.count()) +
+                            " s after the unload)"
+                      : std::string()) +
+            " and " + size_text(reserved_) +
+            " reserved by loads and publishes under way (device_memory_budget)");
+  }
   reserved_ += add;
   return Reservation(this, add, &Registry::reserved_);
 }
@@ -336,8 +361,8 @@ Reservation Registry::reserve_incoming(std::uint64_t bytes, const std::string& f
   const auto limit = decoded_size_limit(c_);
   if (incoming_ + bytes > limit)
     throw ServiceError(Status::kResourceExhausted,
-                       field + ": " + mib(bytes) + " to take in, while publishes under way hold " +
-                           mib(incoming_) + " of the " + mib(limit) +
+                       field + ": " + size_text(bytes) + " to take in, while publishes under way hold " +
+                           size_text(incoming_) + " of the " + size_text(limit) +
                            " they may hold together (max_decoded_size); try again");
   incoming_ += bytes;
   return Reservation(this, bytes, &Registry::incoming_);
@@ -416,7 +441,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     if (size > c_.max_file_size)
       throw ServiceError(
           Status::kResourceExhausted,
-          path + " is " + mib(size) + ", over max_file_size (" + mib(c_.max_file_size) + ")");
+          path + " is " + size_text(size) + ", over max_file_size (" + size_text(c_.max_file_size) + ")");
     const bool exists = entries_.count(r.name) > 0;
     if (exists && !r.replace)
       throw ServiceError(Status::kAlreadyExists, "a mesh or tensor named '" + r.name +

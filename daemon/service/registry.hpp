@@ -137,7 +137,11 @@ class Reservation {
 
 class Registry {
  public:
-  Registry(Config config, Logger& log);
+  // Makes the backend of device cuda:N when a load first names it (BackendError when it
+  // cannot). The daemon's is the CUDA runtime's; tests give a fake device (fake_device.hpp).
+  using DeviceBackendMaker = std::function<std::unique_ptr<backend::Backend>(int id)>;
+  Registry(Config config, Logger& log,
+           DeviceBackendMaker make_device_backend = backend::make_cuda_backend);
   ~Registry();
 
   MeshInfo load(const LoadRequest& r, const Progress& progress, const Cancelled& cancelled = {});
@@ -240,6 +244,7 @@ class Registry {
   std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after
   std::unique_ptr<backend::Backend> host_;
   std::shared_ptr<slots::ConsumerRegistry> consumers_;  // one registration socket for all meshes
+  DeviceBackendMaker make_device_backend_;
   std::map<int, std::unique_ptr<backend::Backend>> cuda_;
   // Device buffers of unloaded meshes a consumer still has open (after the backends: theirs).
   slots::Graveyard graveyard_{consumers_};

@@ -1,0 +1,120 @@
+// The daemon's Registry with a fake device as cuda:0 (tests/support/fake_device.hpp: host
+// memory under a CUDA device's name) and a consumer through libmeshdock's fake DeviceIpc: what
+// the registry does with device buffers across an unload, and what the memory budget counts.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "../support/fake_device.hpp"
+#include "daemon/service/registry.hpp"
+#include "meshdock/attach.hpp"
+
+namespace fs = std::filesystem;
+namespace service = meshdock::service;
+using meshdock::testing::FakeDevice;
+using std::chrono::milliseconds;
+
+namespace {
+
+struct RegistryOnFakeDevice {
+  std::shared_ptr<FakeDevice> dev = std::make_shared<FakeDevice>();
+  fs::path root;
+  service::Logger log;
+  service::Config config;
+  std::unique_ptr<service::Registry> reg;
+  meshdock::AttachOptions options;
+
+  explicit RegistryOnFakeDevice(const std::string& tag) {
+    root = fs::temp_directory_path() / ("md-regdev-" + std::to_string(::getpid()) + tag);
+    fs::create_directories(root);
+    fs::copy_file(fs::path(MESHDOCK_TEST_DATA) / "meshes" / "box.v41.msh", root / "box.msh",
+                  fs::copy_options::overwrite_existing);
+    config.roots = {root.string()};
+    config.prefix = "rd" + std::to_string(::getpid()) + tag + ".";
+    config.device = "cuda:0";
+    config.num_slots = 1;
+    config.log_level = "error";
+    log.set_level(config.log_level);
+    reg = std::make_unique<service::Registry>(config, log, [d = dev](int) {
+      return std::make_unique<meshdock::testing::FakeDeviceBackend>(d);
+    });
+    options.prefix = config.prefix;
+    options.timeout = milliseconds(2000);
+    options.device_ipc = std::make_shared<meshdock::testing::FakeDeviceIpc>(dev);
+  }
+  ~RegistryOnFakeDevice() {
+    reg.reset();
+    fs::remove_all(root);
+  }
+  service::MeshInfo load(const std::string& name) {
+    service::LoadRequest r;
+    r.path = (root / "box.msh").string();
+    r.name = name;
+    return reg->load(r, [](service::Phase, std::uint64_t, std::uint64_t, const std::string&) {});
+  }
+  void set_budget(std::uint64_t bytes) {
+    config.device_memory_budget = bytes;
+    reg->reconfigure(config);
+  }
+  // Waits until the registry's thread has read `n` import reports.
+  bool imports_reported(std::size_t n) {
+    for (int i = 0; i < 200 && reg->stats().imports != n; ++i)
+      std::this_thread::sleep_for(milliseconds(10));
+    return reg->stats().imports == n;
+  }
+};
+
+// An unload keeps the device buffers a consumer has open (the Graveyard); they count against
+// device_memory_budget, and a load refused for them says so. Once the consumer lets go, the
+// next load is served at once: the budget check frees what nobody has open any more first,
+// instead of refusing until the daemon's next tick (before, the load below stayed refused: in a
+// unit test no tick comes).
+TEST(RegistryDevice, ALoadAfterTheConsumersOfAnUnloadedMeshLetGoIsNotRefusedForThem) {
+  RegistryOnFakeDevice r("grave");
+  const auto a = r.load("a");
+  ASSERT_EQ(a.device.type, meshdock::shm::kDLDeviceCUDA);
+  const auto used = r.reg->stats().device_memory_used;
+  ASSERT_GT(used, 0u);
+  r.set_budget(used + used / 2);  // room for one mesh, not two
+
+  auto slot = std::make_unique<meshdock::Slot>(meshdock::Slot::attach("a", r.options));
+  auto frame = slot->wait(milliseconds(2000));
+  ASSERT_TRUE(frame);
+  ASSERT_TRUE(r.imports_reported(1));
+  r.reg->unload("a");
+  EXPECT_EQ(r.reg->stats().unloaded_open_bytes, used);
+
+  try {
+    r.load("b");
+    FAIL() << "the unloaded mesh's open buffer no longer counts against the budget";
+  } catch (const service::ServiceError& e) {
+    EXPECT_EQ(e.status(), service::Status::kResourceExhausted);
+    // The sizes are the buffer's (a few KiB here: never "0 MiB").
+    const auto kib = [](std::uint64_t b) {
+      char out[32];
+      std::snprintf(out, sizeof out, "%.1f KiB", static_cast<double>(b) / 1024);
+      return std::string(out);
+    };
+    EXPECT_NE(std::string(e.what()).find(kib(used) + " of the " + kib(used + used / 2) +
+                                         " budget are in use (" + kib(used) +
+                                         " by unloaded meshes whose consumers still have them "
+                                         "open: freed when they let go, at most 30 s"),
+              std::string::npos)
+        << e.what();
+  }
+
+  frame.reset();
+  slot.reset();  // closes its import and reports that
+  ASSERT_TRUE(r.imports_reported(0));
+  const auto b = r.load("b");  // no maintain() in between
+  EXPECT_EQ(b.name, "b");
+  EXPECT_EQ(r.reg->stats().unloaded_open_bytes, 0u);
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
+
+}  // namespace
