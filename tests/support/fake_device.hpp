@@ -46,12 +46,18 @@ class FakeDeviceBackend final : public backend::Backend {
   explicit FakeDeviceBackend(std::shared_ptr<FakeDevice> dev) : dev_(std::move(dev)) {}
   const char* name() const override { return "cuda"; }
   payload::Device device() const override { return {shm::kDLDeviceCUDA, 0}; }
+  // Each allocation has a handle of its own, as on CUDA: a slot made again under the same
+  // names (a reload onto another ring size) while the old one's buffer is kept for a consumer
+  // gets buffers named apart ("NAME.2"), so that neither the fake's counts nor a consumer's
+  // counted re-open (FakeDeviceIpc) take one for the other.
   std::unique_ptr<backend::SlotBuffer> allocate(const std::string& object,
                                                 std::uint64_t bytes) override {
-    auto inner = host_->allocate(object, bytes);
-    std::lock_guard lock(dev_->m);
-    dev_->live[object] = 0;
-    return std::make_unique<Buffer>(std::move(inner), object, dev_);
+    std::lock_guard lock(dev_->m);  // a slot allocates from one thread: holding it is cheap
+    std::string name = object;
+    for (int n = 2; dev_->live.count(name); ++n) name = object + "." + std::to_string(n);
+    auto inner = host_->allocate(name, bytes);
+    dev_->live[name] = 0;
+    return std::make_unique<Buffer>(std::move(inner), name, dev_);
   }
   void upload(backend::SlotBuffer& b, const std::vector<backend::Placement>& arrays) override {
     host_->upload(*static_cast<Buffer&>(b).inner, arrays);

@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../support/fake_device.hpp"
 #include "daemon/service/registry.hpp"
@@ -51,10 +53,13 @@ struct RegistryOnFakeDevice {
     reg.reset();
     fs::remove_all(root);
   }
-  service::MeshInfo load(const std::string& name) {
+  service::MeshInfo load(const std::string& name, std::uint32_t num_slots = 0,
+                         bool replace = false) {
     service::LoadRequest r;
     r.path = (root / "box.msh").string();
     r.name = name;
+    r.num_slots = num_slots;
+    r.replace = replace;
     return reg->load(r, [](service::Phase, std::uint64_t, std::uint64_t, const std::string&) {});
   }
   void set_budget(std::uint64_t bytes) {
@@ -115,6 +120,42 @@ TEST(RegistryDevice, ALoadAfterTheConsumersOfAnUnloadedMeshLetGoIsNotRefusedForT
   EXPECT_EQ(b.name, "b");
   EXPECT_EQ(r.reg->stats().unloaded_open_bytes, 0u);
   EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
+
+// A reload onto another ring size ends the slot (Registry::end_slot) while a consumer holds a
+// frame of it: the frame's buffer is kept (the consumer reads its own bytes to the end), the
+// consumer's next wait says the producer is gone, and once it lets go the buffer is freed with
+// nothing open on it.
+TEST(RegistryDevice, AReloadOntoAnotherRingSizeKeepsTheBufferOfAHeldFrame) {
+  RegistryOnFakeDevice r("ring");
+  r.load("a");
+  auto slot = std::make_unique<meshdock::Slot>(meshdock::Slot::attach("a", r.options));
+  auto frame = slot->wait(milliseconds(2000));
+  ASSERT_TRUE(frame);
+  ASSERT_TRUE(r.imports_reported(1));
+  const auto& points = frame->array("points");
+  std::vector<double> before(points.entry.nbytes / sizeof(double));
+  std::memcpy(before.data(), points.data, before.size() * sizeof(double));  // fake: host memory
+
+  const auto b = r.load("a", 2, /*replace=*/true);
+  EXPECT_EQ(b.num_slots, 2u);
+  EXPECT_GT(r.reg->stats().unloaded_open_bytes, 0u);
+  EXPECT_EQ(std::memcmp(before.data(), points.data, before.size() * sizeof(double)), 0);
+  EXPECT_THROW(slot->wait(milliseconds(1000)), meshdock::ProducerGone);
+
+  frame.reset();
+  slot.reset();
+  ASSERT_TRUE(r.imports_reported(0));
+  r.reg->maintain();
+  EXPECT_EQ(r.reg->stats().unloaded_open_bytes, 0u);
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+
+  // The new ring serves the same mesh to a new consumer.
+  auto again = meshdock::Slot::attach("a", r.options);
+  auto f = again.wait(milliseconds(2000));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(std::memcmp(before.data(), f->array("points").data, before.size() * sizeof(double)),
+            0);
 }
 
 }  // namespace
