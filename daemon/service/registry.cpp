@@ -341,14 +341,14 @@ Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
     const auto unloaded = graveyard_.bytes();
     throw ServiceError(
         Status::kResourceExhausted,
-        "'" + name + "' needs up to " + size_text(add) + " of slot buffers; " + size_text(used) + " of the " +
-            size_text(c_.device_memory_budget) + " budget are in use" +
-            (unloaded ? " (" + size_text(unloaded) +
-                            " by unloaded meshes whose consumers still have them open: freed "
-                            "when they let go, at most " +
-                            std::to_string(slots::Graveyard::kGrace.count()) +
-                            " s after the unload)"
-                      : std::string()) +
+        "'" + name + "' needs up to " + size_text(add) + " of slot buffers; " + size_text(used) +
+            " of the " + size_text(c_.device_memory_budget) + " budget are in use" +
+            (unloaded
+                 ? " (" + size_text(unloaded) +
+                       " by unloaded meshes whose consumers still have them open: freed "
+                       "when they let go, at most " +
+                       std::to_string(slots::Graveyard::kGrace.count()) + " s after the unload)"
+                 : std::string()) +
             " and " + size_text(reserved_) +
             " reserved by loads and publishes under way (device_memory_budget)");
   }
@@ -361,8 +361,9 @@ Reservation Registry::reserve_incoming(std::uint64_t bytes, const std::string& f
   const auto limit = decoded_size_limit(c_);
   if (incoming_ + bytes > limit)
     throw ServiceError(Status::kResourceExhausted,
-                       field + ": " + size_text(bytes) + " to take in, while publishes under way hold " +
-                           size_text(incoming_) + " of the " + size_text(limit) +
+                       field + ": " + size_text(bytes) +
+                           " to take in, while publishes under way hold " + size_text(incoming_) +
+                           " of the " + size_text(limit) +
                            " they may hold together (max_decoded_size); try again");
   incoming_ += bytes;
   return Reservation(this, bytes, &Registry::incoming_);
@@ -439,9 +440,9 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
           }
         };
     if (size > c_.max_file_size)
-      throw ServiceError(
-          Status::kResourceExhausted,
-          path + " is " + size_text(size) + ", over max_file_size (" + size_text(c_.max_file_size) + ")");
+      throw ServiceError(Status::kResourceExhausted, path + " is " + size_text(size) +
+                                                         ", over max_file_size (" +
+                                                         size_text(c_.max_file_size) + ")");
     const bool exists = entries_.count(r.name) > 0;
     if (exists && !r.replace)
       throw ServiceError(Status::kAlreadyExists, "a mesh or tensor named '" + r.name +

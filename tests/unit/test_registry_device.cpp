@@ -154,8 +154,7 @@ TEST(RegistryDevice, AReloadOntoAnotherRingSizeKeepsTheBufferOfAHeldFrame) {
   auto again = meshdock::Slot::attach("a", r.options);
   auto f = again.wait(milliseconds(2000));
   ASSERT_TRUE(f);
-  EXPECT_EQ(std::memcmp(before.data(), f->array("points").data, before.size() * sizeof(double)),
-            0);
+  EXPECT_EQ(std::memcmp(before.data(), f->array("points").data, before.size() * sizeof(double)), 0);
 }
 
 }  // namespace
