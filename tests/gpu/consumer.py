@@ -330,6 +330,63 @@ def mode_ipc_open(a) -> int:
     return 0 if slots else 1
 
 
+IPC_BASELINE_ELEMS = 1 << 20  # 4 MiB of float32: element i holds i
+
+
+def mode_ipc_export(a) -> int:
+    """CUDA IPC with no meshdock in it (CuPy): 4 MiB filled on a stream, an interprocess event
+    recorded after the fill, both handles emitted as hex; held until stdin closes. Whether this
+    sandbox's driver does IPC at all, so that a failed meshdock check can be told from it."""
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        arr = cp.arange(IPC_BASELINE_ELEMS, dtype=cp.float32)
+    ev = cp.cuda.Event(block=False, disable_timing=True, interprocess=True)
+    ev.record(stream)
+    mem = bytes(rt.ipcGetMemHandle(arr.data.ptr))
+    evh = bytes(rt.ipcGetEventHandle(ev.ptr))
+    emit({"event": "exported", "mem": mem.hex(), "ev": evh.hex(), "pid": os.getpid()})
+    sys.stdin.read()  # the importer is done (the check closes stdin)
+    del arr
+    return 0
+
+
+def mode_ipc_import(a) -> int:
+    """The other half of mode_ipc_export: opens both handles (a.control: "MEMHEX,EVHEX"),
+    orders a stream after the event, reads elements back and closes."""
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    rt.free(0)  # the context first: the timed open is the open
+    mem_hex, ev_hex = a.control.split(",")
+    t0 = time.perf_counter()
+    ptr = rt.ipcOpenMemHandle(bytes.fromhex(mem_hex),
+                              getattr(rt, "cudaIpcMemLazyEnablePeerAccess", 1))
+    t1 = time.perf_counter()
+    ev = rt.ipcOpenEventHandle(bytes.fromhex(ev_hex))
+    stream = cp.cuda.Stream(non_blocking=True)
+    rt.streamWaitEvent(stream.ptr, ev, 0)
+    mem = cp.cuda.UnownedMemory(ptr, IPC_BASELINE_ELEMS * 4, None)
+    with stream:
+        arr = cp.ndarray((IPC_BASELINE_ELEMS,), cp.float32, cp.cuda.MemoryPointer(mem, 0))
+        picks = [0, 12345, IPC_BASELINE_ELEMS - 1]
+        got = [float(x) for x in arr[picks].get(stream=stream)]
+        total = float(arr.sum(dtype=cp.float64).get(stream=stream))
+    stream.synchronize()
+    del arr, mem
+    t2 = time.perf_counter()
+    rt.ipcCloseMemHandle(ptr)
+    t3 = time.perf_counter()
+    rt.eventDestroy(ev)
+    n = IPC_BASELINE_ELEMS
+    emit({"event": "imported", "values": got, "values_ok": got == [float(i) for i in picks],
+          "sum_ok": total == n * (n - 1) / 2, "open_us": round((t1 - t0) * 1e6, 1),
+          "read_s": round(t2 - t1, 4), "close_us": round((t3 - t2) * 1e6, 1)})
+    return 0
+
+
 def mode_h2d(a) -> int:
     """The baseline the daemon's upload is compared with: the same number of bytes copied
     host -> device with torch (cudaMemcpyAsync underneath) from pinned and from pageable
@@ -478,7 +535,7 @@ def mode_cuda_link(a) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("verify", "hold", "latency", "ipc-open", "h2d",
-                                     "cuda-link"))
+                                     "cuda-link", "ipc-export", "ipc-import"))
     ap.add_argument("--lib", choices=("torch", "cupy", "numpy"), default="torch")
     ap.add_argument("--name")
     ap.add_argument("--prefix")
@@ -503,6 +560,10 @@ def main() -> int:
     try:
         if a.mode == "ipc-open":
             return mode_ipc_open(a)
+        if a.mode == "ipc-export":
+            return mode_ipc_export(a)
+        if a.mode == "ipc-import":
+            return mode_ipc_import(a)
         if a.mode == "cuda-link":
             return mode_cuda_link(a)
         if a.mode == "h2d":

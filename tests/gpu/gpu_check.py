@@ -11,7 +11,8 @@ with --no-gpu), generates a tetrahedral mesh (~1M tets; --quick: ~48k), loads it
 multi-block mesh with regions, and in separate processes (tests/gpu/consumer.py, cpp_check)
 checks every array against the host read of the file, republishes while frames are held,
 SIGKILLs a consumer and then the daemon under held frames, and measures load -> consumer time,
-wake latency (1 and 8 consumers) and adopt cost; on a GPU also stream semantics, H2D upload
+wake latency (1 and 8 consumers) and adopt cost; on a GPU also a CUDA IPC baseline without
+meshdock (two CuPy processes), stream semantics, H2D upload
 against a plain pinned copy, and cudaIpcOpenMemHandle (its cost, and that a second open in
 one process is the same counted mapping). Writes OUT/gpu-check.json (every check:
 name, status pass|fail|skipped, reason, figures with units in their names) and
@@ -415,6 +416,25 @@ class Run:
         if not self.gpu:
             raise CheckFailed(self.gpu_problem + "; the checks below ran on the host backend")
         return {}
+
+    def ipc_baseline(self):
+        """CUDA IPC between two CuPy processes, no meshdock in it: a buffer and an event
+        exported by one, opened by the other, which orders a stream after the event and reads
+        the buffer back. Every meshdock check on CUDA stands on this; if it fails, so do they,
+        for the sandbox's reasons (a driver or runtime that refuses IPC), not meshdock's."""
+        exp = Proc("ipc-export", [sys.executable, CONSUMER, "ipc-export"], self.work)
+        h = exp.expect("exported", self.step_timeout)
+        imp = Proc("ipc-import", [sys.executable, CONSUMER, "ipc-import", "--control",
+                                  f"{h['mem']},{h['ev']}"], self.work, stdin=False)
+        try:
+            r = imp.expect("imported", self.step_timeout)
+            imp.finish(15)
+        finally:
+            exp.finish(15)
+        f = {k: v for k, v in r.items() if k != "event"}
+        if not (r["values_ok"] and r["sum_ok"]):
+            raise failed("the importer read other bytes than the exporter wrote", f)
+        return f
 
     def generate(self):
         n = 20 if self.a.quick else 55  # 6 n^3 tets: 48,000 or 998,250
@@ -1092,7 +1112,8 @@ class Run:
     def run(self) -> int:
         self.check("environment", self.environment, 60)
         self.check("gpu_visible", self.gpu_visible, 10, needs=["environment"])
-        head = [("mesh_generate", self.generate, 120, False, ["environment"]),
+        head = [("cuda_ipc_baseline", self.ipc_baseline, 60, True, ["environment"]),
+                ("mesh_generate", self.generate, 120, False, ["environment"]),
                 ("build_cpp_consumer", self.build_cpp, 120, False, ["environment"]),
                 ("daemon_start", self.start_daemon, 30, False, ["environment"])]
         base = ["daemon_start", "mesh_generate"]
