@@ -157,4 +157,38 @@ TEST(RegistryDevice, AReloadOntoAnotherRingSizeKeepsTheBufferOfAHeldFrame) {
   EXPECT_EQ(std::memcmp(before.data(), f->array("points").data, before.size() * sizeof(double)), 0);
 }
 
+// A field publish on a device slot copies every array into the ring slot's buffer, not only
+// the field: publish_copy "auto" is "all" where consumers can write the memory they are handed
+// (CUDA IPC maps it read-write), so a consumer's write lasts one round of the ring. A frame
+// held meanwhile keeps its own bytes.
+TEST(RegistryDevice, AFieldPublishOnTheDeviceCopiesTheWholeFrame) {
+  RegistryOnFakeDevice r("field");
+  const auto a = r.load("a", 2);
+  auto slot = meshdock::Slot::attach("a", r.options);
+  auto held = slot.wait(milliseconds(2000));
+  ASSERT_TRUE(held);
+  ASSERT_EQ(held->manifest().find("point_data/T"), nullptr);
+
+  const auto copied = a.copied_bytes;
+  std::uint64_t frame_bytes = 0;
+  for (int k = 1; k <= 3; ++k) {
+    const auto data = meshdock::mesh::Array::from_vector(
+        std::vector<double>(a.num_points, 10.0 * k), {static_cast<std::int64_t>(a.num_points)});
+    r.reg->publish_field("a", "point_data/T", data, 0);
+    const auto info = r.reg->describe("a").first;
+    EXPECT_EQ(info.kept_bytes, 0u) << "publish " << k << " kept arrays in a device buffer";
+    if (k == 1) frame_bytes = info.copied_bytes - copied;
+    EXPECT_EQ(info.copied_bytes, copied + k * frame_bytes) << "publish " << k;
+  }
+  EXPECT_GT(frame_bytes, a.num_points * sizeof(double));  // the mesh too, not the field alone
+
+  auto f = slot.wait(milliseconds(2000));
+  ASSERT_TRUE(f);
+  double t = 0;
+  std::memcpy(&t, f->array("point_data/T").data, sizeof t);  // fake: host memory
+  EXPECT_EQ(t, 30.0);
+  EXPECT_EQ(held->manifest().find("point_data/T"), nullptr);  // the held frame: still its own
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
+
 }  // namespace
