@@ -66,9 +66,10 @@ struct RegistryOnFakeDevice {
     config.device_memory_budget = bytes;
     reg->reconfigure(config);
   }
-  // Waits until the registry's thread has read `n` import reports.
+  // Waits (up to 5 s: a loaded CI machine, ASan) until the registry's thread has read `n`
+  // import reports.
   bool imports_reported(std::size_t n) {
-    for (int i = 0; i < 200 && reg->stats().imports != n; ++i)
+    for (int i = 0; i < 500 && reg->stats().imports != n; ++i)
       std::this_thread::sleep_for(milliseconds(10));
     return reg->stats().imports == n;
   }
