@@ -809,13 +809,22 @@ class Run:
             raise failed(f"rc {rc}: {r.get('problems') or r.get('error')}", f)
         return f
 
-    def republish_while_held(self):
-        # Warm-up: one publish into every ring slot, so that each has its buffer and a
-        # `version` bump below can only be the lease-forced fresh buffer.
-        label = self.current["big"]
-        for _ in range(self.client.describe("big").slot.num_slots):
+    def republish_big(self, n):
+        """Publishes the other of files A and B as slot 'big', n times (each frame differs from
+        the one before); returns the label published last and each load's seconds."""
+        label, times = self.current["big"], []
+        for _ in range(n):
             label = "B" if label == "A" else "A"
-            self.load(label, "big", replace=True)
+            times.append(self.load(label, "big", replace=True)[1])
+        return label, times
+
+    def fill_ring(self):
+        """One publish into every ring slot of 'big', so that each has its buffer and a later
+        `version` bump can only be a fresh buffer; returns the label published last."""
+        return self.republish_big(self.client.describe("big").slot.num_slots)[0]
+
+    def republish_while_held(self):
+        label = self.fill_ring()
         c = self.consumer("torch-held", "hold", "torch", "big", "--expect", label)
         h = c.expect("held", 60)
         if not h["ok"]:
@@ -826,11 +835,7 @@ class Run:
         # until the consumer closes it, lease or not.
         imports = self.metric("meshdock_imports_open")
         n = before.num_slots + 1
-        times, last = [], label
-        for i in range(n):
-            last = "B" if last == "A" else "A"
-            _, dt, _ = self.load(last, "big", replace=True)
-            times.append(dt)
+        last, times = self.republish_big(n)
         after = self.client.describe("big").slot
         c.send(f"check {last}")
         r = c.expect("checked", self.step_timeout)
@@ -886,13 +891,9 @@ class Run:
         return f
 
     def sigkill_consumer(self):
-        # The ring filled first (a ring slot's first publish makes its buffer and bumps the
-        # version), so that below the version changes only for a fresh buffer: what the checks
-        # before leave, and what --only sigkill_consumer must make itself.
-        label = self.current["big"]
-        for _ in range(self.client.describe("big").slot.num_slots):
-            label = "B" if label == "A" else "A"
-            self.load(label, "big", replace=True)
+        # The ring filled first, as the checks before leave it (--only sigkill_consumer must
+        # make it itself): below the version may change only for a fresh buffer.
+        label = self.fill_ring()
         c = self.consumer("torch-killed", "hold", "torch", "big", "--expect", label)
         h = c.expect("held", 60)
         pid = h["pid"]
@@ -908,10 +909,8 @@ class Run:
                 break
             time.sleep(0.05)
         before = self.client.describe("big").slot
-        n, last = before.num_slots + 1, label
-        for _ in range(n):
-            last = "B" if last == "A" else "A"
-            self.load(last, "big", replace=True)
+        n = before.num_slots + 1
+        self.republish_big(n)
         after = self.client.describe("big").slot
         if reclaimed is None and not any(x.pid == pid for x in self.client.leases("big")):
             reclaimed = now() - t0
@@ -986,10 +985,7 @@ class Run:
     def h2d(self):
         # Medians over warm uploads: alone (--only h2d_upload) the run has made one, cold (the
         # pinned pool's first allocations), so it republishes up to 4 first.
-        label = self.current["big"]
-        for _ in range(4 - sum(name == "big" for _, _, name, _ in self.copy_times)):
-            label = "B" if label == "A" else "A"
-            self.load(label, "big", replace=True)
+        self.republish_big(4 - sum(name == "big" for _, _, name, _ in self.copy_times))
         mine = [(b, s) for b, s, name, _ in self.copy_times if name == "big"]
         if not mine:
             raise CheckFailed("no load of 'big' reported its COPY and PUBLISH phases")
