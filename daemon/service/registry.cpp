@@ -220,6 +220,10 @@ void Registry::end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& n
   slot.reset();
 }
 
+void Registry::tend_graveyard(std::uint64_t now_ns) {
+  for (const auto& n : graveyard_.tend(now_ns)) log_.warn(n);
+}
+
 void Registry::clear() {
   std::map<std::string, std::shared_ptr<Entry>> gone;
   {
@@ -329,8 +333,7 @@ std::string Registry::backend_for(const std::string& spec) const {
 Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
   // Buffers of unloaded slots whose consumers have closed them since the last tick count no
   // more: a load right after its consumers let go of an unloaded mesh is not refused for them.
-  if (graveyard_.buffers())
-    for (const auto& n : graveyard_.tend(shm::monotonic_ns())) log_.warn(n);
+  tend_graveyard(shm::monotonic_ns());
   std::lock_guard lock(m_);
   // Every buffer alive counts (newest, older ring slots, retired ones still leased, those of
   // unloaded slots a consumer has open), and so does every reservation of a load or publish
@@ -949,7 +952,7 @@ std::vector<std::string> Registry::maintain() {
     }
   }
   const auto now_ns = shm::monotonic_ns();
-  for (const auto& n : graveyard_.tend(now_ns)) log_.warn(n);
+  tend_graveyard(now_ns);
   std::vector<std::string> changed;
   for (const auto& e : all) {
     std::unique_lock lock(e->m, std::try_to_lock);
