@@ -81,7 +81,8 @@ std::unique_ptr<Backend> make_cuda_backend(int id);
 
 // The pinned pool (pinned_pool.hpp) over cudaHostAlloc / cudaFreeHost, for the mesh allocator
 // hook (PinnedPool::install), so uploads are true DMA; only meaningful when a CUDA device
-// answers. Throws BackendError without CUDA.
-std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options options);
+// answers; `device`: the one whose context the allocating threads use (the buffers are
+// portable: every device's uploads read them). Throws BackendError without CUDA.
+std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options options, int device);
 
 }  // namespace meshdock::backend

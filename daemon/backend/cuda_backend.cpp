@@ -186,10 +186,13 @@ std::unique_ptr<Backend> make_cuda_backend(int id) {
   return std::make_unique<CudaBackend>(id);
 }
 
-std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options options) {
+std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options options, int device) {
   PinnedPool::Raw raw;
   raw.name = "cudaHostAlloc";
-  raw.alloc = [](std::size_t bytes) -> void* {
+  raw.alloc = [device](std::size_t bytes) -> void* {
+    // Reader threads allocate: without a device set, their first CUDA call would make a
+    // context on device 0 (hundreds of MB there) for a daemon that serves another one.
+    cudaSetDevice(device);
     void* p = nullptr;
     if (cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable) != cudaSuccess) {
       cudaGetLastError();  // clear it: the next call must not see this one's error
@@ -208,7 +211,7 @@ std::unique_ptr<Backend> make_cuda_backend(int id) {
                      ": this build has no CUDA backend (MESHDOCK_WITH_CUDA=OFF or no toolkit)");
 }
 
-std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options) {
+std::unique_ptr<PinnedPool> make_pinned_pool(PinnedPool::Options, int) {
   throw BackendError("pinned memory needs the CUDA backend, which this build does not have");
 }
 

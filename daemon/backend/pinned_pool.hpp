@@ -29,7 +29,7 @@ namespace meshdock::backend {
 class PinnedPool {
  public:
   struct Raw {
-    void* (*alloc)(std::size_t bytes) = nullptr;  // nullptr on failure
+    std::function<void*(std::size_t bytes)> alloc;  // nullptr on failure
     void (*free)(void* p) = nullptr;
     const char* name = "cudaHostAlloc";
   };

@@ -10,7 +10,7 @@ PASS = ["environment", "mesh_generate", "build_cpp_consumer", "daemon_start",
         "load_big", "load_to_consumer", "load_blocks", "consumer_cpp_big", "consumer_cpp_blocks",
         "consumer_torch_big", "consumer_torch_blocks", "republish_while_held",
         "sigkill_consumer", "unload_while_held", "load_latency_mesh", "latency_1_consumer", "latency_8_consumers",
-        "tensor_publish", "cuda_link_texture", "field_stream", "sigkill_daemon"]
+        "tensor_publish", "cuda_link_texture", "field_stream", "sigkill_daemon", "gpu_pytests"]
 SKIPPED = ["gpu_visible", "cuda_ipc_baseline", "consumer_cupy_big", "consumer_cupy_blocks", "stream_semantics", "ipc_open_cost",
            "h2d_upload"]
 
@@ -59,6 +59,8 @@ def main(path):
              f["field_stream"]["kept_bytes"] > 0
              and f["field_stream"]["torch-fields"]["last_frame"] >= 4
              and f["field_stream"]["torch-fields"]["wrong"] == 0),
+            ("gpu_pytests: test_payload_gpu.py collected, every test skipped for want of a GPU",
+             f["gpu_pytests"]["tests"] >= 5 and f["gpu_pytests"]["skipped"] == f["gpu_pytests"]["tests"]),
             ("sigkill_daemon: ProducerGone in both",
              all(v["producer_gone"] for k, v in f["sigkill_daemon"].items() if isinstance(v, dict))),
         ]

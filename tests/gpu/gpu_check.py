@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 import traceback
+import xml.etree.ElementTree as ET
 from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1016,7 +1017,11 @@ class Run:
         f.update(self.pinned_pool())  # new / reused / pageable allocations, live / kept bytes
         if r.get("ok") is False:
             raise failed("the baseline copy did not arrive intact", f)
-        if f["daemon_vs_pinned"] < 0.8:
+        if self.a.quick:
+            # 1.8 MB in all, points and u under the pool's 1 MiB threshold (pageable): the call
+            # and sync overhead dominates, so the ratio says nothing about bandwidth.
+            f["threshold"] = "not applied (--quick: the arrays are too small to measure bandwidth)"
+        elif f["daemon_vs_pinned"] < 0.8:
             raise failed(f"the daemon uploads at {f['daemon_vs_pinned']:.0%} of a plain pinned "
                          "copy of the same bytes (issue 15 wants >= 80%)", f)
         return f
@@ -1076,7 +1081,50 @@ class Run:
             ("ipc_open_cost", self.ipc_open, 60, True, ["load_big"]),
             ("h2d_upload", self.h2d, 90, True, ["load_big"]),
             ("sigkill_daemon", self.sigkill_daemon, 90, False, ["load_big", "load_blocks"]),
+            ("gpu_pytests", self.gpu_pytests, 120, False, ["environment"]),
         ]
+
+    # The GPU-gated pytest file (CuPy to_cupy / from_cupy, pinned vs pageable, a caller's stream,
+    # torch on cuda) against the meshdock this run uses: here, beside the checks above, so that
+    # one command runs all of issue 15's GPU tests. Without a GPU its tests skip (collected, so
+    # the file cannot rot); with one, a skip is a failure.
+    GPU_PYTESTS = ("test_payload_gpu.py",)
+
+    def gpu_pytests(self):
+        tests = os.path.normpath(os.path.join(HERE, "..", "python"))
+        files = [os.path.join(tests, f) for f in self.GPU_PYTESTS]
+        missing = [f for f in files if not os.path.exists(f)]
+        if missing:
+            raise CheckFailed(f"missing {', '.join(missing)}")
+        try:
+            import pytest  # noqa: F401  (only whether it is there)
+        except ImportError:
+            raise CheckFailed(f"pytest is not installed for {sys.executable}")
+        env = dict(os.environ, MESHDOCK_TEST_DATA=os.path.dirname(os.path.abspath(self.a.data)))
+        junit = os.path.join(self.work, "gpu-pytests.xml")
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                            f"--junitxml={junit}", *files], cwd=tests, env=env,
+                           capture_output=True, text=True, timeout=max(5.0, self.step_timeout - 2))
+        out = (r.stdout + r.stderr).strip()
+        self.r.log("--- gpu_pytests\n" + out[-3000:])
+        try:
+            suite = ET.parse(junit).getroot()
+            suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+            counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+        except (OSError, ET.ParseError, AttributeError) as e:
+            raise CheckFailed(f"pytest wrote no readable report (rc {r.returncode}: {e}): "
+                              f"{out[-600:]}")
+        f = {"files": list(self.GPU_PYTESTS), **counts,
+             "passed": counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"],
+             "summary": out.splitlines()[-1] if out else ""}
+        if r.returncode != 0 or counts["failures"] or counts["errors"]:
+            raise failed(f"pytest rc {r.returncode}: {out[-1200:]}", f)
+        if counts["tests"] == 0:
+            raise failed("pytest collected no tests", f)
+        if self.gpu and counts["skipped"]:
+            raise failed(f"{counts['skipped']} GPU test(s) skipped on a machine with a GPU: "
+                         f"{out[-600:]}", f)
+        return f
 
     def wanted(self, specs) -> Optional[set]:
         """The checks --only asks for and every check they need (None: all). A name that is no

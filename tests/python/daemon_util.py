@@ -63,6 +63,11 @@ class Daemon:
             cfg.write_text(json.dumps(config))
             args += ["--config", str(cfg)]
         args += list(extra)
+        # Host slots unless the test names a device: these tests read frames with numpy and
+        # count host buffers, and "auto" would give them CUDA slots on a GPU machine (the
+        # bundle's run there); the GPU path is scripts/gpu-check's and test_payload_gpu's.
+        if "--device" not in extra and "device" not in (config or {}):
+            args += ["--device", "cpu"]
         if user is not None:
             args = as_user(args, *user)
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
