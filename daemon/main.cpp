@@ -254,9 +254,8 @@ int serve(const Args& args) {
   if (!probe.devices.empty() && config.device != "cpu") {
     meshdock::backend::PinnedPool::Options po;
     po.on_fallback = [&log](const std::string& m) { log.warn("pinned memory: " + m); };
-    const int pin_device = config.device.starts_with("cuda:")
-                               ? std::stoi(config.device.substr(5))
-                               : probe.devices.front().id;
+    const int pin_device = config.device.starts_with("cuda:") ? std::stoi(config.device.substr(5))
+                                                              : probe.devices.front().id;
     pinned = meshdock::backend::make_pinned_pool(std::move(po), pin_device);
     pinned->install();
     log.info("mesh buffers: pinned host memory (" + pinned->describe() + ")");
