@@ -31,6 +31,11 @@ struct FakeDevice {
   std::vector<std::pair<std::uintptr_t, std::string>> waits;  // (stream, buffer of the event)
   bool fail_opens = false;
   bool fail_events = false;
+  // Consumer streams' work (DeviceIpc::record_use): `busy` keeps every mark unpassed until a
+  // blocking wait; `marks_live` counts marks not freed; `marked` the streams marked.
+  bool busy = false;
+  int marks_live = 0, blocking_waits = 0;
+  std::vector<std::uintptr_t> marked;
 
   int imports_open() {
     std::lock_guard lock(m);
@@ -145,6 +150,26 @@ class FakeDeviceIpc final : public DeviceIpc {
     if (it == events_.end()) throw std::runtime_error("invalid resource handle (fake event)");
     dev_->waits.emplace_back(stream, *it->second);
   }
+  void* record_use(std::int32_t, std::uintptr_t stream) noexcept override {
+    std::lock_guard lock(dev_->m);
+    dev_->marked.push_back(stream);
+    ++dev_->marks_live;
+    return &marks_[next_mark_++];  // any distinct address
+  }
+  bool use_over(void*, bool block) noexcept override {
+    std::lock_guard lock(dev_->m);
+    if (block) ++dev_->blocking_waits;
+    return block || !dev_->busy;
+  }
+  void end_use(void* mark) noexcept override {
+    std::lock_guard lock(dev_->m);
+    for (auto it = marks_.begin(); it != marks_.end(); ++it)
+      if (&it->second == mark) {
+        marks_.erase(it);
+        --dev_->marks_live;
+        return;
+      }
+  }
 
  private:
   std::shared_ptr<FakeDevice> dev_;
@@ -155,6 +180,8 @@ class FakeDeviceIpc final : public DeviceIpc {
   };
   std::map<void*, Mapping> maps_;
   std::map<void*, std::unique_ptr<std::string>> events_;
+  std::map<int, char> marks_;  // std::map: an element's address stays while others come and go
+  int next_mark_ = 0;
 };
 
 }  // namespace meshdock::testing

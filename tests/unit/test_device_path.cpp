@@ -180,6 +180,68 @@ TEST(DevicePath, AHeldFramesBufferOutlivesTheRingAndClosesBeforeItsLeaseGoes) {
   EXPECT_EQ(d.dev->live.count(shm::data_object_name(d.prefix, "m", 0, 1)), 0u);
 }
 
+// A framework calls a DLPack deleter when its tensor goes, with kernels reading it possibly
+// still queued on the stream it adopted the tensor on (torch does). Before: the lease went
+// with the deleter, and the daemon's next publish to that ring slot copied into the buffer in
+// place, under those kernels. Now the frame's end is marked on every stream it was ordered on
+// (order_after_upload), and its lease is kept until the marks are passed: the daemon gives the
+// ring slot a fresh buffer meanwhile, as for a held frame.
+TEST(DevicePath, AFrameKeepsItsLeaseUntilTheWorkQueuedOnItsStreamsIsOver) {
+  OnFakeDevice d("ending", 1);
+  d.publish(3, 1.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  const auto v1 = d.handle(0);
+  {
+    auto f = s.wait(milliseconds(1000));
+    ASSERT_TRUE(f);
+    f->order_after_upload(0x55);
+    f->order_after_upload(0x55);  // one stream, however often: one mark
+    auto* t = f->to_dlpack("points");
+    f.reset();
+    d.dev->busy = true;  // the consumer's kernels still run
+    t->deleter(t);       // the tensor goes: the last owner of the frame
+  }
+  EXPECT_EQ(d.dev->marked, std::vector<std::uintptr_t>{0x55});
+  EXPECT_EQ(d.dev->marks_live, 1);
+  d.publish(3, 2.0);  // the lease is still there: a fresh buffer, not a copy under the kernels
+  EXPECT_NE(d.handle(0), v1);
+  d.dev->busy = false;  // the kernels are done
+  const auto v2 = d.handle(0);
+  {
+    auto g = s.wait(milliseconds(1000));  // lets the ended frame go first
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->number(), 2u);
+    EXPECT_EQ(first_point(*g), 2.0);
+    EXPECT_EQ(d.dev->marks_live, 0);
+  }  // no stream ordered on: its lease goes at once
+  EXPECT_EQ(d.dev->marked.size(), 1u);
+  d.publish(3, 3.0);  // no lease on ring slot 0: the copy goes into the same buffer
+  EXPECT_EQ(d.handle(0), v2);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+  EXPECT_EQ(d.dev->blocking_waits, 0);
+}
+
+// The last owner of the slot's state (the Slot and every frame gone) waits for what is still
+// queued on ended frames' streams, then lets their leases and imports go.
+TEST(DevicePath, TheLastOwnerOfASlotWaitsForItsEndedFramesStreams) {
+  OnFakeDevice d("ending2", 2);
+  d.publish(3, 1.0);
+  {
+    auto s = meshdock::Slot::attach("m", d.options);
+    auto f = s.wait(milliseconds(1000));
+    ASSERT_TRUE(f);
+    f->order_after_upload(0x66);
+    d.dev->busy = true;
+    f.reset();
+    EXPECT_EQ(d.dev->marks_live, 1);
+    EXPECT_EQ(d.dev->blocking_waits, 0);
+  }
+  EXPECT_EQ(d.dev->blocking_waits, 1);
+  EXPECT_EQ(d.dev->marks_live, 0);
+  EXPECT_EQ(d.dev->imports_open(), 0);
+  EXPECT_EQ(d.dev->events_open, 0);
+}
+
 // Two frames of one buffer share one import (CUDA counts the opens of a handle; one is enough).
 TEST(DevicePath, FramesOfOneBufferShareOneImport) {
   OnFakeDevice d("share", 2);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
@@ -440,6 +441,69 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     dropped = drop_stale(i);
   }
 
+  // A frame that went while work queued on its consumer streams may still read its buffer:
+  // its mapping and lease, kept until the marks recorded on those streams are passed.
+  struct Ending {
+    std::shared_ptr<Mapping> mapping;
+    std::uint32_t index = 0;
+    std::uint32_t lease = 0;
+    std::vector<void*> marks;
+  };
+  std::mutex ending_m;
+  std::vector<Ending> ending;
+
+  void end_frame(std::shared_ptr<Mapping> mp, std::uint32_t index, std::uint32_t lease,
+                 std::vector<void*> marks) {
+    Ending e{std::move(mp), index, lease, std::move(marks)};
+    if (!over(e, false)) {
+      std::lock_guard lock(ending_m);
+      ending.push_back(std::move(e));
+      return;
+    }
+    finish(std::move(e));
+  }
+  // Whether every mark of `e` is passed (`block`: waits); frees the passed ones.
+  static bool over(Ending& e, bool block) {
+    auto& marks = e.marks;
+    for (auto it = marks.begin(); it != marks.end();) {
+      if (e.mapping->ipc->use_over(*it, block)) {
+        e.mapping->ipc->end_use(*it);
+        it = marks.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return marks.empty();
+  }
+  void finish(Ending e) {
+    e.mapping.reset();
+    frame_done(e.index);
+    lv->table(e.index).release(e.lease, ::getpid());
+  }
+  // Lets the ended frames whose work is over go (`block`: all of them, waiting for their
+  // streams). take() calls it at every look (at least every 100 ms while it waits); the last
+  // owner of the slot's state with `block`.
+  void settle(bool block) {
+    std::vector<Ending> done;
+    {
+      std::lock_guard lock(ending_m);
+      if (ending.empty()) return;
+      for (auto it = ending.begin(); it != ending.end();) {
+        if (over(*it, block)) {
+          done.push_back(std::move(*it));
+          it = ending.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& e : done) finish(std::move(e));
+  }
+  SlotState() = default;
+  SlotState(const SlotState&) = delete;
+  SlotState& operator=(const SlotState&) = delete;
+  ~SlotState() { settle(true); }
+
   // The buffer of the frame whose page snapshot is `snap` (ring slot i), mapped or opened;
   // nullptr when the page changed before a CUDA buffer's handles could be read for it (the
   // caller looks again: a newer frame is being written).
@@ -537,12 +601,20 @@ struct FrameState {
   std::uint32_t lease = 0;
   std::uint64_t frame = 0;
   std::shared_ptr<const shm::Manifest> manifest;
-  // This frame's use of the buffer ends, a retired buffer no other frame uses is unmapped (so
-  // a CUDA import is closed before the daemon may free it), and only then the lease goes.
+  // CUDA slots: the consumer streams ordered after the upload (order_after_upload: what the
+  // frame's tensors were adopted on). The last tensor's deleter runs when the framework drops
+  // it, kernels reading it possibly still queued on them: the lease waits for those.
+  mutable std::mutex streams_m;
+  mutable std::vector<std::uintptr_t> streams;
+  // The frame ends: when its work on those streams is over (at once without any), a retired
+  // buffer no other frame uses is unmapped (so a CUDA import is closed before the daemon may
+  // free it), and only then the lease goes (SlotState::end_frame).
   ~FrameState() {
-    mapping.reset();
-    slot->frame_done(index);
-    slot->lv->table(index).release(lease, ::getpid());
+    std::vector<void*> marks;
+    if (mapping && mapping->device_ptr && mapping->opener == ::getpid())
+      for (const auto st : streams)
+        if (void* m = mapping->ipc->record_use(slot->cat->device_id(), st)) marks.push_back(m);
+    slot->end_frame(std::move(mapping), index, lease, std::move(marks));
   }
 };
 
@@ -727,6 +799,7 @@ std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too
   int empty_wakes = 0;  // futex wakes in a row that brought no new frame
   bool woken = false;   // slept on the futex and was woken: the frame's wake is reported
   while (true) {
+    s_->settle(false);  // frames whose streams finished with them: their leases go
     try {
       s_->check_producer();
     } catch (const ProducerGone& gone) {
@@ -895,13 +968,18 @@ DLManagedTensor* Frame::to_dlpack(const std::string& name) const {
 
 void Frame::order_after_upload(std::uintptr_t stream) const {
   const auto& mp = *s_->mapping;
-  if (!mp.event) return;  // a host slot
-  try {
-    mp.ipc->stream_wait(stream, mp.event);
-  } catch (const std::exception& e) {
-    throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + ": stream 0x" +
-                   hex(stream) + " waiting for the slot's upload event: " + e.what());
+  if (!mp.device_ptr) return;  // a host slot
+  if (mp.event) {
+    try {
+      mp.ipc->stream_wait(stream, mp.event);
+    } catch (const std::exception& e) {
+      throw SdkError(s_->slot->what() + ": frame " + std::to_string(s_->frame) + ": stream 0x" +
+                     hex(stream) + " waiting for the slot's upload event: " + e.what());
+    }
   }
+  std::lock_guard lock(s_->streams_m);
+  if (std::find(s_->streams.begin(), s_->streams.end(), stream) == s_->streams.end())
+    s_->streams.push_back(stream);
 }
 
 }  // namespace meshdock

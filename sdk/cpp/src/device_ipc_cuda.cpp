@@ -54,6 +54,35 @@ class CudaIpc final : public DeviceIpc {
         err != cudaSuccess)
       fail("cudaStreamWaitEvent", err);
   }
+  void* record_use(std::int32_t device, std::uintptr_t stream) noexcept override {
+    // A deleter runs on whatever thread dropped the tensor: make the event on the frame's
+    // device, and give the thread back its own.
+    int was = device;
+    cudaGetDevice(&was);
+    if (was != device && cudaSetDevice(device) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();
+      e = nullptr;
+    } else if (cudaEventRecord(e, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      cudaGetLastError();
+      cudaEventDestroy(e);
+      e = nullptr;
+    }
+    if (was != device) cudaSetDevice(was);
+    return e;
+  }
+  bool use_over(void* mark, bool block) noexcept override {
+    const auto e = static_cast<cudaEvent_t>(mark);
+    const auto err = block ? cudaEventSynchronize(e) : cudaEventQuery(e);
+    if (err == cudaSuccess) return true;
+    cudaGetLastError();  // cudaErrorNotReady included: this libmeshdock's own cudart state
+    return err != cudaErrorNotReady;
+  }
+  void end_use(void* mark) noexcept override { cudaEventDestroy(static_cast<cudaEvent_t>(mark)); }
 };
 
 }  // namespace

@@ -100,7 +100,10 @@ class Frame {
   // A DLPack tensor of `name`; it keeps the frame (and its lease) alive until its deleter runs.
   DLManagedTensor* to_dlpack(const std::string& name) const;
   // CUDA slots: makes `stream` (a cudaStream_t) wait for the slot's IPC event, so kernels on it
-  // see the data without a host synchronisation. A no-op on host slots.
+  // see the data without a host synchronisation. A no-op on host slots. The stream is
+  // remembered: when the frame's last owner goes (a DLPack deleter, which frameworks call with
+  // kernels still queued), its end is marked on every such stream and the lease is kept until
+  // the marks are passed (the slot's next wait() / latest() looks; its last owner waits).
   void order_after_upload(std::uintptr_t stream) const;
   // Shares ownership of the frame: what keeps the mapping and the lease alive.
   std::shared_ptr<const void> keepalive() const;

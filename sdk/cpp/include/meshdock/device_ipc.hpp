@@ -30,6 +30,19 @@ class DeviceIpc {
   virtual void destroy_event(void* event) noexcept = 0;
   // Makes `stream` (a cudaStream_t; 0 the legacy default stream) wait for `event`.
   virtual void stream_wait(std::uintptr_t stream, void* event) = 0;
+
+  // The end of a frame's use on a consumer stream. A consumer's framework calls a DLPack
+  // deleter when its tensor goes, with kernels reading it still queued; the frame's lease must
+  // outlive them, or the daemon may write the ring slot under them. record_use marks the point
+  // in `stream` (on device `device`) that the work queued so far ends at; nullptr: it cannot
+  // (the stream is gone, or a runtime without streams), and the use counts as over.
+  // use_over says whether that point was reached (`block`: waits for it); either way an error
+  // counts as over (a stream that cannot be waited on holds nothing up). end_use frees the mark.
+  virtual void* record_use(std::int32_t /*device*/, std::uintptr_t /*stream*/) noexcept {
+    return nullptr;
+  }
+  virtual bool use_over(void* /*mark*/, bool /*block*/) noexcept { return true; }
+  virtual void end_use(void* /*mark*/) noexcept {}
 };
 
 // The CUDA runtime's, one per process; nullptr when this libmeshdock was built without CUDA.
