@@ -532,10 +532,51 @@ def mode_cuda_link(a) -> int:
     return 0 if not problems else 1
 
 
+def mode_late_read(a, lib, md, ref) -> int:
+    """torch on a CUDA slot, on a non-default stream: adopt every array of a frame, queue
+    --hold seconds of GPU sleep and then the checksums behind it, and drop the tensors and the
+    frame at once (torch calls the DLPack deleters with that work still queued). Says "queued";
+    the harness republishes past the ring and sends "go"; then waits for the stream: the sums
+    must be the frame's file (its lease outlived the queued work, so the daemon gave the ring
+    slot a fresh buffer instead of copying under the kernels)."""
+    import torch
+    from gpucheck_common import hex64, wsum_torch_queued
+    labels = a.expect.split(",")
+    slot = md.attach(a.name, prefix=a.prefix, timeout=a.timeout)
+    frame = slot.wait(timeout=a.timeout)
+    number = frame.number
+    with lib.context():
+        # torch.cuda._sleep spins for a number of cycles: how many a second is, measured
+        c0, c1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        c0.record()
+        torch.cuda._sleep(20_000_000)
+        c1.record()
+        c1.synchronize()
+        hz = 20_000_000 / (c0.elapsed_time(c1) / 1000.0)
+        adopted = [(name, lib.adopt(t)) for name, t in frame.arrays()]
+        torch.cuda._sleep(int(hz * a.hold))
+        pending = {name: wsum_torch_queued(x) for name, x in adopted}
+        done = torch.cuda.Event()
+        done.record()
+    del adopted, frame  # the deleters run now: the sleep and the sums are still queued
+    emit({"event": "queued", "frame": number, "hold_s": a.hold, "cycles_per_s": round(hz)})
+    for line in sys.stdin:
+        if line.split()[:1] == ["go"]:
+            break
+    busy_at_go = not done.query()
+    done.synchronize()
+    sums = {name: hex64(int(v)) for name, v in pending.items()}
+    label, bad = compare(sums, ref, labels)
+    emit({"event": "late", "frame": number, "matched": label, "mismatches": bad[:8],
+          "busy_at_go": busy_at_go, "ok": label is not None, **lib.versions()})
+    slot.close()
+    return 0 if label else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("verify", "hold", "latency", "ipc-open", "h2d",
-                                     "cuda-link", "ipc-export", "ipc-import"))
+                                     "cuda-link", "ipc-export", "ipc-import", "late-read"))
     ap.add_argument("--lib", choices=("torch", "cupy", "numpy"), default="torch")
     ap.add_argument("--name")
     ap.add_argument("--prefix")
@@ -551,6 +592,8 @@ def main() -> int:
     ap.add_argument("--warm", action="store_true",
                     help="verify/hold/latency: start CUDA and the checksum kernels before "
                     "attaching (the slot is CUDA memory)")
+    ap.add_argument("--hold", type=float, default=5.0,
+                    help="late-read: seconds of GPU sleep queued before the checksums")
     ap.add_argument("--control")
     ap.add_argument("--bytes", type=int, default=0)
     ap.add_argument("--expect-wsum", default="", help="cuda-link: the texture's wsum64")
@@ -574,8 +617,8 @@ def main() -> int:
             lib.warm()
         emit({"event": "start", "pid": os.getpid()})
         ref = json.load(open(a.ref)) if a.ref else {"files": {}}
-        return {"verify": mode_verify, "hold": mode_hold, "latency": mode_latency}[a.mode](
-            a, lib, md, ref)
+        return {"verify": mode_verify, "hold": mode_hold, "latency": mode_latency,
+                "late-read": mode_late_read}[a.mode](a, lib, md, ref)
     except Exception as e:
         emit({"event": "error", "error": f"{type(e).__name__}: {e}"[:500],
               "trace": traceback.format_exc()[-1500:]})

@@ -23,6 +23,7 @@ whole run a time limit (default 450 s): a hang is a failed check, never a stuck 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -364,7 +365,7 @@ class Run:
         argv = [sys.executable, CONSUMER, mode, "--lib", lib, "--name", name, "--prefix",
                 self.prefix, "--ref", self.ref_path, "--timeout", f"{t:.1f}", *extra]
         if (self.device.startswith("cuda") and lib in ("torch", "cupy")
-                and mode in ("verify", "hold", "latency")):
+                and mode in ("verify", "hold", "latency", "late-read")):
             # CUDA context and checksum kernels made before the consumer says start / ready,
             # not while frames are being published (consumer.py Lib.warm)
             argv.append("--warm")
@@ -861,6 +862,43 @@ class Run:
                          "(version unchanged)", f)
         return f
 
+    def late_reader(self):
+        """GPU: a torch consumer adopts a frame of 'big' on its own stream, queues seconds of GPU
+        sleep and then checksums of every array behind it, and drops the tensors and the frame
+        at once (torch calls the DLPack deleters with the work still queued); the ring is then
+        republished past that slot. The late sums must be the frame's file, and the slot must
+        have got a fresh buffer (version bumped): the lease outlived the queued work
+        (attach.hpp order_after_upload). Before, the lease went with the deleter, and the
+        daemon copied the next frames into the buffer under the queued kernels."""
+        t0 = now()
+        label = self.fill_ring()
+        n = self.client.describe("big").slot.num_slots + 1
+        # the republishes below take about n loads as long as fill_ring's n - 1: thrice that
+        hold = min(20.0, max(4.0, 3.0 * n * (now() - t0) / (n - 1)))
+        c = self.consumer("torch-late", "late-read", "torch", "big", "--expect", label,
+                          "--stream", "--hold", f"{hold:.1f}")
+        q = c.expect("queued", 60)
+        before = self.client.describe("big").slot
+        last, times = self.republish_big(n)
+        after = self.client.describe("big").slot
+        c.send("go")
+        r = c.expect("late", max(self.step_timeout, hold + 10))
+        c.finish(15)
+        f = {"frame": q["frame"], "hold_s": hold, "republishes": n,
+             "republish_s": round(sum(times), 3), "busy_at_go": r["busy_at_go"],
+             "version_before": before.version, "version_after": after.version,
+             "torch": r.get("lib_version")}
+        if not r["busy_at_go"]:
+            f["note"] = ("the queued work ended before the republishes did: the lease could go "
+                         "with it, so a version unchanged proves nothing (raise the hold)")
+        if not r["ok"]:
+            raise failed(f"the frame's late sums are not {label}: {r['mismatches']} (the daemon "
+                         "wrote the buffer under the consumer's queued kernels)", f)
+        if r["busy_at_go"] and after.version <= before.version:
+            raise failed("the ring wrapped over the slot of a frame whose queued work was not "
+                         "over without a fresh buffer (its lease went with the tensors)", f)
+        return f
+
     def unload_while_held(self):
         """A consumer holds a frame when its mesh is unloaded: it gets ProducerGone, its held
         frame still reads the daemon's bytes (on CUDA the daemon keeps a buffer a consumer
@@ -1070,6 +1108,7 @@ class Run:
             ("stream_semantics", self.stream_semantics, 120, True, ["load_big"]),
             ("republish_while_held", self.republish_while_held, 120, False, ["load_big"]),
             ("sigkill_consumer", self.sigkill_consumer, 90, False, ["load_big"]),
+            ("late_reader", self.late_reader, 90, True, ["load_big"]),
             ("unload_while_held", self.unload_while_held, 60, False, base),
             ("load_latency_mesh",
              lambda: {"load_rpc_s": round(self.load("box", "lat")[1], 4)}, 30, False, base),
@@ -1096,9 +1135,7 @@ class Run:
         missing = [f for f in files if not os.path.exists(f)]
         if missing:
             raise CheckFailed(f"missing {', '.join(missing)}")
-        try:
-            import pytest  # noqa: F401  (only whether it is there)
-        except ImportError:
+        if importlib.util.find_spec("pytest") is None:
             raise CheckFailed(f"pytest is not installed for {sys.executable}")
         env = dict(os.environ, MESHDOCK_TEST_DATA=os.path.dirname(os.path.abspath(self.a.data)))
         junit = os.path.join(self.work, "gpu-pytests.xml")

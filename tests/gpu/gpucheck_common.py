@@ -39,6 +39,11 @@ def wsum_numpy(a) -> str:
 def wsum_torch(t) -> str:
     """On t's device. int64 arithmetic wraps modulo 2**64 (two's complement) on CPU and CUDA,
     so the signed sum has the unsigned sum's bits."""
+    return hex64(int(wsum_torch_queued(t)))
+
+
+def wsum_torch_queued(t):
+    """wsum_torch as a 0-d int64 tensor, queued on the current stream (no host sync)."""
     import torch
 
     b = t.contiguous().reshape(-1).view(torch.uint8)
@@ -46,7 +51,7 @@ def wsum_torch(t) -> str:
         b = torch.cat([b, torch.zeros(8 - b.numel() % 8, dtype=torch.uint8, device=b.device)])
     w = b.view(torch.int64)
     k = torch.arange(w.numel(), dtype=torch.int64, device=w.device) * 2 + 1
-    return hex64(int((w * k).sum()))
+    return (w * k).sum()
 
 
 def wsum_cupy(x) -> str:
