@@ -72,6 +72,9 @@ class Backend {
   // Test aid (the upload_delay failpoint): uploads queue a `delay` on the device before their
   // copies and return without waiting for them. Only the CUDA backend has a queue to delay.
   virtual void delay_uploads(std::chrono::milliseconds /*delay*/) {}
+  // What the backend did that a log should say (a lossy fallback), each said once; the slots
+  // using it pass them on (Slot::take_notes).
+  virtual std::vector<std::string> take_notes() { return {}; }
 };
 
 std::unique_ptr<Backend> make_host_backend(mode_t mode);

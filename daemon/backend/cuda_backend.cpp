@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <utility>
 #endif
 
 namespace meshdock::backend {
@@ -35,8 +36,12 @@ std::uint64_t granules(std::uint64_t bytes) {
 // RAII for one device allocation and its interprocess event.
 class CudaBuffer final : public SlotBuffer {
  public:
+  // `no_event`: set to why, when the runtime gives no interprocess event (some sandboxes' and
+  // virtualised drivers refuse them while memory IPC works). The buffer is then published with
+  // an all-zero event handle: consumers have nothing to order on, and need nothing, as the
+  // backend waits for every upload before it returns (upload()).
   CudaBuffer(int device, std::uint64_t bytes, const std::string& what,
-             std::atomic<std::uint64_t>& used)
+             std::atomic<std::uint64_t>& used, std::string& no_event)
       : device_(device), size_(granules(bytes)), used_(used) {
     check(cudaSetDevice(device), what + ": cudaSetDevice");
     check(cudaMalloc(&ptr_, size_), what + ": cudaMalloc");
@@ -44,11 +49,22 @@ class CudaBuffer final : public SlotBuffer {
       cudaIpcMemHandle_t mh;
       check(cudaIpcGetMemHandle(&mh, ptr_), what + ": cudaIpcGetMemHandle");
       std::memcpy(mem_.data(), &mh, sizeof mh);
-      check(cudaEventCreateWithFlags(&event_, cudaEventInterprocess | cudaEventDisableTiming),
-            what + ": cudaEventCreateWithFlags");
       cudaIpcEventHandle_t eh;
-      check(cudaIpcGetEventHandle(&eh, event_), what + ": cudaIpcGetEventHandle");
-      std::memcpy(ev_.data(), &eh, sizeof eh);
+      if (auto err =
+              cudaEventCreateWithFlags(&event_, cudaEventInterprocess | cudaEventDisableTiming);
+          err != cudaSuccess) {
+        cudaGetLastError();
+        event_ = nullptr;
+        no_event = std::string("cudaEventCreateWithFlags(cudaEventInterprocess): ") +
+                   cudaGetErrorString(err);
+      } else if (err = cudaIpcGetEventHandle(&eh, event_); err != cudaSuccess) {
+        cudaGetLastError();
+        cudaEventDestroy(event_);
+        event_ = nullptr;
+        no_event = std::string("cudaIpcGetEventHandle: ") + cudaGetErrorString(err);
+      } else {
+        std::memcpy(ev_.data(), &eh, sizeof eh);
+      }
     } catch (...) {
       release();
       throw;
@@ -104,7 +120,22 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<SlotBuffer> allocate(const std::string& object_name,
                                        std::uint64_t bytes) override {
-    return std::make_unique<CudaBuffer>(id_, bytes, "cuda slot buffer " + object_name, used_);
+    std::string no_event;
+    auto b = std::make_unique<CudaBuffer>(id_, bytes, "cuda slot buffer " + object_name, used_,
+                                          no_event);
+    if (!no_event.empty() && !events_refused_.exchange(true)) {
+      std::lock_guard lock(notes_m_);
+      notes_.push_back("cuda:" + std::to_string(id_) + ": the runtime gives no interprocess " +
+                       "event (" + no_event + "): slot buffers are published with an all-zero " +
+                       "event handle, every upload is waited for before its frame is " +
+                       "announced, and consumers order on nothing (a cuda-link consumer that " +
+                       "opens the event handle fails)");
+    }
+    return b;
+  }
+  std::vector<std::string> take_notes() override {
+    std::lock_guard lock(notes_m_);
+    return std::exchange(notes_, {});
   }
 
   void upload(SlotBuffer& buffer, const std::vector<Placement>& arrays) override {
@@ -154,11 +185,12 @@ class CudaBackend final : public Backend {
                             cudaMemcpyHostToDevice, stream_),
             "cudaMemcpyAsync");
     }
-    check(cudaEventRecord(b.event(), stream_), "cudaEventRecord");
+    if (b.event()) check(cudaEventRecord(b.event(), stream_), "cudaEventRecord");
     // Consumers order themselves after the event; the daemon still waits here because the
     // host arrays (the payload) may be freed once publish returns (not under the failpoint,
-    // whose copies are from staging, freed at the next upload after it has waited).
-    if (!delay_ms_) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    // whose copies are from staging, freed at the next upload after it has waited; nor
+    // without an event, when nothing else would order a consumer after the copies).
+    if (!delay_ms_ || !b.event()) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
   void delay_uploads(std::chrono::milliseconds delay) override { delay_ms_ = delay.count(); }
@@ -175,7 +207,10 @@ class CudaBackend final : public Backend {
   int id_;
   cudaStream_t stream_ = nullptr;
   std::mutex m_;
-  std::int64_t delay_ms_ = 0;   // the upload_delay failpoint (0: none)
+  std::int64_t delay_ms_ = 0;  // the upload_delay failpoint (0: none)
+  std::atomic<bool> events_refused_{false};
+  std::mutex notes_m_;
+  std::vector<std::string> notes_;
   std::vector<void*> staging_;  // its pinned copies of the last upload's arrays
   std::atomic<std::uint64_t> used_{0};
 };

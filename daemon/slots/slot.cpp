@@ -296,7 +296,9 @@ std::size_t Slot::revoke(std::int32_t pid) {
 
 std::vector<std::string> Slot::take_notes() {
   std::lock_guard lock(m_);
-  return std::exchange(notes_, {});
+  auto notes = std::exchange(notes_, {});
+  for (auto& n : backend_.take_notes()) notes.push_back(std::move(n));
+  return notes;
 }
 
 Published Slot::publish(const payload::DevicePayload& p) {

@@ -31,6 +31,7 @@ struct FakeDevice {
   std::vector<std::pair<std::uintptr_t, std::string>> waits;  // (stream, buffer of the event)
   bool fail_opens = false;
   bool fail_events = false;
+  bool no_events = false;  // buffers made now have an all-zero event handle (no IPC events)
   // Consumer streams' work (DeviceIpc::record_use): `busy` keeps every mark unpassed until a
   // blocking wait; `marks_live` counts marks not freed; `marked` the streams marked.
   bool busy = false;
@@ -62,7 +63,7 @@ class FakeDeviceBackend final : public backend::Backend {
     for (int n = 2; dev_->live.count(name); ++n) name = object + "." + std::to_string(n);
     auto inner = host_->allocate(name, bytes);
     dev_->live[name] = 0;
-    return std::make_unique<Buffer>(std::move(inner), name, dev_);
+    return std::make_unique<Buffer>(std::move(inner), name, dev_, dev_->no_events);
   }
   void upload(backend::SlotBuffer& b, const std::vector<backend::Placement>& arrays) override {
     host_->upload(*static_cast<Buffer&>(b).inner, arrays);
@@ -72,19 +73,23 @@ class FakeDeviceBackend final : public backend::Backend {
 
  private:
   struct Buffer final : backend::SlotBuffer {
-    Buffer(std::unique_ptr<backend::SlotBuffer> in, std::string obj, std::shared_ptr<FakeDevice> d)
-        : inner(std::move(in)), object(std::move(obj)), dev(std::move(d)) {}
+    Buffer(std::unique_ptr<backend::SlotBuffer> in, std::string obj, std::shared_ptr<FakeDevice> d,
+           bool no_event)
+        : inner(std::move(in)), object(std::move(obj)), dev(std::move(d)), no_event(no_event) {}
     ~Buffer() override {  // cudaFree
       std::lock_guard lock(dev->m);
       if (dev->live[object] > 0) dev->freed_while_open.push_back(object);
       dev->live.erase(object);
     }
     shm::Handle mem_handle() const override { return inner->mem_handle(); }
-    shm::Handle event_handle() const override { return inner->mem_handle(); }  // names the same
+    shm::Handle event_handle() const override {  // names the same
+      return no_event ? shm::Handle{} : inner->mem_handle();
+    }
     std::uint64_t size() const override { return inner->size(); }
     std::unique_ptr<backend::SlotBuffer> inner;
     std::string object;
     std::shared_ptr<FakeDevice> dev;
+    bool no_event;
   };
   std::shared_ptr<FakeDevice> dev_;
   std::unique_ptr<backend::Backend> host_ = backend::make_host_backend(0600);

@@ -221,6 +221,27 @@ TEST(DevicePath, AFrameKeepsItsLeaseUntilTheWorkQueuedOnItsStreamsIsOver) {
   EXPECT_EQ(d.dev->blocking_waits, 0);
 }
 
+// Where the runtime gives no interprocess event (the CUDA backend then publishes an all-zero
+// event handle and waits for every upload itself), the consumer opens none and orders its
+// stream on nothing, and still marks the frame's end on it. Before: the all-zero handle went
+// to cudaIpcOpenEventHandle, and every frame failed.
+TEST(DevicePath, AnAllZeroEventHandleIsNoEventToOpen) {
+  OnFakeDevice d("noevent", 2);
+  d.dev->no_events = true;
+  d.dev->fail_events = true;  // an open of the zero handle would fail, as on CUDA
+  d.publish(3, 7.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  auto f = s.wait(milliseconds(1000));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(first_point(*f), 7.0);
+  EXPECT_EQ(d.dev->events_open, 0);
+  f->order_after_upload(0x44);
+  EXPECT_TRUE(d.dev->waits.empty());
+  f.reset();
+  EXPECT_EQ(d.dev->marked, std::vector<std::uintptr_t>{0x44});
+  EXPECT_EQ(d.dev->marks_live, 0);
+}
+
 // The last owner of the slot's state (the Slot and every frame gone) waits for what is still
 // queued on ended frames' streams, then lets their leases and imports go.
 TEST(DevicePath, TheLastOwnerOfASlotWaitsForItsEndedFramesStreams) {

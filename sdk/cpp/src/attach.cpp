@@ -573,8 +573,12 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       } catch (const std::exception& e) {
         throw SdkError(buffer() + ": " + e.what());
       }
+      // An all-zero event handle: the daemon's runtime gave no interprocess event, and it
+      // waits for every upload before announcing the frame (nothing to order on).
+      const bool no_event =
+          std::all_of(eh.begin(), eh.end(), [](std::byte b) { return b == std::byte{0}; });
       try {
-        mp->event = ipc->open_event(eh);
+        if (!no_event) mp->event = ipc->open_event(eh);
       } catch (const std::exception& e) {
         throw SdkError(buffer() + ": its upload event: " + e.what());
       }
