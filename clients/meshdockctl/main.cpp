@@ -77,8 +77,13 @@ class Client {
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
                  s.error_message().c_str());
+    if (!path_note_.empty() && (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+                                s.error_code() == grpc::StatusCode::NOT_FOUND))
+      std::fprintf(stderr, "meshdockctl: note: %s\n", path_note_.c_str());
     return meshdockctl::exit_code(s);
   }
+  // What fail() adds to a refusal or a missing file: how a relative path was made absolute.
+  void path_note(std::string note) { path_note_ = std::move(note); }
 
   template <typename Reply>
   int print(const grpc::Status& s, const Reply& r, void (*human)(const Reply&)) const {
@@ -96,6 +101,7 @@ class Client {
 
  private:
   const Options& o_;
+  std::string path_note_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Meshdock::Stub> stub_;
 };
@@ -285,6 +291,15 @@ int stream_load(Client& c, grpc::ClientReader<v1::LoadProgress>& reader) {
 
 std::string absolute(const std::string& p) {
   return std::filesystem::absolute(p).lexically_normal();
+}
+
+// For a relative PATH the daemon refused or did not find: where the absolute path came from.
+std::string relative_note(const std::string& p) {
+  if (std::filesystem::path(p).is_absolute()) return "";
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  return "'" + p + "' is relative: meshdockctl made it " + absolute(p) +
+         " from this shell's directory" + (ec ? "" : " (" + cwd.string() + ")");
 }
 
 // `load FILE` without --name: the file name up to its first dot ("box.v41b.msh" -> "box").
@@ -620,6 +635,7 @@ int main(int argc, char** argv) {
     if (load->parsed()) {
       v1::LoadRequest r;
       r.set_path(absolute(path));
+      c.path_note(relative_note(path));
       r.set_name(name.empty() ? default_name(path) : name);
       if (name.empty()) {
         try {
@@ -689,6 +705,7 @@ int main(int argc, char** argv) {
       v1::ExportRequest r;
       r.set_name(name);
       r.set_path(absolute(out_path));
+      c.path_note(relative_note(out_path));
       r.set_format(format);
       r.set_overwrite(force);  // without it an existing PATH is ALREADY_EXISTS (exit 8)
       v1::ExportReply rep;

@@ -95,9 +95,9 @@ class Daemon:
         assert progress[-1].phase == pb.LoadProgress.DONE
         return progress
 
-    def ctl(self, *args, check=True):
+    def ctl(self, *args, check=True, cwd=None):
         r = subprocess.run([str(BIN / "meshdockctl"), "--addr", self.addr, *args],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60, cwd=cwd)
         if check and r.returncode != 0:
             raise AssertionError(f"meshdockctl {args}: {r.returncode} {r.stderr}")
         return r

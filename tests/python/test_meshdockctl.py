@@ -185,6 +185,23 @@ def test_exit_statuses_follow_the_documented_table(daemon, tmp_path):
     assert r.returncode == EXIT["unavailable"]
 
 
+def test_a_relative_path_refused_or_missing_says_how_it_was_made_absolute(daemon, tmp_path):
+    """A relative FILE is made absolute from the shell's directory, not the daemon's roots: a
+    user in their home typing the name of a file under the root got only "outside the allowed
+    roots" for a path they never typed."""
+    shutil.copy(daemon.root / "box.v41.msh", tmp_path / "here.msh")
+    r = daemon.ctl("load", "here.msh", cwd=tmp_path, check=False)
+    assert r.returncode == EXIT["denied"], r.stderr
+    assert (f"note: 'here.msh' is relative: meshdockctl made it {tmp_path}/here.msh from this "
+            f"shell's directory ({tmp_path})") in r.stderr
+    r = daemon.ctl("load", "root/none.msh", cwd=tmp_path, check=False)
+    assert r.returncode == EXIT["not_found"] and "'root/none.msh' is relative" in r.stderr
+    r = daemon.ctl("load", str(daemon.root / "none.msh"), check=False)  # absolute: no note
+    assert r.returncode == EXIT["not_found"] and "note:" not in r.stderr
+    r = daemon.ctl("load", "box.v41.msh", "--name", "b", cwd=daemon.root)  # under the root
+    assert r.returncode == EXIT["ok"] and "note:" not in r.stderr
+
+
 def test_notes_are_summed_up_unless_verbose(daemon):
     r = daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box", "--float32",
                    "--int32")
