@@ -739,10 +739,20 @@ class Run:
             n = base["points"]["shape"][0]
             k = 6
             ref = {"files": {"A": self.ref["files"]["A"]}}  # its own: self.ref stays as it was
+            # Not constant: wsum64 weighs word i by 2i + 1, and a constant array's sum is the
+            # word times n^2; 1.0 ... 6.0 have 52 low zero bits, and n = 56^3 carries 2^18, so
+            # every constant T summed to 0 mod 2^64 and any frame "matched" T1.
+            def field(v):
+                return np.arange(n, dtype=np.float64) / 7.0 + float(v)
+
             for v in range(1, k + 1):
-                t = np.full(n, float(v))
+                t = field(v)
                 ref["files"][f"T{v}"] = {"arrays": dict(base, **{"point_data/T": {
                     "wsum": wsum_numpy(t), "nbytes": int(t.nbytes), "shape": [n]}})}
+            sums = {ref["files"][f"T{v}"]["arrays"]["point_data/T"]["wsum"] for v in range(1, k + 1)}
+            if len(sums) < k:
+                raise CheckFailed(f"the {k} fields' checksums collide ({sorted(sums)}): the "
+                                  "check could not tell one frame from another")
             ref_path = os.path.join(self.work, "reference-fields.json")
             with open(ref_path, "w") as fh:
                 json.dump(ref, fh)
@@ -755,7 +765,7 @@ class Run:
                 p.expect("attached", 60)
             time.sleep(0.5)  # each has taken frame 1
             for v in range(1, k + 1):
-                expected[client.publish("f", "point_data/T", np.full(n, float(v)))] = f"T{v}"
+                expected[client.publish("f", "point_data/T", field(v))] = f"T{v}"
                 time.sleep(0.4)  # each consumer checks the frame before the next
             f = {"device": dev, "published": len(expected), "control": control}
             m = subprocess.run(["meshdockctl", "--addr", addr, "metrics"], capture_output=True,
