@@ -242,6 +242,28 @@ TEST(DevicePath, AnAllZeroEventHandleIsNoEventToOpen) {
   EXPECT_EQ(d.dev->marks_live, 0);
 }
 
+// A consumer that queues work faster than its GPU runs it ends frames whose leases stay: when
+// they take every entry of a ring slot, the next take waits for that work (backpressure)
+// instead of failing with "every lease of slot 0 is taken".
+TEST(DevicePath, EndedFramesHoldingEveryLeaseAreWaitedForNotAnError) {
+  OnFakeDevice d("backpressure", 1);  // 8 lease entries per ring slot
+  d.publish(3, 1.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  d.dev->busy = true;
+  for (int k = 0; k < 8; ++k) {
+    auto f = s.latest(milliseconds(1000));
+    ASSERT_TRUE(f);
+    f->order_after_upload(0x10 + k);
+  }
+  EXPECT_EQ(d.dev->marks_live, 8);
+  EXPECT_EQ(d.dev->blocking_waits, 0);
+  auto f = s.latest(milliseconds(1000));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(first_point(*f), 1.0);
+  EXPECT_EQ(d.dev->marks_live, 0);
+  EXPECT_EQ(d.dev->blocking_waits, 8);
+}
+
 // The last owner of the slot's state (the Slot and every frame gone) waits for what is still
 // queued on ended frames' streams, then lets their leases and imports go.
 TEST(DevicePath, TheLastOwnerOfASlotWaitsForItsEndedFramesStreams) {

@@ -823,7 +823,13 @@ std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too
         throw SdkError(s_->registration_error +
                        " (a lease of an unregistered process would not count)");
       auto table = s_->lv->table(i);
-      const auto lease = table.acquire(pid, w);
+      auto lease = table.acquire(pid, w);
+      if (!lease) {
+        // Ended frames waiting for their streams may hold the entries: wait for that work
+        // (backpressure on a consumer queueing faster than its GPU runs), then look again.
+        s_->settle(true);
+        lease = table.acquire(pid, w);
+      }
       if (!lease)
         throw SdkError(s_->what() + ": every lease of slot " + std::to_string(i) +
                        " is taken (too many frames held; release some)");
