@@ -75,6 +75,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kInterruptPoll = std::chrono::milliseconds(50);
 constexpr auto kProducerPoll = std::chrono::milliseconds(100);
 constexpr auto kBackoff = std::chrono::milliseconds(1);
+// Ended frames of one ring slot that may wait for their consumer streams before a take waits
+// for them (half the leases the daemon honours per process and ring slot).
+constexpr std::size_t kEndedPerRingSlot = 4;
 // A heartbeat further ahead of our clock than this is forged (or not the same clock).
 constexpr std::uint64_t kFutureHeartbeatNs = 1000000000;
 
@@ -452,6 +455,11 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   std::mutex ending_m;
   std::vector<Ending> ending;
 
+  std::size_t ended_on(std::uint32_t index) {
+    std::lock_guard lock(ending_m);
+    return static_cast<std::size_t>(std::count_if(
+        ending.begin(), ending.end(), [&](const Ending& e) { return e.index == index; }));
+  }
   void end_frame(std::shared_ptr<Mapping> mp, std::uint32_t index, std::uint32_t lease,
                  std::vector<void*> marks) {
     Ending e{std::move(mp), index, lease, std::move(marks)};
@@ -822,11 +830,14 @@ std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too
       if (!s_->registration.valid())
         throw SdkError(s_->registration_error +
                        " (a lease of an unregistered process would not count)");
+      // Ended frames waiting for their streams hold leases: past kEndedPerRingSlot on this
+      // ring slot (the daemon honours 8 leases per process and ring slot and clears the rest),
+      // or when they hold every entry, wait for that work first: backpressure on a consumer
+      // queueing faster than its GPU runs.
+      if (s_->ended_on(i) >= kEndedPerRingSlot) s_->settle(true);
       auto table = s_->lv->table(i);
       auto lease = table.acquire(pid, w);
       if (!lease) {
-        // Ended frames waiting for their streams may hold the entries: wait for that work
-        // (backpressure on a consumer queueing faster than its GPU runs), then look again.
         s_->settle(true);
         lease = table.acquire(pid, w);
       }
