@@ -341,15 +341,23 @@ def mode_ipc_export(a) -> int:
 
     rt = cp.cuda.runtime
     stream = cp.cuda.Stream(non_blocking=True)
+    # A cudaMalloc of its own, as the daemon's: a handle names a whole allocation, and a pointer
+    # from CuPy's pool may lie inside a larger one (or come from cudaMallocAsync's pool).
+    nbytes = IPC_BASELINE_ELEMS * 4
+    ptr = rt.malloc(nbytes)
+    mem = cp.cuda.UnownedMemory(ptr, nbytes, None)
+    arr = cp.ndarray((IPC_BASELINE_ELEMS,), cp.float32, cp.cuda.MemoryPointer(mem, 0))
     with stream:
-        arr = cp.arange(IPC_BASELINE_ELEMS, dtype=cp.float32)
+        arr[...] = cp.arange(IPC_BASELINE_ELEMS, dtype=cp.float32)
     ev = cp.cuda.Event(block=False, disable_timing=True, interprocess=True)
     ev.record(stream)
-    mem = bytes(rt.ipcGetMemHandle(arr.data.ptr))
+    handle = bytes(rt.ipcGetMemHandle(ptr))
     evh = bytes(rt.ipcGetEventHandle(ev.ptr))
-    emit({"event": "exported", "mem": mem.hex(), "ev": evh.hex(), "pid": os.getpid()})
+    emit({"event": "exported", "mem": handle.hex(), "ev": evh.hex(), "pid": os.getpid()})
     sys.stdin.read()  # the importer is done (the check closes stdin)
-    del arr
+    stream.synchronize()
+    del arr, mem
+    rt.free(ptr)
     return 0
 
 
