@@ -2,8 +2,10 @@
 """Print every new frame of a slot with NumPy (no copies: np.from_dlpack adopts the slot).
 
     PYTHONPATH=build/python clients/examples/numpy_consumer.py bracket [--prefix meshdock.]
+(--prefix defaults to $MESHDOCK_PREFIX, else "meshdock.")
 """
 import argparse
+import os
 
 import numpy as np
 
@@ -11,7 +13,7 @@ import meshdock
 
 p = argparse.ArgumentParser()
 p.add_argument("name")
-p.add_argument("--prefix", default="meshdock.")
+p.add_argument("--prefix", default=os.environ.get("MESHDOCK_PREFIX", "meshdock."))
 p.add_argument("--frames", type=int, default=1)
 args = p.parse_args()
 with meshdock.attach(args.name, prefix=args.prefix) as slot:

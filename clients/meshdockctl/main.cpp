@@ -77,13 +77,19 @@ class Client {
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
                  s.error_message().c_str());
-    if (!path_note_.empty() && (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
-                                s.error_code() == grpc::StatusCode::NOT_FOUND))
+    // Only where the refusal is about the path (not "no mesh named ..." of an export).
+    if (!path_note_.empty() && !path_.empty() &&
+        s.error_message().find(path_) != std::string::npos &&
+        (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+         s.error_code() == grpc::StatusCode::NOT_FOUND))
       std::fprintf(stderr, "meshdockctl: note: %s\n", path_note_.c_str());
     return meshdockctl::exit_code(s);
   }
   // What fail() adds to a refusal or a missing file: how a relative path was made absolute.
-  void path_note(std::string note) { path_note_ = std::move(note); }
+  void path_note(std::string path, std::string note) {
+    path_ = std::move(path);
+    path_note_ = std::move(note);
+  }
 
   template <typename Reply>
   int print(const grpc::Status& s, const Reply& r, void (*human)(const Reply&)) const {
@@ -101,7 +107,7 @@ class Client {
 
  private:
   const Options& o_;
-  std::string path_note_;
+  std::string path_, path_note_;  // the absolute path sent, and how it was made
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Meshdock::Stub> stub_;
 };
@@ -506,7 +512,15 @@ int main(int argc, char** argv) {
   load->add_option("FILE", path, "the mesh file (relative paths are made absolute)")->required();
   load->add_option("-n,--name", name,
                    "the mesh's name (default: the file name up to its first dot, "
-                   "box.v41b.msh -> box); A-Z a-z 0-9 _ . -, at most 200 characters");
+                   "box.v41b.msh -> box); A-Z a-z 0-9 _ . -, at most 200 characters")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.empty() ? std::string(
+                                   "an empty name names nothing (leave --name out to "
+                                   "name the mesh after its file)")
+                             : std::string();
+          },
+          "NAME"));
   load->add_flag("--float32", float32, "convert float64 arrays to float32");
   load->add_flag("--int32", int32, "convert int64 connectivity to int32");
   load->add_flag("--zero-copy-only", zero_copy_only, "refuse any conversion that copies");
@@ -635,7 +649,7 @@ int main(int argc, char** argv) {
     if (load->parsed()) {
       v1::LoadRequest r;
       r.set_path(absolute(path));
-      c.path_note(relative_note(path));
+      c.path_note(r.path(), relative_note(path));
       r.set_name(name.empty() ? default_name(path) : name);
       if (name.empty()) {
         try {
@@ -705,7 +719,7 @@ int main(int argc, char** argv) {
       v1::ExportRequest r;
       r.set_name(name);
       r.set_path(absolute(out_path));
-      c.path_note(relative_note(out_path));
+      c.path_note(r.path(), relative_note(out_path));
       r.set_format(format);
       r.set_overwrite(force);  // without it an existing PATH is ALREADY_EXISTS (exit 8)
       v1::ExportReply rep;

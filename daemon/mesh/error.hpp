@@ -21,7 +21,15 @@ class ReadError : public MeshError {
 
 class WriteError : public MeshError {
  public:
-  explicit WriteError(const std::string& what) : MeshError(what) {}
+  // `sys_errno`: the system call's errno when the file system refused (0: the data itself
+  // cannot be written in the format), so the daemon can tell "no permission" or "disk full"
+  // from a bad request.
+  explicit WriteError(const std::string& what, int sys_errno = 0)
+      : MeshError(what), errno_(sys_errno) {}
+  int sys_errno() const { return errno_; }
+
+ private:
+  int errno_;
 };
 
 // The target exists and the write was not allowed to replace it (nothing was written).

@@ -1,5 +1,7 @@
 #include "daemon/service/registry.hpp"
 
+#include <cerrno>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -160,6 +162,30 @@ std::shared_ptr<const Roots> export_roots_of(const Config& c,
   if (!c.export_roots) return read;
   return std::make_shared<const Roots>(*c.export_roots, Roots::Resolver::automatic,
                                        Roots::Use::write_only);
+}
+
+// The status of an export the file system refused, by its errno (0: the data cannot be written
+// in the format, which is the request's).
+Status write_status(int sys_errno) {
+  switch (sys_errno) {
+    case 0:
+      return Status::kInvalidArgument;
+    case EACCES:
+    case EPERM:
+      return Status::kPermissionDenied;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EMFILE:
+    case ENFILE:
+      return Status::kResourceExhausted;
+    case EROFS:
+    case ENOENT:
+    case ENOTDIR:
+      return Status::kFailedPrecondition;
+    default:
+      return Status::kInternal;
+  }
 }
 
 }  // namespace
@@ -910,6 +936,8 @@ std::uint64_t Registry::export_to(const std::string& name, const std::string& pa
                            " exists; export replaces a file only when asked (overwrite "
                            "in the request, meshdockctl export --force, "
                            "Client.export(overwrite=True))");
+  } catch (const mesh::WriteError& err) {
+    throw ServiceError(write_status(err.sys_errno()), err.what());
   } catch (const mesh::MeshError& err) {
     throw ServiceError(Status::kInvalidArgument, err.what());
   }
@@ -959,7 +987,8 @@ std::vector<std::string> Registry::maintain() {
     if (!lock.owns_lock() || !e->slot) continue;  // busy publishing: its publish beats
     if (const auto n = e->slot->maintain(now_ns))
       log_.info(e->request.name + ": cleared " + std::to_string(n) +
-                " leases of dead or unregistered consumers");
+                " leases (of dead or unregistered consumers, or past " +
+                std::to_string(shm::kMaxLeasesPerProcess) + " of one process on a ring slot)");
     for (const auto& n : e->slot->take_notes()) log_.warn(n);
     if (check_files && e->request.watch) {
       const auto now = roots->stat(e->path);  // under the root, as the load opened it

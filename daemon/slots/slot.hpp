@@ -51,7 +51,7 @@ struct SlotOptions {
   std::uint32_t page_size = shm::kDefaultPageSize;
   std::uint32_t lease_capacity = shm::kDefaultLeaseCapacity;
   // Leases honoured per consumer pid and ring slot; more are cleared.
-  std::uint32_t max_leases_per_pid = 8;
+  std::uint32_t max_leases_per_pid = shm::kMaxLeasesPerProcess;
   // Bytes of slot buffers (the backend's, retired included) a forced fresh buffer may bring the
   // total to; beyond it the leases on the slot are revoked instead. 0: no limit.
   std::uint64_t memory_budget = 0;

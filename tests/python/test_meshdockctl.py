@@ -198,6 +198,8 @@ def test_a_relative_path_refused_or_missing_says_how_it_was_made_absolute(daemon
     assert r.returncode == EXIT["not_found"] and "'root/none.msh' is relative" in r.stderr
     r = daemon.ctl("load", str(daemon.root / "none.msh"), check=False)  # absolute: no note
     assert r.returncode == EXIT["not_found"] and "note:" not in r.stderr
+    r = daemon.ctl("export", "nosuch", "x.vtu", cwd=tmp_path, check=False)  # not the path's fault
+    assert r.returncode == EXIT["not_found"] and "note:" not in r.stderr, r.stderr
     r = daemon.ctl("load", "box.v41.msh", "--name", "b", cwd=daemon.root)  # under the root
     assert r.returncode == EXIT["ok"] and "note:" not in r.stderr
 

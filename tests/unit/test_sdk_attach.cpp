@@ -33,12 +33,13 @@ struct Published {
   std::string prefix;
 
   explicit Published(const std::string& tag, std::uint32_t num_slots = shm::kDefaultSlots,
-                     milliseconds lease_wait = milliseconds(200)) {
+                     milliseconds lease_wait = milliseconds(200),
+                     std::uint32_t lease_capacity = 8) {
     slots::SlotOptions o;
     o.prefix = "sdk" + std::to_string(::getpid()) + tag + ".";
     o.name = "m";
     o.page_size = 16384;
-    o.lease_capacity = 8;
+    o.lease_capacity = lease_capacity;
     o.num_slots = num_slots;
     o.lease_wait = lease_wait;
     slot = std::make_unique<slots::Slot>(o, *backend);
@@ -282,4 +283,27 @@ TEST(SdkAttach, LatestReturnsTheNewestFrameEvenIfSeen) {
   EXPECT_FALSE(slot.wait(milliseconds(20)));  // 2 was returned by latest()
   p.slot->publish(p.payload);
   EXPECT_EQ(slot.wait(milliseconds(1000))->number(), 3u);
+}
+
+// The daemon honours 8 leases of a process on a ring slot and clears the rest, then refills the
+// buffer in place: a 9th frame held would change under its holder (found by a streaming trial:
+// numpy arrays of kept frames changed value). The SDK refuses it instead, naming the limit.
+TEST(SdkAttach, ANinthFrameOfOneRingSlotIsRefusedNotLeftUnprotected) {
+  Published p("ninth", shm::kDefaultSlots, milliseconds(200), 16);  // room in the table
+  auto slot = meshdock::Slot::attach("m", p.options);
+  std::vector<meshdock::Frame> held;
+  for (std::uint32_t k = 0; k < meshdock::shm::kMaxLeasesPerProcess; ++k) {
+    auto f = slot.latest(milliseconds(1000));
+    ASSERT_TRUE(f);
+    held.push_back(*f);
+  }
+  try {
+    slot.latest(milliseconds(1000));
+    FAIL() << "a 9th frame of one ring slot was handed out";
+  } catch (const meshdock::SdkError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 8 frames of ring slot"), std::string::npos)
+        << e.what();
+  }
+  held.pop_back();  // one released: the next take works
+  EXPECT_TRUE(slot.latest(milliseconds(1000)));
 }

@@ -147,6 +147,8 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
       ++it->second;
     }
   }
+  // An empty file (or one of comments and groups only) is no mesh, as with every other format.
+  if (points.empty()) c.fail("no vertices ('v' lines): not an OBJ mesh");
   file.release_before(file_data.size());  // the arrays take its place
   Mesh m;
   const auto n = static_cast<std::int64_t>(points.size() / 3);

@@ -19,6 +19,7 @@
 // as in Geomview's reader; meshio refuses such files. The counts may follow the keyword on its
 // line. Text after the last face is noted.
 #include <array>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -136,8 +137,10 @@ void check_colour(Cursor& c, const Extras& x, std::size_t n, std::size_t line_st
   for (std::size_t k = 0; k < n; ++k) {
     if (x.v[k] < 0 || x.v[k] > 255) {
       c.seek(line_start);
-      c.fail(std::string(what) + " colour value " + std::to_string(static_cast<long long>(x.v[k])) +
-             " is outside 0..255");
+      // Written as an integer but maybe past any integer type (casting that is undefined).
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", x.v[k]);
+      c.fail(std::string(what) + " colour value " + buf + " is outside 0..255");
     }
   }
 }

@@ -17,7 +17,8 @@ namespace {
 constexpr std::size_t kFlushAt = 1 << 20;
 
 [[noreturn]] void fail(const std::string& path, const char* what) {
-  throw WriteError(path + ": " + what + " (" + std::strerror(errno) + ")");
+  const int err = errno;
+  throw WriteError(path + ": " + what + " (" + std::strerror(err) + ")", err);
 }
 
 [[noreturn]] void exists(const std::string& path) {

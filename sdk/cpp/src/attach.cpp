@@ -60,6 +60,14 @@ struct Mapping {
   void* base() const { return device_ptr ? device_ptr : host.data(); }
 };
 
+// Entries of `table` held by `pid` (ours: only this process writes them).
+std::uint32_t held_by(const shm::LeaseTableView& table, pid_t pid) {
+  std::uint32_t n = 0;
+  for (std::uint32_t k = 0; k < table.capacity(); ++k)
+    if (const auto e = table.entry(k); e && e->pid == pid) ++n;
+  return n;
+}
+
 std::string ms(std::uint64_t ns) {
   return std::to_string(ns / 1000000) + " ms";
 }
@@ -844,6 +852,21 @@ std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too
       if (!lease)
         throw SdkError(s_->what() + ": every lease of slot " + std::to_string(i) +
                        " is taken (too many frames held; release some)");
+      // The daemon honours kMaxLeasesPerProcess leases of a process on a ring slot and clears
+      // the rest: a frame past them would be overwritten while held. Refuse it instead (after
+      // letting ended frames whose streams are done go).
+      if (held_by(table, pid) > shm::kMaxLeasesPerProcess) {
+        s_->settle(true);
+        if (held_by(table, pid) > shm::kMaxLeasesPerProcess) {
+          table.release(*lease, pid);
+          throw SdkError(s_->what() + ": this process holds " +
+                         std::to_string(shm::kMaxLeasesPerProcess) + " frames of ring slot " +
+                         std::to_string(i) +
+                         " already, as many as the daemon protects per "
+                         "process and ring slot; release one (a Frame and every array taken "
+                         "from it) before taking another");
+        }
+      }
       // The consumer's half of the handshake in PageView::begin_write.
       std::atomic_thread_fence(std::memory_order_seq_cst);
       std::optional<shm::PageSnapshot> snap;

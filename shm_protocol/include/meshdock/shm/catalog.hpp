@@ -57,6 +57,9 @@ inline constexpr std::uint32_t kMinPageSize = 8192;
 inline constexpr std::uint32_t kMaxPageSize = 64u * 1024 * 1024;
 inline constexpr std::uint32_t kDefaultLeaseCapacity = 64;
 inline constexpr std::uint32_t kMaxLeaseCapacity = 1024;
+// Leases the daemon honours per process and ring slot (it clears the rest): a consumer never
+// takes more, or a frame past them would be overwritten under it.
+inline constexpr std::uint32_t kMaxLeasesPerProcess = 8;
 inline constexpr std::uint32_t kLeaseClaiming = 0x80000000u;
 inline constexpr std::size_t kPageHeaderBytes = 64;
 inline constexpr std::size_t kLeaseEntryBytes = 16;
