@@ -399,6 +399,7 @@ int serve(const Args& args) {
   io.run();
 
   notify("STOPPING=1");
+  registry.announce_shutdown();  // queued for every Watch stream before they are told to end
   service.stop_streams();
   health.stop();
   if (acceptor) acceptor->stop();  // no new connection is handed to a server shutting down

@@ -779,7 +779,12 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
       const auto s = reader->Finish();
-      return s.ok() ? 0 : c.fail(s);
+      if (!s.ok()) return c.fail(s);
+      // The daemon ended the stream (it shut down: the SHUTDOWN event above). Not 0: a script
+      // running `until meshdockctl watch; ...` or a supervisor must see the events stopped.
+      std::fprintf(stderr, "meshdockctl: watch: meshdockd at %s shut down; no more events\n",
+                   o.addr.c_str());
+      return meshdockctl::kUnavailable;
     }
     if (health->parsed()) {
       auto stub = grpc::health::v1::Health::NewStub(c.channel());

@@ -446,8 +446,12 @@ grpc::Status MeshdockService::watch(grpc::ServerContext* ctx, S& s) {
       }
     }
     auto sub = reg_.events().subscribe();
-    while (!ctx->IsCancelled() && !stopping_) {
-      auto e = sub->next(std::chrono::milliseconds(200));
+    while (!ctx->IsCancelled()) {
+      // Stopping: the SHUTDOWN event was queued before stopping_ was set, so drain what is
+      // queued (without waiting) and end with it.
+      const bool stopping = stopping_;
+      auto e = sub->next(std::chrono::milliseconds(stopping ? 0 : 200));
+      if (!e && stopping) break;
       if (!e ||
           (!req.name().empty() && e->name != req.name() && e->kind != service::Event::kShutdown))
         continue;

@@ -260,8 +260,10 @@ void Registry::clear() {
     std::lock_guard lock(e->m);
     e->slot.reset();
   }
-  if (!gone.empty())
-    events_.publish({Event::kShutdown, "", 0, "meshdockd stopping", now_seconds()});
+}
+
+void Registry::announce_shutdown() {
+  events_.publish({Event::kShutdown, "", 0, "meshdockd stopping", now_seconds()});
 }
 
 void Registry::reconfigure(const Config& c) {

@@ -191,6 +191,8 @@ class Registry {
   std::vector<LeaseReport> leases() const;
   std::size_t revoke(std::int32_t pid);
   EventBus& events() { return events_; }
+  // Tells every Watch stream the daemon is stopping (a SHUTDOWN event), before the streams end.
+  void announce_shutdown();
   // Unloads everything (shutdown flags set, segments removed).
   void clear();
   // Applies a new configuration (SIGHUP): roots, budgets, log level, defaults for new loads.

@@ -151,6 +151,24 @@ def test_attach_times_out_naming_the_slot(daemon):
         slot.wait(timeout=0.1)
 
 
+def test_attach_with_timeout_zero_to_a_published_slot_takes_frames(daemon):
+    # timeout=0: "do not wait for the publication". The registration with the daemon has its own
+    # deadline (it once took the attach timeout: no time to acknowledge, every lease refused).
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    slot = meshdock.attach("b", prefix=daemon.prefix, timeout=0)
+    f = slot.latest(timeout=5)
+    assert f.number == 1 and f.points.shape[1] == 3
+    kept = np.from_dlpack(f.points)
+    f.release()
+    with pytest.raises(meshdock.SdkError, match=r"frame #1 of slot 'b' was released: its 'points'"):
+        f.points
+    with pytest.raises(meshdock.SdkError, match="was released"):
+        list(f.arrays())
+    assert "released" in repr(f) and isinstance(f, meshdock.Frame) and kept.shape[1] == 3
+    with pytest.raises(meshdock.AttachTimeout, match="not published within 0 ms"):
+        meshdock.attach("nope", prefix=daemon.prefix, timeout=0)
+
+
 def test_unload_and_sigterm_are_producer_gone(tmp_path):
     d = Daemon(tmp_path, FILES)
     c = meshdock.Client(d.addr)

@@ -342,6 +342,19 @@ def test_json_watch_is_json_lines_with_wall_clock_times(daemon):
     assert events[0]["frame"] == 1 and events[1]["frame"] == 2
 
 
+def test_watch_ends_with_status_3_when_the_daemon_shuts_down(daemon):
+    # Exit 0 would tell a supervisor loop (`until meshdockctl watch; ...`) all is well.
+    w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(0.5)  # the stream is open
+    daemon.ctl("shutdown")
+    out, err = w.communicate(timeout=15)
+    assert w.returncode == EXIT["unavailable"], (out, err)
+    assert "SHUTDOWN" in out
+    assert f"meshdockd at {daemon.addr} shut down" in err
+    assert daemon.proc.wait(15) == 0
+
+
 def test_the_documented_exit_table_is_the_one_the_client_prints():
     doc = (conftest.ROOT / "docs" / "operations.md").read_text()
     section = doc[doc.index("## meshdockctl"):doc.index("### Limits and the token")]

@@ -500,6 +500,12 @@ static void test_attach_timeout_and_interrupt(void) {
   /* Bad arguments name themselves. */
   CHECK(meshdock_slot_attach(NULL, NULL, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
   CHECK(contains(meshdock_last_error(), "name"));
+  CHECK(meshdock_slot_attach("a/b", &o, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
+  CHECK(contains(meshdock_last_error(), "a/b"));
+  setenv("MESHDOCK_PREFIX", "uxknosuch", 1); /* no separator: names would run into it */
+  CHECK(meshdock_slot_attach(name, NULL, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
+  CHECK(contains(meshdock_last_error(), "$MESHDOCK_PREFIX 'uxknosuch'"));
+  unsetenv("MESHDOCK_PREFIX");
   o.timeout_ms = -1;
   CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
   CHECK(contains(meshdock_last_error(), "timeout_ms"));

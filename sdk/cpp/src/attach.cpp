@@ -88,6 +88,8 @@ constexpr auto kBackoff = std::chrono::milliseconds(1);
 constexpr std::size_t kEndedPerRingSlot = 4;
 // A heartbeat further ahead of our clock than this is forged (or not the same clock).
 constexpr std::uint64_t kFutureHeartbeatNs = 1000000000;
+// How long the daemon has to acknowledge a registration (and the send timeout of its reports).
+constexpr auto kRegistrationTimeout = std::chrono::milliseconds(2000);
 
 // Closes an fd on scope exit.
 struct Fd {
@@ -355,9 +357,10 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // ProducerGone first).
   void connect_registration() {
     try {
-      registration = shm::Registration::connect(
-          socket_address, daemon_pid, daemon_uid,
-          std::min<std::chrono::milliseconds>(o.timeout, std::chrono::milliseconds(2000)), what());
+      // Its own deadline, not the attach timeout: attach(timeout=0) means "do not wait for the
+      // publication", not "give the daemon no time to acknowledge" (every lease would fail).
+      registration = shm::Registration::connect(socket_address, daemon_pid, daemon_uid,
+                                                kRegistrationTimeout, what());
     } catch (const shm::ProtocolError& e) {
       registration = {};
       registration_error = e.what();

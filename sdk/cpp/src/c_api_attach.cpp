@@ -176,6 +176,15 @@ int meshdock_slot_attach(const char* name, const meshdock_attach_options* option
                     "; must be > 0");
     meshdock::AttachOptions o;
     if (c.prefix) o.prefix = c.prefix;  // else $MESHDOCK_PREFIX or meshdock. (resolve_prefix)
+    // A malformed name or prefix is the caller's argument, not a segment's fault: say so with
+    // INVALID_ARGUMENT before attach (which reports them as SdkError) looks for anything.
+    try {
+      meshdock::shm::control_object_name(meshdock::Slot::resolve_prefix(o.prefix), name);
+    } catch (const meshdock::SdkError& e) {
+      throw invalid(e.what());
+    } catch (const meshdock::shm::ProtocolError& e) {
+      throw invalid(e.what());
+    }
     o.timeout = std::chrono::milliseconds(std::min(c.timeout_ms, kForeverMs));
     o.producer_timeout = std::chrono::milliseconds(std::min(c.producer_timeout_ms, kForeverMs));
     o.reattach = c.reattach != 0;

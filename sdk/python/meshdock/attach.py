@@ -70,6 +70,7 @@ class Frame(DevicePayload):
         self.regions = []
         self.tensor = None
         self.released = True
+        self.__class__ = _ReleasedFrame  # its arrays now raise, naming the frame
 
     def __enter__(self) -> "Frame":
         return self
@@ -81,6 +82,24 @@ class Frame(DevicePayload):
         if self.released:
             return f"<meshdock.Frame {self.slot_name!r} #{self.number} (released)>"
         return f"<meshdock.Frame {self.slot_name!r} #{self.number} " + super().__repr__()[len("<meshdock."):]
+
+
+# What a released Frame no longer has: reading one raises instead of handing back None.
+_RELEASED_FIELDS = frozenset(("points", "cells", "block_bases", "point_data", "cell_data",
+                              "regions", "tensor"))
+
+
+class _ReleasedFrame(Frame):
+    """A Frame after release(): its array members raise SdkError naming the frame (a live
+    Frame pays nothing for this: release() swaps the class)."""
+
+    def __getattribute__(self, name):
+        if name in _RELEASED_FIELDS:
+            d = object.__getattribute__(self, "__dict__")
+            raise SdkError(f"frame #{d['number']} of slot '{d['slot_name']}' was released: its "
+                           f"'{name}' is gone (take a new frame with slot.latest() or "
+                           "slot.wait(), or keep the arrays you adopted before release)")
+        return object.__getattribute__(self, name)
 
 
 def _array_info(frame_ptr: int, i: int):
