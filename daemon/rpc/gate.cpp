@@ -33,8 +33,18 @@ grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const 
       it != md.end() &&
       constant_time_equal(std::string_view(it->second.data(), it->second.size()), want_);
   if (ok) return grpc::Status::OK;
-  return {grpc::StatusCode::PERMISSION_DENIED,
-          std::string(rpc) + ": this endpoint needs \"authorization: Bearer <token>\" metadata"};
+  // Which of three mistakes it was (none sent, not a bearer token, the wrong one): a user with a
+  // stale token must not be told to send the token they are sending. Never what was expected.
+  std::string why;
+  if (it == md.end())
+    why =
+        "this endpoint needs \"authorization: Bearer <token>\" metadata (meshdockctl --token "
+        "or $MESHDOCK_TOKEN; meshdock.Client(token=...))";
+  else if (std::string_view(it->second.data(), it->second.size()).rfind("Bearer ", 0) != 0)
+    why = "the authorization metadata is not \"Bearer <token>\"";
+  else
+    why = "the bearer token sent is not this daemon's (its token_file's first line)";
+  return {grpc::StatusCode::PERMISSION_DENIED, std::string(rpc) + ": " + why};
 }
 
 Gate::Ticket Gate::admit_stream(const std::string& peer, std::string& why) {

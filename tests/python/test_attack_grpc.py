@@ -163,9 +163,15 @@ def test_health_and_publish_need_the_token_over_tcp(tmp_path):
         req = health_pb2.HealthCheckRequest()
         code, details = _code(lambda: health.Check(req, timeout=5))
         assert code == S.PERMISSION_DENIED and "Bearer" in details
+        assert "needs \"authorization: Bearer <token>\" metadata" in details
         for wrong in ("Bearer " + TOKEN[:-1], "Bearer " + TOKEN + "x", "Bearer", TOKEN, ""):
-            assert _code(lambda: health.Check(req, metadata=[("authorization", wrong)],
-                                              timeout=5))[0] == S.PERMISSION_DENIED, wrong
+            code, details = _code(lambda: health.Check(req, metadata=[("authorization", wrong)],
+                                                       timeout=5))
+            assert code == S.PERMISSION_DENIED, wrong
+            # A wrong token is told apart from none (it was told to send what it sent).
+            assert ("is not this daemon's" if wrong.startswith("Bearer ") else
+                    "is not \"Bearer <token>\"") in details, (wrong, details)
+            assert TOKEN not in details
         assert health.Check(req, metadata=good, timeout=5).status == \
             health_pb2.HealthCheckResponse.SERVING
         assert _code(lambda: health.Check(health_pb2.HealthCheckRequest(service="nope"),

@@ -3,7 +3,14 @@ meshdockd), finding a slot (MESHDOCK_PREFIX, Client.attach, the prefix separator
 AttachTimeout that says what exists), Frames converting like meshes (to_torch), md.Tensor as an
 array, and one PayloadWarning per call pointing at the caller."""
 import ctypes
+import grp
+import os
 import queue
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -12,7 +19,8 @@ import numpy as np
 import pytest
 
 import meshdock as md
-from daemon_util import Daemon, shm_names
+import conftest
+from daemon_util import Daemon, as_user, shm_names
 from meshdock.v1 import meshdock_pb2 as pb
 
 BOX = "box.v41.msh"
@@ -95,6 +103,50 @@ def test_ls_describe_stats_leases_watch_are_dataclasses(daemon):
     daemon.client.unload("b")
     assert events.get(timeout=10).kind == "UNLOADED"
     t.join(10)
+
+
+def test_a_daemon_that_cannot_be_reached_is_said_as_meshdockctl_says_it(tmp_path):
+    # gRPC alone says "failed to connect to all addresses; last error: UNKNOWN: ...".
+    c = md.Client(f"unix:{tmp_path}/none.sock")
+    for call in (c.ls, c.health, lambda: list(c.watch()),
+                 lambda: c.load(tmp_path / "x.msh", name="x")):
+        with pytest.raises(md.DaemonError, match=rf"not answering: no socket at {tmp_path}/none"
+                                                 r"\.sock \(is meshdockd running\?") as e:
+            call()
+        assert e.value.code == "UNAVAILABLE" and "failed to connect" not in str(e.value)
+    c.close()
+    stale = socket.socket(socket.AF_UNIX)  # a socket file nothing listens on (a dead daemon's)
+    stale.bind(str(tmp_path / "stale.sock"))
+    stale.close()
+    with md.Client(f"unix:{tmp_path}/stale.sock") as c:
+        with pytest.raises(md.DaemonError, match=f"nothing listens on {tmp_path}/stale.sock"):
+            c.ls()
+
+
+def test_a_socket_this_user_may_not_connect_to_names_the_group_to_join():
+    top = tempfile.mkdtemp(prefix="client-")
+    try:
+        os.chmod(top, 0o755)
+        d = Daemon(top, (BOX,))
+        try:
+            os.chown(d.sock, 0, 1)  # group "daemon"; the client runs as nobody, not in it
+            os.chmod(d.sock, 0o660)
+            group = grp.getgrgid(1).gr_name
+            code = ("import meshdock as md\n"
+                    f"try: md.Client({d.addr!r}).ls()\n"
+                    "except md.DaemonError as e: print(e.code); print(e.message)\n")
+            env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+            r = subprocess.run(as_user([sys.executable, "-c", code]), capture_output=True,
+                               text=True, timeout=60, env=env, cwd="/")
+            code_name, message = (r.stdout.splitlines() + ["", ""])[:2]
+            assert code_name == "PERMISSION_DENIED", (r.stdout, r.stderr)
+            for part in (f"permission denied on the socket {d.sock} (mode 0660, owner root, "
+                         f"group {group})", f"join group '{group}'"):
+                assert part in message, message
+        finally:
+            d.stop()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 # ---- finding a slot ------------------------------------------------------------------------

@@ -13,6 +13,8 @@ daemon's message. `c.pb` is the generated module (meshdock.v1.meshdock_pb2) for 
 from __future__ import annotations
 
 import os
+import socket
+import stat
 import threading
 import warnings
 from typing import Callable, Iterator, List, Optional
@@ -128,6 +130,63 @@ def _socket_owner(addr: str) -> Optional[int]:
         return None
 
 
+def _denied(what: str, path: str) -> str:
+    """Why this user may not connect through `path` (the socket or a directory on its way):
+    its mode, owner and group, and the group to join (meshdockctl says the same)."""
+    import grp
+    import pwd
+    st = os.stat(path)
+    try:
+        group = grp.getgrgid(st.st_gid).gr_name
+    except KeyError:
+        group = str(st.st_gid)
+    try:
+        owner = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        owner = str(st.st_uid)
+    return (f"permission denied on {what} {path} (mode {stat.S_IMODE(st.st_mode):04o}, owner "
+            f"{owner}, group {group}): this user may not connect; join group '{group}' (e.g. "
+            f"`sudo usermod -aG {group} $USER`, then log in again) or run as its owner")
+
+
+def _diagnose_unavailable(addr: str):
+    """(code, why) for a daemon address gRPC could not connect to: on a Unix socket, what a
+    connect(2) of our own finds there (no socket, nothing listening, a permission and whose);
+    None when there is nothing more to say than gRPC's message."""
+    path = _socket_path(addr)
+    if path is None:
+        return None
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+        return None  # it answers now: gRPC's message is all there is
+    except FileNotFoundError:
+        return ("UNAVAILABLE", f"no socket at {path} (is meshdockd running? is the address "
+                "right: Client(addr=...), $MESHDOCK_ADDR?)")
+    except ConnectionRefusedError:
+        return ("UNAVAILABLE", f"nothing listens on {path} (a socket left by a meshdockd that "
+                "is gone?)")
+    except PermissionError:
+        try:
+            if not os.access(path, os.W_OK):
+                return ("PERMISSION_DENIED", _denied("the socket", path))
+            # The socket is writable: a directory on the way may not be searched.
+            d = os.path.dirname(os.path.abspath(path))
+            while True:
+                if not os.access(d, os.X_OK):
+                    return ("PERMISSION_DENIED", _denied("the socket's directory", d))
+                if d == "/":
+                    break
+                d = os.path.dirname(d)
+        except OSError:
+            pass
+        return ("PERMISSION_DENIED", f"permission denied connecting to {path}")
+    except OSError as e:
+        return ("UNAVAILABLE", f"cannot connect to {path}: {e.strerror}")
+    finally:
+        s.close()
+
+
 class Client:
     def __init__(self, addr: Optional[str] = None, token: Optional[str] = None,
                  timeout: Optional[float] = None):
@@ -163,12 +222,25 @@ class Client:
         self._check_process()
         return self._stub_
 
+    def _explained(self, err: DaemonError) -> DaemonError:
+        """`err`, or, when gRPC could not connect at all ("failed to connect to all
+        addresses..."), what is wrong at the address, as meshdockctl says it."""
+        if err.code != "UNAVAILABLE" or "failed to connect" not in err.message:
+            return err
+        found = _diagnose_unavailable(self.addr)
+        if found is None:
+            return err
+        code, why = found
+        if code == "UNAVAILABLE":
+            why = f"meshdockd at {self.addr} is not answering: {why}"
+        return DaemonError(code, why)
+
     def _call(self, fn, req, error=_daemon_error):
         """fn(req) with this client's metadata and timeout; a failure raises error(RpcError)."""
         try:
             return fn(req, metadata=self._metadata, timeout=self._timeout)
         except self._grpc.RpcError as e:
-            raise error(e) from None
+            raise self._explained(error(e)) from None
 
     def _stream(self, fn, req, progress: Optional[Callable] = None) -> R.SlotInfo:
         last = None
@@ -178,7 +250,7 @@ class Client:
                 if progress is not None:
                     progress(R.from_pb(R.LoadProgress, p))
         except self._grpc.RpcError as e:
-            raise DaemonError(e.code().name, e.details()) from None
+            raise self._explained(_daemon_error(e)) from None
         return R.from_pb(R.SlotInfo, last.slot)
 
     # ---- verbs -------------------------------------------------------------------------------
@@ -363,7 +435,7 @@ class Client:
                 yield R.from_pb(R.Event, e)
         except self._grpc.RpcError as e:
             if e.code() != self._grpc.StatusCode.CANCELLED:
-                raise DaemonError(e.code().name, e.details()) from None
+                raise self._explained(_daemon_error(e)) from None
 
     def health(self) -> str:
         """"SERVING" when the daemon serves."""
@@ -373,7 +445,7 @@ class Client:
             r = stub.Check(health_pb2.HealthCheckRequest(), metadata=self._metadata,
                            timeout=self._timeout or 5.0)
         except self._grpc.RpcError as e:
-            raise DaemonError(e.code().name, e.details()) from None
+            raise self._explained(_daemon_error(e)) from None
         return health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
 
     def shutdown(self) -> None:
