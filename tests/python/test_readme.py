@@ -32,3 +32,19 @@ def test_the_readme_tour_runs_as_written():
     assert "points: 300 x 3 float64" in r.stdout, r.stdout
     assert not sock.exists()
     assert not [f for f in os.listdir("/dev/shm") if f.startswith("tour.")]
+
+
+def test_the_readme_names_every_format_the_readers_take(tmp_path):
+    # The list is the readers' own (their refusal of an unknown extension lists them): a reader
+    # added without the README saying so fails here (.vts ... .pvti were missing from it).
+    import meshdock as md
+    (tmp_path / "x.qqq").write_text("x")
+    try:
+        md.read(tmp_path / "x.qqq")
+        raise AssertionError("an unknown extension was read")
+    except md.ReadError as e:
+        formats = re.search(r"\(supported: ([a-z0-9, ]+)\)", str(e)).group(1).split(", ")
+    assert len(formats) >= 16 and "pvti" in formats, formats
+    intro = (ROOT / "README.md").read_text().split("## ")[0]
+    missing = [f for f in formats if f"`.{f}`" not in intro]
+    assert missing == [], f"README.md's introduction does not name: {missing}"
