@@ -153,9 +153,37 @@ struct Registry::Entry {
   FileStamp stamp;
   dev_t source_dev = 0;  // the file read (fstat of the fd that was read): export never replaces it
   ino_t source_ino = 0;
+  // Fields published since the load ("point_data/T", "cell_data/T/0") -> the frame of the last
+  // publish: a reload serves the file's arrays, and says which of these it replaced or dropped.
+  std::map<std::string, std::uint32_t> published;
 };
 
 namespace {
+
+// The notes of a reload onto `fresh` (the file read again) for the fields published into the
+// old entry: the file's arrays win, so each published value is either replaced by the file's
+// array of that name or gone.
+std::vector<std::string> reload_notes(const std::map<std::string, std::uint32_t>& published,
+                                      const mesh::Mesh& fresh) {
+  std::vector<std::string> notes;
+  for (const auto& [field, frame] : published) {
+    bool in_file = false;
+    if (field.rfind("point_data/", 0) == 0) {
+      in_file = fresh.point_data.count(field.substr(11)) != 0;
+    } else {  // cell_data/NAME/BLOCK
+      const auto rest = field.substr(10);
+      const auto slash = rest.rfind('/');
+      const auto it = fresh.cell_data.find(rest.substr(0, slash));
+      in_file =
+          it != fresh.cell_data.end() && std::stoul(rest.substr(slash + 1)) < it->second.size();
+    }
+    notes.push_back(field + ": the value published at frame " + std::to_string(frame) +
+                    (in_file ? " is replaced by the file's (a reload serves the file's arrays)"
+                             : " is gone: the file has no such array (a reload serves the "
+                               "file's arrays; publish it again)"));
+  }
+  return notes;
+}
 
 std::shared_ptr<const Roots> export_roots_of(const Config& c,
                                              const std::shared_ptr<const Roots>& read) {
@@ -533,6 +561,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     if (auto it = entries_.find(r.name); it != entries_.end()) old = it->second;
   }
   const std::uint64_t old_bytes = old && old->slot ? old->slot->bytes() : 0;
+  if (old) {  // fields published into the old entry: said, never silently lost
+    std::lock_guard lock(old->m);
+    for (auto& n : reload_notes(old->published, e->mesh)) e->payload.notes.push_back(std::move(n));
+  }
   auto reservation =
       reserve(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
   progress(Phase::kCopy, 0, total, e->device_name);
@@ -757,6 +789,7 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   const auto pub = publish_into(*e, p, name);
   e->mesh = std::move(m);
   e->payload = std::move(p);
+  e->published[kind == "point_data" ? field : field + "/" + std::to_string(block)] = pub.frame;
   events_.publish({Event::kPublished, name, pub.frame, field, now_seconds()});
   return pub.frame;
 }

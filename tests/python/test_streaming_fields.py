@@ -111,3 +111,30 @@ def test_an_unknown_publish_copy_stops_the_start_naming_the_key(tmp_path):
     with pytest.raises(RuntimeError, match=r"key 'publish_copy' must be \"auto\", \"changed\" "
                                            r"or \"all\", not \"sometimes\""):
         Daemon(tmp_path, config={"publish_copy": "sometimes"})
+
+
+def test_a_reload_says_which_published_fields_it_replaced_or_dropped(tmp_path):
+    # A reload serves the file's arrays; the fields streamed into the old frames were dropped
+    # without a word (a consumer found point_data/T gone and no one had said so).
+    d = Daemon(tmp_path, ("data.v41.msh",))
+    try:
+        c = meshdock.Client(d.addr)
+        info = c.load(d.root / "data.v41.msh", name="d")
+        assert not any("published" in n for n in info.notes)
+        n = info.num_points
+        f_t = c.publish("d", "point_data/T", np.arange(n, dtype=np.float64))
+        f_temp = c.publish("d", "point_data/temperature", np.zeros(n))
+        info = c.reload("d")
+        notes = [x for x in info.notes if "published" in x]
+        assert notes == [
+            f"point_data/T: the value published at frame {f_t} is gone: the file has no such "
+            "array (a reload serves the file's arrays; publish it again)",
+            f"point_data/temperature: the value published at frame {f_temp} is replaced by the "
+            "file's (a reload serves the file's arrays)"], info.notes
+        names = [a.name for a in c.describe("d").arrays]
+        assert "point_data/T" not in names and "point_data/temperature" in names
+        # The next reload has nothing published to speak of.
+        assert not any("published" in x for x in c.reload("d").notes)
+        c.close()
+    finally:
+        assert d.stop() == 0
