@@ -17,6 +17,9 @@ namespace {
 
 using shm::kShmDir;
 
+// How long a consumer that kept a frame past a whole lease_wait is not waited for again.
+constexpr std::uint64_t kKeeperMemoryNs = 10'000'000'000;
+
 // Every data segment of slot `name` ("<prefix>d<hash>.*"), whatever its slot and version.
 void remove_data_objects(const std::string& prefix, const std::string& name) {
   char hash[20];
@@ -347,10 +350,38 @@ Published Slot::publish(const payload::DevicePayload& p) {
       }
     }
   } abort{*this, page, i, seq};
-  // A consumer still reading slot i: wait a bounded time, then give the slot a new buffer.
+  // A consumer still reading slot i: wait a bounded time, then give the slot a new buffer. Not
+  // for a keeper (a pid that outlasted a whole wait lately): it holds frames on purpose.
   const auto deadline = std::chrono::steady_clock::now() + o_.lease_wait;
-  while (buffers_[i] && leased(i) && std::chrono::steady_clock::now() < deadline)
+  std::vector<LeaseInfo> waited;
+  for (; buffers_[i];) {
+    const auto now_ns = shm::monotonic_ns();
+    waited.clear();
+    for (auto& l : scan(i)) {
+      const auto k = keepers_.find(l.pid);
+      if ((l.claiming || l.frame >= buffer_frame_[i]) &&
+          (k == keepers_.end() || now_ns - k->second >= kKeeperMemoryNs))
+        waited.push_back(l);
+    }
+    if (waited.empty() || std::chrono::steady_clock::now() >= deadline) break;
+    // The heartbeat goes on (maintain(), which beats it, waits for m_, held here): a lease_wait
+    // longer than the consumers' producer_timeout must not look like a stuck daemon.
+    cat_->beat(now_ns);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!waited.empty() && o_.lease_wait.count() > 0) {  // they outlasted the whole wait
+    const auto now_ns = shm::monotonic_ns();
+    std::erase_if(keepers_,
+                  [&](const auto& k) { return now_ns - k.second >= 6 * kKeeperMemoryNs; });
+    for (const auto& l : waited) {
+      if (keepers_.insert_or_assign(l.pid, now_ns).second)
+        note("pid " + std::to_string(l.pid) + " (uid " + std::to_string(l.uid) + ") kept frame " +
+             std::to_string(l.frame) + " of ring slot " + std::to_string(i) +
+             " past lease_wait_ms (" + std::to_string(o_.lease_wait.count()) +
+             " ms): publishes into ring slots it holds take fresh buffers without waiting for "
+             "it (for 10 s, then it is given one wait again)");
+    }
+  }
   bool still_leased = buffers_[i] && leased(i);
   if (still_leased && o_.memory_budget &&
       backend_.memory_used() + layout.total > o_.memory_budget) {

@@ -2,9 +2,10 @@
 // and a slot buffer per ring slot, filled by a backend.
 //
 // Publish follows DESIGN.md: the slot is write_idx % N; if it still has honoured leases, wait up
-// to `lease_wait`, then give it a fresh buffer (the old one lives until its leases go; version
-// bumps); copy, write the page under the seqlock, release write_idx, wake the futex. The
-// destructor sets the shutdown flag, wakes consumers and removes the segments.
+// to `lease_wait` (not for a consumer that kept a frame past a whole wait in the last 10 s; the
+// heartbeat goes on while waiting), then give it a fresh buffer (the old one lives until its leases
+// go; version bumps); copy, write the page under the seqlock, release write_idx, wake the futex.
+// The destructor sets the shutdown flag, wakes consumers and removes the segments.
 //
 // Trust (DESIGN.md "Trust boundaries"): the Slot keeps its own copy of every value it writes
 // (shape, write_idx, version, page contents) and never reads one back. Control block and
@@ -196,6 +197,10 @@ class Slot {
   std::vector<PageCopy> pages_;
   std::vector<Retired> retired_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Seen> seen_;
+  // Consumer pids that kept a frame past a whole lease_wait, and when that was last seen: a
+  // publish does not wait for their leases again for a while (a consumer keeping a window of
+  // frames would otherwise cost every publish into a ring slot it holds the whole wait).
+  std::map<std::int32_t, std::uint64_t> keepers_;
   std::vector<std::string> notes_;
   std::uint64_t last_truncation_note_ns_ = 0;
   std::uint64_t truncations_unsaid_ = 0;

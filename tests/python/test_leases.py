@@ -6,6 +6,9 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+
+import numpy as np
 
 import pytest
 
@@ -121,3 +124,57 @@ def test_a_forked_worker_leases_its_frames_under_its_own_registration(daemon):
         p.stdin.close()
         p.wait(10)
     assert p.returncode == 0, p.stderr.read()
+
+
+KEEPER = """
+    import sys, numpy as np, meshdock
+    slot = meshdock.attach("box", prefix=sys.argv[1], timeout=5.0)
+    window = []
+    print("attached", flush=True)
+    while True:
+        f = slot.wait(timeout=30)
+        t = np.asarray(dict(f.arrays())["point_data/T"]) if f.number > 1 else None
+        # Every frame it holds is whole: T is the publish's value everywhere.
+        ok = t is None or bool((t == t[0]).all() and t[0] == f.number)
+        window = (window + [f])[-3:]  # keeps its last three frames: more than the ring's two
+        print(f.number, ok, flush=True)
+        if f.number >= int(sys.argv[2]):
+            break
+"""
+
+
+def test_a_consumer_that_keeps_frames_costs_one_lease_wait_not_one_per_publish(tmp_path):
+    # A consumer keeping a window of frames holds every ring slot: each publish into one waited
+    # the whole lease_wait_ms (at the default 200 ms, 5 publishes a second) before taking a
+    # fresh buffer. Now a pid that kept a frame past lease_wait is not waited for again (10 s).
+    d = Daemon(tmp_path, ("box.v41.msh",), config={"lease_wait_ms": 1000})
+    try:
+        d.load("box.v41.msh", "box", num_slots=2)
+        c = meshdock.Client(d.addr)
+        n = c.describe("box").slot.num_points
+        last = 10
+        env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+        p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KEEPER), d.prefix,
+                              str(last)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+        assert p.stdout.readline().strip() == "attached", p.stderr.read()
+        t0 = time.monotonic()
+        for frame in range(2, last + 1):
+            got = c.publish("box", "point_data/T", np.full(n, float(frame)), via="grpc")
+            assert got == frame
+            time.sleep(0.05)  # the consumer takes (and keeps) each frame
+        elapsed = time.monotonic() - t0
+        out, err = p.communicate(timeout=30)
+        assert p.returncode == 0, err
+        seen = [line.split() for line in out.splitlines()]
+        assert all(ok == "True" for _, ok in seen), out
+        assert int(seen[-1][0]) == last
+        # Before: 7 or more publishes into held ring slots, 1 s each.
+        assert elapsed < 4.0, elapsed
+        print("elapsed", elapsed)
+        c.close()
+    finally:
+        assert d.stop() == 0
+    # Said once, naming the consumer.
+    assert d.stderr.count("past lease_wait_ms (1000 ms)") == 1, d.stderr[-2000:]
+    assert f"pid {p.pid} (uid {os.getuid()}) kept frame" in d.stderr

@@ -141,9 +141,41 @@ TEST(SlotTrust, LeasesAreListedWithAgeAndRevocable) {
   EXPECT_TRUE(slot.leases().empty());
   EXPECT_EQ(slot.bytes(), pub.data_size);  // the retired buffer went with the lease
   const auto notes = slot.take_notes();
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("revoked 1 leases of pid " + std::to_string(::getpid())),
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(
+      notes[0].find("pid " + std::to_string(::getpid()) + " (uid " + std::to_string(::getuid()) +
+                    ") kept frame 1 of ring slot 0 past lease_wait_ms (5 ms)"),
+      std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("revoked 1 leases of pid " + std::to_string(::getpid())),
             std::string::npos);
+}
+
+TEST(SlotTrust, AConsumerThatKeptAFramePastTheWaitIsNotWaitedForAgain) {
+  // A consumer keeping a window of frames holds every ring slot: each publish waited the whole
+  // lease_wait for it. After one such wait, its leases get fresh buffers at once (10 s).
+  auto backend = meshdock::backend::make_host_backend(0600);
+  auto o = opts("keeper", 2);
+  o.lease_wait = 300ms;
+  slots::Slot slot(o, *backend);
+  auto reg = register_self(slot);
+  Leases l(o, 2);
+  slot.publish(tiny(1));  // frames 1 and 2 fill ring slots 0 and 1
+  slot.publish(tiny(2));
+  ASSERT_TRUE(l.view.table(0).acquire(::getpid(), 1));
+  ASSERT_TRUE(l.view.table(1).acquire(::getpid(), 2));
+  auto t0 = std::chrono::steady_clock::now();
+  slot.publish(tiny(3));  // ring slot 0, held: the whole wait, then a fresh buffer
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 290ms);
+  t0 = std::chrono::steady_clock::now();
+  const auto pub = slot.publish(tiny(4));  // ring slot 1, held by the same keeper: no wait
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 150ms);
+  EXPECT_EQ(pub.version, 4u);  // two fresh buffers (versions 3 and 4)
+  const auto notes = slot.take_notes();
+  ASSERT_EQ(notes.size(), 1u);  // said once
+  EXPECT_NE(notes[0].find("kept frame 1 of ring slot 0 past lease_wait_ms (300 ms)"),
+            std::string::npos)
+      << notes[0];
 }
 
 TEST(SlotTrust, ARegistrationEndsWithItsConnection) {
@@ -179,11 +211,13 @@ TEST(SlotTrust, BudgetRevokesTheLeaseInsteadOfAllocating) {
   EXPECT_EQ(backend->memory_used(), pub.data_size);
   EXPECT_TRUE(l.view.table(0).leases().empty());
   const auto notes = slot.take_notes();
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("revoked the lease of pid " + std::to_string(::getpid())),
-            std::string::npos)
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("kept frame 1 of ring slot 0 past lease_wait_ms"), std::string::npos)
       << notes[0];
-  EXPECT_NE(notes[0].find("memory budget"), std::string::npos);
+  EXPECT_NE(notes[1].find("revoked the lease of pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << notes[1];
+  EXPECT_NE(notes[1].find("memory budget"), std::string::npos);
 }
 
 TEST(SlotTrust, TruncatedSegmentsAreSurvivedAndRebuilt) {
