@@ -138,6 +138,10 @@ def test_bad_requests_are_refused_with_the_reason(daemon, client):
         with pytest.raises(meshdock.DaemonError) as e:
             call()
         assert e.value.code == code.name and words in str(e.value), str(e.value)
+    # A scalar is refused, not sent as shape (1,) (np.ascontiguousarray's silent promotion).
+    for scalar in (np.float32(3.0), np.array(3.0)):
+        with pytest.raises(ValueError, match=r"tensor: a 0-d array \(a scalar\) cannot be"):
+            client.publish_tensor("s", scalar)
     assert sorted(s.name for s in client.ls()) == ["box"]  # nothing was created
     client.publish_tensor("img", image(2, 2, 2))
     for call, code, words in [

@@ -325,6 +325,11 @@ class Client:
 
         notes: List[str] = []
         code = None
+        if getattr(array, "ndim", None) == 0 or np.ndim(array) == 0:
+            # np.ascontiguousarray below would make it shape (1,) without a word.
+            raise ValueError(f"{field}: a 0-d array (a scalar) cannot be published: frames "
+                             "carry arrays of 1 to 4 dimensions (np.atleast_1d(x) sends shape "
+                             "(1,))")
         if str(getattr(array, "dtype", "")) == "torch.bfloat16":  # numpy has no bfloat16
             import torch
             array, code = array.contiguous().view(torch.int16), 4  # the same 16 bits
