@@ -60,13 +60,29 @@ double wall_of_monotonic(double monotonic_seconds) {
   return clock_seconds(CLOCK_REALTIME) - (clock_seconds(CLOCK_MONOTONIC) - monotonic_seconds);
 }
 
+std::string device_name(std::int64_t type, std::int64_t id) {
+  if (type == 1) return "cpu";
+  if (type == 2) return "cuda:" + std::to_string(id);
+  return "device_type " + std::to_string(type) + ":" + std::to_string(id);
+}
+
+void script_inspect(nlohmann::json& report) {
+  name_dtypes(report);
+  if (auto d = report.find("device"); d != report.end() && d->is_object())
+    *d = device_name(d->value("device_type", 0), d->value("device_id", 0));
+  if (auto h = report.find("heartbeat_age_ns"); h != report.end() && h->is_number()) {
+    report["heartbeat_age_seconds"] = h->get<double>() * 1e-9;
+    report.erase(h);
+  }
+}
+
 Json slot_json(const v1::SlotInfo& s) {
   const auto& d = s.device();
   return Json{
       {"name", s.name()},
       {"path", s.path()},
       {"format", s.format()},
-      {"device", d.device_type() == 2 ? "cuda:" + std::to_string(d.device_id()) : "cpu"},
+      {"device", device_name(d.device_type(), d.device_id())},
       {"num_slots", s.num_slots()},
       {"write_idx", s.write_idx()},
       {"version", s.version()},

@@ -46,4 +46,11 @@ Json to_json(const grpc::health::v1::HealthCheckResponse& r);
 // its name, in place.
 void name_dtypes(nlohmann::json& j);
 
+// "cpu", "cuda:N" (DLPack device type 1 / 2); another type is "device_type T:N".
+std::string device_name(std::int64_t type, std::int64_t id);
+// An inspect report (meshdock::to_json) in the forms every other reply uses: dtypes named,
+// "device" as device_name, the heartbeat's age in seconds ("heartbeat_age_seconds", as
+// "last_load_seconds") rather than nanoseconds.
+void script_inspect(nlohmann::json& report);
+
 }  // namespace meshdockctl

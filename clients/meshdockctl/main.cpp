@@ -373,7 +373,7 @@ int inspect(const Options& o, const std::string& name, const std::string& prefix
     const auto report = meshdock::inspect_slot(name, prefix);
     if (o.json) {
       auto j = meshdock::to_json(report);
-      meshdockctl::name_dtypes(j);
+      meshdockctl::script_inspect(j);
       j["time"] = meshdockctl::rfc3339(meshdockctl::wall_of_monotonic(report.timestamp));
       std::printf("%s\n", j.dump(2).c_str());
     } else {

@@ -302,6 +302,9 @@ def test_json_of_every_verb(daemon, tmp_path):
 
     insp = json.loads(ctl("--json", "inspect", "box", "--prefix", daemon.prefix).stdout)
     assert type(insp["version"]) is int and insp["num_slots"] == slot["num_slots"]
+    # The same forms as every other reply: device as ls says it, ages in seconds.
+    assert insp["device"] == slot["device"]
+    assert "heartbeat_age_ns" not in insp and 0 <= insp["heartbeat_age_seconds"] < 5
     page = [p for p in insp["pages"] if p["arrays"]][0]
     assert {a["name"]: a["dtype"] for a in page["arrays"]}["points"] == "float32"
     when = is_rfc3339(insp["time"])
