@@ -136,7 +136,7 @@ class FakeDeviceIpc final : public DeviceIpc {
     const auto it = maps_.find(const_cast<void*>(ptr));
     return it == maps_.end() ? 0 : it->second.refs;
   }
-  void* open_event(const shm::Handle& handle) override {
+  void* open_event(std::int32_t /*device*/, const shm::Handle& handle) override {
     std::lock_guard lock(dev_->m);
     if (dev_->fail_events) throw std::runtime_error("invalid resource handle (fake event)");
     ++dev_->events_open;

@@ -597,7 +597,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       const bool no_event =
           std::all_of(eh.begin(), eh.end(), [](std::byte b) { return b == std::byte{0}; });
       try {
-        if (!no_event) mp->event = ipc->open_event(eh);
+        if (!no_event) mp->event = ipc->open_event(cat->device_id(), eh);
       } catch (const std::exception& e) {
         throw SdkError(buffer() + ": its upload event: " + e.what());
       }

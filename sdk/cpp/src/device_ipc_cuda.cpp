@@ -1,5 +1,6 @@
 // DeviceIpc over the CUDA runtime (cudart, linked statically): what a CUDA slot's frames open.
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,11 +20,37 @@ namespace {
   throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(err));
 }
 
+// The calling thread on `device` for a scope, then back on the device it was on: the current
+// device is the caller's (torch's, CuPy's: they share the driver's per-thread context), and an
+// attach to a slot on cuda:1 must not move a consumer working on cuda:0.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) : to_(device) {
+    if (cudaGetDevice(&was_) != cudaSuccess) {
+      cudaGetLastError();
+      was_ = -1;  // none current yet: nothing to give back
+    }
+    if (was_ == device) return;
+    if (const auto err = cudaSetDevice(device); err != cudaSuccess) {
+      was_ = device;  // not moved: the destructor has nothing to undo
+      fail(("cudaSetDevice(" + std::to_string(device) + ")").c_str(), err);
+    }
+  }
+  ~DeviceScope() {
+    if (was_ >= 0 && was_ != to_ && cudaSetDevice(was_) != cudaSuccess) cudaGetLastError();
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int to_;
+  int was_ = -1;
+};
+
 class CudaIpc final : public DeviceIpc {
  public:
   void* open_memory(std::int32_t device, const shm::Handle& handle) override {
-    if (const auto err = cudaSetDevice(device); err != cudaSuccess)
-      fail(("cudaSetDevice(" + std::to_string(device) + ")").c_str(), err);
+    DeviceScope on(device);
     cudaIpcMemHandle_t h;
     static_assert(sizeof h == shm::kHandleBytes);
     std::memcpy(&h, handle.data(), sizeof h);
@@ -34,7 +61,8 @@ class CudaIpc final : public DeviceIpc {
     return p;
   }
   void close_memory(void* ptr) noexcept override { cudaIpcCloseMemHandle(ptr); }
-  void* open_event(const shm::Handle& handle) override {
+  void* open_event(std::int32_t device, const shm::Handle& handle) override {
+    DeviceScope on(device);
     cudaIpcEventHandle_t h;
     static_assert(sizeof h == shm::kHandleBytes);
     std::memcpy(&h, handle.data(), sizeof h);
@@ -57,10 +85,10 @@ class CudaIpc final : public DeviceIpc {
   void* record_use(std::int32_t device, std::uintptr_t stream) noexcept override {
     // A deleter runs on whatever thread dropped the tensor: make the event on the frame's
     // device, and give the thread back its own.
-    int was = device;
-    cudaGetDevice(&was);
-    if (was != device && cudaSetDevice(device) != cudaSuccess) {
-      cudaGetLastError();
+    std::optional<DeviceScope> on;
+    try {
+      on.emplace(device);
+    } catch (...) {  // noexcept: no mark, the use counts as over
       return nullptr;
     }
     cudaEvent_t e = nullptr;
@@ -72,7 +100,6 @@ class CudaIpc final : public DeviceIpc {
       cudaEventDestroy(e);
       e = nullptr;
     }
-    if (was != device) cudaSetDevice(was);
     return e;
   }
   bool use_over(void* mark, bool block) noexcept override {

@@ -22,11 +22,13 @@ class DeviceIpc {
  public:
   virtual ~DeviceIpc() = default;
   // The device memory behind `handle` on device `device`. Throws std::runtime_error with the
-  // runtime's message (the caller names the slot).
+  // runtime's message (the caller names the slot). The calling thread's current device is
+  // what it was (a consumer's framework keeps its own notion of it).
   virtual void* open_memory(std::int32_t device, const shm::Handle& handle) = 0;
   virtual void close_memory(void* ptr) noexcept = 0;
-  // The event behind `handle` (nullptr when the runtime has none to give: no ordering).
-  virtual void* open_event(const shm::Handle& handle) = 0;
+  // The event behind `handle`, opened on device `device` (nullptr when the runtime has none to
+  // give: no ordering). The current device is left as it was, as by open_memory.
+  virtual void* open_event(std::int32_t device, const shm::Handle& handle) = 0;
   virtual void destroy_event(void* event) noexcept = 0;
   // Makes `stream` (a cudaStream_t; 0 the legacy default stream) wait for `event`.
   virtual void stream_wait(std::uintptr_t stream, void* event) = 0;
