@@ -13,10 +13,20 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "resident daemon publishing simulation meshes in GPU / shared memory")
 # Lines under 80 columns (cpack indents each by one space).
 set(CPACK_PACKAGE_DESCRIPTION
-    "meshdockd reads meshes (Gmsh, VTK XML and legacy, STL, OBJ, PLY, OFF) once, keeps
-them in GPU or host memory and publishes them in shared-memory slots;
-consumers (libmeshdock in C++, the meshdock Python package) adopt every array
-as a DLPack tensor in place. gRPC control plane (meshdockctl).")
+    "meshdockd reads meshes (Gmsh, VTK XML and legacy, STL, OBJ, PLY, OFF)
+once, keeps them in GPU or host memory and publishes them in shared-memory
+slots; consumers (libmeshdock in C++, the meshdock Python package) adopt
+every array as a DLPack tensor in place. gRPC control plane (meshdockctl).")
+# lintian (check_deb.py) refuses a description line over 80 columns: say so at configure time.
+string(REPLACE ";" "," _md_desc "${CPACK_PACKAGE_DESCRIPTION}")
+string(REPLACE "\n" ";" _md_desc "${_md_desc}")
+foreach(_md_line IN LISTS _md_desc)
+  string(LENGTH "${_md_line}" _md_len)
+  if(_md_len GREATER 78)
+    message(FATAL_ERROR "packaging/deb.cmake: CPACK_PACKAGE_DESCRIPTION line of ${_md_len} "
+                        "characters (at most 78): '${_md_line}'")
+  endif()
+endforeach()
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_FILE_NAME meshdock_${PROJECT_VERSION})  # replaced by DEB-DEFAULT below
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)                    # meshdock_<version>_<arch>.deb
