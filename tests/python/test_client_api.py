@@ -45,6 +45,9 @@ def test_load_returns_a_slotinfo_and_progress_gets_one_line_objects(daemon):
     assert isinstance(info, md.replies.SlotInfo)
     assert (info.name, info.format, info.num_points, info.write_idx) == ("b", "msh", 300, 1)
     assert isinstance(info.device, md.replies.Device) and str(info.device) == "cpu"
+    # the same value as a Frame's device / __dlpack_device__(): the (type, id) tuple
+    assert info.device == (1, 0) and tuple(info.device) == (1, 0) and info.device != (2, 0)
+    assert {info.device: 1}[(1, 0)] == 1 and info.device != "cpu"
     assert info.prefix == daemon.prefix
     assert info.control_segment.lstrip("/") == daemon.prefix + "b"
     assert isinstance(info.cell_types, list) and "tetra" in info.cell_types

@@ -117,15 +117,31 @@ class ArrayInfo:
     nbytes: int = 0
 
 
-@dataclass
+@dataclass(eq=False)
 class Device:
-    """DLPack device: device_type 1 CPU, 2 CUDA."""
+    """DLPack device: device_type 1 CPU, 2 CUDA. ``str()`` is "cpu" / "cuda:N"; it also compares
+    equal to, hashes and unpacks like the ``(device_type, device_id)`` tuple that ``Frame.device``
+    and ``__dlpack_device__()`` give, so ``slot.device == frame.device`` holds for a frame of
+    that slot."""
     device_type: int = 0
     device_id: int = 0
 
     def __str__(self) -> str:
         return {1: "cpu", 2: f"cuda:{self.device_id}"}.get(self.device_type,
                                                         f"({self.device_type}, {self.device_id})")
+
+    def __iter__(self):
+        return iter((self.device_type, self.device_id))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Device):
+            other = tuple(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
 
 
 @dataclass
