@@ -193,6 +193,10 @@ void check_config(const Config& c) {
   } catch (const shm::ProtocolError& e) {
     throw ConfigError(std::string("prefix: ") + e.what());
   }
+  // The SDKs refuse such a prefix at attach (Client.attach passes the daemon's own): a daemon
+  // that took it would publish slots nobody can attach to.
+  if (const auto problem = shm::prefix_separator_problem(c.prefix); !problem.empty())
+    throw ConfigError("prefix " + problem);
   if (c.device != "auto" && c.device != "cpu" && !c.device.starts_with("cuda:"))
     throw ConfigError("device '" + c.device + "' is not auto, cpu or cuda:N");
   if (c.log_level != "error" && c.log_level != "warn" && c.log_level != "info" &&

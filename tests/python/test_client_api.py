@@ -20,7 +20,7 @@ import pytest
 
 import meshdock as md
 import conftest
-from daemon_util import Daemon, as_user, shm_names
+from daemon_util import BIN, Daemon, as_user, shm_names
 from meshdock.v1 import meshdock_pb2 as pb
 
 BOX = "box.v41.msh"
@@ -194,6 +194,31 @@ def test_a_prefix_without_its_separator_is_refused_by_name(monkeypatch):
     assert resolve_prefix() == "meshdock."
     monkeypatch.setenv("MESHDOCK_PREFIX", "md7.")
     assert resolve_prefix() == "md7." and resolve_prefix("x.") == "x."
+
+
+def test_the_daemon_refuses_a_prefix_the_sdks_would_refuse_and_serves_the_others(tmp_path):
+    """meshdockd took --prefix md7 and published /dev/shm/md7NAME, which no consumer could
+    attach to (Client.attach passes the daemon's own prefix, and attach refuses it): it now
+    stops at start, naming the prefix and suggesting the dot. '-' and '_' end a prefix too."""
+    bad = "t" + os.urandom(4).hex()
+    r = subprocess.run([str(BIN / "meshdockd"), "--listen", f"unix:{tmp_path / 'a.sock'}",
+                        "--root", str(tmp_path), "--prefix", bad, "--device", "cpu"],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert f"prefix '{bad}' does not end with '.', '-' or '_'" in r.stderr, r.stderr
+    assert f"did you mean '{bad}.'?" in r.stderr
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(bad)]
+    for sep in "-_":
+        (tmp_path / sep).mkdir()
+        d = Daemon(tmp_path / sep, (BOX,), prefix=bad + sep)
+        try:
+            with md.Client(d.addr) as c:
+                c.load(d.root / BOX, name="b")
+                with c.attach("b", timeout=5) as slot:
+                    assert slot.wait(timeout=5).points.shape == (300, 3)
+        finally:
+            assert d.stop() == 0, d.stderr
+        assert shm_names(bad + sep) == []
 
 
 def test_attach_timeout_lists_what_is_published(daemon):

@@ -135,6 +135,23 @@ TEST(ExportRoots, WrongTypesNameTheKey) {
   EXPECT_NE(unknown.find("export_roots,"), std::string::npos) << unknown;
 }
 
+// The SDKs attach only under a prefix that ends with a separator (Slot::resolve_prefix), so a
+// daemon that took "md7" published slots no consumer could attach to, Client.attach included.
+TEST(Prefix, APrefixWithoutItsSeparatorStopsTheStartSuggestingOne) {
+  svc::Config c;
+  for (const char* ok : {"", "meshdock.", "md7-", "md_"}) {
+    c.prefix = ok;
+    EXPECT_NO_THROW(svc::check_config(c)) << ok;
+  }
+  c.prefix = "md7";
+  EXPECT_EQ(error_of([&] { svc::check_config(c); }),
+            "prefix 'md7' does not end with '.', '-' or '_', so segment names would run into it "
+            "('md7NAME'); meshdock prefixes end with one: did you mean 'md7.'?");
+  c.prefix = "a/b.";
+  EXPECT_NE(error_of([&] { svc::check_config(c); }).find("prefix: prefix 'a/b.' has a character"),
+            std::string::npos);
+}
+
 TEST(PublishCopy, AutoByDefaultAndOnlyTheThreeWords) {
   EXPECT_EQ(svc::parse_config(nlohmann::json::object(), "f.json").publish_copy, "auto");
   for (const char* w : {"auto", "changed", "all"}) {

@@ -171,7 +171,7 @@ TEST(SdkAttach, ThePrefixComesFromTheOptionsThenMeshdockPrefixThenTheDefault) {
   } catch (const meshdock::SdkError& e) {
     EXPECT_EQ(std::string(e.what()),
               "$MESHDOCK_PREFIX 'uxknosuch' does not end with '.', '-' or '_', so segment names "
-              "would run into it ('uxknosuchNAME'); the daemon's prefixes end with one: did you "
+              "would run into it ('uxknosuchNAME'); meshdock prefixes end with one: did you "
               "mean 'uxknosuch.'?");
   }
   ::unsetenv("MESHDOCK_PREFIX");

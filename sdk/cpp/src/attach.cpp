@@ -722,10 +722,8 @@ std::string Slot::resolve_prefix(const std::optional<std::string>& prefix) {
   } catch (const shm::ProtocolError& e) {
     throw SdkError(source + ": " + e.what());
   }
-  if (!value.empty() && value.back() != '.' && value.back() != '-' && value.back() != '_')
-    throw SdkError(source + " '" + value + "' does not end with '.', '-' or '_', so segment " +
-                   "names would run into it ('" + value + "NAME'); the daemon's prefixes end " +
-                   "with one: did you mean '" + value + ".'?");
+  if (const auto problem = shm::prefix_separator_problem(value); !problem.empty())
+    throw SdkError(source + " " + problem);
   return value;
 }
 

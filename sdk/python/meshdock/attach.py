@@ -330,7 +330,7 @@ def resolve_prefix(prefix: Optional[str] = None) -> str:
         raise protocol.ProtocolError(f"{source}: {e}") from None
     if prefix and prefix[-1] not in PREFIX_SEPARATORS:
         raise ValueError(f"{source} '{prefix}' does not end with '.', '-' or '_', so segment "
-                         f"names would run into it ('{prefix}NAME'); the daemon's prefixes end "
+                         f"names would run into it ('{prefix}NAME'); meshdock prefixes end "
                          f"with one: did you mean '{prefix}.'?")
     return prefix
 

@@ -99,6 +99,19 @@ inline void validate_prefix(std::string_view prefix) {
   }
 }
 
+// A non-empty prefix also ends with a separator ('.', '-' or '_'): under "md7" slot "a" would be
+// /dev/shm/md7a, which reads as slot "7a" of prefix "md", and a consumer that forgets the
+// separator would wait for a name nobody publishes. Not a protocol rule (the names work), so
+// validate_prefix allows it; meshdockd refuses such a prefix at start and the SDKs at attach,
+// both with this message (empty when the prefix is fine).
+inline std::string prefix_separator_problem(std::string_view prefix) {
+  if (prefix.empty() || prefix.back() == '.' || prefix.back() == '-' || prefix.back() == '_')
+    return {};
+  const std::string p = printable(prefix);
+  return "'" + p + "' does not end with '.', '-' or '_', so segment names would run into it ('" +
+         p + "NAME'); meshdock prefixes end with one: did you mean '" + p + ".'?";
+}
+
 // Object names as Boost.Interprocess and Python's multiprocessing.shared_memory spell them
 // (no leading slash; both add it when they call shm_open).
 inline std::string control_object_name(std::string_view prefix, std::string_view name) {
