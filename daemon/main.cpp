@@ -77,9 +77,10 @@ int usage(std::FILE* out) {
                "  --version            print the version and exit\n"
                "  -h, --help           print this help and exit\n"
                "\n"
-               "Without --config it reads $MESHDOCK_CONFIG (empty: none), else %s when it\n"
-               "exists, else runs on built-in defaults. Runs in the foreground until SIGTERM /\n"
-               "SIGINT; SIGHUP rereads the configuration file.\n",
+               "Without --config it reads $MESHDOCK_CONFIG (empty: none), else\n"
+               "  %s\n"
+               "when it exists, else runs on built-in defaults. Runs in the foreground until\n"
+               "SIGTERM / SIGINT; SIGHUP rereads the configuration file.\n",
                svc::kDefaultConfigPath);
   return out == stderr ? 2 : 0;
 }

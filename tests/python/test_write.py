@@ -878,3 +878,11 @@ def test_the_command_names_its_version_and_exit_statuses():
     h = subprocess.run([sys.executable, "-m", "meshdock", "--help"], capture_output=True,
                        text=True, timeout=60)
     assert h.returncode == 0 and "Exit status: 0 done, 1 the file could not be read" in h.stdout, h
+    # plain text (the docstring's reST literals are not printed), and every argument explained
+    assert "``" not in h.stdout and "The meshdock command:" in h.stdout, h.stdout
+    for verb, args in (("info", ("the mesh file to read",)),
+                       ("convert", ("the mesh file to read", "the file to write",
+                                    "IN's format", "OUT's format"))):
+        vh = subprocess.run([sys.executable, "-m", "meshdock", verb, "--help"],
+                            capture_output=True, text=True, timeout=60)
+        assert vh.returncode == 0 and all(a in vh.stdout for a in args), vh.stdout

@@ -62,19 +62,24 @@ def _print_info(d: dict) -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     from meshdock import __version__
 
-    ap = argparse.ArgumentParser(prog="meshdock", description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n")[2].replace("\n", " "))
+    # The module docstring's first and third paragraphs, without its reST literals.
+    paras = [p.replace("``", "").replace("\n", " ") for p in __doc__.split("\n\n")]
+    ap = argparse.ArgumentParser(prog="meshdock", description=paras[0], epilog=paras[2])
     ap.add_argument("--version", action="version", version=f"meshdock {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     i = sub.add_parser("info", help="what a mesh file holds")
-    i.add_argument("file")
-    i.add_argument("--format", help="the file's format (default: from its extension)")
+    i.add_argument("file", help="the mesh file to read")
+    i.add_argument("--format", help="the file's format (default: from its extension; a wrong "
+                   "one lists the formats)")
     i.add_argument("--json", action="store_true", help="one JSON object on stdout")
     c = sub.add_parser("convert", help="read IN, write OUT (formats from the extensions)")
-    c.add_argument("input")
-    c.add_argument("output")
-    c.add_argument("--input-format", "-i")
-    c.add_argument("--output-format", "-o")
+    c.add_argument("input", help="the mesh file to read")
+    c.add_argument("output", help="the file to write (an existing one is replaced)")
+    c.add_argument("--input-format", "-i", metavar="F",
+                   help="IN's format (default: from its extension)")
+    c.add_argument("--output-format", "-o", metavar="F",
+                   help="OUT's format (default: from its extension; a wrong one lists the "
+                   "writers)")
     c.add_argument("--ascii", action="store_true",
                    help="ascii output where the format has both (vtu, msh, ...)")
     c.add_argument("--float32", action="store_true", help="store points and float data as float32")
