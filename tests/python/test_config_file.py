@@ -17,7 +17,7 @@ from meshdock.v1 import meshdock_pb2 as pb
 def default_config_path():
     """The built-in default, as `meshdockd --help` states it."""
     out = subprocess.run([str(BIN / "meshdockd"), "--help"], capture_output=True, text=True)
-    m = re.search(r"else (/\S+) when it", out.stdout)
+    m = re.search(r"else\s+(/\S+)\s+when it", out.stdout)
     assert m, out.stdout
     return m.group(1)
 
