@@ -164,7 +164,7 @@ def main():
             if needle not in unit:
                 problems.append(f"the unit lacks {needle.strip()}")
         helptext = run(str(fs / "usr/bin/meshdockd"), "--help")
-        if "else /etc/meshdock/meshdockd.json when it" not in helptext:
+        if "else /etc/meshdock/meshdockd.json when it" not in " ".join(helptext.split()):
             problems.append(f"meshdockd's default config is not /etc/meshdock/meshdockd.json: {helptext}")
         env = dict(os.environ, LD_LIBRARY_PATH=str(fs / lib.lstrip("/")))
         r = subprocess.run([str(fs / "usr/bin/meshdockctl"), "--help"], capture_output=True,
