@@ -109,9 +109,13 @@ int main(int argc, char** argv) {
   int64_t timeout_ms = 5000;
   size_t i, n;
   int status;
+  if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+    printf("usage: %s NAME [PREFIX] [TIMEOUT_MS]\n", argv[0]);
+    return 0;
+  }
   if (argc < 2 || argc > 4) {
     fprintf(stderr, "usage: %s NAME [PREFIX] [TIMEOUT_MS]\n", argv[0]);
-    return 1;
+    return 2;
   }
   if ((meshdock_abi_version() >> 16) != MESHDOCK_ABI_VERSION_MAJOR) {
     fprintf(stderr, "c_consumer: libmeshdock ABI %u.%u, built for %d.%d\n",

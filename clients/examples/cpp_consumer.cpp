@@ -45,15 +45,26 @@ double checksum(const meshdock::ArrayRef& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* usage = "usage: cpp_consumer NAME [--prefix P] [--frames N] [--timeout S]\n";
+  if (argc >= 2 && (std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help")) {
+    std::fputs(usage, stdout);
+    return 0;
+  }
   if (argc < 2) {
-    std::fprintf(stderr, "usage: cpp_consumer NAME [--prefix P] [--frames N] [--timeout S]\n");
+    std::fputs(usage, stderr);
     return 2;
   }
   meshdock::AttachOptions o;
   int frames = 1;
   double timeout = 5;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  for (int i = 2; i < argc; i += 2) {
     const std::string k = argv[i];
+    if ((k != "--prefix" && k != "--frames" && k != "--timeout") || i + 1 == argc) {
+      // A typo (--frame 3) must not be dropped and the defaults run silently.
+      std::fprintf(stderr, "cpp_consumer: %s '%s'\n%s",
+                   i + 1 == argc ? "no value after" : "unknown option", k.c_str(), usage);
+      return 2;
+    }
     if (k == "--prefix") o.prefix = argv[i + 1];
     if (k == "--frames") frames = std::atoi(argv[i + 1]);
     if (k == "--timeout") timeout = std::atof(argv[i + 1]);

@@ -77,6 +77,25 @@ def test_the_cpp_consumer_sees_the_same(daemon, data_dir):
     assert got["arrays"]["points"]["dtype"] == [2, 32] and got["dlpack_points_ndim"] == 2
 
 
+def test_the_example_consumers_take_help_and_refuse_what_they_do_not_know():
+    """--help was a slot name (5 s of waiting for slot '--help'), and cpp_consumer dropped an
+    unknown option (--frame 3 ran one frame with no word)."""
+    for exe in ("cpp_consumer", "c_consumer"):
+        r = subprocess.run([str(BIN / exe), "--help"], capture_output=True, text=True, timeout=3)
+        assert r.returncode == 0 and r.stdout.startswith("usage: "), (exe, r)
+    t0 = time.monotonic()
+    r = subprocess.run([str(BIN / "cpp_consumer"), "b", "--frame", "3"], capture_output=True,
+                       text=True, timeout=3)
+    assert r.returncode == 2 and "unknown option '--frame'" in r.stderr, r
+    r = subprocess.run([str(BIN / "cpp_consumer"), "b", "--prefix"], capture_output=True,
+                       text=True, timeout=3)
+    assert r.returncode == 2 and "no value after '--prefix'" in r.stderr, r
+    r = subprocess.run([str(BIN / "c_consumer"), "a", "b", "1", "extra"], capture_output=True,
+                       text=True, timeout=3)
+    assert r.returncode == 2 and r.stderr.startswith("usage: "), r
+    assert time.monotonic() - t0 < 3
+
+
 def test_a_republish_wakes_a_waiting_consumer(daemon):
     daemon.client.load(daemon.root / "box.v41.msh", name="b")
     p = consumer(daemon.prefix, "b", """
