@@ -56,6 +56,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;  // "host" | "cuda"
   virtual payload::Device device() const = 0;
+  // The GPU's UUID (cudaDeviceProp::uuid), which the catalog carries so that a consumer with
+  // another CUDA_VISIBLE_DEVICES finds the GPU under its own ordinal; all zero: none / unknown.
+  virtual shm::DeviceUuid device_uuid() const { return {}; }
   // A buffer of `bytes` named `object_name` (the host backend's shm object; the CUDA backend
   // uses it in messages only). Throws BackendError.
   virtual std::unique_ptr<SlotBuffer> allocate(const std::string& object_name,

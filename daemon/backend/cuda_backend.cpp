@@ -108,6 +108,11 @@ class CudaBackend final : public Backend {
     check(cudaSetDevice(id), "cuda:" + std::to_string(id));
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
           "cuda:" + std::to_string(id) + ": cudaStreamCreateWithFlags");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, id),
+          "cuda:" + std::to_string(id) + ": cudaGetDeviceProperties");
+    static_assert(sizeof prop.uuid.bytes == sizeof uuid_);
+    std::memcpy(uuid_.data(), prop.uuid.bytes, uuid_.size());
   }
   ~CudaBackend() override {
     cudaSetDevice(id_);
@@ -117,6 +122,7 @@ class CudaBackend final : public Backend {
   }
   const char* name() const override { return "cuda"; }
   payload::Device device() const override { return {shm::kDLDeviceCUDA, id_}; }
+  shm::DeviceUuid device_uuid() const override { return uuid_; }
 
   std::unique_ptr<SlotBuffer> allocate(const std::string& object_name,
                                        std::uint64_t bytes) override {
@@ -205,6 +211,7 @@ class CudaBackend final : public Backend {
 
  private:
   int id_;
+  shm::DeviceUuid uuid_{};
   cudaStream_t stream_ = nullptr;
   std::mutex m_;
   std::int64_t delay_ms_ = 0;  // the upload_delay failpoint (0: none)

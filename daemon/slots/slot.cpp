@@ -130,6 +130,7 @@ void Slot::create_segments() {
     p.daemon_uid = ::geteuid();
     p.device_type = backend_.device().type;
     p.device_id = backend_.device().id;
+    p.device_uuid = backend_.device_uuid();
     p.socket = consumers_->address();
     catalog_ = shm::Segment::create(catalog_name, shm::catalog_size(o_.num_slots, o_.page_size),
                                     o_.mode, /*replace=*/true);

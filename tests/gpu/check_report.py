@@ -11,7 +11,8 @@ PASS = ["environment", "mesh_generate", "build_cpp_consumer", "daemon_start",
         "consumer_torch_big", "consumer_torch_blocks", "republish_while_held",
         "sigkill_consumer", "unload_while_held", "load_latency_mesh", "latency_1_consumer", "latency_8_consumers",
         "tensor_publish", "cuda_link_texture", "field_stream", "sigkill_daemon", "gpu_pytests"]
-SKIPPED = ["gpu_visible", "cuda_ipc_baseline", "consumer_cupy_big", "consumer_cupy_blocks", "stream_semantics", "ipc_open_cost",
+SKIPPED = ["gpu_visible", "cuda_ipc_baseline", "consumer_cupy_big", "consumer_cupy_blocks", "gpu_by_uuid",
+           "stream_semantics", "ipc_open_cost",
            "h2d_upload", "late_reader"]
 
 

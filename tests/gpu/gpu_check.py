@@ -624,6 +624,45 @@ class Run:
             return f
         return fn
 
+    def gpu_by_uuid(self):
+        """GPU: the catalog names the slot's GPU by UUID, as nvidia-smi -L does (meshdockctl
+        inspect), and a consumer that sees that GPU under another CUDA_VISIBLE_DEVICES than the
+        daemon's (here the UUID itself) finds it by UUID and reads the frame; one that sees no
+        GPU (CUDA_VISIBLE_DEVICES="") is refused at attach, naming the GPU."""
+        name, label = "blocks", self.current["blocks"]
+        r = subprocess.run(["meshdockctl", "--json", "inspect", name, "--prefix", self.prefix],
+                           capture_output=True, text=True, timeout=30)
+        uuid = json.loads(r.stdout).get("device_uuid", "") if r.returncode == 0 else ""
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                             timeout=30).stdout
+        f = {"device_uuid": uuid}
+        if not uuid or uuid not in smi:
+            raise failed(f"inspect says device_uuid {uuid!r} (rc {r.returncode} "
+                         f"{r.stderr.strip()[-300:]}); nvidia-smi -L: {smi.strip()[-400:]}", f)
+
+        def run_with(visible, label_):
+            argv = [sys.executable, CONSUMER, "verify", "--lib", "torch", "--name", name,
+                    "--prefix", self.prefix, "--ref", self.ref_path, "--timeout",
+                    f"{max(5.0, self.step_timeout / 2):.1f}", "--expect", label]
+            return Proc(label_, argv, self.work, env=dict(os.environ,
+                                                          CUDA_VISIBLE_DEVICES=visible))
+        c = run_with(uuid, "torch-by-uuid")
+        v = c.expect("verified", self.step_timeout / 2)
+        rc = c.finish(15)
+        f["by_uuid_device"] = v["device"]
+        if not v["ok"] or rc or v["device"][0] != 2:
+            raise failed(f"CUDA_VISIBLE_DEVICES={uuid}: rc {rc}, device {v['device']}, "
+                         f"mismatches {v['mismatches']}", f)
+        c = run_with("", "torch-no-gpu")
+        rc = c.finish(self.step_timeout / 2)
+        time.sleep(0.2)  # the reader thread takes the last lines
+        err = " ".join(str(o.get("error", "")) for o in c.lines) + " " + c.stderr_tail()
+        if rc == 0 or "which this process does not see" not in err or uuid not in err:
+            raise failed(f'CUDA_VISIBLE_DEVICES="": rc {rc}, expected a refusal naming {uuid}: '
+                         f"{err[-600:]}", f)
+        f["unseen_refused"] = True
+        return f
+
     def stream_semantics(self):
         """GPU: a second meshdockd whose uploads wait 300 ms on its stream and publish without
         waiting for them ($MESHDOCK_FAILPOINT=upload_delay:300), so a frame is announced while
@@ -1115,6 +1154,7 @@ class Run:
                 p.append((f"consumer_{lib}_{name}", self.verify_with(lib, name), 90, gpu,
                           [need] + extra))
         return p + [
+            ("gpu_by_uuid", self.gpu_by_uuid, 60, True, ["load_blocks"]),
             ("stream_semantics", self.stream_semantics, 120, True, ["load_big"]),
             ("republish_while_held", self.republish_while_held, 120, False, ["load_big"]),
             ("sigkill_consumer", self.sigkill_consumer, 90, False, ["load_big"]),

@@ -305,6 +305,7 @@ def test_json_of_every_verb(daemon, tmp_path):
     # The same forms as every other reply: device as ls says it, ages in seconds.
     assert insp["device"] == slot["device"]
     assert "heartbeat_age_ns" not in insp and 0 <= insp["heartbeat_age_seconds"] < 5
+    assert insp["device_uuid"] == ""  # a host slot's catalog names no GPU
     page = [p for p in insp["pages"] if p["arrays"]][0]
     assert {a["name"]: a["dtype"] for a in page["arrays"]}["points"] == "float32"
     when = is_rfc3339(insp["time"])

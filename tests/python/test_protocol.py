@@ -89,6 +89,23 @@ def test_golden_catalog(data_dir, core):
     assert core.decode_manifest(page.manifest.decode(), 4096).encode() == page.manifest
 
 
+def test_the_device_uuid_is_where_the_cpp_validator_reads_it(data_dir, core):
+    """Catalog header [172,188): a CUDA slot's GPU UUID, by which a consumer with another
+    CUDA_VISIBLE_DEVICES finds the GPU (zero in the golden host catalog: unknown)."""
+    golden = (data_dir / "golden" / "catalog_n2.bin").read_bytes()
+    assert p.decode_catalog(golden).device_uuid == bytes(16)
+    assert core.validate_catalog(golden)["device_uuid"] == bytes(16)
+    c = p.decode_catalog(golden)
+    c.device_type, c.device_uuid = p.DL_CUDA, bytes(range(0xA0, 0xB0))
+    raw = p.encode_catalog(c)
+    assert raw[172:188] == bytes(range(0xA0, 0xB0)) and raw[:172] != golden[:172]
+    assert core.validate_catalog(raw)["device_uuid"] == bytes(range(0xA0, 0xB0))
+    assert p.decode_catalog(raw).device_uuid == bytes(range(0xA0, 0xB0))
+    c.device_uuid = b"short"
+    with pytest.raises(p.ProtocolError, match="device_uuid is 5 bytes, not 16"):
+        p.encode_catalog(c)
+
+
 def test_golden_leases(data_dir):
     spec = json.loads((data_dir / "golden" / "catalog_n2.json").read_text())
     golden = (data_dir / "golden" / spec["leases_file"]).read_bytes()

@@ -45,6 +45,7 @@ MIRRORED = {
     "kLeaseEntryBytes": "LEASE_ENTRY_BYTES",
     "kSocketAddressBytes": "SOCKET_ADDRESS_BYTES",
     "kCatalogFixedHeaderBytes": "CATALOG_FIXED_HEADER_BYTES",
+    "kDeviceUuidBytes": "DEVICE_UUID_BYTES",
     "kDLDeviceCPU": "DL_CPU",
     "kDLDeviceCUDA": "DL_CUDA",
     "kManifestVersion": "MANIFEST_VERSION",

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -37,6 +38,23 @@ struct FakeDevice {
   bool busy = false;
   int marks_live = 0, blocking_waits = 0;
   std::vector<std::uintptr_t> marked;
+  // Which GPU it is (DeviceIpc::ordinal_of): the daemon sees it as cuda:<daemon_ordinal> with
+  // UUID `uuid` (`daemon_writes_uuid` false: its catalog says none, as an older daemon's), the
+  // consumer's runtime sees the GPUs
+  // `visible` (their UUIDs in ordinal order; nullopt: it cannot tell), and an open on any other
+  // ordinal than the GPU's own in the consumer fails, as on CUDA.
+  int daemon_ordinal = 0;
+  bool daemon_writes_uuid = true;
+  shm::DeviceUuid uuid{0x6d, 0x64, 0xfa, 0x4e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  std::optional<std::vector<shm::DeviceUuid>> visible = std::vector<shm::DeviceUuid>{uuid};
+
+  // The ordinal the consumer must open on (-1: none; the caller holds `m`).
+  int consumer_ordinal() const {
+    if (!visible) return daemon_ordinal;
+    for (std::size_t i = 0; i < visible->size(); ++i)
+      if ((*visible)[i] == uuid) return static_cast<int>(i);
+    return -1;
+  }
 
   int imports_open() {
     std::lock_guard lock(m);
@@ -51,7 +69,10 @@ class FakeDeviceBackend final : public backend::Backend {
  public:
   explicit FakeDeviceBackend(std::shared_ptr<FakeDevice> dev) : dev_(std::move(dev)) {}
   const char* name() const override { return "cuda"; }
-  payload::Device device() const override { return {shm::kDLDeviceCUDA, 0}; }
+  payload::Device device() const override { return {shm::kDLDeviceCUDA, dev_->daemon_ordinal}; }
+  shm::DeviceUuid device_uuid() const override {
+    return dev_->daemon_writes_uuid ? dev_->uuid : shm::DeviceUuid{};
+  }
   // Each allocation has a handle of its own, as on CUDA: a slot made again under the same
   // names (a reload onto another ring size) while the old one's buffer is kept for a consumer
   // gets buffers named apart ("NAME.2"), so that neither the fake's counts nor a consumer's
@@ -103,7 +124,9 @@ class FakeDeviceIpc final : public DeviceIpc {
     const auto object = shm::parse_host_handle(handle);
     std::lock_guard lock(dev_->m);
     if (dev_->fail_opens) throw std::runtime_error("invalid resource handle (fake device)");
-    if (device != 0) throw std::runtime_error("invalid device ordinal (fake device)");
+    if (device != dev_->consumer_ordinal())
+      throw std::runtime_error("invalid device ordinal (fake device: cuda:" +
+                               std::to_string(device) + " is not the slot's GPU here)");
     const auto it = dev_->live.find(object);
     if (it == dev_->live.end()) {
       dev_->opened_when_freed.push_back(object);
@@ -122,6 +145,13 @@ class FakeDeviceIpc final : public DeviceIpc {
     void* p = seg.data();
     maps_.emplace(p, Mapping{object, std::move(seg), 1});
     return p;
+  }
+  std::optional<std::int32_t> ordinal_of(const shm::DeviceUuid& uuid) override {
+    std::lock_guard lock(dev_->m);
+    if (!dev_->visible) return std::nullopt;
+    for (std::size_t i = 0; i < dev_->visible->size(); ++i)
+      if ((*dev_->visible)[i] == uuid) return static_cast<std::int32_t>(i);
+    return -1;
   }
   void close_memory(void* ptr) noexcept override {
     std::lock_guard lock(dev_->m);

@@ -366,3 +366,23 @@ TEST(Page, HandlesAreThoseOfTheSnapshotsBufferOrNone) {
   ASSERT_TRUE(now.has_value());
   EXPECT_EQ(now->first, handle(0x33));
 }
+
+// A CUDA slot's GPU UUID (header [172,188)), copied once at validation like the other identity
+// fields; nvidia-smi's spelling for messages; zero (a host slot, an older daemon) is unknown.
+TEST(Catalog, DeviceUuidRoundTripsAndIsCopiedOnce) {
+  shm::CatalogParams p{2, 8192, 4, 77, shm::kDLDeviceCUDA, 1, 1000, "s"};
+  for (std::size_t i = 0; i < p.device_uuid.size(); ++i)
+    p.device_uuid[i] = static_cast<std::uint8_t>(0xf0 + i);
+  Catalog c(p);
+  auto v = shm::CatalogView::validate(c.words.data(), c.bytes(), "t");
+  EXPECT_EQ(v.device_uuid(), p.device_uuid);
+  EXPECT_EQ(std::to_integer<int>(c.raw()[shm::catalog_offset::kDeviceUuid]), 0xf0);
+  EXPECT_EQ(shm::uuid_string(v.device_uuid()), "GPU-f0f1f2f3-f4f5-f6f7-f8f9-fafbfcfdfeff");
+  EXPECT_TRUE(shm::uuid_known(v.device_uuid()));
+  c.raw()[shm::catalog_offset::kDeviceUuid] = std::byte{0};  // rewritten later: not seen
+  EXPECT_EQ(v.device_uuid(), p.device_uuid);
+  shm::CatalogParams host{2, 8192, 4, 77, shm::kDLDeviceCPU, 0, 1000, "s"};
+  Catalog h(host);
+  EXPECT_FALSE(
+      shm::uuid_known(shm::CatalogView::validate(h.words.data(), h.bytes(), "h").device_uuid()));
+}

@@ -45,8 +45,10 @@ struct OnFakeDevice {
   meshdock::AttachOptions options;
   std::string prefix;
 
+  // `daemon_ordinal`: the GPU's number in the daemon (FakeDevice::daemon_ordinal).
   explicit OnFakeDevice(const std::string& tag, std::uint32_t num_slots,
-                        std::uint64_t memory_budget = 0) {
+                        std::uint64_t memory_budget = 0, int daemon_ordinal = 0) {
+    dev->daemon_ordinal = daemon_ordinal;
     slots::SlotOptions o;
     o.memory_budget = memory_budget;
     o.prefix = "dev" + std::to_string(::getpid()) + tag + ".";
@@ -526,4 +528,59 @@ TEST(DevicePath, ImportReportsPinAtMostTwoBuffersPerRingSlot) {
                 "though a consumer reported it open: more than 2 retired buffers were held by "
                 "import reports alone") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// The daemon's ordinal names the GPU in the daemon's CUDA_VISIBLE_DEVICES; a consumer given
+// only that GPU (a container, a Slurm step) sees it as cuda:0. The catalog's UUID finds it:
+// before, the consumer opened on the daemon's cuda:1, which here is no GPU or another one.
+TEST(DevicePath, AConsumerFindsTheSlotsGpuByItsUuidUnderItsOwnOrdinal) {
+  OnFakeDevice d("uuid", 2, 0, /*daemon_ordinal=*/1);  // the daemon sees it as cuda:1 ...
+  d.publish(3, 2.5);
+  {
+    auto cat = shm::Segment::open(d.prefix + "m.catalog");
+    const auto v = shm::CatalogView::validate(cat.data(), cat.size());
+    EXPECT_EQ(v.device_id(), 1);
+    EXPECT_EQ(v.device_uuid(), d.dev->uuid);
+  }
+  auto s = meshdock::Slot::attach("m", d.options);  // ... this process as cuda:0
+  auto f = s.wait(milliseconds(1000));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->device_id(), 0);
+  EXPECT_EQ(f->array("points").device_id, 0);
+  EXPECT_EQ(first_point(*f), 2.5);
+  auto* t = f->to_dlpack("points");
+  EXPECT_EQ(t->dl_tensor.device.device_id, 0);
+  t->deleter(t);
+}
+
+TEST(DevicePath, AGpuThisProcessDoesNotSeeIsRefusedAtAttachNamingIt) {
+  OnFakeDevice d("unseen", 2, 0, /*daemon_ordinal=*/3);
+  d.publish(3, 1.0);
+  d.dev->visible = std::vector<shm::DeviceUuid>{shm::DeviceUuid{9}};  // another GPU only
+  try {
+    (void)meshdock::Slot::attach("m", d.options);
+    ADD_FAILURE() << "attached to a slot on a GPU this process does not see";
+  } catch (const meshdock::SdkError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a CUDA slot on GPU-6d64fa4e-0102-0304-0506-0708090a0b0c (the daemon's "
+                       "cuda:3), which this process does not see (CUDA_VISIBLE_DEVICES"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(DevicePath, WithoutAUuidOrARuntimeThatCanTellTheDaemonsOrdinalIsUsed) {
+  for (const bool no_uuid : {true, false}) {
+    OnFakeDevice d(no_uuid ? "nouuid" : "cannottell", 2);
+    if (no_uuid)
+      d.dev->daemon_writes_uuid = false;  // an older daemon: all zero
+    else
+      d.dev->visible.reset();  // the consumer's runtime cannot enumerate
+    d.publish(3, 7.0);
+    auto s = meshdock::Slot::attach("m", d.options);
+    auto f = s.wait(milliseconds(1000));
+    ASSERT_TRUE(f) << no_uuid;
+    EXPECT_EQ(f->device_id(), 0);
+    EXPECT_EQ(first_point(*f), 7.0);
+  }
 }

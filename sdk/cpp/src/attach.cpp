@@ -292,6 +292,9 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // As validated at attach; never re-read from shared memory.
   std::uint32_t num_slots = 0;
   std::int32_t device_type = shm::kDLDeviceCPU;
+  // A CUDA slot's GPU under this process's ordinal (found by the catalog's UUID: see
+  // resolve_device); the daemon's device_id where the UUID or the runtime cannot tell.
+  std::int32_t device_id = 0;
   // What opens a CUDA slot's buffers: AttachOptions::device_ipc, else the CUDA runtime's
   // (nullptr in a build without CUDA).
   std::shared_ptr<DeviceIpc> ipc;
@@ -588,7 +591,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       };
       mp->opener = ::getpid();  // before the open: a failure below still closes it
       try {
-        mp->device_ptr = ipc->open_memory(cat->device_id(), mh);
+        mp->device_ptr = ipc->open_memory(device_id, mh);
       } catch (const std::exception& e) {
         throw SdkError(buffer() + ": " + e.what());
       }
@@ -597,7 +600,7 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       const bool no_event =
           std::all_of(eh.begin(), eh.end(), [](std::byte b) { return b == std::byte{0}; });
       try {
-        if (!no_event) mp->event = ipc->open_event(cat->device_id(), eh);
+        if (!no_event) mp->event = ipc->open_event(device_id, eh);
       } catch (const std::exception& e) {
         throw SdkError(buffer() + ": its upload event: " + e.what());
       }
@@ -636,7 +639,7 @@ struct FrameState {
     std::vector<void*> marks;
     if (mapping && mapping->device_ptr && mapping->opener == ::getpid())
       for (const auto st : streams)
-        if (void* m = mapping->ipc->record_use(slot->cat->device_id(), st)) marks.push_back(m);
+        if (void* m = mapping->ipc->record_use(slot->device_id, st)) marks.push_back(m);
     slot->end_frame(std::move(mapping), index, lease, std::move(marks));
   }
 };
@@ -645,6 +648,28 @@ struct FrameState {
 // ----------------------------------------------------------------------------------------
 
 namespace {
+
+// The ordinal under which this process sees a CUDA slot's GPU: the daemon's device_id names it
+// in the daemon's CUDA_VISIBLE_DEVICES, which a consumer's need not share (a container given
+// one GPU sees it as cuda:0), so the catalog's UUID decides where the runtime can tell. A GPU
+// this process does not see is an error now, naming it, rather than an open on another GPU.
+std::int32_t resolve_device(const SlotState& s) {
+  const auto daemon_id = s.cat->device_id();
+  const auto& uuid = s.cat->device_uuid();
+  if (s.device_type != shm::kDLDeviceCUDA || !s.ipc || !shm::uuid_known(uuid)) return daemon_id;
+  const auto mine = s.ipc->ordinal_of(uuid);
+  if (!mine) return daemon_id;
+  if (*mine < 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    throw SdkError(s.what() + ": a CUDA slot on " + shm::uuid_string(uuid) +
+                   " (the daemon's cuda:" + std::to_string(daemon_id) +
+                   "), which this process does not see (" +
+                   (visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible)
+                            : std::string("CUDA_VISIBLE_DEVICES is unset")) +
+                   "): give it that GPU, by index or by UUID");
+  }
+  return *mine;
+}
 
 // Opens and validates the segments of `name` and registers with the daemon. Returns nullptr
 // when they are not there (yet); throws SdkError when they are there but malformed.
@@ -687,6 +712,7 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   }
   s->num_slots = s->cb->num_slots();
   s->device_type = s->cat->device_type();
+  s->device_id = resolve_device(*s);
   if (s->num_slots != s->cat->num_slots())
     throw SdkError(s->what() + ": control block has " + std::to_string(s->num_slots) +
                    " slots, catalog " + std::to_string(s->cat->num_slots()));
@@ -961,7 +987,7 @@ std::int32_t Frame::device_type() const {
   return s_->slot->device_type;
 }
 std::int32_t Frame::device_id() const {
-  return s_->slot->cat->device_id();
+  return s_->slot->device_id;
 }
 std::shared_ptr<const void> Frame::keepalive() const {
   return s_;

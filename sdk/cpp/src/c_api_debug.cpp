@@ -93,12 +93,19 @@ int meshdock_debug_validate_catalog(const void* bytes, size_t size, char** json)
                        {"manifest", hex(snap.manifest)}});
     }
     const nlohmann::json j = {
-        {"num_slots", cat.num_slots()},           {"page_size", cat.page_size()},
-        {"lease_capacity", cat.lease_capacity()}, {"daemon_pid", cat.daemon_pid()},
-        {"device_type", cat.device_type()},       {"device_id", cat.device_id()},
-        {"heartbeat_ns", cat.heartbeat_ns()},     {"futex", cat.futex_value()},
-        {"total_size", cat.total_size()},         {"daemon_uid", cat.daemon_uid()},
-        {"socket", hex(cat.socket_address())},    {"pages", pages}};
+        {"num_slots", cat.num_slots()},
+        {"page_size", cat.page_size()},
+        {"lease_capacity", cat.lease_capacity()},
+        {"daemon_pid", cat.daemon_pid()},
+        {"device_type", cat.device_type()},
+        {"device_id", cat.device_id()},
+        {"heartbeat_ns", cat.heartbeat_ns()},
+        {"futex", cat.futex_value()},
+        {"total_size", cat.total_size()},
+        {"daemon_uid", cat.daemon_uid()},
+        {"socket", hex(cat.socket_address())},
+        {"pages", pages},
+        {"device_uuid", hex(cat.device_uuid().data(), cat.device_uuid().size())}};
     *json = dump(j);
   });
 }

@@ -61,6 +61,25 @@ class CudaIpc final : public DeviceIpc {
     return p;
   }
   void close_memory(void* ptr) noexcept override { cudaIpcCloseMemHandle(ptr); }
+  std::optional<std::int32_t> ordinal_of(const shm::DeviceUuid& uuid) override {
+    int count = 0;
+    if (const auto err = cudaGetDeviceCount(&count); err != cudaSuccess) {
+      cudaGetLastError();
+      // No device visible (CUDA_VISIBLE_DEVICES="" or naming none): the slot's GPU is not seen.
+      // Anything else (no driver, too old a driver): the open says why, later.
+      if (err == cudaErrorNoDevice) return -1;
+      return std::nullopt;
+    }
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
+        cudaGetLastError();
+        return std::nullopt;  // cannot see them all: cannot say it is not there
+      }
+      if (std::memcmp(prop.uuid.bytes, uuid.data(), uuid.size()) == 0) return i;
+    }
+    return -1;
+  }
   void* open_event(std::int32_t device, const shm::Handle& handle) override {
     DeviceScope on(device);
     cudaIpcEventHandle_t h;

@@ -48,6 +48,7 @@ SlotReport inspect_slot(std::string_view name, std::string_view prefix) {
     r.heartbeat_age_ns = hb && now > hb ? now - hb : 0;
     r.device_type = cat.device_type();
     r.device_id = cat.device_id();
+    if (shm::uuid_known(cat.device_uuid())) r.device_uuid = shm::uuid_string(cat.device_uuid());
     // The leases live in their own segment since layout 2; its shape is the catalog's.
     const auto leases_object = shm::leases_object_name(prefix, name);
     shm::Segment leases_seg;
@@ -125,6 +126,7 @@ nlohmann::json to_json(const SlotReport& r) {
           {"daemon_alive", r.daemon_alive},
           {"heartbeat_age_ns", r.heartbeat_age_ns},
           {"device", {{"device_type", r.device_type}, {"device_id", r.device_id}}},
+          {"device_uuid", r.device_uuid},
           {"pages", pages}};
 }
 

@@ -45,6 +45,7 @@ def validate_catalog(data: bytes) -> dict:
     data = bytes(data)
     d = _json(_capi.api().debug_validate_catalog, data, len(data))
     d["socket"] = bytes.fromhex(d["socket"])
+    d["device_uuid"] = bytes.fromhex(d["device_uuid"])
     for page in d["pages"]:
         page["manifest"] = bytes.fromhex(page["manifest"])
     return d

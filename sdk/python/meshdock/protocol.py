@@ -58,6 +58,8 @@ LEASE_CLAIMING = 0x80000000
 PAGE_HEADER_BYTES = 64
 LEASE_ENTRY_BYTES = 16
 SOCKET_ADDRESS_BYTES = 108
+DEVICE_UUID_BYTES = 16
+DEVICE_UUID_OFFSET = 172  # catalog header [172,188): a CUDA slot's GPU UUID (zero: unknown)
 CATALOG_FIXED_HEADER_BYTES = 172
 DL_CPU, DL_CUDA = 1, 2
 MANIFEST_VERSION = 1
@@ -339,6 +341,7 @@ class CatalogHeader:
     pages: List[Page] = field(default_factory=list)
     daemon_uid: int = 0
     socket: bytes = b""  # registration socket sun_path bytes (leading NUL: abstract name)
+    device_uuid: bytes = bytes(DEVICE_UUID_BYTES)  # a CUDA slot's GPU (cudaDeviceProp::uuid)
 
     @property
     def total_size(self) -> int:
@@ -370,6 +373,10 @@ def encode_catalog(h: CatalogHeader) -> bytes:
                      h.daemon_pid, h.device_type, h.device_id, h.futex, h.heartbeat_ns,
                      h.total_size, h.daemon_uid, len(h.socket))
     out[64:64 + len(h.socket)] = h.socket
+    if len(h.device_uuid) != DEVICE_UUID_BYTES:
+        raise ProtocolError(f"catalog: device_uuid is {len(h.device_uuid)} bytes, not "
+                            f"{DEVICE_UUID_BYTES}")
+    out[DEVICE_UUID_OFFSET:DEVICE_UUID_OFFSET + DEVICE_UUID_BYTES] = h.device_uuid
     cap = h.page_size - manifest_offset()
     for i, p in enumerate(h.pages):
         base = CATALOG_HEADER_SIZE + i * h.page_size
@@ -435,7 +442,8 @@ def decode_catalog(buf, what: str = "bytes") -> CatalogHeader:
         mo = base + manifest_offset()
         pages.append(Page(seq, frame, data_size, bver, bytes(mv[mo:mo + mlen])))
     return CatalogHeader(n, page, leases, pid, dev, dev_id, futex, heartbeat, pages, uid,
-                         bytes(mv[64:64 + socket_len]))
+                         bytes(mv[64:64 + socket_len]),
+                         bytes(mv[DEVICE_UUID_OFFSET:DEVICE_UUID_OFFSET + DEVICE_UUID_BYTES]))
 
 
 def encode_leases(num_slots: int, lease_capacity: int, leases: Sequence[Lease]) -> bytes:

@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
+#include "meshdock/shm/catalog.hpp"
 #include "meshdock/shm/control_block.hpp"
 
 namespace meshdock {
@@ -40,6 +42,15 @@ class DeviceIpc {
   // (the stream is gone, or a runtime without streams), and the use counts as over.
   // use_over says whether that point was reached (`block`: waits for it); either way an error
   // counts as over (a stream that cannot be waited on holds nothing up). end_use frees the mark.
+  // This process's ordinal of the GPU whose UUID is `uuid` (the catalog's): with another
+  // CUDA_VISIBLE_DEVICES than the daemon's (a container given one GPU sees it as cuda:0) the
+  // daemon's ordinal names another GPU here, or none. -1: no device this process sees has it;
+  // nullopt: the runtime cannot tell (no driver: the open fails later, saying why), and the
+  // daemon's ordinal is used.
+  virtual std::optional<std::int32_t> ordinal_of(const shm::DeviceUuid& /*uuid*/) {
+    return std::nullopt;
+  }
+
   virtual void* record_use(std::int32_t /*device*/, std::uintptr_t /*stream*/) noexcept {
     return nullptr;
   }

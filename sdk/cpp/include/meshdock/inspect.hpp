@@ -44,6 +44,7 @@ struct SlotReport {
   std::uint64_t heartbeat_age_ns = 0;
   std::int32_t device_type = 0;
   std::int32_t device_id = 0;
+  std::string device_uuid;  // a CUDA slot's GPU, "GPU-..." (empty: the catalog says none)
   std::vector<PageReport> pages;
 };
 

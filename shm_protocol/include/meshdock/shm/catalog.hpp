@@ -13,6 +13,9 @@
 //   [48,56) total_size u64 = header_size + num_slots * page_size
 //   [56,60) daemon uid u32              [60,64) socket_len u32 (0..108)
 //   [64,172) registration socket address (sun_path bytes; a leading NUL = abstract name)
+//   [172,188) device_uuid: a CUDA slot's GPU UUID (cudaDeviceProp::uuid), by which a consumer
+//             finds the GPU under its own ordinal (its CUDA_VISIBLE_DEVICES may differ from
+//             the daemon's); all zero: unknown (a host slot, or a daemon that predates it)
 // Page i at header_size + i * page_size:
 //   [0,8)   seq u64: seqlock generation, odd while the page is being written
 //   [8,16)  frame u64: the write_idx value this slot's contents were published as (1-based)
@@ -30,6 +33,7 @@
 // every byte of it as hostile (see LeaseTableView and docs/protocol.md).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +69,9 @@ inline constexpr std::size_t kPageHeaderBytes = 64;
 inline constexpr std::size_t kLeaseEntryBytes = 16;
 inline constexpr std::size_t kSocketAddressBytes = 108;  // sizeof(sockaddr_un::sun_path)
 inline constexpr std::size_t kCatalogFixedHeaderBytes = 172;
+inline constexpr std::size_t kDeviceUuidBytes = 16;
+// 16 bytes as cudaDeviceProp::uuid holds them; all zero: unknown.
+using DeviceUuid = std::array<std::uint8_t, kDeviceUuidBytes>;
 
 inline constexpr std::int32_t kDLDeviceCPU = 1;
 inline constexpr std::int32_t kDLDeviceCUDA = 2;
@@ -73,13 +80,31 @@ namespace catalog_offset {
 inline constexpr std::size_t kMagic = 0, kLayoutVersion = 4, kHeaderSize = 8, kNumSlots = 12,
                              kPageSize = 16, kLeaseCapacity = 20, kDaemonPid = 24, kDeviceType = 28,
                              kDeviceId = 32, kFutex = 36, kHeartbeat = 40, kTotalSize = 48,
-                             kDaemonUid = 56, kSocketLen = 60, kSocket = 64;
+                             kDaemonUid = 56, kSocketLen = 60, kSocket = 64, kDeviceUuid = 172;
 }  // namespace catalog_offset
 
 namespace page_offset {
 inline constexpr std::size_t kSeq = 0, kFrame = 8, kDataSize = 16, kBufferVersion = 24,
                              kManifestLen = 32, kManifest = 64;
 }  // namespace page_offset
+
+inline bool uuid_known(const DeviceUuid& u) {
+  for (auto b : u)
+    if (b != 0) return true;
+  return false;
+}
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L and CUDA_VISIBLE_DEVICES write it.
+inline std::string uuid_string(const DeviceUuid& u) {
+  std::string out = "GPU-";
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[u[i] >> 4];
+    out += kHex[u[i] & 15];
+  }
+  return out;
+}
 
 constexpr std::size_t manifest_offset() {
   return kPageHeaderBytes;
@@ -104,6 +129,7 @@ struct CatalogParams {
   std::uint32_t daemon_uid = 0;
   // The registration socket's sun_path bytes (a leading NUL: abstract name); at most 108.
   std::string socket;
+  DeviceUuid device_uuid{};  // a CUDA slot's GPU; zero: unknown
 };
 
 // What a consumer copies out of a page under the seqlock.
@@ -405,13 +431,14 @@ class CatalogView {
     store_le<std::uint32_t>(b, catalog_offset::kSocketLen,
                             static_cast<std::uint32_t>(p.socket.size()));
     std::memcpy(b + catalog_offset::kSocket, p.socket.data(), p.socket.size());
+    std::memcpy(b + catalog_offset::kDeviceUuid, p.device_uuid.data(), kDeviceUuidBytes);
     // The magic goes last, with release order: a consumer that sees it (ready()) sees every
     // field above, and the control block, which the daemon initialises before the catalog.
     std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(b + catalog_offset::kMagic))
         .store(kCatalogMagic, std::memory_order_release);
     CatalogView v(b);
-    v.shape_ = {p.num_slots,   p.page_size, p.lease_capacity, total,   p.daemon_pid,
-                p.device_type, p.device_id, p.daemon_uid,     p.socket};
+    v.shape_ = {p.num_slots,   p.page_size, p.lease_capacity, total,    p.daemon_pid,
+                p.device_type, p.device_id, p.daemon_uid,     p.socket, p.device_uuid};
     return v;
   }
 
@@ -491,7 +518,10 @@ class CatalogView {
         dev,
         load_le<std::int32_t>(b, catalog_offset::kDeviceId),
         load_le<std::uint32_t>(b, catalog_offset::kDaemonUid),
-        std::string(reinterpret_cast<const char*>(b + catalog_offset::kSocket), socket_len)};
+        std::string(reinterpret_cast<const char*>(b + catalog_offset::kSocket), socket_len),
+        {}};
+    // Within the header (size >= total_size >= 4096 was checked above).
+    std::memcpy(view.shape_.device_uuid.data(), b + catalog_offset::kDeviceUuid, kDeviceUuidBytes);
     for (std::uint32_t i = 0; i < n; ++i) {
       const auto len = load_le<std::uint32_t>(view.page_base(i), page_offset::kManifestLen);
       if (len > page - manifest_offset()) {
@@ -513,6 +543,8 @@ class CatalogView {
   std::uint32_t daemon_uid() const { return shape_.daemon_uid; }
   // The registration socket's sun_path bytes ("" when the producer has none).
   const std::string& socket_address() const { return shape_.socket; }
+  // The GPU of a CUDA slot (all zero: unknown), as validated.
+  const DeviceUuid& device_uuid() const { return shape_.device_uuid; }
 
   std::uint64_t heartbeat_ns() const { return heartbeat_ref().load(std::memory_order_acquire); }
   void beat(std::uint64_t now_ns) { heartbeat_ref().store(now_ns, std::memory_order_release); }
@@ -551,6 +583,7 @@ class CatalogView {
     std::int32_t daemon_pid = 0, device_type = 0, device_id = 0;
     std::uint32_t daemon_uid = 0;
     std::string socket;
+    DeviceUuid device_uuid{};
   };
   explicit CatalogView(std::byte* b) : base_(b) {}
 
