@@ -628,7 +628,7 @@ class Run:
         """GPU: the catalog names the slot's GPU by UUID, as nvidia-smi -L does (meshdockctl
         inspect), and a consumer that sees that GPU under another CUDA_VISIBLE_DEVICES than the
         daemon's (here the UUID itself) finds it by UUID and reads the frame; one that sees no
-        GPU (CUDA_VISIBLE_DEVICES="") is refused at attach, naming the GPU."""
+        GPU (CUDA_VISIBLE_DEVICES="") is refused at its first frame, naming the GPU."""
         name, label = "blocks", self.current["blocks"]
         r = subprocess.run(["meshdockctl", "--json", "inspect", name, "--prefix", self.prefix],
                            capture_output=True, text=True, timeout=30)

@@ -45,6 +45,7 @@ struct FakeDevice {
   // ordinal than the GPU's own in the consumer fails, as on CUDA.
   int daemon_ordinal = 0;
   bool daemon_writes_uuid = true;
+  int uuid_lookups = 0;  // ordinal_of calls (each starts the runtime on CUDA)
   shm::DeviceUuid uuid{0x6d, 0x64, 0xfa, 0x4e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   std::optional<std::vector<shm::DeviceUuid>> visible = std::vector<shm::DeviceUuid>{uuid};
 
@@ -148,6 +149,7 @@ class FakeDeviceIpc final : public DeviceIpc {
   }
   std::optional<std::int32_t> ordinal_of(const shm::DeviceUuid& uuid) override {
     std::lock_guard lock(dev_->m);
+    ++dev_->uuid_lookups;
     if (!dev_->visible) return std::nullopt;
     for (std::size_t i = 0; i < dev_->visible->size(); ++i)
       if ((*dev_->visible)[i] == uuid) return static_cast<std::int32_t>(i);

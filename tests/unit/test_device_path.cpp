@@ -543,23 +543,34 @@ TEST(DevicePath, AConsumerFindsTheSlotsGpuByItsUuidUnderItsOwnOrdinal) {
     EXPECT_EQ(v.device_uuid(), d.dev->uuid);
   }
   auto s = meshdock::Slot::attach("m", d.options);  // ... this process as cuda:0
+  // The attach leaves the runtime alone (a process may attach, then fork workers)...
+  EXPECT_EQ(d.dev->uuid_lookups, 0);
   auto f = s.wait(milliseconds(1000));
   ASSERT_TRUE(f);
+  EXPECT_EQ(d.dev->uuid_lookups, 1);  // ... the first open asks it, once
   EXPECT_EQ(f->device_id(), 0);
   EXPECT_EQ(f->array("points").device_id, 0);
   EXPECT_EQ(first_point(*f), 2.5);
   auto* t = f->to_dlpack("points");
   EXPECT_EQ(t->dl_tensor.device.device_id, 0);
   t->deleter(t);
+  f.reset();
+  d.publish(3, 3.5);
+  auto g = s.wait(milliseconds(1000));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(first_point(*g), 3.5);
+  EXPECT_EQ(g->device_id(), 0);
+  EXPECT_EQ(d.dev->uuid_lookups, 1);
 }
 
-TEST(DevicePath, AGpuThisProcessDoesNotSeeIsRefusedAtAttachNamingIt) {
+TEST(DevicePath, AGpuThisProcessDoesNotSeeIsRefusedAtTheFirstFrameNamingIt) {
   OnFakeDevice d("unseen", 2, 0, /*daemon_ordinal=*/3);
   d.publish(3, 1.0);
   d.dev->visible = std::vector<shm::DeviceUuid>{shm::DeviceUuid{9}};  // another GPU only
+  auto s = meshdock::Slot::attach("m", d.options);
   try {
-    (void)meshdock::Slot::attach("m", d.options);
-    ADD_FAILURE() << "attached to a slot on a GPU this process does not see";
+    (void)s.wait(milliseconds(1000));
+    ADD_FAILURE() << "a frame of a slot on a GPU this process does not see";
   } catch (const meshdock::SdkError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("a CUDA slot on GPU-6d64fa4e-0102-0304-0506-0708090a0b0c (the daemon's "
@@ -567,6 +578,8 @@ TEST(DevicePath, AGpuThisProcessDoesNotSeeIsRefusedAtAttachNamingIt) {
               std::string::npos)
         << msg;
   }
+  EXPECT_THROW((void)s.wait(milliseconds(200)), meshdock::SdkError);  // every time, by name
+  EXPECT_EQ(d.dev->imports_open(), 0);
 }
 
 TEST(DevicePath, WithoutAUuidOrARuntimeThatCanTellTheDaemonsOrdinalIsUsed) {

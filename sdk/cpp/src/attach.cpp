@@ -292,9 +292,12 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // As validated at attach; never re-read from shared memory.
   std::uint32_t num_slots = 0;
   std::int32_t device_type = shm::kDLDeviceCPU;
-  // A CUDA slot's GPU under this process's ordinal (found by the catalog's UUID: see
-  // resolve_device); the daemon's device_id where the UUID or the runtime cannot tell.
-  std::int32_t device_id = 0;
+  // A CUDA slot's GPU under this process's ordinal, found by the catalog's UUID at the first
+  // open (resolve_device); the daemon's device_id until then, and where the UUID or the runtime
+  // cannot tell. Not at attach: asking the runtime starts it, and a process that attaches and
+  // then forks workers must leave them a CUDA they can still initialise.
+  std::atomic<std::int32_t> device_id{0};
+  bool device_resolved = false;  // under m
   // What opens a CUDA slot's buffers: AttachOptions::device_ipc, else the CUDA runtime's
   // (nullptr in a build without CUDA).
   std::shared_ptr<DeviceIpc> ipc;
@@ -341,6 +344,28 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   }
 
   std::string what() const { return "slot '" + name + "' (/" + *o.prefix + name + ")"; }
+
+  // The ordinal under which this process sees a CUDA slot's GPU: the daemon's device_id names
+  // it among the daemon's CUDA_VISIBLE_DEVICES, which a consumer's need not be (a container
+  // given one GPU sees it as cuda:0), so the catalog's UUID decides where the runtime can tell.
+  // A GPU this process does not see is an error naming it, not an open on another GPU.
+  std::int32_t resolve_device() const {
+    const auto daemon_id = cat->device_id();
+    const auto& uuid = cat->device_uuid();
+    if (device_type != shm::kDLDeviceCUDA || !ipc || !shm::uuid_known(uuid)) return daemon_id;
+    const auto mine = ipc->ordinal_of(uuid);
+    if (!mine) return daemon_id;
+    if (*mine < 0) {
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      throw SdkError(what() + ": a CUDA slot on " + shm::uuid_string(uuid) +
+                     " (the daemon's cuda:" + std::to_string(daemon_id) +
+                     "), which this process does not see (" +
+                     (visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible)
+                              : std::string("CUDA_VISIBLE_DEVICES is unset")) +
+                     "): give it that GPU, by index or by UUID");
+    }
+    return *mine;
+  }
 
   // A forked child (a DataLoader worker of a Dataset attached before the fork) holds its
   // parent's registration, under which the daemon would not count the child's leases: it
@@ -577,6 +602,10 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
       mp->handle = shm::make_host_handle(object);
     } else {
       if (!ipc) throw SdkError(what() + " is a CUDA slot; this libmeshdock was built without CUDA");
+      if (!device_resolved) {  // throws, naming the GPU, when this process does not see it
+        device_id = resolve_device();
+        device_resolved = true;
+      }
       // The handles as they were for this page: the control block may name a fresher buffer
       // already (our lease made the daemon give the slot one), and opening that would show
       // this frame another frame's bytes.
@@ -649,28 +678,6 @@ struct FrameState {
 
 namespace {
 
-// The ordinal under which this process sees a CUDA slot's GPU: the daemon's device_id names it
-// in the daemon's CUDA_VISIBLE_DEVICES, which a consumer's need not share (a container given
-// one GPU sees it as cuda:0), so the catalog's UUID decides where the runtime can tell. A GPU
-// this process does not see is an error now, naming it, rather than an open on another GPU.
-std::int32_t resolve_device(const SlotState& s) {
-  const auto daemon_id = s.cat->device_id();
-  const auto& uuid = s.cat->device_uuid();
-  if (s.device_type != shm::kDLDeviceCUDA || !s.ipc || !shm::uuid_known(uuid)) return daemon_id;
-  const auto mine = s.ipc->ordinal_of(uuid);
-  if (!mine) return daemon_id;
-  if (*mine < 0) {
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    throw SdkError(s.what() + ": a CUDA slot on " + shm::uuid_string(uuid) +
-                   " (the daemon's cuda:" + std::to_string(daemon_id) +
-                   "), which this process does not see (" +
-                   (visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible)
-                            : std::string("CUDA_VISIBLE_DEVICES is unset")) +
-                   "): give it that GPU, by index or by UUID");
-  }
-  return *mine;
-}
-
 // Opens and validates the segments of `name` and registers with the daemon. Returns nullptr
 // when they are not there (yet); throws SdkError when they are there but malformed.
 std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOptions& options,
@@ -712,7 +719,7 @@ std::shared_ptr<SlotState> open_segments(const std::string& name, const AttachOp
   }
   s->num_slots = s->cb->num_slots();
   s->device_type = s->cat->device_type();
-  s->device_id = resolve_device(*s);
+  s->device_id = s->cat->device_id();
   if (s->num_slots != s->cat->num_slots())
     throw SdkError(s->what() + ": control block has " + std::to_string(s->num_slots) +
                    " slots, catalog " + std::to_string(s->cat->num_slots()));
