@@ -77,7 +77,7 @@ def test_the_cpp_consumer_sees_the_same(daemon, data_dir):
     assert got["arrays"]["points"]["dtype"] == [2, 32] and got["dlpack_points_ndim"] == 2
 
 
-def test_the_example_consumers_take_help_and_refuse_what_they_do_not_know():
+def test_the_cpp_consumer_and_c_consumer_examples_take_help_and_refuse_unknown_options():
     """--help was a slot name (5 s of waiting for slot '--help'), and cpp_consumer dropped an
     unknown option (--frame 3 ran one frame with no word)."""
     for exe in ("cpp_consumer", "c_consumer"):
