@@ -40,22 +40,25 @@ struct FakeDevice {
   std::vector<std::uintptr_t> marked;
   // Which GPU it is (DeviceIpc::ordinal_of): the daemon sees it as cuda:<daemon_ordinal> with
   // UUID `uuid` (`daemon_writes_uuid` false: its catalog says none, as an older daemon's), the
-  // consumer's runtime sees the GPUs
-  // `visible` (their UUIDs in ordinal order; nullopt: it cannot tell), and an open on any other
-  // ordinal than the GPU's own in the consumer fails, as on CUDA.
+  // consumer's runtime sees the GPUs `visible` (their UUIDs in ordinal order; nullopt: it
+  // cannot tell), and an open on any other ordinal than the GPU's own in the consumer fails,
+  // as on CUDA.
   int daemon_ordinal = 0;
   bool daemon_writes_uuid = true;
   int uuid_lookups = 0;  // ordinal_of calls (each starts the runtime on CUDA)
   shm::DeviceUuid uuid{0x6d, 0x64, 0xfa, 0x4e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   std::optional<std::vector<shm::DeviceUuid>> visible = std::vector<shm::DeviceUuid>{uuid};
 
-  // The ordinal the consumer must open on (-1: none; the caller holds `m`).
-  int consumer_ordinal() const {
-    if (!visible) return daemon_ordinal;
+  // The consumer's ordinal of the GPU with UUID `u`, as DeviceIpc::ordinal_of answers (-1:
+  // not visible; nullopt: cannot tell). The caller holds `m`.
+  std::optional<std::int32_t> visible_ordinal(const shm::DeviceUuid& u) const {
+    if (!visible) return std::nullopt;
     for (std::size_t i = 0; i < visible->size(); ++i)
-      if ((*visible)[i] == uuid) return static_cast<int>(i);
+      if ((*visible)[i] == u) return static_cast<std::int32_t>(i);
     return -1;
   }
+  // The ordinal the consumer must open on (-1: none). The caller holds `m`.
+  int consumer_ordinal() const { return visible_ordinal(uuid).value_or(daemon_ordinal); }
 
   int imports_open() {
     std::lock_guard lock(m);
@@ -150,10 +153,7 @@ class FakeDeviceIpc final : public DeviceIpc {
   std::optional<std::int32_t> ordinal_of(const shm::DeviceUuid& uuid) override {
     std::lock_guard lock(dev_->m);
     ++dev_->uuid_lookups;
-    if (!dev_->visible) return std::nullopt;
-    for (std::size_t i = 0; i < dev_->visible->size(); ++i)
-      if ((*dev_->visible)[i] == uuid) return static_cast<std::int32_t>(i);
-    return -1;
+    return dev_->visible_ordinal(uuid);
   }
   void close_memory(void* ptr) noexcept override {
     std::lock_guard lock(dev_->m);
