@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "../support/fake_device.hpp"
@@ -221,6 +222,40 @@ TEST(DevicePath, AFrameKeepsItsLeaseUntilTheWorkQueuedOnItsStreamsIsOver) {
   EXPECT_EQ(d.handle(0), v2);
   EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
   EXPECT_EQ(d.dev->blocking_waits, 0);
+}
+
+// DLPack's stream 2 is the per-thread default stream of the thread that adopts the tensor: a
+// different stream in every thread, which no other thread can name. A framework may drop the
+// tensor on another thread (a DataLoader's pin thread, a garbage collector's); before, the end
+// was marked there on stream 2, that thread's own stream, and the lease went before the
+// consumer's kernels did. Now such a deleter marks the legacy default stream, which waits for
+// every blocking stream's work; on the adopting thread, stream 2 is marked as it is.
+TEST(DevicePath, APerThreadStreamEndedOnAnotherThreadIsMarkedOnTheLegacyStream) {
+  OnFakeDevice d("perthread", 2);
+  d.publish(3, 1.0);
+  auto s = meshdock::Slot::attach("m", d.options);
+  DLManagedTensor* t = nullptr;
+  {
+    auto f = s.wait(milliseconds(1000));
+    ASSERT_TRUE(f);
+    f->order_after_upload(meshdock::DeviceIpc::kPerThreadStream);
+    f->order_after_upload(meshdock::DeviceIpc::kPerThreadStream);  // one use
+    f->order_after_upload(0x55);
+    t = f->to_dlpack("points");
+  }
+  std::thread([t] { t->deleter(t); }).join();
+  EXPECT_EQ(d.dev->marked, (std::vector<std::uintptr_t>{meshdock::DeviceIpc::kLegacyStream, 0x55}));
+
+  d.dev->marked.clear();
+  d.publish(3, 2.0);
+  {
+    auto f = s.wait(milliseconds(1000));
+    ASSERT_TRUE(f);
+    f->order_after_upload(meshdock::DeviceIpc::kPerThreadStream);
+    std::thread([&f] { f->order_after_upload(meshdock::DeviceIpc::kPerThreadStream); }).join();
+  }  // ends here: this thread's stream 2 as itself, the other thread's as the legacy stream
+  EXPECT_EQ(d.dev->marked, (std::vector<std::uintptr_t>{meshdock::DeviceIpc::kPerThreadStream,
+                                                        meshdock::DeviceIpc::kLegacyStream}));
 }
 
 // Where the runtime gives no interprocess event (the CUDA backend then publishes an all-zero

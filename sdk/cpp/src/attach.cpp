@@ -659,17 +659,34 @@ struct FrameState {
   // CUDA slots: the consumer streams ordered after the upload (order_after_upload: what the
   // frame's tensors were adopted on). The last tensor's deleter runs when the framework drops
   // it, kernels reading it possibly still queued on them: the lease waits for those.
+  // The per-thread default stream (DeviceIpc::kPerThreadStream) is another stream in every
+  // thread, so it is kept with the thread that ordered it (`thread`; empty for other streams).
+  struct Use {
+    std::uintptr_t stream;
+    std::thread::id thread;
+    bool operator==(const Use&) const = default;
+  };
   mutable std::mutex streams_m;
-  mutable std::vector<std::uintptr_t> streams;
+  mutable std::vector<Use> streams;
   // The frame ends: when its work on those streams is over (at once without any), a retired
   // buffer no other frame uses is unmapped (so a CUDA import is closed before the daemon may
   // free it), and only then the lease goes (SlotState::end_frame).
   ~FrameState() {
     std::vector<void*> marks;
     if (mapping && mapping->device_ptr && mapping->opener == ::getpid())
-      for (const auto st : streams)
-        if (void* m = mapping->ipc->record_use(slot->device_id, st)) marks.push_back(m);
+      for (const auto& use : streams)
+        if (void* m = mapping->ipc->record_use(slot->device_id, mark_stream(use)))
+          marks.push_back(m);
     slot->end_frame(std::move(mapping), index, lease, std::move(marks));
+  }
+  // Where the end of a use is marked, on the thread running the last deleter (any thread: the
+  // one that drops the tensor, a garbage collector's). Another thread's per-thread default
+  // stream cannot be named from here: the legacy default stream stands in for it, since it
+  // waits for the work queued on every blocking stream, per-thread default streams included.
+  static std::uintptr_t mark_stream(const Use& use) {
+    if (use.stream == DeviceIpc::kPerThreadStream && use.thread != std::this_thread::get_id())
+      return DeviceIpc::kLegacyStream;
+    return use.stream;
   }
 };
 
@@ -1055,9 +1072,12 @@ void Frame::order_after_upload(std::uintptr_t stream) const {
                      hex(stream) + " waiting for the slot's upload event: " + e.what());
     }
   }
+  const FrameState::Use use{stream, stream == DeviceIpc::kPerThreadStream
+                                        ? std::this_thread::get_id()
+                                        : std::thread::id{}};
   std::lock_guard lock(s_->streams_m);
-  if (std::find(s_->streams.begin(), s_->streams.end(), stream) == s_->streams.end())
-    s_->streams.push_back(stream);
+  if (std::find(s_->streams.begin(), s_->streams.end(), use) == s_->streams.end())
+    s_->streams.push_back(use);
 }
 
 }  // namespace meshdock

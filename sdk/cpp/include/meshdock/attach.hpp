@@ -104,6 +104,8 @@ class Frame {
   // remembered: when the frame's last owner goes (a DLPack deleter, which frameworks call with
   // kernels still queued), its end is marked on every such stream and the lease is kept until
   // the marks are passed (the slot's next wait() / latest() looks; its last owner waits).
+  // Stream 2 is the calling thread's per-thread default stream; a deleter running on another
+  // thread marks the legacy default stream instead, which waits for it.
   void order_after_upload(std::uintptr_t stream) const;
   // Shares ownership of the frame: what keeps the mapping and the lease alive.
   std::shared_ptr<const void> keepalive() const;

@@ -32,16 +32,15 @@ class DeviceIpc {
   // give: no ordering). The current device is left as it was, as by open_memory.
   virtual void* open_event(std::int32_t device, const shm::Handle& handle) = 0;
   virtual void destroy_event(void* event) noexcept = 0;
+  // The CUDA runtime's special stream handles (cudaStreamLegacy, cudaStreamPerThread), as
+  // DLPack's __dlpack__(stream=) passes them: 1 the legacy default stream (0 also means it in
+  // code built without per-thread default streams, as libmeshdock is), 2 the calling thread's
+  // per-thread default stream (another stream in every thread).
+  static constexpr std::uintptr_t kLegacyStream = 1;
+  static constexpr std::uintptr_t kPerThreadStream = 2;
   // Makes `stream` (a cudaStream_t; 0 the legacy default stream) wait for `event`.
   virtual void stream_wait(std::uintptr_t stream, void* event) = 0;
 
-  // The end of a frame's use on a consumer stream. A consumer's framework calls a DLPack
-  // deleter when its tensor goes, with kernels reading it still queued; the frame's lease must
-  // outlive them, or the daemon may write the ring slot under them. record_use marks the point
-  // in `stream` (on device `device`) that the work queued so far ends at; nullptr: it cannot
-  // (the stream is gone, or a runtime without streams), and the use counts as over.
-  // use_over says whether that point was reached (`block`: waits for it); either way an error
-  // counts as over (a stream that cannot be waited on holds nothing up). end_use frees the mark.
   // This process's ordinal of the GPU whose UUID is `uuid` (the catalog's): with another
   // CUDA_VISIBLE_DEVICES than the daemon's (a container given one GPU sees it as cuda:0) the
   // daemon's ordinal names another GPU here, or none. -1: no device this process sees has it;
@@ -51,6 +50,13 @@ class DeviceIpc {
     return std::nullopt;
   }
 
+  // The end of a frame's use on a consumer stream. A consumer's framework calls a DLPack
+  // deleter when its tensor goes, with kernels reading it still queued; the frame's lease must
+  // outlive them, or the daemon may write the ring slot under them. record_use marks the point
+  // in `stream` (on device `device`) that the work queued so far ends at; nullptr: it cannot
+  // (the stream is gone, or a runtime without streams), and the use counts as over.
+  // use_over says whether that point was reached (`block`: waits for it); either way an error
+  // counts as over (a stream that cannot be waited on holds nothing up). end_use frees the mark.
   virtual void* record_use(std::int32_t /*device*/, std::uintptr_t /*stream*/) noexcept {
     return nullptr;
   }

@@ -250,12 +250,13 @@ MESHDOCK_API int meshdock_frame_array_dlpack(const meshdock_frame* frame, size_t
 /* The same as a pre-1.0 DLManagedTensor, for consumers that only take "dltensor" capsules. */
 MESHDOCK_API int meshdock_frame_array_dlpack_legacy(const meshdock_frame* frame, size_t index,
                                                     DLManagedTensor** out);
-/* CUDA slots: makes `stream` (a cudaStream_t; 0 = legacy default stream) wait for the slot's
- * upload event, without a host synchronisation. Host slots: no-op, MESHDOCK_OK. The stream is
- * remembered: when the frame's last owner goes (meshdock_frame_release, the last DLPack
- * deleter), the frame's lease is kept until the work queued on it by then is done (the slot's
- * next wait / latest looks; the slot's last owner, meshdock_slot_release or the last
- * frame, waits for it). */
+/* CUDA slots: makes `stream` (a cudaStream_t; 0 or 1 = the legacy default stream, 2 = the
+ * calling thread's per-thread default stream) wait for the slot's upload event, without a host
+ * synchronisation. Host slots: no-op, MESHDOCK_OK. The stream is remembered: when the frame's
+ * last owner goes (meshdock_frame_release, the last DLPack deleter), the frame's lease is kept
+ * until the work queued on it by then is done (the slot's next wait / latest looks; the slot's
+ * last owner, meshdock_slot_release or the last frame, waits for it). Stream 2 ordered on one
+ * thread and ended on another is waited for on the legacy default stream. */
 MESHDOCK_API int meshdock_frame_order_after_upload(const meshdock_frame* frame, uintptr_t stream);
 
 /* ---- In-process meshes ----------------------------------------------------------------------- */
