@@ -49,6 +49,17 @@ FileStamp stamp_of(const struct stat& st) {
           static_cast<std::uint64_t>(st.st_size)};
 }
 
+// A name a new slot may have: valid, and none of another slot's objects (names.hpp).
+void check_slot_name(const std::string& name) {
+  try {
+    shm::validate_name(name);
+  } catch (const shm::ProtocolError& e) {
+    throw ServiceError(Status::kInvalidArgument, e.what());
+  }
+  if (auto problem = shm::slot_name_collision(name); !problem.empty())
+    throw ServiceError(Status::kInvalidArgument, problem);
+}
+
 // A Roots refusal as the status the client gets.
 [[noreturn]] void refuse(const RootsError& e) {
   using K = RootsError::Kind;
@@ -465,11 +476,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
                                                "(gone or past its deadline) after the " + at +
                                                " phase; nothing was published");
   };
-  try {
-    shm::validate_name(r.name);
-  } catch (const shm::ProtocolError& e) {
-    throw ServiceError(Status::kInvalidArgument, e.what());
-  }
+  check_slot_name(r.name);
   if (r.num_slots > shm::kMaxSlots)
     throw ServiceError(Status::kInvalidArgument,
                        "num_slots " + std::to_string(r.num_slots) + " is not 1..10");
@@ -589,11 +596,17 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     e->slot->set_pause_mid_write(failpoint && c_.failpoint.phase == "mid_write"
                                      ? c_.failpoint.pause
                                      : std::chrono::milliseconds(0));
-    const auto pub = e->slot->publish(e->payload);
+    // The last look at the client: a frame that goes out is the load done, whatever it does.
+    const auto pub = e->slot->publish(e->payload, [&] { return cancelled && cancelled(); });
     reservation.release();  // the new buffers count themselves now
     progress(Phase::kPublish, total, total,
              "frame " + std::to_string(pub.frame) + ", " +
                  upload_text(pub.copied_bytes, pub.upload_seconds));
+  } catch (const slots::SlotAbandoned&) {
+    give_back();
+    throw ServiceError(Status::kCancelled, "load of '" + r.name + "' cancelled by its client " +
+                                               "(gone or past its deadline) during the copy " +
+                                               "phase; nothing was published");
   } catch (const slots::SlotError& err) {
     give_back();
     throw ServiceError(Status::kFailedPrecondition, err.what());
@@ -838,11 +851,7 @@ void Registry::refuse_field_of_tensor(const Entry& e, const std::string& name,
 void Registry::check_publish_tensor(const std::string& name, const mesh::DType& dtype,
                                     const std::vector<std::int64_t>& shape, std::uint64_t bytes,
                                     const std::string& device, std::uint32_t num_slots) const {
-  try {
-    shm::validate_name(name);
-  } catch (const shm::ProtocolError& e) {
-    throw ServiceError(Status::kInvalidArgument, e.what());
-  }
+  check_slot_name(name);
   if (!shm::BufferMetadata::of_array(dtype.code, dtype.bits, shape))
     throw ServiceError(Status::kInvalidArgument,
                        "tensor: shape " + shape_text(shape) +

@@ -305,7 +305,7 @@ std::vector<std::string> Slot::take_notes() {
   return notes;
 }
 
-Published Slot::publish(const payload::DevicePayload& p) {
+Published Slot::publish(const payload::DevicePayload& p, const std::function<bool()>& abandon) {
   const Layout layout = plan_layout(p);
   const std::string manifest = shm::encode_manifest(layout.manifest);
   std::lock_guard lock(m_);
@@ -490,6 +490,8 @@ Published Slot::publish(const payload::DevicePayload& p) {
   if (!handles_changed && metadata != metadata_ && write_idx_ > 0) ++version_;
   cb_->set_version(version_);
   if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);
+  if (abandon && abandon())
+    throw SlotAbandoned("slot '" + o_.name + "': the publish was abandoned after the copy");
   const std::uint32_t frame = write_idx_ + 1;
   // The page names the version of *this* slot's buffer (its data segment's name), which is
   // older than version_ when another slot's buffer was replaced since.

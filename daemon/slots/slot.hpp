@@ -42,6 +42,11 @@ class SlotError : public std::runtime_error {
  public:
   explicit SlotError(const std::string& what) : std::runtime_error(what) {}
 };
+// A publish its caller abandoned before the frame went out (Slot::publish's `abandon`).
+class SlotAbandoned : public SlotError {
+ public:
+  using SlotError::SlotError;
+};
 
 struct SlotOptions {
   std::string prefix{shm::kDefaultPrefix};
@@ -102,7 +107,11 @@ class Slot {
   Slot& operator=(const Slot&) = delete;
   ~Slot();
 
-  Published publish(const payload::DevicePayload& p);
+  // Copies `p` into a ring slot and makes it the newest frame. `abandon`, when given, is asked
+  // once the copy is done, just before the frame goes out: true throws SlotAbandoned and
+  // publishes nothing, as a failed publish (a Load whose client went or passed its deadline
+  // during the copy).
+  Published publish(const payload::DevicePayload& p, const std::function<bool()>& abandon = {});
   // See SlotOptions::pause_mid_write (a slot reused by a reload gets the failpoint this way).
   void set_pause_mid_write(std::chrono::milliseconds pause) { o_.pause_mid_write = pause; }
   // Heartbeat (every 100 ms); clears leases of dead or unknown pids; frees retired buffers

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import conftest
+import meshdock
 from daemon_util import BIN, Daemon, as_user, shm_names, wait_for
 from meshdock.health import health_pb2, health_pb2_grpc
 from meshdock.v1 import meshdock_pb2 as pb
@@ -396,6 +397,50 @@ def test_a_load_past_its_deadline_leaves_nothing_behind(tmp_path):
     finally:
         assert d.stop() == 0, d.stderr
     assert "load of 'late' cancelled by its client" in d.stderr
+
+
+def test_a_deadline_passing_during_the_copy_publishes_nothing(tmp_path):
+    """A trial: a 77 MiB mesh loading in 80 ms under a 50 ms deadline was published after the
+    client got DEADLINE_EXCEEDED (the last look at the client was before the copy), so a retry
+    met ALREADY_EXISTS. The failpoint holds the load after its copy, before the frame goes out."""
+    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "mid_write:1500"})
+    try:
+        code, _ = _code(lambda: list(d.stub.Load(
+            pb.LoadRequest(path=str(d.root / "box.v41.msh"), name="late"), timeout=0.5)))
+        assert code == S.DEADLINE_EXCEEDED
+        time.sleep(2.0)  # past the failpoint
+        assert len(d.stub.List(pb.ListRequest()).slots) == 0
+        assert [n for n in shm_names(d.prefix) if "late" in n] == []
+        d.load("box.v41.msh", "late")  # the name is free: a retry loads it
+    finally:
+        assert d.stop() == 0, d.stderr
+    assert "load of 'late' cancelled by its client (gone or past its deadline) during the copy" \
+        in d.stderr
+
+
+def test_a_name_that_is_another_slots_segment_is_refused(tmp_path):
+    """A trial: loading "box.catalog" beside "box" made box's catalog object a 433-byte
+    control block (every consumer of box failed: bad magic), and unloading it unlinked box's
+    catalog; "a.leases" and a data segment's name did the same to leases and buffers."""
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    try:
+        d.load("box.v41.msh", "box")
+        before = d.catalog("box")
+        manifest, _ = d.newest("box")
+        data_object = [n for n in shm_names(d.prefix) if n.startswith(d.prefix + "d")][0]
+        for name in ("box.catalog", "box.leases", data_object[len(d.prefix):]):
+            code, details = _code(lambda: list(d.stub.Load(
+                pb.LoadRequest(path=str(d.root / "box.v41.msh"), name=name))))
+            assert code == S.INVALID_ARGUMENT, (name, code, details)
+            assert f"slot name '{name}'" in details
+            with meshdock.Client(d.addr) as c, pytest.raises(meshdock.DaemonError) as e:
+                c.publish_tensor(name, np.zeros(4, np.float32))
+            assert e.value.code == "INVALID_ARGUMENT" and f"slot name '{name}'" in e.value.message
+        assert [s.name for s in d.stub.List(pb.ListRequest()).slots] == ["box"]
+        assert d.catalog("box").num_slots == before.num_slots
+        assert d.newest("box")[0] == manifest  # box's consumers still read it
+    finally:
+        assert d.stop() == 0, d.stderr
 
 
 # ---- 5. a second daemon on a live socket -----------------------------------------------------

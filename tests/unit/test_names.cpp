@@ -46,3 +46,30 @@ TEST(Names, DataObjectNameAlwaysFitsAHostHandle) {
   EXPECT_EQ(shm::data_object_name("meshdock.", "golden", 0, 1001),
             "meshdock.d2b72c88efe37d9c4.s0.v000003e9");
 }
+
+// Under one prefix, "a.catalog" would be slot a's catalog, "a.leases" its leases, and a name of
+// the data segments' form some slot's buffer: meshdockd refuses to load such a name (a trial
+// loaded "box.catalog" beside "box", which truncated box's catalog to a control block).
+TEST(Names, ANameThatIsAnotherSlotsSegmentIsACollision) {
+  EXPECT_EQ(shm::slot_name_collision("box"), "");
+  EXPECT_EQ(shm::slot_name_collision("box.catalogue"), "");
+  EXPECT_EQ(shm::slot_name_collision("catalog"), "");
+  EXPECT_EQ(shm::slot_name_collision("box.catalog"),
+            "slot name 'box.catalog' ends with '.catalog', so its control block would be slot "
+            "'box''s catalog segment; choose a name that does not end with '.catalog'");
+  EXPECT_NE(shm::slot_name_collision("a.leases").find("slot 'a''s leases segment"),
+            std::string::npos);
+  EXPECT_NE(shm::slot_name_collision(".leases"), "");
+  // Every data segment name the daemon makes, whatever the slot and version, is refused...
+  for (const std::uint32_t slot : {0u, 9u, 4294967295u})
+    for (const std::uint64_t version : {0ull, 4ull, ~0ull}) {
+      const auto object = shm::data_object_name("", "box", slot, version);
+      EXPECT_NE(shm::slot_name_collision(object).find("data segment"), std::string::npos) << object;
+    }
+  // ... and near misses are names like any other.
+  EXPECT_EQ(shm::slot_name_collision("d004d2e191349e4f2.s0.v0000000"), "");    // 7 hex
+  EXPECT_EQ(shm::slot_name_collision("d004d2e191349e4f2.s0.v000000041"), "");  // 9 hex
+  EXPECT_EQ(shm::slot_name_collision("d004d2e191349e4f2.s.v00000004"), "");    // no slot
+  EXPECT_EQ(shm::slot_name_collision("D004d2e191349e4f2.s0.v00000004"), "");
+  EXPECT_EQ(shm::slot_name_collision("d004d2e191349e4fX.s0.v00000004"), "");
+}

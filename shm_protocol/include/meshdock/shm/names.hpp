@@ -112,6 +112,40 @@ inline std::string prefix_separator_problem(std::string_view prefix) {
          p + "NAME'); meshdock prefixes end with one: did you mean '" + p + ".'?";
 }
 
+// A name that is a valid name but would be one of another slot's objects under the same prefix
+// (empty when it is not): "a.catalog" is slot a's catalog, "a.leases" its leases, and a name of
+// the data segments' form ("d<16 hex>.s<N>.v<8 hex>") is some slot's buffer. Loading such a name
+// would overwrite or unlink that slot's segment, so meshdockd refuses it (the names work as
+// far as the protocol goes: a consumer may still attach to one that another producer made).
+inline std::string slot_name_collision(std::string_view name) {
+  const std::string n = "slot name '" + printable(name) + "'";
+  for (const auto suffix : {kCatalogSuffix, kLeasesSuffix})
+    if (name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+      return n + " ends with '" + std::string(suffix) + "', so its control block would be slot '" +
+             printable(name.substr(0, name.size() - suffix.size())) + "''s " +
+             std::string(suffix.substr(1)) + " segment; choose a name that does not end with '" +
+             std::string(suffix) + "'";
+  auto hex = [&](std::size_t from, std::size_t count) {
+    if (from + count > name.size()) return false;
+    for (std::size_t k = from; k < from + count; ++k) {
+      const char c = name[k];
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    }
+    return true;
+  };
+  // d + 16 hex + ".s" + 1..10 digits + ".v" + 8 hex
+  if (name.size() >= 29 && name[0] == 'd' && hex(1, 16) && name.substr(17, 2) == ".s") {
+    std::size_t k = 19;
+    while (k < name.size() && name[k] >= '0' && name[k] <= '9') ++k;
+    if (k > 19 && k - 19 <= 10 && name.substr(k, 2) == ".v" && k + 2 + 8 == name.size() &&
+        hex(k + 2, 8))
+      return n +
+             " has the form of a data segment's name (d<hash>.s<slot>.v<version>), so it "
+             "could be another slot's buffer; choose another name";
+  }
+  return {};
+}
+
 // Object names as Boost.Interprocess and Python's multiprocessing.shared_memory spell them
 // (no leading slash; both add it when they call shm_open).
 inline std::string control_object_name(std::string_view prefix, std::string_view name) {
