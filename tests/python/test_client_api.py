@@ -400,3 +400,100 @@ def test_a_forked_child_gets_fork_error_and_the_parents_stream_lives_on(daemon):
     assert out["health"] == "SERVING"
     assert out["names"] == ["after", "before"]
     assert out["events"].count("LOADED") == 2, out["events"]
+
+
+# ---- found by a trial from outside (session 18) ---------------------------------------------
+
+def test_threads_waiting_on_one_slot_never_get_the_same_frame(daemon):
+    """Before: wait() called the unlocked C handle from every thread, and 4 threads waiting on
+    one slot while 500 frames were published were handed 10 frames twice."""
+    daemon.client.load(daemon.root / BOX, name="b")
+    slot = daemon.client.attach("b")
+    got, done = [], threading.Event()
+
+    def consume():
+        while not done.is_set():
+            try:
+                with slot.wait(timeout=0.2) as f:
+                    got.append(f.number)
+            except TimeoutError:
+                pass
+
+    threads = [threading.Thread(target=consume) for _ in range(4)]
+    for t in threads:
+        t.start()
+    T = np.zeros(300, np.float32)
+    for _ in range(300):
+        daemon.client.publish("b", "point_data/T", T)
+    time.sleep(0.5)
+    done.set()
+    for t in threads:
+        t.join(10)
+    slot.close()
+    assert len(got) > 50
+    assert len(got) == len(set(got)), sorted(n for n in set(got) if got.count(n) > 1)
+
+
+def test_wait_takes_infinity_and_a_waiting_thread_keeps_its_own_timeout(daemon):
+    """Before: wait(timeout=math.inf) raised OverflowError."""
+    import math
+    daemon.client.load(daemon.root / BOX, name="b")
+    slot = daemon.client.attach("b")
+    with slot.wait(timeout=math.inf) as f:  # the first frame is there
+        assert f.number == 1
+    holder = threading.Thread(target=lambda: pytest.raises(TimeoutError, slot.wait, 1.5))
+    holder.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        slot.wait(timeout=0.2)  # behind the other thread's wait: still 0.2 s, not 1.5
+    assert time.monotonic() - t0 < 1.0
+    holder.join()
+    slot.close()
+
+
+def test_frames_slots_and_arrays_refuse_pickle_saying_what_to_do(daemon, data_dir):
+    """Before: "ctypes objects containing pointers cannot be pickled"."""
+    import pickle
+    daemon.client.load(daemon.root / BOX, name="b")
+    with daemon.client.attach("b") as slot:
+        f = slot.wait(5)
+        for obj, words in ((f, "frame 1 of slot 'b'"), (slot, "attach in the other process"),
+                           (f.points, "cannot be pickled")):
+            with pytest.raises(TypeError, match=words):
+                pickle.dumps(obj)
+        f.release()
+    p = md.to_dlpack(md.read(data_dir / "meshes" / BOX))
+    with pytest.raises(TypeError, match="points: a meshdock array cannot be pickled"):
+        pickle.dumps(p.points)
+
+
+def test_publishing_torch_tensors_is_like_numpy(daemon):
+    """Before: torch's DLPack errors came through, naming no field: bool ("Bool type is not
+    supported by dlpack"), requires_grad ("Can't export tensors that require gradient"),
+    complex ("no numpy dtype for DLPack (code 5, 64 bits)")."""
+    torch = pytest.importorskip("torch")
+    daemon.client.load(daemon.root / BOX, name="b")
+    c = daemon.client
+    c.publish("b", "point_data/flag", torch.arange(300) % 2 == 0)
+    c.publish("b", "point_data/w", torch.ones(300, requires_grad=True))
+    with pytest.raises(TypeError, match="point_data/z: dtype complex64 cannot be published"):
+        c.publish("b", "point_data/z", torch.zeros(300, dtype=torch.complex64))
+    with c.attach("b") as slot, slot.latest(5) as f:
+        assert np.from_dlpack(f.point_data["w"]).tolist() == [1.0] * 300
+        flag = np.asarray(f.point_data["flag"])
+        assert flag.dtype == np.bool_ and flag[:4].tolist() == [True, False, True, False]
+
+
+def test_a_closed_client_says_so_and_a_deadline_names_the_call(daemon):
+    """Before: "Cannot invoke RPC on closed channel!" and "Deadline Exceeded"."""
+    c = md.Client(daemon.addr)
+    c.close()
+    c.close()  # twice is fine
+    with pytest.raises(ValueError, match=r"this meshdock.Client \(unix:.*\) is closed"):
+        c.ls()
+    with md.Client(daemon.addr, timeout=1e-6) as quick, pytest.raises(md.DaemonError) as e:
+        quick.load(daemon.root / BOX, name="b")
+    assert e.value.code == "DEADLINE_EXCEEDED"
+    assert "Load: no reply from meshdockd at unix:" in e.value.message
+    assert "timeout of 1e-06 s" in e.value.message and "publishes nothing" in e.value.message

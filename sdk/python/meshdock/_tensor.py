@@ -67,6 +67,13 @@ class Tensor:
         self._plain = device[0] != KDL_CUDA  # no stream to order on __dlpack__
         self._cap = make_capsule  # libmeshdock makes the capsule itself (ABI 1.1), or None
 
+    def __reduce__(self):
+        # Memory of this process's frame or payload: another process cannot have it by pickle.
+        raise TypeError(f"{self.name}: a meshdock array cannot be pickled (it is this "
+                        "process's view of a frame or payload); send a copy "
+                        "(np.array(a) / torch.from_dlpack(a).clone()), or attach in the "
+                        "other process")
+
     # ---- DLPack ---------------------------------------------------------------------------
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         # The hot path of attach: keep it to two foreign calls and no conversions.

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
+import threading
+import time
 from dataclasses import dataclass
 from typing import Iterator, List, Optional
 
@@ -71,6 +74,11 @@ class Frame(DevicePayload):
         self.tensor = None
         self.released = True
         self.__class__ = _ReleasedFrame  # its arrays now raise, naming the frame
+
+    def __reduce__(self):
+        raise TypeError(f"frame {self.number} of slot '{self.slot_name}': a frame cannot be "
+                        "pickled (its arrays are this process's view of shared memory); attach "
+                        "in the other process, or send copies of the arrays")
 
     def __enter__(self) -> "Frame":
         return self
@@ -196,6 +204,9 @@ class _Slot:
         self.hook = hook
         self.ptr = handle.ptr
         self.layout: Optional[_Layout] = None
+        # A slot handle is not locked (C ABI): threads that wait on one slot take turns, or two
+        # of them could be handed the same frame (and share the interrupt hook's state).
+        self._lock = threading.Lock()
 
     @property
     def write_idx(self) -> int:
@@ -221,14 +232,25 @@ class _Slot:
         from . import _capi
         _capi.check(self._api.slot_check_producer(self.ptr))
 
-    def wait(self, timeout: float, seen_too: bool = False):
+    def wait(self, timeout: Optional[float], seen_too: bool = False):
         """A frame Handle (seen_too: the newest, even if returned before), or None after
-        `timeout` seconds."""
+        `timeout` seconds (None or infinity: no limit; negative: as 0). Another thread's wait
+        on this slot is waited for within the same timeout."""
         from . import _capi
-        out = ctypes.c_void_p()
-        self.hook.pending = None
-        take = self._api.slot_latest if seen_too else self._api.slot_wait
-        _capi.check(take(self.ptr, int(timeout * 1000), out), self.hook)
+        forever = timeout is None or timeout == math.inf
+        timeout = 0.0 if forever else max(0.0, float(timeout))
+        deadline = time.monotonic() + timeout
+        if not self._lock.acquire(timeout=-1 if forever else timeout):
+            return None
+        try:
+            # The C call takes whole milliseconds (-1: no limit); a day at a time is no limit.
+            ms = -1 if forever else int(min(max(0.0, deadline - time.monotonic()), 86400.0) * 1000)
+            out = ctypes.c_void_p()
+            self.hook.pending = None
+            take = self._api.slot_latest if seen_too else self._api.slot_wait
+            _capi.check(take(self.ptr, ms, out), self.hook)
+        finally:
+            self._lock.release()
         if not out.value:
             return None
         return _capi.Handle(out.value, self._api.frame_release)
@@ -264,9 +286,9 @@ class AttachedSlot:
 
     def wait(self, timeout: Optional[float] = 5.0) -> Frame:
         """The newest frame not returned yet; sleeps until one is published. Raises
-        TimeoutError after `timeout` seconds (None: wait forever), ProducerGone when the daemon
+        TimeoutError after `timeout` seconds (None or math.inf: wait forever), ProducerGone when the daemon
         is gone, SdkError on a corrupt segment."""
-        h = self._core.wait(-0.001 if timeout is None else max(0.0, timeout))
+        h = self._core.wait(timeout)
         if h is None:
             raise TimeoutError(f"slot '{self.name}': no new frame within {timeout} s "
                                f"(write_idx {self._core.write_idx})")
@@ -276,13 +298,15 @@ class AttachedSlot:
         """The newest frame published, whether or not it was returned before (a Dataset
         reading the current mesh for every item: each call a Frame with its own lease); sleeps
         only while none is published yet. Raises as wait()."""
-        h = self._core.wait(-0.001 if timeout is None else max(0.0, timeout), seen_too=True)
+        h = self._core.wait(timeout, seen_too=True)
         if h is None:
             raise TimeoutError(f"slot '{self.name}': nothing published within {timeout} s")
         return _frame(self.name, self._core, h)
 
     def frames(self, timeout: Optional[float] = None) -> Iterator[Frame]:
-        """Every new frame, as it comes (ends with ProducerGone / TimeoutError)."""
+        """wait() in a loop: the newest frame not returned yet, each time one comes (a
+        consumer slower than the producer skips the frames published meanwhile; ends with
+        ProducerGone / TimeoutError)."""
         while True:
             yield self.wait(timeout)
 
@@ -297,6 +321,11 @@ class AttachedSlot:
 
     def __repr__(self) -> str:
         return f"<meshdock.AttachedSlot {self.name!r}>"
+
+    def __reduce__(self):
+        raise TypeError(f"slot '{self.name}': an attached slot cannot be pickled; attach in "
+                        "the other process (a DataLoader worker: in worker_init_fn or the "
+                        "Dataset's first __getitem__)")
 
 
 class _Closed:

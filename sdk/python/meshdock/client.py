@@ -206,11 +206,14 @@ class Client:
         self._sources_lock = threading.Lock()
         # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
         self.shm_unavailable: Optional[str] = None
+        self._closed = False
 
-    # The channel and stub, in the process that made them only (_ForkGuard).
+    # The channel and stub, in the process that made them only (_ForkGuard), until close().
     def _check_process(self) -> None:
         if self._pid != os.getpid():
             _ForkGuard.check(f"a meshdock.Client made in process {self._pid} used")
+        if self._closed:
+            raise ValueError(f"this meshdock.Client ({self.addr}) is closed; make a new one")
 
     @property
     def _channel(self):
@@ -222,9 +225,17 @@ class Client:
         self._check_process()
         return self._stub_
 
-    def _explained(self, err: DaemonError) -> DaemonError:
+    def _explained(self, err: DaemonError, fn=None) -> DaemonError:
         """`err`, or, when gRPC could not connect at all ("failed to connect to all
-        addresses..."), what is wrong at the address, as meshdockctl says it."""
+        addresses..."), what is wrong at the address, as meshdockctl says it; a deadline says
+        which call and which timeout."""
+        if err.code == "DEADLINE_EXCEEDED" and self._timeout is not None:
+            verb = (getattr(fn, "_method", b"") or b"").decode(errors="replace").rsplit("/", 1)[-1]
+            why = (f"{verb or 'the call'}: no reply from meshdockd at {self.addr} within this "
+                   f"Client's timeout of {self._timeout:g} s")
+            if verb in ("Load", "Reload"):
+                why += " (the daemon stops a load past it and publishes nothing; ls() shows)"
+            return DaemonError(err.code, why)
         if err.code != "UNAVAILABLE" or "failed to connect" not in err.message:
             return err
         found = _diagnose_unavailable(self.addr)
@@ -240,7 +251,7 @@ class Client:
         try:
             return fn(req, metadata=self._metadata, timeout=self._timeout)
         except self._grpc.RpcError as e:
-            raise self._explained(error(e)) from None
+            raise self._explained(error(e), fn) from None
 
     def _stream(self, fn, req, progress: Optional[Callable] = None) -> R.SlotInfo:
         last = None
@@ -250,7 +261,7 @@ class Client:
                 if progress is not None:
                     progress(R.from_pb(R.LoadProgress, p))
         except self._grpc.RpcError as e:
-            raise self._explained(_daemon_error(e)) from None
+            raise self._explained(_daemon_error(e), fn) from None
         return R.from_pb(R.SlotInfo, last.slot)
 
     # ---- verbs -------------------------------------------------------------------------------
@@ -330,9 +341,19 @@ class Client:
             raise ValueError(f"{field}: a 0-d array (a scalar) cannot be published: frames "
                              "carry arrays of 1 to 4 dimensions (np.atleast_1d(x) sends shape "
                              "(1,))")
-        if str(getattr(array, "dtype", "")) == "torch.bfloat16":  # numpy has no bfloat16
-            import torch
-            array, code = array.contiguous().view(torch.int16), 4  # the same 16 bits
+        if type(array).__module__.startswith("torch") and hasattr(array, "detach"):
+            array = array.detach()  # the values are read; autograd has no part in a publish
+            if str(array.dtype) == "torch.bfloat16":  # numpy has no bfloat16
+                import torch
+                array, code = array.contiguous().view(torch.int16), 4  # the same 16 bits
+            elif array.device.type == "cpu":
+                # torch's own numpy view (no copy): its DLPack export refuses bool (1.13) and
+                # says nothing of the field
+                try:
+                    array = array.resolve_conj().resolve_neg().numpy()
+                except (TypeError, RuntimeError) as e:
+                    raise TypeError(f"{field}: a torch {array.dtype} tensor cannot be "
+                                    f"published ({e})") from None
         a = np.ascontiguousarray(_host_array(field, array, notes))
         if a.dtype.kind not in _DTYPES:
             raise TypeError(f"{field}: dtype {a.dtype} cannot be published")
@@ -462,6 +483,7 @@ class Client:
             self._sources.close()  # unlinks in the process that made them only
         if self._pid == os.getpid():
             self._channel_.close()  # a forked child's inherited channel is not its to close
+        self._closed = True
 
     def __enter__(self) -> "Client":
         return self

@@ -415,7 +415,7 @@ def _host_array(name, a, notes):
             return numpy_from_exporter(a, name)
         get = getattr(a, "get", None) or (lambda: _cupy().asnumpy(a))
         if hasattr(a, "cpu") and not hasattr(a, "get"):  # torch
-            get = lambda: a.cpu().numpy()  # noqa: E731
+            get = lambda: a.detach().cpu().numpy()  # noqa: E731
         notes.append(f"{name}: copied device ({kind}, {ident}) -> host")
         return np.ascontiguousarray(get())
     return np.asarray(a)
