@@ -790,6 +790,22 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   } else if (auto it = m.cell_data.find(key); it == m.cell_data.end()) {
     m.cell_data[key] = {data};
   } else {
+    // One dtype and row shape in every block: the field is one array over all cells to every
+    // writer (VTU, legacy VTK) and reader, and an Export would refuse the mesh later.
+    const std::vector<std::int64_t> row(data.shape().begin() + 1, data.shape().end());
+    for (std::size_t k = 0; k < it->second.size(); ++k) {
+      const auto& other = it->second[k];
+      if (k == block || !other.valid()) continue;
+      const std::vector<std::int64_t> other_row(other.shape().begin() + 1, other.shape().end());
+      if (other.dtype() == data.dtype() && other_row == row) break;
+      throw ServiceError(
+          Status::kInvalidArgument,
+          field + ": block " + std::to_string(block) + " is " + dtype_text(data.dtype()) +
+              " rows of shape " + shape_text(row) + ", and block " + std::to_string(k) +
+              " of the field is " + dtype_text(other.dtype()) + " rows of shape " +
+              shape_text(other_row) +
+              "; a cell_data field has one dtype and row shape in every block");
+    }
     it->second[block] = data;
   }
   payload::DevicePayload p;

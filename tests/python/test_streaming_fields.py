@@ -138,3 +138,29 @@ def test_a_reload_says_which_published_fields_it_replaced_or_dropped(tmp_path):
         c.close()
     finally:
         assert d.stop() == 0
+
+
+def test_a_cell_data_block_keeps_the_fields_dtype_and_row_shape(tmp_path):
+    # A trial published float64 zeros into block 0 of gmsh:physical (int64 in every block), and
+    # (52, 2) rows into block 1: both were accepted, and the mesh's Export then failed ("differs
+    # in dtype or shape between block 0 and block 1").
+    d = Daemon(tmp_path, ("box.v41b.msh",), extra=["--export-root", str(tmp_path)])
+    try:
+        c = meshdock.Client(d.addr)
+        c.load(d.root / "box.v41b.msh", name="b")
+        blocks = {a.name: list(a.shape) for a in c.describe("b").arrays}
+        n0 = blocks["cell_data/gmsh:physical/0"][0]
+        n1 = blocks["cell_data/gmsh:physical/1"][0]
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.publish("b", "cell_data/gmsh:physical", np.zeros(n0), block=0)
+        assert e.value.code == "INVALID_ARGUMENT"
+        assert ("cell_data/gmsh:physical: block 0 is float64 rows of shape (), and block 1 of "
+                "the field is int64 rows of shape ()") in e.value.message
+        with pytest.raises(meshdock.DaemonError, match="rows of shape \\(2,\\)"):
+            c.publish("b", "cell_data/gmsh:physical", np.zeros((n1, 2), np.int64), block=1)
+        frame = c.publish("b", "cell_data/gmsh:physical", np.full(n0, 7, np.int64), block=0)
+        assert frame == 2
+        assert c.export("b", tmp_path / "b.vtu") > 0  # the mesh stays exportable
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr
