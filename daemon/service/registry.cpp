@@ -385,7 +385,17 @@ backend::Backend& Registry::backend_for_device(const std::string& requested, std
       if (c_.failpoint.phase == "upload_delay") b->delay_uploads(c_.failpoint.pause);
     } catch (const backend::BackendError& e) {
       cuda_.erase(id);
-      throw ServiceError(Status::kFailedPrecondition, e.what());
+      // cudart's own words mislead here ("CUDA driver version is insufficient" when there is
+      // no driver at all): the probe tells the cases apart, as --probe-device prints them.
+      const auto report = backend::probe_devices();
+      std::string why = e.what();
+      if (report.cuda_status != "ok")
+        why = chosen + ": " + report.cuda_status;
+      else if (static_cast<std::size_t>(id) >= report.devices.size())
+        why = chosen + ": this host has " + std::to_string(report.devices.size()) +
+              " CUDA device" + (report.devices.size() == 1 ? "" : "s") + " (" + e.what() + ")";
+      throw ServiceError(Status::kFailedPrecondition,
+                         why + " (meshdockd --probe-device lists what answers)");
     }
   }
   return *b;

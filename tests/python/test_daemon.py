@@ -134,8 +134,15 @@ def test_bad_requests_get_the_right_status_and_message(daemon, tmp_path):
          "a mesh or tensor named 'box' is loaded"),
     ]
     if not meshdock.has_cuda_device():
+        # what --probe-device says (a trial got cudart's "CUDA driver version is insufficient
+        # for CUDA runtime version" on a machine with no driver at all)
+        probe = subprocess.run([str(BIN / "meshdockd"), "--probe-device"], capture_output=True,
+                               text=True, timeout=30).stdout
+        status = probe.split("cuda status: ", 1)[1].split("\n", 1)[0] \
+            if "cuda status: " in probe else ""
         cases.append((dict(path=str(daemon.root / "box.v41.msh"), name="a",
-                           options=pb.LoadOptions(device="cuda:0")), S.FAILED_PRECONDITION, "cuda:0"))
+                           options=pb.LoadOptions(device="cuda:0")), S.FAILED_PRECONDITION,
+                      f"cuda:0: {status} (meshdockd --probe-device lists what answers)"))
     for req, code, message in cases:
         got, details = _code(lambda: list(daemon.stub.Load(pb.LoadRequest(**req))))
         assert got == code and message in details, (req, got, details)
