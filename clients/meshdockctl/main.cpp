@@ -44,6 +44,7 @@ struct Options {
   bool json = false;
   bool verbose = false;
   double timeout = 0;  // 0: none (load of a big mesh may take long)
+  std::string verb;    // the command given (what a deadline message names)
 };
 
 void print_json(const Json& j) {
@@ -74,6 +75,17 @@ class Client {
         std::fprintf(stderr, "meshdockctl: meshdockd at %s is not answering: %s\n", o_.addr.c_str(),
                      why.empty() ? s.error_message().c_str() : why.c_str());
       return code;
+    }
+    if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && o_.timeout > 0) {
+      // gRPC's own words are "Deadline Exceeded": say which wait ran out.
+      std::fprintf(stderr,
+                   "meshdockctl %s: DEADLINE_EXCEEDED: no reply from meshdockd at %s "
+                   "within --timeout %g s%s\n",
+                   o_.verb.c_str(), o_.addr.c_str(), o_.timeout,
+                   o_.verb == "load" || o_.verb == "reload"
+                       ? " (the daemon stops a load past it and publishes nothing)"
+                       : "");
+      return meshdockctl::exit_code(s);
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
                  s.error_message().c_str());
@@ -477,6 +489,29 @@ std::optional<std::string> unknown_verb(int argc, char** argv, const CLI::App& a
 
 }  // namespace
 
+// Why `addr` is no address meshdockctl can reach (nullopt: it is one). gRPC takes far more
+// (and its resolver's complaints about "foo" or "" are long log lines about DNS and channel
+// stacks): what meshdockd listens on is unix:PATH or HOST:PORT, and gRPC's scheme:... forms pass.
+static std::optional<std::string> address_problem(const std::string& addr) {
+  const auto bad = [&](const std::string& why) {
+    return "--addr '" + addr + "' " + why + " (meshdockd listens on unix:PATH or HOST:PORT)";
+  };
+  if (addr.empty()) return bad("is empty");
+  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"})
+    if (addr.rfind(scheme, 0) == 0)
+      return addr.size() > std::strlen(scheme) ? std::nullopt
+                                               : std::optional(bad("names no socket"));
+  if (addr.find("://") != std::string::npos) return bad("is a URL");
+  const auto colon = addr.rfind(':');
+  if (colon == std::string::npos || colon == 0) return bad("has no :PORT");
+  const std::string port = addr.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535 ||
+      std::stoi(port) == 0)
+    return bad("has no port 1-65535 after its last ':'");
+  return std::nullopt;
+}
+
 int main(int argc, char** argv) {
   Options o;
   const char* env_addr = std::getenv("MESHDOCK_ADDR");
@@ -601,10 +636,14 @@ int main(int argc, char** argv) {
           "PID"))
       ->excludes(lease_name);
 
-  std::string prefix{meshdock::shm::kDefaultPrefix};
+  // The SDKs' default: $MESHDOCK_PREFIX when set and not empty, else meshdock.
+  const char* env_prefix = std::getenv("MESHDOCK_PREFIX");
+  std::string prefix = env_prefix && *env_prefix ? std::string(env_prefix)
+                                                 : std::string(meshdock::shm::kDefaultPrefix);
   auto* insp = app.add_subcommand("inspect", "read a mesh's segments directly (no daemon needed)");
   insp->add_option("NAME", name, "the mesh")->required();
-  insp->add_option("-p,--prefix", prefix, "the daemon's shared-memory prefix");
+  insp->add_option("-p,--prefix", prefix,
+                   "the daemon's shared-memory prefix (default $MESHDOCK_PREFIX, else meshdock.)");
 
   std::string shell;
   auto* completion = app.add_subcommand("completion", "print a shell completion script");
@@ -642,6 +681,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (insp->parsed()) return inspect(o, name, prefix);
+  for (const CLI::App* sub : app.get_subcommands()) o.verb = sub->get_name();
+  if (const auto bad = address_problem(o.addr)) {
+    std::fprintf(stderr, "meshdockctl: %s\n", bad->c_str());
+    return meshdockctl::kUsage;
+  }
 
   try {
     Client c(o);

@@ -392,8 +392,8 @@ backend::Backend& Registry::backend_for_device(const std::string& requested, std
       if (report.cuda_status != "ok")
         why = chosen + ": " + report.cuda_status;
       else if (static_cast<std::size_t>(id) >= report.devices.size())
-        why = chosen + ": this host has " + std::to_string(report.devices.size()) +
-              " CUDA device" + (report.devices.size() == 1 ? "" : "s") + " (" + e.what() + ")";
+        why = chosen + ": this host has " + std::to_string(report.devices.size()) + " CUDA device" +
+              (report.devices.size() == 1 ? "" : "s") + " (" + e.what() + ")";
       throw ServiceError(Status::kFailedPrecondition,
                          why + " (meshdockd --probe-device lists what answers)");
     }
@@ -808,13 +808,12 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
       if (k == block || !other.valid()) continue;
       const std::vector<std::int64_t> other_row(other.shape().begin() + 1, other.shape().end());
       if (other.dtype() == data.dtype() && other_row == row) break;
-      throw ServiceError(
-          Status::kInvalidArgument,
-          field + ": block " + std::to_string(block) + " is " + dtype_text(data.dtype()) +
-              " rows of shape " + shape_text(row) + ", and block " + std::to_string(k) +
-              " of the field is " + dtype_text(other.dtype()) + " rows of shape " +
-              shape_text(other_row) +
-              "; a cell_data field has one dtype and row shape in every block");
+      throw ServiceError(Status::kInvalidArgument,
+                         field + ": block " + std::to_string(block) + " is " +
+                             dtype_text(data.dtype()) + " rows of shape " + shape_text(row) +
+                             ", and block " + std::to_string(k) + " of the field is " +
+                             dtype_text(other.dtype()) + " rows of shape " + shape_text(other_row) +
+                             "; a cell_data field has one dtype and row shape in every block");
     }
     it->second[block] = data;
   }

@@ -27,9 +27,9 @@ EXIT = dict(ok=0, other=1, usage=2, unavailable=3, not_found=4, invalid=5, denie
 ENV = {k: v for k, v in os.environ.items() if k not in ("MESHDOCK_ADDR", "MESHDOCK_TOKEN")}
 
 
-def ctl(*args, timeout=60, **kw):
+def ctl(*args, timeout=60, env=None, **kw):
     return subprocess.run([CTL, *args], capture_output=True, text=True, timeout=timeout,
-                          env=ENV, **kw)
+                          env=ENV if env is None else env, **kw)
 
 
 @pytest.fixture
@@ -528,3 +528,43 @@ def test_publish_refuses_files_it_cannot_send_and_names_the_fix(daemon, tmp_path
     assert r.returncode == EXIT["invalid"] and "'box' holds a mesh" in r.stderr, r.stderr
     assert [s.split()[0] for s in daemon.ctl("ls").stdout.splitlines()
             if not s.startswith(" ")] == ["box"]
+
+
+# ---- found by a trial from outside (session 18) ---------------------------------------------
+
+@pytest.mark.parametrize("addr, why", [
+    ("", "is empty"), ("foo", "has no :PORT"), ("tcp://x:1", "is a URL"),
+    ("unix:", "names no socket"), ("localhost:0", "has no port 1-65535"),
+    ("host:99999", "has no port 1-65535")])
+def test_an_address_that_names_nothing_is_a_usage_error(addr, why):
+    # Before: gRPC's resolver logged DNS and channel-stack lines and meshdockctl said
+    # "UNKNOWN: Failed to create secure client channel" (exit 1), or waited on DNS (exit 3).
+    r = ctl("--addr", addr, "ls")
+    assert r.returncode == EXIT["usage"], r.stderr
+    assert r.stderr.startswith(f"meshdockctl: --addr '{addr}' {why}"), r.stderr
+    assert "listens on unix:PATH or HOST:PORT" in r.stderr
+    assert "dns" not in r.stderr.lower() and "E1" not in r.stderr
+
+
+def test_inspect_takes_MESHDOCK_PREFIX_as_the_sdks_do(daemon):
+    # The man page says so; before, inspect looked under meshdock. whatever it was.
+    daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box")
+    r = ctl("inspect", "box", env=dict(os.environ, MESHDOCK_PREFIX=daemon.prefix))
+    assert r.returncode == EXIT["ok"], r.stderr
+    r = ctl("inspect", "box", "--prefix", "other.",
+            env=dict(os.environ, MESHDOCK_PREFIX=daemon.prefix))  # the option wins
+    assert r.returncode == EXIT["not_found"] and "/other.box" in r.stderr
+
+
+def test_a_timeout_says_which_call_and_what_became_of_a_load(tmp_path):
+    # Before: "meshdockctl: DEADLINE_EXCEEDED: Deadline Exceeded".
+    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "read:1500"})
+    try:
+        r = d.ctl("--timeout", "0.3", "load", str(d.root / "box.v41.msh"), "-n", "b",
+                  check=False)
+        assert r.returncode == EXIT["deadline"], r.stderr
+        assert (f"meshdockctl load: DEADLINE_EXCEEDED: no reply from meshdockd at {d.addr} "
+                "within --timeout 0.3 s (the daemon stops a load past it and publishes "
+                "nothing)") in r.stderr
+    finally:
+        assert d.stop() == 0, d.stderr
