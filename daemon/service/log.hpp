@@ -7,6 +7,8 @@
 #include <mutex>
 #include <string>
 
+#include "daemon/mesh/error.hpp"
+
 namespace meshdock::service {
 
 class Logger {
@@ -26,7 +28,9 @@ class Logger {
   void put(Level l, const char* tag, const std::string& m) {
     if (l > level_.load()) return;
     std::lock_guard lock(m_);
-    std::fprintf(stderr, "meshdockd: %s: %s\n", tag, m.c_str());
+    // One line per message whatever it quotes (a file's bytes, a client's path): no control
+    // byte of theirs can end the line early or forge the next one.
+    std::fprintf(stderr, "meshdockd: %s: %s\n", tag, mesh::terminal_safe(m).c_str());
     std::fflush(stderr);
   }
   std::atomic<Level> level_{kInfo};

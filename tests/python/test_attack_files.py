@@ -380,3 +380,29 @@ def test_concurrent_exports_to_one_path_leave_one_whole_file(world):
     assert not bad, bad[:3]
     leftovers = [p.name for p in d.root.iterdir() if "tmp" in p.name]
     assert leftovers == []
+
+
+def test_a_files_bytes_in_an_error_cannot_drive_a_terminal_or_forge_a_log_line(tmp_path):
+    """A trial: a .msh whose first line is ESC[2J ESC[31m FAKE CR "meshdockd: info: loaded
+    evil" was quoted raw in the refusal (the client's terminal cleared, a forged line in the
+    daemon's log). Messages now write such bytes as \\xNN, in the reply, the log, and md.read's
+    error; valid UTF-8 stays."""
+    import meshdock
+    d = Daemon(tmp_path, ())
+    evil = b"\x1b[2J\xc3\xbc\x9b\xff\x1b[31mFAKE\rmeshdockd: info: loaded evil\n"
+    (d.root / "esc.msh").write_bytes(evil)
+    try:
+        with pytest.raises(grpc.RpcError) as e:
+            list(d.stub.Load(pb.LoadRequest(path=str(d.root / "esc.msh"), name="esc")))
+        details = e.value.details()
+        assert e.value.code() == S.INVALID_ARGUMENT
+        assert "found '\\x1b[2Jü\\x9b\\xff\\x1b[31mFAKE\\x0dmeshdockd: info" in details
+        assert not any(c in details for c in "\x1b\r\x9b")
+    finally:
+        assert d.stop() == 0, d.stderr
+    assert "\x1b" not in d.stderr and "\r" not in d.stderr
+    assert not any(line.startswith("meshdockd: info: loaded evil") for line in
+                   d.stderr.splitlines())
+    with pytest.raises(meshdock.ReadError) as e:
+        meshdock.read(d.root / "esc.msh")
+    assert "\x1b" not in str(e.value) and "\\x1b[2J" in str(e.value)
