@@ -7,6 +7,7 @@ command (info, convert) without a daemon."""
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import meshio
 import numpy as np
 import pytest
 
+import conftest
 import meshdock
 
 
@@ -158,3 +160,27 @@ def test_the_meshdock_command_info_and_convert(data_dir, tmp_path):
     r = _cli("convert", f, tmp_path / "x.unknownext")
     assert r.returncode == 1 and "x.unknownext" in r.stderr
     assert not (tmp_path / "x.unknownext").exists()
+
+
+def test_convert_never_writes_over_its_input(data_dir, tmp_path):
+    # A trial ran `meshdock convert data.v41b.msh data.v41b.msh`: exit 0, and the file was
+    # rewritten (14890 -> 14836 bytes), lossy conversions included.
+    src = tmp_path / "box.msh"
+    shutil.copy(data_dir / "meshes" / "box.v41b.msh", src)
+    before = src.read_bytes()
+    (tmp_path / "link.msh").symlink_to(src)
+    for out in (src, tmp_path / "link.msh"):
+        r = _cli("convert", str(src), str(out))
+        assert r.returncode == 2, r.stderr
+        assert f"{out} is the input file {src}; write to another path" in r.stderr
+    assert src.read_bytes() == before
+
+
+def test_the_build_trees_meshdock_command_runs_without_PYTHONPATH(data_dir):
+    # Before: build/bin/meshdock without PYTHONPATH ended in ModuleNotFoundError.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([str(conftest.BUILD / "bin" / "meshdock"), "info",
+                        str(data_dir / "meshes" / "box.v41.msh")],
+                       capture_output=True, text=True, timeout=60, env=env, cwd="/")
+    assert r.returncode == 0, r.stderr
+    assert "points: 300 x 3 float64" in r.stdout

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -74,7 +75,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     i.add_argument("--json", action="store_true", help="one JSON object on stdout")
     c = sub.add_parser("convert", help="read IN, write OUT (formats from the extensions)")
     c.add_argument("input", help="the mesh file to read")
-    c.add_argument("output", help="the file to write (an existing one is replaced)")
+    c.add_argument("output", help="the file to write (an existing one is replaced; never the "
+                   "input)")
     c.add_argument("--input-format", "-i", metavar="F",
                    help="IN's format (default: from its extension)")
     c.add_argument("--output-format", "-o", metavar="F",
@@ -86,6 +88,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     a = ap.parse_args(argv)
 
     import meshdock
+
+    if a.cmd == "convert":
+        try:
+            same = os.path.samefile(a.input, a.output)
+        except OSError:  # no output yet (or no input: read says so)
+            same = False
+        if same:
+            # The writer replaces the file it is reading from: the input would be lost on any
+            # lossy or failing conversion (the daemon's Export refuses the same).
+            print(f"meshdock convert: {a.output} is the input file {a.input}; write to another "
+                  "path", file=sys.stderr)
+            return 2
 
     try:
         with warnings.catch_warnings(record=True):
