@@ -208,6 +208,32 @@ bool take_over_socket(const std::string& path, svc::Logger& log) {
   return true;
 }
 
+// The keys of `fresh` (a SIGHUP's reread) that differ from the running `config` but take effect
+// only at a start (the socket, the gRPC server's limits, segment modes); each is set back to
+// the running value in `fresh`, so the configuration kept says what is in force. The prefix
+// is the registry's to say (Registry::reconfigure).
+std::vector<std::string> keep_start_only_keys(const svc::Config& config, svc::Config& fresh) {
+  std::vector<std::string> changed;
+  auto keep = [&](const char* key, auto svc::Config::*field) {
+    if (fresh.*field == config.*field) return;
+    changed.push_back(key);
+    fresh.*field = config.*field;
+  };
+  keep("listen", &svc::Config::listen);
+  keep("socket_mode", &svc::Config::socket_mode);
+  keep("shm_mode", &svc::Config::shm_mode);
+  keep("metrics_listen", &svc::Config::metrics_listen);
+  keep("token_file", &svc::Config::token_file);
+  keep("max_message_size", &svc::Config::max_message_size);
+  keep("max_streams", &svc::Config::max_streams);
+  keep("max_streams_per_peer", &svc::Config::max_streams_per_peer);
+  keep("max_connections_per_uid", &svc::Config::max_connections_per_uid);
+  keep("max_connections", &svc::Config::max_connections);
+  keep("max_rpc_threads", &svc::Config::max_rpc_threads);
+  keep("max_rpc_memory", &svc::Config::max_rpc_memory);
+  return changed;
+}
+
 int serve(const Args& args) {
   // The signal set is made first of all: Asio queues a SIGTERM that lands while stale segments are
   // replaced or just after "ready" is printed, and handles it once io runs; before this line
@@ -349,9 +375,16 @@ int serve(const Args& args) {
           if (now.path) {
             try {
               auto fresh = effective_config(args, now);
+              const auto kept = keep_start_only_keys(config, fresh);
               registry.reconfigure(fresh);
               config = fresh;
               log.info("SIGHUP: configuration reread from " + *now.path);
+              if (!kept.empty()) {
+                std::string keys;
+                for (const auto& k : kept) keys += (keys.empty() ? "" : ", ") + k;
+                log.warn("SIGHUP: " + keys + " changed" + " in " + *now.path +
+                         "; that applies after a restart (the running value is kept)");
+              }
             } catch (const std::exception& e) {
               log.error(std::string("SIGHUP: kept the running configuration: ") + e.what());
             }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -151,11 +152,26 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
 }
 
 Config load_config(const std::string& path) {
+  // Read whole with its reason when it cannot be (a directory read through an ifstream fails
+  // with libstdc++'s "basic_filebuf::underflow error", past every ConfigError).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ConfigError(path + ": cannot open the configuration file (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode))
+    throw ConfigError(path + ": cannot read the configuration file: it is a directory");
   std::ifstream f(path);
-  if (!f) throw ConfigError(path + ": cannot open the configuration file");
+  if (!f)
+    throw ConfigError(path + ": cannot open the configuration file (" + std::strerror(errno) + ")");
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw ConfigError(path + ": cannot read the configuration file (" + e.what() + ")");
+  }
+  if (f.bad()) throw ConfigError(path + ": cannot read the configuration file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f, nullptr, true, /*ignore_comments=*/true);
+    j = nlohmann::json::parse(text, nullptr, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
   }

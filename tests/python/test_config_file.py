@@ -123,3 +123,36 @@ def test_print_config_shows_export_roots(tmp_path):
         env=env, check=True).stdout)
     assert run()["export_roots"] is None  # Export writes under roots
     assert run("--export-root", "/x", "--export-root", "/y")["export_roots"] == ["/x", "/y"]
+
+
+def test_a_directory_or_unreadable_config_stops_the_start_saying_why(tmp_path):
+    # A trial: --config DIR printed libstdc++'s "basic_filebuf::underflow error reading the
+    # file: Is a directory" (exit 1); a missing file said no reason.
+    for path, why in ((tmp_path, "cannot read the configuration file: it is a directory"),
+                      (tmp_path / "nope.json",
+                       "cannot open the configuration file (No such file or directory)")):
+        r = subprocess.run([str(BIN / "meshdockd"), "--config", str(path), "--print-config"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, r.stderr
+        assert f"{path}: {why}" in r.stderr
+        assert "basic_filebuf" not in r.stderr
+
+
+def test_sighup_says_which_changed_keys_wait_for_a_restart(tmp_path):
+    # A trial changed listen, socket_mode and shm_mode and sent SIGHUP: the log said only
+    # "configuration reread", and none of them applied.
+    cfg = tmp_path / "d.json"
+    cfg.write_text(json.dumps({"log_level": "info"}))
+    d = Daemon(tmp_path, files=["box.v41.msh"], config=None, extra=["--config", str(cfg)])
+    try:
+        cfg.write_text(json.dumps({"listen": f"unix:{tmp_path}/other.sock",
+                                   "socket_mode": "0600", "shm_mode": "0600",
+                                   "max_streams": 3}))
+        d.proc.send_signal(signal.SIGHUP)
+        want = (f"meshdockd: warn: SIGHUP: socket_mode, shm_mode, max_streams changed in {cfg}; "
+                "that applies after a restart (the running value is kept)")
+        assert wait_for(lambda: any(want in l for l in d.log)), d.log
+        # listen came from the command line, which wins over the file: nothing to say of it
+        d.load("box.v41.msh", "box")  # still serving on its socket
+    finally:
+        assert d.stop() == 0, d.stderr
