@@ -341,9 +341,10 @@ void print_report(const meshdock::SlotReport& r) {
     std::printf("catalog  none (not a meshdock producer)\n");
     return;
   }
-  std::printf("catalog  /%s  daemon pid %d (%s), heartbeat %.1f ms ago, device %d:%d%s%s\n",
+  std::printf("catalog  /%s  daemon pid %d (%s), heartbeat %.1f ms ago, device %s%s%s\n",
               r.catalog_object.c_str(), r.daemon_pid, r.daemon_alive ? "alive" : "gone",
-              static_cast<double>(r.heartbeat_age_ns) / 1e6, r.device_type, r.device_id,
+              static_cast<double>(r.heartbeat_age_ns) / 1e6,
+              meshdockctl::device_name(r.device_type, r.device_id).c_str(),
               r.device_uuid.empty() ? "" : " ", r.device_uuid.c_str());
   for (const auto& p : r.pages) {
     std::printf("  slot %u: frame %llu, %llu bytes, handle %s, %zu leases, %zu arrays\n", p.index,

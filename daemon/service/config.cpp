@@ -64,9 +64,10 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       if (!v.is_string()) throw ConfigError(what + " must be a string");
       return v.get<std::string>();
     };
-    auto uint = [&](std::uint64_t max) {
-      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
-        throw ConfigError(what + " must be a whole number from 0 to " + std::to_string(max));
+    auto uint = [&](std::uint64_t max, std::uint64_t min = 0) {
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max || v.get<std::uint64_t>() < min)
+        throw ConfigError(what + " must be a whole number from " + std::to_string(min) + " to " +
+                          std::to_string(max));
       return v.get<std::uint64_t>();
     };
     if (key == "listen") {
@@ -98,7 +99,7 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
     } else if (key == "device_memory_budget") {
       c.device_memory_budget = uint(UINT64_MAX);
     } else if (key == "num_slots") {
-      c.num_slots = static_cast<std::uint32_t>(uint(shm::kMaxSlots));
+      c.num_slots = static_cast<std::uint32_t>(uint(shm::kMaxSlots, shm::kMinSlots));
     } else if (key == "prefix") {
       c.prefix = str();
     } else if (key == "shm_mode") {

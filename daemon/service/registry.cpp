@@ -521,8 +521,11 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
                                                          size_text(c_.max_file_size) + ")");
     const bool exists = entries_.count(r.name) > 0;
     if (exists && !r.replace)
-      throw ServiceError(Status::kAlreadyExists, "a mesh or tensor named '" + r.name +
-                                                     "' is loaded; reload it or load with replace");
+      throw ServiceError(
+          Status::kAlreadyExists,
+          "a mesh or tensor named '" + r.name +
+              "' is loaded; reload it, or load with replace (meshdockctl load --replace, "
+              "Client.load(replace=True))");
     check_claim(r.name, exists);
     loading_.insert(r.name);
     if (!num_slots) num_slots = c_.num_slots;

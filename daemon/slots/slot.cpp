@@ -293,7 +293,9 @@ std::size_t Slot::revoke(std::int32_t pid) {
         ++n;
     }
   }
-  if (n) note("revoked " + std::to_string(n) + " leases of pid " + std::to_string(pid));
+  if (n)
+    note("revoked " + std::to_string(n) + (n == 1 ? " lease" : " leases") + " of pid " +
+         std::to_string(pid));
   free_retired();
   return n;
 }

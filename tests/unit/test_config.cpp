@@ -84,7 +84,8 @@ TEST_F(ConfigFiles, TheDefaultIsReadWhenItExistsAndSkippedWhenNot) {
 
 TEST_F(ConfigFiles, ANamedFileThatIsMissingIsAnErrorNamingIt) {
   const auto p = (base_ / "nope.json").string();
-  EXPECT_EQ(error_of([&] { svc::load_config(p); }), p + ": cannot open the configuration file");
+  EXPECT_EQ(error_of([&] { svc::load_config(p); }),
+            p + ": cannot open the configuration file (No such file or directory)");
 }
 
 TEST(ConfigDefault, TheBuiltInDefaultPathIsTheInstalledConfig) {

@@ -147,7 +147,7 @@ TEST(SlotTrust, LeasesAreListedWithAgeAndRevocable) {
                     ") kept frame 1 of ring slot 0 past lease_wait_ms (5 ms)"),
       std::string::npos)
       << notes[0];
-  EXPECT_NE(notes[1].find("revoked 1 leases of pid " + std::to_string(::getpid())),
+  EXPECT_NE(notes[1].find("revoked 1 lease of pid " + std::to_string(::getpid())),
             std::string::npos);
 }
 

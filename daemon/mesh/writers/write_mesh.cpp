@@ -14,7 +14,8 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
   const std::string& path = target.path;
   const std::string fmt =
       options.format.empty() ? format_of(target.leaf) : format_of("." + options.format);
-  if (fmt.empty()) throw WriteError(path + ": no file extension; name the format explicitly");
+  if (fmt.empty())
+    throw WriteError(path + ": no file extension; name the format (format=, --format)");
   const auto& enc = options.encoding;
   if (fmt == "vtu" || fmt == "vtp") {
     const auto writer = fmt == "vtu" ? &write_vtu : &write_vtp;
