@@ -63,15 +63,32 @@ def test_import_works_without_the_library_and_names_every_place_looked(tmp_path,
             print("attach:", type(e).__name__)
     """)
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "MESHDOCK_BUILD_DIR")}
-    env.update(PYTHONPATH=str(tmp_path), MESHDOCK_LIBRARY=str(tmp_path / "nope.so"))
+    env.pop("MESHDOCK_LIBRARY", None)
+    env.update(PYTHONPATH=str(tmp_path))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=60, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     msg = r.stdout.splitlines()[0]
-    assert f"$MESHDOCK_LIBRARY: {tmp_path / 'nope.so'} (no such file)" in msg
     assert f"package: {pkg / '_lib' / 'libmeshdock.so.1'} (no such file)" in msg
     assert "system loader: libmeshdock.so.1 (libmeshdock.so.1: cannot open shared object" in msg
     assert r.stdout.splitlines()[1] == "attach: LibraryNotFound"
+
+
+def test_a_meshdock_library_that_does_not_load_is_an_error_not_a_fallback(tmp_path):
+    # A trial: MESHDOCK_LIBRARY=/nonexistent/lib.so was ignored without a word and the
+    # package's library loaded instead.
+    code = ("import meshdock\ntry:\n    meshdock.read('x.msh')\n"
+            "except meshdock.LibraryNotFound as e:\n    print(e)")
+    for path in (tmp_path / "nope.so", tmp_path / "not-a-library.so"):
+        if path.name.startswith("not"):
+            path.write_text("not ELF")
+        env = dict(os.environ, MESHDOCK_LIBRARY=str(path))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=60, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"meshdock: $MESHDOCK_LIBRARY names {path}, which cannot "
+                                   "be loaded ("), r.stdout
+        assert "unset it to use the package's" in r.stdout
 
 
 def test_meshdock_library_points_at_the_library(tmp_path, build_dir):

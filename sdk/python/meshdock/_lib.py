@@ -4,7 +4,8 @@ The library is loaded on first use, not at import: `import meshdock` works witho
 protocol mirror and the gRPC Client are pure Python); read / write / attach then raise
 LibraryNotFound naming every place looked at. Looked at, in order:
 
-  1. $MESHDOCK_LIBRARY (a path to the library file);
+  1. $MESHDOCK_LIBRARY (a path to the library file; when set, it must load: nothing else is
+     tried);
   2. <package dir>/_lib/libmeshdock.so.1 (wheels, and the build tree: the build links it there);
   3. the build tree of a source checkout: <root>/build/lib (or $MESHDOCK_BUILD_DIR/lib) when
      the package is imported from <root>/sdk/python;
@@ -67,13 +68,22 @@ def load() -> ctypes.CDLL:
             return _lib
         tried = []
         for where, path in candidates():
+            why = None
             if where != "system loader" and not os.path.exists(path):
-                tried.append(f"{where}: {path} (no such file)")
-                continue
-            try:
-                lib = _open(path)
-            except OSError as e:
-                tried.append(f"{where}: {path} ({e})")
+                why = "no such file"
+            else:
+                try:
+                    lib = _open(path)
+                except OSError as e:
+                    why = str(e)
+            if why is not None and where == "$MESHDOCK_LIBRARY":
+                # Named on purpose: another library found instead would be a silent swap.
+                _error = LibraryNotFound(
+                    f"meshdock: $MESHDOCK_LIBRARY names {path}, which cannot be loaded "
+                    f"({why}); point it at libmeshdock.so.1, or unset it to use the package's")
+                raise _error
+            if why is not None:
+                tried.append(f"{where}: {path} ({why})")
                 continue
             _check_version(lib, f"{where}: {path}")
             _lib = lib
