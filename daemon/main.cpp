@@ -469,16 +469,14 @@ int main(int argc, char** argv) {
     }
     return argv[++i];
   };
+  // --help, --version and --probe-device act once every argument has been read: a typo next
+  // to one is an error, not ignored.
+  std::string action;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
-    if (s == "--version") {
-      std::printf("meshdockd %s (shm protocol: cuda-link CIPD v0.5.0, catalog layout %u)\n",
-                  kVersion, meshdock::shm::kCatalogLayoutVersion);
-      return 0;
-    }
-    if (s == "--probe-device") return probe();
-    if (s == "--help" || s == "-h") return usage(stdout);
-    if (s == "--config") {
+    if (s == "--version" || s == "--probe-device" || s == "--help" || s == "-h") {
+      if (action.empty() || s == "--help" || s == "-h") action = s;
+    } else if (s == "--config") {
       a.config_file = value(i);
     } else if (s == "--listen") {
       a.listen = value(i);
@@ -507,6 +505,13 @@ int main(int argc, char** argv) {
       return usage(stderr);
     }
   }
+  if (action == "--help" || action == "-h") return usage(stdout);
+  if (action == "--version") {
+    std::printf("meshdockd %s (shm protocol: cuda-link CIPD v0.5.0, catalog layout %u)\n", kVersion,
+                meshdock::shm::kCatalogLayoutVersion);
+    return 0;
+  }
+  if (action == "--probe-device") return probe();
   try {
     if (a.print_config) {
       std::printf("%s\n", svc::config_json(effective_config(a, config_source(a))).c_str());

@@ -528,6 +528,16 @@ def test_probe_device_names_a_missing_driver():
         assert "cuda status: no NVIDIA driver (libcuda.so.1" in r.stdout, r.stdout
 
 
+def test_an_unknown_argument_beside_probe_device_or_version_is_a_usage_error():
+    # A trial: `meshdockd --probe-device --bogus` printed the probe and exited 0.
+    for args in (["--probe-device", "--bogus"], ["--version", "--bogus"],
+                 ["--bogus", "--probe-device"]):
+        r = subprocess.run([str(BIN / "meshdockd"), *args], capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 2 and "unknown argument '--bogus'" in r.stderr, (args, r)
+        assert "cuda status" not in r.stdout and "meshdockd 0" not in r.stdout
+
+
 def test_a_named_device_that_does_not_answer_stops_the_start(tmp_path):
     probe = subprocess.run([str(BIN / "meshdockd"), "--probe-device"], capture_output=True,
                            text=True, timeout=30)
