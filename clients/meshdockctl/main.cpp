@@ -126,6 +126,20 @@ class Client {
 
 bool g_verbose = false;  // -v: list every note (the human output's print_slot)
 
+// A size for people: "812 B", "48.2 KiB", "42.6 MiB", "1.3 GiB".
+std::string size_text(std::uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char out[32];
+  std::snprintf(out, sizeof out, u ? "%.1f %s" : "%.0f %s", v, kUnits[u]);
+  return out;
+}
+
 void print_slot(const v1::SlotInfo& s) {
   std::string types;
   std::map<std::string, int> count;
@@ -141,11 +155,10 @@ void print_slot(const v1::SlotInfo& s) {
     std::printf("%-20s %s  %llu points, %llu cells (%s)\n", s.name().c_str(), device.c_str(),
                 static_cast<unsigned long long>(s.num_points()),
                 static_cast<unsigned long long>(s.num_cells()), types.c_str());
-  std::printf("  %s%sframes %u  slots %u  %.1f KiB  %s in %.3f s%s\n", s.path().c_str(),
+  std::printf("  %s%sframes %u  slots %u  %s  %s in %.3f s%s\n", s.path().c_str(),
               s.path().empty() ? "" : "  ", s.write_idx(), s.num_slots(),
-              static_cast<double>(s.data_size()) / 1024.0,
-              s.format() == "tensor" ? "published" : "loaded", s.load_seconds(),
-              s.watch() ? "  (watched)" : "");
+              size_text(s.data_size()).c_str(), s.format() == "tensor" ? "published" : "loaded",
+              s.load_seconds(), s.watch() ? "  (watched)" : "");
   std::printf("  segments %s %s\n", s.control_segment().c_str(), s.catalog_segment().c_str());
   // A load can carry a dozen notes (conversions, dropped sections): one line unless -v.
   if (g_verbose || s.notes_size() == 1) {
@@ -787,19 +800,19 @@ int main(int argc, char** argv) {
       v1::StatsReply rep;
       return c.print(
           c.stub().Stats(&ctx, v1::StatsRequest(), &rep), rep, +[](const v1::StatsReply& x) {
-            std::printf("backend %s, up %.1f s, host slot memory %.1f MiB, device %.1f MiB",
+            // device_memory_budget bounds every slot buffer, host ones included.
+            std::printf("backend %s, up %.1f s, slot memory: host %s, device %s",
                         x.backend().c_str(), x.uptime_seconds(),
-                        static_cast<double>(x.host_memory_used()) / (1 << 20),
-                        static_cast<double>(x.device_memory_used()) / (1 << 20));
+                        size_text(x.host_memory_used()).c_str(),
+                        size_text(x.device_memory_used()).c_str());
             if (x.device_memory_budget())
-              std::printf(" of %.1f MiB",
-                          static_cast<double>(x.device_memory_budget()) / (1 << 20));
+              std::printf(", budget %s (device_memory_budget, host and device together)",
+                          size_text(x.device_memory_budget()).c_str());
             std::printf("\n");
             for (const auto& s : x.slots())
-              std::printf("  %-20s %8.1f KiB  frames %llu  leases %u  load %.3f s\n",
-                          s.name().c_str(), static_cast<double>(s.bytes()) / 1024.0,
-                          static_cast<unsigned long long>(s.frames()), s.leases(),
-                          s.last_load_seconds());
+              std::printf("  %-20s %10s  frames %llu  leases %u  load %.3f s\n", s.name().c_str(),
+                          size_text(s.bytes()).c_str(), static_cast<unsigned long long>(s.frames()),
+                          s.leases(), s.last_load_seconds());
           });
     }
     if (watchv->parsed()) {
