@@ -3,6 +3,8 @@ several STL solids, OBJ lines, OFF comments, PLY triangle strips. Each file in
 tests/data/meshes was written by hand for this; the expected values are what meshio 5.0 reads
 where it reads the file, and VTK 9 (vtkSTLReader, vtkOBJReader, vtkTriangleFilter) otherwise --
 both are also asked live below, so a change on either side shows."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -146,6 +148,8 @@ def test_obj_unread_statements_are_noted(tmp_path):
     assert m.cells[1].type == "vertex" and m.cells[1].data.tolist() == [[0], [1], [2]]
     assert m.notes == ["obj: 1 'p' statements with more than 1 vertex split into vertex cells; "
                        "3 cells in the vertex block",
+                       "obj: 1 'o' statements not read (object names are not kept)",
+                       "obj: 1 's' statements not read (smoothing groups are not kept)",
                        "obj: 1 'vp' statements not read (not supported)"]
 
 
@@ -523,3 +527,173 @@ def test_ply_element_without_properties_costs_nothing_whatever_its_count(tmp_pat
                   b"0 1 0\n")
     m = meshdock.read(p)  # used to loop over 9e18 empty rows
     assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]] and m.cells == []
+
+
+# ---- trial C: STL variants VTK reads, UTF-8 byte-order marks, OBJ notes, PLY vertex types -----
+# Files in tests/data/surface by tests/data/tools/make_surface_text.py (VTK and meshio wrote
+# them; TEXT_POINTS, TEXT_TRIANGLES and VERTEX_PROPS are its tables).
+
+TEXT_POINTS = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0.5]]
+TEXT_TRIANGLES = [[0, 1, 2], [0, 2, 3], [1, 3, 2]]
+VERTEX_PROPS = {
+    "red": np.array([0, 128, 255, 7], np.uint8),
+    "green": np.array([1, 2, 3, 250], np.uint8),
+    "blue": np.array([9, 8, 7, 6], np.uint8),
+    "label": np.array([-5, 0, 2 ** 31 - 1, -2 ** 31], np.int32),
+    "flags": np.array([0, 1, 65535, 300], np.uint16),
+    "tiny": np.array([-128, 127, 0, -1], np.int8),
+    "big": np.array([0, 2 ** 32 - 1, 5, 6], np.uint32),
+    "weight": np.array([0.5, -1.25, 3, 4], np.float32),
+    "quality": np.array([1 / 3, 2, 3, 4], np.float64),
+}
+HEADER_COUNT_ZERO = ("the binary header counts 0 triangles but the file holds 3 (its size); read "
+                     "them, as vtkSTLReader does: the header's count is wrong")
+
+
+def _vtk_stl_corners(path):
+    """Each triangle as its corners' coordinates, as vtkSTLReader reads the file."""
+    vtk = pytest.importorskip("vtk")
+    from vtk.util.numpy_support import vtk_to_numpy
+    r = vtk.vtkSTLReader()
+    r.SetFileName(str(path))
+    r.Update()
+    out = r.GetOutput()
+    pts = vtk_to_numpy(out.GetPoints().GetData()).astype(np.float64)
+    return [pts[c].tolist() for c in _vtk_cells(out.GetPolys())]
+
+
+@pytest.mark.parametrize("name,note", [
+    ("upper.stl", None),  # SOLID, FACET NORMAL, ... (was: neither binary nor ascii)
+    ("countzero.stl", HEADER_COUNT_ZERO),
+    ("solid-countzero.stl", HEADER_COUNT_ZERO),  # its header starts with "solid" too
+    ("trailing.stl", "10 bytes after the 3 triangles (from byte 234) not read"),
+])
+def test_stl_files_vtk_reads(data_dir, name, note):
+    path = data_dir / "surface" / name
+    m = meshdock.read(path)
+    assert m.points.tolist() == TEXT_POINTS
+    assert [b.type for b in m.cells] == ["triangle"]
+    assert m.cells[0].data.tolist() == TEXT_TRIANGLES
+    assert m.points[m.cells[0].data].tolist() == _vtk_stl_corners(path)
+    assert m.notes == ([] if note is None else [f"stl: {path}: {note}"])
+
+
+def test_stl_refusals_say_what_they_found(data_dir, tmp_path):
+    upper = (data_dir / "surface" / "upper.stl").read_bytes()
+    # A file starting with SOLID (any case) gets the ascii parser's error, with its line.
+    _, msg = _bad(tmp_path, "a.stl", upper.replace(b"ENDLOOP", b"ENDLOPE", 2))
+    assert msg.endswith(".stl:7: expected 'endloop'"), msg
+    _, msg = _bad(tmp_path, "b.stl", b"hello world\n")
+    assert msg.endswith(":1: not an STL file: ascii STL starts with 'solid', this one with "
+                        "'hello', and it is shorter than a binary STL's 84-byte header"), msg
+    binary = (data_dir / "surface" / "countzero.stl").read_bytes()
+    p, msg = _bad(tmp_path, "c.stl", binary[:80] + (9).to_bytes(4, "little") + binary[84:])
+    assert msg == (f"{p}: byte 80: binary STL (its first bytes are not text): the header counts "
+                   "9 triangles (534 bytes) but the file has 234 bytes (truncated?)")
+
+
+@pytest.mark.parametrize("name", ["bom.stl", "bom.obj", "bom.off", "bom.ply"])
+def test_utf8_byte_order_mark_is_skipped(data_dir, tmp_path, name):
+    meshio = pytest.importorskip("meshio")
+    path = data_dir / "surface" / name
+    raw = path.read_bytes()
+    assert raw[:3] == b"\xef\xbb\xbf"
+    plain = tmp_path / name
+    plain.write_bytes(raw[3:])
+    m = meshdock.read(path)
+    assert m.points.tolist() == TEXT_POINTS
+    assert [b.type for b in m.cells] == ["triangle"]
+    assert m.cells[0].data.tolist() == TEXT_TRIANGLES
+    assert m.notes == []
+    ref = meshio.read(plain)
+    np.testing.assert_array_equal(m.points, ref.points)
+    np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
+
+
+def test_obj_vertex_colours_and_styling_statements_are_noted(tmp_path):
+    vtk = pytest.importorskip("vtk")
+    p = tmp_path / "styled.obj"
+    p.write_bytes(b"mtllib a.mtl\no part\nv 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 1\n"
+                  b"v 1 1 0 1\nusemtl red\ns 1\nf 1 2 3\nusemtl blue\ns off\nf 2 4 3\n")
+    m = meshdock.read(p)
+    assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]
+    assert m.cells[0].data.tolist() == [[0, 1, 2], [1, 3, 2]]
+    assert m.point_data == {}
+    assert m.notes == [
+        "obj: 1 'mtllib' statements not read (material libraries are not read)",
+        "obj: 1 'o' statements not read (object names are not kept)",
+        "obj: 2 's' statements not read (smoothing groups are not kept)",
+        "obj: 2 'usemtl' statements not read (materials are not kept)",
+        "obj: 1 vertices have a weight ('v x y z w'); the weights were not kept",
+        "obj: 3 vertices have a colour ('v x y z r g b'); the colours were not kept"]
+    r = vtk.vtkOBJReader()
+    r.SetFileName(str(p))
+    r.Update()
+    assert _vtk_cells(r.GetOutput().GetPolys()) == m.cells[0].data.tolist()
+
+
+@pytest.mark.parametrize("name", ["vertex-props.ascii.ply", "vertex-props.bin.ply"])
+def test_ply_vertex_properties_keep_their_types(data_dir, name):
+    m = _surface(data_dir, name)
+    assert m.points.tolist() == TEXT_POINTS
+    assert sorted(m.point_data) == sorted(VERTEX_PROPS)
+    for k, v in VERTEX_PROPS.items():
+        assert m.point_data[k].dtype == v.dtype, k
+        np.testing.assert_array_equal(m.point_data[k], v)
+    assert m.notes == []
+
+
+def test_ply_vertex_property_types_match_meshio(data_dir):
+    """meshio 5.0 keeps the types of an ascii file (its binary reader reads uint8 as int8)."""
+    meshio = pytest.importorskip("meshio")
+    ref = meshio.read(data_dir / "surface" / "vertex-props.ascii.ply")
+    for name in ("vertex-props.ascii.ply", "vertex-props.bin.ply"):
+        m = _surface(data_dir, name)
+        for k, v in ref.point_data.items():
+            assert m.point_data[k].dtype == v.dtype, (name, k)
+            np.testing.assert_array_equal(m.point_data[k], v)
+
+
+def test_ply_vertex_property_declared_twice_with_two_types_is_float64_noted(tmp_path):
+    p = tmp_path / "twice.ply"
+    p.write_bytes(b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                  b"property float z\nproperty uchar c\nproperty float c\nelement face 1\n"
+                  b"property list uchar int vertex_indices\nend_header\n0 0 0 1 0.5\n"
+                  b"1 0 0 2 1.5\n0 1 0 3 2.5\n3 0 1 2\n")
+    m = meshdock.read(p)
+    assert m.point_data["c"].dtype == np.float64
+    assert m.point_data["c"].tolist() == [1, 0.5, 2, 1.5, 3, 2.5]
+    assert m.notes == ["ply: vertex property 'c' is declared 2 times with different types; kept "
+                       "as float64"]
+
+
+def test_ply_ascii_vertex_property_must_fit_its_type(tmp_path):
+    _, msg = _bad(tmp_path, "v.ply", b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
+                  b"property float y\nproperty float z\nproperty uchar red\nend_header\n0 0 0 256\n")
+    assert msg.endswith("v.ply:9: value 256 of property 'red' does not fit its type"), msg
+
+
+@pytest.mark.parametrize("fmt,enc", [("vtu", None), ("vtu", "ascii"), ("vtp", None),
+                                     ("vtk", "binary"), ("vtk", "ascii"), ("ply", "binary"),
+                                     ("ply", "ascii"), ("msh", "binary"), ("msh22", "ascii"),
+                                     ("stl", None), ("obj", None), ("off", None)])
+def test_typed_vertex_properties_through_every_writer(data_dir, tmp_path, fmt, enc):
+    src = _surface(data_dir, "vertex-props.bin.ply")
+    out = tmp_path / f"out.{'msh' if fmt == 'msh22' else fmt}"
+    with warnings.catch_warnings():  # the notes come back as the list too
+        warnings.simplefilter("ignore", meshdock.MeshWarning)
+        notes = meshdock.write(out, src, format=fmt, encoding=enc)
+    back = meshdock.read(out)
+    assert back.points.tolist() == TEXT_POINTS
+    assert back.cells[0].data.tolist() == TEXT_TRIANGLES
+    for k, v in VERTEX_PROPS.items():
+        if fmt in ("vtu", "vtp", "vtk", "ply"):  # every type kept
+            assert back.point_data[k].dtype == v.dtype, k
+            np.testing.assert_array_equal(back.point_data[k], v)
+        elif fmt in ("msh", "msh22"):  # doubles only
+            np.testing.assert_array_equal(back.point_data[k].reshape(-1), v.astype(np.float64))
+            if v.dtype != np.float64:
+                assert f"point_data '{k}' written as float64 (MSH data holds doubles only)" in notes
+        else:
+            assert k not in back.point_data
+            assert any(n.startswith(f"point_data '{k}' is not written") for n in notes), k

@@ -136,3 +136,97 @@ TEST(SurfaceReaders, PlyFacePropertiesKeepTheirTypesInEveryBlock) {
   EXPECT_EQ(a.cell_data.at("quality")[0].dtype(), mesh::kFloat32);
   EXPECT_EQ(values(a.cell_data.at("flags")[2]), (std::vector<double>{-2147483648.0}));
 }
+
+// Trial C: files of tests/data/tools/make_surface_text.py (VTK / meshio wrote them) and texts.
+namespace {
+const std::vector<double> kTextPoints{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0.5};
+const std::vector<double> kTextTriangles{0, 1, 2, 0, 2, 3, 1, 3, 2};
+}  // namespace
+
+TEST(SurfaceReaders, PlyVertexPropertiesKeepTheirTypes) {
+  for (const char* name : {"vertex-props.ascii.ply", "vertex-props.bin.ply"}) {
+    SCOPED_TRACE(name);
+    const auto m = mesh::read_mesh(surface(name));
+    EXPECT_EQ(values(m.points), kTextPoints);
+    EXPECT_EQ(m.point_data.at("red").dtype(), kU8);
+    EXPECT_EQ(values(m.point_data.at("red")), (std::vector<double>{0, 128, 255, 7}));
+    EXPECT_EQ(m.point_data.at("label").dtype(), mesh::kInt32);
+    EXPECT_EQ(values(m.point_data.at("label")),
+              (std::vector<double>{-5, 0, 2147483647.0, -2147483648.0}));
+    EXPECT_EQ(m.point_data.at("flags").dtype(), (mesh::DType{1, 16, 1}));
+    EXPECT_EQ(values(m.point_data.at("flags")), (std::vector<double>{0, 1, 65535, 300}));
+    EXPECT_EQ(m.point_data.at("tiny").dtype(), (mesh::DType{0, 8, 1}));
+    EXPECT_EQ(values(m.point_data.at("tiny")), (std::vector<double>{-128, 127, 0, -1}));
+    EXPECT_EQ(m.point_data.at("big").dtype(), (mesh::DType{1, 32, 1}));
+    EXPECT_EQ(values(m.point_data.at("big"))[1], 4294967295.0);
+    EXPECT_EQ(m.point_data.at("weight").dtype(), mesh::kFloat32);
+    EXPECT_EQ(m.point_data.at("quality").dtype(), mesh::kFloat64);
+    EXPECT_TRUE(m.notes.empty());
+  }
+}
+
+TEST(SurfaceReaders, StlUppercaseWrongCountAndTrailingBytes) {
+  for (const char* name : {"upper.stl", "countzero.stl", "solid-countzero.stl", "trailing.stl"}) {
+    SCOPED_TRACE(name);
+    const auto m = mesh::read_mesh(surface(name));
+    EXPECT_EQ(values(m.points), kTextPoints);
+    ASSERT_EQ(m.cells.size(), 1u);
+    EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+    if (std::string(name) == "upper.stl") {
+      EXPECT_TRUE(m.notes.empty());
+    } else {
+      ASSERT_EQ(m.notes.size(), 1u);
+      EXPECT_NE(
+          m.notes[0].find(std::string(name) == "trailing.stl"
+                              ? ": 10 bytes after the 3 triangles (from byte 234) not read"
+                              : ": the binary header counts 0 triangles but the file holds 3"),
+          std::string::npos)
+          << m.notes[0];
+    }
+  }
+  EXPECT_NE(error_of(mesh::read_stl,
+                     "SOLID a\nFACET NORMAL 0 0 1\nOUTER LOOP\nVERTEX 0 0 0\n"
+                     "VERTEX 1 0 0\nENDLOOP\n")
+                .find("t:6: expected 'vertex' (only triangles are valid STL)"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_stl, "hello\n")
+                .find("t:1: not an STL file: ascii STL starts with 'solid', this one with 'hello'"),
+            std::string::npos);
+  std::string truncated(80, ' ');
+  truncated += std::string("\x02\0\0\0", 4) + std::string(50, '\x01');
+  EXPECT_NE(error_of(mesh::read_stl, truncated)
+                .find("t: byte 80: binary STL (its first bytes are not text): the header counts 2 "
+                      "triangles (184 bytes) but the file has 134 bytes (truncated?)"),
+            std::string::npos);
+}
+
+TEST(SurfaceReaders, Utf8ByteOrderMarkIsSkipped) {
+  const std::string bom = "\xEF\xBB\xBF";
+  const auto obj = read_text(mesh::read_obj, bom + "v 9 9 9\nv 0 0 0\nv 1 0 0\nf 1 2 3\n", "t.obj");
+  EXPECT_EQ(values(obj.points), (std::vector<double>{9, 9, 9, 0, 0, 0, 1, 0, 0}));
+  EXPECT_TRUE(obj.notes.empty());
+  const auto off =
+      read_text(mesh::read_off, bom + "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "t.off");
+  EXPECT_EQ(values(off.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
+  for (const char* name : {"bom.stl", "bom.obj", "bom.off", "bom.ply"}) {
+    SCOPED_TRACE(name);
+    const auto m = mesh::read_mesh(surface(name));
+    EXPECT_EQ(values(m.points), kTextPoints);
+    EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+    EXPECT_TRUE(m.notes.empty());
+  }
+  // Line numbers stay the file's.
+  EXPECT_NE(error_of(mesh::read_obj, bom + "v 0 0 0\nv 1 x 0\n").find("t:2: bad vertex coordinate"),
+            std::string::npos);
+}
+
+TEST(SurfaceReaders, ObjVertexColoursAndStylingStatementsAreNoted) {
+  const auto m =
+      read_text(mesh::read_obj,
+                "o a\nv 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 1\nusemtl m\nf 1 2 3\n", "t.obj");
+  EXPECT_EQ(m.notes, (std::vector<std::string>{
+                         "obj: 1 'o' statements not read (object names are not kept)",
+                         "obj: 1 'usemtl' statements not read (materials are not kept)",
+                         "obj: 3 vertices have a colour ('v x y z r g b'); the colours were not "
+                         "kept"}));
+}

@@ -4,7 +4,8 @@
 // - FaceBlocks, which collects polygon faces into fixed-size cell blocks (3 -> triangle, 4 ->
 //   quad, k > 4 -> a "polygon" block of k-gons), the way meshio splits polygons by size, so
 //   every block stays one (n, k) tensor. Per-face values (PLY face properties, OFF face colours)
-//   follow their faces into the blocks through split_rows.
+//   follow their faces into the blocks through split_rows;
+// - utf8_bom, where the text readers start.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +25,15 @@
 #include "daemon/mesh/scratch.hpp"
 
 namespace meshdock::mesh {
+
+// 3 when `data` starts with a UTF-8 byte-order mark (EF BB BF), else 0. Windows editors and
+// some exporters put one before an ascii surface file (meshio 5.0 reads an ascii STL past it;
+// its OBJ, OFF and PLY readers misread or refuse the file); it marks the encoding and is none
+// of the mesh's text, so the readers start after it, with no note (their line numbers stay
+// the file's).
+inline std::size_t utf8_bom(std::string_view data) {
+  return data.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+}
 
 // `n` zeroed values of T in a mapping of their own (huge pages), unmapped when destroyed. Not
 // the host allocator's: it keeps released buffers resident for reuse, so a temporary freed

@@ -8,8 +8,12 @@
 // drops them, vtkOBJReader keeps each statement as one poly-vertex (a cell of several points,
 // which no fixed-size block holds). The kinds keep this order (faces, lines, points) whatever
 // the file's order, so adding l or p statements never renumbers the faces. Other statements
-// that carry geometry (curves, surfaces, vp) are not read and are noted; s, o, usemtl, mtllib
-// only style or name it.
+// that carry geometry (curves, surfaces, vp) are not read and are noted, and so are those that
+// name or style it (o, s, usemtl, mtllib: one note per keyword with its count; vtkOBJReader
+// keeps usemtl as cell data "MaterialIds", which is not done here). Values after a vertex's
+// x y z are not kept, noted by what they are: a weight ("v x y z w"), a colour ("v x y z r g
+// b", which meshio 5.0 makes points of 6 coordinates and vtkOBJReader drops) or neither. A
+// UTF-8 byte-order mark at the start is skipped.
 #include <map>
 #include <string>
 
@@ -37,6 +41,7 @@ void attach(Mesh& m, const char* name, Chunks<double>& v, std::size_t w) {
 
 Mesh parse_obj(std::string_view file_data, MappedFile& file) {
   Cursor c(file_data, file.path(), file.progress());
+  c.seek(utf8_bom(file_data));
   // The counts come only with the end of the file: values are collected in chunks (the file
   // passing through a 2 MiB window meanwhile), then copied into their arrays.
   Chunks<double> points, vt, vn;
@@ -49,7 +54,8 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
   ScratchVector<std::int64_t> vertices, vertex_groups;  // "p": 1 node per cell
   std::size_t polyvertices = 0;  // "p" with more than 1 vertex, split into vertex cells
   std::map<std::string, std::size_t, std::less<>> skipped;  // keyword -> count
-  bool dropped_w = false;
+  // Vertices with a weight (4 values), a colour (6) or any other count past x y z (not kept).
+  std::size_t weighted = 0, coloured = 0, other_extra = 0;
   while (!c.at_end()) {
     file.advance(c.offset());
     auto line = Cursor::trim(c.rest_of_line());
@@ -87,13 +93,16 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
         } catch (const ReadError&) {
           fail("bad vertex coordinate in '" + std::string(line.substr(0, 60)) + "'");
         }
-        if (n < 3)
-          points.push_back(d);
-        else
-          dropped_w = true;
+        if (n < 3) points.push_back(d);
         ++n;
       }
       if (n < 3) fail("a vertex needs 3 coordinates, found " + std::to_string(n));
+      if (n == 4)
+        ++weighted;
+      else if (n == 6)
+        ++coloured;
+      else if (n > 3)
+        ++other_extra;
     } else if (key == "vt") {
       numbers(vt, vt_width);
     } else if (key == "vn") {
@@ -140,8 +149,9 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
       }
     } else if (key == "g") {
       ++group;
-    } else if (key != "s" && key != "o" && key != "usemtl" && key != "mtllib") {
-      // vp, curv, surf, cstype, ... (and anything unknown): counted, noted below.
+    } else {
+      // o, s, usemtl, mtllib, vp, curv, surf, cstype, ... (and anything unknown): counted,
+      // noted below.
       auto it = skipped.find(key);
       if (it == skipped.end()) it = skipped.emplace(std::string(key.substr(0, 40)), 0).first;
       ++it->second;
@@ -187,10 +197,27 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
     }
   }
   for (const auto& [key, count] : skipped) {
-    m.notes.push_back("obj: " + std::to_string(count) + " '" + key +
-                      "' statements not read (not supported)");
+    const char* why = key == "o"        ? "object names are not kept"
+                      : key == "s"      ? "smoothing groups are not kept"
+                      : key == "usemtl" ? "materials are not kept"
+                      : key == "mtllib" ? "material libraries are not read"
+                                        : "not supported";
+    m.notes.push_back("obj: " + std::to_string(count) + " '" + key + "' statements not read (" +
+                      why + ")");
   }
-  if (dropped_w) m.notes.push_back("obj: vertex weights (4th coordinate) were not kept");
+  if (weighted) {
+    m.notes.push_back("obj: " + std::to_string(weighted) +
+                      " vertices have a weight ('v x y z w'); the weights were not kept");
+  }
+  if (coloured) {
+    m.notes.push_back("obj: " + std::to_string(coloured) +
+                      " vertices have a colour ('v x y z r g b'); the colours were not kept");
+  }
+  if (other_extra) {
+    m.notes.push_back("obj: " + std::to_string(other_extra) +
+                      " vertices have values after x y z that are neither a weight (1 value) nor "
+                      "a colour (3); they were not kept");
+  }
   attach(m, "obj:vt", vt, vt_width);
   attach(m, "obj:vn", vn, vn_width);
   return m;

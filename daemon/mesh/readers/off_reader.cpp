@@ -196,6 +196,7 @@ Header parse_keyword(Cursor& c) {
 Mesh parse_off(std::string_view file_data, MappedFile& file) {
   const std::string& path = file.path();
   Cursor c(file_data, path, file.progress());
+  c.seek(utf8_bom(file_data));
   const Header h = parse_keyword(c);
   skip_ws_comments(c);
   if (c.at_end()) c.fail("no vertex/face counts");

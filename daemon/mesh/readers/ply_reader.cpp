@@ -1,16 +1,19 @@
-// PLY: ascii, binary_little_endian, binary_big_endian. The vertex element's x, y, z become the
-// points and its other scalar properties point_data (float64). The face element's
-// vertex_indices (or vertex_index) list becomes triangle / quad / polygon blocks (one per face
-// size) and each of its scalar properties cell_data of the file's type (uchar -> uint8, int ->
-// int32, float -> float32, ...), split into the same blocks as the faces. A "tristrips"
-// element's vertex_indices (strips separated by -1) become triangles in the same blocks,
-// alternate ones flipped so all keep the strip's orientation, as vtkTriangleFilter does
-// (noted); the element's scalar properties are not kept (noted), and face properties are then
-// not kept either (noted), as the strips' triangles would have no values in the shared triangle
-// block. Other elements and list properties other than the vertex indices are skipped with a
-// note, and so is anything after the last element.
+// PLY: ascii, binary_little_endian, binary_big_endian (after a UTF-8 byte-order mark, if any).
+// The vertex element's x, y, z become the points (float64) and its other scalar properties
+// point_data of the file's type (uchar -> uint8, int -> int32, float -> float32, ...; as meshio
+// keeps them); a name declared several times becomes one array of its values interleaved row
+// by row, float64 (noted) if its declarations differ in type. The face element's vertex_indices
+// (or vertex_index) list becomes triangle / quad / polygon blocks (one per face size) and each
+// of its scalar properties cell_data of the file's type, split into the same blocks as the
+// faces. A "tristrips" element's vertex_indices (strips separated by -1) become triangles in
+// the same blocks, alternate ones flipped so all keep the strip's orientation, as
+// vtkTriangleFilter does (noted); the element's scalar properties are not kept (noted), and
+// face properties are then not kept either (noted), as the strips' triangles would have no
+// values in the shared triangle block. Other elements and list properties other than the vertex
+// indices are skipped with a note, and so is anything after the last element.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -82,6 +85,7 @@ class PlyReader {
       : c_(data, file.path(), file.progress()), file_(file) {}
 
   Mesh read() {
+    c_.seek(utf8_bom(c_.data()));
     if (c_.nonempty_line() != "ply") c_.fail("the first line is not 'ply'");
     read_header();
     for (const auto& e : elements_) read_element(e);
@@ -181,11 +185,18 @@ class PlyReader {
     return 0;
   }
 
-  // `v` (read as `t`) appended to `out` in t's own type. Binary values convert back exactly;
-  // an ascii value must fit the declared type (an int property of 1.5 or 300 for a uchar is a
-  // ReadError naming the line).
+  // `v` (read as `t`) appended to `out` in t's own type.
   void store(ScratchVector<unsigned char>& out, Scalar t, double v, const std::string& name) {
-    auto put = [&](auto typed) {
+    const auto at = out.size();
+    out.resize(at + dtype_of_scalar(t).bits / 8);
+    put(out.data() + at, t, v, name);
+  }
+
+  // `v` (read as `t`) written at `out` in t's own type. Binary values convert back exactly; an
+  // ascii value must fit the declared type (an int property of 1.5 or 300 for a uchar is a
+  // ReadError naming the line).
+  void put(unsigned char* out, Scalar t, double v, const std::string& name) {
+    auto write = [&](auto typed) {
       using T = decltype(typed);
       if constexpr (std::is_integral_v<T>) {
         if (!(v >= static_cast<double>(std::numeric_limits<T>::min()) &&
@@ -202,26 +213,25 @@ class PlyReader {
           c_.fail("value of property '" + name + "' is out of float range");
       }
       const T x = static_cast<T>(v);
-      const auto* b = reinterpret_cast<const unsigned char*>(&x);
-      out.insert(out.end(), b, b + sizeof(T));
+      std::memcpy(out, &x, sizeof(T));
     };
     switch (t) {
       case Scalar::kI8:
-        return put(std::int8_t{});
+        return write(std::int8_t{});
       case Scalar::kU8:
-        return put(std::uint8_t{});
+        return write(std::uint8_t{});
       case Scalar::kI16:
-        return put(std::int16_t{});
+        return write(std::int16_t{});
       case Scalar::kU16:
-        return put(std::uint16_t{});
+        return write(std::uint16_t{});
       case Scalar::kI32:
-        return put(std::int32_t{});
+        return write(std::int32_t{});
       case Scalar::kU32:
-        return put(std::uint32_t{});
+        return write(std::uint32_t{});
       case Scalar::kF32:
-        return put(float{});
+        return write(float{});
       case Scalar::kF64:
-        return put(double{});
+        return write(double{});
     }
   }
 
@@ -355,7 +365,8 @@ class PlyReader {
           mesh_.points.as<double>()[3 * r + axis] = v;
         } else if (vertex) {
           const Slot& at = extra_at[k];
-          at.dst[at.stride * static_cast<std::size_t>(r) + at.j] = v;
+          put(at.dst + at.item * (at.stride * static_cast<std::size_t>(r) + at.j), at.type, v,
+              p.name);
         } else if (face) {
           store(kept[k]->bytes, p.type, v, p.name);
         } else if (strips) {
@@ -374,14 +385,17 @@ class PlyReader {
     for (auto& [name, a] : extra) mesh_.point_data[name] = std::move(a);
   }
 
-  // Where a vertex property's value of row r goes: dst[stride * r + j].
+  // Where a vertex property's value of row r goes: value stride * r + j of dst, each `item`
+  // bytes of `type`.
   struct Slot {
-    double* dst = nullptr;
-    std::size_t stride = 0, j = 0;
+    unsigned char* dst = nullptr;
+    std::size_t stride = 0, j = 0, item = 0;
+    Scalar type = Scalar::kF64;
   };
-  // The vertex element's scalar properties other than x, y, z: an array per name (float64,
-  // count * m values for a name declared m times, interleaved row by row as they come; none
-  // for no rows), and where each property's values go.
+  // The vertex element's scalar properties other than x, y, z: an array per name (of the
+  // declared type, float64 for a name declared m times with different types, noted; count * m
+  // values for a name declared m times, interleaved row by row as they come; none for no rows),
+  // and where each property's values go.
   std::map<std::string, Array> extra_arrays(const Element& e, const int xyz[3],
                                             std::vector<Slot>& at) {
     std::map<std::string, Array> out;
@@ -391,14 +405,31 @@ class PlyReader {
       return !e.props[k].list && i != xyz[0] && i != xyz[1] && i != xyz[2];
     };
     std::map<std::string, std::size_t> declared;
-    for (std::size_t k = 0; k < e.props.size(); ++k)
-      if (is_extra(k)) at[k].j = declared[e.props[k].name]++;
-    for (const auto& [name, m] : declared)
-      out[name] = Array::of<double>({e.count * static_cast<std::int64_t>(m)});
+    std::map<std::string, Scalar> type;  // of the first declaration; kF64 when they differ
+    std::map<std::string, bool> mixed;
     for (std::size_t k = 0; k < e.props.size(); ++k) {
       if (!is_extra(k)) continue;
-      at[k].dst = out[e.props[k].name].as<double>();
-      at[k].stride = declared[e.props[k].name];
+      const auto& p = e.props[k];
+      at[k].j = declared[p.name]++;
+      auto [it, fresh] = type.try_emplace(p.name, p.type);
+      if (!fresh && it->second != p.type) mixed[p.name] = true;
+    }
+    for (const auto& [name, m] : declared) {
+      const Scalar t = mixed.count(name) ? Scalar::kF64 : type[name];
+      type[name] = t;
+      out[name] = Array::empty(dtype_of_scalar(t), {e.count * static_cast<std::int64_t>(m)});
+      if (mixed.count(name)) {
+        mesh_.notes.push_back("ply: vertex property '" + name + "' is declared " +
+                              std::to_string(m) + " times with different types; kept as float64");
+      }
+    }
+    for (std::size_t k = 0; k < e.props.size(); ++k) {
+      if (!is_extra(k)) continue;
+      const auto& name = e.props[k].name;
+      at[k].type = type[name];
+      at[k].item = dtype_of_scalar(at[k].type).bits / 8;
+      at[k].dst = static_cast<unsigned char*>(out[name].data());
+      at[k].stride = declared[name];
     }
     return out;
   }

@@ -5,7 +5,16 @@
 // (CAD exports, one per part): all are read into the one triangle block, like meshio and
 // vtkSTLReader, and with more than one body each becomes a cell region named after its solid
 // (the facets of that body), with a note naming the merged bodies. Text after the last
-// "endsolid" that is not another solid, and a missing final "endsolid", are notes.
+// "endsolid" that is not another solid, and a missing final "endsolid", are notes. Ascii
+// keywords are taken in any case ("SOLID", "FACET NORMAL", ...), as vtkSTLReader takes them,
+// after a UTF-8 byte-order mark if there is one.
+// A file whose size does not match its count is ascii when it starts with "solid" and its
+// first bytes are text; otherwise it is read as binary when it is at least the 84-byte header:
+// - bytes after the facets the header counts: those facets are read, the rest noted;
+// - a count of 0 with facets after it (some exporters never fill it in): the facets the size
+//   holds are read, as vtkSTLReader reads them (it reads max(count, size / 50)), noted;
+// - more facets counted than the file holds: a ReadError (truncated).
+// Any other file is a ReadError saying what its start is.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -21,6 +30,32 @@
 namespace meshdock::mesh {
 
 namespace {
+
+// Whether `word` is the keyword `kw` (lowercase letters) in any case: `c | 0x20` equals a
+// lowercase letter only for that letter in either case.
+bool is_kw(std::string_view word, std::string_view kw) {
+  if (word.size() != kw.size()) return false;
+  for (std::size_t i = 0; i < kw.size(); ++i)
+    if ((word[i] | 0x20) != kw[i]) return false;
+  return true;
+}
+
+// Whether the file's first bytes (up to 512, any NUL padding at its very end aside) hold no
+// control characters but whitespace: a binary STL's 84-byte header is followed by its count
+// (zero bytes for a count under 2^24) and float bits, so one whose header starts with "solid"
+// is told from ascii here, before the ascii parser takes its first line for a name.
+bool looks_like_text(std::string_view data) {
+  std::size_t end = data.size();
+  while (end > 0 && data[end - 1] == '\0') --end;
+  end = std::min<std::size_t>(end, 512);
+  for (std::size_t i = 0; i < end; ++i) {
+    const auto ch = static_cast<unsigned char>(data[i]);
+    if ((ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r' && ch != '\f' && ch != '\v') ||
+        ch == 0x7f)
+      return false;
+  }
+  return true;
+}
 
 // First-appearance numbering of the facets' corners (an STL file shares none): each distinct
 // point is kept once, in order, and an open-addressing table (linear probing, at most half
@@ -193,7 +228,7 @@ namespace {
 // A binary file of `count` facets (50 bytes each after the 84-byte header): read with pread a
 // few thousand facets at a time (its pages never mapped), the normals and the corners' numbers
 // written straight into their arrays.
-Mesh read_binary(const MappedFile& file, std::uint32_t count) {
+Mesh read_binary(const MappedFile& file, std::uint64_t count) {
   const auto tris = static_cast<std::int64_t>(count);
   Array normals = Array::of<double>({tris, 3});
   Array conn = Array::of<std::int64_t>({tris, 3});
@@ -219,18 +254,57 @@ Mesh read_binary(const MappedFile& file, std::uint32_t count) {
   });
 }
 
+// A binary file whose size does not match its count (see the top of the file).
+Mesh read_binary_mismatched(const MappedFile& file, std::uint32_t count, std::size_t size) {
+  const std::string& path = file.path();
+  const std::uint64_t held = (size - 84) / 50;  // whole facets after the header
+  if (count > held) {
+    throw ReadError(path + ": byte 80: binary STL (its first bytes are not text): the header " +
+                    "counts " + std::to_string(count) + " triangles (" +
+                    std::to_string(84 + 50ull * count) + " bytes) but the file has " +
+                    std::to_string(size) + " bytes (truncated?)");
+  }
+  const std::uint64_t tris = count == 0 ? held : count;
+  Mesh m = read_binary(file, tris);
+  if (count == 0 && held > 0) {
+    m.notes.push_back("stl: " + path + ": the binary header counts 0 triangles but the file " +
+                      "holds " + std::to_string(held) + " (its size); read them, as vtkSTLReader " +
+                      "does: the header's count is wrong");
+  }
+  const std::uint64_t after = 84 + 50ull * tris;
+  if (after < size) {
+    m.notes.push_back("stl: " + path + ": " + std::to_string(size - after) + " bytes after the " +
+                      std::to_string(tris) + " triangles (from byte " + std::to_string(after) +
+                      ") not read");
+  }
+  return m;
+}
+
 Mesh parse_stl(std::string_view file_data, MappedFile& file) {
   const std::string& path = file.path();
   Cursor c(file_data, path, file.progress());
   const auto data = file_data;
+  std::uint32_t count = 0;
   if (data.size() >= 84) {
-    std::uint32_t count;
     std::memcpy(&count, data.data() + 80, 4);
     if (84 + 50ull * count == data.size()) return read_binary(file, count);
   }
+  c.seek(utf8_bom(data));
   const auto first = c.token();
-  if (first != "solid")
-    c.fail("neither a binary STL (size does not match its triangle count) nor ascii (no 'solid')");
+  const bool text = looks_like_text(data);
+  if (!is_kw(first, "solid") || !text) {
+    if (data.size() >= 84 && !text) return read_binary_mismatched(file, count, data.size());
+    std::string what = "not an STL file: ascii STL starts with 'solid', this one with '" +
+                       std::string(first.substr(0, 40)) + "'";
+    if (data.size() < 84) {
+      what += ", and it is shorter than a binary STL's 84-byte header";
+    } else {
+      what += ", and as binary its header counts " + std::to_string(count) + " triangles (" +
+              std::to_string(84 + 50ull * count) + " bytes), the file has " +
+              std::to_string(data.size()) + " bytes";
+    }
+    c.fail(what);
+  }
   // One entry per body: its name and its first facet; bodies with the same name share a region.
   struct Body {
     std::string name;
@@ -255,14 +329,14 @@ Mesh parse_stl(std::string_view file_data, MappedFile& file) {
       file.advance(c.offset());
       const auto word = c.token();
       if (word.empty()) break;
-      if (word == "endsolid") {
+      if (is_kw(word, "endsolid")) {
         c.next_line();  // its (optional) name
         const auto next = c.token();
         if (next.empty()) {
           ended = true;
           break;
         }
-        if (next != "solid") {
+        if (!is_kw(next, "solid")) {
           // The facets are all read: say what follows rather than refuse the file (some
           // exporters pad with NULs or append their own text).
           trailing = "stl: " + path + ":" + std::to_string(c.line()) +
@@ -274,19 +348,19 @@ Mesh parse_stl(std::string_view file_data, MappedFile& file) {
         start_body();
         continue;
       }
-      if (word != "facet")
+      if (!is_kw(word, "facet"))
         c.fail("expected 'facet' or 'endsolid', found '" + std::string(word) + "'");
-      if (c.token() != "normal") c.fail("expected 'normal' after 'facet'");
+      if (!is_kw(c.token(), "normal")) c.fail("expected 'normal' after 'facet'");
       for (int k = 0; k < 3; ++k) normals.push_back(c.number<double>("normal component"));
-      if (c.token() != "outer" || c.token() != "loop") c.fail("expected 'outer loop'");
+      if (!is_kw(c.token(), "outer") || !is_kw(c.token(), "loop")) c.fail("expected 'outer loop'");
       for (int v = 0; v < 3; ++v) {
-        if (c.token() != "vertex") c.fail("expected 'vertex' (only triangles are valid STL)");
+        if (!is_kw(c.token(), "vertex")) c.fail("expected 'vertex' (only triangles are valid STL)");
         std::array<double, 3> p;
         for (auto& x : p) x = c.number<double>("vertex coordinate");
         corners.push_back(index.number(p));
       }
-      if (c.token() != "endloop") c.fail("expected 'endloop'");
-      if (c.token() != "endfacet") c.fail("expected 'endfacet'");
+      if (!is_kw(c.token(), "endloop")) c.fail("expected 'endloop'");
+      if (!is_kw(c.token(), "endfacet")) c.fail("expected 'endfacet'");
     }
     file.release_before(data.size());  // the arrays take its place
     const auto tris = static_cast<std::int64_t>(normals.size() / 3);
