@@ -4,63 +4,12 @@
 // offset; for writes, the block, array or value that cannot be written.
 #pragma once
 
-#include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <string_view>
+
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
-
-// `text` with every byte a terminal or a log reader could act on written as \xNN: C0 controls
-// (ESC, CR, LF, ... : a message quoting a hostile file's bytes must not move the cursor or
-// start a forged log line), DEL, and bytes that are not well-formed UTF-8. Valid UTF-8 (a
-// field named "Druck_ü") is kept.
-inline std::string terminal_safe(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  auto escape = [&](unsigned char c) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02x", c);
-    out += buf;
-  };
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f)
-        escape(c);
-      else
-        out.push_back(static_cast<char>(c));
-      ++i;
-      continue;
-    }
-    // A UTF-8 sequence: lead byte, length, and the smallest code point of that length
-    // (overlong forms and surrogates are not well-formed).
-    const std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
-                          : c >= 0xe0 && c <= 0xef ? 3
-                          : c >= 0xf0 && c <= 0xf4 ? 4
-                                                   : 0;
-    bool ok = n > 0 && i + n <= text.size();
-    std::uint32_t cp = ok ? c & (0x7f >> n) : 0;
-    for (std::size_t k = 1; ok && k < n; ++k) {
-      const auto b = static_cast<unsigned char>(text[i + k]);
-      ok = (b & 0xc0) == 0x80;
-      cp = cp << 6 | (b & 0x3f);
-    }
-    if (ok)
-      ok = (n == 3 && cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff)) ||
-           (n == 4 && cp >= 0x10000 && cp <= 0x10ffff) || n == 2;
-    if (ok && cp >= 0x80 && cp < 0xa0) ok = false;  // C1 controls (CSI is U+009B)
-    if (!ok) {
-      escape(c);
-      ++i;
-      continue;
-    }
-    out.append(text.substr(i, n));
-    i += n;
-  }
-  return out;
-}
 
 // Messages are terminal_safe: they quote what files hold, and they reach terminals and logs.
 class MeshError : public std::runtime_error {

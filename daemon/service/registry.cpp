@@ -49,6 +49,16 @@ FileStamp stamp_of(const struct stat& st) {
           static_cast<std::uint64_t>(st.st_size)};
 }
 
+// The payload of `m` with the reader's notes first: what a client and every consumer see of a
+// load (SlotInfo.notes, the frames' manifests) says what the reader converted or skipped too,
+// not only what the payload cast or dropped.
+payload::DevicePayload payload_of(const mesh::Mesh& m, const payload::Options& options,
+                                  const payload::DevicePayload* previous = nullptr) {
+  auto p = payload::build_payload(m, options, previous);
+  p.notes.insert(p.notes.begin(), m.notes.begin(), m.notes.end());
+  return p;
+}
+
 // A name a new slot may have: valid, and none of another slot's objects (names.hpp).
 void check_slot_name(const std::string& name) {
   try {
@@ -563,7 +573,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
            std::to_string(e->mesh.num_points()) + " points, " +
                std::to_string(e->mesh.num_cells()) + " cells");
   try {
-    e->payload = payload::build_payload(e->mesh, r.options);
+    e->payload = payload_of(e->mesh, r.options);
   } catch (const payload::PayloadError& err) {
     events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kInvalidArgument, r.name + ": " + err.what());
@@ -822,7 +832,7 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   }
   payload::DevicePayload p;
   try {
-    p = payload::build_payload(m, e->request.options, &e->payload);
+    p = payload_of(m, e->request.options, &e->payload);
   } catch (const payload::PayloadError& err) {
     throw ServiceError(Status::kInvalidArgument, field + ": " + err.what());
   }

@@ -406,3 +406,29 @@ def test_a_files_bytes_in_an_error_cannot_drive_a_terminal_or_forge_a_log_line(t
     with pytest.raises(meshdock.ReadError) as e:
         meshdock.read(d.root / "esc.msh")
     assert "\x1b" not in str(e.value) and "\\x1b[2J" in str(e.value)
+
+
+def test_names_that_are_not_utf8_are_read_as_latin1_everywhere(tmp_path):
+    """Found while fixing the trial's readers: a PLY property named b"t\\xff" made a Load fail
+    with INTERNAL ("[json.exception.type_error.316] invalid UTF-8 byte") and md.read raise
+    UnicodeDecodeError. Names are UTF-8 now: others read as Latin-1, with a note."""
+    import meshdock
+    import numpy as np
+    d = Daemon(tmp_path, ())
+    (d.root / "names.ply").write_bytes(
+        b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+        b"property float z\nproperty float Druck_\xfc\nelement face 1\n"
+        b"property list uchar int vertex_indices\nend_header\n"
+        b"0 0 0 1\n1 0 0 2\n0 1 0 3\n3 0 1 2\n")
+    try:
+        m = meshdock.read(d.root / "names.ply")
+        assert list(m.point_data) == ["Druck_ü"]
+        assert any("name 'Druck_\\xfc' is not UTF-8: read as Latin-1, 'Druck_ü'" in n
+                   for n in m.notes), m.notes
+        info = d.load("names.ply", "names")[-1].slot
+        assert any("read as Latin-1" in n for n in info.notes)
+        with meshdock.attach("names", prefix=d.prefix, timeout=5) as slot, \
+                slot.wait(5) as f:
+            assert np.from_dlpack(f.point_data["Druck_ü"]).tolist() == [1, 2, 3]
+    finally:
+        assert d.stop() == 0, d.stderr

@@ -1,5 +1,6 @@
 #include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
@@ -10,10 +11,36 @@ std::string format_for(const std::string& path, std::string_view format) {
     throw ReadError(path + ": no file extension; name the format (format=, --format)");
   return fmt;
 }
-}  // namespace
+// Every name a file gave the mesh, as UTF-8: names go into the manifest's JSON, gRPC strings and
+// Python str, which hold nothing else (a PLY property named "t\xff" failed a Load with an
+// INTERNAL JSON error, and md.read with UnicodeDecodeError). Others are read as Latin-1, noted.
+void utf8_names(Mesh& m, const std::string& path) {
+  auto fix = [&](const char* what, const std::string& name) {
+    std::string good = utf8_name(name);
+    if (good != name)
+      m.notes.push_back(path + ": " + what + " name '" + terminal_safe(name) +
+                        "' is not UTF-8: read as Latin-1, '" + good + "'");
+    return good;
+  };
+  auto keys = [&](const char* what, auto& map) {
+    for (auto it = map.begin(); it != map.end();) {
+      std::string good = fix(what, it->first);
+      if (good == it->first) {
+        ++it;
+        continue;
+      }
+      auto node = map.extract(it++);
+      node.key() = std::move(good);
+      map.insert(std::move(node));  // a clash keeps the first: names are distinct bytes
+    }
+  };
+  keys("point_data", m.point_data);
+  keys("cell_data", m.cell_data);
+  keys("field_data", m.field_data);
+  for (auto& r : m.regions) r.name = fix("region", r.name);
+}
 
-Mesh read_mesh(const InFile& file, std::string_view format, const ReadOptions& options) {
-  const std::string fmt = format_for(file.path, format);
+Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& options) {
   if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
   if (fmt == "vtu" || fmt == "vtp" || fmt == "vts" || fmt == "vtr" || fmt == "vti" ||
       fmt == "pvtu" || fmt == "pvtp" || fmt == "pvts" || fmt == "pvtr" || fmt == "pvti")
@@ -26,6 +53,13 @@ Mesh read_mesh(const InFile& file, std::string_view format, const ReadOptions& o
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply)");
+}
+}  // namespace
+
+Mesh read_mesh(const InFile& file, std::string_view format, const ReadOptions& options) {
+  Mesh m = read_any(file, format_for(file.path, format), options);
+  utf8_names(m, file.path);
+  return m;
 }
 
 Mesh read_mesh(const std::string& path, std::string_view format, const ReadOptions& options) {

@@ -1,0 +1,98 @@
+// Text that files supply (names, quoted bytes) made safe for the places it goes: terminals and
+// logs (terminal_safe), and JSON, gRPC strings and Python str, which need UTF-8 (utf8_name).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace meshdock::mesh {
+
+// The length of the well-formed UTF-8 sequence at text[i] (lead byte >= 0x80), 0 when there is
+// none: a bad lead byte, a missing continuation, an overlong form, a surrogate, past U+10FFFF.
+// C1 controls (U+0080..U+009F: CSI is U+009B) count as not well-formed for terminal_safe's sake
+// only when `c1_ok` is false.
+inline std::size_t utf8_sequence(std::string_view text, std::size_t i, bool c1_ok = true) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  const std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                        : c >= 0xe0 && c <= 0xef ? 3
+                        : c >= 0xf0 && c <= 0xf4 ? 4
+                                                 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  std::uint32_t cp = c & (0x7f >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    if ((b & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (b & 0x3f);
+  }
+  if (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) return 0;
+  if (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) return 0;
+  if (!c1_ok && cp < 0xa0) return 0;
+  return n;
+}
+
+inline bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const auto n = utf8_sequence(text, i);
+    if (!n) return false;
+    i += n;
+  }
+  return true;
+}
+
+// A name as UTF-8: itself when it is; otherwise its bytes read as Latin-1 (what older tools
+// wrote "Druck_\xfc" in), so every byte stays and the name is still one a person can read.
+inline std::string utf8_name(std::string_view name) {
+  if (is_utf8(name)) return std::string(name);
+  std::string out;
+  for (const unsigned char c : name) {
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back(static_cast<char>(0xc0 | c >> 6));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3f)));
+    }
+  }
+  return out;
+}
+
+// `text` with every byte a terminal or a log reader could act on written as \xNN: C0 controls
+// (ESC, CR, LF, ... : a message quoting a hostile file's bytes must not move the cursor or
+// start a forged log line), DEL, C1 controls, and bytes that are not well-formed UTF-8. Valid
+// UTF-8 (a field named "Druck_ü") is kept.
+inline std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&](unsigned char c) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f)
+        escape(c);
+      else
+        out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    const auto n = utf8_sequence(text, i, /*c1_ok=*/false);
+    if (!n) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace meshdock::mesh
