@@ -533,19 +533,22 @@ def test_ply_element_without_properties_costs_nothing_whatever_its_count(tmp_pat
 # Files in tests/data/surface by tests/data/tools/make_surface_text.py (VTK and meshio wrote
 # them; TEXT_POINTS, TEXT_TRIANGLES and VERTEX_PROPS are its tables).
 
-TEXT_POINTS = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0.5]]
-TEXT_TRIANGLES = [[0, 1, 2], [0, 2, 3], [1, 3, 2]]
-VERTEX_PROPS = {
-    "red": np.array([0, 128, 255, 7], np.uint8),
-    "green": np.array([1, 2, 3, 250], np.uint8),
-    "blue": np.array([9, 8, 7, 6], np.uint8),
-    "label": np.array([-5, 0, 2 ** 31 - 1, -2 ** 31], np.int32),
-    "flags": np.array([0, 1, 65535, 300], np.uint16),
-    "tiny": np.array([-128, 127, 0, -1], np.int8),
-    "big": np.array([0, 2 ** 32 - 1, 5, 6], np.uint32),
-    "weight": np.array([0.5, -1.25, 3, 4], np.float32),
-    "quality": np.array([1 / 3, 2, 3, 4], np.float64),
-}
+def _generator_tables():
+    """The generator's own tables (it imports numpy only at module level): the expected values
+    are what it wrote, stated once."""
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parents[1] / "data" / "tools" / "make_surface_text.py"
+    spec = importlib.util.spec_from_file_location("make_surface_text", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_GEN = _generator_tables()
+TEXT_POINTS = _GEN.POINTS.tolist()
+TEXT_TRIANGLES = _GEN.TRIANGLES.tolist()
+VERTEX_PROPS = _GEN.VERTEX_PROPS
 HEADER_COUNT_ZERO = ("the binary header counts 0 triangles but the file holds 3 (its size); read "
                      "them, as vtkSTLReader does: the header's count is wrong")
 
