@@ -220,7 +220,7 @@ def test_meshdockctl_shows_a_tensor_slot(daemon, client):
     client.publish_tensor("cam", np.zeros((480, 640, 4), np.float32))
     out = daemon.ctl("ls").stdout
     assert out.splitlines()[0].split() == ["cam", "cpu", "tensor"], out
-    assert "frames 1  slots 3  4800.0 KiB  published in" in out and "points" not in out, out
+    assert "frames 1  slots 3  4.7 MiB  published in" in out and "points" not in out, out
     out = daemon.ctl("describe", "cam").stdout
     assert "tensor" in out and "float32  480x640x4" in out and "@0 (4915200 bytes)" in out, out
 
