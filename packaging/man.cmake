@@ -27,11 +27,13 @@ function(meshdock_man program)
   set(include ${CMAKE_CURRENT_SOURCE_DIR}/man/${program}.h2m)
   set(page ${_man}/${program}.1)
   # --no-discard-stderr: CLI11 and argparse print to stdout, but a failing program's message must
-  # show.
+  # show. --version-string: the footer's source is "PROGRAM VERSION"; meshdockd's own --version
+  # line (with its protocol) is too long for it and ran into the date at 100 columns.
   add_custom_command(
     OUTPUT ${page}.gz
     COMMAND ${CMAKE_COMMAND} -E env SOURCE_DATE_EPOCH=${_epoch} ${M_ENV} ${MESHDOCK_HELP2MAN}
             --no-info --no-discard-stderr --section 1 --include ${include}
+            --version-string ${PROJECT_VERSION}
             --output ${page} ${M_COMMAND}
     COMMAND ${MESHDOCK_GZIP} -9nf ${page}
     DEPENDS ${include} ${M_DEPENDS}

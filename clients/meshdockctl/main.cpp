@@ -541,10 +541,11 @@ int main(int argc, char** argv) {
   app.footer(std::string("ADDR: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR, else ") +
              kDefaultAddr +
              ").\n"
-             "exit status: 0 ok, 1 other error, 2 usage, 3 daemon unavailable (or health not\n"
-             "  SERVING), 4 not found, 5 invalid argument, 6 permission denied (also: may not\n"
-             "  connect to the socket), 7 resource exhausted, 8 already exists, 9 failed\n"
-             "  precondition, 10 deadline exceeded.\n"
+             "exit status: 0 ok, 1 other error, 2 usage,\n"
+             "  3 daemon unavailable (or health not SERVING), 4 not found,\n"
+             "  5 invalid argument, 6 permission denied (also: may not connect to the socket),\n"
+             "  7 resource exhausted, 8 already exists, 9 failed precondition,\n"
+             "  10 deadline exceeded.\n"
              "`meshdockctl VERB --help` describes a verb.");
   app.add_option("-a,--addr", o.addr,
                  "meshdockd's address: unix:PATH or HOST:PORT (default $MESHDOCK_ADDR)");
