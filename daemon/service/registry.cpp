@@ -59,6 +59,17 @@ payload::DevicePayload payload_of(const mesh::Mesh& m, const payload::Options& o
   return p;
 }
 
+// The refusal of a call naming a mesh that is not loaded. A first load still running has taken
+// the name, its mesh not there yet: "no mesh named" would read as if the load had been lost.
+[[noreturn]] void absent(const std::string& name, bool loading) {
+  if (loading)
+    throw ServiceError(Status::kFailedPrecondition,
+                       "'" + name + "' is being loaded; it can be described, published to, " +
+                           "exported or unloaded once its load is done (meshdockctl watch " + name +
+                           " says when)");
+  throw ServiceError(Status::kNotFound, "no mesh named '" + name + "'");
+}
+
 // A name a new slot may have: valid, and none of another slot's objects (names.hpp).
 void check_slot_name(const std::string& name) {
   try {
@@ -469,7 +480,7 @@ void Reservation::release() {
 std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
   std::lock_guard lock(m_);
   auto it = entries_.find(name);
-  if (it == entries_.end()) throw ServiceError(Status::kNotFound, "no mesh named '" + name + "'");
+  if (it == entries_.end()) absent(name, loading_.count(name) > 0);
   return it->second;
 }
 
@@ -672,7 +683,7 @@ void Registry::unload(const std::string& name) {
   {
     std::lock_guard lock(m_);
     auto it = entries_.find(name);
-    if (it == entries_.end()) throw ServiceError(Status::kNotFound, "no mesh named '" + name + "'");
+    if (it == entries_.end()) absent(name, loading_.count(name) > 0);
     e = it->second;
     entries_.erase(it);
   }

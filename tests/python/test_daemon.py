@@ -551,3 +551,25 @@ def test_a_named_device_that_does_not_answer_stops_the_start(tmp_path):
     assert "device cuda:0 does not answer (" in r.stderr, r.stderr
     assert "start with --device auto (a GPU when there is one) or cpu" in r.stderr
     assert not (tmp_path / "d.sock").exists()
+
+
+def test_a_name_being_loaded_is_said_so_not_missing(tmp_path):
+    # A trial: during a first load, describe / unload of its name said "no mesh named 'x'".
+    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "read:1500"})
+    try:
+        loader = threading.Thread(target=lambda: d.load("box.v41.msh", "slow"))
+        loader.start()
+        time.sleep(0.4)  # inside the read failpoint
+        for call in (lambda: d.stub.Describe(pb.NameRequest(name="slow")),
+                     lambda: d.stub.Unload(pb.NameRequest(name="slow"))):
+            with pytest.raises(grpc.RpcError) as e:
+                call()
+            assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert e.value.details().startswith("'slow' is being loaded; it can be described")
+        loader.join(10)
+        assert d.stub.Describe(pb.NameRequest(name="slow")).slot.name == "slow"
+        with pytest.raises(grpc.RpcError) as e:
+            d.stub.Describe(pb.NameRequest(name="other"))
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        assert d.stop() == 0, d.stderr
