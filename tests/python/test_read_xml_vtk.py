@@ -20,7 +20,7 @@ from vtk.util import numpy_support  # noqa: E402
 FILES = sorted(
     f for f in os.listdir(pathlib.Path(__file__).resolve().parents[1] / "data" / "meshes")
     if f.endswith((".vtp", ".vts", ".vtr", ".vti", ".pvtu", ".pvtp", ".pvts", ".pvtr", ".pvti"))
-    or f.startswith("strings."))
+    or f.startswith(("strings.", "merged.")))
 PARALLEL = (".pvtu", ".pvtp", ".pvts", ".pvtr", ".pvti")
 
 # VTK's point order for the cells VTK names differently from meshio's.
@@ -62,13 +62,26 @@ def _vtk_cells(g):
 
 
 def _numeric(data):
-    """{name: numpy array} of the numeric arrays of a vtkFieldData / vtkDataSetAttributes."""
+    """{name: numpy array} of the numeric arrays of a vtkFieldData / vtkDataSetAttributes (a
+    vtkBitArray, which numpy_support cannot convert, as uint8 0/1: its values)."""
     out = {}
     for i in range(data.GetNumberOfArrays()):
         a = data.GetAbstractArray(i)
-        if isinstance(a, vtk.vtkDataArray):
+        if isinstance(a, vtk.vtkBitArray):
+            n = a.GetNumberOfTuples() * a.GetNumberOfComponents()
+            v = np.array([a.GetValue(k) for k in range(n)], dtype=np.uint8)
+            out[a.GetName()] = v.reshape(-1, a.GetNumberOfComponents()) if (
+                a.GetNumberOfComponents() > 1) else v
+        elif isinstance(a, vtk.vtkDataArray):
             out[a.GetName()] = numpy_support.vtk_to_numpy(a)
     return out
+
+
+def _bit_names(g):
+    return [d.GetAbstractArray(i).GetName()
+            for d in (g.GetFieldData(), g.GetPointData(), g.GetCellData())
+            for i in range(d.GetNumberOfArrays())
+            if isinstance(d.GetAbstractArray(i), vtk.vtkBitArray)]
 
 
 def _strings(data):
@@ -125,6 +138,13 @@ def test_reads_like_vtk(data_dir, name):
         assert any(f"string array '{s}'" in n for n in m.notes), (s, m.notes)
     if name.endswith((".vts", ".vtr", ".vti", ".pvts", ".pvtr", ".pvti")):
         assert any("points converted to" in n for n in m.notes), m.notes
+    for a in _bit_names(g):
+        assert any(f"bit array '{a}'" in n for n in m.notes), (a, m.notes)
+    types = {g.GetCellType(c) for c in range(g.GetNumberOfCells())}
+    for t, what in ((2, "poly-vertex cells converted to"), (4, "poly-lines converted to"),
+                    (6, "triangle strips converted to"), (11, "voxels converted to hexahedra")):
+        if t in types and name.endswith(".vtu"):
+            assert any(what in n for n in m.notes), (what, m.notes)
     if name.endswith((".pvtu", ".pvtp")):
         assert any(n.startswith("2 pieces of") for n in m.notes), m.notes
     if "-pieces." in name or name.endswith((".pvts", ".pvtr", ".pvti")):
@@ -151,6 +171,30 @@ def test_polydata_values(data_dir):
     assert [a.tolist() for a in m.cell_data["id"]] == [
         [0, 10, 10, 10], [20, 30, 30, 30], [40], [50], [60], [70, 80, 80, 80, 80]]
     assert m.field_data["time"].tolist() == [0.25]
+
+
+def test_merged_values(data_dir):
+    """Fixed values of merged.vtu (vtkAppendFilter of an image and a polydata), independent of
+    VTK: voxels are hexahedra in VTK's point order, poly-vertices, poly-lines and strips are
+    split with their cell data repeated, bit arrays are uint8 0/1."""
+    m = meshdock.read(data_dir / "meshes" / "merged.vtk-appzlib.vtu")
+    assert [(b.type, len(b)) for b in m.cells] == [
+        ("hexahedron", 2), ("vertex", 4), ("line", 4), ("triangle", 1), ("quad", 1),
+        ("triangle", 5)]
+    assert m.cells[0].data.tolist() == [[0, 1, 4, 3, 6, 7, 10, 9], [1, 2, 5, 4, 7, 8, 11, 10]]
+    assert m.cells[5].data.tolist() == [
+        [13, 14, 15], [15, 14, 16], [15, 16, 17], [17, 16, 18], [18, 19, 20]]
+    assert [a.tolist() for a in m.cell_data["id"]] == [
+        [0, 1], [100, 101, 101, 101], [102, 103, 103, 103], [104], [105],
+        [106, 106, 106, 106, 107]]
+    assert [a.tolist() for a in m.cell_data["odd"]] == [
+        [0, 1], [0, 1, 1, 1], [0, 1, 1, 1], [0], [1], [0, 0, 0, 0, 1]]
+    assert m.cell_data["odd"][0].dtype == np.uint8
+    assert m.point_data["on"].tolist() == [int(i % 3 == 0) for i in range(12)] + [
+        int((i + 100) % 3 == 0) for i in range(10)]
+    assert m.field_data["flags"].tolist() == [1, 0, 1, 1, 0, 0, 0, 0, 1]
+    assert "piece 0: 2 voxels converted to hexahedra (VTK points 0,1,3,2,4,5,7,6)" in m.notes
+    assert "piece 0: 2 triangle strips converted to 5 triangles (cell data repeated)" in m.notes
 
 
 def test_image_points(data_dir):

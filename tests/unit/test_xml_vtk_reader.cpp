@@ -23,6 +23,12 @@ std::vector<std::int64_t> ints(const mesh::Array& a) {
   return v;
 }
 
+std::string notes_of(const mesh::Mesh& m) {
+  std::string s;
+  for (const auto& n : m.notes) s += n + "\n";
+  return s;
+}
+
 std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/meshes/" + name;
 }
@@ -58,8 +64,85 @@ TEST(XmlVtkReader, PolyDataSplitsPolyLinesAndStripsAndSkipsStrings) {
   for (const auto& n : m.notes) notes += n + "\n";
   EXPECT_NE(notes.find("string array 'title' in <FieldData> skipped"), std::string::npos) << notes;
   EXPECT_NE(notes.find("string array 'names' in <CellData> skipped"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("1 poly-lines split into 2 line cells"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("1 triangle strips split into 3 triangles"), std::string::npos) << notes;
+  // The legacy reader's words (expand_vtk_cells), with the piece.
+  EXPECT_NE(notes.find("piece 0: 1 poly-lines converted to 2 line segments (cell data repeated)"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("piece 0: 1 triangle strips converted to 3 triangles (cell data repeated)"),
+            std::string::npos)
+      << notes;
+}
+
+// An UnstructuredGrid of a poly-line, a voxel and a tetrahedron, a packed Bit array (inline
+// base64: 1 0 1 in the high bits of one byte) and meshdock region fields naming the file's
+// cells: 1 (the voxel) and 2 (the tetrahedron), 0 (the poly-line), a side of cell 1.
+const char* kOddVtu = R"(<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian">
+<UnstructuredGrid>
+<FieldData>
+<DataArray type="Int64" Name="meshdock:region:cell:3:1:vol" NumberOfTuples="2" format="ascii">1 2</DataArray>
+<DataArray type="Int64" Name="meshdock:region:cell:1:2:curve" NumberOfTuples="1" format="ascii">0</DataArray>
+<DataArray type="Int64" Name="meshdock:region:side:2:3:skin" NumberOfComponents="2" NumberOfTuples="1" format="ascii">1 0</DataArray>
+</FieldData>
+<Piece NumberOfPoints="12" NumberOfCells="3">
+<Points><DataArray type="Float64" NumberOfComponents="3" format="ascii">
+0 0 0 1 0 0 0 1 0 1 1 0 0 0 1 1 0 1 0 1 1 1 1 1 5 0 0 6 0 0 5 1 0 5 0 1</DataArray></Points>
+<CellData><DataArray type="Int32" Name="c" format="ascii">7 8 9</DataArray>
+<DataArray type="Bit" Name="b" format="binary">AQAAAKA=</DataArray></CellData>
+<Cells><DataArray type="Int64" Name="connectivity" format="ascii">0 1 2 0 1 2 3 4 5 6 7 8 9 10 11</DataArray>
+<DataArray type="Int64" Name="offsets" format="ascii">3 11 15</DataArray>
+<DataArray type="UInt8" Name="types" format="ascii">4 11 10</DataArray></Cells>
+</Piece></UnstructuredGrid></VTKFile>)";
+
+TEST(XmlVtkReader, VtuSplitsPolyLinesAndVoxelsWithCellDataAndRegionsAligned) {
+  const auto m = mesh::read_vtu_bytes(kOddVtu, "odd.vtu");
+  ASSERT_EQ(m.cells.size(), 3u);
+  EXPECT_EQ(m.cells[0].type, "line");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 1, 2}));
+  EXPECT_EQ(m.cells[1].type, "hexahedron");  // VTK's voxel points 0,1,3,2,4,5,7,6
+  EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 3, 2, 4, 5, 7, 6}));
+  EXPECT_EQ(m.cells[2].type, "tetra");
+  EXPECT_EQ(ints(m.cells[2].connectivity), (std::vector<std::int64_t>{8, 9, 10, 11}));
+  EXPECT_EQ(ints(m.cell_data.at("c")[0]), (std::vector<std::int64_t>{7, 7}));
+  EXPECT_EQ(ints(m.cell_data.at("c")[1]), (std::vector<std::int64_t>{8}));
+  EXPECT_EQ(ints(m.cell_data.at("c")[2]), (std::vector<std::int64_t>{9}));
+  ASSERT_EQ(m.cell_data.at("b")[0].dtype(), mesh::dtype_of<std::uint8_t>());
+  EXPECT_EQ(ints(m.cell_data.at("b")[0]), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(ints(m.cell_data.at("b")[1]), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(ints(m.cell_data.at("b")[2]), (std::vector<std::int64_t>{1}));
+  // Regions name the cells the file's cells became: the voxel is mesh cell 2, the tetrahedron
+  // 3, the poly-line cells 0 and 1. A side region cannot follow: it stays field data.
+  ASSERT_EQ(m.regions.size(), 2u);
+  EXPECT_EQ(m.regions[0].name, "curve");
+  EXPECT_EQ(ints(m.regions[0].entries), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(m.regions[1].name, "vol");
+  EXPECT_EQ(ints(m.regions[1].entries), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(m.field_data.count("meshdock:region:side:2:3:skin"), 1u);
+  const auto notes = notes_of(m);
+  EXPECT_NE(notes.find("piece 0: 1 poly-lines converted to 2 line segments (cell data repeated)"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("piece 0: 1 voxels converted to hexahedra (VTK points 0,1,3,2,4,5,7,6)"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("bit array 'b' in <CellData> read as uint8 0/1"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("field data 'meshdock:region:side:2:3:skin' not made a region"),
+            std::string::npos)
+      << notes;
+}
+
+TEST(XmlVtkReader, BitArrayOfTheWrongSizeNamesIt) {
+  std::string bad = kOddVtu;
+  bad.replace(bad.find("AQAAAKA="), 8, "AgAAAKAA");  // 2 bytes for 3 bits
+  try {
+    mesh::read_vtu_bytes(bad, "bad.vtu");
+    FAIL() << "no error";
+  } catch (const mesh::ReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.vtu:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("DataArray 'b' (Bit) holds 2 bytes; 3 bits take 1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(XmlVtkReader, PolyDataOffsetOutsideConnectivityNamesSection) {
@@ -148,12 +231,6 @@ std::vector<double> doubles(const mesh::Array& a) {
   std::vector<double> v(a.size());
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
   return v;
-}
-
-std::string notes_of(const mesh::Mesh& m) {
-  std::string s;
-  for (const auto& n : m.notes) s += n + "\n";
-  return s;
 }
 
 // make_xml_vtk.py's structured(): 3 x 4 x 2 float32 points, p = 0.3 i, c = (2 i, 2 i + 1).

@@ -8,11 +8,15 @@
 // meshio node order (wedge), point/cell data in the file's dtype, points as float64.
 // Polyhedra (VTK 42, "faces" / "faceoffsets" arrays) become ragged "polyhedron" blocks; the
 // VTK 9.4 polyhedron layout (face_connectivity, polyhedron_offsets, ...) raises ReadError.
+// Poly-vertices, poly-lines, triangle strips and voxels (vtkAppendFilter on image data makes
+// voxels) are decomposed as the legacy reader does (expand_vtk_cells), with its notes: cell
+// data repeated per part, meshdock Cell region fields renumbered to the parts (Side ones,
+// which cannot follow, stay field data with a note).
 //
 // The rest of the XML family goes through the same parse and DataArray decoding:
 // - PolyData (.vtp): Verts, Lines, Polys, Strips (VTK's cell order) -> vertex / line /
 //   triangle / quad / polygon blocks; poly-vertices, poly-lines and triangle strips are split
-//   (VTK's strip decomposition), their cell data repeated per part, each with a note.
+//   as in .vtu (expand_vtk_cells).
 // - StructuredGrid (.vts), RectilinearGrid (.vtr), ImageData (.vti): points in VTK's order
 //   (x fastest), cells hexahedra / quads / lines (VTK's point order for hexahedron and quad, also
 //   where VTK itself says voxel / pixel), with a note. Several pieces are read as VTK reads
@@ -24,7 +28,8 @@
 //   of the serial type, only that type. Unstructured and PolyData pieces are concatenated
 //   (points, blocks, point and cell data by name); structured ones make one grid as above.
 // String arrays (VTK's vtkStringArray) are skipped with a note naming them: a Mesh holds
-// numeric arrays only.
+// numeric arrays only. Bit arrays (vtkBitArray, type="Bit") are read as uint8 0/1, the values
+// VTK gives (as the legacy reader's "bit"), with a note.
 #include <expat.h>
 #include <zlib.h>
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
@@ -80,6 +85,10 @@ struct DataArrayInfo {
   int piece = -1;
   std::size_t line = 0;
   bool is_string = false;  // type="String": never decoded (skipped with a note)
+  // type="Bit" (vtkBitArray): ascii 0/1 values, binary 8 per byte, first in the high bit;
+  // decoded as uint8 0/1, the values VTK gives (and the legacy reader's "bit" type).
+  bool is_bit = false;
+  std::optional<std::int64_t> tuples;  // NumberOfTuples (field data)
 };
 
 struct PieceInfo {
@@ -173,7 +182,9 @@ class VtuReader {
       for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
     }
     // What write_vtu made of regions becomes regions again (region_fields.hpp).
+    remap_region_fields();
     mesh::regions_from_field_data(mesh_, path_);
+    for (auto& [k, a] : kept_fields_) mesh_.field_data.emplace(k, std::move(a));
     split_blocks_as_written();
     return std::move(mesh_);
   }
@@ -446,14 +457,16 @@ class VtuReader {
       d.piece = static_cast<int>(pieces_.size()) - 1;
       d.name = a.count("Name") ? a.at("Name") : "";
       d.type_name = a.count("type") ? a.at("type") : "";
-      auto dt = vtk_dtype(d.type_name);
       d.is_string = d.type_name == "String";
+      d.is_bit = d.type_name == "Bit";
+      auto dt = d.is_bit ? std::optional<DType>(DType{1, 8, 1}) : vtk_dtype(d.type_name);
       if (!dt && !d.is_string) {
         stop("DataArray '" + d.name + "' has type '" + d.type_name + "', not a numeric VTK type");
         return;
       }
       d.dtype = dt ? *dt : DType{1, 8, 1};
       d.components = int_attr(a, "NumberOfComponents", 1);
+      if (a.count("NumberOfTuples")) d.tuples = int_attr(a, "NumberOfTuples", 0);
       if (d.components < 1) d.components = 1;
       d.format = a.count("format") ? a.at("format") : "ascii";
       if (d.format == "appended")
@@ -714,6 +727,14 @@ class VtuReader {
   Array decode(const DataArrayInfo& d, std::int64_t expect) {
     const std::size_t item = d.dtype.bits / 8;
     Array out;
+    if (d.is_bit) {
+      note_bit(d);
+      if (d.format != "ascii") {
+        out = unpack_bits(d, expect);
+        release_source(d);
+        return out;
+      }
+    }
     if (d.format == "ascii") {
       std::string scratch;
       Cursor c(text_of(d, scratch), path_);
@@ -739,7 +760,10 @@ class VtuReader {
       out = make(d, n);
       auto* dst = static_cast<std::uint8_t*>(out.data());
       for (std::size_t i = 0; i < n; ++i)
-        store(dst + i * item, d.dtype, is_float ? fv[i] : 0.0, is_float ? 0 : iv[i]);
+        store(dst + i * item, d.dtype, is_float ? fv[i] : 0.0,
+              is_float   ? 0
+              : d.is_bit ? iv[i] != 0
+                         : iv[i]);  // a bit is set by any non-zero
     } else {
       std::size_t n = 0;
       raw_bytes(d, [&](std::size_t bytes) {
@@ -759,6 +783,37 @@ class VtuReader {
     }
     release_source(d);
     return out;
+  }
+
+  // A binary Bit array: ceil(n / 8) bytes, value i in bit 7 - i % 8 of byte i / 8 (as
+  // vtkBitArray keeps them), -> n uint8 0/1. n: the tuples expected (`expect`), else the
+  // array's NumberOfTuples, else every bit of its bytes.
+  Array unpack_bits(const DataArrayInfo& d, std::int64_t expect) {
+    std::vector<std::uint8_t> packed;
+    raw_bytes(d, [&](std::size_t bytes) {
+      packed.resize(bytes);
+      return packed.data();
+    });
+    const std::uint64_t n = expect >= 0 ? static_cast<std::uint64_t>(expect * d.components)
+                            : d.tuples  ? static_cast<std::uint64_t>(*d.tuples * d.components)
+                                        : packed.size() * 8;
+    if (packed.size() != (n + 7) / 8)
+      fail(d.line, "DataArray '" + d.name + "' (Bit) holds " + std::to_string(packed.size()) +
+                       " bytes; " + std::to_string(n) + " bits take " +
+                       std::to_string((n + 7) / 8));
+    claim(d, n);  // the values, 8 times the bytes already claimed
+    Array out = make(d, static_cast<std::size_t>(n));
+    auto* dst = out.as<std::uint8_t>();
+    for (std::uint64_t i = 0; i < n; ++i) dst[i] = (packed[i / 8] >> (7 - i % 8)) & 1;
+    return out;
+  }
+
+  void note_bit(const DataArrayInfo& d) {
+    const auto note = "bit array '" + d.name + "' in <" +
+                      (d.section.empty() ? std::string("?") : d.section) +
+                      "> read as uint8 0/1, the values VTK gives";
+    if (std::find(mesh_.notes.begin(), mesh_.notes.end(), note) == mesh_.notes.end())
+      mesh_.notes.push_back(note);
   }
 
   // The file pages `d` was decoded from leave the process (see MappedFile::release): the
@@ -969,6 +1024,30 @@ class VtuReader {
       faces.emplace(
           VtkFaces{to_int64(decode(*faces_d, -1)), to_int64(decode(*face_offs_d, p.num_cells))});
     }
+    // Poly-vertices, poly-lines, triangle strips and voxels (vtkAppendFilter on image data, what
+    // ParaView's Merge Blocks writes, makes voxels) are decomposed as the legacy reader does
+    // (expand_vtk_cells), the cell data and face offsets following the cells they became.
+    const auto odd = [](std::int64_t t) { return t == 2 || t == 4 || t == 6 || t == 11; };
+    const bool expand =
+        types_u8 ? std::any_of(types_array->as<std::uint8_t>(),
+                               types_array->as<std::uint8_t>() + types_array->size(), odd)
+                 : std::ranges::any_of(std::span<const std::int64_t>(*types_wide), odd);
+    if (expand) {
+      if (!types_wide) types_wide.emplace(*types_array);
+      auto ex = expand_vtk_cells(conn, *offs, *types_wide, on_error);
+      for (auto& [name, a] : named) a = gather_rows(a, ex->source);
+      for (auto& n : ex->notes) mesh_.notes.push_back(where + ": " + n);
+      split_.push_back({file_cells_before(index), mesh_.num_cells(), p.num_cells, ex->source});
+      if (faces) {  // both decoded as num_cells entries, as the types
+        std::vector<std::int64_t> ends(ex->source.size());
+        for (std::size_t i = 0; i < ends.size(); ++i)
+          ends[i] = faces->face_ends[static_cast<std::size_t>(ex->source[i])];
+        faces->face_ends = std::move(ends);
+      }
+      append_vtk_cells<std::int64_t>(mesh_, ex->conn, ex->ends, ex->types, p.num_points, point_base,
+                                     named, on_error, faces ? &*faces : nullptr);
+      return;
+    }
     if (types_u8)
       append_vtk_cells<std::uint8_t>(
           mesh_, conn, *offs, {types_array->as<std::uint8_t>(), types_array->size()}, p.num_points,
@@ -1038,7 +1117,10 @@ class VtuReader {
   }
 
   // PolyData: Verts, Lines, Polys, Strips (the order of VTK's cell ids and of its cell data)
-  // as one stream of VTK cells, poly-vertices, poly-lines and strips split into their parts.
+  // as one stream of VTK cells, typed as vtkPolyData types them (one id in <Verts>: a vertex,
+  // more: a poly-vertex; <Lines>: a line or a poly-line; <Polys>: triangle, quad or polygon;
+  // <Strips>: a triangle strip); poly-vertices, poly-lines and strips are then split as in the
+  // other VTK readers (expand_vtk_cells), their cell data repeated per part.
   void assemble_poly(const PieceInfo& p, int index, std::int64_t point_base) {
     const auto arrs = arrays_of(p);
     const std::string where = "piece " + std::to_string(index);
@@ -1047,10 +1129,7 @@ class VtuReader {
     if (p.num_cells == 0) return;
     std::vector<std::pair<std::string, Array>> named;
     for (auto* d : arrs.cdata) named.emplace_back(d->name, decode(*d, p.num_cells));
-    std::vector<std::int64_t> conn, ends, source;  // source: the VTK cell each cell came from
-    std::vector<std::uint8_t> types;
-    std::int64_t cell = 0;
-    bool split = false;
+    std::vector<std::int64_t> conn, ends, types;
     struct Section {
       const char* name;
       std::int64_t count;
@@ -1070,8 +1149,8 @@ class VtuReader {
       const Int64s ids_owner(decode(*c->second, -1));
       const Int64s offs_owner(decode(*o->second, sec.count));
       const std::span<const std::int64_t> ids = ids_owner, offs = offs_owner;
-      std::int64_t begin = 0, many = 0, parts = 0;  // cells split, the cells they became
-      for (std::int64_t k = 0; k < sec.count; ++k, ++cell) {
+      std::int64_t begin = 0;
+      for (std::int64_t k = 0; k < sec.count; ++k) {
         const auto e = offs[static_cast<std::size_t>(k)];
         if (e < begin || static_cast<std::uint64_t>(e) > ids.size())
           fail(o->second->line, where + ": <" + sname + "> offset " + std::to_string(e) +
@@ -1079,69 +1158,98 @@ class VtuReader {
                                     std::to_string(begin) + ", " + std::to_string(ids.size()) +
                                     "]");
         const auto n = e - begin;
-        const std::int64_t* v = ids.data() + begin;
         const std::int64_t least = sname == "Verts" ? 1 : sname == "Lines" ? 2 : 3;
         if (n < least)
           fail(o->second->line, where + ": <" + sname + "> cell " + std::to_string(k) + " has " +
                                     std::to_string(n) + " points");
-        auto emit = [&](std::uint8_t t, std::initializer_list<std::int64_t> pts) {
-          conn.insert(conn.end(), pts);
-          ends.push_back(static_cast<std::int64_t>(conn.size()));
-          types.push_back(t);
-          source.push_back(cell);
-        };
-        if (sname == "Verts") {
-          for (std::int64_t j = 0; j < n; ++j) emit(1, {v[j]});
-          if (n > 1) ++many, parts += n;
-        } else if (sname == "Lines") {
-          for (std::int64_t j = 0; j + 1 < n; ++j) emit(3, {v[j], v[j + 1]});
-          if (n > 2) ++many, parts += n - 1;
-        } else if (sname == "Polys") {
-          conn.insert(conn.end(), v, v + n);
-          ends.push_back(static_cast<std::int64_t>(conn.size()));
-          types.push_back(n == 3 ? 5 : n == 4 ? 9 : 7);
-          source.push_back(cell);
-        } else {  // VTK's vtkTriangleStrip::DecomposeStrip: every other triangle flipped
-          for (std::int64_t j = 0; j + 2 < n; ++j) {
-            if (j % 2)
-              emit(5, {v[j + 1], v[j], v[j + 2]});
-            else
-              emit(5, {v[j], v[j + 1], v[j + 2]});
-          }
-          ++many, parts += n - 2;
-        }
+        conn.insert(conn.end(), ids.begin() + begin, ids.begin() + e);
+        ends.push_back(static_cast<std::int64_t>(conn.size()));
+        types.push_back(sname == "Verts"   ? (n == 1 ? 1 : 2)
+                        : sname == "Lines" ? (n == 2 ? 3 : 4)
+                        : sname == "Polys" ? (n == 3   ? 5
+                                              : n == 4 ? 9
+                                                       : 7)
+                                           : 6);
         begin = e;
       }
-      if (many) {
-        split = true;
-        const char* what = sname == "Verts"   ? " poly-vertices split into "
-                           : sname == "Lines" ? " poly-lines split into "
-                                              : " triangle strips split into ";
-        const char* into = sname == "Verts"   ? " vertex cells"
-                           : sname == "Lines" ? " line cells"
-                                              : " triangles";
-        mesh_.notes.push_back(where + ": " + std::to_string(many) + what + std::to_string(parts) +
-                              into + " (their cell data repeated)");
-      }
     }
-    if (split)
-      for (auto& [name, a] : named) a = gather_rows(a, source);
     const auto on_error = [&](const std::string& what) { fail(p.line, where + ": " + what); };
-    append_vtk_cells<std::uint8_t>(mesh_, conn, ends, types, p.num_points, point_base, named,
+    if (auto ex = expand_vtk_cells(conn, ends, types, on_error)) {
+      for (auto& [name, a] : named) a = gather_rows(a, ex->source);
+      for (auto& n : ex->notes) mesh_.notes.push_back(where + ": " + n);
+      split_.push_back({file_cells_before(index), mesh_.num_cells(), p.num_cells, ex->source});
+      conn = std::move(ex->conn);
+      ends = std::move(ex->ends);
+      types = std::move(ex->types);
+    }
+    append_vtk_cells<std::int64_t>(mesh_, conn, ends, types, p.num_points, point_base, named,
                                    on_error);
   }
 
-  // Rows `rows` of `a` (along its first axis), in that order, as a new Array.
-  static Array gather_rows(const Array& a, const std::vector<std::int64_t>& rows) {
-    auto shape = a.shape();
-    shape[0] = static_cast<std::int64_t>(rows.size());
-    Array out = Array::empty(a.dtype(), shape);
-    const std::size_t row = a.dim(0) > 0 ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
-    auto* dst = static_cast<std::uint8_t*>(out.data());
-    const auto* src = static_cast<const std::uint8_t*>(a.data());
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      std::memcpy(dst + i * row, src + static_cast<std::size_t>(rows[i]) * row, row);
-    return out;
+  // Cells of the file split into several (expand_vtk_cells), piece by piece: `source[i]` is
+  // the piece's cell that its cell `new_base + i` of the mesh came from.
+  struct SplitPiece {
+    std::int64_t file_base, new_base, file_cells;
+    std::vector<std::int64_t> source;
+  };
+  std::int64_t file_cells_before(int index) const {
+    std::int64_t n = 0;
+    for (int i = 0; i < index; ++i) n += pieces_[static_cast<std::size_t>(i)].num_cells;
+    return n;
+  }
+
+  // Region fields name the file's cells (write_vtu numbers them so; another tool's edit may
+  // not): where cells were split, a Cell region's entry becomes every cell its cell became, so
+  // the region covers the same cells. A Side region's (cell, facet) pairs have no such
+  // translation (a voxel's facets are not numbered as a hexahedron's): it stays field data,
+  // with a note. Without split cells, nothing changes.
+  void remap_region_fields() {
+    if (split_.empty()) return;
+    std::int64_t file_total = 0;
+    for (const auto& p : pieces_) file_total += p.num_cells;
+    const std::int64_t new_total = mesh_.num_cells();
+    // The mesh cells [first, last) the file's cell e became.
+    auto cells_of = [&](std::int64_t e) -> std::pair<std::int64_t, std::int64_t> {
+      if (e < 0) return {e, e + 1};
+      if (e >= file_total) return {e - file_total + new_total, e - file_total + new_total + 1};
+      std::int64_t shift = 0;  // what the split pieces before e added
+      for (const auto& sp : split_) {
+        if (e >= sp.file_base + sp.file_cells) {
+          shift += static_cast<std::int64_t>(sp.source.size()) - sp.file_cells;
+          continue;
+        }
+        if (e < sp.file_base) break;
+        const auto local = e - sp.file_base;
+        const auto lo = std::lower_bound(sp.source.begin(), sp.source.end(), local);
+        const auto hi = std::upper_bound(lo, sp.source.end(), local);
+        return {sp.new_base + (lo - sp.source.begin()), sp.new_base + (hi - sp.source.begin())};
+      }
+      return {e + shift, e + shift + 1};
+    };
+    for (auto it = mesh_.field_data.begin(); it != mesh_.field_data.end();) {
+      Region r;
+      const auto& a = it->second;
+      if (!parse_region_field_name(it->first, r) || r.kind == RegionKind::kPoint || !a.valid() ||
+          a.dtype().code > 1 || a.dtype().lanes != 1) {
+        ++it;
+        continue;
+      }
+      if (r.kind == RegionKind::kSide) {
+        mesh_.notes.push_back("field data '" + it->first +
+                              "' not made a region: it names facets of the file's cells, some "
+                              "of which were split");
+        kept_fields_.emplace(it->first, a);
+        it = mesh_.field_data.erase(it);
+        continue;
+      }
+      std::vector<std::int64_t> out;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto [first, last] = cells_of(int_at(a, i));
+        for (auto c = first; c < last; ++c) out.push_back(c);
+      }
+      it->second = Array::from_vector(out);
+      ++it;
+    }
   }
 
   // ---- structured grids ----------------------------------------------------------------------
@@ -1661,6 +1769,8 @@ class VtuReader {
   std::vector<PieceInfo> pieces_;
   std::vector<std::size_t> field_arrays_;
   std::map<std::string, std::vector<Array>> point_parts_;
+  std::vector<SplitPiece> split_;             // pieces whose cells expand_vtk_cells split
+  std::map<std::string, Array> kept_fields_;  // region fields left as field data
   Mesh mesh_;
 };
 
