@@ -20,7 +20,7 @@ from vtk.util import numpy_support  # noqa: E402
 FILES = sorted(
     f for f in os.listdir(pathlib.Path(__file__).resolve().parents[1] / "data" / "meshes")
     if f.endswith((".vtp", ".vts", ".vtr", ".vti", ".pvtu", ".pvtp", ".pvts", ".pvtr", ".pvti"))
-    or f.startswith(("strings.", "merged.")))
+    or f.startswith(("strings.", "merged.", "compressed.")))
 PARALLEL = (".pvtu", ".pvtp", ".pvts", ".pvtr", ".pvti")
 
 # VTK's point order for the cells VTK names differently from meshio's.
@@ -159,6 +159,9 @@ def test_every_kind_and_encoding_is_covered(data_dir):
     modes = {f.split(".")[1] for f in FILES if f.count(".") == 2}
     assert {"vtk-ascii", "vtk-inline64", "vtk-appraw", "vtk-app64", "vtk-appzlib",
             "vtk-inlinezlib"} <= modes
+    # VTK's LZ4 and LZMA compressors (make_xml_vtk_cells.py), both header types, and meshio's
+    assert {"vtk-applz4", "vtk-inlinelz4-u64", "vtk-app64lzma-u64", "vtk-inlinelzma",
+            "meshio-lzma"} <= modes
 
 
 def test_polydata_values(data_dir):
@@ -195,6 +198,25 @@ def test_merged_values(data_dir):
     assert m.field_data["flags"].tolist() == [1, 0, 1, 1, 0, 0, 0, 0, 1]
     assert "piece 0: 2 voxels converted to hexahedra (VTK points 0,1,3,2,4,5,7,6)" in m.notes
     assert "piece 0: 2 triangle strips converted to 5 triangles (cell data repeated)" in m.notes
+
+
+@pytest.mark.parametrize("name", ["compressed.vtk-app64lzma-u64.vtu",
+                                  "compressed.vtk-inlinelzma.vtu", "compressed.meshio-lzma.vtu"])
+def test_lzma_reads_like_meshio(data_dir, name):
+    """meshio 5.0 reads VTK's LZMA files and its own compression="lzma" one (not LZ4, which
+    test_reads_like_vtk compares with VTK): the same values."""
+    import meshio
+    ref = meshio.read(data_dir / "meshes" / name)
+    m = meshdock.read(data_dir / "meshes" / name)
+    np.testing.assert_array_equal(m.points, ref.points)
+    assert [(b.type, b.data.tolist()) for b in m.cells] == [
+        (b.type, b.data.tolist()) for b in ref.cells]
+    for k, a in ref.point_data.items():
+        assert m.point_data[k].dtype == a.dtype, k
+        np.testing.assert_array_equal(m.point_data[k], a, err_msg=k)
+    for k, parts in ref.cell_data.items():
+        np.testing.assert_array_equal(np.concatenate(m.cell_data[k]), np.concatenate(parts))
+    assert m.notes == []
 
 
 def test_image_points(data_dir):

@@ -131,6 +131,66 @@ TEST(XmlVtkReader, VtuSplitsPolyLinesAndVoxelsWithCellDataAndRegionsAligned) {
       << notes;
 }
 
+// A one-point .vtu whose Points are one compressed block of `claimed` bytes, `packed` the
+// block as stored (appended raw, header UInt32: 1 block, its size, the last's, its stored size).
+std::string one_block_vtu(const std::string& compressor, std::uint32_t claimed,
+                          const std::string& packed) {
+  std::string head =
+      "<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" "
+      "byte_order=\"LittleEndian\" compressor=\"" +
+      compressor +
+      "\">\n<UnstructuredGrid><Piece NumberOfPoints=\"1\" NumberOfCells=\"0\">"
+      "<Points><DataArray type=\"Float64\" Name=\"Points\" "
+      "NumberOfComponents=\"3\" format=\"appended\" offset=\"0\"/></Points>"
+      "</Piece></UnstructuredGrid>\n<AppendedData encoding=\"raw\">_";
+  const std::uint32_t header[4] = {1, claimed, claimed, static_cast<std::uint32_t>(packed.size())};
+  head.append(reinterpret_cast<const char*>(header), sizeof header);
+  return head + packed + "\n</AppendedData></VTKFile>\n";
+}
+
+std::string error_of(const std::string& vtu, const std::string& name) {
+  try {
+    mesh::read_vtu_bytes(vtu, name);
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(XmlVtkReader, CorruptLz4AndLzmaBlocksNameTheirCompressor) {
+  const std::string junk(32, '\xff');
+  EXPECT_NE(error_of(one_block_vtu("vtkLZ4DataCompressor", 24, junk), "a.vtu")
+                .find("a.vtu:2: DataArray 'Points': LZ4 block 0 is corrupt (bad LZ4 data)"),
+            std::string::npos)
+      << error_of(one_block_vtu("vtkLZ4DataCompressor", 24, junk), "a.vtu");
+  EXPECT_NE(error_of(one_block_vtu("vtkLZMADataCompressor", 24, junk), "b.vtu")
+                .find("b.vtu:2: DataArray 'Points': LZMA block 0 is corrupt (not an .xz stream)"),
+            std::string::npos)
+      << error_of(one_block_vtu("vtkLZMADataCompressor", 24, junk), "b.vtu");
+  EXPECT_NE(error_of(one_block_vtu("vtkSnappyDataCompressor", 24, junk), "c.vtu")
+                .find("compressor 'vtkSnappyDataCompressor' is not supported"),
+            std::string::npos);
+}
+
+TEST(XmlVtkReader, Lz4AndLzmaBombsAreRefusedFromTheirHeaders) {
+  // More than each format can expand to (LZ4 ~255x, LZMA ~7000x), refused before allocating:
+  // 100000 bytes from 100 is within deflate's 1032x, not LZ4's.
+  const std::string packed(100, '\0');
+  EXPECT_NE(error_of(one_block_vtu("vtkLZ4DataCompressor", 100000, packed), "a.vtu")
+                .find("header claims 100000 bytes from 100 compressed"),
+            std::string::npos);
+  EXPECT_NE(error_of(one_block_vtu("vtkLZMADataCompressor", 2000000, packed), "b.vtu")
+                .find("header claims 2000000 bytes from 100 compressed"),
+            std::string::npos);
+  // ReadOptions::max_bytes holds for them as for zlib: the headers' sizes count.
+  mesh::ReadOptions small;
+  small.max_bytes = 100;
+  for (const char* f : {"compressed.vtk-applz4.vtu", "compressed.vtk-inlinelzma.vtu"}) {
+    EXPECT_THROW(mesh::read_mesh(data(f), "", small), mesh::SizeLimitError) << f;
+    EXPECT_GT(mesh::read_mesh(data(f)).num_points(), 0) << f;
+  }
+}
+
 TEST(XmlVtkReader, BitArrayOfTheWrongSizeNamesIt) {
   std::string bad = kOddVtu;
   bad.replace(bad.find("AQAAAKA="), 8, "AgAAAKAA");  // 2 bytes for 3 bits

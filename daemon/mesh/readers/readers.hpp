@@ -40,7 +40,8 @@ Mesh read_msh_bytes(std::string_view data, const std::string& name);
 
 // VTK XML: UnstructuredGrid (.vtu), PolyData (.vtp), StructuredGrid (.vts), RectilinearGrid
 // (.vtr), ImageData (.vti) and their parallel forms (.pvtu .pvtp .pvts .pvtr .pvti, through
-// options.open_sibling); every encoding (ascii, inline base64, appended raw / base64, zlib).
+// options.open_sibling); every encoding (ascii, inline base64, appended raw / base64; zlib, LZ4,
+// LZMA).
 Mesh read_vtu(const InFile& file, const ReadOptions& options = {});
 Mesh read_vtu_bytes(std::string_view data, const std::string& name);
 Mesh read_vtk(const InFile& file);  // legacy VTK UNSTRUCTURED_GRID, ascii / binary

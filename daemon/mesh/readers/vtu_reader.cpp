@@ -1,6 +1,7 @@
 // VTK XML UnstructuredGrid (.vtu): ascii, inline base64, appended raw and appended base64;
-// zlib compression (independent blocks); header_type UInt32 / UInt64; Little / BigEndian;
-// several Pieces (points concatenated, cells renumbered); every numeric VTK dtype.
+// zlib, LZ4 and LZMA compression (VTK's three compressors: independent blocks, LZ4 raw blocks,
+// LZMA .xz streams); header_type UInt32 / UInt64; Little / BigEndian; several Pieces (points
+// concatenated, cells renumbered); every numeric VTK dtype.
 //
 // The XML structure is parsed by expat over the part of the file before <AppendedData> (raw
 // appended bytes are not XML); array payloads are decoded straight from the mapped file.
@@ -31,6 +32,8 @@
 // numeric arrays only. Bit arrays (vtkBitArray, type="Bit") are read as uint8 0/1, the values
 // VTK gives (as the legacy reader's "bit"), with a note.
 #include <expat.h>
+#include <lz4.h>
+#include <lzma.h>
 #include <zlib.h>
 #if defined(MESHDOCK_HAVE_LIBDEFLATE)
 #include <libdeflate.h>
@@ -395,9 +398,16 @@ class VtuReader {
           stop("header_type '" + h->second + "' is not UInt32 or UInt64");
       }
       if (auto c = a.find("compressor"); c != a.end() && !c->second.empty()) {
-        if (c->second != "vtkZLibDataCompressor")
-          stop("compressor '" + c->second + "' is not supported (vtkZLibDataCompressor is)");
-        zlib_ = true;
+        if (c->second == "vtkZLibDataCompressor")
+          codec_ = Codec::zlib;
+        else if (c->second == "vtkLZ4DataCompressor")
+          codec_ = Codec::lz4;
+        else if (c->second == "vtkLZMADataCompressor")
+          codec_ = Codec::lzma;
+        else
+          stop("compressor '" + c->second +
+               "' is not supported (vtkZLibDataCompressor, vtkLZ4DataCompressor and "
+               "vtkLZMADataCompressor are)");
       }
     } else if (open_.size() == 2 && name == grid_) {
       if (is_structured(serial_)) whole_extent_ = extent_attr(a, "WholeExtent");
@@ -531,7 +541,7 @@ class VtuReader {
         fail(d.line, "DataArray '" + d.name + "': " + what + " needs " + std::to_string(n) +
                          " bytes but only " + std::to_string(avail) + " are there (truncated?)");
     };
-    if (!zlib_) {
+    if (codec_ == Codec::none) {
       need(h, "header");
       const auto n = header_value(p);
       claim(d, n);
@@ -578,8 +588,10 @@ class VtuReader {
     }
     const std::size_t base = (3 + nblocks) * h;
     need(base + src_off[nblocks], "compressed blocks");
-    // Deflate expands by at most ~1032x; a header claiming more than that is hostile.
-    if (total > (src_off[nblocks] + 64) * 1032)
+    // Deflate expands by at most ~1032x, LZ4 by ~255x, LZMA (xz) by ~7000x (zeros): a header
+    // claiming more than that is hostile, refused before anything is allocated.
+    const std::uint64_t ratio = codec_ == Codec::zlib ? 1032 : codec_ == Codec::lz4 ? 256 : 8192;
+    if (total > (src_off[nblocks] + 64) * ratio)
       fail(d.line, "DataArray '" + d.name + "': header claims " + std::to_string(total) +
                        " bytes from " + std::to_string(src_off[nblocks]) + " compressed");
     std::uint8_t* out = alloc(total);
@@ -599,8 +611,8 @@ class VtuReader {
     claimed_ += bytes;
   }
 
-  // Blocks are independent: inflate them on every core (libdeflate when built with it, else
-  // zlib). The first failing block is reported.
+  // Blocks are independent: decompressed on every core (zlib: libdeflate when built with it,
+  // else zlib; LZ4: liblz4; LZMA: liblzma). The first failing block is reported.
   void inflate_blocks(const DataArrayInfo& d, const std::uint8_t* src,
                       const std::vector<std::uint64_t>& src_off, std::uint8_t* out,
                       std::uint64_t block, std::uint64_t last, const Consumed& consumed) {
@@ -622,31 +634,42 @@ class VtuReader {
     };
     // Small arrays inflate on this thread alone; larger ones on every core.
     parallel_for(nblocks, total < (1u << 20) ? 1 : 0, [&](std::size_t i) {
-#if defined(MESHDOCK_HAVE_LIBDEFLATE)
-      thread_local std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)>
-          dec(libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-#endif
       const std::size_t want = static_cast<std::size_t>(i + 1 == nblocks ? last : block);
+      const std::uint8_t* in = src + src_off[i];
+      const std::size_t in_size = src_off[i + 1] - src_off[i];
       std::string why;
-#if defined(MESHDOCK_HAVE_LIBDEFLATE)
-      std::size_t got = 0;
-      const auto rc =
-          dec ? libdeflate_zlib_decompress(dec.get(), src + src_off[i], src_off[i + 1] - src_off[i],
-                                           out + i * block, want, &got)
-              : LIBDEFLATE_BAD_DATA;
-      if (rc != LIBDEFLATE_SUCCESS)
-        why = "bad deflate data";
-      else if (got != want)
-        why = "wrong size";
-#else
-      uLongf got = static_cast<uLongf>(want);
-      const int rc = uncompress(out + i * block, &got, src + src_off[i],
-                                static_cast<uLong>(src_off[i + 1] - src_off[i]));
-      if (rc != Z_OK)
-        why = zError(rc);
-      else if (got != want)
-        why = "wrong size";
-#endif
+      if (codec_ == Codec::lz4) {
+        // VTK's vtkLZ4DataCompressor: a raw LZ4 block (LZ4_compress_default), no frame.
+        if (want > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE) || in_size > INT32_MAX) {
+          why = "block larger than LZ4 allows";
+        } else {
+          const int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in),
+                                              reinterpret_cast<char*>(out + i * block),
+                                              static_cast<int>(in_size), static_cast<int>(want));
+          if (got < 0)
+            why = "bad LZ4 data";
+          else if (static_cast<std::size_t>(got) != want)
+            why = "wrong size";
+        }
+      } else if (codec_ == Codec::lzma) {
+        // VTK's vtkLZMADataCompressor and meshio's lzma: an .xz stream (lzma_easy_buffer_encode,
+        // Python's lzma.compress). The decoder's memory is bounded: 256 MiB takes any preset's
+        // dictionary (64 MiB at -9).
+        std::uint64_t memlimit = std::uint64_t{256} << 20;
+        std::size_t in_pos = 0, out_pos = 0;
+        const auto rc = lzma_stream_buffer_decode(&memlimit, 0, nullptr, in, &in_pos, in_size,
+                                                  out + i * block, &out_pos, want);
+        if (rc == LZMA_BUF_ERROR && out_pos == want)
+          why = "more data than its block size";
+        else if (rc != LZMA_OK)
+          why = lzma_why(rc);
+        else if (out_pos != want)
+          why = "wrong size";
+        else if (in_pos != in_size)
+          why = "stray bytes after the stream";
+      } else {
+        why = inflate_one(in, in_size, out + i * block, want);
+      }
       if (!why.empty()) {
         std::lock_guard lock(m);
         if (!error || i < error->first) error.emplace(i, why);
@@ -655,8 +678,56 @@ class VtuReader {
       finished(i);
     });
     if (error)
-      fail(d.line, "DataArray '" + d.name + "': zlib block " + std::to_string(error->first) +
-                       " is corrupt (" + error->second + ")");
+      fail(d.line, "DataArray '" + d.name + "': " + codec_name() + " block " +
+                       std::to_string(error->first) + " is corrupt (" + error->second + ")");
+  }
+
+  const char* codec_name() const {
+    return codec_ == Codec::lz4 ? "LZ4" : codec_ == Codec::lzma ? "LZMA" : "zlib";
+  }
+
+  static std::string lzma_why(lzma_ret rc) {
+    switch (rc) {
+      case LZMA_FORMAT_ERROR:
+        return "not an .xz stream";
+      case LZMA_OPTIONS_ERROR:
+        return "unsupported .xz options";
+      case LZMA_DATA_ERROR:
+        return "bad LZMA data";
+      case LZMA_BUF_ERROR:
+        return "truncated .xz stream";
+      case LZMA_MEMLIMIT_ERROR:
+        return "needs more than 256 MiB to decode";
+      case LZMA_MEM_ERROR:
+        return "out of memory";
+      default:
+        return "lzma error " + std::to_string(static_cast<int>(rc));
+    }
+  }
+
+  // One zlib block (libdeflate when built with it, else zlib): "" or why it failed.
+  static std::string inflate_one(const std::uint8_t* in, std::size_t in_size, std::uint8_t* out,
+                                 std::size_t want) {
+    std::string why;
+#if defined(MESHDOCK_HAVE_LIBDEFLATE)
+    thread_local std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)>
+        dec(libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+    std::size_t got = 0;
+    const auto rc = dec ? libdeflate_zlib_decompress(dec.get(), in, in_size, out, want, &got)
+                        : LIBDEFLATE_BAD_DATA;
+    if (rc != LIBDEFLATE_SUCCESS)
+      why = "bad deflate data";
+    else if (got != want)
+      why = "wrong size";
+#else
+    uLongf got = static_cast<uLongf>(want);
+    const int rc = uncompress(out, &got, in, static_cast<uLong>(in_size));
+    if (rc != Z_OK)
+      why = zError(rc);
+    else if (got != want)
+      why = "wrong size";
+#endif
+    return why;
   }
 
   // Compressed bytes decoded from base64 go as soon as they are inflated. Everything before
@@ -712,7 +783,8 @@ class VtuReader {
                        " is past the end of the file");
     // Compressed blocks are inflated from the mapping: its pages are mapped in one call.
     // Uncompressed data is read with pread (unpack) and needs only its header's page.
-    if (file_ && zlib_) file_->populate(*appended_ + off, *appended_ + appended_next(off));
+    if (file_ && codec_ != Codec::none)
+      file_->populate(*appended_ + off, *appended_ + appended_next(off));
     return unpack(d, reinterpret_cast<const std::uint8_t*>(data_.data() + *appended_ + off),
                   data_.size() - *appended_ - off, alloc,
                   [&](const std::uint8_t* begin, const std::uint8_t* end, bool) {
@@ -1761,7 +1833,10 @@ class VtuReader {
   std::string section_;
   bool in_array_ = false, in_piece_ = false;
   std::size_t array_depth_ = 0;
-  bool big_endian_ = false, zlib_ = false, appended_base64_ = false;
+  bool big_endian_ = false, appended_base64_ = false;
+  // The file's compressor: its arrays are blocks of this (header: count, block size, last
+  // block size, compressed sizes), each compressed on its own.
+  enum class Codec { none, zlib, lz4, lzma } codec_ = Codec::none;
   std::size_t header_size_ = 4;
   std::optional<std::size_t> appended_;
   std::size_t appended_end_ = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Writes the .vtu test files of tests/data/meshes that hold what meshio has no block or dtype
-for, with VTK's own filters and XML writer (VTK 9.1, python3-vtk9):
+for, or VTK's other compressors, with VTK's own filters and XML writer (VTK 9.1, python3-vtk9)
+and meshio 5.0's writer:
 
   merged.vtk-<mode>.vtu   vtkAppendFilter of an image (its cells are voxels: what ParaView's
                           Merge Blocks writes) and a polydata of vertices, a poly-vertex, a line,
@@ -8,16 +9,26 @@ for, with VTK's own filters and XML writer (VTK 9.1, python3-vtk9):
                           cell data int32 and float64 (2 components); bit arrays (vtkBitArray:
                           VTK's type="Bit") as point and cell data and as field data.
 
-in ascii, appended raw and appended zlib (the modes of make_xml_vtk.py).
+in ascii, appended raw and appended zlib (the modes of make_xml_vtk.py), and
+
+  compressed.vtk-<mode>.vtu   make_xml_vtk.py's tetrahedra with point and cell data, compressed
+                              with vtkLZ4DataCompressor (raw LZ4 blocks) and
+                              vtkLZMADataCompressor (.xz streams) in blocks of 256 bytes (several
+                              per array), appended raw / base64 and inline, header UInt32 / UInt64
+  compressed.meshio-lzma.vtu  the same through meshio.write(..., compression="lzma")
+
     /usr/bin/python3 tests/data/tools/make_xml_vtk_cells.py [out_dir]
 tests/python/test_read_xml_vtk.py reads them with VTK again and compares with meshdock."""
 import pathlib
 import sys
 
+import meshio
+import numpy as np
 import vtk
+from vtk.util import numpy_support
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from make_xml_vtk import _array, _write  # noqa: E402
+from make_xml_vtk import _array, _write, unstructured  # noqa: E402
 
 OUT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                    pathlib.Path(__file__).resolve().parents[1] / "meshes")
@@ -79,8 +90,52 @@ def merged():
     return g
 
 
+# name -> (data mode, encode appended, compressor, header UInt64)
+COMPRESSED = {
+    "applz4": ("appended", False, "LZ4", False),
+    "inlinelz4-u64": ("binary", False, "LZ4", True),
+    "app64lzma-u64": ("appended", True, "LZMA", True),
+    "inlinelzma": ("binary", False, "LZMA", False),
+}
+
+
+def compressed():
+    g = unstructured()
+    g.GetPointData().AddArray(
+        _array(vtk.vtkFloatArray, "v", 3, [0.125 * i for i in range(3 * g.GetNumberOfPoints())]))
+    return g
+
+
+def write_compressed(g, mode):
+    dm, enc, comp, u64 = COMPRESSED[mode]
+    w = vtk.vtkXMLUnstructuredGridWriter()
+    w.SetInputData(g)
+    w.SetFileName(str(OUT / f"compressed.vtk-{mode}.vtu"))
+    {"binary": w.SetDataModeToBinary, "appended": w.SetDataModeToAppended}[dm]()
+    w.SetEncodeAppendedData(enc)
+    {"LZ4": w.SetCompressorTypeToLZ4, "LZMA": w.SetCompressorTypeToLZMA}[comp]()
+    w.SetBlockSize(256)
+    if u64:
+        w.SetHeaderTypeToUInt64()
+    assert w.Write() == 1, mode
+
+
+def write_meshio_lzma(g):
+    pts = numpy_support.vtk_to_numpy(g.GetPoints().GetData()).astype(np.float64)
+    conn = numpy_support.vtk_to_numpy(g.GetCells().GetConnectivityArray()).reshape(-1, 4)
+    m = meshio.Mesh(pts, [("tetra", conn)],
+                    point_data={k: numpy_support.vtk_to_numpy(g.GetPointData().GetArray(k))
+                                for k in ("h", "v")},
+                    cell_data={"k": [numpy_support.vtk_to_numpy(g.GetCellData().GetArray("k"))]})
+    meshio.write(OUT / "compressed.meshio-lzma.vtu", m, binary=True, compression="lzma")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
+    g = compressed()
+    for mode in COMPRESSED:
+        write_compressed(g, mode)
+    write_meshio_lzma(g)
     g = merged()
     for mode in ("ascii", "appraw", "appzlib"):
         _write(vtk.vtkXMLUnstructuredGridWriter(), g, OUT / f"merged.vtk-{mode}.vtu", mode)
