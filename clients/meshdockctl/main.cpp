@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -420,20 +421,29 @@ int inspect(const Options& o, const std::string& name, const std::string& prefix
 // Generated from the parser itself, so it lists exactly the verbs and options there are.
 std::string completion_script(CLI::App& app) {
   std::string verbs, cases, globals;
+  std::set<std::string> global_names;
   for (const CLI::Option* opt : app.get_options()) {
-    for (const auto& n : opt->get_lnames()) globals += " --" + n;
+    for (const auto& n : opt->get_lnames()) {
+      globals += " --" + n;
+      global_names.insert(n);
+    }
   }
+  // Verbs whose arguments are paths complete file names; the others take mesh names or
+  // numbers, where a file name would only mislead.
+  static const std::set<std::string> kFileVerbs = {"load", "export", "publish"};
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     verbs += " " + sub->get_name();
     std::string opts;
     for (const CLI::Option* opt : sub->get_options()) {
-      for (const auto& n : opt->get_lnames()) opts += " --" + n;
+      for (const auto& n : opt->get_lnames())
+        if (!global_names.count(n)) opts += " --" + n;  // --help once, from the globals
     }
-    cases += "    " + sub->get_name() + ") opts=\"" + opts.substr(opts.empty() ? 0 : 1) + "\";;\n";
+    cases += "    " + sub->get_name() + ") opts=\"" + opts.substr(opts.empty() ? 0 : 1) +
+             "\"; files=" + (kFileVerbs.count(sub->get_name()) ? "1" : "") + ";;\n";
   }
   return "# bash completion for meshdockctl: eval \"$(meshdockctl completion bash)\"\n"
          "_meshdockctl() {\n"
-         "  local cur=${COMP_WORDS[COMP_CWORD]} verb= opts= w\n"
+         "  local cur=${COMP_WORDS[COMP_CWORD]} verb= opts= files= w\n"
          "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
          "    case \" " +
          verbs.substr(1) +
@@ -446,7 +456,7 @@ std::string completion_script(CLI::App& app) {
          "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts" +
          globals +
          "\" -- \"$cur\"));\n"
-         "  else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+         "  elif [[ -n $files ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
          "}\n"
          "complete -o filenames -F _meshdockctl meshdockctl\n";
 }

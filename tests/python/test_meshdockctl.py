@@ -124,12 +124,21 @@ def test_version_and_completion():
     r = ctl("completion", "bash")
     assert r.returncode == 0
     assert "complete -o filenames -F _meshdockctl meshdockctl" in r.stdout
-    assert "load) opts=\"--help --name" in r.stdout
+    assert "load) opts=\"--name" in r.stdout
     if shutil.which("bash"):  # the script is valid bash and completes a verb
-        script = r.stdout + ("COMP_WORDS=(meshdockctl lo); COMP_CWORD=1; _meshdockctl; "
-                             "echo \"${COMPREPLY[@]}\"\n")
-        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
-        assert out.returncode == 0 and out.stdout.split() == ["load"], out
+        def complete(*words):
+            script = r.stdout + (f"COMP_WORDS=(meshdockctl {' '.join(words)}); "
+                                 f"COMP_CWORD={len(words)}; _meshdockctl; "
+                                 "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+            out = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                                 cwd=conftest.ROOT)
+            assert out.returncode == 0, out
+            return out.stdout.split()
+        assert complete("lo") == ["load"]
+        # a trial: --help was offered twice, and describe completed file names
+        assert complete("load", "--h") == ["--help"]
+        assert complete("describe", "R") == []
+        assert "README.md" in complete("load", "R")
     assert ctl("completion", "tcsh").returncode == EXIT["usage"]
 
 
