@@ -33,6 +33,7 @@
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/block_sizes.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/readers/vtk_cells.hpp"
 #include "daemon/mesh/region_fields.hpp"
@@ -41,30 +42,86 @@ namespace meshdock::mesh {
 
 namespace {
 
-std::optional<DType> legacy_dtype(std::string_view s) {
-  static const std::map<std::string_view, DType> kTypes = {{"bit", {1, 8, 1}},
-                                                           {"unsigned_char", {1, 8, 1}},
-                                                           {"char", {0, 8, 1}},
-                                                           {"unsigned_short", {1, 16, 1}},
-                                                           {"short", {0, 16, 1}},
-                                                           {"unsigned_int", {1, 32, 1}},
-                                                           {"int", {0, 32, 1}},
-                                                           {"unsigned_long", {1, 64, 1}},
-                                                           {"long", {0, 64, 1}},
-                                                           {"float", {2, 32, 1}},
-                                                           {"double", {2, 64, 1}},
-                                                           {"vtktypeint64", {0, 64, 1}},
-                                                           {"vtktypeuint64", {1, 64, 1}},
-                                                           {"vtkIdType", {0, 64, 1}},
-                                                           {"vtktypeint8", {0, 8, 1}},
-                                                           {"vtktypeuint8", {1, 8, 1}},
-                                                           {"vtktypeint16", {0, 16, 1}},
-                                                           {"vtktypeuint16", {1, 16, 1}},
-                                                           {"vtktypeint32", {0, 32, 1}},
-                                                           {"vtktypeuint32", {1, 32, 1}},
-                                                           {"vtktypefloat32", {2, 32, 1}},
-                                                           {"vtktypefloat64", {2, 64, 1}}};
-  auto it = kTypes.find(s);
+// How VTK's reader compares keywords: case-insensitively (it lowercases what it reads).
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A name as VTK's writer encodes it (vtkDataWriter::EncodeString: a space, '%', '"' and every
+// byte outside '!'..'~' as %XX), decoded as VTK's reader does (DecodeString). Only a '%' with
+// two hex digits after it is decoded: anything else stays as written (VTK would take garbage).
+std::string decode_name(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    int hi, lo;
+    if (s[i] == '%' && i + 2 < s.size() && (hi = hex_digit(s[i + 1])) >= 0 &&
+        (lo = hex_digit(s[i + 2])) >= 0) {
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// An array type of the file: the dtype the Mesh holds and how the file stores it.
+struct LegacyType {
+  enum Kind {
+    kPlain,   // big-endian items of dtype's width
+    kIdType,  // int64 in the Mesh, but 4-byte ints in a binary file (VTK writes and reads
+              // vtkIdType so: "currently writing vtkIdType as int")
+    kBit,     // uint8 0 / 1 in the Mesh; a binary file packs them 8 a byte, first bit highest
+    kString,  // not mesh data: skipped with a note
+  };
+  DType dtype;
+  Kind kind = kPlain;
+};
+
+// The type names VTK's reader knows (compared lowercased, as it does), and the vtktype names.
+std::optional<LegacyType> legacy_type(std::string_view s) {
+  using L = LegacyType;
+  static const std::map<std::string, LegacyType> kTypes = {
+      {"bit", {{1, 8, 1}, L::kBit}},
+      {"unsigned_char", {{1, 8, 1}}},
+      {"char", {{0, 8, 1}}},
+      {"signed_char", {{0, 8, 1}}},
+      {"unsigned_short", {{1, 16, 1}}},
+      {"short", {{0, 16, 1}}},
+      {"unsigned_int", {{1, 32, 1}}},
+      {"int", {{0, 32, 1}}},
+      {"unsigned_long", {{1, 64, 1}}},
+      {"long", {{0, 64, 1}}},
+      {"float", {{2, 32, 1}}},
+      {"double", {{2, 64, 1}}},
+      {"vtktypeint64", {{0, 64, 1}}},
+      {"vtktypeuint64", {{1, 64, 1}}},
+      {"vtkidtype", {{0, 64, 1}, L::kIdType}},
+      {"vtktypeint8", {{0, 8, 1}}},
+      {"vtktypeuint8", {{1, 8, 1}}},
+      {"vtktypeint16", {{0, 16, 1}}},
+      {"vtktypeuint16", {{1, 16, 1}}},
+      {"vtktypeint32", {{0, 32, 1}}},
+      {"vtktypeuint32", {{1, 32, 1}}},
+      {"vtktypefloat32", {{2, 32, 1}}},
+      {"vtktypefloat64", {{2, 64, 1}}},
+      {"string", {{1, 8, 1}, L::kString}},
+      {"utf8_string", {{1, 8, 1}, L::kString}}};
+  std::string lower(s);
+  for (auto& c : lower)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  auto it = kTypes.find(lower);
   if (it == kTypes.end()) return std::nullopt;
   return it->second;
 }
@@ -245,11 +302,11 @@ class VtkReader {
     const auto ver = Cursor::trim(magic.substr(22));
     version5_ = !ver.empty() && ver[0] >= '5';
     c_.rest_of_line();  // title
-    const auto mode = Cursor::trim(c_.rest_of_line());
+    const auto mode = upper(Cursor::trim(c_.rest_of_line()));
     if (mode == "BINARY")
       binary_ = true;
     else if (mode != "ASCII")
-      c_.fail("third line is '" + std::string(mode) + "', expected ASCII or BINARY");
+      c_.fail("third line is '" + mode.substr(0, 40) + "', expected ASCII or BINARY");
     CellList cells;
     CellTypes types;
     std::map<std::string, CellList> poly;  // POLYDATA sections by keyword
@@ -261,15 +318,27 @@ class VtkReader {
     std::string target;  // POINT_DATA or CELL_DATA
     std::int64_t target_n = 0;
     std::vector<std::pair<std::string, Array>> cell_arrays;
+    // One attribute or FIELD array of `comps` components, named as written (%XX decoded),
+    // kept unless it is a string array.
+    auto attribute = [&](const std::string& name, const LegacyType& type, std::int64_t comps,
+                         std::int64_t tuples) {
+      Array a = array(type, comps * tuples, comps, name);
+      if (a.valid())
+        add(target, target_n, name, shaped(std::move(a), comps), tuples, cell_arrays);
+      else  // as read_vtu does
+        mesh_.notes.push_back("vtk: string array '" + name + "' in " +
+                              (target.empty() ? std::string("FIELD") : target) +
+                              " skipped: a mesh holds numeric arrays only");
+    };
     while (true) {
       follow();
-      const auto key = c_.token();
+      const auto key = upper(c_.token());
       if (key.empty()) {
         if (text_) text_->release_before(c_.data().size());  // the arrays are all made
         break;
       }
       if (key == "DATASET") {
-        dataset_ = std::string(c_.token());
+        dataset_ = upper(c_.token());
         if (dataset_ != "UNSTRUCTURED_GRID" && dataset_ != "POLYDATA" &&
             dataset_ != "STRUCTURED_POINTS" && dataset_ != "STRUCTURED_GRID" &&
             dataset_ != "RECTILINEAR_GRID") {
@@ -279,20 +348,20 @@ class VtkReader {
         }
       } else if (key == "POINTS") {
         const auto n = count("point count");
-        const auto type = dtype(c_.token());
+        const auto type = dtype(c_.token()).dtype;
         c_.rest_of_line();
         if (type.code != 2) c_.fail("POINTS must be float or double");
         check_fits(type, n * 3, "POINTS");  // before allocating what the header claims
         mesh_.points = Array::of<double>({n, 3});
         doubles(type, n * 3, "POINTS", mesh_.points.as<double>());
+        metadata("POINTS", 3);
         have_points = true;
       } else if (key == "CELLS") {
         cells = cell_list("CELLS");
       } else if (key == "VERTICES" || key == "LINES" || key == "POLYGONS" ||
                  key == "TRIANGLE_STRIPS") {
-        const std::string k(key);
-        if (poly.count(k)) c_.fail(k + " appears twice");
-        poly[k] = cell_list(k);
+        if (poly.count(key)) c_.fail(key + " appears twice");
+        poly[key] = cell_list(key);
       } else if (key == "CELL_TYPES") {
         const auto n = count("cell type count");
         c_.rest_of_line();
@@ -300,6 +369,7 @@ class VtkReader {
         each_int(DType{0, 32, 1}, n, "CELL_TYPES", [&](const std::int64_t* v, std::size_t k) {
           for (std::size_t i = 0; i < k; ++i) types.push(v[i]);
         });
+        metadata("CELL_TYPES", 1);
       } else if (key == "DIMENSIONS") {
         for (auto& d : dims) d = count("dimension");
         have_dims = true;
@@ -310,44 +380,47 @@ class VtkReader {
       } else if (key == "X_COORDINATES" || key == "Y_COORDINATES" || key == "Z_COORDINATES") {
         const std::size_t axis = static_cast<std::size_t>(key[0] - 'X');
         const auto n = count("coordinate count");
-        const auto type = dtype(c_.token());
+        const auto type = dtype(c_.token()).dtype;
         c_.rest_of_line();
         axes[axis].resize(static_cast<std::size_t>(n));
-        doubles(type, n, std::string(key), axes[axis].data());
+        doubles(type, n, key, axes[axis].data());
+        metadata(key, 1);
       } else if (key == "POINT_DATA" || key == "CELL_DATA") {
-        target = std::string(key);
+        target = key;
         target_n = count("tuple count");
       } else if (key == "FIELD") {
         c_.token();  // field name
         const auto k = count("number of arrays");
         c_.rest_of_line();
         for (std::int64_t i = 0; i < k; ++i) {
-          const std::string name(c_.token());
+          follow();
+          const auto word = c_.token();
+          if (word == "NULL_ARRAY") continue;  // what VTK writes for a missing array: no data
+          const auto name = decode_name(word);
           const auto comps = count("components");
           const auto tuples = count("tuples");
           const auto type = dtype(c_.token());
           c_.rest_of_line();
-          add(target, target_n, name, shaped(values(type, comps * tuples, name), comps), tuples,
-              cell_arrays);
+          attribute(name, type, comps, tuples);
         }
       } else if (key == "SCALARS") {
-        const std::string name(c_.token());
+        const auto name = decode_name(c_.token());
         const auto type = dtype(c_.token());
         std::int64_t comps = 1;
         c_.skip_blanks();
         if (!c_.at_end() && c_.data()[c_.offset()] != '\n') comps = count("components");
         c_.rest_of_line();
-        if (c_.token() != "LOOKUP_TABLE")
+        if (upper(c_.token()) != "LOOKUP_TABLE")
           c_.fail("SCALARS '" + name + "' is not followed by LOOKUP_TABLE");
         c_.rest_of_line();
-        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps), target_n,
-            cell_arrays);
+        attribute(name, type, comps, target_n);
       } else if (key == "COLOR_SCALARS") {
-        const std::string name(c_.token());
+        const auto name = decode_name(c_.token());
         const auto comps = count("components");
         c_.rest_of_line();
         add(target, target_n, name, shaped(colors(comps * target_n, name), comps), target_n,
             cell_arrays);
+        metadata(name, comps);
       } else if (key == "LOOKUP_TABLE") {
         // A colour table for SCALARS (4 values a colour): not mesh data.
         const std::string name(c_.token());
@@ -357,29 +430,23 @@ class VtkReader {
         mesh_.notes.push_back("vtk: lookup table '" + name + "' (" + std::to_string(n) +
                               " colours) not kept");
       } else if (key == "VECTORS" || key == "NORMALS" || key == "TENSORS" || key == "TENSORS6") {
-        const std::string name(c_.token());
+        const auto name = decode_name(c_.token());
         const auto type = dtype(c_.token());
         c_.rest_of_line();
-        const std::int64_t comps = key == "TENSORS" ? 9 : key == "TENSORS6" ? 6 : 3;
-        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps), target_n,
-            cell_arrays);
+        attribute(name, type, key == "TENSORS" ? 9 : key == "TENSORS6" ? 6 : 3, target_n);
       } else if (key == "TEXTURE_COORDINATES") {
-        const std::string name(c_.token());
+        const auto name = decode_name(c_.token());
         const auto comps = count("components");
         const auto type = dtype(c_.token());
         c_.rest_of_line();
-        add(target, target_n, name, shaped(values(type, comps * target_n, name), comps), target_n,
-            cell_arrays);
+        attribute(name, type, comps, target_n);
       } else if (key == "GLOBAL_IDS" || key == "PEDIGREE_IDS") {
-        const std::string name(c_.token());
+        const auto name = decode_name(c_.token());
         const auto type = dtype(c_.token());
         c_.rest_of_line();
-        add(target, target_n, name, values(type, target_n, name), target_n, cell_arrays);
+        attribute(name, type, 1, target_n);
       } else if (key == "METADATA") {
-        // Informational keys up to the next blank line.
-        c_.rest_of_line();
-        while (!c_.at_end() && !Cursor::trim(c_.rest_of_line()).empty()) {
-        }
+        skip_metadata("", 0);
       } else {
         c_.fail("keyword '" + std::string(key.substr(0, 40)) + "' is not supported");
       }
@@ -439,6 +506,8 @@ class VtkReader {
              std::to_string(types.n) + " cells");
     }
     finish_cells(cells, types, cell_arrays, fail);
+    // The blocks write_vtk wrote, where the cell types alone would merge some.
+    split_blocks_as_written(mesh_, "vtk: ");
     // What write_vtk made of regions becomes regions again (region_fields.hpp).
     regions_from_field_data(mesh_, c_.file());
     return std::move(mesh_);
@@ -461,15 +530,47 @@ class VtkReader {
       }
     }
     const std::span<const std::int64_t> t = types.values();
+    auto faces = polyhedron_faces(cells.ids(), cells.ends(), t);
+    const VtkFaces* f = faces ? &*faces : nullptr;
     if (auto ex = expand_vtk_cells(cells.ids(), cells.ends(), t, fail)) {
       for (auto& [name, a] : cell_arrays) a = gather_rows(a, ex->source);
       for (auto& n : ex->notes) mesh_.notes.push_back("vtk: " + n);
+      if (faces) {  // polyhedra are not split: each output cell keeps its source's stream
+        std::vector<std::int64_t> ends(ex->source.size());
+        for (std::size_t c = 0; c < ends.size(); ++c)
+          ends[c] = faces->face_ends[static_cast<std::size_t>(ex->source[c])];
+        faces->face_ends = std::move(ends);
+      }
       append_vtk_cells<std::int64_t>(mesh_, ex->conn, ex->ends, ex->types, mesh_.num_points(), 0,
-                                     cell_arrays, fail);
+                                     cell_arrays, fail, f);
     } else {
       append_vtk_cells<std::int64_t>(mesh_, cells.ids(), cells.ends(), t, mesh_.num_points(), 0,
-                                     cell_arrays, fail, nullptr, &cells.conn);
+                                     cell_arrays, fail, f, &cells.conn);
     }
+  }
+
+  // Polyhedra (VTK 42): a legacy file (4.x and 5.x alike) holds a polyhedron's face stream as
+  // its ids in CELLS (the number of faces, then each face's point count and points), where VTU
+  // has faces / faceoffsets arrays and the points in the connectivity. The streams become the
+  // VtkFaces read_vtu makes of those arrays, so the block is the same; nullopt without
+  // polyhedra.
+  static std::optional<VtkFaces> polyhedron_faces(std::span<const std::int64_t> ids,
+                                                  std::span<const std::int64_t> ends,
+                                                  std::span<const std::int64_t> types) {
+    if (std::find(types.begin(), types.end(), 42) == types.end()) return std::nullopt;
+    VtkFaces f;
+    f.face_ends.assign(types.size(), -1);
+    std::int64_t begin = 0;
+    for (std::size_t c = 0; c < types.size() && c < ends.size(); ++c) {
+      const auto end =
+          std::clamp<std::int64_t>(ends[c], begin, static_cast<std::int64_t>(ids.size()));
+      if (types[c] == 42) {
+        f.faces.insert(f.faces.end(), ids.begin() + begin, ids.begin() + end);
+        f.face_ends[c] = static_cast<std::int64_t>(f.faces.size());
+      }
+      begin = end;
+    }
+    return f;
   }
 
   // CELLS / VERTICES / LINES / POLYGONS / TRIANGLE_STRIPS: "<a> <b>" then the 5.x OFFSETS and
@@ -481,7 +582,7 @@ class VtkReader {
     const auto b = count("cell list size");
     c_.rest_of_line();
     if (version5_) {
-      if (c_.token() != "OFFSETS") c_.fail("expected OFFSETS");
+      if (upper(c_.token()) != "OFFSETS") c_.fail("expected OFFSETS");
       const auto type = int_type("OFFSETS");
       if (a == 0) c_.fail(section + " OFFSETS must start with 0");
       Ends ends(a - 1);
@@ -499,11 +600,13 @@ class VtkReader {
         }
       });
       out.set(a - 1, ends);
-      if (c_.token() != "CONNECTIVITY") c_.fail("expected CONNECTIVITY");
+      metadata("OFFSETS", 1);
+      if (upper(c_.token()) != "CONNECTIVITY") c_.fail("expected CONNECTIVITY");
       const auto ctype = int_type("CONNECTIVITY");
       check_fits(ctype, b, "CONNECTIVITY");  // before allocating what the header claims
       out.conn = Array::of<std::int64_t>({b});
       int64s(ctype, b, "CONNECTIVITY", out.conn.as<std::int64_t>());
+      metadata("CONNECTIVITY", 1);
       return out;
     }
     // Each cell: its number of ids, then the ids. A list of a cells holds at most b - a ids.
@@ -648,18 +751,142 @@ class VtkReader {
     return n;
   }
 
-  DType dtype(std::string_view name) {
-    auto t = legacy_dtype(name);
-    if (!t) c_.fail("data type '" + std::string(name) + "' is not supported");
+  LegacyType dtype(std::string_view name) {
+    auto t = legacy_type(name);
+    if (!t) c_.fail("data type '" + std::string(name.substr(0, 40)) + "' is not supported");
     return *t;
   }
 
-  // The integer type named after OFFSETS / CONNECTIVITY, and the rest of its line.
+  // The integer type named after OFFSETS / CONNECTIVITY, and the rest of its line: vtkIdType
+  // is 4 bytes wide in a binary file, as VTK writes and reads it.
   DType int_type(const char* name) {
     const auto type = dtype(c_.token());
-    if (type.code == 2) c_.fail(std::string(name) + " must be an integer type");
+    if (type.dtype.code == 2 || type.kind == LegacyType::kBit || type.kind == LegacyType::kString)
+      c_.fail(std::string(name) + " must be an integer type");
     c_.rest_of_line();
-    return type;
+    return type.kind == LegacyType::kIdType && binary_ ? DType{0, 32, 1} : type.dtype;
+  }
+
+  // `n` values of an attribute or FIELD array of `type` (`comps` to a tuple), then the METADATA
+  // block VTK may write after it. An invalid Array for a string array, whose values are skipped.
+  Array array(const LegacyType& type, std::int64_t n, std::int64_t comps, const std::string& name) {
+    Array a;
+    switch (type.kind) {
+      case LegacyType::kString:
+        skip_strings(n, name);
+        break;
+      case LegacyType::kIdType:
+        if (binary_) {
+          check_fits(DType{0, 32, 1}, n, name);
+          a = Array::of<std::int64_t>({n});
+          int64s(DType{0, 32, 1}, n, name, a.as<std::int64_t>());
+        } else {
+          a = values(type.dtype, n, name);
+        }
+        break;
+      case LegacyType::kBit:
+        a = bits(n, name);
+        break;
+      default:
+        a = values(type.dtype, n, name);
+    }
+    metadata(name, comps);
+    return a;
+  }
+
+  // A bit array as uint8 0 / 1. Binary: ceil(n / 8) bytes, value i in bit 7 - i % 8 of byte
+  // i / 8 (vtkBitArray's layout, which VTK writes as it is); ascii: a number each, any nonzero
+  // one a 1 (vtkBitArray::SetValue).
+  Array bits(std::int64_t n, const std::string& what) {
+    const auto bytes = (n + 7) / 8;
+    check_fits(DType{1, 8, 1}, binary_ ? bytes : n, what);
+    Array a = Array::of<std::uint8_t>({n});
+    auto* dst = a.as<std::uint8_t>();
+    if (!binary_) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        dst[i] = c_.number<std::int64_t>("bit") != 0;
+        follow();
+      }
+      return a;
+    }
+    std::int64_t i = 0;
+    raw_chunks(static_cast<std::size_t>(bytes), 1, what, [&](const char* p, std::size_t k) {
+      for (std::size_t b = 0; b < k; ++b)
+        for (int bit = 7; bit >= 0 && i < n; --bit) dst[i++] = (p[b] >> bit) & 1;
+    });
+    return a;
+  }
+
+  // The `n` values of a string array, skipped. Binary (vtkDataWriter): each a big-endian
+  // length whose top 2 bits say its width (11: 1 byte, 10: 2, 01: 4, 00: 8), then its bytes;
+  // ascii: a line each.
+  void skip_strings(std::int64_t n, const std::string& what) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (!binary_) {
+        if (c_.at_end())
+          c_.fail(what + ": " + std::to_string(n) + " strings expected, found " +
+                  std::to_string(i));
+        c_.rest_of_line();
+        follow();
+        continue;
+      }
+      unsigned char head[8];
+      bytes_at(1, head, what);
+      const int width = head[0] >> 6 == 3 ? 1 : head[0] >> 6 == 2 ? 2 : head[0] >> 6 == 1 ? 4 : 8;
+      if (width > 1) {
+        c_.seek(c_.offset() - 1);
+        bytes_at(static_cast<std::size_t>(width), head, what);
+      }
+      std::uint64_t len = head[0] & 0x3f;
+      for (int k = 1; k < width; ++k) len = len << 8 | head[k];
+      if (len > c_.remaining())
+        c_.fail_at_byte(what + ": string " + std::to_string(i) + " of " + std::to_string(len) +
+                        " bytes runs past the end of the file");
+      c_.raw(static_cast<std::size_t>(len), what.c_str());
+    }
+  }
+
+  // `k` bytes at the cursor copied to `out` (read with pread from a lazily mapped file).
+  void bytes_at(std::size_t k, unsigned char* out, const std::string& what) {
+    const char* p = c_.raw(k, what.c_str());
+    if (file_)
+      file_->read_at(static_cast<std::size_t>(p - c_.data().data()), k,
+                     reinterpret_cast<char*>(out));
+    else
+      std::memcpy(out, p, k);
+  }
+
+  // A METADATA block, if one comes next (VTK writes it after an array whose range it computed
+  // or whose components it named: COMPONENT_NAMES, a line per component, and INFORMATION keys,
+  // up to a blank line). Neither is mesh data; component names are noted.
+  void metadata(const std::string& name, std::int64_t comps) {
+    follow();
+    const auto at = c_.offset();
+    if (upper(c_.token()) != "METADATA") {
+      c_.seek(at);
+      return;
+    }
+    skip_metadata(name, comps);
+  }
+
+  // The rest of a METADATA block, its keyword read.
+  void skip_metadata(const std::string& name, std::int64_t comps) {
+    c_.rest_of_line();
+    std::string names;
+    bool named = false;
+    while (!c_.at_end()) {
+      follow();
+      const auto line = Cursor::trim(c_.rest_of_line());
+      if (line.empty()) break;
+      if (upper(line).rfind("COMPONENT_NAMES", 0) != 0) continue;  // INFORMATION and its keys
+      for (std::int64_t k = 0; k < comps && !c_.at_end(); ++k) {
+        const auto cn = decode_name(Cursor::trim(c_.rest_of_line()));
+        named |= !cn.empty();
+        names += (k ? ", '" : "'") + cn + "'";
+      }
+    }
+    if (named)
+      mesh_.notes.push_back("vtk: component names of '" + name + "' (" + names + ") not kept");
   }
 
   void check_fits(DType type, std::int64_t n, const std::string& what) {
@@ -773,8 +1000,11 @@ class VtkReader {
     check_fits(type, n, what);
     const auto count = static_cast<std::size_t>(n);
     if (!binary_) {
+      // A float is rounded to float32, as VTK and the binary path hold it, then widened.
+      const bool f32 = type.bits == 32;
       for (std::size_t i = 0; i < count; ++i) {
-        dst[i] = c_.number<double>("number");
+        const double v = c_.number<double>("number");
+        dst[i] = f32 ? static_cast<double>(static_cast<float>(v)) : v;
         follow();
       }
       return;
@@ -831,19 +1061,27 @@ class VtkReader {
       swapped(dst, static_cast<std::size_t>(n), item, what);
       return a;
     }
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (type.code == 2) {
-        const double v = c_.number<double>("number");
-        if (type.bits == 32) {
-          const float f = static_cast<float>(v);
-          std::memcpy(dst + i * 4, &f, 4);
-        } else
+    const bool u64 = type.code == 1 && type.bits == 64;  // past INT64_MAX too
+    try {
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (type.code == 2) {
+          const double v = c_.number<double>("number");
+          if (type.bits == 32) {
+            const float f = static_cast<float>(v);
+            std::memcpy(dst + i * 4, &f, 4);
+          } else
+            std::memcpy(dst + i * 8, &v, 8);
+        } else if (u64) {
+          const auto v = c_.number<std::uint64_t>("integer");
           std::memcpy(dst + i * 8, &v, 8);
-      } else {
-        const auto v = c_.number<std::int64_t>("integer");
-        std::memcpy(dst + i * item, &v, item);  // little-endian: low bytes first
+        } else {
+          const auto v = c_.number<std::int64_t>("integer");
+          std::memcpy(dst + i * item, &v, item);  // little-endian: low bytes first
+        }
+        follow();
       }
-      follow();
+    } catch (const ReadError& e) {
+      throw ReadError(std::string(e.what()) + " (in '" + what + "')");
     }
     return a;
   }
@@ -890,7 +1128,7 @@ bool binary_header(std::string_view head) {
     if (nl == std::string_view::npos) return false;
     head.remove_prefix(nl + 1);
   }
-  return Cursor::trim(head.substr(0, head.find('\n'))) == "BINARY";
+  return upper(Cursor::trim(head.substr(0, head.find('\n')))) == "BINARY";
 }
 }  // namespace
 

@@ -3,8 +3,10 @@
 // type, CELLS as OFFSETS / CONNECTIVITY vtktypeint64 in VTK node order, CELL_TYPES int,
 // POINT_DATA / CELL_DATA as FIELD arrays in each array's own dtype (cell data concatenated over
 // blocks), field data and regions (meshdock:region:... arrays, as in VTU) as a dataset FIELD
-// after CELL_TYPES (where meshio and VTK read it as field data). Polyhedra are refused (VTU
-// holds them); names with whitespace, which the format cannot hold, are noted and skipped.
+// after CELL_TYPES (where meshio and VTK read it as field data), with meshdock:block_sizes when
+// the cell types alone would merge blocks (as VTU; read_vtk splits them again). Names are
+// %XX-encoded as VTK's writer does (spaces, '%', non-ASCII bytes); an empty name is noted and
+// skipped. Polyhedra are refused (VTU holds them).
 #include <algorithm>
 
 #include "daemon/mesh/readers/vtk_cells.hpp"
@@ -37,8 +39,23 @@ const char* legacy_type(DType d) {
   return nullptr;
 }
 
-bool has_space(const std::string& s) {
-  return s.empty() || std::any_of(s.begin(), s.end(), [](unsigned char c) { return c <= ' '; });
+// A name as VTK's writer puts it (vtkDataWriter::EncodeString): a space, '%', '"' and every
+// byte outside '!'..'~' as %XX (upper-case hex), which VTK's reader and read_vtk decode, so a
+// name with spaces or UTF-8 reads back as it was.
+std::string encode_name(const std::string& s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 33 || c > 126 || c == '"' || c == '%') {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 class VtkWriter : wr::WriterState {
@@ -168,8 +185,8 @@ class VtkWriter : wr::WriterState {
 
   // Checks one array's name and dtype; false (noted) when it cannot be written.
   bool writable(const std::string& name, const Array& a, const std::string& what) {
-    if (has_space(name)) {
-      notes_.push_back(what + " is not written: legacy VTK names cannot hold whitespace (VTU can)");
+    if (name.empty()) {
+      notes_.push_back(what + " is not written: legacy VTK names cannot be empty (VTU's can)");
       return false;
     }
     if (!legacy_type(a.dtype()))
@@ -189,7 +206,7 @@ class VtkWriter : wr::WriterState {
     for (const auto& f : fs) {
       const auto tuples = f.a.ndim() == 0 ? 1 : f.a.dim(0);
       const auto comps = tuples ? static_cast<std::int64_t>(f.a.size()) / tuples : 1;
-      s.put(f.name + " " + std::to_string(comps) + " " + std::to_string(tuples) + " " +
+      s.put(encode_name(f.name) + " " + std::to_string(comps) + " " + std::to_string(tuples) + " " +
             legacy_type(f.a.dtype()) + "\n");
       values(s, f.a, comps);
     }
@@ -202,6 +219,15 @@ class VtkWriter : wr::WriterState {
     for (const auto& r : m_.regions) {
       const auto name = region_field_name(r);
       if (writable(name, r.entries, "region '" + r.name + "'")) fs.push_back({name, r.entries});
+    }
+    // The blocks, where a reader's runs of one cell type would merge two of them (VTU's rule).
+    bool runs_only = true;
+    for (std::size_t b = 1; b < m_.cells.size(); ++b)
+      runs_only &= m_.cells[b].type != m_.cells[b - 1].type;
+    if (!runs_only) {
+      std::vector<std::int64_t> sizes;
+      for (const auto& blk : m_.cells) sizes.push_back(blk.size());
+      fs.push_back({std::string(kBlockSizesField), Array::from_vector(sizes)});
     }
     fields(s, "", fs);
   }
