@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "daemon/mesh/readers/readers.hpp"
@@ -401,3 +402,87 @@ TEST(LegacyVtk, StreamedCellListsOfEveryShape) {
 }
 
 }  // namespace
+
+namespace {
+
+// Big-endian bytes of `v`, for hand-made binary files.
+template <typename T>
+std::string be(std::initializer_list<T> vs) {
+  std::string out;
+  for (T v : vs) {
+    using U = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+    const auto u = std::bit_cast<U>(v);
+    for (int k = sizeof(T) - 1; k >= 0; --k)
+      out.push_back(static_cast<char>((u >> (8 * k)) & 0xff));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(LegacyVtk, PercentNamesDecodeOnlyWholeHexPairs) {
+  // VTK's writer encodes ' ', '%', '"' and bytes outside '!'..'~' as %XX; anything that is not
+  // '%' and two hex digits stays as written (VTK's DecodeString would take garbage for it).
+  const auto m = mesh::read_vtk_bytes(
+      two_triangles("CELL_DATA 2\nSCALARS a%20b%C3%bc int\nLOOKUP_TABLE default\n1 2\n"
+                    "FIELD f 3\nx%zz%4 1 2 int\n3 4\nNULL_ARRAY\nend%25 1 2 int\n5 6\n"),
+      "h.vtk");
+  ASSERT_EQ(m.cell_data.count("a b\xc3\xbc"), 1u);
+  EXPECT_EQ(ints(m.cell_data.at("x%zz%4")[0]), (std::vector<std::int64_t>{3, 4}));
+  EXPECT_EQ(ints(m.cell_data.at("end%")[0]), (std::vector<std::int64_t>{5, 6}));
+}
+
+TEST(LegacyVtk, BinaryIdTypeBitsStringsAndMetadata) {
+  // What VTK 9.1 writes: vtkIdType as 4-byte ints (CONNECTIVITY too), bits packed first bit
+  // highest, a string array (length bytes 11xxxxxx / 10xxxxxx xxxxxxxx), METADATA blocks after
+  // OFFSETS and inside a FIELD.
+  std::string f =
+      "# vtk DataFile Version 5.1\nhand\nBINARY\nDATASET UNSTRUCTURED_GRID\n"
+      "POINTS 3 double\n" +
+      be<double>({0, 0, 0, 1, 0, 0, 0, 1, 0}) + "\nCELLS 2 3\nOFFSETS vtktypeint64\n" +
+      be<std::int64_t>({0, 3}) + "\nMETADATA\nINFORMATION 0\n\nCONNECTIVITY vtkIdType\n" +
+      be<std::int32_t>({0, 1, 2}) + "\nCELL_TYPES 1\n" + be<std::int32_t>({5}) +
+      "\nPOINT_DATA 3\nFIELD FieldData 3\nids 1 3 vtkIdType\n" +
+      be<std::int32_t>({-1, 7, 2147483647}) +
+      "\nMETADATA\nCOMPONENT_NAMES\nthe%20id\nINFORMATION 1\nNAME L2_NORM_RANGE "
+      "LOCATION vtkDataArray\nDATA 2 1 7\n\nlabels 1 3 string\n" +
+      std::string("\xc2xy\x80\x01z\xc0", 7) + "\nbits 1 3 bit\n" + std::string("\xa0", 1) + "\n";
+  const auto m = mesh::read_vtk_bytes(f, "b.vtk");
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(m.point_data.at("ids").dtype(), mesh::kInt64);
+  EXPECT_EQ(ints(m.point_data.at("ids")), (std::vector<std::int64_t>{-1, 7, 2147483647}));
+  EXPECT_EQ(ints(m.point_data.at("bits")), (std::vector<std::int64_t>{1, 0, 1}));
+  EXPECT_EQ(m.point_data.count("labels"), 0u);
+  EXPECT_NE(std::find(m.notes.begin(), m.notes.end(),
+                      "vtk: string array 'labels' in POINT_DATA skipped: a mesh holds numeric "
+                      "arrays only"),
+            m.notes.end());
+  EXPECT_NE(std::find(m.notes.begin(), m.notes.end(),
+                      "vtk: component names of 'ids' ('the id') not kept"),
+            m.notes.end());
+}
+
+TEST(LegacyVtk, BlockSizesThatDoNotFitAreNoted) {
+  // Two triangles, "written" as blocks of 1 and 1: split; sizes 3: ignored with a note.
+  auto m = mesh::read_vtk_bytes(
+      two_triangles("FIELD FieldData 1\nmeshdock:block_sizes 1 2 vtktypeint64\n1 1\n"), "h.vtk");
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_TRUE(m.field_data.empty());
+  m = mesh::read_vtk_bytes(
+      two_triangles("FIELD FieldData 1\nmeshdock:block_sizes 1 1 vtktypeint64\n3\n"), "h.vtk");
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(m.notes, (std::vector<std::string>{"vtk: meshdock:block_sizes does not match the "
+                                               "cells; blocks follow the cell types"}));
+}
+
+TEST(LegacyVtk, AsciiUint64AndOutOfRangeNamesTheArray) {
+  const auto m = mesh::read_vtk_bytes(
+      two_triangles("CELL_DATA 2\nFIELD f 1\nu 1 2 vtktypeuint64\n18446744073709551615 0\n"),
+      "h.vtk");
+  EXPECT_EQ(m.cell_data.at("u")[0].as<std::uint64_t>()[0], 18446744073709551615ull);
+  EXPECT_NE(read_error(two_triangles("CELL_DATA 2\nFIELD f 1\nbig 1 2 long\n1 "
+                                     "9223372036854775808\n"))
+                .find("out of range (in 'big')"),
+            std::string::npos);
+}
