@@ -163,12 +163,13 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
 
 
 def test_round_trip_counts(data_dir):
-    # The parametrisation above covers every readable file: 88 files x 5 writers (8 of them the
+    # The parametrisation above covers every readable file: 97 files x 5 writers (8 of them the
     # .vtu files of tests/data/tools/make_xml_vtk.py: strings.*, pieces-*_N; 8 those of
     # tests/data/tools/make_xml_vtk_cells.py: merged.*, compressed.*; 9 the MSH versions
     # of tests/data/tools/make_msh_versions.py; 5 the surface files of test_surface_readers.py;
-    # 12 the legacy .vtk of tests/data/tools/make_vtk_legacy.py).
-    assert len(_files(data_dir)) == 88
+    # 12 the legacy .vtk of tests/data/tools/make_vtk_legacy.py; 9 those of
+    # make_vtk_legacy_vtk9.py).
+    assert len(_files(data_dir)) == 97
 
 
 def test_write_keeps_a_user_built_mesh(tmp_path):
