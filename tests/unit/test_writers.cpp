@@ -98,15 +98,10 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
-<<<<<<< HEAD
-// Every file of tests/data/meshes a reader takes (88: + 8 .vtu files of
+// Every file of tests/data/meshes a reader takes (97: + 8 .vtu files of
 // tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N), + 8 of make_xml_vtk_cells.py
-// (merged.*, compressed.*), + 12 .vtk of tests/data/tools/make_vtk_legacy.py).
-=======
-// Every file of tests/data/meshes a reader takes (89: + 8 .vtu files of
-// tests/data/tools/make_xml_vtk.py (strings.*, pieces-*_N), + 12 .vtk of
-// tests/data/tools/make_vtk_legacy.py, + 9 .vtk of make_vtk_legacy_vtk9.py).
->>>>>>> b820b0a (Writer round-trip tests count the 9 new legacy VTK files (89 readable files; v9poly.* are polyhedra MSH cannot hold))
+// (merged.*, compressed.*), + 12 .vtk of tests/data/tools/make_vtk_legacy.py, + 9 .vtk of
+// make_vtk_legacy_vtk9.py).
 std::vector<fs::path> mesh_files() {
   std::vector<fs::path> out;
   for (const auto& entry : fs::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
@@ -169,16 +164,10 @@ TEST(Writers, EveryFileRoundTripsThroughEveryWriter) {
       }
     }
   }
-<<<<<<< HEAD
-  EXPECT_EQ(files, 88);
-  // ragged.*.vtu (polyhedra) and poly.*.vtk (a pentagon) are the 4 files MSH cannot hold.
-  EXPECT_EQ(writes, 88 * 3 + 84 * 2);
-=======
-  EXPECT_EQ(files, 89);
+  EXPECT_EQ(files, 97);
   // ragged.*.vtu, v9poly.* (polyhedra) and poly.*.vtk (a pentagon) are the 8 files MSH cannot
   // hold.
-  EXPECT_EQ(writes, 89 * 3 + 81 * 2);
->>>>>>> b820b0a (Writer round-trip tests count the 9 new legacy VTK files (89 readable files; v9poly.* are polyhedra MSH cannot hold))
+  EXPECT_EQ(writes, 97 * 3 + 89 * 2);
 }
 
 namespace {
@@ -327,15 +316,9 @@ TEST(Writers, EveryFileRoundTripsThroughTheOtherWriters) {
       }
     }
   }
-<<<<<<< HEAD
-  EXPECT_EQ(files, 88);
-  EXPECT_EQ(writes + refused, 88 * 10);
-  EXPECT_GT(writes, 80 * 4);
-=======
-  EXPECT_EQ(files, 89);
-  EXPECT_EQ(writes + refused, 89 * 10);
-  EXPECT_GT(writes, 89 * 4);
->>>>>>> b820b0a (Writer round-trip tests count the 9 new legacy VTK files (89 readable files; v9poly.* are polyhedra MSH cannot hold))
+  EXPECT_EQ(files, 97);
+  EXPECT_EQ(writes + refused, 97 * 10);
+  EXPECT_GT(writes, 97 * 4);
 }
 
 TEST(Writers, MshKeepsMeshioPhysicalNames) {
@@ -707,11 +690,7 @@ TEST(Writers, EveryFileRoundTripsThroughVtp) {
     EXPECT_EQ(back.field_data.size(), src.field_data.size());
     EXPECT_EQ(back.regions.size(), src.regions.size());
   }
-<<<<<<< HEAD
-  EXPECT_EQ(files, 88);
-=======
-  EXPECT_EQ(files, 89);
->>>>>>> b820b0a (Writer round-trip tests count the 9 new legacy VTK files (89 readable files; v9poly.* are polyhedra MSH cannot hold))
+  EXPECT_EQ(files, 97);
   EXPECT_GT(writes, 30);
 }
 
