@@ -29,13 +29,20 @@ constexpr std::array<GmshType, 38> kGmsh = {{
     {92, "hexahedron64", 64, 3}, {93, "hexahedron125", 125, 3},
 }};
 
-// Where Gmsh's node order differs from VTK's (and so meshio's): the permutations meshio applies.
+// Where Gmsh's node order differs from VTK's (and so meshio's): the permutations meshio applies,
+// and the one for wedge18 that it misses. Types VTK has no fixed cell for (pyramid14, the third
+// and higher orders) stay in Gmsh's order, as meshio keeps them.
 constexpr int kTetra10[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 8};
 constexpr int kHex20[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 9, 16, 18, 19, 17, 10, 12, 14, 15};
 constexpr int kHex27[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  11, 13, 9,  16, 18,
                           19, 17, 10, 12, 14, 15, 22, 23, 21, 24, 20, 25, 26};
 constexpr int kWedge15[] = {0, 1, 2, 3, 4, 5, 6, 9, 7, 12, 14, 13, 8, 10, 11};
 constexpr int kPyramid13[] = {0, 1, 2, 3, 4, 5, 8, 10, 6, 7, 9, 11, 12};
+// VTK's 18-node wedge (VTK_BIQUADRATIC_QUADRATIC_WEDGE) is wedge15 plus the quad-face nodes
+// (0,1,4,3), (1,2,5,4), (2,0,3,5); Gmsh lists those faces as (0,1,4,3), (0,2,5,3), (1,2,5,4).
+// meshio 5.0 applies no permutation here (its wedge18 is Gmsh's order under VTK's name): this
+// one follows VTK, as gmsh's own .vtk export does.
+constexpr int kWedge18[] = {0, 1, 2, 3, 4, 5, 6, 9, 7, 12, 14, 13, 8, 10, 11, 15, 17, 16};
 
 }  // namespace
 
@@ -59,6 +66,7 @@ std::span<const int> gmsh_to_meshio_order(std::string_view type) {
   if (type == "hexahedron27") return kHex27;
   if (type == "wedge15") return kWedge15;
   if (type == "pyramid13") return kPyramid13;
+  if (type == "wedge18") return kWedge18;
   return {};
 }
 

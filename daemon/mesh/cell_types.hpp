@@ -21,7 +21,9 @@ struct GmshType {
 std::optional<GmshType> gmsh_type(int number);
 std::optional<GmshType> gmsh_type_by_name(std::string_view name);
 
-// meshio's permutation from Gmsh node order to its own (empty when identical): out[j] = in[p[j]].
+// Permutation from Gmsh node order to VTK's (empty when identical): out[j] = in[p[j]]. meshio's,
+// but for wedge18, which meshio 5.0 leaves in Gmsh's order; a type with no fixed VTK cell
+// (pyramid14, third order and above) stays in Gmsh's order.
 std::span<const int> gmsh_to_meshio_order(std::string_view type);
 
 // Topological dimension of a meshio cell type name (vertex 0, line* 1, triangle*/quad*/polygon 2,
