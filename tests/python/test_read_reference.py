@@ -122,6 +122,159 @@ def test_arrays_are_views_that_outlive_the_mesh(data_dir):
     assert pts.sum() == expect
 
 
+
+# ---- Gmsh -> VTK node order, against VTK reading gmsh's own .vtk export of the same mesh -----
+# (tests/data/gmsh, written by tests/data/tools/make_msh_high_order.py; gmsh writes the points
+# in the same order).
+# VTK's definitions, node -> the corners it is the midpoint / centroid of (straight-sided mesh).
+VTK_MID = {
+    "line3": {2: (0, 1)},
+    "triangle6": {3: (0, 1), 4: (1, 2), 5: (2, 0)},
+    "quad8": {4: (0, 1), 5: (1, 2), 6: (2, 3), 7: (3, 0)},
+    "quad9": {4: (0, 1), 5: (1, 2), 6: (2, 3), 7: (3, 0), 8: (0, 1, 2, 3)},
+    "hexahedron20": {8: (0, 1), 9: (1, 2), 10: (2, 3), 11: (3, 0), 12: (4, 5), 13: (5, 6),
+                     14: (6, 7), 15: (7, 4), 16: (0, 4), 17: (1, 5), 18: (2, 6), 19: (3, 7)},
+    "wedge15": {6: (0, 1), 7: (1, 2), 8: (2, 0), 9: (3, 4), 10: (4, 5), 11: (5, 3), 12: (0, 3),
+                13: (1, 4), 14: (2, 5)},
+}
+VTK_MID["hexahedron27"] = {**VTK_MID["hexahedron20"], 20: (0, 4, 7, 3), 21: (1, 2, 6, 5),
+                           22: (0, 1, 5, 4), 23: (3, 2, 6, 7), 24: (0, 1, 2, 3),
+                           25: (4, 5, 6, 7), 26: tuple(range(8))}
+VTK_MID["wedge18"] = {**VTK_MID["wedge15"], 15: (0, 1, 4, 3), 16: (1, 2, 5, 4), 17: (2, 0, 3, 5)}
+VTK_TYPES = {1: "vertex", 21: "line3", 22: "triangle6", 23: "quad8", 25: "hexahedron20",
+             26: "wedge15", 28: "quad9", 29: "hexahedron27", 32: "wedge18"}
+
+
+@pytest.mark.parametrize("stem,types", [
+    ("prism2.o2", {"vertex", "line3", "triangle6", "quad9", "hexahedron27", "wedge18"}),
+    ("prism2.o2i", {"vertex", "line3", "triangle6", "quad8", "hexahedron20", "wedge15"}),
+])
+def test_msh_second_order_cells_in_vtk_node_order(data_dir, stem, types):
+    import vtk
+    from vtk.util.numpy_support import vtk_to_numpy
+    m = meshdock.read(data_dir / "gmsh" / f"{stem}.v41.msh")
+    assert m.notes == []
+    r = vtk.vtkUnstructuredGridReader()
+    r.SetFileName(str(data_dir / "gmsh" / f"{stem}.vtk"))
+    r.Update()
+    ds = r.GetOutput()
+    np.testing.assert_array_equal(m.points, vtk_to_numpy(ds.GetPoints().GetData()))
+    want = {}
+    for i in range(ds.GetNumberOfCells()):
+        ids = ds.GetCell(i).GetPointIds()
+        want.setdefault(VTK_TYPES[ds.GetCellType(i)], []).append(
+            tuple(ids.GetId(k) for k in range(ids.GetNumberOfIds())))
+    got = {}
+    for b in m.cells:
+        got.setdefault(b.type, []).extend(map(tuple, b.data.tolist()))
+    assert set(got) == set(want) == types
+    for t in types:
+        assert sorted(got[t]) == sorted(want[t]), t
+        if t in VTK_MID:  # and each node where VTK's definition puts it
+            p = m.points[np.array(got[t])]
+            for node, corners in VTK_MID[t].items():
+                np.testing.assert_allclose(p[:, node], p[:, list(corners)].mean(axis=1),
+                                           atol=1e-12, err_msg=f"{t} node {node}")
+
+
+# ---- partitioned MSH (gmsh -part), against the unpartitioned twin -----------------------------
+# (tests/data/gmsh, written by tests/data/tools/make_msh_partitions.py; REFERENCE.partitions.json)
+def _cell_keys(m, partition=True):
+    keys = []
+    for i, b in enumerate(m.cells):
+        parts = m.cell_data["gmsh:partition"][i] if partition else np.zeros(len(b), np.int64)
+        for c, ph, g, pa in zip(b.data, m.cell_data["gmsh:physical"][i],
+                                m.cell_data["gmsh:geometrical"][i], parts):
+            rows = sorted(tuple(f"{x:.9f}" for x in p) for p in m.points[c])
+            keys.append(f"{b.type}|{ph}|{g}|{pa}|" + ";".join(",".join(r) for r in rows))
+    return keys
+
+
+def _digest(keys):
+    return hashlib.sha1("\n".join(sorted(keys)).encode()).hexdigest()
+
+
+def text_section(path, name):
+    lines = path.read_text().splitlines()
+    return lines[lines.index("$" + name) + 1:lines.index("$End" + name)]
+
+
+def _partition_reference(data_dir):
+    return json.loads((data_dir / "gmsh" / "REFERENCE.partitions.json").read_text())[0]
+
+
+@pytest.mark.parametrize("name,interface", [
+    ("partbox.p3.v41.msh", True), ("partbox.p3.v41b.msh", True),
+    ("partbox.p3-notopo.v41.msh", False), ("partbox.p3.v40.msh", True),
+])
+def test_partitioned_msh_reads_like_its_unpartitioned_twin(data_dir, name, interface):
+    ref = _partition_reference(data_dir)
+    m = meshdock.read(data_dir / "gmsh" / name)
+    # Every element with its physical group, model entity and partition, as gmsh's 2.2 export
+    # of the same partitioning has them; no element gmsh added on the partition interfaces.
+    assert sum(len(b) for b in m.cells) == ref["num_cells"]
+    assert sorted(set(np.concatenate(m.cell_data["gmsh:physical"]).tolist())) == \
+        ref["physical_tags"]
+    assert _digest(_cell_keys(m)) == ref["cells_sha1"]
+    assert {r.name: len(r.entries) for r in m.regions} == ref["regions"]
+    assert {k: v.tolist() for k, v in m.field_data.items()} == ref["field_data"]
+    if ".v41" in name:  # nodes name the model entity, as in the unpartitioned file (4.0: none)
+        pts = [",".join(f"{x:.9f}" for x in p) + f"|{d}|{t}"
+               for p, (d, t) in zip(m.points, m.point_data["gmsh:dim_tags"])]
+        assert _digest(pts) == ref["points_sha1"]
+    assert any(n.startswith("partitioned mesh (3 partitions") for n in m.notes)
+    dropped = [n for n in m.notes if "interfaces between partitions" in n]
+    assert len(dropped) == interface
+    if interface and not name.endswith("b.msh"):
+        # the note names what the file holds beyond the twin ($Elements: blocks, elements, ...)
+        total = int(text_section(data_dir / "gmsh" / name, "Elements")[0].split()[1])
+        assert dropped[0].startswith(f"dropped {total - ref['num_cells']} elements")
+    # the unpartitioned twin: the same cells, without gmsh:partition
+    twin = meshdock.read(data_dir / "gmsh" / ref["twin"])
+    assert "gmsh:partition" not in twin.cell_data
+    assert sorted(k.split("|", 4)[4] + k.split("|", 4)[1] for k in _cell_keys(m)) == \
+        sorted(k.split("|", 4)[4] + k.split("|", 4)[1] for k in _cell_keys(twin, False))
+
+
+def test_partitioned_msh_split_file_holds_one_partition_without_ghosts(data_dir):
+    ref = _partition_reference(data_dir)
+    m = meshdock.read(data_dir / "gmsh" / "partbox.p3-split1.v41b.msh")
+    assert sum(len(b) for b in m.cells) == ref["cells_by_partition"]["1"]
+    assert _digest(_cell_keys(m)) == ref["cells_sha1_by_partition"]["1"]
+    ghost = [n for n in m.notes if "ghost elements" in n]
+    assert len(ghost) == 1 and ghost[0].startswith("dropped ")
+
+
+def test_msh_element_data_of_dropped_interface_elements_is_skipped(data_dir, tmp_path):
+    # partplate: elements 1..4 (2 lines, 2 quads) and 2 gmsh added on the interface (13, 15)
+    text = (data_dir / "gmsh" / "partplate.p2.v41.msh").read_text()
+    text += ("$ElementData\n1\n\"e\"\n1\n0.0\n3\n0\n1\n6\n"
+             "1 10\n2 20\n3 30\n4 40\n13 130\n15 150\n$EndElementData\n")
+    p = tmp_path / "plate.msh"
+    p.write_text(text)
+    m = meshdock.read(p)
+    assert [(b.type, len(b)) for b in m.cells] == [("line", 1), ("line", 1), ("quad", 1),
+                                                   ("quad", 1)]
+    assert np.concatenate(m.cell_data["e"]).tolist() == [10, 20, 30, 40]
+    assert np.concatenate(m.cell_data["gmsh:physical"]).tolist() == [5, 5, 6, 6]
+    assert np.concatenate(m.cell_data["gmsh:geometrical"]).tolist() == [1, 1, 1, 1]
+    assert np.concatenate(m.cell_data["gmsh:partition"]).tolist() == [2, 1, 2, 1]
+    assert "$ElementData 'e': 2 values of dropped partition-interface / ghost elements skipped" \
+        in m.notes
+    assert any(n.startswith("dropped 2 elements gmsh added") for n in m.notes)
+
+
+def test_msh_geometry_only_file_is_an_empty_mesh_in_every_version(data_dir):
+    # gmsh -0 writes 4.1 without $Nodes / $Elements, 2.2 with empty ones
+    m41 = meshdock.read(data_dir / "gmsh" / "points.v41.msh")
+    m22 = meshdock.read(data_dir / "gmsh" / "points.v22.msh")
+    for m in (m41, m22):
+        assert m.points.shape == (0, 3) and m.cells == []
+        assert {k: v.tolist() for k, v in m.field_data.items()} == {"ends": [7, 0]}
+        assert [(r.name, r.kind, len(r.entries)) for r in m.regions] == [("ends", "point", 0)]
+    assert m41.notes == ["no $Nodes or $Elements section (a geometry-only file): an empty mesh"]
+
+
 @pytest.mark.parametrize("content,message", [
     (b"", "empty file or no $MeshFormat"),
     (b"hello\n", ":1: expected a section header"),

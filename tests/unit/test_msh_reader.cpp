@@ -24,6 +24,11 @@ std::string data_file(const std::string& name) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+// tests/data/gmsh: files of tests/data/tools/make_msh_partitions.py (Gmsh reader only).
+std::string gmsh_file(const std::string& name) {
+  return data_file("../gmsh/" + name);
+}
+
 std::string error_of(const std::string& text) {
   try {
     mesh::read_msh_bytes(text, "t.msh");
@@ -591,9 +596,16 @@ TEST(MshReader, BigEndianBinary40IsSwapped) {
   EXPECT_EQ(row(m, 0, 0), (std::vector<std::int64_t>{2, 1, 0}));
   EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int64_t>()[0], 9);
   EXPECT_EQ(m.cell_data.at("gmsh:geometrical")[0].as<std::int64_t>()[0], 5);
-  // and every truncation of it is a ReadError (but the final newline's)
-  for (std::size_t cut = 0; cut + 1 < f.size(); ++cut)
-    EXPECT_THROW(mesh::read_msh_bytes(f.substr(0, cut), "be40.msh"), mesh::ReadError) << cut;
+  // and every truncation of it is a ReadError (but the final newline's, and one right after
+  // $EndEntities: a geometry-only file, read as an empty mesh with a note)
+  for (std::size_t cut = 0; cut + 1 < f.size(); ++cut) {
+    const auto part = f.substr(0, cut);
+    if (part.ends_with("$EndEntities") || part.ends_with("$EndEntities\n")) {
+      EXPECT_EQ(mesh::read_msh_bytes(part, "be40.msh").notes.size(), 1u);
+      continue;
+    }
+    EXPECT_THROW(mesh::read_msh_bytes(part, "be40.msh"), mesh::ReadError) << cut;
+  }
 }
 
 TEST(MshReader, Msh30AsciiAndBinaryReadLikeTheSameMeshIn22) {
@@ -704,7 +716,7 @@ TEST(ReadProgress, ACursorReportsOnceAMiBFromItsBase) {
   EXPECT_EQ(progress.bytes(), 1000u);  // the first read reports where it starts
   c.seek(mesh::ReadProgress::kEvery - 1);
   c.tick();
-  EXPECT_EQ(progress.bytes(), 1000u);  // not yet a MiB further
+  EXPECT_EQ(progress.bytes(), 1000u);    // not yet a MiB further
   EXPECT_EQ(c.number<int>("value"), 1);  // ticks (no report) before it skips the blanks
   c.seek(2 * mesh::ReadProgress::kEvery);
   c.tick();
@@ -712,4 +724,76 @@ TEST(ReadProgress, ACursorReportsOnceAMiBFromItsBase) {
   c.seek(0);  // a look back never lowers it
   c.tick();
   EXPECT_EQ(progress.bytes(), 1000u + 2 * mesh::ReadProgress::kEvery);
+}
+
+// MSH 2.2 with Mesh.SaveParametric writes $ParametricNodes instead of $Nodes: said so, as the
+// 4.1 path says it of a parametric node block (it was "$Elements comes before $Nodes").
+TEST(MshReader, ParametricNodesAreRefusedByName) {
+  const std::string text =
+      "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+      "$ParametricNodes\n1\n1 0 0 0 0 1\n$EndParametricNodes\n"
+      "$Elements\n1\n1 15 2 0 1 1\n$EndElements\n";
+  const auto e = error_of(text);
+  EXPECT_NE(e.find("t.msh:4: parametric nodes ($ParametricNodes"), std::string::npos) << e;
+  EXPECT_NE(e.find("not supported"), std::string::npos) << e;
+}
+
+// tests/data/gmsh/partplate.p2.v41.msh (gmsh -part 2; tests/data/tools/make_msh_partitions.py): 2
+// lines and 2 quads of the model, plus a vertex and a line gmsh added on the interface between the
+// partitions. Physical groups come from $PartitionedEntities, the model entity is the parent.
+TEST(MshReader, PartitionedEntitiesGiveEachElementItsGroupEntityAndPartition) {
+  const auto text = gmsh_file("partplate.p2.v41.msh");
+  const auto m = mesh::read_msh_bytes(text, "plate.msh");
+  ASSERT_EQ(m.cells.size(), 4u);
+  const auto column = [&](const char* name) {
+    std::vector<std::int64_t> v;
+    for (const auto& a : m.cell_data.at(name)) v.push_back(a.as<std::int64_t>()[0]);
+    return v;
+  };
+  EXPECT_EQ(column("gmsh:physical"), (std::vector<std::int64_t>{5, 5, 6, 6}));
+  EXPECT_EQ(column("gmsh:geometrical"), (std::vector<std::int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(column("gmsh:partition"), (std::vector<std::int64_t>{2, 1, 2, 1}));
+  ASSERT_EQ(m.regions.size(), 2u);
+  EXPECT_EQ(m.regions[0].name, "bottom");
+  EXPECT_EQ(m.regions[0].entries.size(), 2u);
+  EXPECT_EQ(m.regions[1].name, "plate");
+  EXPECT_EQ(m.regions[1].entries.size(), 2u);
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_EQ(m.notes[1].rfind("dropped 2 elements gmsh added on the interfaces", 0), 0u);
+  // every node names its model entity (the interface point 10 is a piece of curve 1)
+  const auto* dt = m.point_data.at("gmsh:dim_tags").as<std::int64_t>();
+  for (std::int64_t i = 0; i < m.num_points(); ++i) {
+    EXPECT_LE(dt[2 * i], 2);
+    EXPECT_LE(dt[2 * i + 1], 4);
+  }
+}
+
+TEST(MshReader, PartitionedEntitiesErrorsNameTheLine) {
+  auto text = gmsh_file("partplate.p2.v41.msh");
+  // point entity 10 (a piece of curve 1) given a parent of dimension -1
+  const auto at = text.find("\n10 1 1 2 1 2 ");
+  ASSERT_NE(at, std::string::npos);
+  auto bad = text;
+  bad.replace(at, 5, "\n10 -1");
+  auto e = error_of(bad);
+  EXPECT_NE(e.find("partitioned entity (0, 10) has parent dimension -1"), std::string::npos) << e;
+  const auto lines_before = std::count(text.begin(), text.begin() + at + 1, '\n') + 1;
+  EXPECT_NE(e.find("t.msh:" + std::to_string(lines_before) + ":"), std::string::npos) << e;
+  // cut short: the count of partitioned entities promises more than the file holds
+  bad = text.substr(0, text.find("$PartitionedEntities") + 30);
+  e = error_of(bad);
+  EXPECT_NE(e.find("t.msh:"), std::string::npos) << e;
+}
+
+// gmsh -0 of points: 4.1 writes $Entities but no $Nodes / $Elements (2.2 writes empty ones).
+TEST(MshReader, GeometryOnlyMsh41IsAnEmptyMesh) {
+  const auto m = mesh::read_msh_bytes(gmsh_file("points.v41.msh"), "points.msh");
+  EXPECT_EQ(m.num_points(), 0);
+  EXPECT_TRUE(m.cells.empty());
+  ASSERT_EQ(m.regions.size(), 1u);
+  EXPECT_EQ(m.regions[0].name, "ends");
+  EXPECT_EQ(m.field_data.at("ends").as<std::int64_t>()[0], 7);
+  // without $Entities it is still a file with no mesh section
+  EXPECT_NE(error_of("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n").find("no $Nodes section"),
+            std::string::npos);
 }

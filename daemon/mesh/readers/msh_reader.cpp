@@ -6,6 +6,9 @@
 // from $PhysicalNames, one region per named physical group, and $NodeData / $ElementData as
 // point_data / cell_data (float64, mapped through node / element tags). The version on the
 // $MeshFormat line is a number ("2.200000" is 2.2); "4" is 4.0, as gmsh itself reads it.
+// Partitioned 4.x files read as their unpartitioned twin: groups and model entities from
+// $PartitionedEntities, gmsh:partition added, the interface / ghost elements gmsh adds dropped
+// (noted). A 4.x file with no $Nodes / $Elements (gmsh -0) is an empty mesh.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -145,6 +148,15 @@ class TagMap {
   std::unordered_map<std::int64_t, std::int64_t> hashed_;
 };
 
+// An entity of $PartitionedEntities: a piece, in one partition, of a model entity (the parent,
+// of the same dimension, or higher for the interfaces gmsh adds between partitions).
+struct PartitionedEntity {
+  int parent_dim = 0;
+  int parent_tag = 0;
+  int partition = 0;  // the first listed (an entity on a partition boundary lists several)
+  std::vector<int> physicals;
+};
+
 // A block of elements as read, before node tags are mapped.
 struct RawBlock {
   GmshType type;
@@ -243,6 +255,12 @@ class MshReader {
       }
       if (section == "PhysicalNames") {
         read_physical_names();
+      } else if (section == "PartitionedEntities" && v4_) {
+        read_partitioned_entities();
+      } else if (section == "ParametricNodes") {
+        // MSH 2.2 with Mesh.SaveParametric writes this instead of $Nodes.
+        c_.fail(
+            "parametric nodes ($ParametricNodes, gmsh's Mesh.SaveParametric) are not supported");
       } else if (section == "Entities") {
         if (v4_)
           read_entities();
@@ -270,6 +288,14 @@ class MshReader {
     }
     if (!have_format && version_ != 1)
       throw ReadError(c_.file() + ": empty file or no $MeshFormat");
+    if (v4_ && have_entities_ && !have_nodes && !have_elements) {
+      // A geometry-only file (gmsh -0): 4.x writes no $Nodes / $Elements where 2.2 writes empty
+      // ones. Read as the empty mesh its 2.2 twin gives, with the physical names.
+      mesh_.points = Array::of<double>({0, 3});
+      mesh_.notes.push_back("no $Nodes or $Elements section (a geometry-only file): an empty mesh");
+      finish();
+      return std::move(mesh_);
+    }
     if (!have_nodes)
       throw ReadError(c_.file() + (version_ == 1 ? ": no $NOD section" : ": no $Nodes section"));
     if (!have_elements)
@@ -360,6 +386,7 @@ class MshReader {
   }
 
   void read_entities() {
+    have_entities_ = true;
     std::uint64_t counts[4];
     for (auto& n : counts) n = size_t_value("entity count");
     for (int d = 0; d < 4; ++d) {
@@ -380,6 +407,80 @@ class MshReader {
       }
     }
     c_.expect_line("$EndEntities");
+  }
+
+  // $PartitionedEntities (gmsh -part, 4.1 and 4.0): numPartitions; numGhostEntities and
+  // (ghostEntityTag partition) pairs; counts of points, curves, surfaces, volumes; per entity
+  // "tag parentDim parentTag numPartitions partitionTag... box numPhysicals physical..." and,
+  // but for points, "numBounds bound...". The box is a point's X Y Z in 4.1, 6 values
+  // otherwise; binary: tags int, counts size_t, box double. Once this section is read, the
+  // node and element blocks name these entities, not the model's ones of $Entities.
+  void read_partitioned_entities() {
+    num_partitions_ = size_t_value("number of partitions");
+    const auto ng = checked_count(size_t_value("number of ghost entities"), binary_ ? 8 : 4,
+                                  "ghost entity count");
+    for (std::size_t i = 0; i < ng; ++i) {
+      ghost_tags_.insert(int_value("ghost entity tag"));
+      int_value("ghost entity partition");
+    }
+    std::uint64_t counts[4];
+    for (auto& n : counts) n = size_t_value("partitioned entity count");
+    for (int d = 0; d < 4; ++d) {
+      const auto n = checked_count(counts[d], binary_ ? 40 : 10, "partitioned entity count");
+      for (std::size_t i = 0; i < n; ++i) {
+        const int tag = int_value("partitioned entity tag");
+        PartitionedEntity e;
+        e.parent_dim = int_value("parent dimension");
+        e.parent_tag = int_value("parent tag");
+        if (e.parent_dim < d || e.parent_dim > 3)
+          c_.fail("partitioned entity (" + std::to_string(d) + ", " + std::to_string(tag) +
+                  ") has parent dimension " + std::to_string(e.parent_dim) + ", not " +
+                  std::to_string(d) + "..3");
+        const auto np =
+            checked_count(size_t_value("number of partitions"), binary_ ? 4 : 1, "partition count");
+        for (std::size_t k = 0; k < np; ++k) {
+          const int part = int_value("partition tag");
+          if (k == 0) e.partition = part;
+        }
+        for (int k = 0; k < (d == 0 && version_ == 41 ? 3 : 6); ++k) double_value("bounding box");
+        const auto nph = checked_count(size_t_value("number of physical tags"), binary_ ? 4 : 1,
+                                       "physical tag count");
+        for (std::size_t k = 0; k < nph; ++k) e.physicals.push_back(int_value("physical tag"));
+        if (d > 0) {
+          const auto nb = checked_count(size_t_value("number of bounding entities"),
+                                        binary_ ? 4 : 1, "bounding entity count");
+          for (std::size_t k = 0; k < nb; ++k) int_value("bounding entity");
+        }
+        partitioned_[{d, tag}] = std::move(e);
+      }
+    }
+    c_.expect_line("$EndPartitionedEntities");
+    partitioned_file_ = true;
+  }
+
+  // The partitioned entity (dim, tag) of a partitioned file; nullptr when there is none.
+  const PartitionedEntity* partitioned_entity(int dim, int tag) const {
+    if (!partitioned_file_) return nullptr;
+    const auto it = partitioned_.find({dim, tag});
+    return it == partitioned_.end() ? nullptr : &it->second;
+  }
+
+  // Partitioned files only: whether a block read is left out of the mesh. Gmsh adds elements
+  // of its own there (an unpartitioned save of the same mesh has none): with
+  // Mesh.PartitionCreateTopology (the default), elements on the interfaces between partitions,
+  // whose entity is a piece of a *higher*-dimensional model entity (the parent); with
+  // Mesh.PartitionCreateGhostCells, copies of other partitions' elements on ghost entities.
+  bool drop_partition_block(const RawBlock& blk) {
+    if (!partitioned_file_) return false;
+    const auto n = static_cast<std::size_t>(blk.conn.dim(0));
+    if (const auto* e = partitioned_entity(blk.entity_dim, blk.entity_tag)) {
+      if (e->parent_dim == blk.entity_dim) return false;
+      dropped_interface_ += n;
+      return true;
+    }
+    if (!ghost_tags_.count(blk.entity_tag)) return false;
+    dropped_ghost_ += n;
+    return true;
   }
 
   void read_nodes4() {
@@ -414,9 +515,13 @@ class MshReader {
         for (std::size_t i = 0; i < n; ++i) tags_[idx + i] = c_.number<std::int64_t>("node tag");
         for (std::size_t i = 0; i < 3 * n; ++i) pts[3 * idx + i] = c_.number<double>("coordinate");
       }
+      // A partitioned file's node sits on a partitioned entity: the model entity it is a piece
+      // of is what the unpartitioned file names.
+      const auto* pe = partitioned_entity(dim, entity);
+      if (partitioned_file_ && !pe && ghost_tags_.count(entity)) ghost_nodes_ += n;
       for (std::size_t i = 0; i < n; ++i) {
-        dt[2 * (idx + i)] = dim;
-        dt[2 * (idx + i) + 1] = entity;
+        dt[2 * (idx + i)] = pe ? pe->parent_dim : dim;
+        dt[2 * (idx + i) + 1] = pe ? pe->parent_tag : entity;
       }
       idx += n;
     }
@@ -616,7 +721,7 @@ class MshReader {
         ascii_rows(n, npc, out);
       }
       seen += n;
-      blocks_.push_back(std::move(blk));
+      (drop_partition_block(blk) ? dropped_ : blocks_).push_back(std::move(blk));
     }
     if (seen != total)
       c_.fail("$Elements header promises " + std::to_string(total) +
@@ -665,7 +770,7 @@ class MshReader {
         }
       }
       seen += n;
-      blocks_.push_back(std::move(blk));
+      (drop_partition_block(blk) ? dropped_ : blocks_).push_back(std::move(blk));
     }
     if (seen != total)
       c_.fail("$Elements header promises " + std::to_string(total) +
@@ -831,24 +936,26 @@ class MshReader {
   // The element tags of every 4.1 block, read again from its rows (which parsed once already).
   void element_tags4() {
     const auto resume = c_.offset();
-    for (auto& blk : blocks_) {
-      const auto n = static_cast<std::size_t>(blk.conn.dim(0));
-      const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
-      blk.element_tags.resize(n);
-      if (binary_) {
-        for (std::size_t e = 0; e < n; ++e) {
-          std::uint64_t t;
-          std::memcpy(&t, blk.rows + e * per * 8, 8);
-          blk.element_tags[e] = static_cast<std::int64_t>(swap_ ? Cursor::byteswap(t) : t);
-        }
-      } else {
-        c_.seek(static_cast<std::size_t>(blk.rows - c_.data().data()));
-        for (std::size_t e = 0; e < n; ++e) {
-          blk.element_tags[e] = static_cast<std::int64_t>(c_.number<std::uint64_t>("element tag"));
-          for (std::size_t k = 1; k < per; ++k) c_.number<std::int64_t>("node tag");
+    for (auto* list : {&blocks_, &dropped_})
+      for (auto& blk : *list) {
+        const auto n = static_cast<std::size_t>(blk.conn.dim(0));
+        const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
+        blk.element_tags.resize(n);
+        if (binary_) {
+          for (std::size_t e = 0; e < n; ++e) {
+            std::uint64_t t;
+            std::memcpy(&t, blk.rows + e * per * 8, 8);
+            blk.element_tags[e] = static_cast<std::int64_t>(swap_ ? Cursor::byteswap(t) : t);
+          }
+        } else {
+          c_.seek(static_cast<std::size_t>(blk.rows - c_.data().data()));
+          for (std::size_t e = 0; e < n; ++e) {
+            blk.element_tags[e] =
+                static_cast<std::int64_t>(c_.number<std::uint64_t>("element tag"));
+            for (std::size_t k = 1; k < per; ++k) c_.number<std::int64_t>("node tag");
+          }
         }
       }
-    }
     c_.seek(resume);
   }
 
@@ -1101,8 +1208,10 @@ class MshReader {
   void finish() {
     const bool any_physical = v4_ ? [&] {
       for (const auto& [k, v] : entity_physicals_) if (!v.empty()) return true;
+      for (const auto& [k, e] : partitioned_) if (!e.physicals.empty()) return true;
       return false;
     }() : true;
+    if (partitioned_file_) note_partitions();
     std::int64_t base = 0;
     std::vector<std::int64_t> block_base;
     for (auto& blk : blocks_) {
@@ -1117,9 +1226,17 @@ class MshReader {
           fill(a.as<std::int64_t>(), n, phys.empty() ? 0 : phys.front());
           mesh_.cell_data["gmsh:physical"].push_back(std::move(a));
         }
+        // In a partitioned file, the model entity the element's partitioned entity is a piece of
+        // (blocks on pieces of higher-dimensional entities were dropped), and its partition.
+        const auto* pe = partitioned_entity(blk.entity_dim, blk.entity_tag);
         auto g = Array::of<std::int64_t>({n});
-        fill(g.as<std::int64_t>(), n, blk.entity_tag);
+        fill(g.as<std::int64_t>(), n, pe ? pe->parent_tag : blk.entity_tag);
         mesh_.cell_data["gmsh:geometrical"].push_back(std::move(g));
+        if (partitioned_file_) {
+          auto p = Array::of<std::int64_t>({n});
+          fill(p.as<std::int64_t>(), n, pe ? pe->partition : 0);
+          mesh_.cell_data["gmsh:partition"].push_back(std::move(p));
+        }
       } else {
         mesh_.cell_data["gmsh:physical"].push_back(blk.physical);
         mesh_.cell_data["gmsh:geometrical"].push_back(blk.geometrical);
@@ -1159,6 +1276,31 @@ class MshReader {
       mesh_.cells.push_back(CellBlock::fixed(blk.type.name, std::move(blk.conn)));
   }
 
+  // What a partitioned file's reading changed, in Mesh.notes.
+  void note_partitions() {
+    mesh_.notes.push_back(
+        "partitioned mesh (" + std::to_string(num_partitions_) +
+        " partitions, $PartitionedEntities): gmsh:physical from each element's partitioned "
+        "entity; gmsh:geometrical" +
+        std::string(version_ == 41 ? " and gmsh:dim_tags name" : " names") +
+        " the model entity it is a piece of; gmsh:partition holds the element's partition (an "
+        "entity's first)");
+    if (dropped_interface_)
+      mesh_.notes.push_back("dropped " + std::to_string(dropped_interface_) +
+                            " elements gmsh added on the interfaces between partitions "
+                            "(Mesh.PartitionCreateTopology; their entity's parent has a higher "
+                            "dimension); the unpartitioned mesh has none");
+    if (dropped_ghost_)
+      mesh_.notes.push_back(
+          "dropped " + std::to_string(dropped_ghost_) +
+          " ghost elements (Mesh.PartitionCreateGhostCells: copies of elements of other "
+          "partitions)" +
+          (ghost_nodes_ ? "; their " + std::to_string(ghost_nodes_) +
+                              " nodes on ghost entities stay as points (gmsh:dim_tags names the "
+                              "ghost entity)"
+                        : std::string()));
+  }
+
   // Data sections -> point_data / cell_data (float64; (n,) or (n, components)). Entities a
   // section does not list get NaN, and a note says how many; when one name comes in several
   // time steps the last is kept, with a note.
@@ -1174,7 +1316,7 @@ class MshReader {
       }
       last[key] = i;
     }
-    TagMap element_map;
+    TagMap element_map, dropped_map;
     bool have_element_map = false;
     for (const auto& [key, i] : last) {
       const auto& d = data_[i];
@@ -1192,13 +1334,22 @@ class MshReader {
           for (const auto& blk : blocks_)
             tags.insert(tags.end(), blk.element_tags.begin(), blk.element_tags.end());
           element_map.build(tags, c_, "element");
+          tags.clear();
+          for (const auto& blk : dropped_)
+            tags.insert(tags.end(), blk.element_tags.begin(), blk.element_tags.end());
+          dropped_map.build(tags, c_, "element");
           have_element_map = true;
         }
         map = &element_map;
       }
       std::vector<bool> seen(static_cast<std::size_t>(rows), false);
+      std::size_t skipped = 0;
       for (std::size_t e = 0; e < d.tags.size(); ++e) {
         const auto idx = map->find(d.tags[e]);
+        if (idx < 0 && d.elements && dropped_map.find(d.tags[e]) >= 0) {
+          ++skipped;  // a value for a dropped partition-interface or ghost element
+          continue;
+        }
         if (idx < 0) {
           throw ReadError(c_.file() + ":" + std::to_string(c_.line_at(d.at)) + ": $" +
                           (d.elements ? "ElementData '" : "NodeData '") + d.name + "' refers to " +
@@ -1209,6 +1360,9 @@ class MshReader {
         std::copy_n(d.values.data() + e * static_cast<std::size_t>(comps), comps,
                     out + idx * comps);
       }
+      if (skipped)
+        mesh_.notes.push_back("$ElementData '" + d.name + "': " + std::to_string(skipped) +
+                              " values of dropped partition-interface / ghost elements skipped");
       const auto missing = std::count(seen.begin(), seen.end(), false);
       if (missing) {
         mesh_.notes.push_back(std::string(d.elements ? "$ElementData '" : "$NodeData '") + d.name +
@@ -1239,6 +1393,10 @@ class MshReader {
   }
   const std::vector<int>& physicals_of(const RawBlock& blk) const {
     static const std::vector<int> kNone;
+    if (partitioned_file_) {  // the blocks name partitioned entities
+      const auto* pe = partitioned_entity(blk.entity_dim, blk.entity_tag);
+      return pe ? pe->physicals : kNone;
+    }
     auto it = entity_physicals_.find({blk.entity_dim, blk.entity_tag});
     return it == entity_physicals_.end() ? kNone : it->second;
   }
@@ -1275,6 +1433,15 @@ class MshReader {
   bool v4_ = false, binary_ = false, swap_ = false;  // v4_: 4.1 or 4.0
   std::vector<PhysicalName> names_;
   std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
+  bool have_entities_ = false;
+  // Partitioned files ($PartitionedEntities): the entities blocks name, ghost entity tags,
+  // and the blocks left out of the mesh (kept for their element tags) with their counts.
+  bool partitioned_file_ = false;
+  std::uint64_t num_partitions_ = 0;
+  std::map<std::pair<int, int>, PartitionedEntity> partitioned_;
+  std::set<int> ghost_tags_;
+  std::vector<RawBlock> dropped_;
+  std::size_t dropped_interface_ = 0, dropped_ghost_ = 0, ghost_nodes_ = 0;
   ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
   std::vector<RawBlock> blocks_;
