@@ -53,3 +53,15 @@ def progress_msh(tmp_path_factory) -> pathlib.Path:
                             for i in range(s, min(s + chunk, m + 1))))
         f.write("$EndElements\n")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_locale():
+    """VTK's legacy reader (vtkDataReader::Update) sets the process's C locale and leaves it, so
+    every later open() or read_text() in the same pytest process decoded ASCII only (README's
+    UTF-8 failed test_readme after test_vtk_legacy). Each test gets back the locale it had."""
+    import locale
+    saved = locale.setlocale(locale.LC_ALL)
+    yield
+    if locale.setlocale(locale.LC_ALL) != saved:
+        locale.setlocale(locale.LC_ALL, saved)

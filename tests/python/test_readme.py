@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def tour_block():
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     m = re.search(r"<!-- readme-tour:[^>]*-->\s*```sh\n(.*?)```", text, re.S)
     assert m, "README.md has no readme-tour block"
     return m.group(1)
@@ -45,6 +45,6 @@ def test_the_readme_names_every_format_the_readers_take(tmp_path):
     except md.ReadError as e:
         formats = re.search(r"\(supported: ([a-z0-9, ]+)\)", str(e)).group(1).split(", ")
     assert len(formats) >= 16 and "pvti" in formats, formats
-    intro = (ROOT / "README.md").read_text().split("## ")[0]
+    intro = (ROOT / "README.md").read_text(encoding="utf-8").split("## ")[0]
     missing = [f for f in formats if f"`.{f}`" not in intro]
     assert missing == [], f"README.md's introduction does not name: {missing}"

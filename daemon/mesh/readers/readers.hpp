@@ -52,8 +52,7 @@ Mesh read_obj(const InFile& file);
 Mesh read_ply(const InFile& file);  // ascii, binary little / big endian
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
-Mesh read_mesh(const InFile& file, std::string_view format = "",
-               const ReadOptions& options = {});
+Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});
 // Opens `path` (open_regular), then read_mesh(InFile).
 Mesh read_mesh(const std::string& path, std::string_view format = "",
                const ReadOptions& options = {});
