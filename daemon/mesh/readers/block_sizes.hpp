@@ -1,7 +1,6 @@
 // "meshdock:block_sizes" (kBlockSizesField), the field-data array write_vtk stores when a
 // reader's runs of one cell type would not give the written blocks back: read_vtk splits the
-// blocks it made at those boundaries again. The same rule as read_vtu's (which keeps its own
-// copy for now).
+// blocks it made at those boundaries again, as read_vtu does with write_vtu's.
 #pragma once
 
 #include <algorithm>

@@ -53,6 +53,7 @@
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/parallel.hpp"
+#include "daemon/mesh/readers/block_sizes.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/readers/vtk_cells.hpp"
 #include "daemon/mesh/region_fields.hpp"
@@ -188,7 +189,7 @@ class VtuReader {
     remap_region_fields();
     mesh::regions_from_field_data(mesh_, path_);
     for (auto& [k, a] : kept_fields_) mesh_.field_data.emplace(k, std::move(a));
-    split_blocks_as_written();
+    split_blocks_as_written(mesh_, "");  // block_sizes.hpp, shared with read_vtk
     return std::move(mesh_);
   }
 
@@ -950,78 +951,6 @@ class VtuReader {
       throw ReadError(path_ + ": point data '" + name +
                       "' differs in type or components between pieces");
     return concat_rows(parts);
-  }
-
-  // "meshdock:block_sizes" (write_vtu) splits the type runs back into the blocks written.
-  void split_blocks_as_written() {
-    auto it = mesh_.field_data.find(std::string(kBlockSizesField));
-    if (it == mesh_.field_data.end()) return;
-    const auto sizes = to_int64(it->second);
-    mesh_.field_data.erase(it);
-    // Every boundary the reader made must be one of the written ones, or the sizes do not
-    // describe this file (edited by another tool): then they are ignored, with a note.
-    std::set<std::int64_t> wanted;
-    std::int64_t at = 0;
-    for (auto n : sizes) {
-      if (n < 0) at = -1;
-      if (at < 0) break;
-      wanted.insert(at += n);
-    }
-    bool fits = at == mesh_.num_cells();
-    at = 0;
-    for (const auto& blk : mesh_.cells)
-      fits &= wanted.count(at += blk.size()) > 0 || blk.size() == 0;
-    if (!fits) {
-      mesh_.notes.push_back(std::string(kBlockSizesField) +
-                            " does not match the cells; blocks follow the cell types");
-      return;
-    }
-    Mesh out;
-    std::int64_t base = 0;
-    for (std::size_t b = 0; b < mesh_.cells.size(); ++b) {
-      const auto& blk = mesh_.cells[b];
-      std::int64_t begin = 0;
-      for (auto cut = wanted.upper_bound(base); begin < blk.size(); ++cut) {
-        const auto end = std::min(*cut - base, blk.size());
-        out.cells.push_back(slice_block(blk, begin, end));
-        for (auto& [name, parts] : mesh_.cell_data) {
-          out.cell_data[name].push_back(
-              slice_rows(parts[b], static_cast<std::size_t>(begin), static_cast<std::size_t>(end)));
-        }
-        begin = end;
-      }
-      base += blk.size();
-    }
-    mesh_.cells = std::move(out.cells);
-    mesh_.cell_data = std::move(out.cell_data);
-  }
-
-  // Cells [begin, end) of a block (fixed-size or ragged) as a block of their own.
-  static CellBlock slice_block(const CellBlock& blk, std::int64_t begin, std::int64_t end) {
-    if (begin == 0 && end == blk.size()) return blk;
-    if (!blk.ragged()) {
-      return CellBlock::fixed(blk.type,
-                              slice_rows(blk.connectivity, static_cast<std::size_t>(begin),
-                                         static_cast<std::size_t>(end)));
-    }
-    // Ragged: re-base the CSR levels on the slice.
-    const auto* off = blk.offsets.as<std::int64_t>();
-    const auto* fo = blk.face_offsets.valid() ? blk.face_offsets.as<std::int64_t>() : nullptr;
-    const auto* conn = blk.connectivity.as<std::int64_t>();
-    CellBlock out;
-    out.type = blk.type;
-    std::vector<std::int64_t> offsets, face_offsets, ids;
-    for (auto c = begin; c <= end; ++c) offsets.push_back(off[c] - off[begin]);
-    if (fo) {
-      for (auto f = off[begin]; f <= off[end]; ++f) face_offsets.push_back(fo[f] - fo[off[begin]]);
-      ids.assign(conn + fo[off[begin]], conn + fo[off[end]]);
-      out.face_offsets = Array::from_vector(face_offsets);
-    } else {
-      ids.assign(conn + off[begin], conn + off[end]);
-    }
-    out.offsets = Array::from_vector(offsets);
-    out.connectivity = Array::from_vector(ids);
-    return out;
   }
 
   // ---- cells ----------------------------------------------------------------------------------
