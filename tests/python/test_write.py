@@ -501,6 +501,17 @@ def _write_as(tmp_path, mesh, fmt, enc):
     return out, notes
 
 
+@pytest.mark.parametrize("fmt,enc", [(f, e) for f, e in ENCODINGS if f != "msh"] + OTHER +
+                         [("msh", "ascii"), ("msh", "binary"), ("vtp", "ascii"), ("vtp", "raw")])
+def test_an_empty_mesh_round_trips(tmp_path, fmt, enc):
+    """Before: an empty mesh written as VTU read back as "Points has 1 components, expected 3"
+    (the writer took components from size / tuples), and written as OBJ as "not an OBJ mesh"."""
+    out, notes = _write_as(tmp_path, meshdock.Mesh(np.zeros((0, 3)), []), fmt, enc)
+    back = meshdock.read(out)
+    assert back.points.shape == (0, 3), (fmt, enc)
+    assert back.cells == [] and back.notes == [], (fmt, enc, back.notes)
+
+
 def _meshio_cells(m):
     """meshio cells as (type, connectivity) runs of one type."""
     runs = []

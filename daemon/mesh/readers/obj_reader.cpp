@@ -157,8 +157,15 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
       ++it->second;
     }
   }
-  // An empty file (or one of comments and groups only) is no mesh, as with every other format.
-  if (points.empty()) c.fail("no vertices ('v' lines): not an OBJ mesh");
+  // A file of comments, groups and object names only is an empty mesh, as meshio and VTK read
+  // it (and as meshdock writes an empty mesh); one of statements OBJ does not know is no OBJ.
+  if (points.empty()) {
+    for (const auto& [key, count] : skipped) {
+      if (key != "o" && key != "s" && key != "usemtl" && key != "mtllib")
+        c.fail("no vertices ('v' lines) and " + std::to_string(count) + " '" + key +
+               "' statements: not an OBJ mesh");
+    }
+  }
   file.release_before(file_data.size());  // the arrays take its place
   Mesh m;
   const auto n = static_cast<std::int64_t>(points.size() / 3);

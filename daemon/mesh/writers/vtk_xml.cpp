@@ -105,7 +105,9 @@ XmlArray VtkXmlFile::array(std::string name, const Array& a, const std::string& 
   o.name = std::move(name);
   o.a = a;
   o.tuples = a.ndim() == 0 ? 1 : a.dim(0);
-  o.components = o.tuples ? static_cast<std::int64_t>(a.size()) / o.tuples : 1;
+  // From the shape, not size / tuples: an empty (0, 3) array still has 3 components.
+  o.components = 1;
+  for (std::size_t d = 1; d < a.ndim(); ++d) o.components *= a.dim(d);
   if (a.ndim() > 2)
     notes.push_back(what + ": " + std::to_string(a.ndim()) + "-d array written as " +
                     std::to_string(o.components) + " components (reads back as 2-d)");
