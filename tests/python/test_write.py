@@ -618,6 +618,23 @@ def test_msh_keeps_meshio_physical_names(tmp_path):
             assert _regions(ours) == {("plate", "cell", 2, 7): [0, 1], ("bottom", "cell", 1, 3): [2]}
 
 
+def test_msh22_notes_blocks_of_one_type_that_read_back_as_one(tmp_path):
+    """Before: two triangle blocks in a row were written as one run of elements and read back as
+    one block, and the writer said nothing (MSH 4.1 keeps them as two entities)."""
+    tri = meshdock.CellBlock("triangle", np.array([[0, 1, 2]]))
+    m = meshdock.Mesh(points=np.eye(4, 3), cells=[tri, tri, meshdock.CellBlock("line", np.array([[0, 1]])), tri])
+    for enc in ("ascii", "binary"):
+        with pytest.warns(meshdock.MeshWarning, match="read back as one block"):
+            notes = meshdock.write(tmp_path / "a.msh", m, format="msh22", encoding=enc)
+        assert notes == ["cells[0] and cells[1] (triangle) read back as one block: MSH 2.2 has no "
+                         "entities to keep blocks of one type apart (MSH 4.1 keeps them)"]
+        assert [(b.type, len(b.data)) for b in meshdock.read(tmp_path / "a.msh").cells] == \
+            [("triangle", 2), ("line", 1), ("triangle", 1)]
+        assert meshdock.write(tmp_path / "b.msh", m, format="msh", encoding=enc) == []
+        assert [(b.type, len(b.data)) for b in meshdock.read(tmp_path / "b.msh").cells] == \
+            [("triangle", 1), ("triangle", 1), ("line", 1), ("triangle", 1)]
+
+
 def test_meshio_format_names_pick_the_writer(tmp_path):
     m = meshdock.Mesh(points=np.eye(4, 3), cells=[meshdock.CellBlock("triangle", np.array([[0, 1, 2]]))])
     meshdock.write(tmp_path / "a.msh", m, file_format="gmsh22")

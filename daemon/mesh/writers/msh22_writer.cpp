@@ -6,7 +6,8 @@
 // elements (noted), as gmsh keeps point groups. The elementary tag is gmsh:geometrical when
 // present, else the physical tag, else 1. $PhysicalNames from regions and meshio's field_data
 // [tag, dim]; point_data / cell_data other than gmsh's own as $NodeData / $ElementData
-// (float64). Blocks stay whole: 2.2 has no entities to split them by.
+// (float64). Blocks stay whole: 2.2 has no entities to split them by; consecutive blocks of one
+// type read back as one (noted).
 #include <algorithm>
 #include <climits>
 
@@ -78,6 +79,13 @@ class Msh22Writer {
         for (std::int64_t i = 0; i < r.count; ++i)
           r.phys[static_cast<std::size_t>(i)] = int_at_any(*p, static_cast<std::size_t>(i));
       r.geom = cell_part("gmsh:geometrical", b);
+      if (b > 0 && runs_.back().type.number == r.type.number) {
+        // Readers (meshdock's, meshio's) split 2.2 elements at each change of type only.
+        notes_.push_back("cells[" + std::to_string(b - 1) + "] and cells[" + std::to_string(b) +
+                         "] (" + blk.type +
+                         ") read back as one block: MSH 2.2 has no entities "
+                         "to keep blocks of one type apart (MSH 4.1 keeps them)");
+      }
       runs_.push_back(std::move(r));
       base.push_back(total);
       total += blk.size();
