@@ -171,8 +171,32 @@ Config load_config(const std::string& path) {
   }
   if (f.bad()) throw ConfigError(path + ": cannot read the configuration file");
   nlohmann::json j;
+  // nlohmann keeps the last of two equal keys without a word; a configuration that says
+  // "roots" twice is a mistake to name, not a choice to make for the operator.
+  std::vector<std::pair<std::string, std::vector<std::string>>> objects;  // (key, keys seen)
+  std::string last_key;
+  const nlohmann::json::parser_callback_t no_duplicates =
+      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (event == E::object_start) {
+          objects.emplace_back(objects.empty() ? "" : last_key, std::vector<std::string>{});
+        } else if (event == E::object_end && !objects.empty()) {
+          objects.pop_back();
+        } else if (event == E::key && !objects.empty()) {
+          last_key = parsed.get<std::string>();
+          auto& seen = objects.back().second;
+          if (std::find(seen.begin(), seen.end(), last_key) != seen.end()) {
+            const auto& in = objects.back().first;
+            throw ConfigError(path + ": key '" + last_key + "' is given twice" +
+                              (in.empty() ? "" : " in '" + in + "'") +
+                              " (JSON would keep the last without a word); give it once");
+          }
+          seen.push_back(last_key);
+        }
+        return true;
+      };
   try {
-    j = nlohmann::json::parse(text, nullptr, true, /*ignore_comments=*/true);
+    j = nlohmann::json::parse(text, no_duplicates, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
   }

@@ -88,6 +88,22 @@ TEST_F(ConfigFiles, ANamedFileThatIsMissingIsAnErrorNamingIt) {
             p + ": cannot open the configuration file (No such file or directory)");
 }
 
+// Before: {"num_slots": 4, "num_slots": 8} started with 8 slots and said nothing.
+TEST_F(ConfigFiles, AKeyGivenTwiceIsAnErrorNamingIt) {
+  const auto p =
+      write("twice.json", R"({"num_slots": 4, "roots": ["/a"], "num_slots": 8})").string();
+  EXPECT_EQ(error_of([&] { svc::load_config(p); }),
+            p + ": key 'num_slots' is given twice (JSON would keep the last without a word); "
+                "give it once");
+  // Equal keys in different objects are not duplicates; a nested duplicate names its object.
+  const auto nested =
+      write("nested.json", R"({"a": {"x": 1}, "b": {"x": 2, "y": {"x": 3}, "x": 4}})").string();
+  EXPECT_EQ(error_of([&] { svc::load_config(nested); }),
+            nested +
+                ": key 'x' is given twice in 'b' (JSON would keep the last without a "
+                "word); give it once");
+}
+
 TEST(ConfigDefault, TheBuiltInDefaultPathIsTheInstalledConfig) {
   // MESHDOCK_DEFAULT_CONFIG from CMake: ${sysconfdir}/meshdock/meshdockd.json.
   const std::string p = svc::kDefaultConfigPath;
