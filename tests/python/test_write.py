@@ -676,7 +676,7 @@ def test_surface_writers_note_what_they_drop(tmp_path):
 
 
 def test_vtk_reads_legacy_vtk_we_write(data_dir, tmp_path):
-    """VTK 9's own legacy reader: points, cells, data (vtktype names) and field data."""
+    """VTK 9's own legacy reader: points, cells, data (VTK's type names) and field data."""
     vtk = pytest.importorskip("vtk")
     from vtk.util import numpy_support as ns
     src = meshdock.read(data_dir / "meshes" / "data.v41.msh")
@@ -696,6 +696,46 @@ def test_vtk_reads_legacy_vtk_we_write(data_dir, tmp_path):
         phys = ns.vtk_to_numpy(g.GetCellData().GetArray("gmsh:physical"))
         _eq(phys, _concat(src.cell_data["gmsh:physical"]), "gmsh:physical")
         _eq(ns.vtk_to_numpy(g.GetFieldData().GetArray("tris")), src.field_data["tris"], "tris")
+
+
+DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+          "float64")
+
+
+def test_vtk_reads_every_dtype_of_legacy_vtk_we_write(tmp_path):
+    """Before: 8-, 16- and 32-bit integers were written as vtktypeint32 etc., which VTK's legacy
+    reader (ParaView's) refuses ("Unsupported data type: vtktypeint32", no arrays read): a
+    gmsh:physical read from MSH 2.2 (int32) made the .vtk unreadable there. Now VTK's own names
+    ("int", "unsigned_char", ...), which VTK and meshdock read in every dtype."""
+    vtk = pytest.importorskip("vtk")
+    from vtk.util import numpy_support as ns
+    tri = meshdock.CellBlock("triangle", np.array([[0, 1, 2], [1, 3, 2]]))
+    m = meshdock.Mesh(np.eye(4, 3), [tri],
+                      point_data={f"p_{t}": np.array([0, 1, 100, 127], t) for t in DTYPES},
+                      cell_data={f"c_{t}": [np.array([[1, 2], [3, 120]], t)] for t in DTYPES},
+                      field_data={f"f_{t}": np.array([5, 6, 7], t) for t in DTYPES})
+    for enc in ("ascii", "binary"):
+        out = tmp_path / f"d-{enc}.vtk"
+        assert meshdock.write(out, m, encoding=enc) == []
+        r = vtk.vtkUnstructuredGridReader()
+        r.SetFileName(str(out))
+        r.ReadAllScalarsOn()
+        r.ReadAllFieldsOn()
+        r.Update()
+        g = r.GetOutput()
+        for name, want, where in (
+                [(k, v, g.GetPointData()) for k, v in m.point_data.items()] +
+                [(k, v[0], g.GetCellData()) for k, v in m.cell_data.items()] +
+                [(k, v, g.GetFieldData()) for k, v in m.field_data.items()]):
+            arr = where.GetArray(name)
+            assert arr is not None, (enc, name)
+            got = ns.vtk_to_numpy(arr)
+            assert got.dtype == want.dtype, (enc, name, got.dtype)
+            _eq(got.reshape(want.shape), want, f"{enc} {name}")
+        back = meshdock.read(out)
+        for k, v in m.point_data.items():
+            assert back.point_data[k].dtype == v.dtype, k
+            _eq(back.point_data[k], v, k)
 
 
 def test_legacy_vtk_names_and_blocks_round_trip(data_dir, tmp_path):

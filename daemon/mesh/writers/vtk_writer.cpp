@@ -19,20 +19,23 @@ namespace meshdock::mesh {
 
 namespace {
 
-// Integers by their vtktype names: VTK 9 and meshdock read every spelling, but meshio 5 knows
-// only these (and takes a plain "int" for int64).
+// Integers by the names VTK's own writer uses: VTK's legacy reader (and so ParaView) knows
+// "vtktypeint64" / "vtktypeuint64" but no other vtktype spelling, and refuses the whole file on
+// "vtktypeint32". meshio 5 knows only the vtktype spellings (and takes "int" for int64), so it
+// reads the 64-bit and float arrays of what is written here but not the narrower integers;
+// docs/architecture.md "Writers" says so, and VTU is what both read losslessly.
 const char* legacy_type(DType d) {
   if (d.lanes != 1) return nullptr;
   if (d.code == 0)
-    return d.bits == 8    ? "vtktypeint8"
-           : d.bits == 16 ? "vtktypeint16"
-           : d.bits == 32 ? "vtktypeint32"
+    return d.bits == 8    ? "signed_char"
+           : d.bits == 16 ? "short"
+           : d.bits == 32 ? "int"
            : d.bits == 64 ? "vtktypeint64"
                           : nullptr;
   if (d.code == 1 || (d.code == 6 && d.bits == 8))  // bool as uint8 ("bit" is packed bits)
-    return d.bits == 8    ? "vtktypeuint8"
-           : d.bits == 16 ? "vtktypeuint16"
-           : d.bits == 32 ? "vtktypeuint32"
+    return d.bits == 8    ? "unsigned_char"
+           : d.bits == 16 ? "unsigned_short"
+           : d.bits == 32 ? "unsigned_int"
            : d.bits == 64 ? "vtktypeuint64"
                           : nullptr;
   if (d.code == 2) return d.bits == 32 ? "float" : d.bits == 64 ? "double" : nullptr;
