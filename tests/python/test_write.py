@@ -675,6 +675,16 @@ def test_surface_writers_note_what_they_drop(tmp_path):
     assert "element face 1\nproperty list uint8 int32 vertex_indices\nproperty double big\n" in head
 
 
+def _vtk_legacy_grid(vtk, path):
+    """The vtkUnstructuredGrid VTK's legacy reader makes of `path`, every array read."""
+    r = vtk.vtkUnstructuredGridReader()
+    r.SetFileName(str(path))
+    r.ReadAllScalarsOn()
+    r.ReadAllFieldsOn()
+    r.Update()
+    return r.GetOutput()
+
+
 def test_vtk_reads_legacy_vtk_we_write(data_dir, tmp_path):
     """VTK 9's own legacy reader: points, cells, data (VTK's type names) and field data."""
     vtk = pytest.importorskip("vtk")
@@ -683,12 +693,7 @@ def test_vtk_reads_legacy_vtk_we_write(data_dir, tmp_path):
     for enc in ("ascii", "binary"):
         out = tmp_path / f"d-{enc}.vtk"
         assert meshdock.write(out, src, encoding=enc) == []
-        r = vtk.vtkUnstructuredGridReader()
-        r.SetFileName(str(out))
-        r.ReadAllScalarsOn()
-        r.ReadAllFieldsOn()
-        r.Update()
-        g = r.GetOutput()
+        g = _vtk_legacy_grid(vtk, out)
         _eq(ns.vtk_to_numpy(g.GetPoints().GetData()), src.points, "points")
         assert g.GetNumberOfCells() == sum(len(b) for b in src.cells)
         assert [g.GetCellType(i) for i in (0, 1, 13, 86)] == [1, 3, 9, 5]  # vertex line quad tri
@@ -717,12 +722,7 @@ def test_vtk_reads_every_dtype_of_legacy_vtk_we_write(tmp_path):
     for enc in ("ascii", "binary"):
         out = tmp_path / f"d-{enc}.vtk"
         assert meshdock.write(out, m, encoding=enc) == []
-        r = vtk.vtkUnstructuredGridReader()
-        r.SetFileName(str(out))
-        r.ReadAllScalarsOn()
-        r.ReadAllFieldsOn()
-        r.Update()
-        g = r.GetOutput()
+        g = _vtk_legacy_grid(vtk, out)
         for name, want, where in (
                 [(k, v, g.GetPointData()) for k, v in m.point_data.items()] +
                 [(k, v[0], g.GetCellData()) for k, v in m.cell_data.items()] +
@@ -762,12 +762,7 @@ def test_legacy_vtk_names_and_blocks_round_trip(data_dir, tmp_path):
         assert "meshdock:block_sizes" not in back.field_data
         assert sorted((r.name, len(r.entries)) for r in back.regions) == \
             sorted((r.name, len(r.entries)) for r in src.regions)
-        r = vtk.vtkUnstructuredGridReader()
-        r.SetFileName(str(out))
-        r.ReadAllScalarsOn()
-        r.ReadAllFieldsOn()
-        r.Update()
-        g = r.GetOutput()
+        g = _vtk_legacy_grid(vtk, out)
         pd = g.GetPointData()
         assert {pd.GetArrayName(i) for i in range(pd.GetNumberOfArrays())} == set(src.point_data)
         cd = g.GetCellData()
