@@ -585,9 +585,12 @@ class MshReader {
     node_map_.build(tags_, c_);
   }
 
-  void read_nodes2() {
-    const auto total =
-        checked_count(c_.number<std::uint64_t>("number of nodes"), binary_ ? 28 : 8, "node count");
+  // $Nodes of 2.x and 3.0: a count, then one row per node, "tag x y z" (binary: int32 tag, 3
+  // doubles) and what `rest` reads after the coordinates; min_row: a row's fewest bytes.
+  template <class Rest>
+  void read_tagged_nodes(std::size_t min_row_binary, std::size_t min_row_ascii, Rest rest) {
+    const auto total = checked_count(c_.number<std::uint64_t>("number of nodes"),
+                                     binary_ ? min_row_binary : min_row_ascii, "node count");
     c_.next_line();
     mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
     double* pts = mesh_.points.as<double>();
@@ -600,9 +603,14 @@ class MshReader {
         tags_[i] = c_.number<std::int64_t>("node tag");
         for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
       }
+      rest();
     }
     c_.expect_line("$EndNodes");
     node_map_.build(tags_, c_);
+  }
+
+  void read_nodes2() {
+    read_tagged_nodes(28, 8, [] {});
   }
 
   GmshType element_type(int number) {
@@ -1052,24 +1060,13 @@ class MshReader {
   // $Nodes: count, then "tag x y z entity" and, when entity is not 0, "dim" and dim parametric
   // coordinates (binary: int32 tag, 3 doubles, int32 entity[, int32 dim, dim doubles]).
   void read_nodes3() {
-    const auto total =
-        checked_count(c_.number<std::uint64_t>("number of nodes"), binary_ ? 32 : 10, "node count");
-    c_.next_line();
-    mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
-    double* pts = mesh_.points.as<double>();
-    tags_.assign(total, 0);
-    for (std::size_t i = 0; i < total; ++i) {
+    read_tagged_nodes(32, 10, [&] {
       int dim = 0;
       if (binary_) {
-        tags_[i] = c_.binary_one<std::int32_t>(swap_, "node tag");
-        c_.binary(pts + 3 * i, 3, swap_, "node coordinates");
         if (c_.binary_one<std::int32_t>(swap_, "node entity") != 0)
           dim = c_.binary_one<std::int32_t>(swap_, "node entity dimension");
-      } else {
-        tags_[i] = c_.number<std::int64_t>("node tag");
-        for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
-        if (c_.number<std::int64_t>("node entity") != 0)
-          dim = c_.number<int>("node entity dimension");
+      } else if (c_.number<std::int64_t>("node entity") != 0) {
+        dim = c_.number<int>("node entity dimension");
       }
       if (dim < 0 || dim > 3)
         c_.fail("node entity dimension " + std::to_string(dim) + " is not 0..3");
@@ -1079,9 +1076,7 @@ class MshReader {
         else
           c_.number<double>("parametric coordinate");
       }
-    }
-    c_.expect_line("$EndNodes");
-    node_map_.build(tags_, c_);
+    });
   }
 
   // $Elements: count, then "tag type entity numData data..." (binary: int32 each); data starts
