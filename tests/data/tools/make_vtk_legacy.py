@@ -22,11 +22,14 @@ import numpy as np
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "meshes")
 
 
-def write(writer_cls, data, stem):
+def write(writer_cls, data, stem, version=None):
+    """`stem`.ascii.vtk and `stem`.bin.vtk by VTK's `writer_cls` (file version `version`)."""
     for mode, suffix in (("ascii", "ascii"), ("binary", "bin")):
         w = writer_cls()
         w.SetInputData(data)
         w.SetFileName(os.path.join(OUT, f"{stem}.{suffix}.vtk"))
+        if version:
+            w.SetFileVersion(version)
         w.SetFileTypeToBinary() if mode == "binary" else w.SetFileTypeToASCII()
         w.Write()
 

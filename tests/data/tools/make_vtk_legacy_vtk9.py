@@ -17,29 +17,18 @@ v9lower.vtk  a hand-written ascii 5.1 file with every keyword and type name in l
              (VTK's reader compares them case-insensitively).
 """
 import os
+import sys
 
 import numpy as np
 import vtk
-from vtk.util import numpy_support as ns
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "meshes")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_vtk_legacy  # noqa: E402
+from make_vtk_legacy import OUT, arr  # noqa: E402
 
 
 def write(data, stem, version=None):
-    for mode, suffix in (("ascii", "ascii"), ("binary", "bin")):
-        w = vtk.vtkUnstructuredGridWriter()
-        w.SetInputData(data)
-        w.SetFileName(os.path.join(OUT, f"{stem}.{suffix}.vtk"))
-        if version:
-            w.SetFileVersion(version)
-        w.SetFileTypeToBinary() if mode == "binary" else w.SetFileTypeToASCII()
-        w.Write()
-
-
-def arr(a, name, vtk_type=None):
-    v = ns.numpy_to_vtk(np.ascontiguousarray(a), deep=True, array_type=vtk_type)
-    v.SetName(name)
-    return v
+    make_vtk_legacy.write(vtk.vtkUnstructuredGridWriter, data, stem, version)
 
 
 def grid(npts, cells):

@@ -121,6 +121,16 @@ def _add_field(data):
     data.GetFieldData().AddArray(_array(vtk.vtkDoubleArray, "time", 1, [0.25]))
 
 
+def cells(lists):
+    """A vtkCellArray of the point-id lists."""
+    ca = vtk.vtkCellArray()
+    for ids in lists:
+        ca.InsertNextCell(len(ids))
+        for i in ids:
+            ca.InsertCellPoint(i)
+    return ca
+
+
 def polydata():
     pts = vtk.vtkPoints()
     pts.SetDataTypeToDouble()
@@ -129,13 +139,6 @@ def polydata():
     pd = vtk.vtkPolyData()
     pd.SetPoints(pts)
 
-    def cells(lists):
-        ca = vtk.vtkCellArray()
-        for ids in lists:
-            ca.InsertNextCell(len(ids))
-            for i in ids:
-                ca.InsertCellPoint(i)
-        return ca
     pd.SetVerts(cells([[0], [1, 2, 3]]))                      # a vertex, a poly-vertex
     pd.SetLines(cells([[0, 1], [2, 3, 4, 5]]))                 # a line, a poly-line
     pd.SetPolys(cells([[0, 1, 2], [3, 4, 5, 6], [6, 7, 8, 9, 10], [1, 2, 3]]))

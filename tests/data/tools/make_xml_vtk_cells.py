@@ -28,7 +28,7 @@ import vtk
 from vtk.util import numpy_support
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from make_xml_vtk import _array, _write, unstructured  # noqa: E402
+from make_xml_vtk import _array, _write, cells, unstructured  # noqa: E402
 
 OUT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                    pathlib.Path(__file__).resolve().parents[1] / "meshes")
@@ -68,13 +68,6 @@ def merged():
     pd = vtk.vtkPolyData()
     pd.SetPoints(pts)
 
-    def cells(lists):
-        ca = vtk.vtkCellArray()
-        for ids in lists:
-            ca.InsertNextCell(len(ids))
-            for i in ids:
-                ca.InsertCellPoint(i)
-        return ca
     pd.SetVerts(cells([[0], [1, 2, 3]]))                  # a vertex, a poly-vertex
     pd.SetLines(cells([[3, 4], [4, 5, 6, 7]]))             # a line, a poly-line
     pd.SetPolys(cells([[0, 1, 2], [2, 3, 4, 5]]))          # a triangle, a quad
