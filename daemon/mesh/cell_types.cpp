@@ -72,8 +72,10 @@ std::span<const int> gmsh_to_meshio_order(std::string_view type) {
 
 int cell_dim(std::string_view type) {
   if (type == "vertex") return 0;
-  if (type.starts_with("line")) return 1;
-  if (type.starts_with("triangle") || type.starts_with("quad") || type == "polygon") return 2;
+  if (type.starts_with("line") || type.ends_with("_CURVE")) return 1;
+  if (type.starts_with("triangle") || type.starts_with("quad") || type == "polygon" ||
+      type.ends_with("_TRIANGLE") || type.ends_with("_QUADRILATERAL"))
+    return 2;
   return 3;
 }
 

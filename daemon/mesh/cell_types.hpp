@@ -26,8 +26,8 @@ std::optional<GmshType> gmsh_type_by_name(std::string_view name);
 // (pyramid14, third order and above) stays in Gmsh's order.
 std::span<const int> gmsh_to_meshio_order(std::string_view type);
 
-// Topological dimension of a meshio cell type name (vertex 0, line* 1, triangle*/quad*/polygon 2,
-// others 3).
+// Topological dimension of a meshio cell type name (vertex 0, line* and VTK_*_CURVE 1,
+// triangle* / quad* / polygon / VTK_*_TRIANGLE / VTK_*_QUADRILATERAL 2, others 3).
 int cell_dim(std::string_view type);
 
 }  // namespace meshdock::mesh

@@ -132,6 +132,18 @@ def test_to_meshio_says_what_meshio_cannot_hold():
     assert [(b.type, len(b.data)) for b in pm.cells] == [("triangle", 2), ("quad", 1)]
     np.testing.assert_array_equal(pm.cell_data["c"][0], [1.0, 3.0])
     assert any("split into 2 blocks" in n for n in pm.info["meshdock_notes"])
+    # VTK's Bezier cells (meshdock reads them from VTU / legacy VTK): meshio 5.0 has no
+    # dimension for them (before: a bare KeyError 'VTK_BEZIER_TRIANGLE' from meshio).
+    bez = meshdock.Mesh(pts, [("VTK_LAGRANGE_TRIANGLE", [[0, 1, 2, 3, 4, 0]]),
+                              ("VTK_BEZIER_TRIANGLE", [[0, 1, 2, 3, 4, 1]])],
+                        cell_data={"c": [np.array([1.0]), np.array([2.0])]})
+    with pytest.raises(meshdock.MeshError, match=r"cells/1 \(VTK_BEZIER_TRIANGLE, 1 cells\): "
+                                                 "meshio has no VTK_BEZIER_TRIANGLE block"):
+        meshdock.to_meshio(bez)
+    bm = meshdock.to_meshio(bez, lossy=True)
+    assert [(b.type, len(b.data)) for b in bm.cells] == [("VTK_LAGRANGE_TRIANGLE", 1)]
+    assert [a.tolist() for a in bm.cell_data["c"]] == [[1.0]]
+    assert any("left out cells/1 (VTK_BEZIER_TRIANGLE" in n for n in bm.info["meshdock_notes"])
 
 
 def _cli(*args):

@@ -308,3 +308,74 @@ def test_vtk9_names_metadata_and_types_values(data_dir):
         assert t.point_data["sc"].dtype == np.int8
         assert t.point_data["u64"].tolist() == [2 ** 63 + 10 + i for i in range(5)]
         assert [a.tolist() for a in t.cell_data["after"]] == [[3.25, -1.0]]
+
+
+# ---- arbitrary-order cells (tests/data/tools/make_vtk_lagrange.py) -------------------------
+
+LAGRANGE = ["lagrange.ascii.vtk", "lagrange.bin.vtk", "lagrange.vtk-ascii.vtu",
+            "lagrange.vtk-raw.vtu"]
+_ORDER_NAMES = {68: "VTK_LAGRANGE_CURVE", 69: "VTK_LAGRANGE_TRIANGLE",
+                70: "VTK_LAGRANGE_QUADRILATERAL", 71: "VTK_LAGRANGE_TETRAHEDRON",
+                72: "VTK_LAGRANGE_HEXAHEDRON", 73: "VTK_LAGRANGE_WEDGE", 76: "VTK_BEZIER_TRIANGLE",
+                5: "triangle"}
+
+
+@pytest.mark.parametrize("name", LAGRANGE)
+def test_arbitrary_order_cells_read_like_vtk_and_meshio(data_dir, name, tmp_path):
+    """Before: "cell 0 has VTK type 68, which is not supported" for what dolfinx and ParaView
+    write for higher-order meshes, which meshio reads (the .vtk; it refuses VTU 2.2). Now one
+    block per run of one type and node count, named and in VTK's node order as meshio has them;
+    they write back to VTU and legacy VTK (VTK reads them), and the other writers refuse them
+    naming VTU."""
+    path = data_dir / "meshes" / name
+    if name.endswith(".vtu"):
+        r = vtk.vtkXMLUnstructuredGridReader()
+        r.SetFileName(str(path))
+        r.Update()
+        ds = r.GetOutput()
+    else:
+        ds = _read_vtk(path)
+    m = meshdock.read(path)
+    assert m.notes == []
+    expect = []
+    for c in range(ds.GetNumberOfCells()):
+        cell = ds.GetCell(c)
+        ids = [cell.GetPointId(k) for k in range(cell.GetNumberOfPoints())]
+        expect.append((_ORDER_NAMES[cell.GetCellType()], ids))
+    got = [(b.type, [int(i) for i in row]) for b in m.cells for row in np.asarray(b.data)]
+    assert got == expect
+    # one block per run of one type and node count: the two order-2 triangles share one
+    assert [(b.type, len(b.data)) for b in m.cells][2:4] == [("VTK_LAGRANGE_TRIANGLE", 2),
+                                                             ("VTK_LAGRANGE_TRIANGLE", 1)]
+    deg = np.concatenate([np.asarray(a) for a in m.cell_data["HigherOrderDegrees"]])
+    np.testing.assert_array_equal(deg, ns.vtk_to_numpy(ds.GetCellData().GetArray(0)))
+    if name.endswith(".vtk"):
+        meshio = pytest.importorskip("meshio")
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mm = meshio.read(path)
+        assert [(c.type, np.asarray(c.data).tolist()) for c in mm.cells] == \
+            [(b.type, np.asarray(b.data).tolist()) for b in m.cells]
+        np.testing.assert_array_equal(np.concatenate(mm.cell_data["HigherOrderDegrees"]), deg)
+    else:
+        assert "VTK_BEZIER_TRIANGLE" in [b.type for b in m.cells]
+    # Written back: VTU and legacy VTK keep them (VTK reads the same cells); the others refuse.
+    for out in ("o.vtu", "o.vtk"):
+        meshdock.write(tmp_path / out, m)
+        back = meshdock.read(tmp_path / out)
+        assert [(b.type, np.asarray(b.data).tolist()) for b in back.cells] == \
+            [(b.type, np.asarray(b.data).tolist()) for b in m.cells]
+        r = (vtk.vtkXMLUnstructuredGridReader() if out.endswith(".vtu")
+             else vtk.vtkUnstructuredGridReader())
+        r.SetFileName(str(tmp_path / out))
+        r.Update()
+        g = r.GetOutput()
+        assert [(g.GetCellType(c), g.GetCell(c).GetNumberOfPoints())
+                for c in range(g.GetNumberOfCells())] == \
+            [(ds.GetCellType(c), ds.GetCell(c).GetNumberOfPoints())
+             for c in range(ds.GetNumberOfCells())]
+    for out, fmt in (("o.msh", "msh"), ("o.stl", "stl"), ("o.ply", "ply"), ("o.vtp", "vtp")):
+        with pytest.raises(meshdock.WriteError, match=r"cells\[0\] \(VTK_LAGRANGE_CURVE.*"
+                                                      r"write it as VTU$"):
+            meshdock.write(tmp_path / out, m)

@@ -15,7 +15,8 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target) {
     if (!wr::is_face_block(m.cells[b]) && m.cells[b].type != "line" && m.cells[b].type != "vertex")
       throw WriteError(target.path + ": " + wr::block_name(m, b) +
                        " cannot be written to OBJ, which holds faces, lines and points only; "
-                       "write it as VTU or MSH");
+                       "write it as " +
+                       wr::formats_for(m.cells[b]));
   std::vector<std::string> notes;
   // read_obj gives p elements a block after the faces and lines, as they come in no order of
   // their own there: a vertex block written before them reads back moved.

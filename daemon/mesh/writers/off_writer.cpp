@@ -13,7 +13,8 @@ std::vector<std::string> write_off(const Mesh& m, const OutTarget& target) {
     if (!wr::is_face_block(m.cells[b]))
       throw WriteError(target.path + ": " + wr::block_name(m, b) +
                        " cannot be written to OFF, which holds polygonal faces only; write it "
-                       "as VTU or MSH");
+                       "as " +
+                       wr::formats_for(m.cells[b]));
   std::vector<std::string> notes;
   wr::note_dropped(m, "OFF", notes);
   wr::note_point_dims(m, "OFF", notes);

@@ -41,7 +41,8 @@ class PlyWriter : wr::WriterState {
       if (!wr::is_face_block(m_.cells[b]))
         throw WriteError(path_ + ": " + wr::block_name(m_, b) +
                          " cannot be written to PLY, which holds polygonal faces only; write it "
-                         "as VTU or MSH");
+                         "as " +
+                         wr::formats_for(m_.cells[b]));
       wr::each_cell(m_.cells[b],
                     [&](const std::int64_t*, std::size_t n) { widest = std::max(widest, n); });
     }

@@ -26,7 +26,8 @@ class StlWriter : wr::WriterState {
       if (!wr::is_face_block(blk))
         throw WriteError(path_ + ": " + wr::block_name(m_, b) +
                          " cannot be written to STL, which holds triangles only (quad and "
-                         "polygon blocks are split into triangles); write it as VTU or MSH");
+                         "polygon blocks are split into triangles); write it as " +
+                         wr::formats_for(blk));
       wr::each_cell(blk, [&](const std::int64_t*, std::size_t n) { triangles += n - 2; });
       if (blk.type != "triangle")
         notes_.push_back(wr::block_name(m_, b) +

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/mesh/array.hpp"
+#include "daemon/mesh/cell_types.hpp"
 #include "daemon/mesh/mesh.hpp"
 #include "daemon/mesh/writers/out_file.hpp"
 
@@ -112,6 +113,13 @@ void each_cell(const CellBlock& b, F&& f) {
 
 inline std::string block_name(const Mesh& m, std::size_t b) {
   return "cells[" + std::to_string(b) + "] (" + m.cells[b].type + ")";
+}
+
+// Where a block a writer refuses can go: "VTU or MSH", or "VTU" for one Gmsh has no element for
+// (ragged blocks, polyhedra, VTK's arbitrary-order cells).
+inline std::string formats_for(const CellBlock& b) {
+  const auto t = gmsh_type_by_name(b.type);
+  return !b.ragged() && t && t->nodes == b.connectivity.dim(1) ? "VTU or MSH" : "VTU";
 }
 
 // A block of polygonal faces: triangle, quad, polygon (fixed or ragged).

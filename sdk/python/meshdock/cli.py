@@ -26,7 +26,8 @@ def _describe(path: str, m, seconds: float) -> dict:
         "read_seconds": round(seconds, 6),
         "points": {"count": int(len(m.points)), "dim": int(m.points.shape[1]) if m.points.ndim == 2 else 1,
                    "dtype": str(m.points.dtype)},
-        "cells": [{"type": b.type, "count": len(b), "ragged": b.ragged} for b in m.cells],
+        "cells": [{"type": b.type, "count": len(b), "ragged": b.ragged,
+                   "nodes": None if b.ragged else int(b.data.shape[1])} for b in m.cells],
         "point_data": {k: {"dtype": str(v.dtype), "shape": list(v.shape)}
                        for k, v in m.point_data.items()},
         "cell_data": {k: {"dtype": str(v[0].dtype) if v else None, "blocks": len(v)}
@@ -44,8 +45,12 @@ def _print_info(d: dict) -> None:
     print(f"  points: {p['count']} x {p['dim']} {p['dtype']}")
     total = sum(b["count"] for b in d["cells"])
     print(f"  cells: {total} in {len(d['cells'])} blocks")
+    width = max([16] + [len(b["type"]) + 2 for b in d["cells"]])  # VTK_LAGRANGE_... too
     for b in d["cells"]:
-        print(f"    {b['type']:<16}{b['count']:>12}{'  (ragged)' if b['ragged'] else ''}")
+        # Types whose name does not say the node count: polygons, VTK's arbitrary order cells.
+        says = b["nodes"] is not None and (b["type"] == "polygon" or b["type"].startswith("VTK_"))
+        tail = ("  (ragged)" if b["ragged"] else "") + (f"  ({b['nodes']} nodes)" if says else "")
+        print(f"    {b['type']:<{width}}{b['count']:>12}{tail}")
     for title, key in (("point data", "point_data"), ("cell data", "cell_data")):
         if d[key]:
             print(f"  {title}: " + ", ".join(d[key]))

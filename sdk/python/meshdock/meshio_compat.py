@@ -36,7 +36,15 @@ def to_meshio(mesh: Mesh, lossy: bool = False):
     parts = []
     for i, b in enumerate(mesh.cells):
         if not b.ragged:
-            cells.append(meshio.CellBlock(b.type, b.data))
+            try:
+                cells.append(meshio.CellBlock(b.type, b.data))
+            except KeyError:  # a type meshio has no dimension for (5.0: VTK_BEZIER_*)
+                what = f"cells/{i} ({b.type}, {len(b)} cells)"
+                if not lossy:
+                    raise MeshError(f"{what}: meshio has no {b.type} block; pass lossy=True "
+                                    "to leave it out") from None
+                notes.append(f"to_meshio: left out {what}: meshio cannot hold it")
+                continue
             parts.append((i, None))
             continue
         if b.face_offsets is not None:
