@@ -5,6 +5,7 @@ float64, plus shape and sum."""
 import gc
 import hashlib
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -696,3 +697,97 @@ def test_released_arrays_are_kept_for_the_next_read_until_release_memory(tmp_pat
     # At least those two (a garbage collection meanwhile may release other big arrays too).
     assert meshdock.release_memory() >= 3_203_072 + 1_200_128
     assert meshdock.release_memory() == 0
+
+
+# ---- $Periodic (tests/data/gmsh/periodic.*, written by tests/data/tools/make_msh_periodic.py) --
+PERIODIC = ["periodic.v41.msh", "periodic.v41b.msh", "periodic.v22.msh", "periodic.v22b.msh"]
+
+
+@pytest.mark.parametrize("name", PERIODIC)
+def test_msh_periodic_links_read_as_meshio_reads_them_and_written_back(data_dir, tmp_path, name):
+    """Before: "skipped section $Periodic" (a note) where meshio keeps gmsh_periodic. Now
+    gmsh:periodic [dim, tag, master tag, pairs], gmsh:periodic_affine (NaN when none) and
+    gmsh:periodic_nodes [point, master point] field data, which both MSH writers write back as
+    $Periodic (meshio and gmsh read them) and VTU keeps as field data."""
+    meshio = pytest.importorskip("meshio")
+    path = data_dir / "gmsh" / name
+    m = meshdock.read(path)
+    assert m.notes == []
+    ref = meshio.read(path).gmsh_periodic
+    links = m.field_data["gmsh:periodic"]
+    assert links.tolist() == [[d, s, t, len(p)] for d, (s, t), _, p in ref]
+    np.testing.assert_array_equal(m.field_data["gmsh:periodic_nodes"],
+                                  np.concatenate([p for *_, p in ref]))
+    np.testing.assert_array_equal(m.field_data["gmsh:periodic_affine"],
+                                  np.array([a for _, _, a, _ in ref], dtype=np.float64))
+    assert links[:, 3].sum() > 0 and links[:, 0].tolist() == [0, 0, 1]  # 2 corners, 1 edge
+    # the right edge's points are the left edge's moved by the affine transform (x + 1)
+    pts = m.points
+    pairs = m.field_data["gmsh:periodic_nodes"]
+    np.testing.assert_allclose(pts[pairs[:, 0]], pts[pairs[:, 1]] + [1, 0, 0], atol=1e-12)
+    for fmt in ("msh", "msh22"):
+        for enc in ("ascii", "binary"):
+            out = tmp_path / f"{fmt}-{enc}.msh"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # 2.2 -> 4.1 notes its blocks split by entity
+                notes = meshdock.write(out, m, format=fmt, encoding=enc)
+            assert not [n for n in notes if "periodic" in n], notes
+            back = meshdock.read(out)
+            for k in ("gmsh:periodic", "gmsh:periodic_affine", "gmsh:periodic_nodes"):
+                np.testing.assert_array_equal(back.field_data[k], m.field_data[k], err_msg=k)
+            again = meshio.read(out).gmsh_periodic
+            assert [[d, s, t, len(p)] for d, (s, t), _, p in again] == links.tolist()
+            np.testing.assert_array_equal(np.concatenate([p for *_, p in again]), pairs)
+    meshdock.write(tmp_path / "p.vtu", m)
+    np.testing.assert_array_equal(meshdock.read(tmp_path / "p.vtu").field_data["gmsh:periodic_nodes"],
+                                  pairs)
+
+
+def test_gmsh_reads_the_periodic_links_we_write(data_dir, tmp_path):
+    import shutil
+    import subprocess
+    if not shutil.which("gmsh"):
+        pytest.skip("no gmsh")
+    m = meshdock.read(data_dir / "gmsh" / "periodic.v22.msh")
+    for enc in ("ascii", "binary"):
+        ours, again = tmp_path / f"o-{enc}.msh", tmp_path / f"g-{enc}.msh"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 2.2 -> 4.1 notes its blocks split by entity
+            meshdock.write(ours, m, format="msh", encoding=enc)
+        subprocess.run(["gmsh", "-nt", "1", "-v", "1", str(ours), "-0", "-format", "msh41",
+                        "-o", str(again)], check=True, capture_output=True)
+        g = meshdock.read(again)
+        np.testing.assert_array_equal(g.field_data["gmsh:periodic_nodes"],
+                                      m.field_data["gmsh:periodic_nodes"])
+        assert g.field_data["gmsh:periodic"].tolist() == m.field_data["gmsh:periodic"].tolist()
+
+
+def test_periodic_field_data_that_does_not_fit_is_noted_not_written(tmp_path):
+    m = meshdock.Mesh(np.eye(4, 3), [("triangle", [[0, 1, 2]])],
+                      field_data={"gmsh:periodic": np.array([[0, 2, 1, 2]]),
+                                  "gmsh:periodic_nodes": np.array([[1, 0]])})
+    for fmt in ("msh", "msh22"):
+        with pytest.warns(meshdock.MeshWarning):
+            notes = meshdock.write(tmp_path / "a.msh", m, format=fmt)
+        assert notes == ["field_data 'gmsh:periodic*' is not written as $Periodic: the links "
+                         "count 2 node pairs, gmsh:periodic_nodes holds 1"]
+        assert "$Periodic" not in (tmp_path / "a.msh").read_bytes().decode("latin-1")
+    m.field_data["gmsh:periodic_nodes"] = np.array([[1, 0], [9, 0]])
+    with pytest.warns(meshdock.MeshWarning, match="gmsh:periodic_nodes names point 9 of 4"):
+        meshdock.write(tmp_path / "a.msh", m)
+
+
+def test_periodic_pairs_of_nodes_the_file_lacks_are_dropped_with_a_note(data_dir, tmp_path):
+    text = (data_dir / "gmsh" / "periodic.v22.msh").read_text()
+    head, rest = text.split("$Periodic\n")
+    body, tail = rest.split("$EndPeriodic\n")
+    lines = body.splitlines()
+    lines[4] = "9999 1"  # the first link's only pair: a node tag $Nodes does not hold
+    (tmp_path / "p.msh").write_text(head + "$Periodic\n" + "\n".join(lines) + "\n$EndPeriodic\n" + tail)
+    m = meshdock.read(tmp_path / "p.msh")
+    assert m.notes == ["$Periodic: dropped 1 node pairs naming nodes the file does not hold"]
+    assert m.field_data["gmsh:periodic"][:, 3].tolist() == [0, 1, 3]
+    bad = text.replace("Affine 1 0 0 1", "Affine 1 0 0", 1)
+    (tmp_path / "b.msh").write_text(bad)
+    with pytest.raises(meshdock.ReadError, match=r"b\.msh:\d+: "):
+        meshdock.read(tmp_path / "b.msh")

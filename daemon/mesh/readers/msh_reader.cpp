@@ -275,6 +275,9 @@ class MshReader {
         if (!have_nodes) c_.fail("$Elements comes before $Nodes");
         v4_ ? read_elements4() : version_ == 30 ? read_elements3() : read_elements2();
         have_elements = true;
+      } else if (section == "Periodic" && version_ != 40 && version_ != 30) {
+        if (streams()) populate_rest();
+        read_periodic();
       } else if (section == "NodeData" || section == "ElementData") {
         if (!have_nodes || (section == "ElementData" && !have_elements))
           c_.fail("$" + section + " comes before the entities it refers to");
@@ -348,6 +351,89 @@ class MshReader {
   bool streams() const { return file_ && binary_ && version_ == 41 && !swap_; }
   void populate_rest() const {
     if (file_) file_->populate(c_.offset(), c_.data().size());
+  }
+
+  // $Periodic (4.1, and 2.x in text even in binary files, as gmsh writes it): links "dim tag
+  // masterTag", an affine transform (4.1: "numAffine values", 0 or 16; 2.x: an optional
+  // "Affine" line of 16) and (node, master node) tag pairs. Kept as node tags until finish()
+  // maps them to points (the section may come before $Nodes).
+  void read_periodic() {
+    const bool v41 = version_ == 41, bin = v41 && binary_;
+    const auto links = checked_count(bin ? size_t_value("number of periodic links")
+                                         : c_.number<std::uint64_t>("number of periodic links"),
+                                     bin ? 28 : 8, "periodic link count");
+    for (std::size_t l = 0; l < links; ++l) {
+      std::array<std::int64_t, 4> link{};
+      for (int k = 0; k < 3; ++k)
+        link[k] = bin ? int_value("periodic entity") : c_.number<std::int64_t>("periodic entity");
+      if (link[0] < 0 || link[0] > 3)
+        c_.fail("periodic entity dimension " + std::to_string(link[0]) + " is not 0..3");
+      std::array<double, 16> affine;
+      affine.fill(std::numeric_limits<double>::quiet_NaN());
+      std::uint64_t n_affine = 0;
+      if (v41) {
+        n_affine = bin ? size_t_value("number of affine values")
+                       : c_.number<std::uint64_t>("number of affine values");
+      } else {
+        const auto at = c_.offset();
+        if (c_.token() == "Affine")
+          n_affine = 16;
+        else
+          c_.seek(at);
+      }
+      if (n_affine != 0 && n_affine != 16)
+        c_.fail(std::to_string(n_affine) + " affine values (a periodic link has 0 or 16)");
+      for (std::uint64_t k = 0; k < n_affine; ++k)
+        affine[k] = bin ? double_value("affine value") : c_.number<double>("affine value");
+      const auto pairs = checked_count(bin ? size_t_value("number of periodic nodes")
+                                           : c_.number<std::uint64_t>("number of periodic nodes"),
+                                       bin ? 16 : 4, "periodic node count");
+      for (std::size_t i = 0; i < 2 * pairs; ++i) {
+        periodic_tags_.push_back(bin ? static_cast<std::int64_t>(size_t_value("periodic node"))
+                                     : c_.number<std::int64_t>("periodic node"));
+      }
+      link[3] = static_cast<std::int64_t>(pairs);
+      periodic_links_.push_back(link);
+      periodic_affine_.insert(periodic_affine_.end(), affine.begin(), affine.end());
+    }
+    c_.expect_line("$EndPeriodic");
+  }
+
+  // The links as field data: gmsh:periodic (links, 4) [dim, tag, master tag, node pairs],
+  // gmsh:periodic_affine (links, 16) (NaN where the file gives none), gmsh:periodic_nodes
+  // (pairs, 2) [point, master point]; pairs naming a node the file does not hold are dropped
+  // (noted: gmsh lists the nodes of entities it did not save).
+  void assemble_periodic() {
+    if (periodic_links_.empty()) return;
+    std::vector<std::int64_t> nodes;
+    nodes.reserve(periodic_tags_.size());
+    std::size_t dropped = 0, at = 0;
+    for (auto& link : periodic_links_) {
+      std::int64_t kept = 0;
+      for (std::int64_t i = 0; i < link[3]; ++i, at += 2) {
+        const auto a = node_map_.find(periodic_tags_[at]);
+        const auto b = node_map_.find(periodic_tags_[at + 1]);
+        if (a < 0 || b < 0) {
+          ++dropped;
+          continue;
+        }
+        nodes.push_back(a);
+        nodes.push_back(b);
+        ++kept;
+      }
+      link[3] = kept;
+    }
+    const auto k = static_cast<std::int64_t>(periodic_links_.size());
+    std::vector<std::int64_t> flat;
+    for (const auto& link : periodic_links_) flat.insert(flat.end(), link.begin(), link.end());
+    mesh_.field_data["gmsh:periodic"] = Array::from_vector(flat, {k, 4});
+    mesh_.field_data["gmsh:periodic_affine"] = Array::from_vector(periodic_affine_, {k, 16});
+    const auto n = static_cast<std::int64_t>(nodes.size() / 2);
+    mesh_.field_data["gmsh:periodic_nodes"] = Array::from_vector(nodes, {n, 2});
+    if (dropped) {
+      mesh_.notes.push_back("$Periodic: dropped " + std::to_string(dropped) +
+                            " node pairs naming nodes the file does not hold");
+    }
   }
 
   void read_physical_names() {
@@ -1207,6 +1293,7 @@ class MshReader {
       return false;
     }() : true;
     if (partitioned_file_) note_partitions();
+    assemble_periodic();
     std::int64_t base = 0;
     std::vector<std::int64_t> block_base;
     for (auto& blk : blocks_) {
@@ -1439,6 +1526,9 @@ class MshReader {
   std::size_t dropped_interface_ = 0, dropped_ghost_ = 0, ghost_nodes_ = 0;
   ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
+  std::vector<std::array<std::int64_t, 4>> periodic_links_;  // $Periodic, see read_periodic
+  std::vector<double> periodic_affine_;                      // 16 per link
+  std::vector<std::int64_t> periodic_tags_;                  // node, master node tag pairs
   std::vector<RawBlock> blocks_;
   std::vector<std::vector<std::int64_t>> pending_;  // 2.2: node tags per block while reading
   // ascii 2.2: physical and geometrical tags per block while reading

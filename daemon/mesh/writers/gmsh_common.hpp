@@ -1,5 +1,5 @@
-// Shared by the MSH 4.1 and 2.2 writers: which physical groups get a name ($PhysicalNames) and
-// the $NodeData / $ElementData sections, whose layout the two versions share.
+// Shared by the MSH 4.1 and 2.2 writers: which physical groups get a name ($PhysicalNames), the
+// $NodeData / $ElementData sections, whose layout the two versions share, and $Periodic.
 #pragma once
 
 #include <cmath>
@@ -33,6 +33,94 @@ inline bool physical_name_entry(const Array& a, std::int64_t& tag, int& dim) {
   return true;
 }
 
+// read_msh's field data for $Periodic: gmsh:periodic (links, 4) [dim, tag, master tag, node
+// pairs], gmsh:periodic_affine (links, 16), gmsh:periodic_nodes (pairs, 2) [point, master].
+inline bool is_periodic_key(const std::string& name) {
+  return name.starts_with("gmsh:periodic");
+}
+
+// Those arrays as a $Periodic section: MSH 4.1 ("numAffine values"; binary: int32 / size_t /
+// double) or 2.2 (an "Affine" line; text even in a binary file, as gmsh writes it); node tags are
+// point index + 1, as the writers number nodes. "" when there are none; when they do not fit
+// together (shapes, dtypes, counts, points out of range) "" and a note saying why.
+inline std::string periodic_section(const Mesh& m, bool v41, bool binary,
+                                    std::vector<std::string>& notes) {
+  const auto find = [&](const char* k) {
+    const auto it = m.field_data.find(k);
+    return it == m.field_data.end() ? nullptr : &it->second;
+  };
+  const Array* links = find("gmsh:periodic");
+  const Array* affine = find("gmsh:periodic_affine");
+  const Array* nodes = find("gmsh:periodic_nodes");
+  if (!links && !affine && !nodes) return {};
+  const auto refuse = [&](const std::string& why) {
+    notes.push_back("field_data 'gmsh:periodic*' is not written as $Periodic: " + why);
+    return std::string();
+  };
+  const auto is_int = [](const Array* a) {
+    return a && (a->dtype().code == 0 || a->dtype().code == 1);
+  };
+  if (!is_int(links) || links->ndim() != 2 || links->dim(1) != 4)
+    return refuse("gmsh:periodic is no (links, 4) integer array");
+  if (!is_int(nodes) || nodes->ndim() != 2 || nodes->dim(1) != 2)
+    return refuse("gmsh:periodic_nodes is no (pairs, 2) integer array");
+  const auto k = links->dim(0);
+  if (affine && (affine->dtype() != kFloat64 || affine->ndim() != 2 || affine->dim(0) != k ||
+                 affine->dim(1) != 16))
+    return refuse("gmsh:periodic_affine is no (links, 16) float64 array");
+  std::int64_t pairs = 0;
+  for (std::int64_t l = 0; l < k; ++l) {
+    const auto dim = int_at(*links, static_cast<std::size_t>(4 * l));
+    const auto n = int_at(*links, static_cast<std::size_t>(4 * l + 3));
+    if (dim < 0 || dim > 3 || n < 0)
+      return refuse("link " + std::to_string(l) + " has dim " + std::to_string(dim) + " and " +
+                    std::to_string(n) + " node pairs");
+    pairs += n;
+  }
+  if (pairs != nodes->dim(0))
+    return refuse("the links count " + std::to_string(pairs) +
+                  " node pairs, gmsh:periodic_nodes holds " + std::to_string(nodes->dim(0)));
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    const auto p = int_at(*nodes, i);
+    if (p < 0 || p >= m.num_points())
+      return refuse("gmsh:periodic_nodes names point " + std::to_string(p) + " of " +
+                    std::to_string(m.num_points()));
+  }
+  std::string s = "$Periodic\n";
+  const bool bin = v41 && binary;
+  const auto raw = [&](auto v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  const auto word = [&](auto v, char sep) {
+    if (bin) return raw(v);
+    append_number(s, v);
+    s += sep;
+  };
+  word(static_cast<std::uint64_t>(k), '\n');
+  std::size_t at = 0;
+  for (std::int64_t l = 0; l < k; ++l) {
+    for (int c = 0; c < 3; ++c)
+      word(static_cast<std::int32_t>(int_at(*links, static_cast<std::size_t>(4 * l + c))),
+           c == 2 ? '\n' : ' ');
+    const double* a = affine ? affine->as<double>() + 16 * l : nullptr;
+    const bool has = a && !std::isnan(a[0]);
+    if (v41) {
+      word(static_cast<std::uint64_t>(has ? 16 : 0), has ? ' ' : '\n');
+    } else if (has) {
+      s += "Affine ";
+    }
+    if (has)
+      for (int c = 0; c < 16; ++c) word(a[c], c == 15 ? '\n' : ' ');
+    const auto n = int_at(*links, static_cast<std::size_t>(4 * l + 3));
+    word(static_cast<std::uint64_t>(n), '\n');
+    for (std::int64_t i = 0; i < n; ++i, at += 2) {
+      word(static_cast<std::uint64_t>(int_at(*nodes, at) + 1), ' ');
+      word(static_cast<std::uint64_t>(int_at(*nodes, at + 1) + 1), '\n');
+    }
+  }
+  if (bin) s += '\n';
+  s += "$EndPeriodic\n";
+  return s;
+}
+
 // The names to write: every Point / Cell region (one per (dim, tag): later ones noted), then
 // every field_data entry of meshio's form [tag, dim] that names a group nothing named yet (so a
 // meshio mesh keeps its names). Other field data, and Side regions, are noted as not written.
@@ -59,6 +147,7 @@ inline std::vector<PhysicalName> physical_names(const Mesh& m, const std::string
   for (const auto& [name, a] : m.field_data) {
     std::int64_t tag = 0;
     int dim = 0;
+    if (is_periodic_key(name)) continue;  // $Periodic (periodic_section)
     if (!physical_name_entry(a, tag, dim)) {
       notes.push_back(not_written("field_data '" + name + "'", "MSH",
                                   "field data but physical names [tag, dim]"));

@@ -50,6 +50,7 @@ class Msh22Writer {
     wr::emit_physical_names(s, names);
     nodes(s);
     elements(s);
+    s.put(wr::periodic_section(m_, false, binary_, notes_));
     data(s);
     s.flush();
     out.commit();

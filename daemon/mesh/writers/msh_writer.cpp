@@ -314,6 +314,7 @@ class MshWriter {
     flush(out, s, true);
     emit_nodes(out, s);
     emit_elements(out, s);
+    s += wr::periodic_section(m_, true, binary_, notes_);
     emit_data(out, s);
     flush(out, s, true);
   }

@@ -39,6 +39,15 @@ def _describe(path: str, m, seconds: float) -> dict:
     }
 
 
+def _short(v) -> str:
+    """A field data value as info prints it: the values when few (a physical name's [tag, dim]),
+    else the shape and dtype (gmsh:periodic_nodes holds a pair per periodic node)."""
+    import numpy as np
+
+    a = np.asarray(v)
+    return str(v) if a.size <= 8 else f"<{a.dtype} array {'x'.join(map(str, a.shape))}>"
+
+
 def _print_info(d: dict) -> None:
     p = d["points"]
     print(f"{d['file']}  (read in {d['read_seconds'] * 1e3:.1f} ms)")
@@ -55,7 +64,7 @@ def _print_info(d: dict) -> None:
         if d[key]:
             print(f"  {title}: " + ", ".join(d[key]))
     if d["field_data"]:
-        print("  field data: " + ", ".join(f"{k}={v}" for k, v in d["field_data"].items()))
+        print("  field data: " + ", ".join(f"{k}={_short(v)}" for k, v in d["field_data"].items()))
     if d["regions"]:
         print("  regions:")
         for r in d["regions"]:
