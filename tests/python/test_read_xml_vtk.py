@@ -320,3 +320,26 @@ def test_daemon_reads_pvts_pieces_under_its_root_only(tmp_path):
             assert source in e.value.details() and why in e.value.details(), e.value.details()
     finally:
         assert d.stop() == 0
+
+
+@pytest.mark.parametrize("cell_type", [7, 69])  # a polygon, a Lagrange triangle
+def test_a_hostile_offset_of_a_cell_sized_by_its_offsets_is_an_error(tmp_path, cell_type):
+    """Before: a polygon's (or an arbitrary-order cell's) node count came from its offsets and
+    sized the block before they were checked: an offset of 10**15 raised MemoryError (the fuzzer
+    found it in appended offsets; tests/data/fuzz/vtu_reader/lagrange-huge-offset.vtu). Now a
+    ReadError naming the cell."""
+    p = tmp_path / "hostile.vtu"
+    p.write_text(
+        '<?xml version="1.0"?>\n<VTKFile type="UnstructuredGrid" version="1.0">\n'
+        '<UnstructuredGrid><Piece NumberOfPoints="6" NumberOfCells="2">\n'
+        '<Points><DataArray type="Float64" NumberOfComponents="3" format="ascii">'
+        '0 0 0 1 0 0 0 1 0 0 0 1 1 1 1 2 2 2</DataArray></Points>\n<Cells>\n'
+        '<DataArray type="Int64" Name="connectivity" format="ascii">0 1 2 3 4 5</DataArray>\n'
+        '<DataArray type="Int64" Name="offsets" format="ascii">3 1000000000000000</DataArray>\n'
+        f'<DataArray type="UInt8" Name="types" format="ascii">5 {cell_type}</DataArray>\n'
+        '</Cells></Piece></UnstructuredGrid></VTKFile>\n')
+    with pytest.raises(meshdock.ReadError, match=r"hostile.vtu:\d+: piece 0: cell 1 has "
+                                                 r"999999999999997 nodes ending at "
+                                                 r"1000000000000000, outside the 6-entry "
+                                                 r"connectivity"):
+        meshdock.read(p)

@@ -200,6 +200,15 @@ void append_vtk_cells(Mesh& mesh, std::span<const std::int64_t> conn,
     }
     const std::int64_t npc = kind->nodes ? kind->nodes : size_of(start);
     if (npc <= 0) fail("cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes");
+    // A size taken from the offsets (polygons, arbitrary-order cells) is the file's word: a
+    // hostile offset must fail here, not size the block (it was std::bad_alloc). The run's
+    // offsets rise, so its last one bounds them all; earlier runs' are checked already.
+    if (static_cast<std::uint64_t>(npc) > conn.size() ||
+        (kind->nodes == 0 && static_cast<std::uint64_t>(ends[end - 1]) > conn.size())) {
+      fail("cell " + std::to_string(start) + " has " + std::to_string(npc) + " nodes ending at " +
+           std::to_string(ends[end - 1]) + ", outside the " + std::to_string(conn.size()) +
+           "-entry connectivity");
+    }
     const auto perm = vtk_order(kind->name);
     const auto rows = static_cast<std::int64_t>(end - start);
     if (start == 0 && end == ncells && perm.empty() && point_base == 0 && conn_array &&
