@@ -296,7 +296,10 @@ grpc::Status MeshdockService::publish_small(grpc::ServerContext* ctx, S& s) {
 void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                    const std::function<const v1::PublishChunk*()>& next,
                                    v1::PublishReply* reply) {
-  {
+  // A producer streams into several slots (and meshdockctl prints this message as it is): a
+  // refusal names the slot as well as the field, e.g. "slot 'box': point_data/T: 301 rows ...".
+  std::string slot_name;
+  try {
     const std::string peer = ctx->peer();
     const v1::PublishChunk* first = next();
     if (!first)
@@ -304,6 +307,7 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                   "Publish: the stream ended before its first chunk (the header: "
                                   "name, field, dtype, shape)");
     const v1::PublishChunk& head = *first;
+    slot_name = head.name();
     // A publish naming a source object says in its reply whether the object was the trouble
     // (kSourceRefused: the caller may send the bytes instead) or not (kSourceUnderstood: any
     // error is the mesh's or the field's). A daemon from before source_shm sends neither.
@@ -359,8 +363,15 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                   field +
                                       ": device and num_slots are for a tensor's first "
                                       "publish (a mesh's slot has them already)");
-    else
-      reg_.check_publish(head.name(), field, shape[0], head.block(), want);
+    // A block means something to a cell_data field only; it was ignored for the others, so a
+    // producer that meant cell_data (or the wrong field) got a frame without a word.
+    if (head.block() && (tensor || field.starts_with("point_data/")))
+      throw service::ServiceError(
+          Status::kInvalidArgument,
+          field + ": block " + std::to_string(head.block()) + " is for a cell_data field; " +
+              (tensor ? "a tensor is one array" : "point_data is one array over every point") +
+              " (send block 0)");
+    if (!tensor) reg_.check_publish(head.name(), field, shape[0], head.block(), want);
     const auto incoming = reg_.reserve_incoming(want, field);  // before the allocation
     auto a = mesh::Array::empty(dt, shape);
     auto* dst = static_cast<std::uint8_t*>(a.data());
@@ -417,6 +428,10 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
     reply->set_frame(tensor ? reg_.publish_tensor(name, a, device, num_slots)
                             : reg_.publish_field(name, field, a, block));
     fill(reg_.describe(name).first, reply->mutable_slot());
+  } catch (const service::ServiceError& e) {
+    const std::string what = e.what();
+    if (slot_name.empty() || what.find("'" + slot_name + "'") != std::string::npos) throw;
+    throw service::ServiceError(e.status(), "slot '" + slot_name + "': " + what);
   }
 }
 

@@ -164,3 +164,63 @@ def test_a_cell_data_block_keeps_the_fields_dtype_and_row_shape(tmp_path):
         c.close()
     finally:
         assert d.stop() == 0, d.stderr
+
+
+def test_every_refused_publish_names_the_slot_and_the_field(tmp_path):
+    # A trial producer streamed into two slots; its refusals named the field only ("point_data/T:
+    # 301 rows for 300 points", also through meshdockctl), a bad block or num_slots came as
+    # protobuf's "Value out of range: -1", and a block given to point_data or a tensor was
+    # ignored without a word (the frame went out as if it were 0).
+    d = Daemon(tmp_path, ("box.v41b.msh",), config={"max_decoded_size": 1 << 20})
+    try:
+        c = meshdock.Client(d.addr)
+        n = c.load(d.root / "box.v41b.msh", name="solver").num_points
+        c.publish_tensor("cam", np.zeros((2, 2)))
+        daemon_refusals = [
+            (lambda: c.publish("solver", "point_data/T", np.zeros(n + 1)),
+             "INVALID_ARGUMENT", f"slot 'solver': point_data/T: {n + 1} rows for {n} points"),
+            (lambda: c.publish("solver", "point_data/T", np.zeros((n + 1, 300)), via="shm"),
+             "INVALID_ARGUMENT", f"slot 'solver': point_data/T: {n + 1} rows for {n} points"),
+            (lambda: c.publish("solver", "point_data/T", np.zeros((n, 1000))),
+             "RESOURCE_EXHAUSTED", "slot 'solver': point_data/T: 2400000 bytes are over"),
+            (lambda: c.publish("solver", "point_data/T", np.zeros((n, 1, 1, 1, 1))),
+             "INVALID_ARGUMENT", "slot 'solver': point_data/T: shape must have 1 to 4"),
+            (lambda: c.publish("solver", "cell_data/gmsh:physical", np.zeros(3, np.int64)),
+             "INVALID_ARGUMENT", "slot 'solver': cell_data/gmsh:physical: 3 rows for the"),
+            (lambda: c.publish("solver", "point_data/T", np.zeros(n), block=3),
+             "INVALID_ARGUMENT", "slot 'solver': point_data/T: block 3 is for a cell_data"),
+            (lambda: c.publish("cam", "tensor", np.zeros(4), block=1),
+             "INVALID_ARGUMENT", "slot 'cam': tensor: block 1 is for a cell_data field"),
+            # already named: said once
+            (lambda: c.publish("nosuch", "point_data/T", np.zeros(n)),
+             "NOT_FOUND", "no mesh named 'nosuch'"),
+        ]
+        for call, code, message in daemon_refusals:
+            with pytest.raises(meshdock.DaemonError) as e:
+                call()
+            assert e.value.code == code and message in e.value.message, e.value
+            assert e.value.message.count("'nosuch'") <= 1
+        np.save(tmp_path / "t.npy", np.zeros(n - 1))
+        r = d.ctl("publish", "solver", "point_data/T", str(tmp_path / "t.npy"), check=False)
+        assert r.returncode == 5 and f"slot 'solver': point_data/T: {n - 1} rows" in r.stderr
+        client_refusals = [
+            (lambda: c.publish("solver", "point_data/T", np.zeros(n, np.complex64)), TypeError,
+             "slot 'solver': point_data/T: dtype complex64 cannot be published"),
+            (lambda: c.publish("solver", "point_data/T", np.float64(1)), ValueError,
+             "slot 'solver': point_data/T: a 0-d array"),
+            (lambda: c.publish("solver", "cell_data/gmsh:physical", np.zeros(52), block=-1),
+             ValueError, "slot 'solver': cell_data/gmsh:physical: block must be an integer "
+                         "from 0 to 4294967295, not -1"),
+            (lambda: c.publish_tensor("cam", np.zeros(4), num_slots=-1), ValueError,
+             "slot 'cam': tensor: num_slots must be an integer from 0 to 4294967295, not -1"),
+        ]
+        for call, kind, message in client_refusals:
+            with pytest.raises(kind) as e:
+                call()
+            assert message in str(e.value), e.value
+        # None of it made a frame: the load's and the tensor's first are all there is.
+        assert [(s.name, s.frames) for s in sorted(c.stats().slots, key=lambda s: s.name)] == \
+            [("cam", 1), ("solver", 1)]
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr

@@ -336,9 +336,18 @@ class Client:
 
         notes: List[str] = []
         code = None
+        # Every refusal names the slot as well as the field (a producer streams into several
+        # slots); the daemon's say "slot 'NAME': FIELD: ..." too.
+        where = f"slot '{name}': {field}"
+        for arg, value, top in (("block", block, 2**32 - 1), ("num_slots", num_slots, 2**32 - 1)):
+            # protobuf's own refusal ("Value out of range: -1") names neither
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) \
+                    or not 0 <= value <= top:
+                raise ValueError(f"{where}: {arg} must be an integer from 0 to {top}, "
+                                 f"not {value!r}")
         if getattr(array, "ndim", None) == 0 or np.ndim(array) == 0:
             # np.ascontiguousarray below would make it shape (1,) without a word.
-            raise ValueError(f"{field}: a 0-d array (a scalar) cannot be published: frames "
+            raise ValueError(f"{where}: a 0-d array (a scalar) cannot be published: frames "
                              "carry arrays of 1 to 4 dimensions (np.atleast_1d(x) sends shape "
                              "(1,))")
         if type(array).__module__.startswith("torch") and hasattr(array, "detach"):
@@ -352,11 +361,11 @@ class Client:
                 try:
                     array = array.resolve_conj().resolve_neg().numpy()
                 except (TypeError, RuntimeError) as e:
-                    raise TypeError(f"{field}: a torch {array.dtype} tensor cannot be "
+                    raise TypeError(f"{where}: a torch {array.dtype} tensor cannot be "
                                     f"published ({e})") from None
         a = np.ascontiguousarray(_host_array(field, array, notes))
         if a.dtype.kind not in _DTYPES:
-            raise TypeError(f"{field}: dtype {a.dtype} cannot be published")
+            raise TypeError(f"{where}: dtype {a.dtype} cannot be published")
         a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False))
         if notes:
             warnings.warn("; ".join(notes) + " (Publish sends host bytes)", PayloadWarning,
