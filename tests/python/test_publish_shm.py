@@ -79,6 +79,31 @@ def test_a_field_and_a_tensor_go_through_one_object_each_and_arrive_whole(box):
     assert my_objects() == []
 
 
+def test_a_producer_of_many_field_names_keeps_a_bounded_number_of_objects(box):
+    # A trial producer named its field per time step (point_data/T_0000, T_0001, ...): its Client
+    # kept an object (an open descriptor, pages as large as the array) for every name it had
+    # ever published, 300 after 300 steps, until it ran out of descriptors or of /dev/shm.
+    from meshdock.shm_source import KEEP
+    c = meshdock.Client(box.addr)
+    n = len(meshdock.read(str(box.root / "box.v41.msh")).points)
+    fds = len(os.listdir("/proc/self/fd"))
+    for k in range(3 * KEEP):
+        c.publish("box", f"point_data/T_{k:04d}", np.full(n, float(k)), via="shm")
+        assert len(my_objects()) <= KEEP, k
+    assert len(os.listdir("/proc/self/fd")) <= fds + KEEP
+    np.testing.assert_array_equal(frame_arrays(box, "box")[f"point_data/T_{3 * KEEP - 1:04d}"],
+                                  np.full(n, 3.0 * KEEP - 1))
+    # The fields streamed every step keep their objects: reused, not made again.
+    for k in range(3):
+        c.publish("box", "point_data/T", np.full(n, float(k)), via="shm")
+        c.publish("box", "point_data/U", np.full(n, float(k)), via="shm")
+        if k == 0:
+            kept = my_objects()
+    assert my_objects() == kept and len(kept) == KEEP
+    c.close()
+    assert my_objects() == []
+
+
 def test_auto_takes_shm_for_large_arrays_and_grpc_for_small(box):
     c = meshdock.Client(box.addr)
     shm0, grpc0 = received(c, "shm"), received(c, "grpc")

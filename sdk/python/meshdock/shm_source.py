@@ -11,7 +11,9 @@ daemon only, their pages allocated when made (a full /dev/shm is an error then, 
 on the copy), held by a shared flock of their maker, and unlinked when released, in the process
 that made them only. Client.publish uses one per (name, field, block), grown when an array
 outgrows it and rewritten for each frame once the daemon's reply is in (the daemon has read it
-by then). An object of a call that failed is never rewritten: the daemon may still be reading it
+by then). The KEEP most recently used are kept: a producer that names a field per step
+(point_data/T_0001, ...) or streams into many slots would otherwise hold an open descriptor and
+an object as large as each array for every name it ever published, until it ran out of either. An object of a call that failed is never rewritten: the daemon may still be reading it
 (a call whose deadline passed), so it is released and a fresh one made. Objects are released by
 Client.close(), when the client is collected, and at exit; those of a producer killed with
 SIGKILL (no lock on them any more) are removed by the next object-making producer of the same
@@ -24,7 +26,8 @@ import ctypes
 import os
 import threading
 import weakref
-from typing import Dict, Optional, Tuple
+from collections import OrderedDict
+from typing import Optional
 
 import numpy as np
 
@@ -35,6 +38,10 @@ SHM_DIR = protocol.SHM_DIR
 PREFIX = protocol.SOURCE_PREFIX
 # An object younger than this is never swept: its maker may not have locked it yet.
 SWEEP_MIN_AGE = 10.0
+# Objects a SourceObjects keeps between publishes (least recently used released first): more
+# than the fields a producer streams at once, few enough that the descriptors and pages of
+# names published once do not add up.
+KEEP = 16
 
 _swept = False
 _sweep_lock = threading.Lock()
@@ -90,9 +97,9 @@ class SourceObjects:
     """The source objects of one Client, by (name, field, block). Thread-safe: a publish takes
     its object out while it writes and calls, so two threads never share one."""
 
-    def __init__(self, daemon_socket: Optional[str], shm_dir: str = SHM_DIR):
-        self._socket, self._dir = daemon_socket, shm_dir
-        self._free: Dict[Tuple[str, str, int], SourceObject] = {}
+    def __init__(self, daemon_socket: Optional[str], shm_dir: str = SHM_DIR, keep: int = KEEP):
+        self._socket, self._dir, self._keep = daemon_socket, shm_dir, keep
+        self._free: "OrderedDict[tuple, SourceObject]" = OrderedDict()  # oldest first
         self._lock = threading.Lock()
         self._closed = False
 
@@ -116,16 +123,18 @@ class SourceObjects:
         released (the daemon may still be reading it)."""
         with self._lock:
             keep = ok and not self._closed
-            old = self._free.pop(key, None) if keep else None
+            old = [self._free.pop(key)] if keep and key in self._free else []
             if keep:
-                self._free[key] = obj
+                self._free[key] = obj  # the newest, at the end
+                while len(self._free) > self._keep:
+                    old.append(self._free.popitem(last=False)[1])
         if not keep:
             obj.close()
-        if old is not None:
-            old.close()
+        for o in old:
+            o.close()
 
     def close(self) -> None:
         with self._lock:
-            objs, self._free, self._closed = list(self._free.values()), {}, True
+            objs, self._free, self._closed = list(self._free.values()), OrderedDict(), True
         for o in objs:
             o.close()
