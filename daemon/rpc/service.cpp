@@ -429,9 +429,18 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
                             : reg_.publish_field(name, field, a, block));
     fill(reg_.describe(name).first, reply->mutable_slot());
   } catch (const service::ServiceError& e) {
-    const std::string what = e.what();
-    if (slot_name.empty() || what.find("'" + slot_name + "'") != std::string::npos) throw;
-    throw service::ServiceError(e.status(), "slot '" + slot_name + "': " + what);
+    std::string what = e.what();
+    if (!slot_name.empty() && what.find("'" + slot_name + "'") == std::string::npos)
+      what = "slot '" + slot_name + "': " + what;
+    // A stream whose client went away (killed mid-publish, cancelled, past its deadline) ends
+    // like one that was short; said as what it is, not as the client's invalid argument.
+    if (ctx->IsCancelled() && e.status() != Status::kCancelled)
+      throw service::ServiceError(Status::kCancelled,
+                                  "the client went away during the publish (killed, cancelled or "
+                                  "past its deadline); nothing was published (" +
+                                      what + ")");
+    if (what == e.what()) throw;
+    throw service::ServiceError(e.status(), what);
   }
 }
 

@@ -224,3 +224,59 @@ def test_every_refused_publish_names_the_slot_and_the_field(tmp_path):
         c.close()
     finally:
         assert d.stop() == 0, d.stderr
+
+
+KILLED_PRODUCER = """
+    import sys, time
+    import grpc
+    from meshdock.v1 import meshdock_pb2 as pb, meshdock_pb2_grpc as pbg
+    def chunks():
+        yield pb.PublishChunk(name="box", field="tensor", shape=[6 << 20],
+                              dtype=pb.DType(code=1, bits=8, lanes=1), data=bytes(1 << 20))
+        print("sent", flush=True)
+        time.sleep(600)  # SIGKILLed here, 1 MiB of 6 sent
+    pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1])).Publish(chunks())
+"""
+
+
+def test_a_producer_killed_mid_publish_is_logged_as_gone_not_as_a_bad_request(tmp_path):
+    # A trial SIGKILLed a producer during a streamed publish: the daemon logged (and counted)
+    # "Publish from pid N: INVALID_ARGUMENT: tensor: shape and dtype need ... bytes, data has
+    # ...", the dead client's invalid argument, for what was a client gone.
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 8 << 20})
+    c = meshdock.Client(d.addr)
+    env = dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python"))
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILLED_PRODUCER), d.addr],
+                         stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert p.stdout.readline().strip() == "sent"
+        # The daemon holds the stream's 6 MiB once it has read the header: a 4 MiB publish is
+        # refused while it does (test_publish_shm), so that is what is waited for.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                c.publish_tensor("probe", np.ones(4 << 20, np.uint8), via="shm")
+                c.unload("probe")
+            except meshdock.DaemonError as e:
+                if "publishes under way hold 6 MiB" in e.message:
+                    break
+                raise
+            assert time.monotonic() < deadline, "the daemon never read the stream's header"
+        p.kill()
+        p.wait(10)
+        line = ""
+        while not line:
+            line = next((x for x in list(d.log) if f"Publish from pid {p.pid} " in x), "")
+            assert time.monotonic() < deadline, d.log
+            time.sleep(0.01)
+        assert ": CANCELLED: the client went away during the publish" in line, line
+        assert "nothing was published (slot 'box': tensor: shape and dtype need 6291456 bytes, " \
+               "data has 1048576)" in line, line
+        # Its reservation went with it, and nothing of it was published.
+        assert c.publish_tensor("probe", np.ones(4 << 20, np.uint8), via="shm") == 1
+        assert "box" not in [s.name for s in c.ls()]
+        c.close()
+    finally:
+        p.kill()
+        p.wait()
+        assert d.stop() == 0, d.stderr
