@@ -271,8 +271,12 @@ Registry::~Registry() {
 }
 
 Registry::Unmark::~Unmark() {
-  std::lock_guard lock(reg.m_);
-  reg.loading_.erase(name);
+  {
+    std::lock_guard lock(reg.m_);
+    reg.loading_.erase(name);
+    reg.creating_tensor_.erase(name);
+  }
+  reg.created_.notify_all();
 }
 
 void Registry::make_slot(Entry& e, const std::string& name, std::uint32_t num_slots) {
@@ -921,7 +925,7 @@ void Registry::check_publish_tensor(const std::string& name, const mesh::DType& 
                              std::to_string(decoded_size_limit(c_)) + ")");
     if (auto it = entries_.find(name); it != entries_.end())
       e = it->second;
-    else
+    else if (!creating_tensor_.count(name))  // else: publish_tensor waits for it
       check_claim(name, false);
   }
   if (!e) return;
@@ -936,13 +940,18 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
   const std::string what = "tensor " + shape_text(data.shape()) + " " + dtype_text(data.dtype());
   std::shared_ptr<Entry> e;
   {
-    std::lock_guard lock(m_);
+    std::unique_lock lock(m_);
+    // Two producers' first publishes to one name: the second was refused ("'cam' is being
+    // loaded already") while the first made the slot; it is a later publish, into that slot.
+    created_.wait_for(lock, std::chrono::seconds(30),
+                      [&] { return !creating_tensor_.count(name); });
     if (auto it = entries_.find(name); it != entries_.end()) {
       e = it->second;
     } else {
       // The checks again, under the lock that also makes the name ours until it is published.
       check_claim(name, false);
       loading_.insert(name);
+      creating_tensor_.insert(name);
       if (!num_slots) num_slots = c_.num_slots;
     }
   }

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -244,6 +245,10 @@ class Registry {
   mutable std::mutex m_;  // entries_, loading_, backends_, c_
   std::map<std::string, std::shared_ptr<Entry>> entries_;
   std::set<std::string> loading_;
+  // The names in loading_ that a tensor's first publish is making: another publish to such a
+  // name waits (created_) and goes into the slot it makes, as any later publish does.
+  std::set<std::string> creating_tensor_;
+  std::condition_variable created_;
   std::uint64_t reserved_ = 0;                 // bytes of the budget held by Reservations
   std::uint64_t incoming_ = 0;                 // bytes of publishes being taken in
   std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after

@@ -174,6 +174,42 @@ def test_a_tensor_counts_against_max_meshes(tmp_path):
         assert d.stop() == 0, d.stderr
 
 
+def test_first_publishes_racing_to_one_name_all_go_into_its_slot(daemon):
+    # A trial started two producers of one tensor at once: while the first publish made the
+    # slot, the others were refused "FAILED_PRECONDITION: 'cam0' is being loaded already"
+    # (15 of 40 names with two producers), though no load was under way and any later publish
+    # replaces the array. Now they wait for the slot and publish into it: four producers, four
+    # frames, each its own number.
+    clients = [meshdock.Client(daemon.addr) for _ in range(4)]
+    names = [f"cam{k}" for k in range(40)]
+    frames = {name: [] for name in names}
+    errors = []
+    try:
+        for name in names:
+            start = threading.Barrier(len(clients))
+
+            def publish(c, seed):
+                start.wait(10)
+                try:
+                    frames[name].append(c.publish_tensor(name, image(256, 256, 4, seed)))
+                except meshdock.DaemonError as e:
+                    errors.append(str(e))
+
+            threads = [threading.Thread(target=publish, args=(c, k))
+                       for k, c in enumerate(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+        assert errors == []
+        assert {name: sorted(f) for name, f in frames.items()} == \
+            {name: [1, 2, 3, 4] for name in names}
+        assert sorted(s.name for s in clients[0].ls()) == sorted(names)
+    finally:
+        for c in clients:
+            c.close()
+
+
 def test_watch_sees_the_tensor_arrive_and_change(daemon, client):
     events = daemon.stub.Watch(pb.WatchRequest(name="img"))
     seen = []
