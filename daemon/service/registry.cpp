@@ -481,6 +481,31 @@ void Reservation::release() {
   reg_ = nullptr;
 }
 
+std::shared_ptr<Registry::Entry> Registry::serving(const std::string& name,
+                                                   std::unique_lock<std::mutex>& lock) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int tries = 0; tries < 8; ++tries) {
+    auto e = find(name);  // NOT_FOUND once unloaded
+    lock = std::unique_lock(e->m);
+    if (e->slot) return e;
+    lock.unlock();
+    // A reload took the slot for its new entry (or ended it, onto another device), which
+    // serves the name once the copy is done: wait for that (or for the reload to fail and give
+    // the slot back) instead of refusing the publish as "has no slot".
+    std::unique_lock reg(m_);
+    created_.wait_until(reg, deadline, [&] {
+      auto it = entries_.find(name);
+      return it == entries_.end() || it->second != e || !loading_.count(name);
+    });
+    if (std::chrono::steady_clock::now() >= deadline) break;
+  }
+  throw ServiceError(Status::kFailedPrecondition,
+                     "'" + name +
+                         "' is being reloaded (its slot passes to the new mesh); publish again "
+                         "once the reload is done (meshdockctl watch " +
+                         name + " says RELOADED)");
+}
+
 std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
   std::lock_guard lock(m_);
   auto it = entries_.find(name);
@@ -605,10 +630,10 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     std::lock_guard lock(m_);
     if (auto it = entries_.find(r.name); it != entries_.end()) old = it->second;
   }
-  const std::uint64_t old_bytes = old && old->slot ? old->slot->bytes() : 0;
-  if (old) {  // fields published into the old entry: said, never silently lost
+  std::uint64_t old_bytes = 0;
+  if (old) {
     std::lock_guard lock(old->m);
-    for (auto& n : reload_notes(old->published, e->mesh)) e->payload.notes.push_back(std::move(n));
+    old_bytes = old->slot ? old->slot->bytes() : 0;
   }
   auto reservation =
       reserve(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
@@ -626,6 +651,11 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   try {
     if (old) {
       std::lock_guard lock(old->m);
+      // The fields published into the old entry, said (never silently lost) here, where its
+      // slot goes: a publish during the read or the copy phase is among them (before, the
+      // notes were taken before the copy phase and missed it, or named an older frame).
+      for (auto& n : reload_notes(old->published, e->mesh))
+        e->payload.notes.push_back(std::move(n));
       reused = old->backend == e->backend && old->slot && old->slot->num_slots() == num_slots;
       if (reused) e->slot = std::move(old->slot);
       end_slot(old->slot, r.name);  // before a new Slot takes the same segment names
@@ -797,15 +827,14 @@ std::pair<std::string, std::string> check_field(const mesh::Mesh& m, const std::
 
 void Registry::check_publish(const std::string& name, const std::string& field, std::int64_t rows,
                              std::uint32_t block, std::uint64_t bytes) const {
-  auto e = find(name);
   std::uint64_t limit = 0;
   {
     std::lock_guard lock(m_);
     limit = decoded_size_limit(c_);
   }
   {
-    std::lock_guard lock(e->m);
-    if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+    std::unique_lock<std::mutex> lock;
+    const auto e = serving(name, lock);
     refuse_field_of_tensor(*e, name, field);
     check_field(e->mesh, field, rows, block);
   }
@@ -817,9 +846,8 @@ void Registry::check_publish(const std::string& name, const std::string& field, 
 
 std::uint32_t Registry::publish_field(const std::string& name, const std::string& field,
                                       const mesh::Array& data, std::uint32_t block) {
-  auto e = find(name);
-  std::lock_guard lock(e->m);
-  if (!e->slot) throw ServiceError(Status::kFailedPrecondition, "'" + name + "' has no slot");
+  std::unique_lock<std::mutex> lock;
+  auto e = serving(name, lock);
   refuse_field_of_tensor(*e, name, field);
   mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
   const auto [kind, key] = check_field(m, field, data.dim(0), block);

@@ -234,6 +234,10 @@ class Registry {
     ~Unmark();
   };
   std::shared_ptr<Entry> find(const std::string& name) const;
+  // The entry serving `name` with a slot, its m held by `lock`: a reload takes the old
+  // entry's slot a moment before its own entry serves the name, and a publish in between waits
+  // for it (at most 30 s: FAILED_PRECONDITION). NOT_FOUND once unloaded.
+  std::shared_ptr<Entry> serving(const std::string& name, std::unique_lock<std::mutex>& lock) const;
   friend class Reservation;
 
   Config c_;
@@ -248,7 +252,8 @@ class Registry {
   // The names in loading_ that a tensor's first publish is making: another publish to such a
   // name waits (created_) and goes into the slot it makes, as any later publish does.
   std::set<std::string> creating_tensor_;
-  std::condition_variable created_;
+  // Notified when a name leaves loading_ (Unmark): a tensor made, a load or reload done.
+  mutable std::condition_variable created_;
   std::uint64_t reserved_ = 0;                 // bytes of the budget held by Reservations
   std::uint64_t incoming_ = 0;                 // bytes of publishes being taken in
   std::atomic<std::uint32_t> loads_begun_{0};  // counts loads for Failpoint::after

@@ -280,3 +280,74 @@ def test_a_producer_killed_mid_publish_is_logged_as_gone_not_as_a_bad_request(tm
         p.kill()
         p.wait()
         assert d.stop() == 0, d.stderr
+
+
+def reload_held_at(tmp_path, moment, during):
+    """Loads box under a daemon whose second load (the reload) is held 1.5 s at `moment`
+    ($MESHDOCK_FAILPOINT), publishes T once, then reloads; `during(client, n)` runs in this
+    thread once the reload is held there (at copy: once it said COPY; mid_write: once a
+    catalog page is half written, the slot taken from the old entry).
+    Returns (the reload's notes, what `during` returned, the newest frame's T or None)."""
+    import threading
+    d = Daemon(tmp_path, ("box.v41b.msh",), env={"MESHDOCK_FAILPOINT": f"{moment}:1500:1"})
+    try:
+        c = meshdock.Client(d.addr)
+        n = c.load(d.root / "box.v41b.msh", name="box").num_points
+        assert c.publish("box", "point_data/T", np.full(n, 1.0)) == 2
+        copying, result = threading.Event(), {}
+
+        def progress(p):
+            if p.phase == "COPY":
+                copying.set()
+
+        def reload():
+            try:
+                result["info"] = c.reload("box", progress=progress)
+            finally:
+                copying.set()
+
+        t = threading.Thread(target=reload)
+        t.start()
+        assert copying.wait(30)
+        if moment == "mid_write":  # held once a catalog page is half written (its seq odd)
+            deadline = time.monotonic() + 30
+            while not any(p.seq % 2 for p in d.catalog("box").pages):
+                assert time.monotonic() < deadline and t.is_alive(), "never held mid-write"
+                time.sleep(0.001)
+        got = during(c, n)
+        t.join(30)
+        with meshdock.attach("box", prefix=d.prefix, timeout=5) as slot, slot.latest(5) as f:
+            t_now = f.point_data.get("T")
+            t_now = None if t_now is None else np.asarray(t_now).tolist()
+        c.close()
+        return result["info"].notes, got, t_now
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
+def test_a_publish_while_a_reload_swaps_the_slot_waits_and_goes_into_the_new_mesh(tmp_path):
+    # A trial published T in a loop while the mesh was reloaded: the publishes that came while
+    # the reload was copying into the slot were refused "FAILED_PRECONDITION: 'box' has no
+    # slot" (the reload had taken the slot for its new mesh, the old entry still served the
+    # name). Now they wait for the reload and publish into the reloaded mesh.
+    def publish(c, n):
+        return c.publish("box", "point_data/T", np.full(n, 2.0))  # held mid-write: 1.5 s
+
+    notes, frame, t_now = reload_held_at(tmp_path, "mid_write", publish)
+    assert frame == 4  # load 1, publish 2, reload 3, this 4
+    assert t_now is not None and set(t_now) == {2.0}
+
+
+def test_a_reload_names_a_value_published_while_it_read(tmp_path):
+    # The reload took its notes on published fields before its copy phase: a publish then (a
+    # streaming producer goes on while a reload reads) got a frame, was dropped by the reload's
+    # frame, and the notes named the frame before it ("published at frame 2").
+    def publish(c, n):
+        return c.publish("box", "point_data/T", np.full(n, 2.0))  # the reload is held at copy
+
+    notes, frame, t_now = reload_held_at(tmp_path, "copy", publish)
+    assert frame == 3
+    assert [x for x in notes if "published" in x] == [
+        "point_data/T: the value published at frame 3 is gone: the file has no such array (a "
+        "reload serves the file's arrays; publish it again)"], notes
+    assert t_now is None
