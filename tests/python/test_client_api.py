@@ -348,7 +348,7 @@ threading.Thread(target=watch, daemon=True).start()
 # the first load (then its LOADED is not seen), so reload until the stream reports one.
 deadline = time.monotonic() + 10
 while not events and time.monotonic() < deadline:
-    c.load(box, name="before")
+    c.load(box, name="before", replace=True)  # a second load without it is ALREADY_EXISTS
     t = time.monotonic() + 0.5
     while not events and time.monotonic() < t:
         time.sleep(0.02)
