@@ -208,6 +208,9 @@ def test_every_refused_publish_names_the_slot_and_the_field(tmp_path):
              "slot 'solver': point_data/T: dtype complex64 cannot be published"),
             (lambda: c.publish("solver", "point_data/T", np.float64(1)), ValueError,
              "slot 'solver': point_data/T: a 0-d array"),
+            (lambda: c.publish("solver", "point_data/T", [[1.0, 2.0], [3.0]]), ValueError,
+             "slot 'solver': point_data/T: not an array of 1 to 4 dimensions (setting an array "
+             "element with a sequence"),
             (lambda: c.publish("solver", "cell_data/gmsh:physical", np.zeros(52), block=-1),
              ValueError, "slot 'solver': cell_data/gmsh:physical: block must be an integer "
                          "from 0 to 4294967295, not -1"),

@@ -345,7 +345,11 @@ class Client:
                     or not 0 <= value <= top:
                 raise ValueError(f"{where}: {arg} must be an integer from 0 to {top}, "
                                  f"not {value!r}")
-        if getattr(array, "ndim", None) == 0 or np.ndim(array) == 0:
+        try:
+            scalar = getattr(array, "ndim", None) == 0 or np.ndim(array) == 0
+        except ValueError as e:  # a ragged list: numpy's words name no slot or field
+            raise ValueError(f"{where}: not an array of 1 to 4 dimensions ({e})") from None
+        if scalar:
             # np.ascontiguousarray below would make it shape (1,) without a word.
             raise ValueError(f"{where}: a 0-d array (a scalar) cannot be published: frames "
                              "carry arrays of 1 to 4 dimensions (np.atleast_1d(x) sends shape "
