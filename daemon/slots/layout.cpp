@@ -39,10 +39,13 @@ Layout plan_layout(const payload::DevicePayload& p) {
     e.dtype = a.dtype();
     e.shape = a.shape();
     e.strides.resize(e.shape.size());
+    // C-contiguous strides as the protocol's validators compute them, an extent of 0 counting
+    // as 1: a published (N, 0) field got strides (0, 1), and every consumer refused the whole
+    // frame ("strides are not C-contiguous (dimension 0 has stride 0, expected 1)").
     std::int64_t stride = 1;
     for (std::size_t k = e.shape.size(); k-- > 0;) {
       e.strides[k] = stride;
-      stride *= e.shape[k];
+      stride *= e.shape[k] > 0 ? e.shape[k] : 1;
     }
     e.offset = (cursor + shm::kArrayAlignment - 1) / shm::kArrayAlignment * shm::kArrayAlignment;
     e.nbytes = a.nbytes();

@@ -354,3 +354,28 @@ def test_a_reload_names_a_value_published_while_it_read(tmp_path):
         "point_data/T: the value published at frame 3 is gone: the file has no such array (a "
         "reload serves the file's arrays; publish it again)"], notes
     assert t_now is None
+
+
+def test_a_field_with_a_zero_extent_leaves_the_frame_readable(tmp_path):
+    # A trial published an (N, 0) field (a vector field of no components): the daemon took it,
+    # wrote strides (0, 1) into the manifest, and every consumer refused the whole frame, and
+    # each one after it: "manifest array 'point_data/E': strides are not C-contiguous
+    # (dimension 0 has stride 0, expected 1)". The validators count an extent of 0 as 1.
+    d = Daemon(tmp_path, ("box.v41b.msh",))
+    try:
+        c = meshdock.Client(d.addr)
+        n = c.load(d.root / "box.v41b.msh", name="box").num_points
+        c.publish("box", "point_data/T", np.arange(n, dtype=np.float64))
+        for shape in ((n, 0), (n, 0, 3), (n, 2, 0)):
+            frame = c.publish("box", "point_data/E", np.zeros(shape, np.float32))
+            with meshdock.attach("box", prefix=d.prefix, timeout=5) as slot, \
+                    slot.latest(5) as f:
+                assert f.number == frame
+                assert np.asarray(f.point_data["E"]).shape == shape
+                np.testing.assert_array_equal(np.asarray(f.point_data["T"]), np.arange(n))
+            manifest, _ = d.newest("box")  # the pure-Python decoder agrees
+            (e,) = [a for a in manifest["arrays"] if a["name"] == "point_data/E"]
+            assert tuple(e["shape"]) == shape
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr

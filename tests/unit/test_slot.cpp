@@ -68,6 +68,21 @@ TEST(Layout, ArraysAre256AlignedAndDescribed) {
   EXPECT_EQ(l.manifest.arrays[0].strides, (std::vector<std::int64_t>{3, 1}));
 }
 
+TEST(Layout, AZeroExtentGetsStridesEveryValidatorAccepts) {
+  // An (N, 0) field got strides (0, 1), which decode_manifest (every consumer) refused.
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}, {3, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+  m.point_data["e"] = mesh::Array::from_vector(std::vector<float>{}, {3, 0});
+  m.point_data["f"] = mesh::Array::from_vector(std::vector<float>{}, {3, 2, 0});
+  const auto l = slots::plan_layout(payload::build_payload(m));
+  const auto back = shm::decode_manifest(shm::encode_manifest(l.manifest), l.total);
+  ASSERT_EQ(back.arrays.size(), 5u);
+  EXPECT_EQ(back.arrays[3].strides, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(back.arrays[4].strides, (std::vector<std::int64_t>{2, 1, 1}));
+}
+
 TEST(Layout, ASingleArrayIsAloneAtOffsetZeroAndDescribedAsATexture) {
   std::vector<float> px(4 * 3 * 2, 0.25f);
   const auto p = payload::tensor_payload(mesh::Array::from_vector(px, {4, 3, 2}));
