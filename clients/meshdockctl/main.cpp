@@ -6,6 +6,7 @@
 // or after the verb, and a mistyped verb gets a suggestion. --json prints a JSON object per
 // reply (json_out.hpp; `watch`: one per line). Exit statuses: status.hpp, docs/operations.md.
 #include <grpcpp/grpcpp.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -184,6 +185,60 @@ bool source_refused(const grpc::ClientContext& ctx, const grpc::Status& s) {
 // client does: below it one message costs less than making an object.
 constexpr std::uint64_t kSourceThreshold = 256 << 10;
 
+// Ctrl-C (SIGINT), SIGTERM or SIGHUP while `meshdockctl publish` holds its source object: the
+// object is unlinked before the signal's default action ends the process. Before, it stayed in
+// /dev/shm (as large as the array) until another producer of this user swept it; only SIGKILL
+// still leaves it to that sweep. A signal while the object is being made (its name not known
+// yet) waits for arm().
+char g_source_path[256];
+volatile sig_atomic_t g_source_armed = 0;
+volatile sig_atomic_t g_pending_signal = 0;
+constexpr int kUnlinkSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+[[noreturn]] void unlink_source_and_end(int sig) {
+  ::unlink(g_source_path);  // async-signal-safe
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+  ::_exit(128 + sig);  // not reached: the default action of sig ends the process
+}
+
+extern "C" void on_signal_with_source(int sig) {
+  if (g_source_armed) unlink_source_and_end(sig);
+  g_pending_signal = sig;
+}
+
+class UnlinkOnSignal {
+ public:
+  UnlinkOnSignal() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal_with_source;
+    sa.sa_flags = SA_RESTART;  // the object's making and reading go on until arm()
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t k = 0; k < std::size(kUnlinkSignals); ++k)
+      installed_[k] = ::sigaction(kUnlinkSignals[k], &sa, &old_[k]) == 0;
+  }
+  // The object exists at `path`: a signal from now on (or one that came while it was made)
+  // unlinks it and ends the process.
+  void arm(const std::string& path) {
+    if (path.size() >= sizeof g_source_path) return;
+    std::memcpy(g_source_path, path.c_str(), path.size() + 1);
+    g_source_armed = 1;
+    if (const int sig = g_pending_signal) unlink_source_and_end(sig);
+  }
+  ~UnlinkOnSignal() {
+    g_source_armed = 0;
+    for (std::size_t k = 0; k < std::size(kUnlinkSignals); ++k)
+      if (installed_[k]) ::sigaction(kUnlinkSignals[k], &old_[k], nullptr);
+    if (const int sig = g_pending_signal) ::raise(sig);  // no object was made: end as asked
+  }
+  UnlinkOnSignal(const UnlinkOnSignal&) = delete;
+  UnlinkOnSignal& operator=(const UnlinkOnSignal&) = delete;
+
+ private:
+  struct sigaction old_[std::size(kUnlinkSignals)]{};
+  bool installed_[std::size(kUnlinkSignals)] = {};
+};
+
 // `meshdockctl publish`: the .npy header checked here, then the array read from the file into a
 // shm source object of ours named in one PublishSmall (Publish source_shm, meshdock/source.hpp),
 // or streamed from the file in 1 MiB chunks (one PublishSmall message when it fits); never held
@@ -237,6 +292,7 @@ int publish_npy(Client& c, const std::string& name, const std::string& field,
       o.daemon_uid = ids->uid;
       o.daemon_gid = ids->gid;
     }
+    UnlinkOnSignal unlink_on_signal;  // outlives `source`: covers its making
     std::optional<meshdock::SourceBuffer> source;
     std::string why;
     try {
@@ -245,6 +301,7 @@ int publish_npy(Client& c, const std::string& name, const std::string& field,
       why = e.what();
     }
     if (source) {
+      unlink_on_signal.arm(source->path());
       to_data();
       if (h.nbytes && std::fread(source->data(), 1, h.nbytes, f.get()) != h.nbytes)
         throw std::runtime_error(path + ": read failed within its " + std::to_string(h.nbytes) +

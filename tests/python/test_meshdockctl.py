@@ -429,6 +429,41 @@ def test_a_terminal_load_of_a_big_file_shows_the_bar_moving_through_read(daemon,
     assert screen.endswith("\r" + " " * 90 + "\r"), screen[-200:]
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_publish_interrupted_while_it_holds_its_source_object_removes_it(daemon, tmp_path, sig):
+    # Ctrl-C on `meshdockctl publish` of a large .npy left its source object, as large as the
+    # array, in /dev/shm until another producer of this user swept it. The publish is frozen
+    # (SIGSTOP) while its object exists, the signal sent, then let go: no race on when.
+    import signal
+    np.save(tmp_path / "big.npy", np.ones(128 << 20, np.uint8))
+    p = subprocess.Popen([CTL, "--addr", daemon.addr, "publish", "big", "tensor",
+                          str(tmp_path / "big.npy"), "--via", "shm"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    mine = lambda: [n for n in os.listdir("/dev/shm")  # noqa: E731
+                    if n.startswith(f"meshdock-src.{p.pid}.")]
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            if mine():
+                p.send_signal(signal.SIGSTOP)
+                if mine():
+                    break  # frozen while it holds the object
+                p.send_signal(signal.SIGCONT)
+            assert p.poll() is None, "the publish ended before its object was seen"
+            assert time.monotonic() < deadline, "no source object within 30 s"
+            time.sleep(0.001)
+        p.send_signal(getattr(signal, sig))
+        p.send_signal(signal.SIGCONT)
+        p.wait(30)
+        assert p.returncode == -getattr(signal, sig)  # the signal's own end, as before
+        assert mine() == []
+    finally:
+        p.kill()
+        p.wait()
+        for n in mine():
+            os.unlink(os.path.join("/dev/shm", n))
+
+
 def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
     import meshdock
     daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box")
