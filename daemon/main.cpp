@@ -23,6 +23,7 @@
 
 #include <boost/asio.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -240,6 +241,11 @@ int serve(const Args& args) {
   // the default action would kill the daemon and leave its segments behind.
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  // A log reader that goes away (`meshdockd 2>&1 | tee log` with tee ended, a test's pipe)
+  // made the next log line raise SIGPIPE, whose default action killed the daemon there, a
+  // SIGTERM's "stopping" line included, and left every slot's segments in /dev/shm. A write to
+  // a closed pipe is EPIPE now, and the log line is lost instead.
+  std::signal(SIGPIPE, SIG_IGN);
   svc::Logger log;
   // The first line says which file the configuration came from (whatever the log level), so
   // an error about a key below can be traced to its file.

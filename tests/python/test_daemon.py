@@ -573,3 +573,36 @@ def test_a_name_being_loaded_is_said_so_not_missing(tmp_path):
         assert e.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         assert d.stop() == 0, d.stderr
+
+
+def test_a_daemon_whose_log_reader_went_away_still_stops_cleanly(tmp_path):
+    # `meshdockd ... 2>&1 | tee log` with tee ended (or a test runner that died): the next log
+    # line raised SIGPIPE, which killed the daemon there (exit -13), here on its SIGTERM
+    # "stopping" line, leaving every slot's segments in /dev/shm.
+    import conftest
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(conftest.DATA / "meshes" / "box.v41.msh", root)
+    prefix = unique_prefix()
+    addr = f"unix:{tmp_path / 'd.sock'}"
+    p = subprocess.Popen([str(BIN / "meshdockd"), "--listen", addr, "--root", str(root),
+                          "--prefix", prefix, "--device", "cpu"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().startswith("meshdockd ready on ")
+        with meshdock.Client(addr) as c:
+            c.load(root / "box.v41.msh", name="box")
+            assert shm_names(prefix)
+            p.stdout.close()
+            p.stderr.close()  # the log's reader is gone
+            with pytest.raises(meshdock.DaemonError):
+                c.describe("nosuch")  # a log line (a failed call) into the closed pipe
+            assert c.describe("box").slot.name == "box"  # still serving
+        p.terminate()
+        assert p.wait(30) == 0
+        assert shm_names(prefix) == []
+    finally:
+        p.kill()
+        p.wait()
+        for name in shm_names(prefix):
+            os.unlink(os.path.join("/dev/shm", name))
