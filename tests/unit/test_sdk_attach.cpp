@@ -307,3 +307,35 @@ TEST(SdkAttach, ANinthFrameOfOneRingSlotIsRefusedNotLeftUnprotected) {
   held.pop_back();  // one released: the next take works
   EXPECT_TRUE(slot.latest(milliseconds(1000)));
 }
+
+// milliseconds::max() is how C++ spells "no deadline" (the C ABI's negative timeout, Python's
+// None). Now + max overflowed in the conversion to the clock's nanoseconds, so such a wait
+// returned nullopt at once and such an attach threw AttachTimeout at once ("not published
+// within 9223372036854775807 ms"). Both must wait: here until the interrupt hook stops them.
+TEST(SdkAttach, ATimeoutOfMillisecondsMaxWaitsForEver) {
+  Published p("max");
+  auto stop_at = Clock::now() + milliseconds(300);
+  meshdock::AttachOptions o = p.options;
+  o.timeout = milliseconds::max();
+  o.interrupt = [&] { return Clock::now() >= stop_at; };
+  auto t0 = Clock::now();
+  EXPECT_THROW(meshdock::Slot::attach("missing", o), meshdock::Interrupted);
+  EXPECT_GE(Clock::now() - t0, milliseconds(250));
+
+  auto slot = meshdock::Slot::attach("m", o);  // stop_at has passed: attach does not sleep
+  stop_at = Clock::now() + milliseconds(300);
+  ASSERT_TRUE(slot.wait(milliseconds::max()));  // frame 1 is there
+  t0 = Clock::now();
+  EXPECT_THROW(slot.wait(milliseconds::max()), meshdock::Interrupted);
+  EXPECT_GE(Clock::now() - t0, milliseconds(250));
+  stop_at = Clock::now() + milliseconds(300);
+  EXPECT_THROW(
+      slot.wait(std::chrono::duration_cast<milliseconds>(std::chrono::hours(24 * 365 * 300))),
+      meshdock::Interrupted);
+  // Zero and negative timeouts still look once and return.
+  t0 = Clock::now();
+  EXPECT_FALSE(slot.wait(milliseconds(0)));
+  EXPECT_FALSE(slot.wait(milliseconds(-5)));
+  EXPECT_FALSE(slot.wait(milliseconds::min()));
+  EXPECT_LT(Clock::now() - t0, milliseconds(100));
+}

@@ -91,6 +91,17 @@ constexpr std::uint64_t kFutureHeartbeatNs = 1000000000;
 // How long the daemon has to acknowledge a registration (and the send timeout of its reports).
 constexpr auto kRegistrationTimeout = std::chrono::milliseconds(2000);
 
+// `timeout` from now, saturating: milliseconds::max() (or any timeout past the clock's range)
+// is "for ever". `now + timeout` converts the timeout to nanoseconds first, which overflows for
+// such values and made wait() and attach() give up at once.
+Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  const auto now = Clock::now();
+  if (timeout <= std::chrono::milliseconds::zero()) return now;
+  const auto room =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now);
+  return timeout >= room ? Clock::time_point::max() : now + timeout;
+}
+
 // Closes an fd on scope exit.
 struct Fd {
   int fd = -1;
@@ -790,7 +801,7 @@ Slot Slot::attach(const std::string& name, const AttachOptions& given) {
   }
   // The segments appear when the daemon loads the mesh: until then there is nothing to sleep
   // on, so look every 10 ms (polling the interrupt hook before each look's sleep).
-  const auto deadline = Clock::now() + options.timeout;
+  const auto deadline = deadline_after(options.timeout);
   std::shared_ptr<SlotState> s;
   while (!(s = open_segments(name, options, control_name, catalog_name))) {
     if (options.interrupt && options.interrupt())
@@ -863,7 +874,7 @@ std::optional<Frame> Slot::latest(std::chrono::milliseconds timeout) {
 }
 
 std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too) {
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = deadline_after(timeout);
   const auto pid = ::getpid();
   s_->register_here();  // a forked child: its own registration
   int retries = 0;      // look-agains in a row at a page that did not hold frame w

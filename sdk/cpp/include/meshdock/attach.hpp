@@ -46,7 +46,8 @@ struct AttachOptions {
   // The daemon's shm prefix. Unset: $MESHDOCK_PREFIX when set and not empty (what a deployment
   // sets for every consumer), else "meshdock.". See resolve_prefix for the rules.
   std::optional<std::string> prefix;
-  // attach: how long to wait for the slot's segments to appear and its first frame.
+  // attach: how long to wait for the slot's segments to appear and its first frame
+  // (milliseconds::max(): no deadline).
   std::chrono::milliseconds timeout{5000};
   // A heartbeat older than this means the producer is gone (it beats every 100 ms).
   std::chrono::milliseconds producer_timeout{1000};
@@ -130,12 +131,13 @@ class Slot {
   static std::string resolve_prefix(const std::optional<std::string>& prefix);
 
   // The newest frame this Slot has not returned yet; sleeps on the futex until one is
-  // published, or returns nullopt after `timeout`. Throws ProducerGone when the shutdown flag
-  // is set or the heartbeat is stale or in the future (with reattach: when no live producer has
-  // published the name again by the deadline), SdkError on a corrupt segment, a page whose
-  // data_size exceeds the mapped buffer, or a full lease table; Interrupted when the interrupt
-  // hook says so. Returns by the deadline (nullopt) whatever the shared bytes say, sleeping
-  // (futex or a 1 ms back-off) rather than spinning.
+  // published, or returns nullopt after `timeout` (milliseconds::max(): no deadline; zero or
+  // negative: one look). Throws ProducerGone when the shutdown flag is set or the heartbeat is
+  // stale or in the future (with reattach: when no live producer has published the name again
+  // by the deadline), SdkError on a corrupt segment, a page whose data_size exceeds the mapped
+  // buffer, or a full lease table; Interrupted when the interrupt hook says so. Returns by the
+  // deadline (nullopt) whatever the shared bytes say, sleeping (futex or a 1 ms back-off) rather
+  // than spinning.
   std::optional<Frame> wait(std::chrono::milliseconds timeout);
   // The newest frame published, whether or not this Slot returned it already (a Dataset that
   // reads the current mesh for every item); sleeps like wait() only while none is published
