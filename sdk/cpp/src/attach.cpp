@@ -315,6 +315,9 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
   // Open while this process may hold leases: the daemon honours leases of registered pids only.
   shm::Registration registration;
   std::string registration_error;  // why there is none (reported when a lease is needed)
+  // When a take first found no registration (under a dead daemon's segments: until the
+  // heartbeat goes stale).
+  std::optional<Clock::time_point> unregistered_since;
   // What it was made with (the catalog's, as validated at attach): a forked child registers
   // itself with the same daemon (register_here).
   std::string socket_address;
@@ -897,9 +900,26 @@ std::optional<Frame> Slot::take(std::chrono::milliseconds timeout, bool seen_too
     if ((w > s_->last_seen || seen_too) && w > 0) {
       const std::uint32_t i = (w - 1) % s_->num_slots;
       auto page = s_->cat->page(i);
-      if (!s_->registration.valid())
-        throw SdkError(s_->registration_error +
-                       " (a lease of an unregistered process would not count)");
+      if (!s_->registration.valid()) {
+        // Refused at attach (or at a forked child's first wait). A daemon killed moments before
+        // left segments whose heartbeat still looks fresh: within producer_timeout it says
+        // ProducerGone above (or reattach finds the next producer), which is what the caller
+        // must hear, not the refused registration. A daemon pid that is alive (or a heartbeat
+        // fresh for longer than that: a pid of another pid namespace) is a live daemon this
+        // process cannot register with (another network namespace): the error. Meanwhile there
+        // is no frame to give.
+        const auto now = Clock::now();
+        if (!s_->unregistered_since) s_->unregistered_since = now;
+        if (shm::pid_alive(s_->daemon_pid) ||
+            now - *s_->unregistered_since > s_->o.producer_timeout + 5 * kProducerPoll)
+          throw SdkError(s_->registration_error +
+                         " (a lease of an unregistered process would not count)");
+        if (now >= deadline) return std::nullopt;
+        s_->poll_interrupt("while waiting for a frame");
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(deadline - now, s_->max_sleep(kProducerPoll)));
+        continue;
+      }
       // Ended frames waiting for their streams hold leases: past kEndedPerRingSlot on this
       // ring slot (the daemon honours 8 leases per process and ring slot and clears the rest),
       // or when they hold every entry, wait for that work first: backpressure on a consumer

@@ -1,0 +1,104 @@
+"""The C ABI (meshdock/meshdock.h) at its edges, from small C99 programs compiled here against
+the build's headers and libmeshdock, run against a real meshdockd: what a consumer written in C
+(or any FFI) sees when the daemon dies around its attach."""
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+import conftest
+from daemon_util import Daemon, shm_names
+
+INCLUDE = conftest.ROOT / "sdk" / "cpp" / "include"
+LIB = conftest.BUILD / "lib"
+
+# attach NAME PREFIX REATTACH PRODUCER_TIMEOUT_MS WAIT_MS: attach, then one wait; prints
+# "attach STATUS", then "wait STATUS MS frame|none", each with meshdock_last_error() on failure.
+ATTACH_THEN_WAIT = r"""
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "meshdock/meshdock.h"
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+int main(int argc, char** argv) {
+  meshdock_attach_options o;
+  meshdock_slot* slot = NULL;
+  meshdock_frame* frame = NULL;
+  double t0;
+  int rc;
+  if (argc != 6) return 100;
+  meshdock_attach_options_init(&o);
+  o.prefix = argv[2];
+  o.reattach = atoi(argv[3]);
+  o.producer_timeout_ms = atoll(argv[4]);
+  o.timeout_ms = 0; /* the segments are there */
+  rc = meshdock_slot_attach(argv[1], &o, &slot);
+  printf("attach %s %s\n", meshdock_status_name(rc), rc ? meshdock_last_error() : "");
+  if (rc) return 0;
+  t0 = now_ms();
+  rc = meshdock_slot_wait(slot, atoll(argv[5]), &frame);
+  printf("wait %s %.0f %s %s\n", meshdock_status_name(rc), now_ms() - t0, frame ? "frame" : "none",
+         rc ? meshdock_last_error() : "");
+  meshdock_frame_release(frame);
+  meshdock_slot_release(slot);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def attach_then_wait(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("cabi") / "attach_then_wait"
+    src = out.with_suffix(".c")
+    src.write_text(ATTACH_THEN_WAIT)
+    subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{INCLUDE}",
+                    str(src), "-o", str(out), f"-L{LIB}", "-lmeshdock", f"-Wl,-rpath,{LIB}"],
+                   check=True)
+    return out
+
+
+def run(program, *args, timeout=30):
+    r = subprocess.run([str(program), *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    return r.stdout.splitlines()
+
+
+@pytest.mark.parametrize("reattach", [0, 1])
+def test_attaching_just_after_the_daemon_was_killed_says_producer_gone(tmp_path,
+                                                                        attach_then_wait,
+                                                                        reattach):
+    """A daemon SIGKILLed leaves its segments, whose heartbeat looks fresh for producer_timeout.
+    A consumer attaching then used to get MESHDOCK_ERR_SDK ("registration socket ...: connect():
+    Connection refused") from its first wait, at once, even with reattach: it must hear
+    PRODUCER_GONE once the heartbeat says so, as one attached before the kill does (with
+    reattach: when no producer published the name again by the wait's deadline)."""
+    d = Daemon(tmp_path, ["box.v41b.msh"])
+    try:
+        d.load("box.v41b.msh", "box")
+        assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+        killed = time.monotonic()
+        lines = run(attach_then_wait, "box", d.prefix, reattach, 3000, 6000)
+        assert time.monotonic() - killed < 3.0 + 6.0 + 2.0
+        assert lines[0] == "attach MESHDOCK_OK ", lines  # within producer_timeout: looks alive
+        status, ms, frame, message = lines[1].split(" ", 4)[1:]
+        assert (status, frame) == ("MESHDOCK_ERR_PRODUCER_GONE", "none"), lines
+        assert f"slot 'box' (/{d.prefix}box)" in message and "producer gone" in message, message
+        assert f"daemon pid {d.proc.pid} dead" in message, message
+        if reattach:  # waited for a producer until the deadline
+            assert "no live producer published it again in time" in message, message
+            assert float(ms) >= 5000, lines
+    finally:
+        for name in shm_names(d.prefix):
+            os.unlink(f"/dev/shm/{name}")
