@@ -339,3 +339,28 @@ TEST(SdkAttach, ATimeoutOfMillisecondsMaxWaitsForEver) {
   EXPECT_FALSE(slot.wait(milliseconds::min()));
   EXPECT_LT(Clock::now() - t0, milliseconds(100));
 }
+
+// A producer_timeout of zero or less has no meaning: zero called every live daemon gone at once
+// ("heartbeat 3 ms old; daemon pid N alive but stuck"), and a negative one wrapped around in the
+// unsigned nanosecond compare, so a killed daemon was never noticed. Refused at attach, naming
+// the option, as the C ABI refuses producer_timeout_ms <= 0.
+TEST(SdkAttach, AProducerTimeoutOfZeroOrLessIsRefusedNamingIt) {
+  Published p("pt");
+  for (const auto bad : {milliseconds(0), milliseconds(-5)}) {
+    meshdock::AttachOptions o = p.options;
+    o.producer_timeout = bad;
+    try {
+      meshdock::Slot::attach("m", o);
+      FAIL() << "attached with producer_timeout " << bad.count() << " ms";
+    } catch (const meshdock::ProducerGone& e) {
+      FAIL() << "ProducerGone for a live producer: " << e.what();
+    } catch (const meshdock::SdkError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("AttachOptions::producer_timeout is " + std::to_string(bad.count()) +
+                          " ms; it must be > 0"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("slot 'm'"), std::string::npos) << what;
+    }
+  }
+}

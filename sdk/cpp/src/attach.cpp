@@ -802,6 +802,12 @@ Slot Slot::attach(const std::string& name, const AttachOptions& given) {
   } catch (const shm::ProtocolError& e) {
     throw SdkError(e.what());
   }
+  // Zero would call every live producer gone, and a negative one wraps around in
+  // check_producer's unsigned compare: a killed daemon would never be noticed.
+  if (options.producer_timeout <= std::chrono::milliseconds::zero())
+    throw SdkError("slot '" + name + "' (/" + control_name +
+                   "): AttachOptions::producer_timeout is " +
+                   std::to_string(options.producer_timeout.count()) + " ms; it must be > 0");
   // The segments appear when the daemon loads the mesh: until then there is nothing to sleep
   // on, so look every 10 ms (polling the interrupt hook before each look's sleep).
   const auto deadline = deadline_after(options.timeout);

@@ -49,7 +49,7 @@ struct AttachOptions {
   // attach: how long to wait for the slot's segments to appear and its first frame
   // (milliseconds::max(): no deadline).
   std::chrono::milliseconds timeout{5000};
-  // A heartbeat older than this means the producer is gone (it beats every 100 ms).
+  // A heartbeat older than this means the producer is gone (it beats every 100 ms). Must be > 0.
   std::chrono::milliseconds producer_timeout{1000};
   // When the producer goes (daemon killed, stopped, or the mesh unloaded), wait() attaches
   // again to the same name as soon as a live daemon publishes it, instead of throwing
