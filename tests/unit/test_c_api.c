@@ -506,6 +506,17 @@ static void test_attach_timeout_and_interrupt(void) {
   CHECK(meshdock_slot_attach(name, NULL, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
   CHECK(contains(meshdock_last_error(), "$MESHDOCK_PREFIX 'uxknosuch'"));
   unsetenv("MESHDOCK_PREFIX");
+  /* A C caller's prefix is meshdock_attach_options.prefix: the message says so (it named the
+   * C++ API's AttachOptions::prefix, which a C program does not have). */
+  o.prefix = "uxknosuch";
+  CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
+  CHECK(contains(meshdock_last_error(), "meshdock_attach_options.prefix 'uxknosuch'") &&
+        contains(meshdock_last_error(), "'uxknosuch.'"));
+  CHECK(!contains(meshdock_last_error(), "AttachOptions::"));
+  o.prefix = "bad/prefix.";
+  CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
+  CHECK(contains(meshdock_last_error(), "meshdock_attach_options.prefix: prefix 'bad/prefix.'"));
+  o.prefix = NULL;
   o.timeout_ms = -1;
   CHECK(meshdock_slot_attach(name, &o, &slot) == MESHDOCK_ERR_INVALID_ARGUMENT);
   CHECK(contains(meshdock_last_error(), "timeout_ms"));

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "c_api_internal.hpp"
 #include "meshdock/attach.hpp"
@@ -181,7 +182,12 @@ int meshdock_slot_attach(const char* name, const meshdock_attach_options* option
     try {
       meshdock::shm::control_object_name(meshdock::Slot::resolve_prefix(o.prefix), name);
     } catch (const meshdock::SdkError& e) {
-      throw invalid(e.what());
+      // resolve_prefix names the C++ field; a C caller set meshdock_attach_options.prefix.
+      std::string what = e.what();
+      constexpr std::string_view kCxxField = "AttachOptions::prefix";
+      if (what.starts_with(kCxxField))
+        what.replace(0, kCxxField.size(), "meshdock_attach_options.prefix");
+      throw invalid(what);
     } catch (const meshdock::shm::ProtocolError& e) {
       throw invalid(e.what());
     }
