@@ -181,3 +181,83 @@ def test_the_api_md_cpp_example_compiles_and_runs(tmp_path):
         assert r.returncode == 0, (r.stdout, r.stderr)
     finally:
         d.stop()
+
+
+# reattach NAME PREFIX: attach with reattach, take frame 1, keep meshdock_slot_name's pointer,
+# print "ready", and after a line on stdin wait (20 s) for the next producer's frame.
+REATTACH_NAME = r"""
+#include <stdio.h>
+#include <string.h>
+#include "meshdock/meshdock.h"
+int main(int argc, char** argv) {
+  meshdock_attach_options o;
+  meshdock_slot* slot = NULL;
+  meshdock_frame* frame = NULL;
+  const char* name;
+  char line[8];
+  int rc;
+  if (argc != 3) return 100;
+  meshdock_attach_options_init(&o);
+  o.prefix = argv[2];
+  o.reattach = 1;
+  if (meshdock_slot_attach(argv[1], &o, &slot) != MESHDOCK_OK ||
+      meshdock_slot_wait(slot, 5000, &frame) != MESHDOCK_OK || !frame) {
+    printf("attach: %s\n", meshdock_last_error());
+    return 1;
+  }
+  meshdock_frame_release(frame);
+  frame = NULL;
+  name = meshdock_slot_name(slot); /* borrowed: valid until the slot is released */
+  printf("ready\n");
+  fflush(stdout);
+  if (!fgets(line, sizeof line, stdin)) return 2;
+  rc = meshdock_slot_wait(slot, 20000, &frame);
+  printf("wait %s %s reattaches %u\n", meshdock_status_name(rc), frame ? "frame" : "none",
+         meshdock_slot_reattaches(slot));
+  printf("name pointer %s\n", name == meshdock_slot_name(slot) ? "kept" : "changed");
+  printf("name '%s'\n", name);
+  meshdock_frame_release(frame);
+  meshdock_slot_release(slot);
+  return 0;
+}
+"""
+
+
+def test_a_slot_name_stays_valid_across_a_reattach(tmp_path):
+    """meshdock_slot_name() is borrowed until the slot is released. It pointed into the C++
+    slot state that a reattach replaces and frees: after the daemon was killed and a new one
+    published the name, the pointer a consumer kept read freed memory (ASan: heap-use-after-
+    free). It is now the handle's own copy, the same pointer before and after."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "reattach_name.c"
+    src.write_text(REATTACH_NAME)
+    exe = tmp_path / "reattach_name"
+    subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{INCLUDE}",
+                    str(src), "-o", str(exe), f"-L{LIB}", "-lmeshdock", f"-Wl,-rpath,{LIB}"],
+                   check=True)
+    d = Daemon(tmp_path, ["box.v41b.msh"])
+    d2 = proc = None
+    try:
+        d.load("box.v41b.msh", "box")
+        proc = subprocess.Popen([str(exe), "box", d.prefix], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "ready\n", proc.communicate(timeout=10)
+        assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        d2 = Daemon(tmp_path, prefix=d.prefix)  # replaces the dead daemon's segments
+        d2.load("box.v41b.msh", "box")
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, (out, err)
+        assert "wait MESHDOCK_OK frame reattaches 1" in out, out
+        assert "name pointer kept" in out and "name 'box'" in out, out
+    finally:
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if d2:
+            d2.stop()
+        for name in shm_names(d.prefix):
+            os.unlink(f"/dev/shm/{name}")

@@ -29,8 +29,11 @@ struct Layout {
 }  // namespace meshdock::capi
 
 struct meshdock_slot {
-  explicit meshdock_slot(meshdock::Slot s) : slot(std::move(s)) {}
+  explicit meshdock_slot(meshdock::Slot s) : slot(std::move(s)), name(slot.name()) {}
   meshdock::Slot slot;
+  // meshdock_slot_name's string, borrowed until the handle goes: Slot::name() lives in the
+  // slot's state, which a reattach replaces (and frees).
+  const std::string name;
   // Per ring slot index: the Layout of the last manifest seen there.
   std::mutex layouts_mutex;
   std::map<std::uint32_t, std::shared_ptr<meshdock::capi::Layout>> layouts;
@@ -118,7 +121,7 @@ std::shared_ptr<Layout> layout_of(std::shared_ptr<const shm::Manifest> m) {
 }
 
 std::unique_ptr<meshdock_frame> wrap(Frame f, meshdock_slot& slot) {
-  auto h = std::make_unique<meshdock_frame>(std::move(f), slot.slot.name());
+  auto h = std::make_unique<meshdock_frame>(std::move(f), slot.name);
   auto m = h->frame.shared_manifest();
   {
     std::lock_guard lock(slot.layouts_mutex);
@@ -236,7 +239,7 @@ void meshdock_slot_release(meshdock_slot* slot) {
 }
 
 const char* meshdock_slot_name(const meshdock_slot* slot) {
-  return slot ? slot->slot.name().c_str() : nullptr;
+  return slot ? slot->name.c_str() : nullptr;
 }
 uint32_t meshdock_slot_write_idx(const meshdock_slot* slot) {
   return slot ? slot->slot.write_idx() : 0;

@@ -147,6 +147,7 @@ class Slot {
   // How many times wait() has attached again to a new producer (reattach only).
   std::uint32_t reattaches() const;
 
+  // Valid until the next wait() / latest(): a reattach replaces what it refers to (copy it).
   const std::string& name() const;
   std::uint32_t write_idx() const;
   std::uint32_t num_slots() const;
