@@ -1,6 +1,7 @@
 """The C ABI (meshdock/meshdock.h) at its edges, from small C99 programs compiled here against
 the build's headers and libmeshdock, run against a real meshdockd: what a consumer written in C
 (or any FFI) sees when the daemon dies around its attach."""
+import json
 import os
 import re
 import shutil
@@ -261,3 +262,30 @@ def test_a_slot_name_stays_valid_across_a_reattach(tmp_path):
             d2.stop()
         for name in shm_names(d.prefix):
             os.unlink(f"/dev/shm/{name}")
+
+
+def json_keys(value):
+    """Every object key in `value`, at any depth (a list's first element stands for all)."""
+    if isinstance(value, dict):
+        return set(value) | set().union(*(json_keys(v) for v in value.values()))
+    if isinstance(value, list) and value:
+        return json_keys(value[0])
+    return set()
+
+
+@pytest.mark.parametrize("function, golden", [
+    ("meshdock_debug_validate_control_block", "control_n2.bin"),
+    ("meshdock_debug_validate_catalog", "catalog_n2.bin"),
+])
+def test_the_debug_validators_json_is_what_meshdock_h_says(core, function, golden):
+    """The keys meshdock.h lists above each validator are the keys of its JSON, no more, no
+    fewer (the catalog's "device_uuid" was missing from the list)."""
+    header = (INCLUDE / "meshdock" / "meshdock.h").read_text(encoding="utf-8")
+    comment = header.split(f"MESHDOCK_API int {function}(")[0].rsplit("/*", 1)[1]
+    documented = set(re.findall(r'"([a-z_]+)"', comment))
+    from meshdock import _capi
+    data = (conftest.DATA / "golden" / golden).read_bytes()
+    fn = getattr(_capi.api(), function[len("meshdock_"):])
+    actual = json_keys(json.loads(_capi.owned_json(fn, data, len(data))))
+    assert documented == actual, (f"documented only: {sorted(documented - actual)}, "
+                                  f"returned only: {sorted(actual - documented)}")

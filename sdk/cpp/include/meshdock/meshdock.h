@@ -518,7 +518,8 @@ MESHDOCK_API int meshdock_probe_devices(char** json);
 MESHDOCK_API int meshdock_debug_validate_control_block(const void* bytes, size_t size, char** json);
 /* {"num_slots","page_size","lease_capacity","daemon_pid","device_type","device_id",
  *  "heartbeat_ns","futex","total_size","daemon_uid","socket":hex,
- *  "pages":[{"seq","frame","data_size","buffer_version","manifest":hex}]} */
+ *  "pages":[{"seq","frame","data_size","buffer_version","manifest":hex}],
+ *  "device_uuid":hex (16 bytes; all zero: no GPU named)} */
 MESHDOCK_API int meshdock_debug_validate_catalog(const void* bytes, size_t size, char** json);
 /* Checks a manifest against a slot buffer of data_size bytes; *canonical: OWNED, re-encoded by
  * the C++ encoder. */
