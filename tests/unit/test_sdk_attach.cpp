@@ -337,7 +337,7 @@ TEST(SdkAttach, ATimeoutOfMillisecondsMaxWaitsForEver) {
   EXPECT_FALSE(slot.wait(milliseconds(0)));
   EXPECT_FALSE(slot.wait(milliseconds(-5)));
   EXPECT_FALSE(slot.wait(milliseconds::min()));
-  EXPECT_LT(Clock::now() - t0, milliseconds(100));
+  EXPECT_LT(Clock::now() - t0, milliseconds(500));  // three looks, no sleep
 }
 
 // A producer_timeout of zero or less has no meaning: zero called every live daemon gone at once
