@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "daemon/slots/layout.hpp"
@@ -15,10 +17,33 @@ namespace meshdock::slots {
 
 namespace {
 
+// Beats `cat`'s heartbeat every 100 ms from a thread of its own until destroyed. A publish holds
+// m_ through its copy, and maintain(), which beats for the 100 ms timer, waits for m_: a copy
+// longer than a consumer's producer_timeout (1 s by default) made waiting consumers see a
+// stuck daemon (ProducerGone) mid-reload. Started only for a copy long enough to need it.
+class BeatDuring {
+ public:
+  explicit BeatDuring(shm::CatalogView& cat)
+      : t_([&cat](std::stop_token stop) {
+          std::mutex m;
+          std::condition_variable_any cv;
+          std::unique_lock lock(m);
+          while (!cv.wait_for(lock, stop, std::chrono::milliseconds(100), [] { return false; }) &&
+                 !stop.stop_requested())
+            cat.beat(shm::monotonic_ns());
+        }) {}
+
+ private:
+  std::jthread t_;
+};
+
 using shm::kShmDir;
 
 // How long a consumer that kept a frame past a whole lease_wait is not waited for again.
 constexpr std::uint64_t kKeeperMemoryNs = 10'000'000'000;
+// A copy of at least this many bytes beats the heartbeat as it goes (BeatDuring): a host memcpy
+// of 32 MiB takes some ms, so a thread per such publish costs nothing that shows.
+constexpr std::uint64_t kBeatDuringCopyBytes = 32ull << 20;
 
 // Every data segment of slot `name` ("<prefix>d<hash>.*"), whatever its slot and version.
 void remove_data_objects(const std::string& prefix, const std::string& name) {
@@ -438,6 +463,10 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     copies = &partial;
   }
   held_[i].clear();  // until the copies are done, what the buffer holds is unknown
+  std::uint64_t to_copy = 0;
+  for (const auto& p : *copies) to_copy += p.array->nbytes();
+  std::optional<BeatDuring> beat;  // through the copy and a mid_write pause (see BeatDuring)
+  if (to_copy >= kBeatDuringCopyBytes || o_.pause_mid_write.count()) beat.emplace(*cat_);
   const auto upload_start = std::chrono::steady_clock::now();
   backend_.upload(*buffers_[i], *copies);
   if (buffers_[i]->damaged()) {
@@ -492,6 +521,7 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
   if (!handles_changed && metadata != metadata_ && write_idx_ > 0) ++version_;
   cb_->set_version(version_);
   if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);
+  beat.reset();
   if (abandon && abandon())
     throw SlotAbandoned("slot '" + o_.name + "': the publish was abandoned after the copy");
   const std::uint32_t frame = write_idx_ + 1;

@@ -195,3 +195,28 @@ def test_the_upload_delay_failpoint_changes_nothing_on_the_host_backend(tmp_path
         assert any("every CUDA upload waits 3000 ms" in line for line in d.log), d.log[:5]
     finally:
         assert d.stop() == 0
+
+
+def test_a_consumer_waiting_through_a_long_copy_gets_the_frame_not_producer_gone(tmp_path):
+    """Found by a trial (session 19): a publish holds the slot through its copy, and the 100 ms
+    timer that beats the heartbeat skips a busy slot, so a copy longer than a consumer's
+    producer_timeout (1 s by default) made the waiting consumer raise ProducerGone ("heartbeat
+    1012 ms old; daemon pid ... alive but stuck") in the middle of a reload. Here the reload is
+    held 2.5 s mid-write ($MESHDOCK_FAILPOINT); the publish beats through it now."""
+    d = Daemon(tmp_path, ("box.v41b.msh",), env={"MESHDOCK_FAILPOINT": "mid_write:2500:1"})
+    try:
+        c = meshdock.Client(d.addr)
+        c.load(d.root / "box.v41b.msh", name="box")
+        with meshdock.attach("box", prefix=d.prefix, timeout=5) as slot:
+            with slot.wait(timeout=5) as f:
+                assert f.number == 1
+            t = threading.Thread(target=lambda: c.reload("box"))
+            t0 = time.monotonic()
+            t.start()
+            with slot.wait(timeout=20) as f:  # ProducerGone after ~1 s before
+                assert f.number == 2
+            assert time.monotonic() - t0 > 2.0  # it did wait through the held copy
+            t.join(30)
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr
