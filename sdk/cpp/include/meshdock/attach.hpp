@@ -46,8 +46,9 @@ struct AttachOptions {
   // The daemon's shm prefix. Unset: $MESHDOCK_PREFIX when set and not empty (what a deployment
   // sets for every consumer), else "meshdock.". See resolve_prefix for the rules.
   std::optional<std::string> prefix;
-  // attach: how long to wait for the slot's segments to appear and its first frame
-  // (milliseconds::max(): no deadline).
+  // attach: how long to wait for the slot's segments to appear (milliseconds::max(): no
+  // deadline). The daemon makes them just before the first frame's copy, so attach may return
+  // while that frame is still on its way: wait() gives it.
   std::chrono::milliseconds timeout{5000};
   // A heartbeat older than this means the producer is gone (it beats every 100 ms). Must be > 0.
   std::chrono::milliseconds producer_timeout{1000};

@@ -170,8 +170,9 @@ typedef struct meshdock_attach_options {
   size_t struct_size;          /* sizeof(meshdock_attach_options) */
   const char* prefix;          /* shared-memory name prefix; NULL: $MESHDOCK_PREFIX when set
                                   and not empty, else "meshdock." */
-  int64_t timeout_ms;          /* attach: wait this long for the slot and its first frame
-                                  (default 5000; must be >= 0) */
+  int64_t timeout_ms;          /* attach: wait this long for the slot's segments (default
+                                  5000; must be >= 0); its first frame may still be on its
+                                  way: meshdock_slot_wait gives it */
   int64_t producer_timeout_ms; /* a heartbeat older than this = producer gone (default 1000) */
   int reattach;                /* nonzero: wait() rides over a producer restart (new frame
                                   numbers) instead of failing with PRODUCER_GONE */
