@@ -152,8 +152,9 @@ typedef struct meshdock_array_info {
   DLDevice device;  /* kDLCPU (1) or kDLCUDA (2), device id */
   DLDataType dtype; /* DLPack (code, bits, lanes); code 6 = bool */
   int32_t ndim;
-  const int64_t* shape;   /* ndim entries */
-  const int64_t* strides; /* ndim entries, in elements; never NULL (C-contiguous here) */
+  const int64_t* shape;   /* ndim entries (may be NULL when ndim is 0) */
+  const int64_t* strides; /* ndim entries, in elements (C-contiguous here); NULL only when
+                             ndim is 0 */
   uint64_t nbytes;        /* product(shape) * bits / 8 * lanes */
 } meshdock_array_info;
 
