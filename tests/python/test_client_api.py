@@ -468,6 +468,24 @@ def test_wait_takes_infinity_and_a_waiting_thread_keeps_its_own_timeout(daemon):
     slot.close()
 
 
+def test_timeouts_that_are_no_number_of_seconds_are_refused_naming_them(daemon):
+    """Found by a trial (session 19): wait(timeout=nan) gave up at once ("no new frame within
+    nan s"), wait("5") waited 5 s, attach(timeout=math.inf) raised OverflowError."""
+    import math
+    daemon.client.load(daemon.root / BOX, name="b")
+    with md.attach("b", prefix=daemon.prefix, timeout=math.inf) as slot:
+        with pytest.raises(ValueError, match="timeout is NaN"):
+            slot.wait(timeout=math.nan)
+        with pytest.raises(TypeError, match="timeout must be a number of seconds or None, not str"):
+            slot.wait("5")
+        with slot.latest(timeout=5) as f:  # still usable
+            assert f.number == 1
+    with pytest.raises(ValueError, match="producer_timeout is NaN"):
+        md.attach("b", prefix=daemon.prefix, producer_timeout=math.nan)
+    with pytest.raises(TypeError, match="timeout must be a number of seconds, not bool"):
+        md.attach("b", prefix=daemon.prefix, timeout=True)
+
+
 def test_frames_slots_and_arrays_refuse_pickle_saying_what_to_do(daemon, data_dir):
     """Before: "ctypes objects containing pointers cannot be pickled"."""
     import pickle

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import json
 import math
+import numbers
 import os
 import threading
 import time
@@ -237,6 +238,7 @@ class _Slot:
         `timeout` seconds (None or infinity: no limit; negative: as 0). Another thread's wait
         on this slot is waited for within the same timeout."""
         from . import _capi
+        timeout = _seconds(timeout, "timeout", none_ok=True)
         forever = timeout is None or timeout == math.inf
         timeout = 0.0 if forever else max(0.0, float(timeout))
         deadline = time.monotonic() + timeout
@@ -409,6 +411,27 @@ def _listing(names: List[str], limit: int = 20) -> str:
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
 
 
+def _seconds(value, what: str, none_ok: bool = False) -> Optional[float]:
+    """`value` as seconds: a real number (not a bool or a string), not NaN; None when none_ok.
+    Before, wait(timeout=nan) gave up at once ("within nan s") and wait("5") waited 5 s."""
+    if value is None and none_ok:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a number of seconds{' or None' if none_ok else ''}, "
+                        f"not {type(value).__name__} {value!r}")
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(f"{what} is NaN; give a number of seconds"
+                         f"{' (None or math.inf: no limit)' if none_ok else ''}")
+    return v
+
+
+def _ms(seconds: float) -> int:
+    """Whole milliseconds for the C ABI's int64 fields; math.inf (or any huge value) is the
+    largest, which the SDK takes as no deadline."""
+    return int(min(seconds * 1000.0, 2.0 ** 63 - 1024)) if seconds != math.inf else 2 ** 63 - 1
+
+
 def _timeout_message(base: str, name: str, prefix: str) -> str:
     """AttachTimeout's message: the library's, plus what does exist under the prefix (or, when
     nothing does, which prefixes have slots), so a wrong name or prefix shows at once."""
@@ -448,8 +471,8 @@ def attach(name: str, prefix: Optional[str] = None, timeout: float = 5.0,
     o = _capi.AttachOptions()
     a.attach_options_init(o)
     o.prefix = prefix.encode()
-    o.timeout_ms = int(timeout * 1000)
-    o.producer_timeout_ms = int(producer_timeout * 1000)
+    o.timeout_ms = max(0, _ms(_seconds(timeout, "timeout")))
+    o.producer_timeout_ms = _ms(_seconds(producer_timeout, "producer_timeout"))
     o.reattach = bool(reattach)
     if owner_uid is not None:
         o.has_owner_uid = 1
