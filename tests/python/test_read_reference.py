@@ -186,7 +186,7 @@ def test_every_gmsh_element_type_meshio_reads(tmp_path):
     meshio = pytest.importorskip("meshio")
     from meshio.gmsh.common import _gmsh_to_meshio_type as types
     from meshio._common import num_nodes_per_cell
-    assert len(types) == 65
+    assert len(types) >= 65  # meshio 5.0's table
     unread = []
     for number, name in sorted(types.items()):
         k = num_nodes_per_cell[name]
@@ -209,7 +209,8 @@ def test_every_gmsh_element_type_meshio_reads(tmp_path):
             continue
         assert [(b.type, b.data.tolist()) for b in m.cells] == \
             [(c.type, np.asarray(c.data).tolist()) for c in ref.cells], (number, name)
-    assert unread == ["wedge15", "pyramid13"]  # meshio 5.0 fails on its own types (KeyError)
+    # meshio 5.0 fails on two of its own types (KeyError: no dimension for them)
+    assert set(unread) <= {"wedge15", "pyramid13"}, unread
 
 
 # ---- partitioned MSH (gmsh -part), against the unpartitioned twin -----------------------------
