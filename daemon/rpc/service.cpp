@@ -280,7 +280,7 @@ grpc::Status MeshdockService::publish(grpc::ServerContext* ctx,
     v1::PublishChunk chunk;
     publish_from(
         ctx, [&]() -> const v1::PublishChunk* { return in->Read(&chunk) ? &chunk : nullptr; },
-        reply);
+        reply, /*may_wait=*/true);
   });
 }
 
@@ -288,14 +288,21 @@ template <class S>
 grpc::Status MeshdockService::publish_small(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "PublishSmall", [&](const v1::PublishChunk& req, v1::PublishReply* reply) {
     const v1::PublishChunk* once = &req;
+    // A unary call is not a stream, so it is never refused for the streams open; but a publish
+    // waiting for a reload (or for another client's creation of the tensor) parks its thread
+    // up to 30 s, and unbounded such calls took every thread max_rpc_threads allows, stalling
+    // every other client. It waits only while holding a stream ticket (max_streams,
+    // max_streams_per_peer); without one it is refused at once, as before those waits.
+    std::string why;
+    const auto ticket = gate_.admit_stream(ctx->peer(), why);
     publish_from(
-        ctx, [&] { return std::exchange(once, nullptr); }, reply);
+        ctx, [&] { return std::exchange(once, nullptr); }, reply, static_cast<bool>(ticket));
   });
 }
 
 void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                    const std::function<const v1::PublishChunk*()>& next,
-                                   v1::PublishReply* reply) {
+                                   v1::PublishReply* reply, bool may_wait) {
   // A producer streams into several slots (and meshdockctl prints this message as it is): a
   // refusal names the slot as well as the field, e.g. "slot 'box': point_data/T: 301 rows ...".
   std::string slot_name;
@@ -371,7 +378,7 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
           field + ": block " + std::to_string(head.block()) + " is for a cell_data field; " +
               (tensor ? "a tensor is one array" : "point_data is one array over every point") +
               " (send block 0)");
-    if (!tensor) reg_.check_publish(head.name(), field, shape[0], head.block(), want);
+    if (!tensor) reg_.check_publish(head.name(), field, shape[0], head.block(), want, may_wait);
     const auto incoming = reg_.reserve_incoming(want, field);  // before the allocation
     auto a = mesh::Array::empty(dt, shape);
     auto* dst = static_cast<std::uint8_t*>(a.data());
@@ -425,8 +432,8 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
       throw service::ServiceError(Status::kInvalidArgument,
                                   field + ": shape and dtype need " + std::to_string(want) +
                                       " bytes, data has " + std::to_string(got));
-    reply->set_frame(tensor ? reg_.publish_tensor(name, a, device, num_slots)
-                            : reg_.publish_field(name, field, a, block));
+    reply->set_frame(tensor ? reg_.publish_tensor(name, a, device, num_slots, may_wait)
+                            : reg_.publish_field(name, field, a, block, may_wait));
     fill(reg_.describe(name).first, reply->mutable_slot());
   } catch (const service::ServiceError& e) {
     std::string what = e.what();

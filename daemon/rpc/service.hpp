@@ -88,8 +88,10 @@ class MeshdockService {
   // Publish's work over its chunks: `next` gives each in turn (nullptr at the end). `ctx` is
   // the caller's: a publish from source_shm reads only its objects, and its reply (success or
   // error) carries the trailing metadata kSourceTrailer (shm_source.hpp).
+  // `may_wait`: the call holds a stream ticket (Gate), so it may park its thread in the
+  // registry's waits for a reload or a tensor's creation (up to 30 s each).
   void publish_from(grpc::ServerContext* ctx, const std::function<const v1::PublishChunk*()>& next,
-                    v1::PublishReply* reply);
+                    v1::PublishReply* reply, bool may_wait);
 
   service::Registry& reg_;
   service::Logger& log_;

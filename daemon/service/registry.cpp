@@ -482,8 +482,9 @@ void Reservation::release() {
 }
 
 std::shared_ptr<Registry::Entry> Registry::serving(const std::string& name,
-                                                   std::unique_lock<std::mutex>& lock) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+                                                   std::unique_lock<std::mutex>& lock,
+                                                   bool may_wait) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(may_wait ? 30 : 0);
   for (int tries = 0; tries < 8; ++tries) {
     auto e = find(name);  // NOT_FOUND once unloaded
     lock = std::unique_lock(e->m);
@@ -826,7 +827,7 @@ std::pair<std::string, std::string> check_field(const mesh::Mesh& m, const std::
 }  // namespace
 
 void Registry::check_publish(const std::string& name, const std::string& field, std::int64_t rows,
-                             std::uint32_t block, std::uint64_t bytes) const {
+                             std::uint32_t block, std::uint64_t bytes, bool may_wait) const {
   std::uint64_t limit = 0;
   {
     std::lock_guard lock(m_);
@@ -834,7 +835,7 @@ void Registry::check_publish(const std::string& name, const std::string& field, 
   }
   {
     std::unique_lock<std::mutex> lock;
-    const auto e = serving(name, lock);
+    const auto e = serving(name, lock, may_wait);
     refuse_field_of_tensor(*e, name, field);
     check_field(e->mesh, field, rows, block);
   }
@@ -845,9 +846,9 @@ void Registry::check_publish(const std::string& name, const std::string& field, 
 }
 
 std::uint32_t Registry::publish_field(const std::string& name, const std::string& field,
-                                      const mesh::Array& data, std::uint32_t block) {
+                                      const mesh::Array& data, std::uint32_t block, bool may_wait) {
   std::unique_lock<std::mutex> lock;
-  auto e = serving(name, lock);
+  auto e = serving(name, lock, may_wait);
   refuse_field_of_tensor(*e, name, field);
   mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
   const auto [kind, key] = check_field(m, field, data.dim(0), block);
@@ -962,7 +963,8 @@ void Registry::check_publish_tensor(const std::string& name, const mesh::DType& 
 }
 
 std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Array& data,
-                                       const std::string& device, std::uint32_t num_slots) {
+                                       const std::string& device, std::uint32_t num_slots,
+                                       bool may_wait) {
   check_publish_tensor(name, data.dtype(), data.shape(), data.nbytes(), device, num_slots);
   auto p = payload::tensor_payload(data);
   const std::string what = "tensor " + shape_text(data.shape()) + " " + dtype_text(data.dtype());
@@ -971,7 +973,7 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
     std::unique_lock lock(m_);
     // Two producers' first publishes to one name: the second was refused ("'cam' is being
     // loaded already") while the first made the slot; it is a later publish, into that slot.
-    created_.wait_for(lock, std::chrono::seconds(30),
+    created_.wait_for(lock, std::chrono::seconds(may_wait ? 30 : 0),
                       [&] { return !creating_tensor_.count(name); });
     if (auto it = entries_.find(name); it != entries_.end()) {
       e = it->second;

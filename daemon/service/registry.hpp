@@ -153,9 +153,10 @@ class Registry {
   // The mesh and its newest manifest (JSON, verbatim from the catalog page).
   std::pair<MeshInfo, std::string> describe(const std::string& name) const;
   // Replaces "point_data/NAME" or "cell_data/NAME" (one block) with `data` and publishes a new
-  // frame. Returns the frame.
+  // frame. Returns the frame. `may_wait`: whether a publish during a reload of `name` waits for
+  // it (serving); false refuses it at once (the caller holds no thread it may park).
   std::uint32_t publish_field(const std::string& name, const std::string& field,
-                              const mesh::Array& data, std::uint32_t block);
+                              const mesh::Array& data, std::uint32_t block, bool may_wait = true);
   // `bytes` of a published array about to be allocated and taken in (from Publish messages or
   // a producer's shm object): all publishes under way together stay under max_decoded_size,
   // so concurrent ones cannot multiply what one may take (RESOURCE_EXHAUSTED naming `field`).
@@ -164,15 +165,16 @@ class Registry {
   // The checks publish_field makes on a field's name and rows, made before its data arrive
   // (Publish streams them): `bytes` the array will take is capped by max_decoded_size.
   void check_publish(const std::string& name, const std::string& field, std::int64_t rows,
-                     std::uint32_t block, std::uint64_t bytes) const;
+                     std::uint32_t block, std::uint64_t bytes, bool may_wait = true) const;
   // A single-array publish (field "tensor", DESIGN.md "Control block"): `data` alone becomes
   // the frame of slot `name`, and the control block's metadata describes it (width, height,
   // comps, dtype) for cuda-link consumers. The first publish to a free name creates the slot
   // (on `device`, "" = the daemon's default, with `num_slots`, 0 = the default); later ones
   // replace the array (any shape or dtype). A mesh's name is INVALID_ARGUMENT. Returns the
-  // frame.
+  // frame. `may_wait`: whether a first publish waits while another client creates the slot.
   std::uint32_t publish_tensor(const std::string& name, const mesh::Array& data,
-                               const std::string& device = "", std::uint32_t num_slots = 0);
+                               const std::string& device = "", std::uint32_t num_slots = 0,
+                               bool may_wait = true);
   // The checks publish_tensor makes, before the data arrive (Publish streams them).
   void check_publish_tensor(const std::string& name, const mesh::DType& dtype,
                             const std::vector<std::int64_t>& shape, std::uint64_t bytes,
@@ -236,8 +238,9 @@ class Registry {
   std::shared_ptr<Entry> find(const std::string& name) const;
   // The entry serving `name` with a slot, its m held by `lock`: a reload takes the old
   // entry's slot a moment before its own entry serves the name, and a publish in between waits
-  // for it (at most 30 s: FAILED_PRECONDITION). NOT_FOUND once unloaded.
-  std::shared_ptr<Entry> serving(const std::string& name, std::unique_lock<std::mutex>& lock) const;
+  // for it (at most 30 s: FAILED_PRECONDITION; at once when !may_wait). NOT_FOUND once unloaded.
+  std::shared_ptr<Entry> serving(const std::string& name, std::unique_lock<std::mutex>& lock,
+                                 bool may_wait = true) const;
   friend class Reservation;
 
   Config c_;

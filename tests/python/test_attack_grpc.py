@@ -587,3 +587,76 @@ def test_users_together_cannot_take_every_unix_connection(tmp_path):
     finally:
         assert d.stop() == 0, d.stderr
         shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+# ---- 6. publishes parked in the registry's waits (a reload, a tensor's creation) -------------
+
+# argv[1] addr, argv[2] calls: that many unary PublishSmall calls of point_data/T to "box", one
+# after another, each given up after 0.5 s (the daemon's thread goes on waiting); one line of
+# {code: count} once every call has ended for the attacker.
+PARKER = """
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    head = pb.PublishChunk(name="box", field="point_data/T", shape=[1],
+                           dtype=pb.DType(code=2, bits=64, lanes=1), data=bytes(8))
+    got = {}
+    for _ in range(int(sys.argv[2])):
+        try:
+            stub.PublishSmall(head, timeout=0.5)
+            k = "OK"
+        except grpc.RpcError as e:
+            k = e.code().name
+        got[k] = got.get(k, 0) + 1
+    print(json.dumps(got), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_publishes_parked_during_a_reload_cannot_take_every_rpc_thread(tmp_path):
+    """Before: a PublishSmall (unary, so it held no stream ticket) arriving while its mesh was
+    being reloaded parked its daemon thread in Registry::serving until the reload ended (up to
+    30 s), whether its client still waited or not: one client's 40 calls, each given up after
+    0.5 s, took every thread max_rpc_threads allows (24 here), and another client's List was
+    refused "Server Threadpool Exhausted" until the reload ended. Now a publish waits only while
+    it holds a stream ticket (max_streams_per_peer: 4 here); the others are refused at once, as
+    before those waits."""
+    import threading
+    d = Daemon(tmp_path, ("box.v41b.msh",),
+               config={"max_streams": 4, "max_streams_per_peer": 4, "max_rpc_threads": 24},
+               env={"MESHDOCK_FAILPOINT": "mid_write:20000:1"})
+    c = meshdock.Client(d.addr)
+    a = None
+    try:
+        c.load(d.root / "box.v41b.msh", name="box")
+        copying, result = threading.Event(), {}
+
+        def reload():
+            try:
+                result["info"] = c.reload("box", progress=lambda p: p.phase == "COPY" and
+                                          copying.set())
+            finally:
+                copying.set()
+
+        t = threading.Thread(target=reload)
+        t.start()
+        assert copying.wait(30)
+        # Held mid-write: the reload has taken the slot from the old entry (a catalog page's
+        # seq is odd), so a publish to "box" now waits in Registry::serving.
+        assert wait_for(lambda: any(p.seq % 2 for p in d.catalog("box").pages), timeout=30)
+        a = attacker(PARKER, d.addr, "40")
+        got = report(a)
+        assert t.is_alive(), "the reload ended before the attack did; nothing was shown"
+        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
+        for _ in range(3):
+            assert [s.name for s in other.List(pb.ListRequest(), timeout=3.0).slots] == ["box"]
+        assert t.is_alive()
+        # 4 waited (held to their 0.5 s by the attacker); the rest were refused at once.
+        assert got.get("FAILED_PRECONDITION", 0) >= 30, got
+        assert any("PublishSmall" in line and "is being reloaded" in line for line in d.log)
+        t.join(60)
+        assert "info" in result  # the reload itself went through
+        assert [s.name for s in other.List(pb.ListRequest(), timeout=3.0).slots] == ["box"]
+    finally:
+        if a is not None:
+            finish(a)
+        c.close()
+        assert d.stop() == 0, d.stderr
