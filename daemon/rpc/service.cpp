@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "daemon/mesh/text.hpp"
 #include "daemon/payload/dlpack_export.hpp"
 #include "daemon/rpc/shm_source.hpp"
 #include "meshdock/shm.hpp"
@@ -437,8 +438,12 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
     fill(reg_.describe(name).first, reply->mutable_slot());
   } catch (const service::ServiceError& e) {
     std::string what = e.what();
-    if (!slot_name.empty() && what.find("'" + slot_name + "'") == std::string::npos)
-      what = "slot '" + slot_name + "': " + what;
+    // The name as the client sent it may hold control bytes (ESC, CR): said escaped, as
+    // check_slot_name says it, since meshdockctl and scripts print this message as it is.
+    const std::string safe = mesh::terminal_safe(slot_name);
+    if (!slot_name.empty() && what.find("'" + slot_name + "'") == std::string::npos &&
+        what.find("'" + safe + "'") == std::string::npos)
+      what = "slot '" + safe + "': " + what;
     // A stream whose client went away (killed mid-publish, cancelled, past its deadline) ends
     // like one that was short; said as what it is, not as the client's invalid argument.
     if (ctx->IsCancelled() && e.status() != Status::kCancelled)

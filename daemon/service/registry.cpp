@@ -17,6 +17,7 @@
 #include "daemon/mesh/allocator.hpp"
 #include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "daemon/slots/layout.hpp"
 
@@ -61,7 +62,9 @@ payload::DevicePayload payload_of(const mesh::Mesh& m, const payload::Options& o
 
 // The refusal of a call naming a mesh that is not loaded. A first load still running has taken
 // the name, its mesh not there yet: "no mesh named" would read as if the load had been lost.
-[[noreturn]] void absent(const std::string& name, bool loading) {
+[[noreturn]] void absent(const std::string& raw, bool loading) {
+  // Any caller's name, valid or not, is echoed to that caller's terminal: escaped.
+  const std::string name = mesh::terminal_safe(raw);
   if (loading)
     throw ServiceError(Status::kFailedPrecondition,
                        "'" + name + "' is being loaded; it can be described, published to, " +

@@ -660,3 +660,45 @@ def test_publishes_parked_during_a_reload_cannot_take_every_rpc_thread(tmp_path)
             finish(a)
         c.close()
         assert d.stop() == 0, d.stderr
+
+
+# argv[1] addr, then triples NAME FIELD CODE (names as Python escapes, eval'd): one PublishSmall
+# each of one 64-bit element of dtype code CODE; prints the list of error details.
+ECHOER = """
+    import ast
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    out = []
+    for name, field, code in zip(sys.argv[2::3], sys.argv[3::3], sys.argv[4::3]):
+        head = pb.PublishChunk(name=ast.literal_eval(name), field=field, shape=[1],
+                               dtype=pb.DType(code=int(code), bits=64, lanes=1), data=bytes(8))
+        try:
+            stub.PublishSmall(head, timeout=10)
+            out.append("OK")
+        except grpc.RpcError as e:
+            out.append(e.details())
+    print(json.dumps(out), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_publish_refusal_says_the_slot_name_escaped(tmp_path):
+    """Before: a refused publish's message began "slot 'NAME': " with NAME as sent, control bytes
+    and all (ESC [2J, a newline and a forged "meshdockd: error:" line, OSC title sequences),
+    and a publish to an unknown name said "no mesh named 'NAME'" raw too; meshdockctl and
+    scripts print these messages as they are, onto a terminal. The daemon's log escaped them;
+    check_slot_name's own message escaped the name, the prefix before it did not. Now both
+    are escaped (\\xNN) as every other message that quotes outside bytes."""
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    hostile = "x\x1b[2J\nmeshdockd: error: FORGED\x07\x9b"
+    # An unknown mesh (float64), and a dtype no DLPack type has (code 9): refused at once.
+    a = attacker(ECHOER, d.addr, repr(hostile), "point_data/T", "2", repr(hostile), "tensor", "9")
+    try:
+        got = report(a)
+        assert len(got) == 2, got
+        for details in got:
+            assert not any(ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f for ch in details), details
+        assert got[0] == r"no mesh named 'x\x1b[2J\x0ameshdockd: error: FORGED\x07\xc2\x9b'"
+        assert got[1].startswith(r"slot 'x\x1b[2J\x0ameshdockd: error: FORGED\x07\xc2\x9b': "), got
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
