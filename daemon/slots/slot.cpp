@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "daemon/slots/layout.hpp"
@@ -466,7 +467,14 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
   std::uint64_t to_copy = 0;
   for (const auto& p : *copies) to_copy += p.array->nbytes();
   std::optional<BeatDuring> beat;  // through the copy and a mid_write pause (see BeatDuring)
-  if (to_copy >= kBeatDuringCopyBytes || o_.pause_mid_write.count()) beat.emplace(*cat_);
+  if (to_copy >= kBeatDuringCopyBytes || o_.pause_mid_write.count()) {
+    try {
+      beat.emplace(*cat_);
+    } catch (const std::system_error&) {
+      // No thread to be had (RLIMIT_NPROC): the copy goes on unbeaten, as before BeatDuring;
+      // a publish failed half-way for a heartbeat would be worse.
+    }
+  }
   const auto upload_start = std::chrono::steady_clock::now();
   backend_.upload(*buffers_[i], *copies);
   if (buffers_[i]->damaged()) {
