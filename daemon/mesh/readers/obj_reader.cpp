@@ -27,6 +27,16 @@ namespace meshdock::mesh {
 
 namespace {
 
+// Why an OBJ statement this reader knows but does not keep is left out; nullptr for one OBJ
+// does not have (which a file of no vertices makes no OBJ at all).
+const char* not_read_because(std::string_view key) {
+  return key == "o"        ? "object names are not kept"
+         : key == "s"      ? "smoothing groups are not kept"
+         : key == "usemtl" ? "materials are not kept"
+         : key == "mtllib" ? "material libraries are not read"
+                           : nullptr;
+}
+
 // The values of `v` as point_data (n, w) when there is one row per vertex, else a note.
 void attach(Mesh& m, const char* name, Chunks<double>& v, std::size_t w) {
   if (v.empty()) return;
@@ -161,7 +171,7 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
   // it (and as meshdock writes an empty mesh); one of statements OBJ does not know is no OBJ.
   if (points.empty()) {
     for (const auto& [key, count] : skipped) {
-      if (key != "o" && key != "s" && key != "usemtl" && key != "mtllib")
+      if (!not_read_because(key))
         c.fail("no vertices ('v' lines) and " + std::to_string(count) + " '" + key +
                "' statements: not an OBJ mesh");
     }
@@ -204,11 +214,8 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
     }
   }
   for (const auto& [key, count] : skipped) {
-    const char* why = key == "o"        ? "object names are not kept"
-                      : key == "s"      ? "smoothing groups are not kept"
-                      : key == "usemtl" ? "materials are not kept"
-                      : key == "mtllib" ? "material libraries are not read"
-                                        : "not supported";
+    const char* why = not_read_because(key);
+    if (!why) why = "not supported";
     m.notes.push_back("obj: " + std::to_string(count) + " '" + key + "' statements not read (" +
                       why + ")");
   }
