@@ -230,8 +230,8 @@ inline void emit_msh_data(Sink& s, bool binary, bool elements, const std::string
 // when it has none (ragged blocks, types Gmsh lacks, a node count that does not match).
 inline GmshType gmsh_type_of_block(const Mesh& m, std::size_t b, const std::string& path) {
   const auto& blk = m.cells[b];
-  const auto t = gmsh_type_by_name(blk.type);
-  if (blk.ragged() || !t || t->nodes != blk.connectivity.dim(1))
+  const auto t = gmsh_type_of(blk);
+  if (!t)
     throw WriteError(path + ": cells[" + std::to_string(b) + "] (" + blk.type + ", " +
                      (blk.ragged() ? std::string("ragged")
                                    : std::to_string(blk.connectivity.dim(1)) + " nodes") +

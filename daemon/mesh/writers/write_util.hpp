@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,11 +116,17 @@ inline std::string block_name(const Mesh& m, std::size_t b) {
   return "cells[" + std::to_string(b) + "] (" + m.cells[b].type + ")";
 }
 
-// Where a block a writer refuses can go: "VTU or MSH", or "VTU" for one Gmsh has no element for
-// (ragged blocks, polyhedra, VTK's arbitrary-order cells).
-inline std::string formats_for(const CellBlock& b) {
+// The Gmsh element type of a block, nullopt for one Gmsh has none for (ragged blocks,
+// polyhedra, VTK's arbitrary-order cells, a row width that is not the type's).
+inline std::optional<GmshType> gmsh_type_of(const CellBlock& b) {
   const auto t = gmsh_type_by_name(b.type);
-  return !b.ragged() && t && t->nodes == b.connectivity.dim(1) ? "VTU or MSH" : "VTU";
+  if (b.ragged() || !t || t->nodes != b.connectivity.dim(1)) return std::nullopt;
+  return t;
+}
+
+// Where a block a writer refuses can go: "VTU or MSH", or "VTU" when MSH cannot hold it either.
+inline std::string formats_for(const CellBlock& b) {
+  return gmsh_type_of(b) ? "VTU or MSH" : "VTU";
 }
 
 // A block of polygonal faces: triangle, quad, polygon (fixed or ragged).
