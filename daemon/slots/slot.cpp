@@ -464,10 +464,14 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     copies = &partial;
   }
   held_[i].clear();  // until the copies are done, what the buffer holds is unknown
-  std::uint64_t to_copy = 0;
-  for (const auto& p : *copies) to_copy += p.array->nbytes();
+  const auto bytes_of = [](const std::vector<backend::Placement>& ps) {
+    std::uint64_t n = 0;
+    for (const auto& p : ps) n += p.array->nbytes();
+    return n;
+  };
+  std::uint64_t copied_bytes = bytes_of(*copies);
   std::optional<BeatDuring> beat;  // through the copy and a mid_write pause (see BeatDuring)
-  if (to_copy >= kBeatDuringCopyBytes || o_.pause_mid_write.count()) {
+  if (copied_bytes >= kBeatDuringCopyBytes || o_.pause_mid_write.count()) {
     try {
       beat.emplace(*cat_);
     } catch (const std::system_error&) {
@@ -487,14 +491,12 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     allocate(false);
     fresh = true;
     backend_.upload(*buffers_[i], layout.placements);
-    copies = &layout.placements;
+    copied_bytes = bytes_of(layout.placements);
   }
   const double upload_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
-  std::uint64_t copied_bytes = 0, all_bytes = 0;
-  for (const auto& p : *copies) copied_bytes += p.array->nbytes();
+  const std::uint64_t all_bytes = bytes_of(layout.placements);
   for (const auto& p : layout.placements) {
-    all_bytes += p.array->nbytes();
     if (p.array->buffer()) held_[i][p.offset] = {p.array->nbytes(), p.array->buffer()};
   }
   if (fresh) {
