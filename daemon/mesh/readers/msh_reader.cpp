@@ -359,9 +359,12 @@ class MshReader {
   // maps them to points (the section may come before $Nodes).
   void read_periodic() {
     const bool v41 = version_ == 41, bin = v41 && binary_;
-    const auto links = checked_count(bin ? size_t_value("number of periodic links")
-                                         : c_.number<std::uint64_t>("number of periodic links"),
-                                     bin ? 28 : 8, "periodic link count");
+    // size_t_value and its kin follow binary_, and a 2.x binary file has this section in text.
+    const auto size = [&](const char* what) {
+      return bin ? size_t_value(what) : c_.number<std::uint64_t>(what);
+    };
+    const auto links =
+        checked_count(size("number of periodic links"), bin ? 28 : 8, "periodic link count");
     for (std::size_t l = 0; l < links; ++l) {
       std::array<std::int64_t, 4> link{};
       for (int k = 0; k < 3; ++k)
@@ -372,8 +375,7 @@ class MshReader {
       affine.fill(std::numeric_limits<double>::quiet_NaN());
       std::uint64_t n_affine = 0;
       if (v41) {
-        n_affine = bin ? size_t_value("number of affine values")
-                       : c_.number<std::uint64_t>("number of affine values");
+        n_affine = size("number of affine values");
       } else {
         const auto at = c_.offset();
         if (c_.token() == "Affine")
@@ -385,13 +387,11 @@ class MshReader {
         c_.fail(std::to_string(n_affine) + " affine values (a periodic link has 0 or 16)");
       for (std::uint64_t k = 0; k < n_affine; ++k)
         affine[k] = bin ? double_value("affine value") : c_.number<double>("affine value");
-      const auto pairs = checked_count(bin ? size_t_value("number of periodic nodes")
-                                           : c_.number<std::uint64_t>("number of periodic nodes"),
-                                       bin ? 16 : 4, "periodic node count");
-      for (std::size_t i = 0; i < 2 * pairs; ++i) {
+      const auto pairs =
+          checked_count(size("number of periodic nodes"), bin ? 16 : 4, "periodic node count");
+      for (std::size_t i = 0; i < 2 * pairs; ++i)
         periodic_tags_.push_back(bin ? static_cast<std::int64_t>(size_t_value("periodic node"))
                                      : c_.number<std::int64_t>("periodic node"));
-      }
       link[3] = static_cast<std::int64_t>(pairs);
       periodic_links_.push_back(link);
       periodic_affine_.insert(periodic_affine_.end(), affine.begin(), affine.end());
