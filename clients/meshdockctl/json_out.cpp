@@ -210,7 +210,8 @@ Json to_json(const v1::Event& e, double wall_seconds) {
               {"frame", e.frame()},
               {"message", e.message()},
               {"timestamp", e.timestamp()},
-              {"time", rfc3339(wall_seconds)}};
+              {"time", rfc3339(wall_seconds)},
+              {"dropped", e.dropped()}};
 }
 
 Json to_json(const grpc::health::v1::HealthCheckResponse& r) {

@@ -897,6 +897,11 @@ int main(int argc, char** argv) {
                 ? meshdockctl::wall_of_monotonic(e.timestamp())
                 : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                       .count();
+        if (e.dropped() && !o.json)  // JSON Lines carry it as "dropped"
+          std::fprintf(stderr,
+                       "meshdockctl: watch: %llu events lost before the next one: this watch "
+                       "read more slowly than they came (meshdockd keeps 1024 per watcher)\n",
+                       static_cast<unsigned long long>(e.dropped()));
         if (o.json)
           std::printf("%s\n", meshdockctl::to_json(e, wall).dump().c_str());  // JSON Lines
         else

@@ -481,22 +481,30 @@ grpc::Status MeshdockService::watch(grpc::ServerContext* ctx, S& s) {
         throw service::ServiceError(Status::kInvalidArgument, e.what());
       }
     }
-    auto sub = reg_.events().subscribe();
+    auto sub = reg_.events().subscribe(req.name());
+    bool told = false;  // the log says once per stream that this watcher falls behind
     while (!ctx->IsCancelled()) {
       // Stopping: the SHUTDOWN event was queued before stopping_ was set, so drain what is
       // queued (without waiting) and end with it.
       const bool stopping = stopping_;
       auto e = sub->next(std::chrono::milliseconds(stopping ? 0 : 200));
       if (!e && stopping) break;
-      if (!e ||
-          (!req.name().empty() && e->name != req.name() && e->kind != service::Event::kShutdown))
-        continue;
+      if (!e) continue;
+      if (e->dropped) {
+        metrics_.watch_dropped(e->dropped);
+        if (!std::exchange(told, true))
+          log_.warn("Watch: " + peers_.describe(ctx->peer()) + " reads events too slowly; " +
+                    std::to_string(e->dropped) + " dropped (" +
+                    std::to_string(service::EventBus::kMaxQueued) +
+                    " are kept per watcher; each event says how many were lost before it)");
+      }
       v1::Event ev;
       ev.set_kind(static_cast<v1::Event::Kind>(e->kind));
       ev.set_name(e->name);
       ev.set_frame(e->frame);
       ev.set_message(e->message);
       ev.set_timestamp(e->timestamp);
+      ev.set_dropped(e->dropped);
       if (!s.Write(ev) || e->kind == service::Event::kShutdown) break;
     }
   });

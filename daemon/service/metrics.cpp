@@ -30,6 +30,11 @@ void Metrics::received(std::string_view via, std::uint64_t bytes) {
   it->second += bytes;
 }
 
+void Metrics::watch_dropped(std::uint64_t n) {
+  std::lock_guard lock(m_);
+  watch_dropped_ += n;
+}
+
 void Metrics::rpc(std::string_view method, std::string_view code, double seconds) {
   std::lock_guard lock(m_);
   auto it = methods_.find(method);
@@ -189,6 +194,10 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
     out += std::string("meshdock_publish_received_bytes_total{via=\"") + via + "\"} " +
            std::to_string(it == received_.end() ? 0 : it->second) + "\n";
   }
+  header(out, "meshdock_watch_events_dropped_total", "counter",
+         "Watch events dropped because a watcher read them too slowly (each watcher's queue "
+         "keeps the newest 1024; the next event it reads says how many it lost).");
+  out += "meshdock_watch_events_dropped_total " + std::to_string(watch_dropped_) + "\n";
   header(out, "meshdock_rpc_calls_total", "counter", "RPCs finished, by method and status code.");
   for (const auto& [method, m] : methods_)
     for (const auto& [code, n] : m.codes)

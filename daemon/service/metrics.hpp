@@ -31,6 +31,9 @@ class Metrics {
   // caller's shm object). Thread-safe.
   void received(std::string_view via, std::uint64_t bytes);
 
+  // `n` Watch events dropped for a watcher that read too slowly. Thread-safe.
+  void watch_dropped(std::uint64_t n);
+
   // The exposition text: the counters above and `stats` / `leases` as gauges.
   std::string render(const Stats& stats, const std::vector<LeaseReport>& leases) const;
 
@@ -44,6 +47,7 @@ class Metrics {
   mutable std::mutex m_;
   std::map<std::string, Method, std::less<>> methods_;
   std::map<std::string, std::uint64_t, std::less<>> received_;  // by via
+  std::uint64_t watch_dropped_ = 0;
 };
 
 // A Prometheus label value: backslash, double quote and newline escaped.

@@ -531,3 +531,42 @@ def test_a_closed_client_says_so_and_a_deadline_names_the_call(daemon):
     assert e.value.code == "DEADLINE_EXCEEDED"
     assert "Load: no reply from meshdockd at unix:" in e.value.message
     assert "timeout of 1e-06 s" in e.value.message and "publishes nothing" in e.value.message
+
+
+
+def test_a_watcher_that_reads_too_slowly_is_told_how_many_events_it_lost(daemon, monkeypatch):
+    # The daemon keeps the newest 1024 events per watcher, after what gRPC's flow-control
+    # windows hold (fixed at 64 KiB here: BDP probing off, or they grow past any test's flood).
+    # A watcher that stops reading loses the oldest events, and the next one it reads counts
+    # them: every event of the mesh is read or counted as lost, none goes unsaid.
+    import grpc
+    plain = grpc.insecure_channel
+    monkeypatch.setattr(grpc, "insecure_channel",
+                        lambda addr: plain(addr, options=[("grpc.http2.bdp_probe", 0)]))
+    watcher = md.Client(daemon.addr)
+    daemon.client.load(daemon.root / BOX, name="b")
+    stream = watcher.watch("b")
+    opened = threading.Thread(target=lambda: seen.append(next(stream)), daemon=True)
+    seen, frames = [], []
+    opened.start()
+    while opened.is_alive():  # the stream opens on the thread: publish until it reports
+        frames.append(daemon.client.publish("b", "point_data/T", np.arange(300.0)))
+        opened.join(0.05)
+    assert seen and seen[0].frame in frames
+    frames = [f for f in frames if f > seen[0].frame]
+    frames += [daemon.client.publish("b", "point_data/T", np.arange(300.0)) for _ in range(8000)]
+    seen, lost = [], 0
+    while not seen or seen[-1].frame != frames[-1]:
+        e = next(stream)
+        seen.append(e)
+        lost += e.dropped
+        if e.dropped:
+            assert str(e).endswith(f" ({e.dropped} earlier events lost: this watcher read too "
+                                   "slowly)"), str(e)
+    assert lost > 0, "8000 unread events and none lost: the test no longer overflows the queue"
+    assert [e.kind for e in seen] == ["PUBLISHED"] * len(seen)
+    got = [e.frame for e in seen]
+    assert got == sorted(got) and set(got) <= set(frames)
+    assert len(seen) + lost == len(frames), (len(seen), lost, len(frames))
+    assert f"\nmeshdock_watch_events_dropped_total {lost}\n" in daemon.client.metrics()
+    watcher.close()

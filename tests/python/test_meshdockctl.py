@@ -347,6 +347,7 @@ def test_json_watch_is_json_lines_with_wall_clock_times(daemon):
     now = datetime.datetime.now(datetime.timezone.utc)
     for e in events:
         assert type(e["frame"]) is int and isinstance(e["timestamp"], float)
+        assert e["dropped"] == 0  # a watch that kept up lost nothing
         assert abs((now - is_rfc3339(e["time"])).total_seconds()) < 30, e
     # Monotonic and wall clock advance together.
     dt_mono = events[1]["timestamp"] - events[0]["timestamp"]

@@ -467,8 +467,11 @@ class Client:
 
     def watch(self, name: str = "") -> Iterator[R.Event]:
         """Events as they happen: kind "LOADED", "RELOADED", "PUBLISHED", "UNLOADED",
-        "LOAD_FAILED" or "SHUTDOWN", name, frame, message, timestamp. The iteration ends after
-        SHUTDOWN (the daemon stopped); a daemon that dies raises DaemonError UNAVAILABLE."""
+        "LOAD_FAILED" or "SHUTDOWN", name, frame, message, timestamp, and dropped: the events
+        lost just before this one when the loop reads more slowly than they come (the daemon
+        keeps the newest 1024 per watcher), so a slow watcher knows it missed some. The
+        iteration ends after SHUTDOWN (the daemon stopped); a daemon that dies raises
+        DaemonError UNAVAILABLE."""
         try:
             for e in self._stub.Watch(self.pb.WatchRequest(name=name), metadata=self._metadata):
                 yield R.from_pb(R.Event, e)

@@ -234,18 +234,24 @@ class Description:
 @dataclass
 class Event:
     """kind: LOADED, RELOADED, PUBLISHED, UNLOADED, LOAD_FAILED or SHUTDOWN; timestamp in
-    daemon monotonic seconds."""
+    daemon monotonic seconds; dropped: events of this watch lost just before this one because
+    the watcher read more slowly than they came (the daemon keeps the newest 1024 per
+    watcher), 0 unless it fell behind."""
     kind: Optional[EnumName] = _enum("Kind")
     name: str = ""
     frame: int = 0
     message: str = ""
     timestamp: float = 0.0
+    dropped: int = 0
 
     def __str__(self) -> str:
         s = f"{self.kind} '{self.name}'"
         if self.frame:
             s += f" frame {self.frame}"
-        return s + (f": {self.message}" if self.message else "")
+        s += f": {self.message}" if self.message else ""
+        if self.dropped:
+            s += f" ({self.dropped} earlier events lost: this watcher read too slowly)"
+        return s
 
 
 @dataclass
