@@ -3,6 +3,9 @@
 // it. In a directory of the test's (the daemon's side: test_shm_source.cpp).
 #include "meshdock/source.hpp"
 
+#include "meshdock/error.hpp"
+#include "meshdock/meshdock.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
@@ -85,6 +88,22 @@ TEST_F(SourceDir, AForkedChildLeavesItsParentsObjectAlone) {
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(fs::exists(b.path()));
+}
+
+TEST_F(SourceDir, ASweepOfADirectoryThatCannotBeReadSaysWhichAndWhy) {
+  const auto missing = (dir / "no-such-dir").string();
+  try {
+    meshdock::sweep_sources(missing, 0);
+    FAIL() << "a missing directory was swept as empty";
+  } catch (const meshdock::SdkError& e) {
+    EXPECT_NE(std::string(e.what()).find(missing + ": No such file or directory"),
+              std::string::npos)
+        << e.what();
+  }
+  std::uint64_t removed = 7;
+  EXPECT_EQ(meshdock_source_sweep(missing.c_str(), 0, &removed), MESHDOCK_ERR_SDK);
+  EXPECT_EQ(removed, 0u);
+  EXPECT_NE(std::string(meshdock_last_error()).find(missing), std::string::npos);
 }
 
 TEST_F(SourceDir, TheSweepRemovesOnlyObjectsNoLiveProcessHolds) {

@@ -112,7 +112,9 @@ void SourceBuffer::reset() noexcept {
 
 std::size_t sweep_sources(const std::string& dir, double min_age_seconds) {
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), &::closedir);
-  if (!d) return 0;
+  // A directory that cannot be read is said, not swept as empty: a mistyped one would
+  // otherwise look clean while the dead producers' objects fill the real one.
+  if (!d) throw SdkError("cannot sweep source objects in " + dir + ": " + std::strerror(errno));
   const int dfd = ::dirfd(d.get());
   const uid_t me = ::geteuid();
   std::size_t removed = 0;

@@ -49,7 +49,8 @@ _sweep_lock = threading.Lock()
 
 def sweep_dead(shm_dir: str = SHM_DIR, min_age: Optional[float] = None) -> int:
     """Removes this user's source objects that no live process holds (no flock on them, and
-    older than `min_age`, default SWEEP_MIN_AGE seconds); returns how many."""
+    older than `min_age`, default SWEEP_MIN_AGE seconds); returns how many. SdkError naming
+    `shm_dir` when it cannot be read."""
     removed = ctypes.c_uint64(0)
     check(api().source_sweep(os.fsencode(shm_dir), SWEEP_MIN_AGE if min_age is None else min_age,
                              ctypes.byref(removed)))

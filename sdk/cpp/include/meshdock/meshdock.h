@@ -498,7 +498,8 @@ MESHDOCK_API const char* meshdock_source_name(const meshdock_source* source);
 /* Unmaps it, and unlinks it when called in the process that made it. */
 MESHDOCK_API void meshdock_source_release(meshdock_source* source);
 /* Removes this user's source objects in `dir` (NULL: /dev/shm) that no live process holds and
- * that are older than min_age_seconds (a killed producer's); *removed: how many. */
+ * that are older than min_age_seconds (a killed producer's); *removed: how many. SDK naming
+ * `dir` when it cannot be read (missing, not a directory, no permission). */
 MESHDOCK_API int meshdock_source_sweep(const char* dir, double min_age_seconds, uint64_t* removed);
 
 /* ---- Devices --------------------------------------------------------------------------------- */

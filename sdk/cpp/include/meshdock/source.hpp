@@ -83,6 +83,7 @@ class SourceBuffer {
 // Removes this user's source objects in `dir` that no live process holds (no flock on them)
 // and that are older than `min_age_seconds` (their maker may not have locked them yet);
 // returns how many. Anything else there (another user's, a symlink, another name) is left.
+// SdkError naming `dir` when it cannot be read (missing, not a directory, no permission).
 std::size_t sweep_sources(const std::string& dir = "/dev/shm", double min_age_seconds = 10.0);
 
 }  // namespace meshdock
