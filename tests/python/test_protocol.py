@@ -226,6 +226,18 @@ def test_name_rules_agree(core, name):
     assert msgs[0] == msgs[1]
 
 
+def test_a_too_long_prefix_is_quoted_short_and_escaped_by_both(core):
+    hostile = "\x1b[2J" + "p" * 100000  # from $MESHDOCK_PREFIX, say
+    msgs = []
+    for fn in (p.data_object_name, core.data_object_name):
+        with pytest.raises(p.ProtocolError) as e:
+            fn(hostile, "x", 0, 1)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    assert msgs[0] == ("prefix '\\x1b[2Jpppppppppppppppppppp...' is 100004 characters long; "
+                       "the limit is 24")
+
+
 def test_data_object_names_agree(core):
     for name in ("golden", "x" * 200, "bracket.v2"):
         for slot, version in ((0, 1), (9, 2 ** 40 + 5)):

@@ -29,6 +29,19 @@ TEST(Names, RejectionsNameTheProblem) {
             "slot name 'x\\x00y' has character 0x00 at position 1; allowed are A-Z a-z 0-9 _ . -");
 }
 
+TEST(Names, ATooLongPrefixIsQuotedShortAndEscaped) {
+  std::string hostile = "\x1b[2J" + std::string(100000, 'p');
+  try {
+    shm::validate_prefix(hostile);
+    FAIL() << "accepted";
+  } catch (const shm::ProtocolError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what,
+              "prefix '\\x1b[2Jpppppppppppppppppppp...' is 100004 characters long; the limit "
+              "is 24");
+  }
+}
+
 TEST(Names, ObjectNamesMatchPythonSharedMemory) {
   EXPECT_EQ(shm::control_object_name("meshdock.", "bracket"), "meshdock.bracket");
   EXPECT_EQ(shm::catalog_object_name("meshdock.", "bracket"), "meshdock.bracket.catalog");

@@ -103,8 +103,9 @@ def validate_prefix(prefix: str) -> None:
     if not prefix:
         return
     if len(prefix) > MAX_PREFIX_LENGTH:
-        raise ProtocolError(f"prefix '{prefix}' is {len(prefix)} characters long; "
-                            f"the limit is {MAX_PREFIX_LENGTH}")
+        # Its start only, escaped, as the C++ message says it.
+        raise ProtocolError(f"prefix '{printable(prefix[:MAX_PREFIX_LENGTH])}...' is "
+                            f"{len(prefix)} characters long; the limit is {MAX_PREFIX_LENGTH}")
     if not all(c.isascii() and _NAME_CHAR.fullmatch(c) for c in prefix):
         raise ProtocolError(f"prefix '{printable(prefix)}' has a character outside A-Z a-z 0-9 _ . -")
 

@@ -88,8 +88,11 @@ inline void validate_name(std::string_view name, std::string_view what = "slot n
 inline void validate_prefix(std::string_view prefix) {
   if (prefix.empty()) return;
   if (prefix.size() > kMaxPrefixLength) {
-    throw ProtocolError("prefix '" + std::string(prefix) + "' is " + std::to_string(prefix.size()) +
-                        " characters long; the limit is " + std::to_string(kMaxPrefixLength));
+    // Its start only, escaped: the prefix comes from a caller or the environment, and a
+    // megabyte of it (or an ESC) does not belong in an error message.
+    throw ProtocolError("prefix '" + printable(prefix.substr(0, kMaxPrefixLength)) + "...' is " +
+                        std::to_string(prefix.size()) + " characters long; the limit is " +
+                        std::to_string(kMaxPrefixLength));
   }
   for (char c : prefix) {
     if (!is_name_char(c)) {
