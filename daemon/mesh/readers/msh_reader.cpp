@@ -275,7 +275,7 @@ class MshReader {
         if (!have_nodes) c_.fail("$Elements comes before $Nodes");
         v4_ ? read_elements4() : version_ == 30 ? read_elements3() : read_elements2();
         have_elements = true;
-      } else if (section == "Periodic" && version_ != 40 && version_ != 30) {
+      } else if (section == "Periodic") {
         if (streams()) populate_rest();
         read_periodic();
       } else if (section == "NodeData" || section == "ElementData") {
@@ -353,18 +353,26 @@ class MshReader {
     if (file_) file_->populate(c_.offset(), c_.data().size());
   }
 
-  // $Periodic (4.1, and 2.x in text even in binary files, as gmsh writes it): links "dim tag
-  // masterTag", an affine transform (4.1: "numAffine values", 0 or 16; 2.x: an optional
-  // "Affine" line of 16) and (node, master node) tag pairs. Kept as node tags until finish()
-  // maps them to points (the section may come before $Nodes).
+  // $Periodic: links "dim tag masterTag", an optional affine transform (16 values) and (node,
+  // master node) tag pairs, in three layouts (gmsh's writers; meshio reads the same):
+  //   text (2.x and 3.0, in text even in their binary files, and 4.0 ascii): an optional
+  //     "Affine v1 .. v16" line before the pair count;
+  //   4.1 (ascii and binary: counts and node tags size_t, entity tags int): "numAffine values",
+  //     0 or 16, before the pair count;
+  //   4.0 binary: link count and entity and node tags int, pair count long, a long -1 and the
+  //     16 values before it where there is a transform.
+  // Kept as node tags until finish() maps them to points (the section may come before $Nodes).
   void read_periodic() {
-    const bool v41 = version_ == 41, bin = v41 && binary_;
-    // size_t_value and its kin follow binary_, and a 2.x binary file has this section in text.
-    const auto size = [&](const char* what) {
-      return bin ? size_t_value(what) : c_.number<std::uint64_t>(what);
+    const bool v41 = version_ == 41;
+    const bool bin = binary_ && v4_;  // int_value and its kin follow binary_
+    const auto count = [&](const char* what) -> std::uint64_t {
+      if (!bin) return c_.number<std::uint64_t>(what);
+      return v41 ? size_t_value(what) : non_negative(int_value(what), what);
     };
+    // The fewest bytes a link and a node pair take, for checked_count.
+    const std::size_t link_bytes = bin ? (v41 ? 28 : 20) : 8, pair_bytes = bin ? (v41 ? 16 : 8) : 4;
     const auto links =
-        checked_count(size("number of periodic links"), bin ? 28 : 8, "periodic link count");
+        checked_count(count("number of periodic links"), link_bytes, "periodic link count");
     for (std::size_t l = 0; l < links; ++l) {
       std::array<std::int64_t, 4> link{};
       for (int k = 0; k < 3; ++k)
@@ -373,30 +381,55 @@ class MshReader {
         c_.fail("periodic entity dimension " + std::to_string(link[0]) + " is not 0..3");
       std::array<double, 16> affine;
       affine.fill(std::numeric_limits<double>::quiet_NaN());
-      std::uint64_t n_affine = 0;
+      std::uint64_t pairs = 0;
       if (v41) {
-        n_affine = size("number of affine values");
+        read_affine(affine, count("number of affine values"), bin);
+        pairs = count("number of periodic nodes");
+      } else if (bin) {
+        pairs = read_affine40(affine);
       } else {
         const auto at = c_.offset();
         if (c_.token() == "Affine")
-          n_affine = 16;
+          read_affine(affine, 16, false);
         else
           c_.seek(at);
+        pairs = count("number of periodic nodes");
       }
-      if (n_affine != 0 && n_affine != 16)
-        c_.fail(std::to_string(n_affine) + " affine values (a periodic link has 0 or 16)");
-      for (std::uint64_t k = 0; k < n_affine; ++k)
-        affine[k] = bin ? double_value("affine value") : c_.number<double>("affine value");
-      const auto pairs =
-          checked_count(size("number of periodic nodes"), bin ? 16 : 4, "periodic node count");
-      for (std::size_t i = 0; i < 2 * pairs; ++i)
-        periodic_tags_.push_back(bin ? static_cast<std::int64_t>(size_t_value("periodic node"))
-                                     : c_.number<std::int64_t>("periodic node"));
-      link[3] = static_cast<std::int64_t>(pairs);
+      const auto n = checked_count(pairs, pair_bytes, "periodic node count");
+      for (std::size_t i = 0; i < 2 * n; ++i) periodic_tags_.push_back(periodic_node(bin, v41));
+      link[3] = static_cast<std::int64_t>(n);
       periodic_links_.push_back(link);
       periodic_affine_.insert(periodic_affine_.end(), affine.begin(), affine.end());
     }
     c_.expect_line("$EndPeriodic");
+  }
+  // `n` affine values (0 or 16: a transform is a 4x4 matrix) into `affine`.
+  void read_affine(std::array<double, 16>& affine, std::uint64_t n, bool bin) {
+    if (n != 0 && n != 16)
+      c_.fail(std::to_string(n) + " affine values (a periodic link has 0 or 16)");
+    for (std::uint64_t k = 0; k < n; ++k)
+      affine[k] = bin ? double_value("affine value") : c_.number<double>("affine value");
+  }
+  // 4.0 binary: the long before the pairs is their count, or -1 when 16 affine values and then
+  // the count follow. Returns the count.
+  std::uint64_t read_affine40(std::array<double, 16>& affine) {
+    const auto first = c_.binary_one<std::int64_t>(swap_, "number of periodic nodes");
+    if (first >= 0) return static_cast<std::uint64_t>(first);
+    if (first != -1)
+      c_.fail("periodic node count " + std::to_string(first) +
+              " is negative (-1 marks 16 affine values)");
+    read_affine(affine, 16, true);
+    return non_negative(c_.binary_one<std::int64_t>(swap_, "number of periodic nodes"),
+                        "number of periodic nodes");
+  }
+  std::int64_t periodic_node(bool bin, bool v41) {
+    if (!bin) return c_.number<std::int64_t>("periodic node");
+    return v41 ? static_cast<std::int64_t>(size_t_value("periodic node"))
+               : int_value("periodic node");
+  }
+  std::uint64_t non_negative(std::int64_t n, const char* what) {
+    if (n < 0) c_.fail(std::string(what) + " " + std::to_string(n) + " is negative");
+    return static_cast<std::uint64_t>(n);
   }
 
   // The links as field data: gmsh:periodic (links, 4) [dim, tag, master tag, node pairs],
