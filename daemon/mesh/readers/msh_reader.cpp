@@ -21,7 +21,9 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "daemon/mesh/cell_types.hpp"
@@ -506,26 +508,39 @@ class MshReader {
 
   void read_entities() {
     have_entities_ = true;
-    std::uint64_t counts[4];
-    for (auto& n : counts) n = size_t_value("entity count");
-    for (int d = 0; d < 4; ++d) {
-      const auto n = checked_count(counts[d], binary_ ? 20 : 4, "entity count");
-      for (std::size_t i = 0; i < n; ++i) {
-        const int tag = int_value("entity tag");
-        // 4.1 gives a point its coordinates, 4.0 a (degenerate) box like every entity.
-        for (int k = 0; k < (d == 0 && version_ == 41 ? 3 : 6); ++k) double_value("bounding box");
-        const auto np = checked_count(size_t_value("number of physical tags"), binary_ ? 4 : 1,
-                                      "physical tag count");
-        auto& tags = entity_physicals_[{d, tag}];
-        for (std::size_t k = 0; k < np; ++k) tags.push_back(int_value("physical tag"));
-        if (d > 0) {
-          const auto nb = checked_count(size_t_value("number of bounding entities"),
-                                        binary_ ? 4 : 1, "bounding entity count");
-          for (std::size_t k = 0; k < nb; ++k) int_value("bounding entity");
-        }
-      }
-    }
+    each_entity("entity", binary_ ? 20 : 4, [&](int d, int tag) {
+      read_entity_rest(d, entity_physicals_[{d, tag}]);
+    });
     c_.expect_line("$EndEntities");
+  }
+
+  // The body of $Entities and $PartitionedEntities: the counts of points, curves, surfaces and
+  // volumes, then each entity's tag, and read_rest(dim, tag) reads what follows it. `kind`
+  // names the counts and tags in errors; an entity takes at least `min_bytes`.
+  template <class F>
+  void each_entity(const std::string& kind, std::size_t min_bytes, F&& read_rest) {
+    const auto count = kind + " count", tag = kind + " tag";
+    std::uint64_t counts[4];
+    for (auto& n : counts) n = size_t_value(count.c_str());
+    for (int d = 0; d < 4; ++d) {
+      const auto n = checked_count(counts[d], min_bytes, count.c_str());
+      for (std::size_t i = 0; i < n; ++i) read_rest(d, int_value(tag.c_str()));
+    }
+  }
+
+  // What follows the tags of an entity in $Entities and $PartitionedEntities: its box (4.1
+  // gives a point its coordinates, 4.0 a degenerate box like every entity's), its physical tags
+  // (appended to `physicals`) and, but for points, its bounding entities (skipped).
+  void read_entity_rest(int dim, std::vector<int>& physicals) {
+    for (int k = 0; k < (dim == 0 && version_ == 41 ? 3 : 6); ++k) double_value("bounding box");
+    const auto np = checked_count(size_t_value("number of physical tags"), binary_ ? 4 : 1,
+                                  "physical tag count");
+    for (std::size_t k = 0; k < np; ++k) physicals.push_back(int_value("physical tag"));
+    if (dim > 0) {
+      const auto nb = checked_count(size_t_value("number of bounding entities"), binary_ ? 4 : 1,
+                                    "bounding entity count");
+      for (std::size_t k = 0; k < nb; ++k) int_value("bounding entity");
+    }
   }
 
   // $PartitionedEntities (gmsh -part, 4.1 and 4.0): numPartitions; numGhostEntities and
@@ -542,37 +557,23 @@ class MshReader {
       ghost_tags_.insert(int_value("ghost entity tag"));
       int_value("ghost entity partition");
     }
-    std::uint64_t counts[4];
-    for (auto& n : counts) n = size_t_value("partitioned entity count");
-    for (int d = 0; d < 4; ++d) {
-      const auto n = checked_count(counts[d], binary_ ? 40 : 10, "partitioned entity count");
-      for (std::size_t i = 0; i < n; ++i) {
-        const int tag = int_value("partitioned entity tag");
-        PartitionedEntity e;
-        e.parent_dim = int_value("parent dimension");
-        e.parent_tag = int_value("parent tag");
-        if (e.parent_dim < d || e.parent_dim > 3)
-          c_.fail("partitioned entity (" + std::to_string(d) + ", " + std::to_string(tag) +
-                  ") has parent dimension " + std::to_string(e.parent_dim) + ", not " +
-                  std::to_string(d) + "..3");
-        const auto np =
-            checked_count(size_t_value("number of partitions"), binary_ ? 4 : 1, "partition count");
-        for (std::size_t k = 0; k < np; ++k) {
-          const int part = int_value("partition tag");
-          if (k == 0) e.partition = part;
-        }
-        for (int k = 0; k < (d == 0 && version_ == 41 ? 3 : 6); ++k) double_value("bounding box");
-        const auto nph = checked_count(size_t_value("number of physical tags"), binary_ ? 4 : 1,
-                                       "physical tag count");
-        for (std::size_t k = 0; k < nph; ++k) e.physicals.push_back(int_value("physical tag"));
-        if (d > 0) {
-          const auto nb = checked_count(size_t_value("number of bounding entities"),
-                                        binary_ ? 4 : 1, "bounding entity count");
-          for (std::size_t k = 0; k < nb; ++k) int_value("bounding entity");
-        }
-        partitioned_[{d, tag}] = std::move(e);
+    each_entity("partitioned entity", binary_ ? 40 : 10, [&](int d, int tag) {
+      PartitionedEntity e;
+      e.parent_dim = int_value("parent dimension");
+      e.parent_tag = int_value("parent tag");
+      if (e.parent_dim < d || e.parent_dim > 3)
+        c_.fail("partitioned entity (" + std::to_string(d) + ", " + std::to_string(tag) +
+                ") has parent dimension " + std::to_string(e.parent_dim) + ", not " +
+                std::to_string(d) + "..3");
+      const auto np =
+          checked_count(size_t_value("number of partitions"), binary_ ? 4 : 1, "partition count");
+      for (std::size_t k = 0; k < np; ++k) {
+        const int part = int_value("partition tag");
+        if (k == 0) e.partition = part;
       }
-    }
+      read_entity_rest(d, e.physicals);
+      partitioned_[{d, tag}] = std::move(e);
+    });
     c_.expect_line("$EndPartitionedEntities");
     partitioned_file_ = true;
   }
@@ -617,14 +618,8 @@ class MshReader {
     std::size_t idx = 0;
     const auto nblocks = checked_count(blocks, binary_ ? 20 : 8, "node block count");
     for (std::size_t b = 0; b < nblocks; ++b) {
-      const int dim = int_value("entity dimension");
-      const int entity = int_value("entity tag");
-      const int parametric = int_value("parametric flag");
-      const auto n = size_t_value("nodes in block");
-      if (parametric != 0) c_.fail("parametric nodes are not supported");
-      if (n > total - idx)
-        c_.fail("node block " + std::to_string(b) + " holds " + std::to_string(n) +
-                " nodes, more than the " + std::to_string(total - idx) + " the header leaves");
+      const auto [dim, entity] = block_entity();
+      const auto n = node_block_count(b, total - idx);
       if (binary_) {
         c_.need(n * 32, "node block");
         // size_t tags land directly in the int64 tag array (same width; one memcpy per block).
@@ -644,12 +639,39 @@ class MshReader {
       }
       idx += n;
     }
+    end_nodes4(idx, total);
+    mesh_.point_data["gmsh:dim_tags"] = std::move(dim_tags);
+  }
+
+  // A 4.x block's entity, (dimension, tag): 4.1 writes "dim tag", 4.0 "tag dim".
+  std::pair<int, int> block_entity() {
+    if (version_ == 41) {
+      const int dim = int_value("entity dimension");
+      return {dim, int_value("entity tag")};
+    }
+    const int tag = int_value("entity tag");
+    return {int_value("entity dimension"), tag};
+  }
+
+  // The rest of a 4.x node block's header, "parametric numNodes": the count, which must fit in
+  // the `left` nodes the $Nodes header leaves.
+  std::uint64_t node_block_count(std::size_t block, std::size_t left) {
+    const int parametric = int_value("parametric flag");
+    const auto n = size_t_value("nodes in block");
+    if (parametric != 0) c_.fail("parametric nodes are not supported");
+    if (n > left)
+      c_.fail("node block " + std::to_string(block) + " holds " + std::to_string(n) +
+              " nodes, more than the " + std::to_string(left) + " the header leaves");
+    return n;
+  }
+
+  // The end of a 4.x $Nodes: its blocks held the `total` its header promised.
+  void end_nodes4(std::size_t idx, std::size_t total) {
     if (idx != total)
       c_.fail("$Nodes header promises " + std::to_string(total) + " nodes but its blocks hold " +
               std::to_string(idx));
     c_.expect_line("$EndNodes");
     node_map_.build(tags_, c_);
-    mesh_.point_data["gmsh:dim_tags"] = std::move(dim_tags);
   }
 
   // MSH 4.0: "numEntityBlocks numNodes", then blocks "tagEntity dimEntity parametric numNodes"
@@ -665,29 +687,23 @@ class MshReader {
     std::size_t idx = 0;
     const auto nblocks = checked_count(blocks, binary_ ? 20 : 8, "node block count");
     for (std::size_t b = 0; b < nblocks; ++b) {
-      int_value("entity tag");
-      int_value("entity dimension");
-      const int parametric = int_value("parametric flag");
-      const auto n = size_t_value("nodes in block");
-      if (parametric != 0) c_.fail("parametric nodes are not supported");
-      if (n > total - idx)
-        c_.fail("node block " + std::to_string(b) + " holds " + std::to_string(n) +
-                " nodes, more than the " + std::to_string(total - idx) + " the header leaves");
-      for (std::size_t i = 0; i < n; ++i, ++idx) {
-        if (binary_) {
-          tags_[idx] = c_.binary_one<std::int32_t>(swap_, "node tag");
-          c_.binary(pts + 3 * idx, 3, swap_, "node coordinates");
-        } else {
-          tags_[idx] = c_.number<std::int64_t>("node tag");
-          for (int k = 0; k < 3; ++k) pts[3 * idx + k] = c_.number<double>("coordinate");
-        }
-      }
+      block_entity();
+      const auto n = node_block_count(b, total - idx);
+      for (std::size_t i = 0; i < n; ++i, ++idx) read_node_row(idx, pts);
     }
-    if (idx != total)
-      c_.fail("$Nodes header promises " + std::to_string(total) + " nodes but its blocks hold " +
-              std::to_string(idx));
-    c_.expect_line("$EndNodes");
-    node_map_.build(tags_, c_);
+    end_nodes4(idx, total);
+  }
+
+  // One "tag x y z" row of 4.0, 3.0, 2.x and 1 into tags_[i] and point i of `pts` (binary:
+  // int32 tag, 3 doubles).
+  void read_node_row(std::size_t i, double* pts) {
+    if (binary_) {
+      tags_[i] = c_.binary_one<std::int32_t>(swap_, "node tag");
+      c_.binary(pts + 3 * i, 3, swap_, "node coordinates");
+    } else {
+      tags_[i] = c_.number<std::int64_t>("node tag");
+      for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
+    }
   }
 
   // MSH 1: "$NOD", the node count, "tag x y z" rows, "$ENDNOD" (ascii only).
@@ -696,10 +712,7 @@ class MshReader {
     mesh_.points = Array::of<double>({static_cast<std::int64_t>(total), 3});
     double* pts = mesh_.points.as<double>();
     tags_.assign(total, 0);
-    for (std::size_t i = 0; i < total; ++i) {
-      tags_[i] = c_.number<std::int64_t>("node tag");
-      for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
-    }
+    for (std::size_t i = 0; i < total; ++i) read_node_row(i, pts);  // ascii: MSH 1 has no binary
     c_.expect_line("$ENDNOD");
     node_map_.build(tags_, c_);
   }
@@ -715,13 +728,7 @@ class MshReader {
     double* pts = mesh_.points.as<double>();
     tags_.assign(total, 0);
     for (std::size_t i = 0; i < total; ++i) {
-      if (binary_) {
-        tags_[i] = c_.binary_one<std::int32_t>(swap_, "node tag");
-        c_.binary(pts + 3 * i, 3, swap_, "node coordinates");
-      } else {
-        tags_[i] = c_.number<std::int64_t>("node tag");
-        for (int k = 0; k < 3; ++k) pts[3 * i + k] = c_.number<double>("coordinate");
-      }
+      read_node_row(i, pts);
       rest();
     }
     c_.expect_line("$EndNodes");
@@ -811,15 +818,9 @@ class MshReader {
     size_t_value("max element tag");
     std::uint64_t seen = 0;
     for (std::size_t b = 0; b < nblocks; ++b) {
-      RawBlock blk;
-      blk.entity_dim = int_value("entity dimension");
-      blk.entity_tag = int_value("entity tag");
-      blk.type = element_type(int_value("element type"));
-      blk.at = c_.offset();
+      RawBlock blk = element_block(8);
+      const auto n = static_cast<std::size_t>(blk.conn.dim(0));
       const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
-      const auto n = checked_count(size_t_value("elements in block"), binary_ ? 8 * per : 2 * per,
-                                   "element count");
-      blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
       std::int64_t* out = blk.conn.as<std::int64_t>();
       const std::size_t npc = static_cast<std::size_t>(blk.type.nodes);
       blk.rows = c_.data().data() + c_.offset();
@@ -850,11 +851,30 @@ class MshReader {
       seen += n;
       (drop_partition_block(blk) ? dropped_ : blocks_).push_back(std::move(blk));
     }
+    end_elements4(seen, total);
+    if (later_element_data()) element_tags4();
+  }
+
+  // A 4.x element block's header, its entity and "typeEle numElements", as a block whose conn
+  // has the count's rows; a row takes at least 1 + nodes tags of `tag_bytes` in binary.
+  RawBlock element_block(std::size_t tag_bytes) {
+    RawBlock blk;
+    std::tie(blk.entity_dim, blk.entity_tag) = block_entity();
+    blk.type = element_type(int_value("element type"));
+    blk.at = c_.offset();
+    const std::size_t per = 1 + static_cast<std::size_t>(blk.type.nodes);
+    const auto n = checked_count(size_t_value("elements in block"),
+                                 binary_ ? tag_bytes * per : 2 * per, "element count");
+    blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
+    return blk;
+  }
+
+  // The end of a 4.x $Elements: its blocks held the `total` its header promised.
+  void end_elements4(std::uint64_t seen, std::uint64_t total) {
     if (seen != total)
       c_.fail("$Elements header promises " + std::to_string(total) +
               " elements but its blocks hold " + std::to_string(seen));
     c_.expect_line("$EndElements");
-    if (later_element_data()) element_tags4();
   }
 
   // MSH 4.0: "numEntityBlocks numElements", then blocks "tagEntity dimEntity typeEle
@@ -866,16 +886,10 @@ class MshReader {
     const auto total = size_t_value("number of elements");
     std::uint64_t seen = 0;
     for (std::size_t b = 0; b < nblocks; ++b) {
-      RawBlock blk;
-      blk.entity_tag = int_value("entity tag");
-      blk.entity_dim = int_value("entity dimension");
-      blk.type = element_type(int_value("element type"));
-      blk.at = c_.offset();
+      RawBlock blk = element_block(4);
+      const auto n = static_cast<std::size_t>(blk.conn.dim(0));
       const std::size_t npc = static_cast<std::size_t>(blk.type.nodes);
       const std::size_t per = 1 + npc;
-      const auto n = checked_count(size_t_value("elements in block"), binary_ ? 4 * per : 2 * per,
-                                   "element count");
-      blk.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), blk.type.nodes});
       blk.element_tags.resize(n);
       std::int64_t* out = blk.conn.as<std::int64_t>();
       if (binary_) {
@@ -899,10 +913,7 @@ class MshReader {
       seen += n;
       (drop_partition_block(blk) ? dropped_ : blocks_).push_back(std::move(blk));
     }
-    if (seen != total)
-      c_.fail("$Elements header promises " + std::to_string(total) +
-              " elements but its blocks hold " + std::to_string(seen));
-    c_.expect_line("$EndElements");
+    end_elements4(seen, total);
   }
 
   // Constant per-block columns (gmsh:physical, gmsh:geometrical): big ones on every core, where
