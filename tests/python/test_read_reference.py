@@ -281,6 +281,27 @@ def test_partitioned_msh_split_file_holds_one_partition_without_ghosts(data_dir)
     assert len(ghost) == 1 and ghost[0].startswith("dropped ")
 
 
+def test_partitioned_msh30_says_what_it_loses_against_the_unpartitioned_mesh(data_dir):
+    """Before: read with no note, the partitions after each element's nodes skipped silently and
+    gmsh's interface elements kept (here a line in the surface group "plate" and a vertex in
+    "bottom"). 3.0 names no parent entity, so meshdock cannot tell a piece from a model
+    entity: the note says what differs from the 4.1 read of the same partitioning."""
+    m = meshdock.read(data_dir / "gmsh" / "partplate.p2.v30.msh")
+    assert m.notes == [
+        "partitioned MSH 3.0 (4 elements list partitions after their nodes): the partitions are "
+        "skipped (no gmsh:partition); gmsh:geometrical names gmsh's partition entities, as 3.0 "
+        "names no model entity they are pieces of; the 2 elements without a partition (gmsh's "
+        "elements on the interfaces between partitions, which the unpartitioned mesh has none "
+        "of) are kept"]
+    assert [(b.type, len(b)) for b in m.cells] == [("quad", 2), ("line", 3), ("vertex", 1)]
+    assert np.concatenate(m.cell_data["gmsh:geometrical"]).tolist() == [2, 3, 5, 6, 11, 10]
+    assert "gmsh:partition" not in m.cell_data
+    v41 = meshdock.read(data_dir / "gmsh" / "partplate.p2.v41.msh")  # drops the 2, keeps parts
+    assert sum(len(b) for b in v41.cells) == sum(len(b) for b in m.cells) - 2
+    assert sorted(np.concatenate(v41.cell_data["gmsh:partition"]).tolist()) == [1, 1, 2, 2]
+    assert meshdock.read(data_dir / "meshes" / "cube.v30.msh").notes == []
+
+
 def test_msh_element_data_of_dropped_interface_elements_is_skipped(data_dir, tmp_path):
     # partplate: elements 1..4 (2 lines, 2 quads) and 2 gmsh added on the interface (13, 15)
     text = (data_dir / "gmsh" / "partplate.p2.v41.msh").read_text()

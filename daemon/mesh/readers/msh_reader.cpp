@@ -1239,10 +1239,41 @@ class MshReader {
       pending_tags_.back().second.push_back(static_cast<std::int32_t>(entity));
       auto& p = pending_.back();
       for (int k = 0; k < type.nodes; ++k) p.push_back(value("node tag"));
-      for (auto k = type.nodes; k < ndata; ++k) value("element data");
+      count_partitions3(ndata - type.nodes, value);
     }
     c_.expect_line("$EndElements");
     flush_pending();
+    note_partitions3();
+  }
+
+  // Skips the `extra` data values after an element's nodes, counting the partitioned elements:
+  // gmsh writes "numPartitions partition ghostPartition..." there (numPartitions = 1 + the
+  // ghosts), nothing for the elements it adds on the interfaces between partitions.
+  template <class Value>
+  void count_partitions3(std::int64_t extra, Value& value) {
+    std::int64_t first = 0;
+    for (std::int64_t k = 0; k < extra; ++k) {
+      const auto v = value("element data");
+      if (k == 0) first = v;
+    }
+    if (extra >= 2 && first == extra - 1)
+      ++partitioned3_;
+    else if (extra == 0)
+      ++unpartitioned3_;
+  }
+
+  // A partitioned 3.0 file (gmsh -part N -format msh3) is read as written: what that loses
+  // against its unpartitioned twin, in Mesh.notes.
+  void note_partitions3() {
+    if (!partitioned3_) return;
+    mesh_.notes.push_back(
+        "partitioned MSH 3.0 (" + std::to_string(partitioned3_) +
+        " elements list partitions after their nodes): the partitions are skipped (no "
+        "gmsh:partition); gmsh:geometrical names gmsh's partition entities, as 3.0 names no "
+        "model entity they are pieces of; the " +
+        std::to_string(unpartitioned3_) +
+        " elements without a partition (gmsh's elements on the interfaces between partitions, "
+        "which the unpartitioned mesh has none of) are kept");
   }
 
   // MSH 2.2 binary: element headers (type, count, ntags) each followed by count rows of int32.
@@ -1568,6 +1599,8 @@ class MshReader {
   std::set<int> ghost_tags_;
   std::vector<RawBlock> dropped_;
   std::size_t dropped_interface_ = 0, dropped_ghost_ = 0, ghost_nodes_ = 0;
+  // Partitioned 3.0: elements that list partitions, and the others (see count_partitions3).
+  std::size_t partitioned3_ = 0, unpartitioned3_ = 0;
   ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
   std::vector<std::array<std::int64_t, 4>> periodic_links_;  // $Periodic, see read_periodic
