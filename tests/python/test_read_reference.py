@@ -302,6 +302,27 @@ def test_partitioned_msh30_says_what_it_loses_against_the_unpartitioned_mesh(dat
     assert meshdock.read(data_dir / "meshes" / "cube.v30.msh").notes == []
 
 
+def test_partitioned_entity_listing_several_partitions_notes_the_ones_gmsh_partition_loses(
+        data_dir, tmp_path):
+    """gmsh lists several partitions only for interface entities, whose elements are dropped
+    (none of tests/data/gmsh's partitioned files keeps one). A kept entity that lists several
+    (another writer's file) gave gmsh:partition its first with only the general note's
+    "(an entity's first)"; now a note counts the elements and names the entity and partitions."""
+    text = (data_dir / "gmsh" / "partplate.p2.v41.msh").read_text()
+    curve = "5 1 1 1 2 0 0 0 "  # curve 5, a piece of model curve 1 in partition 2: one line
+    assert text.count(curve) == 1
+    (tmp_path / "p.msh").write_text(text.replace(curve, "5 1 1 2 2 1 0 0 0 "))
+    m = meshdock.read(tmp_path / "p.msh")
+    assert ("1 elements lie on partitioned entities that list several partitions: gmsh:partition "
+            "holds the first, the others are not kept (the first such entity: (1, 5), "
+            "partitions 2 1)") in m.notes
+    assert np.concatenate(m.cell_data["gmsh:partition"]).tolist() == [2, 1, 2, 1]
+    for name in ("partplate.p2.v41.msh", "partbox.p3.v41.msh", "partbox.p3.v40.msh",
+                 "partbox.p3-notopo.v41.msh", "partbox.p3-split1.v41b.msh"):
+        assert not [n for n in meshdock.read(data_dir / "gmsh" / name).notes
+                    if "list several partitions" in n], name
+
+
 def test_msh_element_data_of_dropped_interface_elements_is_skipped(data_dir, tmp_path):
     # partplate: elements 1..4 (2 lines, 2 quads) and 2 gmsh added on the interface (13, 15)
     text = (data_dir / "gmsh" / "partplate.p2.v41.msh").read_text()

@@ -155,7 +155,8 @@ class TagMap {
 struct PartitionedEntity {
   int parent_dim = 0;
   int parent_tag = 0;
-  int partition = 0;  // the first listed (an entity on a partition boundary lists several)
+  int partition = 0;        // the first listed (an entity on a partition boundary lists several)
+  std::vector<int> others;  // the partitions listed after it
   std::vector<int> physicals;
 };
 
@@ -569,7 +570,10 @@ class MshReader {
           checked_count(size_t_value("number of partitions"), binary_ ? 4 : 1, "partition count");
       for (std::size_t k = 0; k < np; ++k) {
         const int part = int_value("partition tag");
-        if (k == 0) e.partition = part;
+        if (k == 0)
+          e.partition = part;
+        else
+          e.others.push_back(part);
       }
       read_entity_rest(d, e.physicals);
       partitioned_[{d, tag}] = std::move(e);
@@ -1433,6 +1437,30 @@ class MshReader {
       mesh_.cells.push_back(CellBlock::fixed(blk.type.name, std::move(blk.conn)));
   }
 
+  // gmsh:partition holds one partition per element. The entities gmsh lists several for are
+  // the interfaces, whose elements are dropped; an element kept on one (another writer's file)
+  // loses the partitions after the first, and the note says how many and where.
+  void note_several_partitions() {
+    std::size_t n = 0;
+    const PartitionedEntity* first = nullptr;
+    std::pair<int, int> where;
+    for (const auto& blk : blocks_) {
+      const auto* pe = partitioned_entity(blk.entity_dim, blk.entity_tag);
+      if (!pe || pe->others.empty()) continue;
+      n += static_cast<std::size_t>(blk.conn.dim(0));
+      if (!first) first = pe, where = {blk.entity_dim, blk.entity_tag};
+    }
+    if (!n) return;
+    std::string parts = std::to_string(first->partition);
+    for (int p : first->others) parts += " " + std::to_string(p);
+    mesh_.notes.push_back(std::to_string(n) +
+                          " elements lie on partitioned entities that list several partitions: "
+                          "gmsh:partition holds the first, the others are not kept (the first such "
+                          "entity: (" +
+                          std::to_string(where.first) + ", " + std::to_string(where.second) +
+                          "), partitions " + parts + ")");
+  }
+
   // What a partitioned file's reading changed, in Mesh.notes.
   void note_partitions() {
     mesh_.notes.push_back(
@@ -1442,6 +1470,7 @@ class MshReader {
         std::string(version_ == 41 ? " and gmsh:dim_tags name" : " names") +
         " the model entity it is a piece of; gmsh:partition holds the element's partition (an "
         "entity's first)");
+    note_several_partitions();
     if (dropped_interface_)
       mesh_.notes.push_back("dropped " + std::to_string(dropped_interface_) +
                             " elements gmsh added on the interfaces between partitions "
