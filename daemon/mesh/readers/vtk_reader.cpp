@@ -89,35 +89,35 @@ struct LegacyType {
   Kind kind = kPlain;
 };
 
-// The type names VTK's reader knows (compared lowercased, as it does), and the vtktype names.
+// The type names VTK's reader knows (compared lowercased, as it does): C's, whose widths are
+// the ones VTK writes them with (long: 64 bits), and the vtkType ones (vtktypeint8 ..
+// vtktypeuint64, vtktypefloat32 / 64), whose name spells the kind and width.
 std::optional<LegacyType> legacy_type(std::string_view s) {
   using L = LegacyType;
-  static const std::map<std::string, LegacyType> kTypes = {
-      {"bit", {{1, 8, 1}, L::kBit}},
-      {"unsigned_char", {{1, 8, 1}}},
-      {"char", {{0, 8, 1}}},
-      {"signed_char", {{0, 8, 1}}},
-      {"unsigned_short", {{1, 16, 1}}},
-      {"short", {{0, 16, 1}}},
-      {"unsigned_int", {{1, 32, 1}}},
-      {"int", {{0, 32, 1}}},
-      {"unsigned_long", {{1, 64, 1}}},
-      {"long", {{0, 64, 1}}},
-      {"float", {{2, 32, 1}}},
-      {"double", {{2, 64, 1}}},
-      {"vtktypeint64", {{0, 64, 1}}},
-      {"vtktypeuint64", {{1, 64, 1}}},
-      {"vtkidtype", {{0, 64, 1}, L::kIdType}},
-      {"vtktypeint8", {{0, 8, 1}}},
-      {"vtktypeuint8", {{1, 8, 1}}},
-      {"vtktypeint16", {{0, 16, 1}}},
-      {"vtktypeuint16", {{1, 16, 1}}},
-      {"vtktypeint32", {{0, 32, 1}}},
-      {"vtktypeuint32", {{1, 32, 1}}},
-      {"vtktypefloat32", {{2, 32, 1}}},
-      {"vtktypefloat64", {{2, 64, 1}}},
-      {"string", {{1, 8, 1}, L::kString}},
-      {"utf8_string", {{1, 8, 1}, L::kString}}};
+  static const std::map<std::string, LegacyType> kTypes = [] {
+    std::map<std::string, LegacyType> t = {{"bit", {{1, 8, 1}, L::kBit}},
+                                           {"unsigned_char", {{1, 8, 1}}},
+                                           {"char", {{0, 8, 1}}},
+                                           {"signed_char", {{0, 8, 1}}},
+                                           {"unsigned_short", {{1, 16, 1}}},
+                                           {"short", {{0, 16, 1}}},
+                                           {"unsigned_int", {{1, 32, 1}}},
+                                           {"int", {{0, 32, 1}}},
+                                           {"unsigned_long", {{1, 64, 1}}},
+                                           {"long", {{0, 64, 1}}},
+                                           {"float", {{2, 32, 1}}},
+                                           {"double", {{2, 64, 1}}},
+                                           {"vtkidtype", {{0, 64, 1}, L::kIdType}},
+                                           {"string", {{1, 8, 1}, L::kString}},
+                                           {"utf8_string", {{1, 8, 1}, L::kString}}};
+    for (const std::uint8_t bits : {8, 16, 32, 64}) {
+      t["vtktypeint" + std::to_string(bits)] = {{0, bits, 1}};
+      t["vtktypeuint" + std::to_string(bits)] = {{1, bits, 1}};
+    }
+    t["vtktypefloat32"] = {{2, 32, 1}};
+    t["vtktypefloat64"] = {{2, 64, 1}};
+    return t;
+  }();
   std::string lower(s);
   for (auto& c : lower)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
