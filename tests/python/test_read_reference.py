@@ -281,25 +281,45 @@ def test_partitioned_msh_split_file_holds_one_partition_without_ghosts(data_dir)
     assert len(ghost) == 1 and ghost[0].startswith("dropped ")
 
 
-def test_partitioned_msh30_says_what_it_loses_against_the_unpartitioned_mesh(data_dir):
+@pytest.mark.parametrize("name", ["partplate.p2.v30.msh", "partplate.p2.v30b.msh"])
+def test_partitioned_msh30_reads_its_partitions_and_drops_gmsh_interface_elements(data_dir, name):
     """Before: read with no note, the partitions after each element's nodes skipped silently and
     gmsh's interface elements kept (here a line in the surface group "plate" and a vertex in
-    "bottom"). 3.0 names no parent entity, so meshdock cannot tell a piece from a model
-    entity: the note says what differs from the 4.1 read of the same partitioning."""
-    m = meshdock.read(data_dir / "gmsh" / "partplate.p2.v30.msh")
+    "bottom"). Now as the 4.1 file of the same partitioning reads (the cells, groups and
+    partitions of gmsh's 2.2 export): gmsh:partition from the element data, the elements
+    without one dropped; only gmsh:geometrical differs (3.0 names no parent entity), noted."""
+    m = meshdock.read(data_dir / "gmsh" / name)
     assert m.notes == [
-        "partitioned MSH 3.0 (4 elements list partitions after their nodes): the partitions are "
-        "skipped (no gmsh:partition); gmsh:geometrical names gmsh's partition entities, as 3.0 "
-        "names no model entity they are pieces of; the 2 elements without a partition (gmsh's "
-        "elements on the interfaces between partitions, which the unpartitioned mesh has none "
-        "of) are kept"]
-    assert [(b.type, len(b)) for b in m.cells] == [("quad", 2), ("line", 3), ("vertex", 1)]
-    assert np.concatenate(m.cell_data["gmsh:geometrical"]).tolist() == [2, 3, 5, 6, 11, 10]
-    assert "gmsh:partition" not in m.cell_data
-    v41 = meshdock.read(data_dir / "gmsh" / "partplate.p2.v41.msh")  # drops the 2, keeps parts
-    assert sum(len(b) for b in v41.cells) == sum(len(b) for b in m.cells) - 2
-    assert sorted(np.concatenate(v41.cell_data["gmsh:partition"]).tolist()) == [1, 1, 2, 2]
+        "partitioned MSH 3.0 (partitions after each element's nodes): gmsh:partition holds each "
+        "element's partition (the ghost partitions gmsh lists after it are not kept); "
+        "gmsh:geometrical names gmsh's partition entities, as 3.0 names no model entity they are "
+        "pieces of",
+        "dropped 2 elements without a partition (gmsh's on the interfaces between partitions); "
+        "the unpartitioned mesh has none"]
+    assert [(b.type, len(b)) for b in m.cells] == [("quad", 2), ("line", 2)]
+    assert np.concatenate(m.cell_data["gmsh:geometrical"]).tolist() == [2, 3, 5, 6]
+
+    def cells(mesh):  # type, physical, partition, sorted node coordinates
+        return sorted((b.type, int(ph), int(pa), tuple(sorted(map(tuple, mesh.points[row]))))
+                      for b, phs, pas in zip(mesh.cells, mesh.cell_data["gmsh:physical"],
+                                             mesh.cell_data["gmsh:partition"])
+                      for row, ph, pa in zip(b.data, phs, pas))
+    v41 = meshdock.read(data_dir / "gmsh" / "partplate.p2.v41.msh")
+    assert cells(m) == cells(v41)
+    assert sorted(np.concatenate(m.cell_data["gmsh:partition"]).tolist()) == [1, 1, 2, 2]
     assert meshdock.read(data_dir / "meshes" / "cube.v30.msh").notes == []
+
+
+def test_partitioned_msh30_element_data_of_dropped_interface_elements_is_skipped(data_dir,
+                                                                                 tmp_path):
+    text = (data_dir / "gmsh" / "partplate.p2.v30.msh").read_text()
+    text += ("$ElementData\n1\n\"e\"\n1\n0.0\n3\n0\n1\n6\n"
+             "1 10\n2 20\n3 30\n4 40\n13 130\n15 150\n$EndElementData\n")
+    (tmp_path / "plate.msh").write_text(text)
+    m = meshdock.read(tmp_path / "plate.msh")
+    assert np.concatenate(m.cell_data["e"]).tolist() == [30, 40, 10, 20]  # quads, then lines
+    assert "$ElementData 'e': 2 values of dropped partition-interface / ghost elements skipped" \
+        in m.notes
 
 
 def test_partitioned_entity_listing_several_partitions_notes_the_ones_gmsh_partition_loses(

@@ -8,7 +8,8 @@
 // $MeshFormat line is a number ("2.200000" is 2.2); "4" is 4.0, as gmsh itself reads it.
 // Partitioned 4.x files read as their unpartitioned twin: groups and model entities from
 // $PartitionedEntities, gmsh:partition added, the interface / ghost elements gmsh adds dropped
-// (noted). A 4.x file with no $Nodes / $Elements (gmsh -0) is an empty mesh.
+// (noted); partitioned 3.0 files likewise, from the partitions after each element's nodes
+// (3.0 names no parent entity). A 4.x file with no $Nodes / $Elements (gmsh -0) is an empty mesh.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -168,6 +169,7 @@ struct RawBlock {
   Array conn;      // (n, nodes) int64, still node *tags*
   Array physical;  // 2.2 only: int32 per element, the arrays cell_data gets
   Array geometrical;
+  Array partition;  // partitioned 3.0 only: int64 per element, cell_data gmsh:partition
   std::vector<std::int64_t> element_tags;  // only when the file has $ElementData
   std::size_t at = 0;          // byte offset where the block starts (line computed on errors only)
   const char* rows = nullptr;  // 4.1: the block's element rows (binary) / text (ascii)
@@ -1151,6 +1153,7 @@ class MshReader {
       blocks_.push_back(std::move(blk));
       pending_.emplace_back();
       pending_tags_.emplace_back();
+      pending_parts_.emplace_back();
     }
     return blocks_.back();
   }
@@ -1164,6 +1167,7 @@ class MshReader {
       std::vector<std::int64_t>().swap(pending_[b]);
       blk.physical = Array::from_vector(pending_tags_[b].first);
       blk.geometrical = Array::from_vector(pending_tags_[b].second);
+      if (partitioned3_) blk.partition = Array::from_vector(pending_parts_[b]);
     }
   }
 
@@ -1243,41 +1247,81 @@ class MshReader {
       pending_tags_.back().second.push_back(static_cast<std::int32_t>(entity));
       auto& p = pending_.back();
       for (int k = 0; k < type.nodes; ++k) p.push_back(value("node tag"));
-      count_partitions3(ndata - type.nodes, value);
+      pending_parts_.back().push_back(partition3(ndata - type.nodes, value));
     }
     c_.expect_line("$EndElements");
+    if (partitioned3_) drop_unpartitioned3();
     flush_pending();
-    note_partitions3();
+    if (partitioned3_) {
+      std::erase_if(blocks_, [](const RawBlock& b) { return b.conn.dim(0) == 0; });
+      note_partitions3();
+    }
   }
 
-  // Skips the `extra` data values after an element's nodes, counting the partitioned elements:
-  // gmsh writes "numPartitions partition ghostPartition..." there (numPartitions = 1 + the
-  // ghosts), nothing for the elements it adds on the interfaces between partitions.
+  // Reads the `extra` data values after an element's nodes; returns its partition, 0 when it
+  // has none. gmsh writes "numPartitions partition ghostPartition..." there (numPartitions = 1 +
+  // the ghosts) for a partitioned mesh, nothing for the elements it adds on the interfaces
+  // between partitions.
   template <class Value>
-  void count_partitions3(std::int64_t extra, Value& value) {
-    std::int64_t first = 0;
+  std::int64_t partition3(std::int64_t extra, Value& value) {
+    std::int64_t first = 0, partition = 0;
     for (std::int64_t k = 0; k < extra; ++k) {
       const auto v = value("element data");
       if (k == 0) first = v;
+      if (k == 1) partition = v;
     }
-    if (extra >= 2 && first == extra - 1)
-      ++partitioned3_;
-    else if (extra == 0)
-      ++unpartitioned3_;
+    if (extra < 2 || first != extra - 1 || partition <= 0) return 0;
+    ++partitioned3_;
+    return partition;
   }
 
-  // A partitioned 3.0 file (gmsh -part N -format msh3) is read as written: what that loses
-  // against its unpartitioned twin, in Mesh.notes.
+  // A partitioned 3.0 file: its elements without a partition (gmsh's on the interfaces, which
+  // the unpartitioned mesh has none of) go to dropped_ (so $ElementData values for them are
+  // skipped, as for 4.x), the others keep their partition for gmsh:partition.
+  void drop_unpartitioned3() {
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      auto& blk = blocks_[b];
+      auto& parts = pending_parts_[b];
+      auto& [physical, geometrical] = pending_tags_[b];
+      auto& conn = pending_[b];
+      const auto npc = static_cast<std::size_t>(blk.type.nodes);
+      RawBlock gone;
+      gone.type = blk.type;
+      std::size_t kept = 0;
+      for (std::size_t e = 0; e < parts.size(); ++e) {
+        if (parts[e] == 0) {
+          gone.element_tags.push_back(blk.element_tags[e]);
+          continue;
+        }
+        blk.element_tags[kept] = blk.element_tags[e];
+        physical[kept] = physical[e];
+        geometrical[kept] = geometrical[e];
+        parts[kept] = parts[e];
+        std::copy_n(conn.begin() + static_cast<std::ptrdiff_t>(e * npc), npc,
+                    conn.begin() + static_cast<std::ptrdiff_t>(kept * npc));
+        ++kept;
+      }
+      blk.element_tags.resize(kept);
+      physical.resize(kept);
+      geometrical.resize(kept);
+      parts.resize(kept);
+      conn.resize(kept * npc);
+      dropped3_ += gone.element_tags.size();
+      if (!gone.element_tags.empty()) dropped_.push_back(std::move(gone));
+    }
+  }
+
+  // What reading a partitioned 3.0 file (gmsh -part N -format msh3) changed, in Mesh.notes.
   void note_partitions3() {
-    if (!partitioned3_) return;
     mesh_.notes.push_back(
-        "partitioned MSH 3.0 (" + std::to_string(partitioned3_) +
-        " elements list partitions after their nodes): the partitions are skipped (no "
-        "gmsh:partition); gmsh:geometrical names gmsh's partition entities, as 3.0 names no "
-        "model entity they are pieces of; the " +
-        std::to_string(unpartitioned3_) +
-        " elements without a partition (gmsh's elements on the interfaces between partitions, "
-        "which the unpartitioned mesh has none of) are kept");
+        "partitioned MSH 3.0 (partitions after each element's nodes): gmsh:partition holds each "
+        "element's partition (the ghost partitions gmsh lists after it are not kept); "
+        "gmsh:geometrical names gmsh's partition entities, as 3.0 names no model entity they are "
+        "pieces of");
+    if (dropped3_)
+      mesh_.notes.push_back("dropped " + std::to_string(dropped3_) +
+                            " elements without a partition (gmsh's on the interfaces between "
+                            "partitions); the unpartitioned mesh has none");
   }
 
   // MSH 2.2 binary: element headers (type, count, ntags) each followed by count rows of int32.
@@ -1401,6 +1445,7 @@ class MshReader {
       } else {
         mesh_.cell_data["gmsh:physical"].push_back(blk.physical);
         mesh_.cell_data["gmsh:geometrical"].push_back(blk.geometrical);
+        if (partitioned3_) mesh_.cell_data["gmsh:partition"].push_back(blk.partition);
       }
     }
     for (const auto& pn : names_) {
@@ -1628,8 +1673,8 @@ class MshReader {
   std::set<int> ghost_tags_;
   std::vector<RawBlock> dropped_;
   std::size_t dropped_interface_ = 0, dropped_ghost_ = 0, ghost_nodes_ = 0;
-  // Partitioned 3.0: elements that list partitions, and the others (see count_partitions3).
-  std::size_t partitioned3_ = 0, unpartitioned3_ = 0;
+  // Partitioned 3.0: elements that list a partition (see partition3), those dropped for none.
+  std::size_t partitioned3_ = 0, dropped3_ = 0;
   ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
   std::vector<std::array<std::int64_t, 4>> periodic_links_;  // $Periodic, see read_periodic
@@ -1639,6 +1684,7 @@ class MshReader {
   std::vector<std::vector<std::int64_t>> pending_;  // 2.2: node tags per block while reading
   // ascii 2.2: physical and geometrical tags per block while reading
   std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>> pending_tags_;
+  std::vector<std::vector<std::int64_t>> pending_parts_;  // 3.0: each element's partition, or 0
   std::vector<DataSection> data_;
   Mesh mesh_;
 };

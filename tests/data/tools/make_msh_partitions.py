@@ -19,8 +19,9 @@ Into tests/data/gmsh:
   partbox.p3-split1.v41b.msh -part_split with ghost cells, binary: partition 1's file (ghost
                              entities hold copies of other partitions' elements)
   partplate.p2.v41.msh       partplate.geo in 2 partitions: 4 elements and 2 on the interface
-  partplate.p2.v30.msh       the same in MSH 3.0 (-format msh3): partitions after each element's
-                             nodes, gmsh's partition pieces as plain $Entities (no parents)
+  partplate.p2.v30.msh / .v30b.msh  the same in MSH 3.0 ascii / binary (-format msh3):
+                             partitions after each element's nodes, gmsh's partition pieces as
+                             plain $Entities (no parents), interface elements with no partition
   points.v41.msh / .v22.msh  gmsh -0 of three points, one physical group: no mesh
 
 The reference of a partitioned file is a canonical form of its cells (type, physical,
@@ -101,9 +102,11 @@ def main():
         subprocess.run(["gmsh", "-nt", "1", "-v", "1", "-2", str(HERE / "partplate.geo"), "-part",
                         "2", "-format", "msh41", "-o", str(MESHES / "partplate.p2.v41.msh")],
                        check=True, capture_output=True)
-        subprocess.run(["gmsh", "-nt", "1", "-v", "1", "-2", str(HERE / "partplate.geo"), "-part",
-                        "2", "-format", "msh3", "-o", str(MESHES / "partplate.p2.v30.msh")],
-                       check=True, capture_output=True)
+        for suffix, binary in (("v30", []), ("v30b", ["-bin"])):
+            subprocess.run(["gmsh", "-nt", "1", "-v", "1", "-2", str(HERE / "partplate.geo"), "-part",
+                            "2", "-format", "msh3", *binary, "-o",
+                            str(MESHES / f"partplate.p2.{suffix}.msh")],
+                           check=True, capture_output=True)
         gmsh("points.geo", MESHES / "points.v41.msh", "-format", "msh41")
         gmsh("points.geo", MESHES / "points.v22.msh", "-format", "msh22")
 
