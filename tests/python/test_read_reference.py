@@ -893,3 +893,18 @@ def test_periodic_in_binary_40_reads_gmsh_40s_marker_and_refuses_other_negatives
     with pytest.raises(meshdock.ReadError,
                        match=r"m\.msh:\d+: periodic node count -2 is negative \(-1 marks 16 affine"):
         meshdock.read(tmp_path / "m.msh")
+
+
+@pytest.mark.parametrize("name", ["meshes/cube.v20.msh", "meshes/cube.v30b.msh",
+                                  "gmsh/partplate.p2.v30.msh"])
+def test_a_second_elements_section_in_2x_or_30_is_a_read_error(data_dir, tmp_path, name):
+    """Before: the second section's rows met blocks whose rows had been moved out already:
+    connectivity from uninitialized memory (an error naming a node tag like 17179869310 by
+    luck) or, in a partitioned 3.0 file, a crash. gmsh writes one; now a second is refused."""
+    data = (data_dir / name).read_bytes()
+    i, j = data.index(b"$Elements\n"), data.index(b"$EndElements\n") + len(b"$EndElements\n")
+    (tmp_path / "two.msh").write_bytes(data[:j] + data[i:j] + data[j:])
+    version = "3.0" if ".v30" in name else "2.x"
+    with pytest.raises(meshdock.ReadError,
+                       match=rf"two\.msh:\d+: a second \$Elements section \(a {version} file has one\)"):
+        meshdock.read(tmp_path / "two.msh")

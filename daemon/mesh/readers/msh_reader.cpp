@@ -278,6 +278,11 @@ class MshReader {
         have_nodes = true;
       } else if (section == "Elements") {
         if (!have_nodes) c_.fail("$Elements comes before $Nodes");
+        // 2.x and 3.0 gather a section's rows per block and move them into the blocks at its
+        // end (flush_pending), once: a second section would meet blocks already moved.
+        if (have_elements && !v4_)
+          c_.fail("a second $Elements section (a " + std::string(version_ == 30 ? "3.0" : "2.x") +
+                  " file has one)");
         v4_ ? read_elements4() : version_ == 30 ? read_elements3() : read_elements2();
         have_elements = true;
       } else if (section == "Periodic") {
