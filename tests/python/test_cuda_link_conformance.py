@@ -14,7 +14,20 @@ republishes, growth, shrinking and shutdown:
     height or num_comps as (512, 512, 4) float32; the array is (height, width, num_comps).
 A mesh slot is one flat uint8 buffer; a single-array publish (field "tensor") is the array
 itself, so cuda-link reads an image as a texture.
-A host slot's handle is "MDH1" + the data segment's name, so "opening" it maps the segment."""
+A host slot's handle is "MDH1" + the data segment's name, so "opening" it maps the segment.
+
+The importer below reads the control block with none of meshdock's code (only the host handle,
+meshdock's own, is parsed by meshdock.protocol): its offsets and rules are read from
+cuda-link v1.1.0's src/cuda_link/cuda_ipc_importer.py (cited by line) and from its TouchDesigner
+receiver, td_exporter/CUDAIPCExtension.py. Like cuda-link, it maps the control block once and
+reads it through that mapping ever after (importer:364): it never looks the name up again, so a
+block replaced under the name is seen only through the bytes of the one it mapped."""
+import signal
+import struct
+import threading
+import time
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -24,48 +37,123 @@ from meshdock import protocol
 from meshdock.client import publish_chunks
 from meshdock.v1 import meshdock_pb2 as pb
 
+# cuda_ipc_importer.py:103-117: magic u32 at 0, version u64 at 4, num_slots u32 at 12, write_idx
+# u32 at 16; 128 bytes per slot from 20 (64 memory handle, 64 event handle); the shutdown byte;
+# 20 bytes of metadata; a float64 timestamp. All little-endian (importer:120-123).
+CIPD = 0x43495044
+HEADER, SLOT = 20, 128
+META = struct.Struct("<IIIBBHI")  # width, height, num_comps, kind, bits, flags, data_size
+ITEMSIZE = {"float32": 4, "float16": 2, "uint8": 1, "uint16": 2}  # importer:100
+
+
+def cuda_link_dtype(kind, bits, flags):
+    """importer:130-140, _decode_dtype_str."""
+    if kind == 2 and bits == 16 and not flags & 1:
+        return "float16"
+    if kind == 2:
+        return "float32"
+    return {8: "uint8", 16: "uint16"}.get(bits, "float32")
+
+
+class Meta(NamedTuple):
+    width: int
+    height: int
+    num_comps: int
+    format_kind: int
+    bits: int
+    flags: int
+    data_size: int
+
+    def cuda_link_dtype(self):
+        return cuda_link_dtype(self.format_kind, self.bits, self.flags)
+
+    def shape(self):
+        """What the importer makes of the metadata (importer:444-458)."""
+        if 0 in (self.width, self.height, self.num_comps):
+            return (512, 512, 4), "float32"
+        return (self.height, self.width, self.num_comps), self.cuda_link_dtype()
+
+    def reads(self):
+        """Bytes the importer reads from a slot buffer: get_frame_numpy's D2H copy and the
+        extent of its torch/CuPy views (importer:855-856, 609-611)."""
+        shape, dt = self.shape()
+        return shape[0] * shape[1] * shape[2] * ITEMSIZE[dt]
+
+
+class ProducerGone(RuntimeError):
+    """The shutdown byte is 1: the importer cleans up (importer:415-419, 732-735), the
+    TouchDesigner receiver too and reconnects by name later (CUDAIPCExtension.py:1594-1597)."""
+
 
 class CudaLinkImporter:
     """One cuda-link consumer of the slot `name` of `daemon`."""
 
     def __init__(self, daemon, name):
-        self.daemon, self.name = daemon, name
-        cb = self._control_block()
-        if cb.shutdown == 1:
-            raise RuntimeError("cuda-link: the producer has shut down")
-        self._open(cb)
+        self.shm = protocol.open_segment(daemon.prefix + name)  # once (importer:364)
+        buf = self.shm.buf
+        assert self._u32(0) == CIPD, hex(self._u32(0))  # importer:375-385
+        n = self._u32(12)
+        assert 1 <= n <= 10, n  # importer:402-409
+        if buf[HEADER + SLOT * n] == 1:  # importer:412-419
+            raise ProducerGone(name)
+        self.last_write_idx = 0
+        self._open()
 
-    def _control_block(self):
-        return protocol.decode_control_block(self.daemon.control_block(self.name), self.name)
+    def close(self):
+        self.shm.close()
 
-    def _open(self, cb):
-        self.version, self.metadata, self.sizes = cb.version, cb.metadata, []
-        for i, h in enumerate(cb.mem_handles):
-            assert any(h), (f"slot {i} of {cb.num_slots} has an all-zero memory handle: "
-                            f"cuda-link's cudaIpcOpenMemHandle fails and it retries forever")
-            seg = protocol.open_segment(protocol.parse_host_handle(h))
+    def _u32(self, offset):
+        return struct.unpack_from("<I", self.shm.buf, offset)[0]
+
+    def _open(self):
+        """_initialize / _reinitialize: version, num_slots, metadata, then every slot's handles
+        (importer:393-399, 1073-1090, 469-489). They are used until the next version change."""
+        buf = self.shm.buf
+        self.version = struct.unpack_from("<Q", buf, 4)[0]
+        self.num_slots = n = self._u32(12)
+        self.shutdown_at = HEADER + SLOT * n
+        self.metadata = Meta(*META.unpack_from(buf, self.shutdown_at + 1))
+        self.timestamp_at = self.shutdown_at + 1 + META.size
+        self.handles, self.sizes = [], []
+        for i in range(n):
+            mem = bytes(buf[HEADER + SLOT * i:HEADER + SLOT * i + 64])
+            assert any(mem), (f"slot {i} of {n} has an all-zero memory handle: cuda-link's "
+                              f"cudaIpcOpenMemHandle fails and it retries forever")
+            seg = protocol.open_segment(protocol.parse_host_handle(mem))
             try:
                 self.sizes.append(len(seg.buf))
             finally:
                 seg.close()
+            self.handles.append(mem)
         self.opens = getattr(self, "opens", 0) + 1
 
     def frame(self):
-        """The bytes cuda-link reads for the newest frame, with the checks it makes."""
-        cb = self._control_block()
-        if cb.shutdown == 1:
-            raise RuntimeError("cuda-link: the producer has shut down")
-        if cb.version != self.version:
-            self._open(cb)
+        """The bytes cuda-link reads for the newest frame, with the checks it makes, in its
+        order: shutdown, version, write_idx, timestamp (importer:732-753)."""
+        buf = self.shm.buf
+        if buf[self.shutdown_at] == 1:
+            raise ProducerGone(self.shm.name)
+        if struct.unpack_from("<Q", buf, 4)[0] != self.version:
+            self._open()
+        write_idx = self._u32(16)
+        assert write_idx != 0, "no frame published yet"  # importer:637-638
+        slot = (write_idx - 1) % self.num_slots  # importer:644
+        self.last_write_idx = write_idx
+        ts = struct.unpack_from("<d", buf, self.timestamp_at)[0]
+        # latency = perf_counter() - timestamp (importer:752-753): the same clock, so small.
+        self.latency = time.perf_counter() - ts
+        assert ts > 0 and 0 <= self.latency < 60, (ts, time.perf_counter())
         # What it believes (the metadata it read at the last version change) must be the truth.
-        assert self.metadata == cb.metadata, (
-            f"metadata changed to {cb.metadata} without a version change: cuda-link still "
+        now = Meta(*META.unpack_from(buf, self.shutdown_at + 1))
+        assert self.metadata == now, (
+            f"metadata changed to {now} without a version change: cuda-link still "
             f"uses {self.metadata}")
         m = self.metadata
+        # The TouchDesigner receiver refuses a block where this fails (CUDAIPCExtension.py:1857).
         assert m.width * m.height * m.num_comps * m.bits // 8 == m.data_size, m
-        slot = (cb.write_idx - 1) % cb.num_slots
-        assert self.sizes[slot] >= m.data_size, (slot, self.sizes, m)
-        seg = protocol.open_segment(protocol.parse_host_handle(cb.mem_handles[slot]))
+        # The importer reads this much of the buffer it opened at the last version change.
+        assert self.sizes[slot] >= max(m.data_size, m.reads()), (slot, self.sizes, m, m.reads())
+        seg = protocol.open_segment(protocol.parse_host_handle(self.handles[slot]))
         try:
             return bytes(seg.buf[:m.data_size])
         finally:
@@ -75,11 +163,7 @@ class CudaLinkImporter:
         """The newest frame as the array cuda-link hands its user: (height, width, comps) of
         the dtype it decodes."""
         raw = self.frame()
-        m = self.metadata
-        if 0 in (m.width, m.height, m.num_comps):
-            shape, dt = (512, 512, 4), np.float32
-        else:
-            shape, dt = (m.height, m.width, m.num_comps), np.dtype(m.cuda_link_dtype())
+        shape, dt = self.metadata.shape()
         return np.frombuffer(raw, dt).reshape(shape)
 
 
@@ -150,7 +234,7 @@ def test_a_stopped_daemon_is_refused(daemon):
         assert cb.shutdown == 1
     finally:
         seg.close()
-    with pytest.raises(Exception):
+    with pytest.raises(ProducerGone):
         imp.frame()
 
 
@@ -218,6 +302,18 @@ def test_a_tensor_replaced_by_a_mesh_and_back(daemon):
     assert (m.height, m.num_comps, m.format_kind, m.bits) == (1, 1, 1, 8)
     with meshdock.Client(daemon.addr) as c:
         c.unload("x")
+        with pytest.raises(ProducerGone):
+            imp.frame()
         c.publish_tensor("x", img * 2)
-    imp = CudaLinkImporter(daemon, "x")
+    imp = CudaLinkImporter(daemon, "x")  # its TouchDesigner receiver reconnects by name
     np.testing.assert_array_equal(imp.texture(), img * 2)
+
+
+def test_our_decoder_of_cuda_link_dtypes_is_cuda_links():
+    """meshdock.protocol's BufferMetadata.cuda_link_dtype (what our docs say cuda-link reads)
+    against the rule read from cuda-link (importer:130-140), for every kind, bits and flag."""
+    for kind in range(3):
+        for bits in (1, 4, 8, 16, 32, 64, 128):
+            for flags in (0, 1):
+                ours = protocol.BufferMetadata(1, 1, 1, kind, bits, flags, 1).cuda_link_dtype()
+                assert ours == cuda_link_dtype(kind, bits, flags), (kind, bits, flags, ours)
