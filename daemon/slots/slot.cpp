@@ -185,8 +185,8 @@ void Slot::restore_segments() {
       cb_->set_event_handle(i, buffers_[i]->event_handle());
     }
   }
+  cb_->set_metadata(metadata_);  // before the version that announces it (see publish)
   cb_->set_version(version_);
-  cb_->set_metadata(metadata_);
   cb_->set_timestamp(timestamp_);
   cb_->publish_write_idx(write_idx_);
   cat_->publish_futex(write_idx_);
@@ -360,6 +360,9 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     ~Abort() {
       if (done) return;
       auto& copy = slot.pages_[i];
+      // Placeholders made for other ring slots changed handles: their version goes out (the
+      // metadata stays the previous frame's, which is still the newest).
+      slot.cb_->set_version(slot.version_);
       if (!replaced) {
         page.abort_write(seq);
         copy.seq = seq + 1;
@@ -526,10 +529,10 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     cb_->set_event_handle(k, buffers_[k]->event_handle());
   }
   // cuda-link reads the metadata (shape, dtype, data_size) only when `version` changes: a new
-  // shape in the same buffers (a reload of a smaller mesh) bumps it too.
+  // shape in the same buffers (a reload of a smaller mesh) bumps it too. The new version is
+  // written below, after the metadata it announces (see there).
   const auto& metadata = layout.metadata;
   if (!handles_changed && metadata != metadata_ && write_idx_ > 0) ++version_;
-  cb_->set_version(version_);
   if (o_.pause_mid_write.count()) std::this_thread::sleep_for(o_.pause_mid_write);
   beat.reset();
   if (abandon && abandon())
@@ -545,7 +548,12 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
   write_idx_ = frame;
   metadata_ = metadata;
   timestamp_ = shm::monotonic_seconds();
+  // Metadata first, then the version: a cuda-link consumer that sees the version change reads
+  // the handles and the metadata at once (cuda_ipc_importer.py:1073-1090) and not again until
+  // the next change. A version written before the metadata (as this was, across the catalog
+  // page's write) let it cache the previous frame's shape for good.
   cb_->set_metadata(metadata_);
+  cb_->set_version(version_);
   cb_->set_timestamp(timestamp_);
   cb_->set_shutdown(false);
   cb_->publish_write_idx(frame);

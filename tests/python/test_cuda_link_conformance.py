@@ -317,3 +317,42 @@ def test_our_decoder_of_cuda_link_dtypes_is_cuda_links():
             for flags in (0, 1):
                 ours = protocol.BufferMetadata(1, 1, 1, kind, bits, flags, 1).cuda_link_dtype()
                 assert ours == cuda_link_dtype(kind, bits, flags), (kind, bits, flags, ours)
+
+
+@pytest.mark.parametrize("first,then,num_slots", [
+    ("box.v41.msh", "blocks.v41.msh", 1),  # shrinks in the same buffer: the metadata alone
+    ("blocks.v41.msh", "box.v41.msh", 3),  # grows: fresh buffers, new handles
+])
+def test_the_metadata_is_written_before_the_version_that_announces_it(tmp_path, first, then,
+                                                                      num_slots):
+    """The importer reads the metadata when it sees `version` change, and then not again until
+    the next change (importer:739-742, 1073-1090). The daemon wrote the new version before the
+    new metadata, with the catalog page's write between them (held here by the mid_write
+    failpoint, after the first load): an importer that looked in between kept the previous
+    frame's size for good, and read a shrunken mesh with the old size."""
+    d = Daemon(tmp_path, ("box.v41.msh", "blocks.v41.msh"),
+               env={"MESHDOCK_FAILPOINT": "mid_write:1500:1"})
+    try:
+        path = d.root / "m.msh"
+        meshdock.write(path, meshdock.read(d.root / first))
+        d.load("m.msh", "m", num_slots=num_slots)
+        imp = CudaLinkImporter(d, "m")
+        assert imp.frame() == newest_bytes(d, "m")
+        before = imp.metadata
+        meshdock.write(path, meshdock.read(d.root / then))
+        done = []
+        t = threading.Thread(target=lambda: done.append(
+            [p.phase for p in d.stub.Reload(pb.NameRequest(name="m"))][-1]))
+        t.start()
+        try:
+            while t.is_alive():  # an importer reading frames all through the reload
+                imp.frame()
+                time.sleep(0.01)
+        finally:
+            t.join()
+        assert done == [pb.LoadProgress.DONE]
+        assert imp.frame() == newest_bytes(d, "m")
+        assert imp.metadata.data_size != before.data_size, (before, imp.metadata)
+        assert imp.opens == 2, "one version change, seen once"
+    finally:
+        assert d.stop() == 0, d.stderr
