@@ -1,5 +1,6 @@
 #include "daemon/slots/slot.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +74,26 @@ std::optional<std::int32_t> owner_of(const std::string& catalog_object) {
   }
 }
 
+// Sets the shutdown byte of a dead daemon's control block before the block is unlinked.
+// cuda-link's consumers map the block once (cuda_ipc_importer.py:364) and learn nothing from its
+// name afterwards: a daemon that was killed left shutdown = 0, a frozen write_idx and version,
+// so they waited on it for good, even after a new daemon had published under the same name.
+// The byte says "producer gone": its importer cleans up, its TouchDesigner receiver reconnects
+// by name and finds the new block. Only a block of ours (our uid, valid magic): anything else is
+// left to the unlink alone.
+void mark_gone(const std::string& control_object, uid_t self) {
+  try {
+    auto seg = shm::Segment::open(control_object, shm::Access::kReadWrite);
+    struct stat st {};
+    if (::fstat(seg.fd(), &st) != 0 || st.st_uid != self) return;
+    shm::GuardedRange guard(seg.data(), seg.size());  // a truncated one: the guard takes it
+    auto cb = shm::ControlBlockView::validate(seg.data(), seg.size(), control_object);
+    cb.set_shutdown(true);
+  } catch (const std::exception&) {
+    // Missing, unreadable or not a control block: nothing of cuda-link's can be waiting on it.
+  }
+}
+
 // Read permission for a class gives it write permission on the leases segment too.
 mode_t leases_mode(mode_t mode) {
   return mode | ((mode & 0444) >> 1);
@@ -108,6 +129,7 @@ Slot::Slot(SlotOptions options, backend::Backend& backend)
     throw SlotError("slot '" + o_.name + "': /" + catalog_name + " belongs to live pid " +
                     std::to_string(*pid) + " (another meshdockd with prefix '" + o_.prefix + "'?)");
   remove_data_objects(o_.prefix, o_.name);  // a dead daemon's, if any
+  mark_gone(control_name, self);            // its control block, about to be replaced
   if (!consumers_) {
     try {
       consumers_ = std::make_shared<ConsumerRegistry>();
@@ -720,6 +742,7 @@ std::vector<std::string> Slot::remove_stale(const std::string& prefix) {
       if (pid && live_process_of(*pid, self)) continue;
     }
     remove_data_objects(prefix, name);
+    mark_gone(shm::control_object_name(prefix, name), self);
     shm::Segment::remove(shm::control_object_name(prefix, name));
     shm::Segment::remove(shm::leases_object_name(prefix, name));
     shm::Segment::remove(file);

@@ -356,3 +356,49 @@ def test_the_metadata_is_written_before_the_version_that_announces_it(tmp_path, 
         assert imp.opens == 2, "one version change, seen once"
     finally:
         assert d.stop() == 0, d.stderr
+
+
+def test_a_killed_daemons_block_says_producer_gone_once_a_new_daemon_starts(tmp_path):
+    """A SIGKILLed daemon leaves its control block with shutdown 0, a write_idx and a version
+    that never change again. cuda-link maps the block once and never looks up the name again
+    (importer:364): its consumers waited on the dead block for good, even after a new daemon
+    had replaced it under the same name. The new daemon sets the dead block's shutdown byte
+    before it unlinks it, so they let go (the TouchDesigner receiver reconnects by name)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    d = Daemon(tmp_path / "a", ("box.v41.msh",))
+    d.load("box.v41.msh", "box")
+    imp = CudaLinkImporter(d, "box")
+    first = imp.frame()
+    assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert imp.frame() == first  # dead, and nothing in the block says so
+    d2 = Daemon(tmp_path / "b", ("box.v41.msh",), prefix=d.prefix)  # sweeps the dead slots
+    try:
+        with pytest.raises(ProducerGone):
+            imp.frame()
+        d2.load("box.v41.msh", "box")
+        again = CudaLinkImporter(d2, "box")  # the receiver's reconnect, by name
+        assert again.frame() == newest_bytes(d2, "box") == first
+    finally:
+        assert d2.stop() == 0, d2.stderr
+
+
+def test_a_dead_block_replaced_by_a_load_says_producer_gone(tmp_path):
+    """The same when the dead daemon's block is found by the load that takes its name (after
+    the new daemon's start-up sweep): the Slot sets its shutdown byte before replacing it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    d2 = Daemon(tmp_path / "b", ("box.v41.msh",))
+    d = Daemon(tmp_path / "a", ("box.v41.msh",), prefix=d2.prefix)
+    try:
+        d.load("box.v41.msh", "box")
+        imp = CudaLinkImporter(d, "box")
+        first = imp.frame()
+        assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+        assert imp.frame() == first
+        d2.load("box.v41.msh", "box")
+        with pytest.raises(ProducerGone):
+            imp.frame()
+        assert CudaLinkImporter(d2, "box").frame() == newest_bytes(d2, "box")
+    finally:
+        assert d2.stop() == 0, d2.stderr
