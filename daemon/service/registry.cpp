@@ -627,7 +627,8 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   progress(
       Phase::kBuildPayload, size, size,
       "device " + (r.device.empty() ? std::string("default") : r.device) + " -> " + e->device_name);
-  const auto total = slots::plan_layout(e->payload).total;
+  const auto planned = slots::plan_layout(e->payload);
+  const auto total = planned.total;
 
   std::shared_ptr<Entry> old;
   {
@@ -639,8 +640,8 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     std::lock_guard lock(old->m);
     old_bytes = old->slot ? old->slot->bytes() : 0;
   }
-  auto reservation =
-      reserve(total * num_slots > old_bytes ? total * num_slots - old_bytes : 0, r.name);
+  auto reservation = reserve(
+      planned.buffer * num_slots > old_bytes ? planned.buffer * num_slots - old_bytes : 0, r.name);
   progress(Phase::kCopy, 0, total, e->device_name);
   bool reused = false;  // e->slot is old's: give it back if publishing fails
   auto give_back = [&] {
@@ -898,7 +899,7 @@ slots::Published Registry::publish_into(Entry& e, const payload::DevicePayload& 
   // slot gets a fresh buffer while the old one lives on (retired) until its lease goes.
   std::uint64_t total = 0;
   try {
-    total = slots::plan_layout(p).total;
+    total = slots::plan_layout(p).buffer;  // what each ring slot's buffer is made of
   } catch (const payload::PayloadError& err) {
     throw ServiceError(Status::kInvalidArgument, name + ": " + err.what());
   }

@@ -1,5 +1,7 @@
 #include "daemon/slots/layout.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace meshdock::slots {
@@ -26,6 +28,20 @@ std::vector<std::int64_t> as_int64(const mesh::Array& a) {
 }
 
 }  // namespace
+
+std::uint64_t cuda_link_reads(const shm::BufferMetadata& m) {
+  if (m.width == 0 || m.height == 0 || m.num_comps == 0) return 512ull * 512 * 4 * 4;
+  std::uint64_t itemsize = 4;  // its fallback for every other dtype
+  if (m.format_kind == static_cast<std::uint8_t>(shm::FormatKind::kFloat))
+    itemsize = m.bits == 16 && !(m.flags & shm::kFlagBfloat16) ? 2 : 4;
+  else if (m.bits == 8 || m.bits == 16)
+    itemsize = m.bits / 8u;
+  std::uint64_t n = 0;  // width x height fits 64 bits; the comps and itemsize may not
+  if (__builtin_mul_overflow(std::uint64_t{m.width} * m.height, std::uint64_t{m.num_comps}, &n) ||
+      __builtin_mul_overflow(n, itemsize, &n))
+    return UINT64_MAX;
+  return n;
+}
 
 Layout plan_layout(const payload::DevicePayload& p) {
   Layout l;
@@ -64,6 +80,10 @@ Layout plan_layout(const payload::DevicePayload& p) {
           "(every dimension 1..2^32-1, 1 to 4 of them)");
     l.metadata = *md;
   }
+  // A bfloat16 array: cuda-link's torch view and D2H copy span twice its bytes; in a buffer
+  // no bigger than the array they ran past the allocation (on CUDA an illegal address, which
+  // is sticky in the consumer's context). The metadata stays true; the buffer covers the read.
+  l.buffer = std::max(l.total, p.tensor.valid() ? cuda_link_reads(l.metadata) : l.total);
   auto& m = l.manifest;
   m.cell_types = p.cell_types;
   if (p.block_bases.valid()) m.block_bases = as_int64(p.block_bases);  // none in a tensor's

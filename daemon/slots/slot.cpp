@@ -438,7 +438,7 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
   }
   bool still_leased = buffers_[i] && leased(i);
   if (still_leased && o_.memory_budget &&
-      backend_.memory_used() + layout.total > o_.memory_budget) {
+      backend_.memory_used() + layout.buffer > o_.memory_budget) {
     // A fresh buffer would break the budget: the leases on slot i lose instead (their holders
     // may read a frame being refilled; they asked for more than the budget allows).
     for (const auto& l : scan(i)) {
@@ -456,13 +456,13 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     }
     still_leased = leased(i);
   }
-  bool fresh = still_leased || !buffers_[i] || buffers_[i]->size() < layout.total;
+  bool fresh = still_leased || !buffers_[i] || buffers_[i]->size() < layout.buffer;
   auto allocate = [&](bool retire) {
     // Allocate first: if that fails, slot i keeps the buffer it had.
     const auto v = version_ + 1;
     std::unique_ptr<backend::SlotBuffer> buffer;
     try {
-      buffer = backend_.allocate(shm::data_object_name(o_.prefix, o_.name, i, v), layout.total);
+      buffer = backend_.allocate(shm::data_object_name(o_.prefix, o_.name, i, v), layout.buffer);
     } catch (const backend::BackendError& e) {
       throw SlotError("slot '" + o_.name + "': " + e.what());
     }

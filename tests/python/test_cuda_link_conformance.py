@@ -402,3 +402,41 @@ def test_a_dead_block_replaced_by_a_load_says_producer_gone(tmp_path):
         assert CudaLinkImporter(d2, "box").frame() == newest_bytes(d2, "box")
     finally:
         assert d2.stop() == 0, d2.stderr
+
+
+def publish_raw(daemon, name, code, bits, shape, data):
+    daemon.stub.Publish(publish_chunks(
+        pb, name=name, field="tensor", dtype=pb.DType(code=code, bits=bits, lanes=1),
+        shape=list(shape), data=data))
+
+
+@pytest.mark.parametrize("code,bits,np_dtype,reads_as", [
+    (0, 8, np.int8, "uint8"),      # the same bytes, unsigned
+    (0, 16, np.int16, "uint16"),
+    (0, 32, np.int32, "float32"),  # the same bytes, as floats
+    (1, 32, np.uint32, "float32"),
+    (2, 64, np.float64, "float32"),  # half the bytes
+    (6, 8, np.bool_, "uint8"),
+    (4, 16, np.uint16, "float32"),  # bfloat16 (numpy has none: its bits as uint16): twice the
+                                    # bytes it holds
+])
+def test_dtypes_cuda_link_misreads_are_described_truly_and_read_within_the_buffer(
+        daemon, code, bits, np_dtype, reads_as):
+    """The metadata says the dtype as it is (kind, bits, bfloat16 flag); cuda-link decodes only
+    float16, float32, uint8 and uint16 right (importer:130-140). Whatever it makes of the rest,
+    what it reads must lie inside the slot buffer: for bfloat16 it reads float32, twice the
+    bytes of the array, and a buffer no bigger than the array put its torch view and its D2H
+    copy past the end of the allocation (on CUDA: an illegal address, which is sticky)."""
+    a = (np.arange(300 * 400 * 4) % 97).astype(np_dtype).reshape(300, 400, 4)
+    if np_dtype is np.bool_:
+        a = a % 2 == 1
+    publish_raw(daemon, "t", code, bits, a.shape, a.tobytes())
+    imp = CudaLinkImporter(daemon, "t")
+    m = imp.metadata
+    assert (m.width, m.height, m.num_comps, m.bits, m.data_size) == (400, 300, 4, bits, a.nbytes)
+    assert (m.format_kind, m.flags) == ({0: 0, 1: 1, 6: 1, 2: 2, 4: 2}[code], int(code == 4))
+    assert m.cuda_link_dtype() == reads_as
+    assert imp.frame() == a.tobytes()  # checks that its read fits each slot's buffer
+    for k in range(4):  # round the ring: every slot's buffer
+        publish_raw(daemon, "t", code, bits, a.shape, a.tobytes())
+        assert imp.frame() == a.tobytes()

@@ -100,6 +100,30 @@ TEST(Layout, ASingleArrayIsAloneAtOffsetZeroAndDescribedAsATexture) {
   EXPECT_THROW(slots::plan_layout(empty), payload::PayloadError);
 }
 
+// cuda-link's importer reads height x width x comps of the dtype it decodes
+// (cuda_ipc_importer.py:130-140, 855-856): a bfloat16 array as float32, twice its bytes. Its
+// slot buffers cover that read; data_size and the metadata stay the array's.
+TEST(Layout, ABfloat16ArrayGetsBuffersCoveringCudaLinksFloat32Read) {
+  const auto bf16 = payload::tensor_payload(mesh::Array::empty({4, 16, 1}, {300, 400, 4}));
+  const auto l = slots::plan_layout(bf16);
+  EXPECT_EQ(l.total, 300u * 400 * 4 * 2);
+  EXPECT_EQ(l.metadata, (shm::BufferMetadata{400, 300, 4, 2, 16, 1, 300 * 400 * 4 * 2}));
+  EXPECT_EQ(l.buffer, 300u * 400 * 4 * 4);
+  // Every other dtype: it reads no more than the array (float16, int16 as uint16, float64 as
+  // float32: half), so the buffer is the array.
+  for (const mesh::DType d : {mesh::DType{2, 16, 1}, mesh::DType{0, 16, 1}, mesh::DType{2, 64, 1},
+                              mesh::DType{0, 32, 1}, mesh::DType{1, 8, 1}}) {
+    const auto t =
+        slots::plan_layout(payload::tensor_payload(mesh::Array::empty(d, {300, 400, 4})));
+    EXPECT_EQ(t.buffer, t.total) << int(d.code) << "/" << int(d.bits);
+  }
+  EXPECT_EQ(slots::cuda_link_reads(shm::BufferMetadata{}), 512u * 512 * 4 * 4);  // its fallback
+  EXPECT_EQ(slots::cuda_link_reads(
+                shm::BufferMetadata{0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 2, 32, 0, 0xFFFFFFFFu}),
+            UINT64_MAX);                                  // past 64 bits: saturates
+  EXPECT_EQ(slots::plan_layout(tiny(0.5)).buffer, 780u);  // a mesh: the flat bytes
+}
+
 TEST(Slot, ATensorAfterAMeshChangesTheMetadataAndTheVersion) {
   auto backend = meshdock::backend::make_host_backend(0600);
   auto o = small_slot("tex", 1);
