@@ -296,6 +296,7 @@ void Registry::make_slot(Entry& e, const std::string& name, std::uint32_t num_sl
   so.name = name;
   so.num_slots = num_slots;
   so.consumers = consumers_;
+  so.replaced_grace = slots::kCudaLinkGrace;  // device slots only (the Slot's rule)
   e.slot = std::make_unique<slots::Slot>(so, *e.backend);
   for (const auto& n : e.slot->take_notes()) log_.warn(n);
 }

@@ -468,8 +468,15 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     }
     // A buffer a consumer still has open (an import report) is kept as retired too, until the
     // consumer closes it: freeing it would pull memory from under an open CUDA import.
-    if (retire || (buffers_[i] && imported(*buffers_[i])))
-      retired_.push_back({i, buffer_frame_[i], std::move(buffers_[i])});
+    // A device buffer also for consumers that hold it open unannounced (replaced_grace).
+    const bool graced =
+        backend_.device().type != shm::kDLDeviceCPU && o_.replaced_grace.count() > 0;
+    if (retire || (buffers_[i] && (graced || imported(*buffers_[i]))))
+      retired_.push_back(
+          {i, buffer_frame_[i], std::move(buffers_[i]),
+           graced ? shm::monotonic_ns() + static_cast<std::uint64_t>(
+                                              std::chrono::nanoseconds(o_.replaced_grace).count())
+                  : 0});
     buffers_[i] = std::move(buffer);
     held_[i].clear();
     version_ = v;
@@ -628,16 +635,19 @@ void Slot::free_retired() {
   // since before the last growth and those that took a frame since; a hostile one could report
   // every buffer whose handle it can read) and only within the memory budget: past either, the
   // oldest go first.
-  std::vector<bool> keep(retired_.size(), false);
-  std::vector<std::size_t> pinned;  // by imports alone, oldest first (retired_ is in that order)
+  std::vector<bool> keep(retired_.size(), false), graced(retired_.size(), false);
+  std::vector<std::size_t> pinned;  // by imports or grace alone, oldest first (retired_'s order)
   bool drained = false;
+  const auto now_ns = shm::monotonic_ns();
   for (std::size_t k = 0; k < retired_.size(); ++k) {
     const auto& r = retired_[k];
     for (const auto& l : honoured[r.slot])
       if (l.frame == r.last_frame) keep[k] = true;
     if (keep[k]) continue;
-    if (imported(*r.buffer, !drained)) pinned.push_back(k);
+    const bool reported = imported(*r.buffer, !drained);
     drained = true;
+    graced[k] = !reported && now_ns < r.grace_until_ns;
+    if (reported || graced[k]) pinned.push_back(k);
   }
   const std::uint64_t used = backend_.memory_used();
   const std::size_t cap = 2 * std::size_t{o_.num_slots};
@@ -652,11 +662,15 @@ void Slot::free_retired() {
     }
     freed += r.buffer->size();
     note("freed the retired buffer of ring slot " + std::to_string(r.slot) + " (frame " +
-         std::to_string(r.last_frame) + ") though a consumer reported it open: " +
-         (too_many ? "more than " + std::to_string(cap) +
-                         " retired buffers were held by import reports alone"
-                   : "slot buffers exceed the memory budget of " +
-                         std::to_string(o_.memory_budget) + " bytes"));
+         std::to_string(r.last_frame) + ") " +
+         (graced[pinned[j]] ? "within cuda-link consumers' grace after its replacement"
+                            : "though a consumer reported it open") +
+         ": " +
+         (too_many
+              ? "more than " + std::to_string(cap) + " retired buffers were held by " +
+                    (graced[pinned[j]] ? "cuda-link consumers' grace" : "import reports") + " alone"
+              : "slot buffers exceed the memory budget of " + std::to_string(o_.memory_budget) +
+                    " bytes"));
   }
   std::vector<Retired> kept;
   for (std::size_t k = 0; k < retired_.size(); ++k)

@@ -72,7 +72,16 @@ struct SlotOptions {
   // Test aid ($MESHDOCK_FAILPOINT=mid_write:MS): sleep between the upload and finishing the
   // page, so a fault test can kill the daemon with a page half written.
   std::chrono::milliseconds pause_mid_write{0};
+  // How long a device buffer a publish replaced (a growth) outlives its replacement, for
+  // consumers that hold it open unannounced (cuda-link's: kCudaLinkGrace, which the daemon
+  // gives every slot). 0: freed at once unless leased or reported open. Host buffers: never.
+  std::chrono::milliseconds replaced_grace{0};
 };
+
+// cuda-link consumers take no lease and send no import report, yet hold every ring slot's
+// buffer open until they next poll and see the version change; cuda-link's own sender defers
+// such frees by 30 frames, half a second at 60 fps (CUDAIPCExtension.py:1025-1034).
+inline constexpr std::chrono::milliseconds kCudaLinkGrace{500};
 
 struct Published {
   std::uint32_t frame = 0;  // the new write_idx
@@ -153,6 +162,7 @@ class Slot {
     std::uint32_t slot;
     std::uint64_t last_frame;
     std::unique_ptr<backend::SlotBuffer> buffer;
+    std::uint64_t grace_until_ns = 0;  // SlotOptions::replaced_grace after its replacement
   };
   struct PageCopy {  // what the Slot last wrote to a page
     std::uint64_t seq = 0, frame = 0, data_size = 0, buffer_version = 0;

@@ -193,3 +193,41 @@ TEST(RegistryDevice, AFieldPublishOnTheDeviceCopiesTheWholeFrame) {
 }
 
 }  // namespace
+
+// cuda-link's consumers take no lease and send no import report, yet hold every ring slot's
+// buffer open (cudaIpcOpenMemHandle, cuda_ipc_importer.py:469-479) until they next poll and see
+// the version change. A growth replaced the buffer and freed the old one in the same publish,
+// with such a consumer's import open on it (on CUDA: undefined behaviour). Now the old buffer
+// outlives its replacement by cuda-link's grace, then goes at the next tick.
+TEST(RegistryDevice, AGrowthKeepsTheReplacedBufferForCudaLinksGrace) {
+  RegistryOnFakeDevice r("grow");
+  fs::copy_file(fs::path(MESHDOCK_TEST_DATA) / "meshes" / "blocks.v41.msh", r.root / "small.msh",
+                fs::copy_options::overwrite_existing);
+  service::LoadRequest req;
+  req.path = (r.root / "small.msh").string();
+  req.name = "g";
+  const auto none = [](service::Phase, std::uint64_t, std::uint64_t, const std::string&) {};
+  r.reg->load(req, none);           // one ring slot (config.num_slots = 1)
+  std::vector<std::string> opened;  // a cuda-link consumer: every live buffer's handle open
+  {
+    std::lock_guard lock(r.dev->m);
+    for (auto& [object, opens] : r.dev->live) {
+      ++opens;
+      opened.push_back(object);
+    }
+  }
+  ASSERT_EQ(opened.size(), 1u);
+  req.path = (r.root / "box.msh").string();  // bigger: a fresh buffer
+  req.replace = true;
+  r.reg->load(req, none);
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+  {
+    std::lock_guard lock(r.dev->m);
+    ASSERT_EQ(r.dev->live.count(opened[0]), 1u) << "freed at once";
+    --r.dev->live[opened[0]];  // it polled, saw the version change and closed the old import
+  }
+  std::this_thread::sleep_for(milliseconds(600));
+  r.reg->maintain();  // past it: freed, with nothing open on it
+  EXPECT_EQ(r.dev->live.count(opened[0]), 0u);
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
