@@ -137,7 +137,8 @@ std::string Metrics::render(const Stats& s, const std::vector<LeaseReport>& leas
   out += "meshdock_imports_open " + std::to_string(s.imports) + "\n";
   header(out, "meshdock_unloaded_open_bytes", "gauge",
          "Device memory of unloaded meshes kept because a consumer still has it open (freed "
-         "when it closes it, at most 30 s after the unload).");
+         "when it closes it, at most 30 s after the unload), or for cuda-link consumers' "
+         "0.5 s grace.");
   out += "meshdock_unloaded_open_bytes " + std::to_string(s.unloaded_open_bytes) + "\n";
   // Reported by the consumers themselves (the daemon cannot see a process wake up): each wait()
   // that slept and woke with a new frame says how long after the publish it had it in hand.

@@ -310,7 +310,12 @@ void Registry::end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& n
               " device buffers of its old slot a consumer has open are kept until it closes "
               "them (at most " +
               std::to_string(slots::Graveyard::kGrace.count()) + " s)");
-  graveyard_.bury(name, std::move(open), shm::monotonic_ns());
+  const auto now = shm::monotonic_ns();
+  graveyard_.bury(name, std::move(open), now);
+  // The rest of a device slot's buffers wait out cuda-link's grace: its consumers report
+  // nothing and may be reading one until they next poll and see the shutdown byte (cuda-link's
+  // own sender waits 100 ms after setting it). The memory budget may take them sooner.
+  graveyard_.bury(name, slot->take_unannounced(), now, slots::kCudaLinkGrace);
   slot.reset();
 }
 
@@ -440,13 +445,27 @@ Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
   // Buffers of unloaded slots whose consumers have closed them since the last tick count no
   // more: a load right after its consumers let go of an unloaded mesh is not refused for them.
   tend_graveyard(shm::monotonic_ns());
-  std::lock_guard lock(m_);
   // Every buffer alive counts (newest, older ring slots, retired ones still leased, those of
-  // unloaded slots a consumer has open), and so does every reservation of a load or publish
-  // that has not made its buffers yet.
-  std::uint64_t used = host_->memory_used();
-  for (const auto& [id, b] : cuda_) used += b->memory_used();
-  if (c_.device_memory_budget && used + reserved_ + add > c_.device_memory_budget) {
+  // unloaded slots a consumer has open or within cuda-link's grace), and so does every
+  // reservation of a load or publish that has not made its buffers yet. Called under m_.
+  std::uint64_t used = 0;
+  const auto over = [&] {
+    used = host_->memory_used();
+    for (const auto& [id, b] : cuda_) used += b->memory_used();
+    return c_.device_memory_budget && used + reserved_ + add > c_.device_memory_budget;
+  };
+  {
+    std::lock_guard lock(m_);
+    if (!over()) {
+      reserved_ += add;
+      return Reservation(this, add, &Registry::reserved_);
+    }
+  }
+  // The budget outranks cuda-link's grace: unloaded buffers kept only for it go now (outside
+  // m_, as the tick frees them).
+  graveyard_.release_quiet();
+  std::lock_guard lock(m_);
+  if (over()) {
     const auto unloaded = graveyard_.bytes();
     throw ServiceError(
         Status::kResourceExhausted,

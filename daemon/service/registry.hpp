@@ -104,7 +104,8 @@ struct Stats {
   std::string backend;        // what "auto" resolves to: "host" | "cuda"
   std::size_t consumers = 0;  // registered consumer connections
   std::size_t imports = 0;    // CUDA buffer imports consumers reported open (none on the host)
-  // Device buffers of unloaded meshes kept because a consumer has them open (slots::Graveyard).
+  // Device buffers of unloaded meshes kept because a consumer has them open, or within
+  // cuda-link's grace (slots::Graveyard).
   std::uint64_t unloaded_open_bytes = 0;
   slots::ConsumerRegistry::WakeLatency wake;            // consumers' wake reports
   std::optional<backend::PinnedPool::Counters> pinned;  // when a device answers (the pool)

@@ -1,15 +1,37 @@
 #include "daemon/slots/graveyard.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace meshdock::slots {
 
 void Graveyard::bury(const std::string& name,
                      std::vector<std::unique_ptr<backend::SlotBuffer>> buffers,
-                     std::uint64_t now_ns) {
+                     std::uint64_t now_ns, std::chrono::nanoseconds quiet) {
+  const auto until = now_ns + static_cast<std::uint64_t>(std::max<std::int64_t>(quiet.count(), 0));
   std::lock_guard lock(m_);
   for (auto& b : buffers)
-    if (b) graves_.push_back({name, std::move(b), now_ns});
+    if (b) graves_.push_back({name, std::move(b), now_ns, until});
+}
+
+std::uint64_t Graveyard::release_quiet() {
+  std::vector<std::unique_ptr<backend::SlotBuffer>> freed;  // freed after the lock
+  std::uint64_t bytes = 0;
+  {
+    std::lock_guard lock(m_);
+    consumers_->drain();
+    std::vector<Grave> kept;
+    for (auto& g : graves_) {
+      if (!consumers_->reported_open(g.buffer->mem_handle())) {
+        bytes += g.buffer->size();
+        freed.push_back(std::move(g.buffer));
+      } else {
+        kept.push_back(std::move(g));
+      }
+    }
+    graves_ = std::move(kept);
+  }
+  return bytes;
 }
 
 std::vector<std::string> Graveyard::tend(std::uint64_t now_ns) {
@@ -24,7 +46,10 @@ std::vector<std::string> Graveyard::tend(std::uint64_t now_ns) {
     std::vector<Grave> kept;
     for (auto& g : graves_) {
       if (!consumers_->reported_open(g.buffer->mem_handle())) {
-        freed.push_back(std::move(g.buffer));
+        if (now_ns < g.quiet_until_ns)
+          kept.push_back(std::move(g));
+        else
+          freed.push_back(std::move(g.buffer));
       } else if (now_ns - g.buried_ns >= grace) {
         notes.push_back("unloaded slot '" + g.name + "': freed a buffer of " +
                         std::to_string(g.buffer->size()) +

@@ -3,8 +3,11 @@
 // here (Slot::take_open_imports) instead of freeing them with the slot, and they are freed
 // when no registration reports them open any more (the consumer saw the shutdown flag and let
 // go of its Slot), or kGrace after the unload whatever the reports say (they are claims: a
-// consumer that never closes must not keep device memory for ever; a note says so). Host
-// buffers never come here: an unlinked object lives on under its consumers' mappings.
+// consumer that never closes must not keep device memory for ever; a note says so). Buffers
+// nobody reported open may be buried with a quiet time (cuda-link's consumers, which never
+// report, hold every ring slot's buffer until they next poll and see the shutdown byte): kept
+// that long, or until the memory budget needs them (release_quiet). Host buffers never come
+// here: an unlinked object lives on under its consumers' mappings.
 //
 // Owned by the service next to the backends it outlives (the buffers are theirs); thread-safe.
 #pragma once
@@ -28,9 +31,13 @@ class Graveyard {
   explicit Graveyard(std::shared_ptr<ConsumerRegistry> consumers)
       : consumers_(std::move(consumers)) {}
 
-  // Keeps `buffers` of slot `name` until their imports close (see above).
+  // Keeps `buffers` of slot `name` until their imports close (see above), and at least `quiet`
+  // after `now_ns` whatever the reports say (0: no such time).
   void bury(const std::string& name, std::vector<std::unique_ptr<backend::SlotBuffer>> buffers,
-            std::uint64_t now_ns);
+            std::uint64_t now_ns, std::chrono::nanoseconds quiet = {});
+  // Frees now the buffers kept only for their quiet time (no import reported open); returns
+  // their bytes. For the memory budget, which outranks the quiet time.
+  std::uint64_t release_quiet();
   // Frees what nobody reports open any more, and what has waited kGrace; returns lines to log
   // for the second kind.
   std::vector<std::string> tend(std::uint64_t now_ns);
@@ -42,6 +49,7 @@ class Graveyard {
     std::string name;
     std::unique_ptr<backend::SlotBuffer> buffer;
     std::uint64_t buried_ns;
+    std::uint64_t quiet_until_ns;  // kept till then even when nobody reports it open
   };
   std::shared_ptr<ConsumerRegistry> consumers_;
   mutable std::mutex m_;

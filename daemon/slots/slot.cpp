@@ -624,6 +624,18 @@ std::vector<std::unique_ptr<backend::SlotBuffer>> Slot::take_open_imports() {
   return open;
 }
 
+std::vector<std::unique_ptr<backend::SlotBuffer>> Slot::take_unannounced() {
+  std::lock_guard lock(m_);
+  std::vector<std::unique_ptr<backend::SlotBuffer>> left;
+  if (backend_.device().type == shm::kDLDeviceCPU || o_.replaced_grace.count() <= 0) return left;
+  for (auto& b : buffers_)
+    if (b) left.push_back(std::move(b));
+  for (auto& r : retired_)
+    if (r.buffer) left.push_back(std::move(r.buffer));
+  retired_.clear();
+  return left;
+}
+
 void Slot::free_retired() {
   std::map<std::uint32_t, std::vector<LeaseInfo>> honoured;
   for (const auto& r : retired_)

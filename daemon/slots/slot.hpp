@@ -132,6 +132,11 @@ class Slot {
   // consumer has reported open (reports drained first), so they can outlive it in a Graveyard
   // (graveyard.hpp) until the consumer closes them. None on a host slot.
   std::vector<std::unique_ptr<backend::SlotBuffer>> take_open_imports();
+  // After take_open_imports: the device buffers left, current and retired, when the slot gives
+  // replaced buffers a grace (SlotOptions::replaced_grace): cuda-link consumers hold them open
+  // unannounced until they next poll and see the shutdown byte. None on a host slot or without
+  // a grace (they are freed with the Slot).
+  std::vector<std::unique_ptr<backend::SlotBuffer>> take_unannounced();
 
   // The honoured leases, and revocation of every lease of `pid` (returns how many).
   std::vector<LeaseInfo> leases();

@@ -231,3 +231,49 @@ TEST(RegistryDevice, AGrowthKeepsTheReplacedBufferForCudaLinksGrace) {
   EXPECT_EQ(r.dev->live.count(opened[0]), 0u);
   EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
 }
+
+// An unload freed a device slot's buffers that no consumer reported open at once, while
+// cuda-link's consumers (no lease, no report) may be reading one until they next poll and see
+// the shutdown byte. Now they wait out cuda-link's grace in the Graveyard, then go at a tick.
+TEST(RegistryDevice, AnUnloadKeepsUnreportedDeviceBuffersForCudaLinksGrace) {
+  RegistryOnFakeDevice r("ugrace");
+  r.load("u", 2);
+  std::vector<std::string> opened;  // a cuda-link consumer: every ring slot's buffer open
+  {
+    std::lock_guard lock(r.dev->m);
+    for (auto& [object, opens] : r.dev->live) {
+      ++opens;
+      opened.push_back(object);
+    }
+  }
+  ASSERT_EQ(opened.size(), 2u);
+  r.reg->unload("u");
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+  {
+    std::lock_guard lock(r.dev->m);
+    for (const auto& o : opened) {
+      ASSERT_EQ(r.dev->live.count(o), 1u) << o << " freed at the unload";
+      --r.dev->live[o];  // it polled, saw the shutdown byte and closed its imports
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(600));
+  r.reg->maintain();  // past the grace: freed, with nothing open on them
+  for (const auto& o : opened) EXPECT_EQ(r.dev->live.count(o), 0u) << o;
+  EXPECT_EQ(r.reg->stats().unloaded_open_bytes, 0u);
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
+
+// The memory budget outranks that grace: a load right after an unload is not refused for
+// buffers kept only for it.
+TEST(RegistryDevice, TheBudgetTakesBuffersKeptOnlyForCudaLinksGrace) {
+  RegistryOnFakeDevice r("ubudget");
+  r.load("a");
+  const auto used = r.reg->stats().device_memory_used;
+  ASSERT_GT(used, 0u);
+  r.set_budget(used + used / 2);  // room for one mesh, not two
+  r.reg->unload("a");
+  EXPECT_EQ(r.reg->stats().unloaded_open_bytes, used);  // within the grace
+  EXPECT_EQ(r.load("b").name, "b");                     // no tick in between
+  EXPECT_EQ(r.reg->stats().unloaded_open_bytes, 0u);
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
