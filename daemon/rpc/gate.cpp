@@ -22,7 +22,19 @@ std::string peer_key(const std::string& peer) {
 }
 
 Gate::Gate(std::string token, Limits limits, const PeerTable* peers)
-    : want_(token.empty() ? std::string() : "Bearer " + token), limits_(limits), peers_(peers) {}
+    : want_(token.empty() ? std::string() : "Bearer " + token),
+      max_threads_(limits.max_threads),
+      peers_(peers),
+      streams_{"streams",
+               "max_streams",
+               "max_streams_per_peer",
+               limits.max_streams,
+               limits.max_streams_per_peer,
+               0,
+               {}},
+      loads_{
+          "loads", "max_loads", "max_loads_per_peer", limits.max_loads, limits.max_loads_per_peer,
+          0,       {}} {}
 
 grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const {
   (void)rpc;
@@ -47,38 +59,62 @@ grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const 
   return {grpc::StatusCode::PERMISSION_DENIED, std::string(rpc) + ": " + why};
 }
 
-Gate::Ticket Gate::admit_stream(const std::string& peer, std::string& why) {
+Gate::Ticket Gate::admit(Pool& pool, const std::string& peer, std::string& why) {
   std::string key = peer_key(peer);
   if (peers_ && key.empty())
     if (const auto cred = peers_->find(peer)) key = "uid " + std::to_string(cred->uid);
   std::lock_guard lock(m_);
-  if (total_ >= limits_.max_streams) {
-    why = std::to_string(total_) + " streams are open, the most max_streams allows (" +
-          std::to_string(limits_.max_streams) + ")";
+  // The caps of each kind alone may add up past the thread cap (max_loads is not in
+  // check_config's sum, so a configuration that ran before the load caps still runs): the
+  // threads taken by both kinds together are held under it here.
+  const std::uint32_t held = streams_.total + loads_.total;
+  if (max_threads_ && held + kSpareThreads >= max_threads_) {
+    why = std::to_string(streams_.total) + " streams and " + std::to_string(loads_.total) +
+          " loads hold RPC threads, the most max_rpc_threads (" + std::to_string(max_threads_) +
+          ") allows while keeping " + std::to_string(kSpareThreads) + " for other calls";
+    return {};
+  }
+  if (pool.total >= pool.max) {
+    why = std::to_string(pool.total) + " " + pool.what + " are open, the most " + pool.total_key +
+          " allows (" + std::to_string(pool.max) + ")";
     return {};
   }
   if (!key.empty()) {
-    auto& n = per_peer_[key];
-    if (n >= limits_.max_streams_per_peer) {
-      why = key + " has " + std::to_string(n) + " streams open, the most max_streams_per_peer " +
-            "allows (" + std::to_string(limits_.max_streams_per_peer) + ")";
+    auto& n = pool.per_peer[key];
+    if (n >= pool.max_per_peer) {
+      why = key + " has " + std::to_string(n) + " " + pool.what + " open, the most " +
+            pool.per_peer_key + " allows (" + std::to_string(pool.max_per_peer) + ")";
       return {};
     }
     ++n;
   }
-  ++total_;
-  return Ticket(this, key);
+  ++pool.total;
+  return Ticket(this, &pool, key);
+}
+
+Gate::Ticket Gate::admit_stream(const std::string& peer, std::string& why) {
+  return admit(streams_, peer, why);
+}
+
+Gate::Ticket Gate::admit_load(const std::string& peer, std::string& why) {
+  return admit(loads_, peer, why);
 }
 
 std::uint32_t Gate::streams() const {
   std::lock_guard lock(m_);
-  return total_;
+  return streams_.total;
+}
+
+std::uint32_t Gate::loads() const {
+  std::lock_guard lock(m_);
+  return loads_.total;
 }
 
 Gate::Ticket& Gate::Ticket::operator=(Ticket&& o) noexcept {
   if (this != &o) {
     release();
     gate_ = o.gate_;
+    pool_ = o.pool_;
     key_ = std::move(o.key_);
     o.gate_ = nullptr;
   }
@@ -88,10 +124,10 @@ Gate::Ticket& Gate::Ticket::operator=(Ticket&& o) noexcept {
 void Gate::Ticket::release() {
   if (!gate_) return;
   std::lock_guard lock(gate_->m_);
-  --gate_->total_;
+  --pool_->total;
   if (!key_.empty()) {
-    auto it = gate_->per_peer_.find(key_);
-    if (it != gate_->per_peer_.end() && --it->second == 0) gate_->per_peer_.erase(it);
+    auto it = pool_->per_peer.find(key_);
+    if (it != pool_->per_peer.end() && --it->second == 0) pool_->per_peer.erase(it);
   }
   gate_ = nullptr;
 }

@@ -206,9 +206,22 @@ grpc::Status MeshdockService::split(grpc::ServerContext* ctx, S& s, const char* 
   });
 }
 
+Gate::Ticket MeshdockService::admit_load(grpc::ServerContext* ctx, const char* rpc) {
+  // A load holds its thread until the file is read (a big file, a slow disk, a FIFO under a
+  // root): without a cap, one client's loads (max_meshes raised past max_rpc_threads) took
+  // every thread and other clients were refused "Server Threadpool Exhausted". Refused at
+  // once, like a stream over its caps: a load that waited would hold the thread all the same.
+  std::string why;
+  auto ticket = gate_.admit_load(ctx->peer(), why);
+  if (!ticket)
+    throw service::ServiceError(Status::kResourceExhausted, std::string(rpc) + ": " + why);
+  return ticket;
+}
+
 template <class S>
 grpc::Status MeshdockService::load(grpc::ServerContext* ctx, S& s) {
   return split(ctx, s, "Load", [&](const v1::LoadRequest& req) {
+    const auto ticket = admit_load(ctx, "Load");
     service::LoadRequest r;
     r.path = req.path();
     r.name = req.name();
@@ -228,6 +241,7 @@ grpc::Status MeshdockService::load(grpc::ServerContext* ctx, S& s) {
 template <class S>
 grpc::Status MeshdockService::reload(grpc::ServerContext* ctx, S& s) {
   return split(ctx, s, "Reload", [&](const v1::NameRequest& req) {
+    const auto ticket = admit_load(ctx, "Reload");
     send_done(&s, reg_.reload(req.name(), progress_to(&s), [ctx] { return ctx->IsCancelled(); }));
   });
 }

@@ -25,7 +25,8 @@ namespace meshdock::rpc {
 //   limit) before any code of ours could refuse it.
 // - without one (the Unix socket) the methods are plain: the core reads each request before a
 //   thread takes the call, so a client that never sends its request holds no thread.
-// Publish is a client stream in both; it and Watch hold a place under the Gate's stream caps.
+// Publish is a client stream in both; it and Watch hold a place under the Gate's stream caps,
+// Load and Reload one under its load caps.
 class MeshdockService {
  public:
   // `gate` checks the token and caps streams (shared with the health service); `peers` names
@@ -92,6 +93,9 @@ class MeshdockService {
   // registry's waits for a reload or a tensor's creation (up to 30 s each).
   void publish_from(grpc::ServerContext* ctx, const std::function<const v1::PublishChunk*()>& next,
                     v1::PublishReply* reply, bool may_wait);
+  // A place under max_loads / max_loads_per_peer for a Load or Reload, else RESOURCE_EXHAUSTED
+  // naming the cap reached and its config key.
+  Gate::Ticket admit_load(grpc::ServerContext* ctx, const char* rpc);
 
   service::Registry& reg_;
   service::Logger& log_;

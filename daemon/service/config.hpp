@@ -81,6 +81,11 @@ struct Config {
   // so that members of the group together cannot take the fds loads and segments need; keep
   // it under the fd limit (LimitNOFILE) less a few per loaded mesh. 0: no cap.
   std::uint32_t max_connections = 1024;
+  // Loads and reloads under way at once, in all and per caller (counted as streams are): each
+  // holds an RPC thread until its file is read, so together with the streams they must leave
+  // threads for other calls (check_config).
+  std::uint32_t max_loads = 32;
+  std::uint32_t max_loads_per_peer = 8;
   std::uint32_t max_rpc_threads = 256;
   std::uint64_t max_rpc_memory = 64ull << 20;  // what gRPC's buffers may hold in all
   // The most bytes a file's arrays may decode to (compressed VTU blocks, from their headers,

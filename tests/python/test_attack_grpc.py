@@ -702,3 +702,78 @@ def test_a_publish_refusal_says_the_slot_name_escaped(tmp_path):
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
+
+
+# ---- 7. loads holding RPC threads --------------------------------------------------------------
+
+# argv[1] addr, argv[2] path, argv[3] calls: that many Load calls of the file at once (names
+# m0, m1, ...), each a stream the attacker never reads; 2 s later one line:
+# {"running": N, "ended": {code: count}, "details": [first few error details]}.
+SLOW_LOADER = """
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    calls = [stub.Load(pb.LoadRequest(path=sys.argv[2], name=f"m{k}"), timeout=60)
+             for k in range(int(sys.argv[3]))]
+    time.sleep(2.0)
+    ended, details = {}, []
+    for c in calls:
+        if c.done():
+            ended[c.code().name] = ended.get(c.code().name, 0) + 1
+            details.append(c.details())
+    print(json.dumps({"running": sum(not c.done() for c in calls), "ended": ended,
+                      "details": sorted(set(details))}), flush=True)
+    sys.stdin.read()
+    for c in calls:
+        c.cancel()
+"""
+
+
+def test_slow_loads_cannot_take_every_rpc_thread(tmp_path):
+    """Before: a Load held an RPC thread until its file was read, and nothing bounded loads but
+    max_meshes: with max_meshes raised past max_rpc_threads (100 and 32 here), one client's 40
+    slow loads (a slow file: the open failpoint holds each 8 s) took every thread, and
+    another client's List was refused "Server Threadpool Exhausted". Now a load takes a ticket
+    (max_loads_per_peer: 8 by default, per uid on the Unix socket) and the rest are refused at
+    once, naming the cap and its key; other calls still answer."""
+    d = Daemon(tmp_path, ("box.v41.msh",),
+               config={"max_meshes": 100, "max_streams": 4, "max_rpc_threads": 32},
+               env={"MESHDOCK_FAILPOINT": "open:8000"})
+    a = attacker(SLOW_LOADER, d.addr, str(d.root / "box.v41.msh"), "40")
+    try:
+        got = report(a)
+        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
+        for _ in range(3):
+            assert list(other.List(pb.ListRequest(), timeout=3.0).slots) == []
+            assert other.Stats(pb.StatsRequest(), timeout=3.0).backend
+        assert got["running"] == 8, got
+        assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
+        assert got["details"] == [f"Load: uid {os.getuid()} has 8 loads open, the most "
+                                  "max_loads_per_peer allows (8)"], got
+        assert any("Load from " in line and "max_loads_per_peer allows (8)" in line
+                   for line in d.log)
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
+
+
+def test_loads_and_streams_together_leave_threads_for_other_calls(tmp_path):
+    """max_loads (and each peer's share) may add up with max_streams past max_rpc_threads
+    (configurations from before the load caps keep running): the thread cap is then held as
+    loads are admitted. Here 24 threads, 4 streams, max_loads 30 and 30 per peer: the load that
+    would leave fewer than 16 threads free is refused, naming max_rpc_threads."""
+    d = Daemon(tmp_path, ("box.v41.msh",),
+               config={"max_meshes": 100, "max_streams": 4, "max_rpc_threads": 24,
+                       "max_loads": 30, "max_loads_per_peer": 30},
+               env={"MESHDOCK_FAILPOINT": "open:8000"})
+    a = attacker(SLOW_LOADER, d.addr, str(d.root / "box.v41.msh"), "40")
+    try:
+        got = report(a)
+        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
+        for _ in range(3):
+            assert list(other.List(pb.ListRequest(), timeout=3.0).slots) == []
+        assert got["running"] == 8, got
+        assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
+        assert got["details"] == ["Load: 0 streams and 8 loads hold RPC threads, the most "
+                                  "max_rpc_threads (24) allows while keeping 16 for other calls"]
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr

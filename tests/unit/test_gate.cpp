@@ -55,3 +55,50 @@ TEST(Gate, StreamsAreCappedPerPeerAndInTotalAndGivenBack) {
   EXPECT_TRUE(gate.admit_stream("ipv4:10.0.0.1:1003", why));  // admitted, then let go at once
   EXPECT_EQ(gate.streams(), 4u);
 }
+
+TEST(Gate, LoadsAreCappedApartFromStreamsWithTheirOwnKeys) {
+  rpc::Gate::Limits limits;
+  limits.max_streams = 4;
+  limits.max_streams_per_peer = 4;
+  limits.max_loads = 3;
+  limits.max_loads_per_peer = 2;
+  rpc::Gate gate("", limits);
+  std::string why;
+  std::vector<rpc::Gate::Ticket> held;
+  held.push_back(gate.admit_load("ipv4:10.0.0.1:1000", why));
+  held.push_back(gate.admit_load("ipv4:10.0.0.1:1001", why));
+  EXPECT_TRUE(held[0] && held[1]);
+  EXPECT_FALSE(gate.admit_load("ipv4:10.0.0.1:1002", why));
+  EXPECT_EQ(why, "ipv4:10.0.0.1 has 2 loads open, the most max_loads_per_peer allows (2)");
+  held.push_back(gate.admit_load("ipv4:10.0.0.2:1000", why));
+  EXPECT_FALSE(gate.admit_load("ipv4:10.0.0.3:1000", why));
+  EXPECT_EQ(why, "3 loads are open, the most max_loads allows (3)");
+  // Loads take nothing from the streams' caps.
+  EXPECT_TRUE(gate.admit_stream("ipv4:10.0.0.1:1003", why));
+  EXPECT_EQ(gate.loads(), 3u);
+  held.clear();
+  EXPECT_EQ(gate.loads(), 0u);
+  EXPECT_EQ(gate.streams(), 0u);
+}
+
+TEST(Gate, StreamsAndLoadsTogetherKeepSpareThreads) {
+  rpc::Gate::Limits limits;
+  limits.max_streams = 4;
+  limits.max_streams_per_peer = 4;
+  limits.max_loads = 30;
+  limits.max_loads_per_peer = 30;
+  limits.max_threads = 24;  // 24 - 16 spare: 8 streams and loads in all
+  rpc::Gate gate("", limits);
+  std::string why;
+  std::vector<rpc::Gate::Ticket> held;
+  for (int k = 0; k < 3; ++k) held.push_back(gate.admit_stream("unix:", why));
+  for (int k = 0; k < 5; ++k) held.push_back(gate.admit_load("unix:", why));
+  for (const auto& t : held) EXPECT_TRUE(t);
+  EXPECT_FALSE(gate.admit_load("unix:", why));
+  EXPECT_EQ(why,
+            "3 streams and 5 loads hold RPC threads, the most max_rpc_threads (24) allows while "
+            "keeping 16 for other calls");
+  EXPECT_FALSE(gate.admit_stream("unix:", why));  // the fourth stream is under max_streams
+  held.pop_back();
+  EXPECT_TRUE(gate.admit_stream("unix:", why));
+}
