@@ -538,6 +538,7 @@ grpc::Status MeshdockService::stats(grpc::ServerContext* ctx, S& s) {
     }
     reply->set_device_memory_used(st.device_memory_used);
     reply->set_device_memory_budget(st.device_memory_budget);
+    reply->set_max_decoded_size(st.max_decoded_size);
     reply->set_host_memory_used(st.host_memory_used);
     reply->set_uptime_seconds(st.uptime_seconds);
     reply->set_backend(st.backend);

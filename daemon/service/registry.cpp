@@ -1110,6 +1110,7 @@ Stats Registry::stats() const {
   s.host_memory_used = host_->memory_used();
   for (const auto& [id, b] : cuda_) s.device_memory_used += b->memory_used();
   s.device_memory_budget = c_.device_memory_budget;
+  s.max_decoded_size = decoded_size_limit(c_);
   s.uptime_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   s.backend = backend_for("auto");

@@ -100,6 +100,7 @@ struct LeaseReport {
 struct Stats {
   std::vector<MeshInfo> meshes;
   std::uint64_t device_memory_used = 0, device_memory_budget = 0, host_memory_used = 0;
+  std::uint64_t max_decoded_size = 0;  // decoded_size_limit(): what one publish may be
   double uptime_seconds = 0;
   std::string backend;        // what "auto" resolves to: "host" | "cuda"
   std::size_t consumers = 0;  // registered consumer connections

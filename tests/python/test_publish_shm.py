@@ -544,5 +544,45 @@ def test_publishes_under_way_together_stay_under_max_decoded_size(tmp_path):
         assert d.stop() == 0, d.stderr
 
 
+
+def test_a_publish_over_max_decoded_size_makes_no_source_object(tmp_path):
+    """Before: Client.publish of an array over the daemon's max_decoded_size made a source
+    object as large as the array (its pages allocated in /dev/shm, which the daemon's segments
+    share) and copied the array into it, only for the daemon to refuse the header. The daemon
+    refuses before it allocates (check_publish*), but the client did the allocating. Now the
+    daemon says its limit (Stats.max_decoded_size) and the client refuses first: no object,
+    no Publish call; an array under the limit still goes by shm."""
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 1 << 20})
+    c = meshdock.Client(d.addr)
+    from meshdock import shm_source
+    real, made = shm_source.SourceObject.__init__, []
+
+    def counted(self, size, daemon_socket=None, shm_dir=SHM_DIR):
+        made.append(size)
+        real(self, size, daemon_socket, shm_dir)
+
+    shm_source.SourceObject.__init__ = counted
+    try:
+        assert c.stats().max_decoded_size == 1 << 20
+        big = np.ones(4 << 20, np.uint8)
+        for via in ("shm", "auto"):
+            with pytest.raises(meshdock.DaemonError) as e:
+                c.publish_tensor("t", big, via=via)
+            assert made == [], f"a {made[0]}-byte source object was made to be refused"
+            assert e.value.code == "RESOURCE_EXHAUSTED", e.value
+            assert e.value.message == (f"slot 't': tensor: {4 << 20} bytes are over "
+                                       f"max_decoded_size ({1 << 20}); nothing was sent")
+        assert my_objects() == []
+        assert not any("PublishSmall from" in line for line in d.log), d.log
+        small = np.arange(1 << 20, dtype=np.uint8)
+        c.publish_tensor("t", small, via="shm")
+        assert made == [1 << 20]
+        np.testing.assert_array_equal(frame_arrays(d, "t")["tensor"], small)
+    finally:
+        shm_source.SourceObject.__init__ = real
+        c.close()
+        assert d.stop() == 0, d.stderr
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))

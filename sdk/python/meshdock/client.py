@@ -206,6 +206,8 @@ class Client:
         self._sources_lock = threading.Lock()
         # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
         self.shm_unavailable: Optional[str] = None
+        # The daemon's max_decoded_size as its Stats said (None: not asked yet; 0: not said).
+        self._max_decoded: Optional[int] = None
         self._closed = False
 
     # The channel and stub, in the process that made them only (_ForkGuard), until close().
@@ -406,6 +408,7 @@ class Client:
             if self._sources is None:
                 sock = _socket_path(self.addr)
                 self._sources = SourceObjects(sock if sock and os.path.exists(sock) else None)
+        self._check_decoded_size(a.nbytes, header)
         key = (header["name"], header["field"], header["block"])
         obj = self._sources.take(key, a.nbytes)
         ok = False
@@ -418,6 +421,19 @@ class Client:
             return frame
         finally:
             self._sources.give_back(key, obj, ok)
+
+    def _check_decoded_size(self, nbytes: int, header: dict) -> None:
+        """Refuses, as the daemon would, an array over the daemon's max_decoded_size before a
+        source object is made: the object's pages are allocated when it is made (the whole
+        array, in /dev/shm, which the daemon's own segments share), only for the daemon to
+        refuse the header. The limit is asked once (Stats), and again before a refusal, in
+        case a SIGHUP raised it; a daemon that does not say it (0) is left to refuse."""
+        if self._max_decoded is None or (self._max_decoded and nbytes > self._max_decoded):
+            self._max_decoded = self._call(self._stub.Stats, self.pb.StatsRequest()).max_decoded_size
+        if self._max_decoded and nbytes > self._max_decoded:
+            raise DaemonError("RESOURCE_EXHAUSTED",
+                              f"slot '{header['name']}': {header['field']}: {nbytes} bytes are "
+                              f"over max_decoded_size ({self._max_decoded}); nothing was sent")
 
     def _publish_grpc(self, a: np.ndarray, header: dict) -> int:
         chunks = publish_chunks(self.pb, a.reshape(-1).view(np.uint8), **header)

@@ -271,6 +271,7 @@ class Stats:
     host_memory_used: int = 0
     uptime_seconds: float = 0.0
     backend: str = ""
+    max_decoded_size: int = 0  # the most bytes one publish may be; 0: not said (older daemon)
 
 
 @dataclass
