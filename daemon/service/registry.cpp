@@ -1080,12 +1080,20 @@ std::uint64_t Registry::export_to(const std::string& name, const std::string& pa
                                "'; export never replaces it (unload it first, or pick another "
                                "name)");
   }
-  std::lock_guard lock(e->m);
+  // The mesh as it is now, then written without the entry's lock: a copy shares its arrays (a
+  // publish replaces an array in a new Mesh, never writes one in place). Held during the write,
+  // the lock stalled every List, Describe, Stats and publish of the mesh for as long as the
+  // export took (seconds for a big VTU), and concurrent exports queued on it.
+  mesh::Mesh snapshot;
+  {
+    std::lock_guard lock(e->m);
+    snapshot = e->mesh;
+  }
   mesh::WriteOptions o;
   o.format = format;
   mesh::OutTarget target{dir.fd.get(), dir.leaf, dir.path, overwrite};
   try {
-    for (const auto& n : mesh::write_mesh(e->mesh, target, o)) log_.info(name + ": export: " + n);
+    for (const auto& n : mesh::write_mesh(snapshot, target, o)) log_.info(name + ": export: " + n);
   } catch (const mesh::FileExists&) {
     throw ServiceError(Status::kAlreadyExists,
                        dir.path +

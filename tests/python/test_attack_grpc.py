@@ -777,3 +777,60 @@ def test_loads_and_streams_together_leave_threads_for_other_calls(tmp_path):
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
+
+
+def big_vtk(path, n=1_000_000):
+    """A legacy binary VTK file of n random points in n/4 tetrahedra with one point field
+    (22 MB at 1e6): its VTU export takes about a second of a core."""
+    rng = np.random.default_rng(7)
+    m = n // 4
+    cells = np.empty((m, 5), ">i4")
+    cells[:, 0] = 4
+    cells[:, 1:] = np.arange(m * 4).reshape(m, 4)
+    with open(path, "wb") as f:
+        f.write(b"# vtk DataFile Version 3.0\nbig\nBINARY\nDATASET UNSTRUCTURED_GRID\n")
+        f.write(f"POINTS {n} float\n".encode() + rng.random((n, 3)).astype(">f4").tobytes())
+        f.write(f"\nCELLS {m} {m * 5}\n".encode() + cells.tobytes())
+        f.write(f"\nCELL_TYPES {m}\n".encode() + np.full(m, 10, ">i4").tobytes())
+        f.write(f"\nPOINT_DATA {n}\nSCALARS T float 1\nLOOKUP_TABLE default\n".encode()
+                + rng.random(n).astype(">f4").tobytes() + b"\n")
+
+
+# argv[1] addr, argv[2] directory, argv[3] calls: that many Export calls of "big" at once (to
+# DIR/slow{k}.vtu); a line once they are under way ({"started": N}), another with their codes
+# once they have all ended.
+SLOW_EXPORTER = """
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    calls = [stub.Export.future(pb.ExportRequest(name="big", path=f"{sys.argv[2]}/slow{k}.vtu"),
+                                timeout=120) for k in range(int(sys.argv[3]))]
+    time.sleep(0.3)
+    print(json.dumps({"started": len(calls)}), flush=True)
+    print(json.dumps(sorted(c.code().name for c in calls)), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
+    """Before: Export held the mesh entry's lock while it wrote the file, so every List,
+    Describe and Stats (which read each entry under its lock) and every publish to the mesh
+    waited for it, and concurrent exports queued on it: with a client's 4 exports of a
+    1e6-point mesh under way, another client's List waited seconds (past its 1.5 s deadline
+    here). Now the export writes a snapshot of the mesh (its arrays shared), taken under the
+    lock, and other calls answer at once."""
+    d = Daemon(tmp_path, ())
+    big_vtk(d.root / "big.vtk")
+    d.load("big.vtk", "big")
+    a = attacker(SLOW_EXPORTER, d.addr, str(d.root), "4")
+    try:
+        assert report(a) == {"started": 4}
+        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
+        t0 = time.monotonic()
+        assert [s.name for s in other.List(pb.ListRequest(), timeout=1.5).slots] == ["big"]
+        assert other.Describe(pb.NameRequest(name="big"), timeout=1.5).slot.num_points == 10**6
+        took = time.monotonic() - t0
+        assert report(a) == ["OK"] * 4
+        assert took < 1.5, took
+        assert all((d.root / f"slow{k}.vtu").stat().st_size > 10**6 for k in range(4))
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
