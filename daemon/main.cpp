@@ -232,6 +232,8 @@ std::vector<std::string> keep_start_only_keys(const svc::Config& config, svc::Co
   keep("max_connections", &svc::Config::max_connections);
   keep("max_loads", &svc::Config::max_loads);
   keep("max_loads_per_peer", &svc::Config::max_loads_per_peer);
+  keep("max_exports", &svc::Config::max_exports);
+  keep("max_exports_per_peer", &svc::Config::max_exports_per_peer);
   keep("max_rpc_threads", &svc::Config::max_rpc_threads);
   keep("max_rpc_memory", &svc::Config::max_rpc_memory);
   return changed;
@@ -309,10 +311,11 @@ int serve(const Args& args) {
   svc::Registry registry(config, log);
   if (pinned) registry.set_pinned_pool(pinned.get());
   meshdock::rpc::PeerTable peers;  // who is at the other end of each Unix-socket connection
-  meshdock::rpc::Gate gate(token,
-                           {config.max_streams, config.max_streams_per_peer, config.max_loads,
-                            config.max_loads_per_peer, config.max_rpc_threads},
-                           &peers);
+  meshdock::rpc::Gate gate(
+      token,
+      {config.max_streams, config.max_streams_per_peer, config.max_loads, config.max_loads_per_peer,
+       config.max_exports, config.max_exports_per_peer, config.max_rpc_threads},
+      &peers);
   meshdock::rpc::MeshdockService service(registry, log, gate, peers,
                                          [&io] { boost::asio::post(io, [&io] { io.stop(); }); });
   meshdock::rpc::HealthService health(gate);  // token-checked, unlike grpc++'s default one

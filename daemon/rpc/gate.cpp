@@ -34,7 +34,14 @@ Gate::Gate(std::string token, Limits limits, const PeerTable* peers)
                {}},
       loads_{
           "loads", "max_loads", "max_loads_per_peer", limits.max_loads, limits.max_loads_per_peer,
-          0,       {}} {}
+          0,       {}},
+      exports_{"exports",
+               "max_exports",
+               "max_exports_per_peer",
+               limits.max_exports,
+               limits.max_exports_per_peer,
+               0,
+               {}} {}
 
 grpc::Status Gate::check_token(grpc::ServerContext* ctx, const char* rpc) const {
   (void)rpc;
@@ -67,10 +74,11 @@ Gate::Ticket Gate::admit(Pool& pool, const std::string& peer, std::string& why) 
   // The caps of each kind alone may add up past the thread cap (max_loads is not in
   // check_config's sum, so a configuration that ran before the load caps still runs): the
   // threads taken by both kinds together are held under it here.
-  const std::uint32_t held = streams_.total + loads_.total;
+  const std::uint32_t held = streams_.total + loads_.total + exports_.total;
   if (max_threads_ && held + kSpareThreads >= max_threads_) {
-    why = std::to_string(streams_.total) + " streams and " + std::to_string(loads_.total) +
-          " loads hold RPC threads, the most max_rpc_threads (" + std::to_string(max_threads_) +
+    why = std::to_string(streams_.total) + " streams, " + std::to_string(loads_.total) +
+          " loads and " + std::to_string(exports_.total) +
+          " exports hold RPC threads, the most max_rpc_threads (" + std::to_string(max_threads_) +
           ") allows while keeping " + std::to_string(kSpareThreads) + " for other calls";
     return {};
   }
@@ -98,6 +106,15 @@ Gate::Ticket Gate::admit_stream(const std::string& peer, std::string& why) {
 
 Gate::Ticket Gate::admit_load(const std::string& peer, std::string& why) {
   return admit(loads_, peer, why);
+}
+
+Gate::Ticket Gate::admit_export(const std::string& peer, std::string& why) {
+  return admit(exports_, peer, why);
+}
+
+std::uint32_t Gate::exports() const {
+  std::lock_guard lock(m_);
+  return exports_.total;
 }
 
 std::uint32_t Gate::streams() const {

@@ -1,6 +1,6 @@
 // What every call passes before its handler reads a byte of it: the bearer token (TCP), for
-// streams a place under the stream caps, and for loads (Load, Reload) a place under the load
-// caps. Shared by the meshdock and health services.
+// streams a place under the stream caps, for loads (Load, Reload) one under the load caps and
+// for exports one under the export caps. Shared by the meshdock and health services.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,9 @@ class Gate {
   struct Limits {
     std::uint32_t max_streams = 64, max_streams_per_peer = 16;
     std::uint32_t max_loads = 32, max_loads_per_peer = 8;
-    // max_rpc_threads (0: none): streams and loads together keep kSpareThreads of it free.
+    std::uint32_t max_exports = 8, max_exports_per_peer = 4;
+    // max_rpc_threads (0: none): streams, loads and exports together keep kSpareThreads of it
+    // free.
     std::uint32_t max_threads = 0;
   };
   // Threads no stream or load may take: the pollers' and every other (short) call's.
@@ -78,8 +80,12 @@ class Gate {
   // The same for a Load or Reload (max_loads, max_loads_per_peer): a load holds an RPC thread
   // for as long as its file takes to read, so unbounded loads could take every thread.
   Ticket admit_load(const std::string& peer, std::string& why);
+  // The same for an Export (max_exports, max_exports_per_peer): it holds its thread while it
+  // writes the file (a big mesh's compressed VTU: seconds).
+  Ticket admit_export(const std::string& peer, std::string& why);
   std::uint32_t streams() const;
   std::uint32_t loads() const;
+  std::uint32_t exports() const;
 
  private:
   Ticket admit(Pool& pool, const std::string& peer, std::string& why);
@@ -88,7 +94,7 @@ class Gate {
   std::uint32_t max_threads_ = 0;
   const PeerTable* peers_ = nullptr;
   mutable std::mutex m_;
-  Pool streams_, loads_;
+  Pool streams_, loads_, exports_;
 };
 
 }  // namespace meshdock::rpc

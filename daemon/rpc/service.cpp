@@ -218,6 +218,15 @@ Gate::Ticket MeshdockService::admit_load(grpc::ServerContext* ctx, const char* r
   return ticket;
 }
 
+Gate::Ticket MeshdockService::admit_export(grpc::ServerContext* ctx) {
+  // An Export holds its thread while it writes (a big mesh's compressed VTU takes seconds):
+  // one client's concurrent exports took every thread as loads did.
+  std::string why;
+  auto ticket = gate_.admit_export(ctx->peer(), why);
+  if (!ticket) throw service::ServiceError(Status::kResourceExhausted, "Export: " + why);
+  return ticket;
+}
+
 template <class S>
 grpc::Status MeshdockService::load(grpc::ServerContext* ctx, S& s) {
   return split(ctx, s, "Load", [&](const v1::LoadRequest& req) {
@@ -473,6 +482,7 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
 template <class S>
 grpc::Status MeshdockService::export_to(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Export", [&](const v1::ExportRequest& req, v1::ExportReply* reply) {
+    const auto ticket = admit_export(ctx);
     reply->set_bytes_written(reg_.export_to(req.name(), req.path(), req.format(), req.overwrite()));
     reply->set_path(req.path());
   });

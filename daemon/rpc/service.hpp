@@ -26,7 +26,7 @@ namespace meshdock::rpc {
 // - without one (the Unix socket) the methods are plain: the core reads each request before a
 //   thread takes the call, so a client that never sends its request holds no thread.
 // Publish is a client stream in both; it and Watch hold a place under the Gate's stream caps,
-// Load and Reload one under its load caps.
+// Load and Reload one under its load caps, Export one under its export caps.
 class MeshdockService {
  public:
   // `gate` checks the token and caps streams (shared with the health service); `peers` names
@@ -96,6 +96,8 @@ class MeshdockService {
   // A place under max_loads / max_loads_per_peer for a Load or Reload, else RESOURCE_EXHAUSTED
   // naming the cap reached and its config key.
   Gate::Ticket admit_load(grpc::ServerContext* ctx, const char* rpc);
+  // The same under max_exports / max_exports_per_peer for an Export.
+  Gate::Ticket admit_export(grpc::ServerContext* ctx);
 
   service::Registry& reg_;
   service::Logger& log_;

@@ -135,6 +135,10 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.max_loads = static_cast<std::uint32_t>(uint(100000));
     } else if (key == "max_loads_per_peer") {
       c.max_loads_per_peer = static_cast<std::uint32_t>(uint(100000));
+    } else if (key == "max_exports") {
+      c.max_exports = static_cast<std::uint32_t>(uint(100000));
+    } else if (key == "max_exports_per_peer") {
+      c.max_exports_per_peer = static_cast<std::uint32_t>(uint(100000));
     } else if (key == "max_rpc_threads") {
       c.max_rpc_threads = static_cast<std::uint32_t>(uint(200000));
     } else if (key == "max_rpc_memory") {
@@ -149,7 +153,7 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
           "token_file, lease_wait_ms, publish_copy, watch_interval_ms, metrics_listen, "
           "max_message_size, "
           "max_streams, max_streams_per_peer, max_connections_per_uid, max_connections, "
-          "max_loads, max_loads_per_peer, max_rpc_threads, "
+          "max_loads, max_loads_per_peer, max_exports, max_exports_per_peer, max_rpc_threads, "
           "max_rpc_memory, max_decoded_size)");
     }
   }
@@ -261,6 +265,8 @@ void check_config(const Config& c) {
     throw ConfigError("max_streams and max_streams_per_peer must be at least 1");
   if (c.max_loads == 0 || c.max_loads_per_peer == 0)
     throw ConfigError("max_loads and max_loads_per_peer must be at least 1");
+  if (c.max_exports == 0 || c.max_exports_per_peer == 0)
+    throw ConfigError("max_exports and max_exports_per_peer must be at least 1");
   if (c.max_rpc_threads < 2 * c.max_streams + 16)
     throw ConfigError("max_rpc_threads " + std::to_string(c.max_rpc_threads) +
                       " must be at least 2 x max_streams + 16 (" +
@@ -297,6 +303,8 @@ std::string config_json(const Config& c) {
       {"max_connections", c.max_connections},
       {"max_loads", c.max_loads},
       {"max_loads_per_peer", c.max_loads_per_peer},
+      {"max_exports", c.max_exports},
+      {"max_exports_per_peer", c.max_exports_per_peer},
       {"max_rpc_threads", c.max_rpc_threads},
       {"max_rpc_memory", c.max_rpc_memory},
       {"max_decoded_size", c.max_decoded_size}};

@@ -86,6 +86,9 @@ struct Config {
   // threads for other calls (check_config).
   std::uint32_t max_loads = 32;
   std::uint32_t max_loads_per_peer = 8;
+  // Exports under way at once, in all and per caller: each holds a thread while it writes.
+  std::uint32_t max_exports = 8;
+  std::uint32_t max_exports_per_peer = 4;
   std::uint32_t max_rpc_threads = 256;
   std::uint64_t max_rpc_memory = 64ull << 20;  // what gRPC's buffers may hold in all
   // The most bytes a file's arrays may decode to (compressed VTU blocks, from their headers,

@@ -707,20 +707,23 @@ def test_a_publish_refusal_says_the_slot_name_escaped(tmp_path):
 # ---- 7. loads holding RPC threads --------------------------------------------------------------
 
 # argv[1] addr, argv[2] path, argv[3] calls: that many Load calls of the file at once (names
-# m0, m1, ...), each a stream the attacker never reads; 2 s later one line:
-# {"running": N, "ended": {code: count}, "details": [first few error details]}.
+# m0, m1, ...); once each has either sent its first progress message (OPEN: it is under way,
+# held there by the failpoint) or ended, one line:
+# {"running": N, "ended": {code: count}, "details": [the distinct error details]}.
 SLOW_LOADER = """
     stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
     calls = [stub.Load(pb.LoadRequest(path=sys.argv[2], name=f"m{k}"), timeout=60)
              for k in range(int(sys.argv[3]))]
-    time.sleep(2.0)
-    ended, details = {}, []
+    running, ended, details = 0, {}, []
     for c in calls:
-        if c.done():
-            ended[c.code().name] = ended.get(c.code().name, 0) + 1
-            details.append(c.details())
-    print(json.dumps({"running": sum(not c.done() for c in calls), "ended": ended,
-                      "details": sorted(set(details))}), flush=True)
+        try:
+            next(c)
+            running += 1
+        except grpc.RpcError as e:
+            ended[e.code().name] = ended.get(e.code().name, 0) + 1
+            details.append(e.details())
+    print(json.dumps({"running": running, "ended": ended, "details": sorted(set(details))}),
+          flush=True)
     sys.stdin.read()
     for c in calls:
         c.cancel()
@@ -772,8 +775,9 @@ def test_loads_and_streams_together_leave_threads_for_other_calls(tmp_path):
             assert list(other.List(pb.ListRequest(), timeout=3.0).slots) == []
         assert got["running"] == 8, got
         assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
-        assert got["details"] == ["Load: 0 streams and 8 loads hold RPC threads, the most "
-                                  "max_rpc_threads (24) allows while keeping 16 for other calls"]
+        assert got["details"] == ["Load: 0 streams, 8 loads and 0 exports hold RPC threads, the "
+                                  "most max_rpc_threads (24) allows while keeping 16 for other "
+                                  "calls"], got
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
@@ -794,6 +798,46 @@ def big_vtk(path, n=1_000_000):
         f.write(f"\nCELL_TYPES {m}\n".encode() + np.full(m, 10, ">i4").tobytes())
         f.write(f"\nPOINT_DATA {n}\nSCALARS T float 1\nLOOKUP_TABLE default\n".encode()
                 + rng.random(n).astype(">f4").tobytes() + b"\n")
+
+
+# argv[1] addr, argv[2] directory, argv[3] calls: that many Export calls of "big" at once (to
+# DIR/out{k}.vtu); a line once they are sent ({"started": N}), then one once all have ended:
+# {"codes": [sorted codes], "details": [the distinct error details]}.
+EXPORTER = """
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    calls = [stub.Export.future(pb.ExportRequest(name="big", path=f"{sys.argv[2]}/out{k}.vtu"),
+                                timeout=120) for k in range(int(sys.argv[3]))]
+    time.sleep(0.3)
+    print(json.dumps({"started": len(calls)}), flush=True)
+    codes = sorted(c.code().name for c in calls)
+    details = sorted(set(c.details() for c in calls if c.code() != grpc.StatusCode.OK))
+    print(json.dumps({"codes": codes, "details": details}), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_exports_cannot_take_every_rpc_thread(tmp_path):
+    """Before: an Export held an RPC thread while it wrote (a 1e6-point mesh's VTU: about a
+    second of a core), and nothing bounded exports: one client's 40 exports at once took every
+    thread (max_rpc_threads 32 here) and another client's List went unanswered past its 3 s
+    deadline (or was refused "Server Threadpool Exhausted"). Now an Export takes a ticket (max_exports_per_peer: 4 by default);
+    the rest are refused at once naming the cap and its key, and other calls answer."""
+    d = Daemon(tmp_path, (), config={"max_streams": 4, "max_rpc_threads": 32})
+    big_vtk(d.root / "big.vtk")
+    d.load("big.vtk", "big")
+    a = attacker(EXPORTER, d.addr, str(d.root), "40")
+    try:
+        assert report(a) == {"started": 40}
+        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
+        for _ in range(3):
+            assert [s.name for s in other.List(pb.ListRequest(), timeout=3.0).slots] == ["big"]
+        got = report(a, timeout=120)
+        assert got["codes"] == ["OK"] * 4 + ["RESOURCE_EXHAUSTED"] * 36, got
+        assert got["details"] == [f"Export: uid {os.getuid()} has 4 exports open, the most "
+                                  "max_exports_per_peer allows (4)"], got
+    finally:
+        finish(a)
+        assert d.stop() == 0, d.stderr
 
 
 # argv[1] addr, argv[2] directory, argv[3] calls: that many Export calls of "big" at once (to

@@ -96,9 +96,34 @@ TEST(Gate, StreamsAndLoadsTogetherKeepSpareThreads) {
   for (const auto& t : held) EXPECT_TRUE(t);
   EXPECT_FALSE(gate.admit_load("unix:", why));
   EXPECT_EQ(why,
-            "3 streams and 5 loads hold RPC threads, the most max_rpc_threads (24) allows while "
-            "keeping 16 for other calls");
+            "3 streams, 5 loads and 0 exports hold RPC threads, the most max_rpc_threads (24) "
+            "allows while keeping 16 for other calls");
   EXPECT_FALSE(gate.admit_stream("unix:", why));  // the fourth stream is under max_streams
   held.pop_back();
   EXPECT_TRUE(gate.admit_stream("unix:", why));
+}
+
+TEST(Gate, ExportsHaveTheirOwnCapsAndCountTowardTheThreads) {
+  rpc::Gate::Limits limits;
+  limits.max_exports = 3;
+  limits.max_exports_per_peer = 2;
+  limits.max_threads = 21;  // 5 streams, loads and exports in all
+  rpc::Gate gate("", limits);
+  std::string why;
+  std::vector<rpc::Gate::Ticket> held;
+  held.push_back(gate.admit_export("ipv4:10.0.0.1:1", why));
+  held.push_back(gate.admit_export("ipv4:10.0.0.1:2", why));
+  EXPECT_FALSE(gate.admit_export("ipv4:10.0.0.1:3", why));
+  EXPECT_EQ(why, "ipv4:10.0.0.1 has 2 exports open, the most max_exports_per_peer allows (2)");
+  held.push_back(gate.admit_export("ipv4:10.0.0.2:1", why));
+  EXPECT_FALSE(gate.admit_export("ipv4:10.0.0.3:1", why));
+  EXPECT_EQ(why, "3 exports are open, the most max_exports allows (3)");
+  held.push_back(gate.admit_load("ipv4:10.0.0.3:1", why));
+  held.push_back(gate.admit_stream("ipv4:10.0.0.3:2", why));
+  for (const auto& t : held) EXPECT_TRUE(t);
+  EXPECT_FALSE(gate.admit_load("ipv4:10.0.0.4:1", why));
+  EXPECT_EQ(why,
+            "1 streams, 1 loads and 3 exports hold RPC threads, the most max_rpc_threads (21) "
+            "allows while keeping 16 for other calls");
+  EXPECT_EQ(gate.exports(), 3u);
 }
