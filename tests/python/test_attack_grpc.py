@@ -706,6 +706,14 @@ def test_a_publish_refusal_says_the_slot_name_escaped(tmp_path):
 
 # ---- 7. loads holding RPC threads --------------------------------------------------------------
 
+def refusals(details):
+    """The daemon's own refusals among `details`: 40 calls arriving at once need a thread each
+    even to be refused, so during the burst gRPC itself may refuse a few ("Server Threadpool
+    Exhausted", RESOURCE_EXHAUSTED as well) before the handler runs; once the refused calls are
+    gone, the threads are back for other clients, which is what the tests check."""
+    return [x for x in details if x != "Server Threadpool Exhausted"]
+
+
 # argv[1] addr, argv[2] path, argv[3] calls: that many Load calls of the file at once (names
 # m0, m1, ...); once each has either sent its first progress message (OPEN: it is under way,
 # held there by the failpoint) or ended, one line:
@@ -749,8 +757,8 @@ def test_slow_loads_cannot_take_every_rpc_thread(tmp_path):
             assert other.Stats(pb.StatsRequest(), timeout=3.0).backend
         assert got["running"] == 8, got
         assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
-        assert got["details"] == [f"Load: uid {os.getuid()} has 8 loads open, the most "
-                                  "max_loads_per_peer allows (8)"], got
+        assert refusals(got["details"]) == [f"Load: uid {os.getuid()} has 8 loads open, the "
+                                            "most max_loads_per_peer allows (8)"], got
         assert any("Load from " in line and "max_loads_per_peer allows (8)" in line
                    for line in d.log)
     finally:
@@ -775,9 +783,9 @@ def test_loads_and_streams_together_leave_threads_for_other_calls(tmp_path):
             assert list(other.List(pb.ListRequest(), timeout=3.0).slots) == []
         assert got["running"] == 8, got
         assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
-        assert got["details"] == ["Load: 0 streams, 8 loads and 0 exports hold RPC threads, the "
-                                  "most max_rpc_threads (24) allows while keeping 16 for other "
-                                  "calls"], got
+        assert refusals(got["details"]) == ["Load: 0 streams, 8 loads and 0 exports hold RPC "
+                                            "threads, the most max_rpc_threads (24) allows "
+                                            "while keeping 16 for other calls"], got
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
@@ -833,8 +841,8 @@ def test_exports_cannot_take_every_rpc_thread(tmp_path):
             assert [s.name for s in other.List(pb.ListRequest(), timeout=3.0).slots] == ["big"]
         got = report(a, timeout=120)
         assert got["codes"] == ["OK"] * 4 + ["RESOURCE_EXHAUSTED"] * 36, got
-        assert got["details"] == [f"Export: uid {os.getuid()} has 4 exports open, the most "
-                                  "max_exports_per_peer allows (4)"], got
+        assert refusals(got["details"]) == [f"Export: uid {os.getuid()} has 4 exports open, "
+                                            "the most max_exports_per_peer allows (4)"], got
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
@@ -878,3 +886,4 @@ def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
+
