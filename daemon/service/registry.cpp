@@ -743,6 +743,15 @@ void Registry::unload(const std::string& name) {
     std::lock_guard lock(m_);
     auto it = entries_.find(name);
     if (it == entries_.end()) absent(name, loading_.count(name) > 0);
+    // A reload under way puts its new entry in entries_ when it is done, whatever happened to
+    // the old one meanwhile: an unload now answered OK and UNLOADED, and the mesh was back a
+    // moment later (in a fresh slot, or in the old one the reload had taken).
+    if (loading_.count(name))
+      throw ServiceError(Status::kFailedPrecondition,
+                         "'" + mesh::terminal_safe(name) +
+                             "' is being reloaded; unload it once the reload is done "
+                             "(meshdockctl watch " +
+                             mesh::terminal_safe(name) + " says RELOADED or LOAD_FAILED)");
     e = it->second;
     entries_.erase(it);
   }

@@ -887,3 +887,50 @@ def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
         finish(a)
         assert d.stop() == 0, d.stderr
 
+
+# ---- 8. Unload racing a Reload -----------------------------------------------------------------
+
+# argv[1] addr: reloads "box"; a line once its first progress message (OPEN) is in, another
+# with the call's end (its code, and the last phase heard).
+RELOADER = """
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    call = stub.Reload(pb.NameRequest(name="box"), timeout=60)
+    first = next(call)
+    print(json.dumps({"first": pb.LoadProgress.Phase.Name(first.phase)}), flush=True)
+    last = first
+    try:
+        for last in call:
+            pass
+        code = "OK"
+    except grpc.RpcError as e:
+        code = e.code().name
+    print(json.dumps({"code": code, "last": pb.LoadProgress.Phase.Name(last.phase)}), flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_an_unload_during_a_reload_is_refused_not_undone(tmp_path):
+    """Before: an Unload while the mesh was being reloaded answered OK (and Watch said
+    UNLOADED), then the reload put its new entry in place and the mesh was served again, in a
+    fresh slot: an unload could be silently undone by any member's reload (or a watched
+    file's). Now the Unload is refused (FAILED_PRECONDITION, saying to wait for the reload), and
+    succeeds once the reload is done."""
+    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "read:3000:1"})
+    a = None
+    try:
+        d.load("box.v41.msh", "box")
+        a = attacker(RELOADER, d.addr)
+        assert report(a) == {"first": "OPEN"}
+        with pytest.raises(grpc.RpcError) as e:
+            d.stub.Unload(pb.NameRequest(name="box"), timeout=10)
+        assert e.value.code() == S.FAILED_PRECONDITION, e.value
+        assert e.value.details() == ("'box' is being reloaded; unload it once the reload is "
+                                     "done (meshdockctl watch box says RELOADED or LOAD_FAILED)")
+        assert report(a) == {"code": "OK", "last": "DONE"}
+        assert [s.name for s in d.stub.List(pb.ListRequest(), timeout=5).slots] == ["box"]
+        d.stub.Unload(pb.NameRequest(name="box"), timeout=10)
+        assert list(d.stub.List(pb.ListRequest(), timeout=5).slots) == []
+    finally:
+        if a is not None:
+            finish(a)
+        assert d.stop() == 0, d.stderr
