@@ -239,6 +239,16 @@ class UnlinkOnSignal {
   bool installed_[std::size(kUnlinkSignals)] = {};
 };
 
+// The daemon's max_decoded_size (StatsReply), or 0 when it does not say it (a daemon from
+// before the field) or Stats fails: then the publish goes ahead and the daemon's own refusal,
+// or the call's error, is what the user sees.
+std::uint64_t daemon_decoded_limit(Client& c) {
+  grpc::ClientContext ctx;
+  c.prepare(ctx);
+  v1::StatsReply rep;
+  return c.stub().Stats(&ctx, v1::StatsRequest(), &rep).ok() ? rep.max_decoded_size() : 0;
+}
+
 // `meshdockctl publish`: the .npy header checked here, then the array read from the file into a
 // shm source object of ours named in one PublishSmall (Publish source_shm, meshdock/source.hpp),
 // or streamed from the file in 1 MiB chunks (one PublishSmall message when it fits); never held
@@ -287,6 +297,16 @@ int publish_npy(Client& c, const std::string& name, const std::string& field,
 
   const std::string sock = meshdockctl::unix_socket_path(c.options().addr);
   if (via == "shm" || (via == "auto" && !sock.empty() && h.nbytes > kSourceThreshold)) {
+    // A source object's pages (the whole array, in /dev/shm beside the daemon's segments) are
+    // allocated when it is made: not for an array the daemon would refuse from its header.
+    if (const auto limit = daemon_decoded_limit(c); limit && h.nbytes > limit) {
+      std::fprintf(stderr,
+                   "meshdockctl publish: slot '%s': %s: %llu bytes are over max_decoded_size "
+                   "(%llu); nothing was sent\n",
+                   name.c_str(), field.c_str(), static_cast<unsigned long long>(h.nbytes),
+                   static_cast<unsigned long long>(limit));
+      return meshdockctl::kResourceExhausted;
+    }
     meshdock::SourceOptions o;
     if (const auto ids = meshdock::daemon_of_socket(sock)) {
       o.daemon_uid = ids->uid;

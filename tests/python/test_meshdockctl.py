@@ -465,6 +465,29 @@ def test_publish_interrupted_while_it_holds_its_source_object_removes_it(daemon,
             os.unlink(os.path.join("/dev/shm", n))
 
 
+def test_publish_over_max_decoded_size_is_refused_before_a_source_object(tmp_path):
+    """Before: `meshdockctl publish --via shm` of an array over the daemon's max_decoded_size
+    made a source object as large as the array (its pages allocated in /dev/shm), read the file
+    into it, and only then heard the daemon refuse the header. Now it asks the daemon's limit
+    (Stats) first: exit 7 (RESOURCE_EXHAUSTED) saying so, no PublishSmall reached the daemon;
+    an array under the limit still goes by shm."""
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 1 << 20})
+    try:
+        np.save(tmp_path / "big.npy", np.ones(4 << 20, np.uint8))
+        for via in ("shm", "auto"):
+            r = d.ctl("publish", "t", "tensor", str(tmp_path / "big.npy"), "--via", via,
+                      check=False)
+            assert r.returncode == EXIT["exhausted"], (r.returncode, r.stderr)
+            assert r.stderr == (f"meshdockctl publish: slot 't': tensor: {4 << 20} bytes are "
+                                f"over max_decoded_size ({1 << 20}); nothing was sent\n")
+        assert not any("PublishSmall from" in line for line in d.log), d.log
+        np.save(tmp_path / "small.npy", np.ones(1 << 20, np.uint8))
+        r = d.ctl("publish", "t", "tensor", str(tmp_path / "small.npy"), "--via", "shm")
+        assert r.stdout == "published frame 1 of t\n", r.stdout
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
 def test_publish_streams_a_npy_file_as_a_field_or_a_tensor(daemon, tmp_path):
     import meshdock
     daemon.ctl("load", str(daemon.root / "box.v41.msh"), "--name", "box")
