@@ -738,15 +738,11 @@ SLOW_LOADER = """
 """
 
 
-def test_slow_loads_cannot_take_every_rpc_thread(tmp_path):
-    """Before: a Load held an RPC thread until its file was read, and nothing bounded loads but
-    max_meshes: with max_meshes raised past max_rpc_threads (100 and 32 here), one client's 40
-    slow loads (a slow file: the open failpoint holds each 8 s) took every thread, and
-    another client's List was refused "Server Threadpool Exhausted". Now a load takes a ticket
-    (max_loads_per_peer: 8 by default, per uid on the Unix socket) and the rest are refused at
-    once, naming the cap and its key; other calls still answer."""
-    d = Daemon(tmp_path, ("box.v41.msh",),
-               config={"max_meshes": 100, "max_streams": 4, "max_rpc_threads": 32},
+def slow_loads(tmp_path, config):
+    """A daemon whose file opens take 8 s each (the open failpoint) under `config`, an
+    attacker's 40 loads of it at once, and another client's List and Stats answering while they
+    run: (the attacker's report, the daemon's log lines)."""
+    d = Daemon(tmp_path, ("box.v41.msh",), config=config,
                env={"MESHDOCK_FAILPOINT": "open:8000"})
     a = attacker(SLOW_LOADER, d.addr, str(d.root / "box.v41.msh"), "40")
     try:
@@ -755,15 +751,25 @@ def test_slow_loads_cannot_take_every_rpc_thread(tmp_path):
         for _ in range(3):
             assert list(other.List(pb.ListRequest(), timeout=3.0).slots) == []
             assert other.Stats(pb.StatsRequest(), timeout=3.0).backend
-        assert got["running"] == 8, got
-        assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
-        assert refusals(got["details"]) == [f"Load: uid {os.getuid()} has 8 loads open, the "
-                                            "most max_loads_per_peer allows (8)"], got
-        assert any("Load from " in line and "max_loads_per_peer allows (8)" in line
-                   for line in d.log)
+        return got, list(d.log)
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
+
+
+def test_slow_loads_cannot_take_every_rpc_thread(tmp_path):
+    """Before: a Load held an RPC thread until its file was read, and nothing bounded loads but
+    max_meshes: with max_meshes raised past max_rpc_threads (100 and 32 here), one client's 40
+    slow loads (a slow file: the open failpoint holds each 8 s) took every thread, and
+    another client's List was refused "Server Threadpool Exhausted". Now a load takes a ticket
+    (max_loads_per_peer: 8 by default, per uid on the Unix socket) and the rest are refused at
+    once, naming the cap and its key; other calls still answer."""
+    got, log = slow_loads(tmp_path, {"max_meshes": 100, "max_streams": 4, "max_rpc_threads": 32})
+    assert got["running"] == 8, got
+    assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
+    assert refusals(got["details"]) == [f"Load: uid {os.getuid()} has 8 loads open, the "
+                                        "most max_loads_per_peer allows (8)"], got
+    assert any("Load from " in line and "max_loads_per_peer allows (8)" in line for line in log)
 
 
 def test_loads_and_streams_together_leave_threads_for_other_calls(tmp_path):
@@ -771,24 +777,13 @@ def test_loads_and_streams_together_leave_threads_for_other_calls(tmp_path):
     (configurations from before the load caps keep running): the thread cap is then held as
     loads are admitted. Here 24 threads, 4 streams, max_loads 30 and 30 per peer: the load that
     would leave fewer than 16 threads free is refused, naming max_rpc_threads."""
-    d = Daemon(tmp_path, ("box.v41.msh",),
-               config={"max_meshes": 100, "max_streams": 4, "max_rpc_threads": 24,
-                       "max_loads": 30, "max_loads_per_peer": 30},
-               env={"MESHDOCK_FAILPOINT": "open:8000"})
-    a = attacker(SLOW_LOADER, d.addr, str(d.root / "box.v41.msh"), "40")
-    try:
-        got = report(a)
-        other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
-        for _ in range(3):
-            assert list(other.List(pb.ListRequest(), timeout=3.0).slots) == []
-        assert got["running"] == 8, got
-        assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
-        assert refusals(got["details"]) == ["Load: 0 streams, 8 loads and 0 exports hold RPC "
-                                            "threads, the most max_rpc_threads (24) allows "
-                                            "while keeping 16 for other calls"], got
-    finally:
-        finish(a)
-        assert d.stop() == 0, d.stderr
+    got, _ = slow_loads(tmp_path, {"max_meshes": 100, "max_streams": 4, "max_rpc_threads": 24,
+                                   "max_loads": 30, "max_loads_per_peer": 30})
+    assert got["running"] == 8, got
+    assert got["ended"] == {"RESOURCE_EXHAUSTED": 32}, got
+    assert refusals(got["details"]) == ["Load: 0 streams, 8 loads and 0 exports hold RPC "
+                                        "threads, the most max_rpc_threads (24) allows "
+                                        "while keeping 16 for other calls"], got
 
 
 def big_vtk(path, n=1_000_000):

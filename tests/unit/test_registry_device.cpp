@@ -66,6 +66,25 @@ struct RegistryOnFakeDevice {
     config.device_memory_budget = bytes;
     reg->reconfigure(config);
   }
+  // A cuda-link consumer's imports: every live buffer's handle opened, unannounced (no lease,
+  // no report); returns their objects.
+  std::vector<std::string> open_every_buffer() {
+    std::vector<std::string> opened;
+    std::lock_guard lock(dev->m);
+    for (auto& [object, opens] : dev->live) {
+      ++opens;
+      opened.push_back(object);
+    }
+    return opened;
+  }
+  // It polled, saw the change and closed them; false when one was freed before that.
+  bool close_imports(const std::vector<std::string>& opened) {
+    std::lock_guard lock(dev->m);
+    for (const auto& o : opened)
+      if (!dev->live.count(o)) return false;
+    for (const auto& o : opened) --dev->live[o];
+    return true;
+  }
   // Waits (up to 5 s: a loaded CI machine, ASan) until the registry's thread has read `n`
   // import reports.
   bool imports_reported(std::size_t n) {
@@ -207,25 +226,14 @@ TEST(RegistryDevice, AGrowthKeepsTheReplacedBufferForCudaLinksGrace) {
   req.path = (r.root / "small.msh").string();
   req.name = "g";
   const auto none = [](service::Phase, std::uint64_t, std::uint64_t, const std::string&) {};
-  r.reg->load(req, none);           // one ring slot (config.num_slots = 1)
-  std::vector<std::string> opened;  // a cuda-link consumer: every live buffer's handle open
-  {
-    std::lock_guard lock(r.dev->m);
-    for (auto& [object, opens] : r.dev->live) {
-      ++opens;
-      opened.push_back(object);
-    }
-  }
+  r.reg->load(req, none);  // one ring slot (config.num_slots = 1)
+  const auto opened = r.open_every_buffer();
   ASSERT_EQ(opened.size(), 1u);
   req.path = (r.root / "box.msh").string();  // bigger: a fresh buffer
   req.replace = true;
   r.reg->load(req, none);
   EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
-  {
-    std::lock_guard lock(r.dev->m);
-    ASSERT_EQ(r.dev->live.count(opened[0]), 1u) << "freed at once";
-    --r.dev->live[opened[0]];  // it polled, saw the version change and closed the old import
-  }
+  ASSERT_TRUE(r.close_imports(opened)) << "freed at once";  // it saw the version change
   std::this_thread::sleep_for(milliseconds(600));
   r.reg->maintain();  // past it: freed, with nothing open on it
   EXPECT_EQ(r.dev->live.count(opened[0]), 0u);
@@ -238,24 +246,11 @@ TEST(RegistryDevice, AGrowthKeepsTheReplacedBufferForCudaLinksGrace) {
 TEST(RegistryDevice, AnUnloadKeepsUnreportedDeviceBuffersForCudaLinksGrace) {
   RegistryOnFakeDevice r("ugrace");
   r.load("u", 2);
-  std::vector<std::string> opened;  // a cuda-link consumer: every ring slot's buffer open
-  {
-    std::lock_guard lock(r.dev->m);
-    for (auto& [object, opens] : r.dev->live) {
-      ++opens;
-      opened.push_back(object);
-    }
-  }
+  const auto opened = r.open_every_buffer();  // both ring slots' buffers
   ASSERT_EQ(opened.size(), 2u);
   r.reg->unload("u");
   EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
-  {
-    std::lock_guard lock(r.dev->m);
-    for (const auto& o : opened) {
-      ASSERT_EQ(r.dev->live.count(o), 1u) << o << " freed at the unload";
-      --r.dev->live[o];  // it polled, saw the shutdown byte and closed its imports
-    }
-  }
+  ASSERT_TRUE(r.close_imports(opened)) << "freed at the unload";  // it saw the shutdown byte
   std::this_thread::sleep_for(milliseconds(600));
   r.reg->maintain();  // past the grace: freed, with nothing open on them
   for (const auto& o : opened) EXPECT_EQ(r.dev->live.count(o), 0u) << o;
