@@ -1,6 +1,8 @@
 #include "daemon/rpc/service.hpp"
 
 #include <chrono>
+#include <optional>
+#include <thread>
 #include <utility>
 
 #include "daemon/mesh/text.hpp"
@@ -403,10 +405,19 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
               (tensor ? "a tensor is one array" : "point_data is one array over every point") +
               " (send block 0)");
     if (!tensor) reg_.check_publish(head.name(), field, shape[0], head.block(), want, may_wait);
-    const auto incoming = reg_.reserve_incoming(want, field);  // before the allocation
+    const auto incoming = reserve_incoming(ctx, want, field);  // before the allocation
     auto a = mesh::Array::empty(dt, shape);
     auto* dst = static_cast<std::uint8_t*>(a.data());
     std::uint64_t got = 0;
+    // Data in messages comes at the caller's pace: its progress is watched (a shm source is
+    // read at once, here).
+    std::optional<Intake::Entry> intake;
+    if (head.source_shm().empty())
+      intake.emplace(intake_.enter(ctx,
+                                   "the publish of slot '" + mesh::terminal_safe(head.name()) +
+                                       "' " + mesh::terminal_safe(field) + " from " +
+                                       peers_.describe(peer),
+                                   want));
     auto take = [&](const std::string& bytes) {
       if (bytes.size() > want - got)
         throw service::ServiceError(Status::kInvalidArgument,
@@ -415,6 +426,7 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                         " at least (refused there)");
       if (!bytes.empty()) std::memcpy(dst + got, bytes.data(), bytes.size());
       got += bytes.size();
+      if (intake) intake->took(bytes.size());
     };
     const std::string name = head.name();
     const std::uint32_t block = head.block();
@@ -476,6 +488,30 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                       what + ")");
     if (what == e.what()) throw;
     throw service::ServiceError(e.status(), what);
+  }
+}
+
+service::Reservation MeshdockService::reserve_incoming(grpc::ServerContext* ctx, std::uint64_t want,
+                                                       const std::string& field) {
+  try {
+    return reg_.reserve_incoming(want, field);
+  } catch (const service::ServiceError& e) {
+    if (e.status() != Status::kResourceExhausted) throw;
+    const auto lines = intake_.cancel_stalled(ctx, std::chrono::steady_clock::now());
+    if (lines.empty()) throw;
+    for (const auto& line : lines) log_.warn(line);
+  }
+  // The cancelled publishes give their reservations back as their handlers end.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    try {
+      return reg_.reserve_incoming(want, field);
+    } catch (const service::ServiceError& e) {
+      if (e.status() != Status::kResourceExhausted || ctx->IsCancelled() ||
+          std::chrono::steady_clock::now() >= deadline)
+        throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/rpc/gate.hpp"
+#include "daemon/rpc/intake.hpp"
 #include "daemon/rpc/peers.hpp"
 #include "daemon/service/metrics.hpp"
 #include "daemon/service/registry.hpp"
@@ -98,6 +99,11 @@ class MeshdockService {
   Gate::Ticket admit_load(grpc::ServerContext* ctx, const char* rpc);
   // The same under max_exports / max_exports_per_peer for an Export.
   Gate::Ticket admit_export(grpc::ServerContext* ctx);
+  // `want` bytes of the incoming budget for a publish (Registry::reserve_incoming); when the
+  // publishes under way hold it all, stalled ones are cancelled for it (Intake) and their
+  // reservations awaited (2 s at most) before it is refused.
+  service::Reservation reserve_incoming(grpc::ServerContext* ctx, std::uint64_t want,
+                                        const std::string& field);
 
   service::Registry& reg_;
   service::Logger& log_;
@@ -106,6 +112,7 @@ class MeshdockService {
   std::function<void()> request_shutdown_;
   std::atomic<bool> stopping_{false};
   service::Metrics metrics_;
+  Intake intake_;  // publishes taking in data through gRPC, with their progress
   class Plain;
   class Streamed;
   std::unique_ptr<grpc::Service> service_;

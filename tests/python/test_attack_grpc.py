@@ -929,3 +929,55 @@ def test_an_unload_during_a_reload_is_refused_not_undone(tmp_path):
         if a is not None:
             finish(a)
         assert d.stop() == 0, d.stderr
+
+
+# ---- 8. a publish that reserves the incoming budget and sends nothing ---------------------------
+
+# argv[1] addr: a Publish whose header claims 16 MiB (all of max_decoded_size here) and which
+# then sends nothing, its stream held open; prints {"open": true} once the daemon has it, then,
+# when stdin closes, {"ended": CODE}.
+STALLED_PUBLISH = """
+    import threading
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    go = threading.Event()
+    def chunks():
+        yield pb.PublishChunk(name="hog", field="tensor", shape=[16 << 20], data=b"x",
+                              dtype=pb.DType(code=1, bits=8, lanes=1))
+        go.wait(120)  # never the rest
+    call = stub.Publish.future(chunks(), timeout=120)
+    time.sleep(0.5)
+    print(json.dumps({"open": True}), flush=True)
+    sys.stdin.read()
+    go.set()
+    try:
+        call.result()
+        print(json.dumps({"ended": "OK"}), flush=True)
+    except grpc.RpcError as e:
+        print(json.dumps({"ended": e.code().name}), flush=True)
+"""
+
+
+def test_a_stalled_publish_yields_the_incoming_budget_to_a_caller_that_needs_it(tmp_path):
+    """Before: a Publish header reserved its whole size of the incoming budget
+    (max_decoded_size, shared by the publishes under way) and held it for as long as its stream
+    stayed open, sending nothing: every other caller's publish was RESOURCE_EXHAUSTED until it
+    ended. Now a publish that takes in its data slower than 1 MiB/s past its first 2 s is
+    cancelled when another caller needs the budget, and the daemon's log names it."""
+    import meshdock as md
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 16 << 20})
+    a = attacker(STALLED_PUBLISH, d.addr)
+    c = md.Client(d.addr)
+    try:
+        assert report(a) == {"open": True}
+        time.sleep(2.5)  # past the grace
+        t0 = time.monotonic()
+        assert c.publish_tensor("victim", np.ones(1 << 20, np.uint8), via="grpc") >= 1
+        assert time.monotonic() - t0 < 5
+        a.stdin.close()
+        assert report(a) == {"ended": "CANCELLED"}
+        assert any("took in 1 of 16777216 bytes in" in line and "to let another publish in" in line
+                   for line in d.log), d.log[-5:]
+    finally:
+        c.close()
+        finish(a)
+        assert d.stop() == 0, d.stderr
