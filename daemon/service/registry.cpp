@@ -319,8 +319,8 @@ void Registry::end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& n
   slot.reset();
 }
 
-void Registry::tend_graveyard(std::uint64_t now_ns) {
-  for (const auto& n : graveyard_.tend(now_ns)) log_.warn(n);
+void Registry::tend_graveyard(std::uint64_t now_ns, bool end_quiet) {
+  for (const auto& n : graveyard_.tend(now_ns, end_quiet)) log_.warn(n);
 }
 
 void Registry::clear() {
@@ -463,7 +463,7 @@ Reservation Registry::reserve(std::uint64_t add, const std::string& name) {
   }
   // The budget outranks cuda-link's grace: unloaded buffers kept only for it go now (outside
   // m_, as the tick frees them).
-  graveyard_.release_quiet();
+  tend_graveyard(shm::monotonic_ns(), /*end_quiet=*/true);
   std::lock_guard lock(m_);
   if (over()) {
     const auto unloaded = graveyard_.bytes();

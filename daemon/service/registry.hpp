@@ -220,8 +220,9 @@ class Registry {
   // consumer has open go to graveyard_ first, the rest with the Slot. Under the entry's m.
   void end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& name);
   // Frees what graveyard_ holds that no consumer reports open any more (and what has waited
-  // its grace, logged). Not under m_: the maintenance tick and every budget check.
-  void tend_graveyard(std::uint64_t now_ns);
+  // its grace, logged; with `end_quiet`, also what is kept only for cuda-link's grace). Not
+  // under m_: the maintenance tick and every budget check.
+  void tend_graveyard(std::uint64_t now_ns, bool end_quiet = false);
   // Publishes `p` into e's slot (e.m held) with the budget reserved first; errors as
   // ServiceErrors.
   slots::Published publish_into(Entry& e, const payload::DevicePayload& p, const std::string& name);

@@ -14,27 +14,7 @@ void Graveyard::bury(const std::string& name,
     if (b) graves_.push_back({name, std::move(b), now_ns, until});
 }
 
-std::uint64_t Graveyard::release_quiet() {
-  std::vector<std::unique_ptr<backend::SlotBuffer>> freed;  // freed after the lock
-  std::uint64_t bytes = 0;
-  {
-    std::lock_guard lock(m_);
-    consumers_->drain();
-    std::vector<Grave> kept;
-    for (auto& g : graves_) {
-      if (!consumers_->reported_open(g.buffer->mem_handle())) {
-        bytes += g.buffer->size();
-        freed.push_back(std::move(g.buffer));
-      } else {
-        kept.push_back(std::move(g));
-      }
-    }
-    graves_ = std::move(kept);
-  }
-  return bytes;
-}
-
-std::vector<std::string> Graveyard::tend(std::uint64_t now_ns) {
+std::vector<std::string> Graveyard::tend(std::uint64_t now_ns, bool end_quiet) {
   std::vector<std::unique_ptr<backend::SlotBuffer>> freed;  // freed after the lock
   std::vector<std::string> notes;
   {
@@ -46,7 +26,7 @@ std::vector<std::string> Graveyard::tend(std::uint64_t now_ns) {
     std::vector<Grave> kept;
     for (auto& g : graves_) {
       if (!consumers_->reported_open(g.buffer->mem_handle())) {
-        if (now_ns < g.quiet_until_ns)
+        if (!end_quiet && now_ns < g.quiet_until_ns)
           kept.push_back(std::move(g));
         else
           freed.push_back(std::move(g.buffer));

@@ -6,7 +6,7 @@
 // consumer that never closes must not keep device memory for ever; a note says so). Buffers
 // nobody reported open may be buried with a quiet time (cuda-link's consumers, which never
 // report, hold every ring slot's buffer until they next poll and see the shutdown byte): kept
-// that long, or until the memory budget needs them (release_quiet). Host buffers never come
+// that long, or until the memory budget needs them (tend's end_quiet). Host buffers never come
 // here: an unlinked object lives on under its consumers' mappings.
 //
 // Owned by the service next to the backends it outlives (the buffers are theirs); thread-safe.
@@ -35,12 +35,10 @@ class Graveyard {
   // after `now_ns` whatever the reports say (0: no such time).
   void bury(const std::string& name, std::vector<std::unique_ptr<backend::SlotBuffer>> buffers,
             std::uint64_t now_ns, std::chrono::nanoseconds quiet = {});
-  // Frees now the buffers kept only for their quiet time (no import reported open); returns
-  // their bytes. For the memory budget, which outranks the quiet time.
-  std::uint64_t release_quiet();
-  // Frees what nobody reports open any more, and what has waited kGrace; returns lines to log
-  // for the second kind.
-  std::vector<std::string> tend(std::uint64_t now_ns);
+  // Frees what nobody reports open any more (past its quiet time, or within it too when
+  // `end_quiet`: the memory budget outranks it), and what has waited kGrace; returns lines to
+  // log for the second kind.
+  std::vector<std::string> tend(std::uint64_t now_ns, bool end_quiet = false);
   std::size_t buffers() const;
   std::uint64_t bytes() const;
 
