@@ -804,8 +804,8 @@ def big_vtk(path, n=1_000_000):
 
 
 # argv[1] addr, argv[2] directory, argv[3] calls: that many Export calls of "big" at once (to
-# DIR/out{k}.vtu); a line once they are sent ({"started": N}), then one once all have ended:
-# {"codes": [sorted codes], "details": [the distinct error details]}.
+# DIR/out{k}.vtu); a line once they are under way ({"started": N}), then one once all have
+# ended: {"codes": [sorted codes], "details": [the distinct error details]}.
 EXPORTER = """
     stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
     calls = [stub.Export.future(pb.ExportRequest(name="big", path=f"{sys.argv[2]}/out{k}.vtu"),
@@ -843,20 +843,6 @@ def test_exports_cannot_take_every_rpc_thread(tmp_path):
         assert d.stop() == 0, d.stderr
 
 
-# argv[1] addr, argv[2] directory, argv[3] calls: that many Export calls of "big" at once (to
-# DIR/slow{k}.vtu); a line once they are under way ({"started": N}), another with their codes
-# once they have all ended.
-SLOW_EXPORTER = """
-    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
-    calls = [stub.Export.future(pb.ExportRequest(name="big", path=f"{sys.argv[2]}/slow{k}.vtu"),
-                                timeout=120) for k in range(int(sys.argv[3]))]
-    time.sleep(0.3)
-    print(json.dumps({"started": len(calls)}), flush=True)
-    print(json.dumps(sorted(c.code().name for c in calls)), flush=True)
-    sys.stdin.read()
-"""
-
-
 def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
     """Before: Export held the mesh entry's lock while it wrote the file, so every List,
     Describe and Stats (which read each entry under its lock) and every publish to the mesh
@@ -867,7 +853,7 @@ def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
     d = Daemon(tmp_path, ())
     big_vtk(d.root / "big.vtk")
     d.load("big.vtk", "big")
-    a = attacker(SLOW_EXPORTER, d.addr, str(d.root), "4")
+    a = attacker(EXPORTER, d.addr, str(d.root), "4")
     try:
         assert report(a) == {"started": 4}
         other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
@@ -875,9 +861,9 @@ def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
         assert [s.name for s in other.List(pb.ListRequest(), timeout=1.5).slots] == ["big"]
         assert other.Describe(pb.NameRequest(name="big"), timeout=1.5).slot.num_points == 10**6
         took = time.monotonic() - t0
-        assert report(a) == ["OK"] * 4
+        assert report(a)["codes"] == ["OK"] * 4
         assert took < 1.5, took
-        assert all((d.root / f"slow{k}.vtu").stat().st_size > 10**6 for k in range(4))
+        assert all((d.root / f"out{k}.vtu").stat().st_size > 10**6 for k in range(4))
     finally:
         finish(a)
         assert d.stop() == 0, d.stderr
@@ -931,7 +917,7 @@ def test_an_unload_during_a_reload_is_refused_not_undone(tmp_path):
         assert d.stop() == 0, d.stderr
 
 
-# ---- 8. a publish that reserves the incoming budget and sends nothing ---------------------------
+# ---- 9. a publish that reserves the incoming budget and sends nothing ---------------------------
 
 # argv[1] addr: a Publish whose header claims 16 MiB (all of max_decoded_size here) and which
 # then sends nothing, its stream held open; prints {"open": true} once the daemon has it, then,
