@@ -368,10 +368,14 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
   // From here no consumer can take a new lease on slot i's frame (the page is odd; see
   // PageView::begin_write); the leases already taken are what we wait for.
   const auto seq = page.begin_write(pages_[i].seq);
-  // A publish that fails leaves the page as it was, unless it had replaced the buffer the
-  // page's frame is in (freed, or retired for its leases): then the page says "no frame" and
-  // the control block names the new buffer, so that a page never names a buffer its handles
-  // do not (a consumer opens the handles read under the page's seq: PageView::handles_of).
+  // A publish that fails leaves the page as it was. When it had replaced the buffer the
+  // page's frame is in and that buffer was kept (retired for its leases, an import report or
+  // cuda-link's grace), the buffer is put back: the control block names it again, so a
+  // cuda-link consumer, which reads ring slot (write_idx - 1) % N and does not look at pages,
+  // never reads the unwritten replacement (with one ring slot it would: that is the slot being
+  // written). When the old buffer was freed, the page says "no frame" and the control block
+  // names the new buffer, so that a page never names a buffer its handles do not (a consumer
+  // opens the handles read under the page's seq: PageView::handles_of).
   struct Abort {
     Slot& slot;
     shm::PageView& page;
@@ -379,12 +383,41 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     std::uint64_t seq;
     bool replaced = false;
     bool done = false;
+    const backend::SlotBuffer* previous = nullptr;  // the replaced buffer, when retired
+    std::uint64_t previous_version = 0, previous_frame = 0;
     ~Abort() {
       if (done) return;
       auto& copy = slot.pages_[i];
       // Placeholders made for other ring slots changed handles: their version goes out (the
       // metadata stays the previous frame's, which is still the newest).
       slot.cb_->set_version(slot.version_);
+      if (replaced && previous) {
+        auto& retired = slot.retired_;
+        const auto it = std::find_if(retired.begin(), retired.end(), [&](const Retired& r) {
+          return r.buffer.get() == previous && !r.buffer->damaged();
+        });
+        if (it != retired.end()) {
+          // The old buffer comes back with its frame. The replacement's handle has been in the
+          // control block since the copy: a device one is kept for cuda-link's grace, as any
+          // replaced buffer (a cuda-link consumer starting then may have opened it); a host
+          // one is freed (a mapping of it outlives the unlink).
+          auto fresh = std::move(slot.buffers_[i]);
+          slot.buffers_[i] = std::move(it->buffer);
+          if (it->grace_until_ns) {
+            it->buffer = std::move(fresh);
+            it->last_frame = 0;  // frame 0 is never published
+          } else {
+            retired.erase(it);
+          }
+          slot.buffer_version_[i] = previous_version;
+          slot.buffer_frame_[i] = previous_frame;
+          slot.held_[i].clear();
+          slot.cb_->set_mem_handle(i, slot.buffers_[i]->mem_handle());
+          slot.cb_->set_event_handle(i, slot.buffers_[i]->event_handle());
+          slot.cb_->set_version(slot.version_);
+          replaced = false;
+        }
+      }
       if (!replaced) {
         page.abort_write(seq);
         copy.seq = seq + 1;
@@ -471,12 +504,18 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     // A device buffer also for consumers that hold it open unannounced (replaced_grace).
     const bool graced =
         backend_.device().type != shm::kDLDeviceCPU && o_.replaced_grace.count() > 0;
-    if (retire || (buffers_[i] && (graced || imported(*buffers_[i]))))
+    if (retire || (buffers_[i] && (graced || imported(*buffers_[i])))) {
+      if (!abort.replaced) {  // the frame's own buffer (not a damaged replacement): restorable
+        abort.previous = buffers_[i].get();
+        abort.previous_version = buffer_version_[i];
+        abort.previous_frame = buffer_frame_[i];
+      }
       retired_.push_back(
           {i, buffer_frame_[i], std::move(buffers_[i]),
            graced ? shm::monotonic_ns() + static_cast<std::uint64_t>(
                                               std::chrono::nanoseconds(o_.replaced_grace).count())
                   : 0});
+    }
     buffers_[i] = std::move(buffer);
     held_[i].clear();
     version_ = v;

@@ -122,6 +122,60 @@ TEST(DevicePath, AFrameOfACudaSlotIsTheDaemonsBytesThroughTheDeviceRuntime) {
   t->deleter(t);
 }
 
+// A publish abandoned (its client went away) after it had replaced the ring slot's buffer (a
+// growth) left the control block naming the replacement, unwritten, under a new version while
+// write_idx still named the old frame; the page said "no frame". A cuda-link consumer reads ring
+// slot (write_idx - 1) % N from the control block alone: with one ring slot, that is the slot
+// being written, so it read the unwritten buffer as the newest frame. Now the old buffer, kept
+// for cuda-link's grace anyway, is put back: the handles, the page and write_idx agree on frame
+// 1, and the replacement waits out the grace (a consumer may have opened its handle meanwhile).
+TEST(DevicePath, AnAbandonedPublishPutsBackTheBufferItReplaced) {
+  OnFakeDevice d("abandon", 1);
+  slots::SlotOptions o;
+  d.slot.reset();
+  o.prefix = d.prefix;
+  o.name = "m";
+  o.page_size = 16384;
+  o.lease_capacity = 8;
+  o.num_slots = 1;
+  o.consumers = d.consumers;
+  o.replaced_grace = milliseconds(300);
+  d.slot = std::make_unique<slots::Slot>(o, d.backend);
+  d.publish(3, 4.5);  // frame 1
+  const auto first_object = shm::parse_host_handle(d.handle(0));
+  EXPECT_THROW(d.slot->publish(payload_of(5000, 9.0), [] { return true; }), slots::SlotAbandoned);
+  EXPECT_EQ(shm::parse_host_handle(d.handle(0)), first_object)
+      << "the control block names the unwritten replacement";
+  {
+    auto ctl = shm::Segment::open(d.prefix + "m");
+    const auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+    EXPECT_EQ(cb.write_idx(), 1u);
+  }
+  std::vector<std::string> kept;
+  {
+    std::lock_guard lock(d.dev->m);
+    for (const auto& [object, opens] : d.dev->live) kept.push_back(object);
+  }
+  EXPECT_EQ(kept.size(), 2u) << "the replacement is kept for the grace";
+  auto s = meshdock::Slot::attach("m", d.options);
+  auto f = s.wait(milliseconds(1000));
+  ASSERT_TRUE(f) << "frame 1 is still the newest frame, in its own buffer";
+  EXPECT_EQ(f->number(), 1u);
+  EXPECT_EQ(first_point(*f), 4.5);
+  f.reset();
+  std::this_thread::sleep_for(milliseconds(400));
+  d.publish(3, 5.5);  // frame 2, into the restored buffer; the replacement goes past its grace
+  {
+    std::lock_guard lock(d.dev->m);
+    EXPECT_EQ(d.dev->live.size(), 1u);
+    EXPECT_EQ(d.dev->live.count(first_object), 1u);
+  }
+  auto g = s.wait(milliseconds(1000));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(first_point(*g), 5.5);
+  EXPECT_EQ(d.dev->freed_while_open, std::vector<std::string>{});
+}
+
 // The daemon frees a buffer as soon as no lease names it: a grown frame frees every buffer of
 // its ring slot, a lease released frees the retired buffer it pinned. The SDK keeps an import
 // cached past its frame (an open costs about a millisecond), so a consumer that read a frame

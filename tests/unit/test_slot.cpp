@@ -441,6 +441,42 @@ struct FailingUploads : meshdock::backend::Backend {
 // must not leave the page naming its old frame in a buffer that is gone while the control
 // block names the new one: the page says no frame, the handles name the buffer that exists,
 // and the next publish works.
+// The same failure when the old buffer was kept for a lease on its frame: it is put back, and
+// the frame stays the newest (before: the page said "no frame" while a consumer held it and the
+// control block named the unwritten replacement).
+TEST(Slot, APublishThatFailsAfterReplacingALeasedBufferPutsItBack) {
+  FailingUploads backend;
+  auto o = small_slot("abortlease", 1);
+  o.lease_wait = std::chrono::milliseconds(0);
+  slots::Slot slot(o, backend);
+  const auto first = slot.publish(tiny(1.0));  // frame 1, ring slot 0, version 1
+  auto reg = shm::Registration::connect(slot.socket_address(), ::getpid(), ::geteuid(),
+                                        std::chrono::seconds(2), "test");
+  auto leaseseg = shm::Segment::open(o.prefix + "abortlease.leases", shm::Access::kReadWrite);
+  auto lv = shm::LeasesView::over(leaseseg.data(), leaseseg.size(), 1, 8);
+  auto table = lv.table(0);
+  const auto lease = table.acquire(::getpid(), 1);
+  ASSERT_TRUE(lease);
+  backend.fail = true;
+  EXPECT_THROW(slot.publish(tiny(2.0)), meshdock::backend::BackendError);
+  auto cat_seg = shm::Segment::open(o.prefix + "abortlease" + std::string(shm::kCatalogSuffix));
+  auto cat = shm::CatalogView::validate(cat_seg.data(), cat_seg.size());
+  auto ctl = shm::Segment::open(o.prefix + "abortlease");
+  auto cb = shm::ControlBlockView::validate(ctl.data(), ctl.size());
+  const auto snap = cat.page(0).read();
+  EXPECT_EQ(snap.frame, 1u);
+  EXPECT_EQ(snap.buffer_version, first.version);
+  const auto named = shm::parse_host_handle(cb.mem_handle(0));
+  EXPECT_EQ(named, shm::data_object_name(o.prefix, o.name, 0, first.version));
+  EXPECT_EQ(cb.write_idx(), 1u);
+  EXPECT_EQ(slot.bytes(), first.data_size) << "the replacement is freed";
+  backend.fail = false;
+  const auto next = slot.publish(tiny(2.0));  // the lease still holds frame 1: a fresh buffer
+  EXPECT_EQ(next.frame, 2u);
+  EXPECT_TRUE(exists(named));
+  table.release(*lease, ::getpid());
+}
+
 TEST(Slot, APublishThatFailsAfterReplacingTheBufferLeavesNoFrameInAFreedOne) {
   FailingUploads backend;
   auto o = small_slot("abortfresh", 1);
