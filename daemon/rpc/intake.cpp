@@ -1,5 +1,6 @@
 #include "daemon/rpc/intake.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace meshdock::rpc {
@@ -16,6 +17,11 @@ Intake::Entry Intake::enter(grpc::ServerContext* ctx, std::string who, std::uint
   return Entry(*this, std::prev(open_.end()));
 }
 
+double Intake::min_rate(std::uint64_t want) {
+  return std::max(static_cast<double>(kMinRate),
+                  static_cast<double>(want) / static_cast<double>(kMaxHold.count()));
+}
+
 std::vector<std::string> Intake::cancel_stalled(const grpc::ServerContext* except,
                                                 std::chrono::steady_clock::time_point now) {
   std::vector<std::string> lines;
@@ -25,17 +31,21 @@ std::vector<std::string> Intake::cancel_stalled(const grpc::ServerContext* excep
     const auto age = std::chrono::duration<double>(now - p.started).count();
     const double start = std::chrono::duration<double>(kStart).count();
     const auto got = p.got.load(std::memory_order_relaxed);
-    if (age <= start || got >= p.want ||
-        static_cast<double>(got) >= (age - start) * static_cast<double>(kMinRate))
-      continue;
+    const double rate = min_rate(p.want);
+    if (age <= start || got >= p.want || static_cast<double>(got) >= (age - start) * rate) continue;
     p.ctx->TryCancel();  // thread-safe; its handler's next Read fails and it lets go
-    char took[160];
-    std::snprintf(took, sizeof took, "took in %llu of %llu bytes in %.1f s",
+    char took[240];
+    std::snprintf(took, sizeof took,
+                  "took in %llu of %llu bytes in %.1f s (slower than %.1f MiB/s after its first "
+                  "%lld s",
                   static_cast<unsigned long long>(got), static_cast<unsigned long long>(p.want),
-                  age);
-    lines.push_back("Publish: cancelled " + p.who + ", which " + took +
-                    " (slower than 1 MiB/s after its first 2 s), to let another publish in: the "
-                    "publishes under way had taken all of max_decoded_size");
+                  age, rate / (1 << 20), static_cast<long long>(kStart.count()));
+    const std::string why = rate > kMinRate ? ", the rate that takes in its size within " +
+                                                  std::to_string(kMaxHold.count()) + " s)"
+                                            : ")";
+    lines.push_back("Publish: cancelled " + p.who + ", which " + took + why +
+                    ", to let another publish in: the publishes under way had taken all of "
+                    "max_decoded_size");
   }
   return lines;
 }

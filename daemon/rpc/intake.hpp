@@ -4,7 +4,10 @@
 // one caller that opened a publish and sent nothing held the budget for as long as its stream
 // stayed open, and every other publish was refused. A time limit alone would not do (the
 // caller opens another); a publish is cancelled only when someone else needs the budget and it
-// takes in its data slower than kMinRate after its first kStart.
+// takes in its data slower than its rate after its first kStart: kMinRate, or for a big one
+// want / kMaxHold (a caller that sent just over kMinRate held a gigabyte's reservation for
+// a quarter of an hour; now a publish holds its bytes of the shared budget for about kMaxHold
+// at most while others are refused).
 #pragma once
 
 #include <grpcpp/server_context.h>
@@ -23,6 +26,10 @@ class Intake {
  public:
   static constexpr std::chrono::seconds kStart{2};
   static constexpr std::uint64_t kMinRate = 1 << 20;  // bytes per second, after kStart
+  static constexpr std::chrono::seconds kMaxHold{30};
+
+  // The rate (bytes per second, after kStart) below which a publish of `want` bytes is stalled.
+  static double min_rate(std::uint64_t want);
 
   struct Progress {
     grpc::ServerContext* ctx;
@@ -49,7 +56,7 @@ class Intake {
 
   Entry enter(grpc::ServerContext* ctx, std::string who, std::uint64_t want);
 
-  // Cancels every publish but `except`'s that is stalled at `now` (slower than kMinRate past
+  // Cancels every publish but `except`'s that is stalled at `now` (slower than min_rate past
   // kStart); returns a line to log for each.
   std::vector<std::string> cancel_stalled(const grpc::ServerContext* except,
                                           std::chrono::steady_clock::time_point now);

@@ -967,3 +967,58 @@ def test_a_stalled_publish_yields_the_incoming_budget_to_a_caller_that_needs_it(
         c.close()
         finish(a)
         assert d.stop() == 0, d.stderr
+
+
+# argv[1] addr: a Publish whose header claims 64 MiB (all of max_decoded_size here) and which
+# then trickles its data at about 1.5 MiB/s (over the 1 MiB/s floor, far under what takes in 64
+# MiB within 30 s); prints {"open": true} once the daemon has it, then, when the call ends,
+# {"ended": CODE, "sent": BYTES}.
+TRICKLING_PUBLISH = """
+    import threading
+    stub = pbg.MeshdockStub(grpc.insecure_channel(sys.argv[1]))
+    sent = [0]
+    def chunks():
+        yield pb.PublishChunk(name="hog", field="tensor", shape=[64 << 20], data=b"x",
+                              dtype=pb.DType(code=1, bits=8, lanes=1))
+        sent[0] = 1
+        while sent[0] < (64 << 20) - (96 << 10):
+            time.sleep(0.0625)
+            yield pb.PublishChunk(data=bytes(96 << 10))
+            sent[0] += 96 << 10
+    call = stub.Publish.future(chunks(), timeout=120)
+    time.sleep(0.5)
+    print(json.dumps({"open": True}), flush=True)
+    try:
+        call.result()
+        print(json.dumps({"ended": "OK", "sent": sent[0]}), flush=True)
+    except grpc.RpcError as e:
+        print(json.dumps({"ended": e.code().name, "sent": sent[0]}), flush=True)
+"""
+
+
+def test_a_trickling_publish_cannot_hold_a_big_share_of_the_budget_for_long(tmp_path):
+    """Before: a publish taking in its data at 1 MiB/s or more was never cancelled, so one that
+    claimed the whole incoming budget (here 64 MiB) and trickled at 1.5 MiB/s held it for 43 s
+    and every other caller's publish was refused meanwhile (a gigabyte at that pace: a quarter
+    of an hour). Now a publish must also go at the rate that takes in its size within 30 s
+    (here 2.1 MiB/s) to keep its reservation when another caller needs the budget."""
+    import meshdock as md
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 64 << 20})
+    a = attacker(TRICKLING_PUBLISH, d.addr)
+    c = md.Client(d.addr)
+    try:
+        assert report(a) == {"open": True}
+        # 1.5 MiB/s stays ahead of 1 MiB/s after the first 2 s for ever, and falls behind
+        # 2.1 MiB/s after the first 2 s at about 7 s: past it, with a margin.
+        time.sleep(9.5)
+        t0 = time.monotonic()
+        assert c.publish_tensor("victim", np.ones(1 << 20, np.uint8), via="grpc") >= 1
+        assert time.monotonic() - t0 < 5
+        ended = report(a)
+        assert ended["ended"] == "CANCELLED" and ended["sent"] < (64 << 20) // 2, ended
+        assert any("of 67108864 bytes in" in line and "within 30 s" in line
+                   and "to let another publish in" in line for line in d.log), d.log[-5:]
+    finally:
+        c.close()
+        finish(a)
+        assert d.stop() == 0, d.stderr
