@@ -332,6 +332,7 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
   // A producer streams into several slots (and meshdockctl prints this message as it is): a
   // refusal names the slot as well as the field, e.g. "slot 'box': point_data/T: 301 rows ...".
   std::string slot_name;
+  std::uint64_t published = 0;  // the frame, once it went out
   try {
     const std::string peer = ctx->peer();
     const v1::PublishChunk* first = next();
@@ -468,9 +469,10 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
       throw service::ServiceError(Status::kInvalidArgument,
                                   field + ": shape and dtype need " + std::to_string(want) +
                                       " bytes, data has " + std::to_string(got));
-    reply->set_frame(tensor ? reg_.publish_tensor(name, a, device, num_slots, may_wait)
-                            : reg_.publish_field(name, field, a, block, may_wait));
-    fill(reg_.describe(name).first, reply->mutable_slot());
+    published = tensor ? reg_.publish_tensor(name, a, device, num_slots, may_wait)
+                       : reg_.publish_field(name, field, a, block, may_wait);
+    reply->set_frame(published);
+    fill(reg_.describe(name).first, reply->mutable_slot());  // (unloaded meanwhile: NOT_FOUND)
   } catch (const service::ServiceError& e) {
     std::string what = e.what();
     // The name as the client sent it may hold control bytes (ESC, CR): said escaped, as
@@ -484,7 +486,10 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
     if (ctx->IsCancelled() && e.status() != Status::kCancelled)
       throw service::ServiceError(Status::kCancelled,
                                   "the client went away during the publish (killed, cancelled or "
-                                  "past its deadline); nothing was published (" +
+                                  "past its deadline); " +
+                                      (published ? "frame " + std::to_string(published) +
+                                                       " was published, then the reply failed ("
+                                                 : std::string("nothing was published (")) +
                                       what + ")");
     if (what == e.what()) throw;
     throw service::ServiceError(e.status(), what);
