@@ -40,6 +40,19 @@ def test_to_dlpack_is_zero_copy_for_numpy_and_torch(box):
     assert p.shared[:2] == ["points", "cells/0"] and "block_bases" not in p.shared
 
 
+@pytest.mark.skipif(int(torch.__version__.split(".")[0]) < 2,
+                    reason="torch 1.x's as_tensor takes neither __dlpack__ nor __array__ from an "
+                           "object (docs/api.md: use torch.from_dlpack)")
+def test_torch_as_tensor_and_asarray_adopt_an_array_without_a_copy(box):
+    # torch 2's as_tensor / asarray take a meshdock.Tensor through __dlpack__ (the idiom many
+    # loaders use); a fallback to __array__ or to the sequence protocol would copy.
+    p = md.to_dlpack(box)
+    for adopt in (torch.as_tensor, torch.asarray):
+        t = adopt(p.points)
+        assert t.data_ptr() == box.points.ctypes.data, adopt.__name__
+        assert t.shape == box.points.shape and t.dtype == torch.float64
+
+
 def test_every_array_speaks_dlpack(box):
     p = md.to_dlpack(box)
     names = [n for n, _ in p.arrays()]

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "daemon/backend/backend.hpp"
 #include "daemon/payload/payload.hpp"
@@ -52,6 +53,26 @@ payload::DevicePayload tiny(double x) {
 bool exists(const std::string& object) {
   return std::filesystem::exists("/dev/shm/" + object);
 }
+
+// This process, registered with a one-ring-slot `slot` as a consumer, holding a lease on
+// `frame` of ring slot 0 (released when it goes).
+struct HeldLease {
+  shm::Registration reg;
+  shm::Segment segment;
+  shm::LeasesView view;
+  std::optional<std::uint32_t> lease;
+  HeldLease(const slots::Slot& slot, const slots::SlotOptions& o, std::uint64_t frame)
+      : reg(shm::Registration::connect(slot.socket_address(), ::getpid(), ::geteuid(),
+                                       std::chrono::seconds(2), "test")),
+        segment(shm::Segment::open(o.prefix + o.name + ".leases", shm::Access::kReadWrite)),
+        view(shm::LeasesView::over(segment.data(), segment.size(), 1, o.lease_capacity)),
+        lease(view.table(0).acquire(::getpid(), frame)) {}
+  ~HeldLease() { release(); }
+  void release() {
+    if (lease) view.table(0).release(*lease, ::getpid());
+    lease.reset();
+  }
+};
 
 }  // namespace
 
@@ -182,21 +203,15 @@ TEST(Slot, LeasedSlotGetsAFreshBufferAndTheOldOneLivesUntilReleased) {
   o.lease_wait = std::chrono::milliseconds(20);
   slots::Slot slot(o, *backend);
   slot.publish(tiny(1.0));
-  // A registered consumer (this process) holds frame 1.
-  auto reg = shm::Registration::connect(slot.socket_address(), ::getpid(), ::geteuid(),
-                                        std::chrono::seconds(2), "test");
-  auto leaseseg = shm::Segment::open(o.prefix + "ring.leases", shm::Access::kReadWrite);
-  auto lv = shm::LeasesView::over(leaseseg.data(), leaseseg.size(), 1, 8);
-  auto table = lv.table(0);
-  const auto lease = table.acquire(::getpid(), 1);
-  ASSERT_TRUE(lease);
+  HeldLease held(slot, o, 1);  // a registered consumer (this process) holds frame 1
+  ASSERT_TRUE(held.lease);
   const auto old_name = shm::data_object_name(o.prefix, "ring", 0, 1);
   const auto pub = slot.publish(tiny(2.0));  // waits 20 ms, then a fresh buffer
   EXPECT_EQ(pub.version, 2u);
   EXPECT_TRUE(exists(old_name));  // retired, not freed: its lease is live
   EXPECT_TRUE(exists(shm::data_object_name(o.prefix, "ring", 0, 2)));
   EXPECT_EQ(slot.bytes(), 2 * pub.data_size);
-  table.release(*lease, ::getpid());
+  held.release();
   slot.maintain(shm::monotonic_ns());
   EXPECT_FALSE(exists(old_name));
   EXPECT_EQ(slot.bytes(), pub.data_size);
@@ -450,13 +465,8 @@ TEST(Slot, APublishThatFailsAfterReplacingALeasedBufferPutsItBack) {
   o.lease_wait = std::chrono::milliseconds(0);
   slots::Slot slot(o, backend);
   const auto first = slot.publish(tiny(1.0));  // frame 1, ring slot 0, version 1
-  auto reg = shm::Registration::connect(slot.socket_address(), ::getpid(), ::geteuid(),
-                                        std::chrono::seconds(2), "test");
-  auto leaseseg = shm::Segment::open(o.prefix + "abortlease.leases", shm::Access::kReadWrite);
-  auto lv = shm::LeasesView::over(leaseseg.data(), leaseseg.size(), 1, 8);
-  auto table = lv.table(0);
-  const auto lease = table.acquire(::getpid(), 1);
-  ASSERT_TRUE(lease);
+  HeldLease held(slot, o, 1);
+  ASSERT_TRUE(held.lease);
   backend.fail = true;
   EXPECT_THROW(slot.publish(tiny(2.0)), meshdock::backend::BackendError);
   auto cat_seg = shm::Segment::open(o.prefix + "abortlease" + std::string(shm::kCatalogSuffix));
@@ -474,7 +484,6 @@ TEST(Slot, APublishThatFailsAfterReplacingALeasedBufferPutsItBack) {
   const auto next = slot.publish(tiny(2.0));  // the lease still holds frame 1: a fresh buffer
   EXPECT_EQ(next.frame, 2u);
   EXPECT_TRUE(exists(named));
-  table.release(*lease, ::getpid());
 }
 
 TEST(Slot, APublishThatFailsAfterReplacingTheBufferLeavesNoFrameInAFreedOne) {
