@@ -1,0 +1,281 @@
+// The daemon's CUDA backend and libmeshdock's CUDA consumer code, as compiled for a GPU, run
+// against the fake CUDA runtime (tests/support/fake_cudart.cpp; built with
+// MESHDOCK_WITH_CUDA=FAKE, which scripts/test's sanitizer build uses). What a GPU run must
+// still prove (real copies, real IPC, real timings) is scripts/gpu-check's; what runs here is
+// every call the code makes, in the order it makes them, checked as strictly as CUDA checks
+// them: device pointers the host cannot touch, copies bounded by their allocation, handles
+// opened in another process only, streams that run later, events a consumer must wait for.
+// The consumer is scripts/gpu-check's own C++ consumer (tests/gpu/cpp_check.cpp) in another
+// process, built against the same fake: it copies every array back on a stream of its own after
+// the slot's event, and compares checksums with a reference file this test writes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/child_process.hpp"
+#include "daemon/backend/backend.hpp"
+#include "daemon/backend/device_probe.hpp"
+#include "daemon/backend/pinned_pool.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/payload/payload.hpp"
+#include "daemon/slots/layout.hpp"
+#include "daemon/slots/slot.hpp"
+#include "fake_cudart.h"
+
+namespace fs = std::filesystem;
+namespace mesh = meshdock::mesh;
+namespace payload = meshdock::payload;
+namespace slots = meshdock::slots;
+using std::chrono::milliseconds;
+
+namespace {
+
+meshdock_fake_cuda_stats stats() {
+  meshdock_fake_cuda_stats s{};
+  meshdock_fake_cuda_get_stats(&s);
+  return s;
+}
+
+// tests/gpu/gpucheck_common.py's wsum64, as cpp_check computes it.
+std::string wsum64(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t s = 0;
+  for (std::size_t i = 0; i * 8 < n; ++i) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p + i * 8, std::min<std::size_t>(8, n - i * 8));
+    s += w * (2 * static_cast<std::uint64_t>(i) + 1);
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(s));
+  return buf;
+}
+
+payload::DevicePayload payload_of(std::size_t points, double value) {
+  mesh::Mesh m;
+  std::vector<double> xyz(3 * points);
+  for (std::size_t i = 0; i < xyz.size(); ++i) xyz[i] = value + static_cast<double>(i);
+  m.points = mesh::Array::from_vector(std::move(xyz), {static_cast<std::int64_t>(points), 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2, 2, 1, 0}, {2, 3})));
+  std::vector<float> t(points);
+  for (std::size_t i = 0; i < points; ++i) t[i] = static_cast<float>(value) * 0.5f + i;
+  m.point_data["T"] = mesh::Array::from_vector(std::move(t));
+  return payload::build_payload(m);
+}
+
+// A slot of one mesh on the fake cuda:0, with a consumer process to read it.
+struct OnFakeCuda {
+  std::string prefix = "fc" + std::to_string(::getpid()) + ".";
+  std::unique_ptr<meshdock::backend::Backend> backend;
+  std::unique_ptr<slots::Slot> slot;
+  fs::path dir = fs::temp_directory_path() / ("md-fakecuda-" + std::to_string(::getpid()));
+
+  explicit OnFakeCuda(std::uint32_t num_slots = 2) {
+    ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
+    fs::create_directories(dir);
+    backend = meshdock::backend::make_cuda_backend(0);
+    slots::SlotOptions o;
+    o.prefix = prefix;
+    o.name = "m";
+    o.page_size = 65536;
+    o.lease_capacity = 8;
+    o.num_slots = num_slots;
+    o.lease_wait = milliseconds(20);
+    slot = std::make_unique<slots::Slot>(o, *backend);
+  }
+  ~OnFakeCuda() {
+    slot.reset();
+    backend.reset();
+    fs::remove_all(dir);
+  }
+  // The reference cpp_check compares with: every array of `p` as the slot lays it out.
+  std::string reference(const payload::DevicePayload& p, const std::string& label) {
+    const auto layout = slots::plan_layout(p);
+    nlohmann::json arrays = nlohmann::json::object();
+    for (const auto& e : layout.manifest.arrays)
+      for (const auto& pl : layout.placements)
+        if (pl.offset == e.offset && pl.array->nbytes() == e.nbytes)
+          arrays[e.name] = {{"wsum", wsum64(pl.array->data(), e.nbytes)}};
+    const auto path = (dir / (label + ".json")).string();
+    std::ofstream(path) << nlohmann::json{{"files", {{label, {{"arrays", arrays}}}}}}.dump();
+    return path;
+  }
+  // cpp_check's JSON line for this slot (`env`: extra variables for it).
+  nlohmann::json consume(const std::string& ref, const std::string& label,
+                         const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv{"/usr/bin/env"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), {FAKE_CUDA_CONSUMER, "m", prefix, ref, label, "10"});
+    meshdock::testing::ChildProcess c(argv);
+    const auto line = c.read_line(std::chrono::seconds(30));
+    c.wait();
+    if (!line) return {{"error", "the consumer said nothing"}};
+    return nlohmann::json::parse(*line);
+  }
+};
+
+}  // namespace
+
+// Without MESHDOCK_FAKE_CUDA_DEVICES the fake answers as cudart does on this machine (no
+// driver): every other test of the sanitizer build sees what the main build sees.
+TEST(FakeCuda, WithoutDevicesTheProbeSaysThereIsNoDriver) {
+  ::unsetenv("MESHDOCK_FAKE_CUDA_DEVICES");
+  const auto r = meshdock::backend::probe_devices();
+  EXPECT_TRUE(r.built_with_cuda);
+  EXPECT_EQ(r.cuda_status, "no NVIDIA driver (libcuda.so.1 is not installed or not loadable)");
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_THROW(meshdock::backend::make_cuda_backend(0), meshdock::backend::BackendError);
+}
+
+TEST(FakeCuda, TheProbeAndTheBackendSeeTheDevicesThereAre) {
+  ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "2", 1);
+  const auto r = meshdock::backend::probe_devices();
+  EXPECT_EQ(r.cuda_status, "ok");
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[1].name, "meshdock fake GPU 1");
+  try {
+    meshdock::backend::make_cuda_backend(2);
+    FAIL() << "cuda:2 made";
+  } catch (const meshdock::backend::BackendError& e) {
+    EXPECT_STREQ(e.what(), "cuda:2: no such device (2 answer)");
+  }
+  auto b = meshdock::backend::make_cuda_backend(1);
+  EXPECT_EQ(b->device_uuid()[15], 1);  // the UUID of the GPU it is on (the catalog's)
+}
+
+// The whole path of a frame: the backend's cudaMalloc'd buffers, its upload on its stream and
+// the event recorded after it; the consumer's imports in another process, its stream ordered
+// after the event, its copies back. Then every frame is the daemon's bytes, a growth gives a
+// fresh buffer the consumer reads too, and the daemon leaves nothing allocated.
+TEST(FakeCuda, AConsumerInAnotherProcessReadsEveryFrameThroughTheCudaCalls) {
+  {
+    OnFakeCuda f;
+    const auto base = stats();
+    auto p1 = payload_of(100, 1.0);
+    f.slot->publish(p1);
+    const auto ref1 = f.reference(p1, "one");
+    auto out = f.consume(ref1, "one");
+    EXPECT_EQ(out.value("ok", false), true) << out.dump();
+    EXPECT_EQ(out["device"], nlohmann::json::array({2, 0})) << out.dump();
+    EXPECT_EQ(out.value("arrays", 0), 4) << out.dump();  // points, cells/0, block_bases, T
+    // Both ring slots hold a buffer (the second a placeholder) with its event.
+    EXPECT_EQ(stats().device_allocations - base.device_allocations, 2);
+    EXPECT_EQ(stats().events - base.events, 2);
+    // Bigger than a 2 MiB granule: fresh buffers for both ring slots as the ring reaches them.
+    auto p2 = payload_of(200000, 7.0);
+    f.slot->publish(p2);
+    f.slot->publish(p2);
+    const auto ref2 = f.reference(p2, "two");
+    out = f.consume(ref2, "two");
+    EXPECT_EQ(out.value("ok", false), true) << out.dump();
+    f.slot->maintain(meshdock::shm::monotonic_ns());
+    EXPECT_EQ(stats().device_allocations - base.device_allocations, 2) << "a replaced one kept";
+    EXPECT_EQ(stats().refused, base.refused) << "a CUDA call was refused";
+  }
+  const auto s = stats();
+  EXPECT_EQ(s.device_allocations, 0);
+  EXPECT_EQ(s.events, 0);
+  EXPECT_EQ(s.streams, 0);
+  EXPECT_EQ(s.pinned, 0);
+}
+
+// DLPack stream semantics, as gpu-check's stream_semantics proves them on a GPU: with the
+// upload held 1.5 s on the daemon's stream (the upload_delay failpoint: a host function queued
+// before the copies), publish returns before the bytes land; a consumer that orders its stream
+// after the slot's event reads the whole frame, one that does not (the negative control) reads
+// the fresh buffer's garbage.
+TEST(FakeCuda, AConsumerOrderedAfterTheEventSeesTheWholeFrameOfAHeldUpload) {
+  OnFakeCuda f;
+  f.backend->delay_uploads(milliseconds(1500));
+  auto p = payload_of(5000, 3.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  f.slot->publish(p);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000)) << "publish waited";
+  const auto ref = f.reference(p, "held");
+  const auto unordered = f.consume(ref, "held", {"GPU_CHECK_SKIP_ORDER=1"});
+  EXPECT_EQ(unordered.value("ok", true), false)
+      << "the negative control read a whole frame: " << unordered.dump();
+  const auto ordered = f.consume(ref, "held");
+  EXPECT_EQ(ordered.value("ok", false), true) << ordered.dump();
+}
+
+// Some virtual GPUs give no interprocess events: buffers go out with an all-zero event handle,
+// the backend waits for its uploads, the consumer orders on nothing and still reads the frame.
+TEST(FakeCuda, WithoutInterprocessEventsFramesStillArriveWhole) {
+  ::setenv("MESHDOCK_FAKE_CUDA_NO_IPC_EVENTS", "1", 1);
+  OnFakeCuda f;
+  auto p = payload_of(1000, 5.0);
+  f.slot->publish(p);
+  const auto notes = f.backend->take_notes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("gives no interprocess event"), std::string::npos) << notes[0];
+  const auto out = f.consume(f.reference(p, "noev"), "noev");
+  EXPECT_EQ(out.value("ok", false), true) << out.dump();
+  ::unsetenv("MESHDOCK_FAKE_CUDA_NO_IPC_EVENTS");
+}
+
+// The daemon's pinned reads: the pool installed as the mesh allocator, a file read into
+// cudaHostAlloc'd memory, uploaded from it (the fake's stream reads a pinned source when it
+// gets to the copy, so one freed too early is a use-after-free under ASan), and every pinned
+// buffer given back when the pool goes.
+TEST(FakeCuda, AMeshReadIntoPinnedMemoryIsUploadedFromIt) {
+  OnFakeCuda f;
+  {
+    meshdock::backend::PinnedPool::Options po;
+    po.min_bytes = 4096;
+    auto pool = meshdock::backend::make_pinned_pool(std::move(po), 0);
+    pool->install();
+    {
+      const auto m =
+          mesh::read_mesh((fs::path(MESHDOCK_TEST_DATA) / "meshes" / "box.v41.msh").string());
+      const auto p = payload::build_payload(m);
+      EXPECT_GT(pool->counters().pinned, 0u);
+      EXPECT_GT(stats().pinned, 0);
+      f.slot->publish(p);
+      const auto out = f.consume(f.reference(p, "box"), "box");
+      EXPECT_EQ(out.value("ok", false), true) << out.dump();
+    }
+  }
+  EXPECT_EQ(stats().pinned, 0);
+}
+
+// The fake is worth running only if it refuses what CUDA refuses: a host read of device memory
+// faults, a copy past an allocation or of the wrong kind is an error, a handle does not open
+// in its own process, an interprocess event needs cudaEventDisableTiming, and nothing is freed
+// twice.
+TEST(FakeCuda, TheFakeRuntimeRefusesWhatCudaRefuses) {
+  ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 4096), cudaSuccess);
+  EXPECT_DEATH({ std::printf("%d\n", *static_cast<volatile int*>(d)); }, "");
+  std::vector<char> host(8192);
+  EXPECT_EQ(cudaMemcpyAsync(d, host.data(), 4096, cudaMemcpyHostToDevice, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaMemcpyAsync(d, host.data(), 4097, cudaMemcpyHostToDevice, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaMemcpyAsync(host.data(), d, 16, cudaMemcpyHostToDevice, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // read once, then cleared
+  cudaIpcMemHandle_t h;
+  ASSERT_EQ(cudaIpcGetMemHandle(&h, d), cudaSuccess);
+  void* again = nullptr;
+  EXPECT_NE(cudaIpcOpenMemHandle(&again, h, cudaIpcMemLazyEnablePeerAccess), cudaSuccess);
+  cudaEvent_t e = nullptr;
+  EXPECT_EQ(cudaEventCreateWithFlags(&e, cudaEventInterprocess), cudaErrorInvalidValue);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  EXPECT_EQ(cudaFree(d), cudaSuccess);
+  EXPECT_EQ(cudaFree(d), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaFreeHost(host.data()), cudaErrorInvalidValue);
+}
