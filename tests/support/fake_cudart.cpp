@@ -258,6 +258,17 @@ char* backing_of(const void* p, std::size_t n, bool& bad) {
   return static_cast<char*>(it->second.backing->map) + (a - base);
 }
 
+// Hands out `obj` as the handle `*out` (its address) and keeps it in `table`.
+template <class Handle, class T>
+cudaError_t hand_out(std::map<T*, std::unique_ptr<T>> State::*table, std::unique_ptr<T> obj,
+                     Handle* out) {
+  auto& st = state();
+  std::lock_guard lock(st.m);
+  *out = reinterpret_cast<Handle>(obj.get());
+  (st.*table)[obj.get()] = std::move(obj);
+  return cudaSuccess;
+}
+
 const char* error_name(cudaError_t e) {
   switch (e) {
     case cudaSuccess:
@@ -417,11 +428,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
   if (const auto e = need_device(); e != cudaSuccess) return e;
   auto s = std::make_unique<Stream>();
   s->start();
-  auto& st = state();
-  std::lock_guard lock(st.m);
-  *stream = reinterpret_cast<cudaStream_t>(s.get());
-  st.streams[s.get()] = std::move(s);
-  return cudaSuccess;
+  return hand_out(&State::streams, std::move(s), stream);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
@@ -513,11 +520,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   } else {
     ev->local = std::make_unique<EventState>();
   }
-  auto& st = state();
-  std::lock_guard lock(st.m);
-  *event = reinterpret_cast<cudaEvent_t>(ev.get());
-  st.events[ev.get()] = std::move(ev);
-  return cudaSuccess;
+  return hand_out(&State::events, std::move(ev), event);
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
@@ -664,11 +667,7 @@ cudaError_t cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t hand
   ev->shared = Shared::open(w);
   if (!ev->shared) return fail(cudaErrorInvalidResourceHandle);
   ev->imported = true;
-  auto& st = state();
-  std::lock_guard lock(st.m);
-  *event = reinterpret_cast<cudaEvent_t>(ev.get());
-  st.events[ev.get()] = std::move(ev);
-  return cudaSuccess;
+  return hand_out(&State::events, std::move(ev), event);
 }
 
 }  // extern "C"
