@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -30,6 +31,7 @@
 #include "daemon/backend/pinned_pool.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/payload/payload.hpp"
+#include "daemon/service/registry.hpp"
 #include "daemon/slots/layout.hpp"
 #include "daemon/slots/slot.hpp"
 #include "fake_cudart.h"
@@ -75,6 +77,35 @@ payload::DevicePayload payload_of(std::size_t points, double value) {
   return payload::build_payload(m);
 }
 
+// The reference cpp_check compares with: every array of `p` as a slot lays it out, in
+// DIR/LABEL.json; returns its path.
+std::string write_reference(const fs::path& dir, const payload::DevicePayload& p,
+                            const std::string& label) {
+  const auto layout = slots::plan_layout(p);
+  nlohmann::json arrays = nlohmann::json::object();
+  for (const auto& e : layout.manifest.arrays)
+    for (const auto& pl : layout.placements)
+      if (pl.offset == e.offset && pl.array->nbytes() == e.nbytes)
+        arrays[e.name] = {{"wsum", wsum64(pl.array->data(), e.nbytes)}};
+  const auto path = (dir / (label + ".json")).string();
+  std::ofstream(path) << nlohmann::json{{"files", {{label, {{"arrays", arrays}}}}}}.dump();
+  return path;
+}
+
+// cpp_check's JSON line for slot `name` under `prefix` (`env`: extra variables for it).
+nlohmann::json run_consumer(const std::string& prefix, const std::string& name,
+                            const std::string& ref, const std::string& label,
+                            const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv{"/usr/bin/env"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.insert(argv.end(), {FAKE_CUDA_CONSUMER, name, prefix, ref, label, "10"});
+  meshdock::testing::ChildProcess c(argv);
+  const auto line = c.read_line(std::chrono::seconds(30));
+  c.wait();
+  if (!line) return {{"error", "the consumer said nothing"}};
+  return nlohmann::json::parse(*line);
+}
+
 // A slot of one mesh on the fake cuda:0, with a consumer process to read it.
 struct OnFakeCuda {
   std::string prefix = "fc" + std::to_string(::getpid()) + ".";
@@ -100,29 +131,12 @@ struct OnFakeCuda {
     backend.reset();
     fs::remove_all(dir);
   }
-  // The reference cpp_check compares with: every array of `p` as the slot lays it out.
   std::string reference(const payload::DevicePayload& p, const std::string& label) {
-    const auto layout = slots::plan_layout(p);
-    nlohmann::json arrays = nlohmann::json::object();
-    for (const auto& e : layout.manifest.arrays)
-      for (const auto& pl : layout.placements)
-        if (pl.offset == e.offset && pl.array->nbytes() == e.nbytes)
-          arrays[e.name] = {{"wsum", wsum64(pl.array->data(), e.nbytes)}};
-    const auto path = (dir / (label + ".json")).string();
-    std::ofstream(path) << nlohmann::json{{"files", {{label, {{"arrays", arrays}}}}}}.dump();
-    return path;
+    return write_reference(dir, p, label);
   }
-  // cpp_check's JSON line for this slot (`env`: extra variables for it).
   nlohmann::json consume(const std::string& ref, const std::string& label,
                          const std::vector<std::string>& env = {}) {
-    std::vector<std::string> argv{"/usr/bin/env"};
-    argv.insert(argv.end(), env.begin(), env.end());
-    argv.insert(argv.end(), {FAKE_CUDA_CONSUMER, "m", prefix, ref, label, "10"});
-    meshdock::testing::ChildProcess c(argv);
-    const auto line = c.read_line(std::chrono::seconds(30));
-    c.wait();
-    if (!line) return {{"error", "the consumer said nothing"}};
-    return nlohmann::json::parse(*line);
+    return run_consumer(prefix, "m", ref, label, env);
   }
 };
 
@@ -278,4 +292,52 @@ TEST(FakeCuda, TheFakeRuntimeRefusesWhatCudaRefuses) {
   EXPECT_EQ(cudaFree(d), cudaSuccess);
   EXPECT_EQ(cudaFree(d), cudaErrorInvalidValue);
   EXPECT_EQ(cudaFreeHost(host.data()), cudaErrorInvalidValue);
+}
+
+// The daemon's Registry on the device, as meshdockd runs it (its backend maker is
+// make_cuda_backend): a file loaded onto cuda:0, reloaded onto another ring size and unloaded,
+// each frame read by the consumer, and every device allocation, event and stream given back.
+TEST(FakeCuda, TheRegistryLoadsReloadsAndUnloadsOnTheDevice) {
+  ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
+  const auto base = stats();
+  const fs::path root =
+      fs::temp_directory_path() / ("md-fakecuda-reg-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  const auto file = root / "box.msh";
+  fs::copy_file(fs::path(MESHDOCK_TEST_DATA) / "meshes" / "box.v41.msh", file,
+                fs::copy_options::overwrite_existing);
+  const auto ref =
+      write_reference(root, payload::build_payload(mesh::read_mesh(file.string())), "box");
+  {
+    meshdock::service::Config config;
+    config.roots = {root.string()};
+    config.prefix = "fcr" + std::to_string(::getpid()) + ".";
+    config.device = "cuda:0";
+    config.num_slots = 2;
+    config.log_level = "error";
+    meshdock::service::Logger log;
+    log.set_level(config.log_level);
+    meshdock::service::Registry reg(config, log);
+    const auto none = [](meshdock::service::Phase, std::uint64_t, std::uint64_t,
+                         const std::string&) {};
+    meshdock::service::LoadRequest r;
+    r.path = file.string();
+    r.name = "box";
+    EXPECT_EQ(reg.load(r, none).device.type, meshdock::shm::kDLDeviceCUDA);
+    auto out = run_consumer(config.prefix, "box", ref, "box");
+    EXPECT_EQ(out.value("ok", false), true) << out.dump();
+    r.num_slots = 3;
+    r.replace = true;
+    reg.load(r, none);
+    out = run_consumer(config.prefix, "box", ref, "box");
+    EXPECT_EQ(out.value("ok", false), true) << out.dump();
+    reg.unload("box");
+    std::this_thread::sleep_for(milliseconds(700));  // past cuda-link's grace
+    reg.maintain();
+    EXPECT_EQ(stats().device_allocations, base.device_allocations);
+    EXPECT_EQ(stats().events, base.events);
+    EXPECT_EQ(stats().refused, base.refused) << "a CUDA call was refused";
+  }
+  EXPECT_EQ(stats().streams, 0);
+  fs::remove_all(root);
 }
