@@ -281,6 +281,42 @@ def test_partitioned_msh_split_file_holds_one_partition_without_ghosts(data_dir)
     assert len(ghost) == 1 and ghost[0].startswith("dropped ")
 
 
+@pytest.mark.parametrize("name", ["partbox.p3.v22.msh", "partbox.p3.v22b.msh",
+                                  "partbox.p3-ghosts.v22.msh", "partbox.p3-ghosts.v22b.msh"])
+def test_partitioned_msh22_reads_the_partitions_of_its_41_file(data_dir, name):
+    """Before: the tags after physical and elementary were skipped (as meshio does), so the 2.2
+    file of a partitioned mesh had no gmsh:partition where its 4.1 file has one. Now each cell
+    has the type, groups, model entity and partition of the 4.1 file's read of the same
+    partitioning (gmsh -nt 1 is deterministic), ghosts (-part_ghosts: the other partitions an
+    element touches, negated) or not, ascii or binary."""
+    ref = _partition_reference(data_dir)
+    m = meshdock.read(data_dir / "gmsh" / name)
+    v41 = meshdock.read(data_dir / "gmsh" / "partbox.p3.v41.msh")
+    assert sorted(_cell_keys(m)) == sorted(_cell_keys(v41))
+    assert _digest(_cell_keys(m)) == ref["cells_sha1"]
+    parts = np.concatenate(m.cell_data["gmsh:partition"])
+    assert {str(p): int(n) for p, n in zip(*np.unique(parts, return_counts=True))} == \
+        ref["cells_by_partition"]
+    assert {r.name: len(r.entries) for r in m.regions} == ref["regions"]
+    assert {k: v.tolist() for k, v in m.field_data.items()} == ref["field_data"]
+    # gmsh writes no interface or ghost elements in 2.2: nothing is dropped, one note
+    assert m.notes == [
+        "partitioned MSH 2.2 (numPartitions, partition, ghost partitions... after each element's "
+        "physical and elementary tags): gmsh:partition holds each element's partition (the ghost "
+        "partitions gmsh lists after it are not kept)"]
+    if "ghosts" in name:  # the file does list ghosts (else the test would not test them)
+        rows = text_section(data_dir / "gmsh" / "partbox.p3-ghosts.v22.msh", "Elements")[1:]
+        assert {int(r.split()[2]) for r in rows} == {4, 5, 6}
+
+
+def test_partitioned_msh22_split_file_holds_one_partition(data_dir):
+    ref = _partition_reference(data_dir)
+    m = meshdock.read(data_dir / "gmsh" / "partbox.p3-split1.v22.msh")
+    assert sum(len(b) for b in m.cells) == ref["cells_by_partition"]["1"]
+    assert _digest(_cell_keys(m)) == ref["cells_sha1_by_partition"]["1"]
+    assert set(np.concatenate(m.cell_data["gmsh:partition"]).tolist()) == {1}
+
+
 @pytest.mark.parametrize("name", ["partplate.p2.v30.msh", "partplate.p2.v30b.msh"])
 def test_partitioned_msh30_reads_its_partitions_and_drops_gmsh_interface_elements(data_dir, name):
     """Before: read with no note, the partitions after each element's nodes skipped silently and

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -796,4 +797,94 @@ TEST(MshReader, GeometryOnlyMsh41IsAnEmptyMesh) {
   // without $Entities it is still a file with no mesh section
   EXPECT_NE(error_of("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n").find("no $Nodes section"),
             std::string::npos);
+}
+
+// Partitioned MSH 2.2 (gmsh -part N -format msh22): an element's tags are physical, elementary,
+// numPartitions, its partition, then the other partitions it touches, negated (-part_ghosts).
+// The cells, groups and partitions against the 4.1 file of the same partitioning are checked in
+// tests/python/test_read_reference.py; here the tags' reading and their errors.
+namespace {
+
+const char* kPart22 =
+    "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+    "$Nodes\n4\n10 0 0 0\n20 1 0 0\n30 0 1 0\n40 0 0 1\n$EndNodes\n"
+    "$Elements\n3\n"
+    "1 2 4 7 1 1 2 10 20 30\n"           // line 13: partition 2
+    "2 4 6 0 1 3 1 -2 -3 10 20 30 40\n"  // line 14: partition 1, touching 2 and 3
+    "3 4 2 0 1 10 20 30 40\n"            // line 15: no partition tags
+    "$EndElements\n";
+
+std::string le32(std::int32_t v) {
+  std::string s(4, '\0');
+  std::memcpy(s.data(), &v, 4);
+  return s;
+}
+
+// A binary 2.2 file of one tetrahedron whose tags are `tags` (in one run of its own).
+std::string binary22_tet(const std::vector<std::int32_t>& tags) {
+  std::string f = "$MeshFormat\n2.2 1 8\n" + le32(1) + "\n$EndMeshFormat\n$Nodes\n4\n";
+  for (int i = 0; i < 4; ++i) {
+    const double xyz[3] = {i == 1 ? 1.0 : 0.0, i == 2 ? 1.0 : 0.0, i == 3 ? 1.0 : 0.0};
+    f += le32(i + 1) + std::string(reinterpret_cast<const char*>(xyz), sizeof xyz);
+  }
+  f += "\n$EndNodes\n$Elements\n1\n" + le32(4) + le32(1) +
+       le32(static_cast<std::int32_t>(tags.size())) + le32(9);
+  for (auto t : tags) f += le32(t);
+  for (int n = 1; n <= 4; ++n) f += le32(n);
+  return f + "\n$EndElements\n";
+}
+
+}  // namespace
+
+TEST(MshReader, PartitionedMsh22TagsGivePartitions) {
+  const auto m = mesh::read_msh_bytes(kPart22, "p.msh");
+  ASSERT_EQ(m.cells.size(), 2u);
+  const auto& parts = m.cell_data.at("gmsh:partition");
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].as<std::int64_t>()[0], 2);
+  EXPECT_EQ(parts[1].as<std::int64_t>()[0], 1);
+  EXPECT_EQ(parts[1].as<std::int64_t>()[1], 0);  // the tetrahedron with 2 tags
+  EXPECT_EQ(m.cell_data.at("gmsh:physical")[0].as<std::int32_t>()[0], 7);
+  EXPECT_EQ(m.cell_data.at("gmsh:geometrical")[1].as<std::int32_t>()[0], 1);
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_EQ(m.notes[0].rfind("partitioned MSH 2.2 (numPartitions, partition, ghost partitions", 0),
+            0u);
+  EXPECT_EQ(m.notes[1],
+            "1 elements have no partition tags (3 tags or fewer): gmsh:partition "
+            "gives them 0");
+  // binary: the same tags, one run per tag count
+  const auto b = mesh::read_msh_bytes(binary22_tet({0, 1, 3, 2, -1, -3}), "b.msh");
+  EXPECT_EQ(b.cell_data.at("gmsh:partition")[0].as<std::int64_t>()[0], 2);
+  EXPECT_EQ(b.notes.size(), 1u);
+  // 2 tags (and 3, whose third gmsh ignores in 2.2): no gmsh:partition, no note, as before
+  for (const auto& tags : {std::vector<std::int32_t>{0, 1}, std::vector<std::int32_t>{0, 1, 5}}) {
+    const auto plain = mesh::read_msh_bytes(binary22_tet(tags), "b.msh");
+    EXPECT_EQ(plain.cell_data.count("gmsh:partition"), 0u);
+    EXPECT_TRUE(plain.notes.empty());
+  }
+}
+
+TEST(MshReader, PartitionedMsh22BadPartitionTagsNameTheLineOrElement) {
+  const std::string s = kPart22;
+  const auto row = s.find("2 4 6 0 1 3 1 -2 -3");
+  // numPartitions 2 but 3 tags after it: ascii names the line and the element
+  EXPECT_EQ(error_of(std::string(s).replace(row, 19, "2 4 6 0 1 2 1 -2 -3")),
+            "t.msh:14: element 2: its partition count (the third tag) is not the number of tags "
+            "after it (a partitioned MSH 2.2 element has 3 + numPartitions tags)");
+  EXPECT_EQ(error_of(std::string(s).replace(row, 19, "2 4 6 0 1 3 0 -2 -3")),
+            "t.msh:14: element 2: its partition (the fourth tag) is not positive (gmsh numbers "
+            "partitions from 1 and lists the element's own first)");
+  // binary names the element and its byte
+  auto e = error_of(binary22_tet({0, 1, 1, 2, -1}));
+  EXPECT_EQ(e.rfind("t.msh: element 9 (byte ", 0), 0u) << e;
+  EXPECT_NE(e.find("): its partition count (the third tag) is not the number of tags after it"),
+            std::string::npos)
+      << e;
+  e = error_of(binary22_tet({0, 1, 1, -2}));
+  EXPECT_NE(e.find("element 9 (byte "), std::string::npos) << e;
+  EXPECT_NE(e.find("its partition (the fourth tag) is not positive"), std::string::npos) << e;
+  // 2.0 / 2.1 give the third tag another meaning (gmsh reads a partition there): not checked
+  auto v21 = std::string(s).replace(row, 19, "2 4 6 0 1 2 1 -2 -3");
+  v21.replace(v21.find("2.2 0 8"), 7, "2.1 0 8");
+  EXPECT_EQ(error_of(v21), "no error");
 }

@@ -9,7 +9,9 @@
 // Partitioned 4.x files read as their unpartitioned twin: groups and model entities from
 // $PartitionedEntities, gmsh:partition added, the interface / ghost elements gmsh adds dropped
 // (noted); partitioned 3.0 files likewise, from the partitions after each element's nodes
-// (3.0 names no parent entity). A 4.x file with no $Nodes / $Elements (gmsh -0) is an empty mesh.
+// (3.0 names no parent entity), and partitioned 2.2 files from each element's tags (gmsh writes
+// no interface or ghost elements there). A 4.x file with no $Nodes / $Elements (gmsh -0) is an
+// empty mesh.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -169,7 +171,7 @@ struct RawBlock {
   Array conn;      // (n, nodes) int64, still node *tags*
   Array physical;  // 2.2 only: int32 per element, the arrays cell_data gets
   Array geometrical;
-  Array partition;  // partitioned 3.0 only: int64 per element, cell_data gmsh:partition
+  Array partition;  // partitioned 3.0 / 2.2 only: int64 per element, cell_data gmsh:partition
   std::vector<std::int64_t> element_tags;  // only when the file has $ElementData
   std::size_t at = 0;          // byte offset where the block starts (line computed on errors only)
   const char* rows = nullptr;  // 4.1: the block's element rows (binary) / text (ascii)
@@ -1121,6 +1123,7 @@ class MshReader {
       const auto element_tag = c_.number<std::int64_t>("element tag");
       const auto type = element_type(c_.number<int>("element type"));
       std::int32_t tags[2] = {0, 0};
+      std::int32_t partition = 0;
       if (v1) {
         tags[0] = c_.number<std::int32_t>("physical tag");
         tags[1] = c_.number<std::int32_t>("elementary tag");
@@ -1131,21 +1134,67 @@ class MshReader {
       } else {
         const int ntags = c_.number<int>("number of tags");
         if (ntags < 0 || ntags > 64) c_.fail("element has " + std::to_string(ntags) + " tags");
+        std::int32_t more[2] = {0, 0};  // 2.2: the partition count and the first partition
         for (int k = 0; k < ntags; ++k) {
           const auto v = c_.number<std::int32_t>("element tag value");
-          if (k < 2) tags[k] = v;
+          if (k < 2)
+            tags[k] = v;
+          else if (k < 4)
+            more[k - 2] = v;
         }
+        if (const char* bad = partition_tags_error(ntags, more[0], more[1]))
+          c_.fail("element " + std::to_string(element_tag) + ": " + bad);
+        partition = ntags > 3 ? more[1] : 0;
       }
       auto& blk = block_for(type);
       if (keep_tags) blk.element_tags.push_back(element_tag);
       pending_tags_.back().first.push_back(tags[0]);
       pending_tags_.back().second.push_back(tags[1]);
+      if (partition) {
+        // Partitions are gathered from the first partitioned element on: the block's earlier
+        // elements (none in gmsh's files) get 0.
+        auto& parts = pending_parts_.back();
+        parts.resize(pending_tags_.back().first.size() - 1, 0);
+        parts.push_back(partition);
+        ++partitioned2_;
+      }
       auto& p = pending_.back();
       for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
       ++done;
     }
     c_.expect_line(v1 ? "$ENDELM" : "$EndElements");
     flush_pending();
+    if (partitioned2_) note_partitions2(total);
+  }
+
+  // MSH 2.2 tags after physical and elementary, when there are more than 3: "numPartitions
+  // partition ghost..." (gmsh -part N: the element's partition, then the other partitions it
+  // touches, negated, with -part_ghosts), so numPartitions is the count of those after it. What
+  // is wrong with them, or nullptr. 2.0 / 2.1 (and 3 tags in 2.2) are not checked: gmsh reads
+  // their third tag as a partition in 2.0 / 2.1 and ignores it in 2.2, as does meshdock.
+  const char* partition_tags_error(std::int64_t ntags, std::int64_t count,
+                                   std::int64_t partition) const {
+    if (version_ != 22 || ntags <= 3) return nullptr;
+    if (count != ntags - 3)
+      return "its partition count (the third tag) is not the number of tags after it (a "
+             "partitioned MSH 2.2 element has 3 + numPartitions tags)";
+    if (partition <= 0)
+      return "its partition (the fourth tag) is not positive (gmsh numbers partitions from 1 "
+             "and lists the element's own first)";
+    return nullptr;
+  }
+
+  // What reading a partitioned 2.2 file (gmsh -part N -format msh22) of `total` elements
+  // changed, in Mesh.notes. gmsh writes no interface or ghost elements in 2.2: nothing dropped.
+  void note_partitions2(std::size_t total) {
+    mesh_.notes.push_back(
+        "partitioned MSH 2.2 (numPartitions, partition, ghost partitions... after each "
+        "element's physical and elementary tags): gmsh:partition holds each element's partition "
+        "(the ghost partitions gmsh lists after it are not kept)");
+    if (total > partitioned2_)
+      mesh_.notes.push_back(std::to_string(total - partitioned2_) +
+                            " elements have no partition tags (3 tags or fewer): gmsh:partition "
+                            "gives them 0");
   }
 
   // Row by row readers (ascii 2.x, MSH 1, 3.0): the block for an element of type t, a new one
@@ -1173,6 +1222,10 @@ class MshReader {
       blk.physical = Array::from_vector(pending_tags_[b].first);
       blk.geometrical = Array::from_vector(pending_tags_[b].second);
       if (partitioned3_) blk.partition = Array::from_vector(pending_parts_[b]);
+      if (partitioned2_) {
+        pending_parts_[b].resize(static_cast<std::size_t>(n), 0);
+        blk.partition = Array::from_vector(pending_parts_[b]);
+      }
     }
   }
 
@@ -1341,6 +1394,7 @@ class MshReader {
     };
     std::vector<Run> runs;
     std::vector<std::size_t> block_rows, block_first_run;
+    bool partitioned = false;  // a 2.2 run with partition tags: every block gets gmsh:partition
     for (std::size_t done = 0; done < total;) {
       const auto type = element_type(c_.binary_one<std::int32_t>(swap_, "element type"));
       const auto count = c_.binary_one<std::int32_t>(swap_, "element count");
@@ -1362,6 +1416,7 @@ class MshReader {
       runs.push_back({type, n, static_cast<std::size_t>(ntags), at, rows, block_rows.size() - 1});
       block_rows.back() += n;
       done += n;
+      partitioned |= version_ == 22 && ntags > 3;
     }
     c_.expect_line("$EndElements");
     const bool keep_tags = later_element_data();
@@ -1376,6 +1431,7 @@ class MshReader {
       blk.physical = Array::of<std::int32_t>({n});
       blk.geometrical = Array::of<std::int32_t>({n});
       if (keep_tags) blk.element_tags.resize(block_rows[b]);
+      if (partitioned) blk.partition = Array::of<std::int64_t>({n});
       blocks_.push_back(std::move(blk));
     }
     std::vector<std::size_t> filled(block_rows.size(), 0);
@@ -1392,6 +1448,7 @@ class MshReader {
       std::int64_t* out = blk.conn.as<std::int64_t>() + row * npc;
       auto* physical = blk.physical.as<std::int32_t>();
       auto* geometrical = blk.geometrical.as<std::int32_t>();
+      auto* partition = partitioned ? blk.partition.as<std::int64_t>() : nullptr;
       for (std::size_t e = 0; e < r.count; ++e, ++row) {
         const char* src = r.rows + e * per * 4;
         if (keep_tags) blk.element_tags[row] = get(src);
@@ -1399,10 +1456,25 @@ class MshReader {
         geometrical[row] = r.ntags > 1 ? get(src + 8) : 0;
         const char* nodes = src + (1 + r.ntags) * 4;
         for (std::size_t k = 0; k < npc; ++k) *out++ = get(nodes + k * 4);
+        if (partition) partition[row] = partition2_binary(src, r.ntags, get);
         if ((e + 1) % kReleaseRows == 0) release_range(r.rows, src);
       }
       filled[r.block] = row;
     }
+    if (partitioned) note_partitions2(total);
+  }
+
+  // The partition of a binary 2.2 row [tag, ntags tags, nodes]: 0 with 3 tags or fewer.
+  template <class Get>
+  std::int32_t partition2_binary(const char* src, std::size_t ntags, const Get& get) {
+    if (ntags <= 3) return 0;
+    const std::int32_t part = get(src + 16);
+    if (const char* bad =
+            partition_tags_error(static_cast<std::int64_t>(ntags), get(src + 12), part))
+      throw ReadError(c_.file() + ": element " + std::to_string(get(src)) + " (byte " +
+                      std::to_string(src - c_.data().data()) + " of the file): " + bad);
+    ++partitioned2_;
+    return part;
   }
 
   void skip_section(const std::string& section) {
@@ -1450,7 +1522,8 @@ class MshReader {
       } else {
         mesh_.cell_data["gmsh:physical"].push_back(blk.physical);
         mesh_.cell_data["gmsh:geometrical"].push_back(blk.geometrical);
-        if (partitioned3_) mesh_.cell_data["gmsh:partition"].push_back(blk.partition);
+        if (partitioned3_ || partitioned2_)
+          mesh_.cell_data["gmsh:partition"].push_back(blk.partition);
       }
     }
     for (const auto& pn : names_) {
@@ -1680,6 +1753,8 @@ class MshReader {
   std::size_t dropped_interface_ = 0, dropped_ghost_ = 0, ghost_nodes_ = 0;
   // Partitioned 3.0: elements that list a partition (see partition3), those dropped for none.
   std::size_t partitioned3_ = 0, dropped3_ = 0;
+  // Partitioned 2.2: elements with partition tags (more than 3 tags).
+  std::size_t partitioned2_ = 0;
   ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
   std::vector<std::array<std::int64_t, 4>> periodic_links_;  // $Periodic, see read_periodic

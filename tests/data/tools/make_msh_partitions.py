@@ -10,6 +10,11 @@ Into tests/data/gmsh:
   partbox.v41.msh            gmsh -3 partbox.geo: the unpartitioned twin (meshio reads it)
   partbox.p3.v22.msh         -part 3 -format msh22: each element's tags are physical, elementary,
                              numPartitions, partition... (the reference for every partitioned one)
+  partbox.p3.v22b.msh        the same in binary (one header per run of a type and tag count)
+  partbox.p3-ghosts.v22.msh / .v22b.msh  -part_ghosts (Mesh.PartitionCreateGhostCells): an
+                             element's tags list, after its partition, the other partitions it
+                             touches, negated (4 to 6 tags); no ghost elements of their own
+  partbox.p3-split1.v22.msh  -part_split: partition 1's file (its elements only)
   partbox.p3.v41.msh         -part 3 -format msh41 (Mesh.PartitionCreateTopology, the default:
                              gmsh adds elements on the interfaces between partitions)
   partbox.p3.v41b.msh        the same in binary, with Mesh.PartitionCreateGhostCells
@@ -23,6 +28,11 @@ Into tests/data/gmsh:
                              partitions after each element's nodes, gmsh's partition pieces as
                              plain $Entities (no parents), interface elements with no partition
   points.v41.msh / .v22.msh  gmsh -0 of three points, one physical group: no mesh
+
+Into tests/data/fuzz/msh_reader (seeds of fuzz_msh_reader, replayed by ctest -R fuzz):
+
+  partplate.p2-ghosts.v22.msh / .v22b.msh  partplate.geo in 2 partitions with -part_ghosts, MSH
+                             2.2 ascii / binary: partition tags of 4 and 5 values
 
 The reference of a partitioned file is a canonical form of its cells (type, physical,
 elementary, partition, the sorted coordinates of the nodes), taken from the 2.2 export (the
@@ -44,6 +54,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 # tests/data/gmsh, not meshes/: the files there go through every writer round trip, and
 # an empty mesh (points.*) or a name with a space is not what those tests are about.
 MESHES = HERE.parents[0] / "gmsh"
+FUZZ_SEEDS = HERE.parents[0] / "fuzz" / "msh_reader"
 MESHIO_TYPES = {15: "vertex", 1: "line", 2: "triangle", 3: "quad", 4: "tetra", 5: "hexahedron",
                 6: "wedge", 7: "pyramid"}
 
@@ -90,6 +101,13 @@ def main():
         gmsh("partbox.geo", twin, "-format", "msh41")
         v22 = MESHES / "partbox.p3.v22.msh"
         gmsh("partbox.geo", v22, "-part", "3", "-format", "msh22")
+        gmsh("partbox.geo", MESHES / "partbox.p3.v22b.msh", "-part", "3", "-format", "msh22",
+             "-bin")
+        for suffix, binary in (("v22", []), ("v22b", ["-bin"])):
+            gmsh("partbox.geo", MESHES / f"partbox.p3-ghosts.{suffix}.msh", "-part", "3",
+                 "-part_ghosts", "-format", "msh22", *binary)
+        gmsh("partbox.geo", tmp / "split22.msh", "-part", "3", "-part_split", "-format", "msh22")
+        shutil.copy(tmp / "split22_1.msh", MESHES / "partbox.p3-split1.v22.msh")
         gmsh("partbox.geo", MESHES / "partbox.p3.v41.msh", "-part", "3", "-format", "msh41")
         gmsh("partbox.geo", MESHES / "partbox.p3.v41b.msh", "-part", "3", "-format", "msh41",
              "-bin", "-setnumber", "Mesh.PartitionCreateGhostCells", "1")
@@ -106,6 +124,11 @@ def main():
             subprocess.run(["gmsh", "-nt", "1", "-v", "1", "-2", str(HERE / "partplate.geo"), "-part",
                             "2", "-format", "msh3", *binary, "-o",
                             str(MESHES / f"partplate.p2.{suffix}.msh")],
+                           check=True, capture_output=True)
+        for suffix, binary in (("v22", []), ("v22b", ["-bin"])):
+            subprocess.run(["gmsh", "-nt", "1", "-v", "1", "-2", str(HERE / "partplate.geo"), "-part",
+                            "2", "-part_ghosts", "-format", "msh22", *binary, "-o",
+                            str(FUZZ_SEEDS / f"partplate.p2-ghosts.{suffix}.msh")],
                            check=True, capture_output=True)
         gmsh("points.geo", MESHES / "points.v41.msh", "-format", "msh41")
         gmsh("points.geo", MESHES / "points.v22.msh", "-format", "msh22")
