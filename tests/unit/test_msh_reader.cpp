@@ -883,6 +883,11 @@ TEST(MshReader, PartitionedMsh22BadPartitionTagsNameTheLineOrElement) {
   e = error_of(binary22_tet({0, 1, 1, -2}));
   EXPECT_NE(e.find("element 9 (byte "), std::string::npos) << e;
   EXPECT_NE(e.find("its partition (the fourth tag) is not positive"), std::string::npos) << e;
+  // every truncation of gmsh's binary file with ghosts (runs of 4 to 6 tags) is a ReadError
+  const auto full = gmsh_file("partbox.p3-ghosts.v22b.msh");
+  EXPECT_NO_THROW(mesh::read_msh_bytes(full, "g.msh"));
+  for (std::size_t cut = 0; cut < full.size(); cut += 89)
+    EXPECT_THROW(mesh::read_msh_bytes(full.substr(0, cut), "g.msh"), mesh::ReadError) << cut;
   // 2.0 / 2.1 give the third tag another meaning (gmsh reads a partition there): not checked
   auto v21 = std::string(s).replace(row, 19, "2 4 6 0 1 2 1 -2 -3");
   v21.replace(v21.find("2.2 0 8"), 7, "2.1 0 8");
