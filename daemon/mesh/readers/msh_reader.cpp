@@ -1170,8 +1170,11 @@ class MshReader {
   // MSH 2.2 tags after physical and elementary, when there are more than 3: "numPartitions
   // partition ghost..." (gmsh -part N: the element's partition, then the other partitions it
   // touches, negated, with -part_ghosts), so numPartitions is the count of those after it. What
-  // is wrong with them, or nullptr. 2.0 / 2.1 (and 3 tags in 2.2) are not checked: gmsh reads
-  // their third tag as a partition in 2.0 / 2.1 and ignores it in 2.2, as does meshdock.
+  // is wrong with them, or nullptr. gmsh writes a parent (or two domains) after the partitions
+  // only for element types no reader here takes (sub-elements, polygons, borders), which fail on
+  // their type first, so any other count is an error. 2.0 / 2.1 (and 3 tags in 2.2) are not
+  // checked: gmsh reads their third tag as a partition in 2.0 / 2.1 (this reader does not) and
+  // ignores it alone in 2.2.
   const char* partition_tags_error(std::int64_t ntags, std::int64_t count,
                                    std::int64_t partition) const {
     if (version_ != 22 || ntags <= 3) return nullptr;
