@@ -892,4 +892,7 @@ TEST(MshReader, PartitionedMsh22BadPartitionTagsNameTheLineOrElement) {
   auto v21 = std::string(s).replace(row, 19, "2 4 6 0 1 2 1 -2 -3");
   v21.replace(v21.find("2.2 0 8"), 7, "2.1 0 8");
   EXPECT_EQ(error_of(v21), "no error");
+  const auto m21 = mesh::read_msh_bytes(v21, "v21.msh");
+  EXPECT_EQ(m21.cell_data.count("gmsh:partition"), 0u);  // as before: the tags are skipped
+  EXPECT_TRUE(m21.notes.empty());
 }

@@ -1144,7 +1144,7 @@ class MshReader {
         }
         if (const char* bad = partition_tags_error(ntags, more[0], more[1]))
           c_.fail("element " + std::to_string(element_tag) + ": " + bad);
-        partition = ntags > 3 ? more[1] : 0;
+        partition = version_ == 22 && ntags > 3 ? more[1] : 0;
       }
       auto& blk = block_for(type);
       if (keep_tags) blk.element_tags.push_back(element_tag);
