@@ -1143,8 +1143,10 @@ class MshReader {
             more[k - 2] = v;
         }
         if (const char* bad = partition_tags_error(ntags, more[0], more[1]))
-          c_.fail("element " + std::to_string(element_tag) + ": " + bad);
-        partition = version_ == 22 && ntags > 3 ? more[1] : 0;
+          odd_partition_tags(c_.file() + ":" + std::to_string(c_.line()) + ": element " +
+                             std::to_string(element_tag) + ": " + bad);
+        else
+          partition = version_ == 22 && ntags > 3 ? more[1] : 0;
       }
       auto& blk = block_for(type);
       if (keep_tags) blk.element_tags.push_back(element_tag);
@@ -1164,7 +1166,7 @@ class MshReader {
     }
     c_.expect_line(v1 ? "$ENDELM" : "$EndElements");
     flush_pending();
-    if (partitioned2_) note_partitions2(total);
+    note_partitions2(total);
   }
 
   // MSH 2.2 tags after physical and elementary, when there are more than 3: "numPartitions
@@ -1172,9 +1174,10 @@ class MshReader {
   // touches, negated, with -part_ghosts), so numPartitions is the count of those after it. What
   // is wrong with them, or nullptr. gmsh writes a parent (or two domains) after the partitions
   // only for element types no reader here takes (sub-elements, polygons, borders), which fail on
-  // their type first, so any other count is an error. 2.0 / 2.1 (and 3 tags in 2.2) are not
-  // checked: gmsh reads their third tag as a partition in 2.0 / 2.1 (this reader does not) and
-  // ignores it alone in 2.2.
+  // their type first; other writers put tags of their own there, which gmsh and meshio read
+  // past: such an element gets no partition (odd_partition_tags), and the file still reads.
+  // 2.0 / 2.1 (and 3 tags in 2.2) are not checked: gmsh reads their third tag as a partition in
+  // 2.0 / 2.1 (this reader does not) and ignores it alone in 2.2.
   const char* partition_tags_error(std::int64_t ntags, std::int64_t count,
                                    std::int64_t partition) const {
     if (version_ != 22 || ntags <= 3) return nullptr;
@@ -1187,17 +1190,30 @@ class MshReader {
     return nullptr;
   }
 
+  // An element whose tags after the elementary one are not gmsh's partition layout (`where`:
+  // file, line or byte, element, and what is wrong): read without a partition, noted once.
+  void odd_partition_tags(std::string where) {
+    if (!odd_tags_++) first_odd_tags_ = std::move(where);
+  }
+
   // What reading a partitioned 2.2 file (gmsh -part N -format msh22) of `total` elements
   // changed, in Mesh.notes. gmsh writes no interface or ghost elements in 2.2: nothing dropped.
   void note_partitions2(std::size_t total) {
+    if (odd_tags_)
+      mesh_.notes.push_back(std::to_string(odd_tags_) +
+                            " elements have tags after the elementary tag that are not gmsh's "
+                            "partition tags (the first: " +
+                            first_odd_tags_ + "): read without a partition, those tags ignored");
+    if (!partitioned2_) return;
     mesh_.notes.push_back(
         "partitioned MSH 2.2 (numPartitions, partition, ghost partitions... after each "
         "element's physical and elementary tags): gmsh:partition holds each element's partition "
         "(the ghost partitions gmsh lists after it are not kept)");
-    if (total > partitioned2_)
-      mesh_.notes.push_back(std::to_string(total - partitioned2_) +
+    if (total > partitioned2_ + odd_tags_)
+      mesh_.notes.push_back(std::to_string(total - partitioned2_ - odd_tags_) +
                             " elements have no partition tags (3 tags or fewer): gmsh:partition "
                             "gives them 0");
+    if (odd_tags_) mesh_.notes.push_back("gmsh:partition gives 0 to the elements with odd tags");
   }
 
   // Row by row readers (ascii 2.x, MSH 1, 3.0): the block for an element of type t, a new one
@@ -1464,7 +1480,7 @@ class MshReader {
       }
       filled[r.block] = row;
     }
-    if (partitioned) note_partitions2(total);
+    note_partitions2(total);
   }
 
   // The partition of a binary 2.2 row [tag, ntags tags, nodes]: 0 with 3 tags or fewer.
@@ -1473,9 +1489,11 @@ class MshReader {
     if (ntags <= 3) return 0;
     const std::int32_t part = get(src + 16);
     if (const char* bad =
-            partition_tags_error(static_cast<std::int64_t>(ntags), get(src + 12), part))
-      throw ReadError(c_.file() + ": element " + std::to_string(get(src)) + " (byte " +
-                      std::to_string(src - c_.data().data()) + " of the file): " + bad);
+            partition_tags_error(static_cast<std::int64_t>(ntags), get(src + 12), part)) {
+      odd_partition_tags(c_.file() + ": element " + std::to_string(get(src)) + " (byte " +
+                         std::to_string(src - c_.data().data()) + " of the file): " + bad);
+      return 0;
+    }
     ++partitioned2_;
     return part;
   }
@@ -1756,8 +1774,10 @@ class MshReader {
   std::size_t dropped_interface_ = 0, dropped_ghost_ = 0, ghost_nodes_ = 0;
   // Partitioned 3.0: elements that list a partition (see partition3), those dropped for none.
   std::size_t partitioned3_ = 0, dropped3_ = 0;
-  // Partitioned 2.2: elements with partition tags (more than 3 tags).
-  std::size_t partitioned2_ = 0;
+  // Partitioned 2.2: elements with partition tags (more than 3 tags); those whose extra tags
+  // are not (odd_partition_tags), and where the first is.
+  std::size_t partitioned2_ = 0, odd_tags_ = 0;
+  std::string first_odd_tags_;
   ScratchVector<std::int64_t> tags_;
   TagMap node_map_;
   std::vector<std::array<std::int64_t, 4>> periodic_links_;  // $Periodic, see read_periodic
