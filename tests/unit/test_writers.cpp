@@ -365,6 +365,40 @@ TEST(Writers, MshKeepsMeshioPhysicalNames) {
   }
 }
 
+// A partitioned mesh (gmsh -part 3) written as MSH 2.2 keeps its partitions in the element
+// tags, as gmsh writes them, so it reads back partitioned: before, gmsh:partition went out as
+// float64 $ElementData and came back as a field of floats, not as partitions.
+TEST(Writers, Msh22WritesPartitionsAsElementTags) {
+  TempDir tmp;
+  const auto m = mesh::read_mesh(std::string(MESHDOCK_TEST_DATA) + "/gmsh/partbox.p3.v41.msh");
+  const auto& parts = m.cell_data.at("gmsh:partition");
+  for (const char* enc : {"ascii", "binary"}) {
+    SCOPED_TRACE(enc);
+    mesh::WriteOptions o;
+    o.format = "msh22";
+    o.encoding = enc;
+    const auto notes = mesh::write_mesh(m, tmp.file("p.msh"), o);
+    EXPECT_NE(std::find_if(notes.begin(), notes.end(),
+                           [](const std::string& n) {
+                             return n.find(
+                                        "gmsh:partition is written as each element's "
+                                        "partition tags") == 0;
+                           }),
+              notes.end());
+    const auto back = mesh::read_mesh(tmp.file("p.msh"));
+    ASSERT_TRUE(back.cell_data.count("gmsh:partition"));
+    std::vector<std::int64_t> want, got;
+    for (const auto& a : parts)
+      for (std::size_t i = 0; i < a.size(); ++i) want.push_back(mesh::int_at(a, i));
+    for (const auto& a : back.cell_data.at("gmsh:partition")) {
+      ASSERT_EQ(a.dtype().code, 0) << "read back as a field of floats";
+      for (std::size_t i = 0; i < a.size(); ++i) got.push_back(mesh::int_at(a, i));
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(back.num_cells(), m.num_cells());
+  }
+}
+
 TEST(Writers, StlSplitsQuadsIntoFansAndRefusesVolumes) {
   TempDir tmp;
   mesh::Mesh m;

@@ -6,8 +6,10 @@
 // elements (noted), as gmsh keeps point groups. The elementary tag is gmsh:geometrical when
 // present, else the physical tag, else 1. $PhysicalNames from regions and meshio's field_data
 // [tag, dim]; point_data / cell_data other than gmsh's own as $NodeData / $ElementData
-// (float64). Blocks stay whole: 2.2 has no entities to split them by; consecutive blocks of one
-// type read back as one (noted).
+// (float64). An integer gmsh:partition (what the readers give partitioned files) goes into
+// the tags instead, as gmsh -part writes 2.2: "physical elementary 1 partition" for a cell with
+// a partition, two tags for one with 0. Blocks stay whole: 2.2 has no entities to split them
+// by; consecutive blocks of one type read back as one (noted).
 #include <algorithm>
 #include <climits>
 
@@ -26,6 +28,7 @@ struct Run {
   std::int64_t count = 0;
   std::vector<std::int64_t> owned, phys;  // phys: one per element
   const Array* geom = nullptr;            // gmsh:geometrical part, when present
+  const Array* part = nullptr;            // an integer gmsh:partition part, when present
 };
 
 class Msh22Writer {
@@ -67,6 +70,13 @@ class Msh22Writer {
 
   void plan() {
     wr::note_point_dims(m_, "MSH 2.2", notes_);
+    if (const auto it = m_.cell_data.find("gmsh:partition");
+        it != m_.cell_data.end() && !it->second.empty() && it->second[0].dtype().code != 2) {
+      partition_tags_ = true;
+      notes_.push_back(
+          "gmsh:partition is written as each element's partition tags (\"physical elementary 1 "
+          "partition\", as gmsh -part writes MSH 2.2; 0: none), not as $ElementData");
+    }
     std::vector<std::int64_t> base;  // first global cell number of each block
     std::int64_t total = 0;
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
@@ -80,6 +90,7 @@ class Msh22Writer {
         for (std::int64_t i = 0; i < r.count; ++i)
           r.phys[static_cast<std::size_t>(i)] = int_at_any(*p, static_cast<std::size_t>(i));
       r.geom = cell_part("gmsh:geometrical", b);
+      if (partition_tags_) r.part = cell_part("gmsh:partition", b);
       if (b > 0 && runs_.back().type.number == r.type.number) {
         // Readers (meshdock's, meshio's) split 2.2 elements at each change of type only.
         notes_.push_back("cells[" + std::to_string(b - 1) + "] and cells[" + std::to_string(b) +
@@ -195,12 +206,19 @@ class Msh22Writer {
       const auto npc = static_cast<std::size_t>(r.type.nodes);
       const auto perm = gmsh_to_meshio_order(r.type.name);  // meshio[j] = gmsh[perm[j]]
       row.resize(npc);
-      if (binary_ && r.count) {
-        s.le(static_cast<std::int32_t>(r.type.number));
-        s.le(static_cast<std::int32_t>(r.count));
-        s.le(std::int32_t{2});
-      }
+      const auto partition = [&](std::int64_t i) -> std::int64_t {
+        return r.part ? int_at(*r.part, static_cast<std::size_t>(i)) : 0;
+      };
       for (std::int64_t i = 0; i < r.count; ++i) {
+        const auto part = partition(i);
+        if (binary_ && (i == 0 || (part > 0) != (partition(i - 1) > 0))) {
+          // One header per run of one type and tag count, as gmsh writes them.
+          std::int64_t n = 1;
+          while (i + n < r.count && (partition(i + n) > 0) == (part > 0)) ++n;
+          s.le(static_cast<std::int32_t>(r.type.number));
+          s.le(static_cast<std::int32_t>(n));
+          s.le(std::int32_t{part > 0 ? 4 : 2});
+        }
         const auto* c = r.conn + static_cast<std::size_t>(i) * npc;
         for (std::size_t j = 0; j < npc; ++j)
           row[perm.empty() ? j : static_cast<std::size_t>(perm[j])] = c[j];
@@ -211,15 +229,23 @@ class Msh22Writer {
           s.le(id++);
           s.le(static_cast<std::int32_t>(phys));
           s.le(static_cast<std::int32_t>(geom));
+          if (part > 0) {
+            s.le(std::int32_t{1});
+            s.le(static_cast<std::int32_t>(part));
+          }
           for (auto v : row) s.le(static_cast<std::int32_t>(v + 1));
         } else {
           s.text(id++);
           s.put(' ');
           s.text(r.type.number);
-          s.put(" 2 ");
+          s.put(part > 0 ? " 4 " : " 2 ");
           s.text(phys);
           s.put(' ');
           s.text(geom);
+          if (part > 0) {
+            s.put(" 1 ");
+            s.text(part);
+          }
           for (auto v : row) {
             s.put(' ');
             s.text(v + 1);
@@ -242,7 +268,9 @@ class Msh22Writer {
       wr::emit_msh_data(s, binary_, false, name, {&a}, path_, notes_);
     }
     for (const auto& [name, parts] : m_.cell_data) {
-      if (name == "gmsh:physical" || name == "gmsh:geometrical") continue;
+      if (name == "gmsh:physical" || name == "gmsh:geometrical" ||
+          (name == "gmsh:partition" && partition_tags_))
+        continue;
       std::vector<const Array*> ps;
       for (const auto& p : parts) ps.push_back(&p);
       wr::emit_msh_data(s, binary_, true, name, ps, path_, notes_);
@@ -255,6 +283,7 @@ class Msh22Writer {
   bool binary_;
   std::vector<Run> runs_;
   std::vector<std::string> notes_;
+  bool partition_tags_ = false;  // an integer gmsh:partition: written in the element tags
 };
 
 }  // namespace
