@@ -67,6 +67,20 @@ int device_count() {
   return v ? std::atoi(v) : -1;  // -1: no driver
 }
 
+// The GPU this process calls `ordinal`: MESHDOCK_FAKE_CUDA_ORDER="1,0" numbers them as
+// CUDA_VISIBLE_DEVICES=1,0 would (a container given another GPU, a Slurm step); unset, the
+// identity. A GPU's UUID and its allocations' handles name the GPU, not the ordinal.
+int physical(int ordinal) {
+  const char* v = std::getenv("MESHDOCK_FAKE_CUDA_ORDER");
+  for (int i = 0; v && *v; ++i) {
+    char* end = nullptr;
+    const long gpu = std::strtol(v, &end, 10);
+    if (i == ordinal) return static_cast<int>(gpu);
+    v = *end == ',' ? end + 1 : end;
+  }
+  return ordinal;
+}
+
 std::size_t page_round(std::size_t n) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   return (std::max<std::size_t>(n, 1) + page - 1) / page * page;
@@ -79,7 +93,8 @@ struct WireHandle {
   std::int32_t fd;
   std::uint64_t inode;
   std::uint64_t size;
-  std::uint8_t pad[32];
+  std::int32_t gpu;  // memory: the GPU it is on (physical)
+  std::uint8_t pad[28];
 };
 static_assert(sizeof(WireHandle) == 64);
 
@@ -132,6 +147,7 @@ struct Allocation {  // device memory: what the process sees (no access) and wha
   std::unique_ptr<Shared> backing;
   bool imported = false;
   int opens = 0;  // for an import: cudaIpcOpenMemHandle count
+  int gpu = 0;    // the GPU it is on (physical)
 };
 
 struct EventState {  // counters, in a memfd for an interprocess event
@@ -369,7 +385,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   prop->minor = 0;
   for (std::size_t i = 0; i < sizeof prop->uuid.bytes; ++i)
     prop->uuid.bytes[i] = static_cast<char>(0xf0 + i);
-  prop->uuid.bytes[15] = static_cast<char>(device);
+  prop->uuid.bytes[15] = static_cast<char>(physical(device));
   return cudaSuccess;
 }
 
@@ -385,7 +401,8 @@ cudaError_t cudaMalloc(void** ptr, std::size_t size) {
   if (dev == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
   auto& st = state();
   std::lock_guard lock(st.m);
-  st.allocations[reinterpret_cast<std::uintptr_t>(dev)] = {dev, size, std::move(backing), false, 0};
+  st.allocations[reinterpret_cast<std::uintptr_t>(dev)] = {dev,   size, std::move(backing),
+                                                           false, 0,    physical(current_device)};
   *ptr = dev;
   return cudaSuccess;
 }
@@ -598,6 +615,7 @@ cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* ptr) {
   w.fd = it->second.backing->fd;
   w.inode = it->second.backing->inode;
   w.size = it->second.backing->size;
+  w.gpu = it->second.gpu;
   static_assert(sizeof w == sizeof *handle);
   std::memcpy(handle, &w, sizeof w);
   return cudaSuccess;
@@ -611,6 +629,10 @@ cudaError_t cudaIpcOpenMemHandle(void** ptr, cudaIpcMemHandle_t handle, unsigned
   if (std::memcmp(w.magic, "MDFAKE1M", 8) != 0 || flags != cudaIpcMemLazyEnablePeerAccess)
     return fail(cudaErrorInvalidValue);
   if (w.pid == getpid()) return fail(cudaErrorInvalidResourceHandle);  // CUDA refuses it too
+  // Opened on another GPU than its own, CUDA would map it through peer access, or fail where
+  // the GPUs have none: the fake fails, so that a consumer that opens on the wrong ordinal
+  // (the daemon's, not its own for the slot's UUID) is found here.
+  if (physical(current_device) != w.gpu) return fail(cudaErrorInvalidDevice);
   auto& st = state();
   std::lock_guard lock(st.m);
   if (const auto it = st.imported_by_inode.find(w.inode); it != st.imported_by_inode.end()) {
@@ -624,7 +646,8 @@ cudaError_t cudaIpcOpenMemHandle(void** ptr, cudaIpcMemHandle_t handle, unsigned
       mmap(nullptr, backing->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (dev == MAP_FAILED) return fail(cudaErrorMapBufferObjectFailed);
   const auto size = backing->size;
-  st.allocations[reinterpret_cast<std::uintptr_t>(dev)] = {dev, size, std::move(backing), true, 1};
+  st.allocations[reinterpret_cast<std::uintptr_t>(dev)] = {dev,  size, std::move(backing),
+                                                           true, 1,    w.gpu};
   st.imported_by_inode[w.inode] = dev;
   *ptr = dev;
   return cudaSuccess;

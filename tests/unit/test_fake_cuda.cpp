@@ -113,10 +113,10 @@ struct OnFakeCuda {
   std::unique_ptr<slots::Slot> slot;
   fs::path dir = fs::temp_directory_path() / ("md-fakecuda-" + std::to_string(::getpid()));
 
-  explicit OnFakeCuda(std::uint32_t num_slots = 2) {
-    ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
+  explicit OnFakeCuda(std::uint32_t num_slots = 2, int device = 0) {
+    if (!std::getenv("MESHDOCK_FAKE_CUDA_DEVICES")) ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
     fs::create_directories(dir);
-    backend = meshdock::backend::make_cuda_backend(0);
+    backend = meshdock::backend::make_cuda_backend(device);
     slots::SlotOptions o;
     o.prefix = prefix;
     o.name = "m";
@@ -340,4 +340,23 @@ TEST(FakeCuda, TheRegistryLoadsReloadsAndUnloadsOnTheDevice) {
   }
   EXPECT_EQ(stats().streams, 0);
   fs::remove_all(root);
+}
+
+// A consumer that numbers the GPUs otherwise than the daemon (CUDA_VISIBLE_DEVICES=1,0; a
+// container given one GPU): the slot on the daemon's cuda:1 is the consumer's cuda:0, found by
+// the UUID in the catalog (CudaIpc::ordinal_of through cudaGetDeviceProperties), and opened
+// there. Opened on the daemon's ordinal instead, it would be the other GPU: the fake refuses
+// that open, as CUDA without peer access does. (A GPU machine with one GPU cannot try this.)
+TEST(FakeCuda, AConsumerOpensTheSlotOnItsOwnOrdinalOfTheSlotsGpu) {
+  ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "2", 1);
+  OnFakeCuda f(2, 1);
+  auto p = payload_of(300, 2.0);
+  f.slot->publish(p);
+  const auto ref = f.reference(p, "gpu1");
+  auto out = f.consume(ref, "gpu1", {"MESHDOCK_FAKE_CUDA_ORDER=1,0"});
+  EXPECT_EQ(out.value("ok", false), true) << out.dump();
+  EXPECT_EQ(out["device"], nlohmann::json::array({2, 0})) << out.dump();
+  out = f.consume(ref, "gpu1");  // the same numbering as the daemon's
+  EXPECT_EQ(out["device"], nlohmann::json::array({2, 1})) << out.dump();
+  EXPECT_EQ(out.value("ok", false), true) << out.dump();
 }
