@@ -206,17 +206,17 @@ TEST(FakeCuda, AConsumerInAnotherProcessReadsEveryFrameThroughTheCudaCalls) {
 }
 
 // DLPack stream semantics, as gpu-check's stream_semantics proves them on a GPU: with the
-// upload held 1.5 s on the daemon's stream (the upload_delay failpoint: a host function queued
+// upload held 3 s on the daemon's stream (the upload_delay failpoint: a host function queued
 // before the copies), publish returns before the bytes land; a consumer that orders its stream
 // after the slot's event reads the whole frame, one that does not (the negative control) reads
 // the fresh buffer's garbage.
 TEST(FakeCuda, AConsumerOrderedAfterTheEventSeesTheWholeFrameOfAHeldUpload) {
   OnFakeCuda f;
-  f.backend->delay_uploads(milliseconds(1500));
+  f.backend->delay_uploads(milliseconds(3000));
   auto p = payload_of(5000, 3.0);
   const auto t0 = std::chrono::steady_clock::now();
   f.slot->publish(p);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000)) << "publish waited";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(2000)) << "publish waited";
   const auto ref = f.reference(p, "held");
   const auto unordered = f.consume(ref, "held", {"GPU_CHECK_SKIP_ORDER=1"});
   EXPECT_EQ(unordered.value("ok", true), false)
