@@ -60,7 +60,7 @@ using Clock = std::chrono::steady_clock;
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
 
-cudaError_t fail(cudaError_t e);
+cudaError_t fail(cudaError_t e, const char* call = __builtin_FUNCTION());
 
 int device_count() {
   const char* v = std::getenv("MESHDOCK_FAKE_CUDA_DEVICES");
@@ -213,6 +213,8 @@ struct State {
   std::vector<std::unique_ptr<Event>> destroyed_events;    // work queued may still use them
   Stream* legacy = nullptr;
   std::atomic<long> refused{0}, stream_waits{0}, waits_that_waited{0};
+  std::mutex refused_m;
+  std::string last_refused;  // "call: error code", under refused_m
 };
 
 State& state() {
@@ -225,9 +227,12 @@ State& state() {
   return *s;
 }
 
-cudaError_t fail(cudaError_t e) {
+cudaError_t fail(cudaError_t e, const char* call) {
   last_error = e;
-  ++state().refused;
+  auto& st = state();
+  ++st.refused;
+  std::lock_guard lock(st.refused_m);  // not st.m: callers may hold that
+  st.last_refused = std::string(call) + ": " + std::to_string(static_cast<int>(e));
   return e;
 }
 
@@ -335,6 +340,8 @@ void meshdock_fake_cuda_get_stats(meshdock_fake_cuda_stats* out) {
   out->refused = st.refused.load();
   out->stream_waits = st.stream_waits.load();
   out->waits_that_waited = st.waits_that_waited.load();
+  std::lock_guard refused_lock(st.refused_m);
+  std::snprintf(out->last_refused, sizeof out->last_refused, "%s", st.last_refused.c_str());
 }
 
 cudaError_t cudaGetLastError(void) {
@@ -576,7 +583,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   if (!e) return fail(cudaErrorInvalidResourceHandle);
   auto* es = e->state();
   if (es->completed.load() >= es->recorded.load()) return cudaSuccess;
-  return fail(cudaErrorNotReady);
+  return cudaErrorNotReady;  // an answer, not an error: cudaGetLastError does not keep it
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {

@@ -15,6 +15,7 @@ typedef struct meshdock_fake_cuda_stats {
   long refused;             // calls that returned an error since the process started
   long stream_waits;        // cudaStreamWaitEvent calls on an interprocess event
   long waits_that_waited;   // of those, waits whose stream found the event not reached yet
+  char last_refused[96];    // the last refused call and its error code ("cudaSetDevice: 35")
 } meshdock_fake_cuda_stats;
 
 void meshdock_fake_cuda_get_stats(meshdock_fake_cuda_stats* out);

@@ -196,7 +196,7 @@ TEST(FakeCuda, AConsumerInAnotherProcessReadsEveryFrameThroughTheCudaCalls) {
     EXPECT_EQ(out.value("ok", false), true) << out.dump();
     f.slot->maintain(meshdock::shm::monotonic_ns());
     EXPECT_EQ(stats().device_allocations - base.device_allocations, 2) << "a replaced one kept";
-    EXPECT_EQ(stats().refused, base.refused) << "a CUDA call was refused";
+    EXPECT_EQ(stats().refused, base.refused) << "a CUDA call was refused: " << stats().last_refused;
   }
   const auto s = stats();
   EXPECT_EQ(s.device_allocations, 0);
@@ -336,7 +336,7 @@ TEST(FakeCuda, TheRegistryLoadsReloadsAndUnloadsOnTheDevice) {
     reg.maintain();
     EXPECT_EQ(stats().device_allocations, base.device_allocations);
     EXPECT_EQ(stats().events, base.events);
-    EXPECT_EQ(stats().refused, base.refused) << "a CUDA call was refused";
+    EXPECT_EQ(stats().refused, base.refused) << "a CUDA call was refused: " << stats().last_refused;
   }
   EXPECT_EQ(stats().streams, 0);
   fs::remove_all(root);

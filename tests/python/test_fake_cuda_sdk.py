@@ -1,0 +1,137 @@
+"""The Python SDK's CUDA path on the fake CUDA runtime (tests/support/fake_cudart.cpp): a CUDA
+slot published by the daemon's own backend and slot code (tests/support/fake_cuda_producer.cpp),
+attached from Python through libmeshdock's C ABI and its CUDA calls, each array's bytes copied
+back with the runtime's own cudaMemcpyAsync on a stream the frame was ordered on
+(`__dlpack__(stream=...)`). What a GPU adds (torch and CuPy adopting device memory) is
+scripts/gpu-check's. Runs as the ctest FakeCuda.PythonSdk of a MESHDOCK_WITH_CUDA=FAKE build
+(scripts/test's sanitizer build), which sets the variables below; skipped elsewhere."""
+import ctypes
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PRODUCER = os.environ.get("MESHDOCK_FAKE_CUDA_PRODUCER")
+FAKE = os.environ.get("MESHDOCK_FAKE_CUDART")
+pytestmark = pytest.mark.skipif(
+    not (PRODUCER and FAKE),
+    reason="needs a MESHDOCK_WITH_CUDA=FAKE build (ctest FakeCuda.PythonSdk in build-asan)")
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "meshes"
+D2H = 2  # cudaMemcpyDeviceToHost
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_long) for n in (
+        "device_allocations", "ipc_mappings", "events", "pinned", "streams", "refused",
+        "stream_waits", "waits_that_waited")] + [("last_refused", ctypes.c_char * 96)]
+
+
+@pytest.fixture
+def cuda():
+    """The fake runtime libmeshdock uses (the same library, so the same state)."""
+    lib = ctypes.CDLL(FAKE)
+    lib.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                    ctypes.c_int, ctypes.c_void_p]
+    lib.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
+    lib.cudaStreamDestroy.argtypes = [ctypes.c_void_p]
+
+    def stats():
+        s = Stats()
+        lib.meshdock_fake_cuda_get_stats(ctypes.byref(s))
+        return s
+    lib.stats = stats
+    return lib
+
+
+@pytest.fixture
+def producer(tmp_path):
+    prefix = f"fcpy{os.getpid()}."
+    p = subprocess.Popen([PRODUCER, prefix, "box", str(DATA / "box.v41.msh")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = json.loads(p.stdout.readline())
+    assert line == {"frame": 1}, line
+    p.prefix = prefix
+    yield p
+    p.stdin.close()
+    assert p.wait(30) == 0
+
+
+def stream(cuda):
+    s = ctypes.c_void_p()
+    assert cuda.cudaStreamCreateWithFlags(ctypes.byref(s), 1) == 0
+    return s
+
+
+def copy_back(cuda, t, s):
+    """The bytes of device array `t`, copied on stream `s` (after whatever it was ordered on)."""
+    out = np.empty(t.nbytes, np.uint8)
+    assert cuda.cudaMemcpyAsync(out.ctypes.data, t.data_ptr, t.nbytes, D2H, s) == 0
+    assert cuda.cudaStreamSynchronize(s) == 0
+    return out
+
+
+def test_a_cuda_frame_is_the_files_bytes_through_the_c_abi_and_the_runtime(cuda, producer):
+    import meshdock as md
+    m = md.read(DATA / "box.v41.msh")
+    refused = cuda.stats().refused
+    with md.attach("box", prefix=producer.prefix) as slot:
+        f = slot.wait(5)
+        assert f.number == 1
+        assert f.points.__dlpack_device__() == (2, 0)
+        with pytest.raises(TypeError, match="device memory"):
+            np.asarray(f.points)
+        s = stream(cuda)
+        before = cuda.stats().stream_waits
+        f.points.__dlpack__(stream=s.value)  # orders s after the slot's event
+        assert cuda.stats().stream_waits == before + 1
+        assert copy_back(cuda, f.points, s).tobytes() == m.points.tobytes()
+        for k, block in enumerate(m.cells):
+            assert copy_back(cuda, f.cells[k], s).tobytes() == block.data.tobytes(), k
+        # The frame's end records a mark on every stream it was ordered on (its lease outlives
+        # their work): the stream must outlive the frame, as a torch or CuPy stream does.
+        f.release()
+        del f
+        assert cuda.cudaStreamDestroy(s) == 0
+        # A new frame (the points scaled) comes through the same way.
+        producer.stdin.write("scale 2\n")
+        producer.stdin.flush()
+        assert json.loads(producer.stdout.readline()) == {"frame": 2}
+        g = slot.wait(5)
+        assert g.number == 2
+        s = stream(cuda)
+        g.points.__dlpack__(stream=s.value)
+        back = np.frombuffer(copy_back(cuda, g.points, s).tobytes(), np.float64)
+        np.testing.assert_array_equal(back.reshape(m.points.shape), m.points * 2)
+        g.release()
+        del g
+    assert cuda.cudaStreamDestroy(s) == 0
+    assert cuda.stats().refused == refused, cuda.stats().last_refused
+
+
+def test_dlpack_requests_on_device_memory(cuda, producer):
+    """The array API's requests on a CUDA array: stream -1 orders nothing, None the legacy
+    default stream; another device or a copy is a BufferError; a host stream argument is not."""
+    import meshdock as md
+    from meshdock import _dlpack
+    refused = cuda.stats().refused
+    with md.attach("box", prefix=producer.prefix) as slot:
+        t = slot.wait(5).points
+        before = cuda.stats().stream_waits
+        t.__dlpack__(stream=-1)
+        assert cuda.stats().stream_waits == before
+        t.__dlpack__()  # None: the legacy default stream
+        assert cuda.stats().stream_waits == before + 1
+        with pytest.raises(BufferError, match=r"lives on device \(2, 0\), not \(1, 0\)"):
+            t.__dlpack__(dl_device=(1, 0))
+        with pytest.raises(BufferError, match="copy=True is not supported"):
+            t.__dlpack__(copy=True)
+        cap = t.__dlpack__(stream=-1, max_version=(1, 0))
+        assert _dlpack._capsule_is_valid_py(cap, b"dltensor_versioned") == 1
+        cap = t.__dlpack__(stream=-1)
+        assert _dlpack._capsule_is_valid_py(cap, b"dltensor") == 1
+        del t, cap
+    assert cuda.stats().refused == refused, cuda.stats().last_refused
