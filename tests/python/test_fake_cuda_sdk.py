@@ -135,3 +135,39 @@ def test_dlpack_requests_on_device_memory(cuda, producer):
         assert _dlpack._capsule_is_valid_py(cap, b"dltensor") == 1
         del t, cap
     assert cuda.stats().refused == refused, cuda.stats().last_refused
+
+
+def test_a_held_cuda_frame_outlives_its_producer_killed(cuda, tmp_path):
+    """The producer SIGKILLed while this process holds a CUDA frame (gpu-check's sigkill_daemon
+    on a GPU): the next wait says ProducerGone, no CUDA call fails, the held frame's bytes still
+    copy back (its import stays open until the frame goes), and then every import is closed."""
+    import signal
+
+    import meshdock as md
+    m = md.read(DATA / "box.v41.msh")
+    prefix = f"fckill{os.getpid()}."
+    p = subprocess.Popen([PRODUCER, prefix, "box", str(DATA / "box.v41.msh")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(p.stdout.readline()) == {"frame": 1}
+        refused = cuda.stats().refused
+        with md.attach("box", prefix=prefix, producer_timeout=0.5) as slot:
+            f = slot.wait(5)
+            s = stream(cuda)
+            f.points.__dlpack__(stream=s.value)
+            mapped = cuda.stats().ipc_mappings
+            assert mapped >= 1
+            p.send_signal(signal.SIGKILL)
+            p.wait(10)
+            with pytest.raises(md.ProducerGone):
+                slot.wait(5)
+            assert copy_back(cuda, f.points, s).tobytes() == m.points.tobytes()
+            f.release()
+            del f
+            assert cuda.cudaStreamDestroy(s) == 0
+        assert cuda.stats().ipc_mappings == mapped - 1, "an import left open"
+        assert cuda.stats().refused == refused, cuda.stats().last_refused
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait(10)
