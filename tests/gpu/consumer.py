@@ -52,6 +52,26 @@ class Lib:
         self.name = name
         self.no_event_wait = no_event_wait
         self.stream = None
+        self.fake = None
+        if name in ("torch", "cupy") and os.environ.get("GPU_CHECK_FAKE_CUDA") == "1":
+            # gpu-check --fake-cuda: the slot is the fake CUDA runtime's memory
+            # (tests/support/fake_cudart.cpp), which neither library can read: its arrays are
+            # ordered on a stream of that runtime through __dlpack__(stream=...) and copied
+            # back with its cudaMemcpyAsync, then summed on the host.
+            import ctypes
+            import numpy
+            from gpucheck_common import wsum_numpy
+            self.fake = ctypes.CDLL(os.environ["MESHDOCK_FAKE_CUDART"])
+            self.fake.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                                  ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
+            self.fake.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
+            s = ctypes.c_void_p()
+            if self.fake.cudaStreamCreateWithFlags(ctypes.byref(s), 1) != 0:
+                raise RuntimeError("fake CUDA: cudaStreamCreateWithFlags failed")
+            self.fake_stream = s.value
+            self.name = name + " (fake CUDA)"
+            self.mod, self.wsum = numpy, wsum_numpy
+            return
         if name == "torch":
             import torch
             from gpucheck_common import wsum_torch
@@ -72,10 +92,18 @@ class Lib:
     def adopt(self, t):
         # torch and CuPy pass their current stream to __dlpack__(stream=...): meshdock makes
         # that stream wait on the slot's IPC event (cudaStreamWaitEvent), no host sync.
+        if self.fake is not None and t.__dlpack_device__()[0] == 2:
+            (NoWait(t) if self.no_event_wait else t).__dlpack__(stream=self.fake_stream)
+            out = self.mod.empty(t.nbytes, self.mod.uint8)
+            if t.nbytes and (self.fake.cudaMemcpyAsync(out.ctypes.data, t.data_ptr, t.nbytes, 2,
+                                                       self.fake_stream) or
+                             self.fake.cudaStreamSynchronize(self.fake_stream)):
+                raise RuntimeError(f"fake CUDA: copying {t.name} back failed")
+            return out
         return self.mod.from_dlpack(NoWait(t) if self.no_event_wait else t)
 
     def context(self):
-        if self.stream is None:
+        if self.stream is None or self.fake is not None:
             import contextlib
             return contextlib.nullcontext()
         if self.name == "torch":
@@ -83,7 +111,7 @@ class Lib:
         return self.stream
 
     def sync(self, device_type: int) -> None:
-        if device_type != 2:
+        if device_type != 2 or self.fake is not None:  # (the fake's copies are synchronised)
             return
         if self.name == "torch":
             self.mod.cuda.current_stream().synchronize()
@@ -101,7 +129,7 @@ class Lib:
         NVRTC for CuPy on a cold kernel cache), and a consumer busy with that skips frames
         published meanwhile: latency_8_consumers could see too few, stream_semantics' control
         could miss every frame whose upload was still queued."""
-        if self.name == "numpy":
+        if self.name == "numpy" or self.fake is not None:
             return
         with self.context():
             if self.name == "torch":

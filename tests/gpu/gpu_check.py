@@ -213,6 +213,9 @@ class CtlClient:
     def __init__(self, addr, timeout):
         self.base = ["meshdockctl", "--addr", addr, "--json", "--timeout", str(timeout)]
         self.timeout = timeout
+        # meshdock.Client's reason for sending a publish's bytes in messages; meshdockctl
+        # decides that for itself (`publish --via auto`) and does not say why here.
+        self.shm_unavailable = None
 
     def _run(self, *args):
         p = subprocess.run(self.base + list(args), capture_output=True, text=True,
@@ -325,6 +328,10 @@ class Run:
     def left(self) -> float:
         return self.deadline - now()
 
+    # What --fake-cuda cannot run: CuPy / torch on device memory itself, nvidia-smi.
+    NEEDS_A_REAL_GPU = {"cuda_ipc_baseline", "gpu_by_uuid", "late_reader", "cuda_link_texture",
+                        "ipc_open_cost", "h2d_upload", "gpu_pytests"}
+
     def check(self, name, fn, timeout=60.0, gpu=False, needs=()):
         """Runs fn() -> figures (dict) as check `name`: pass, fail (CheckFailed or any
         exception; the reason says what), or skipped (GPU check without a GPU, or a check it
@@ -332,6 +339,8 @@ class Run:
         if gpu and not self.gpu:
             return self.r.add(name, "skipped", "no GPU (--no-gpu)" if self.a.no_gpu
                               else f"no GPU: {self.gpu_problem}")
+        if self.a.fake_cuda and name in self.NEEDS_A_REAL_GPU:
+            return self.r.add(name, "skipped", "needs a real GPU library (--fake-cuda)")
         for n in needs:
             if not any(c["name"] == n and c["status"] == "pass" for c in self.r.checks):
                 return self.r.add(name, "skipped", f"needs {n}, which did not pass")
@@ -381,6 +390,9 @@ class Run:
              "machine": platform.machine(), "kernel": platform.release(),
              "meshdockd": shutil.which("meshdockd") or "", "cpus": os.cpu_count()}
         for mod in ("torch", "cupy"):
+            if self.a.fake_cuda:  # neither reads the fake's memory: not even imported
+                f[mod] = "not used (--fake-cuda)"
+                continue
             try:
                 m = __import__(mod)
                 f[mod] = m.__version__
@@ -392,7 +404,17 @@ class Run:
                                timeout=30)
         f["probe"] = probe.stdout.strip().splitlines()
         self.lib_dir = os.path.join(os.path.dirname(os.path.realpath(md.__file__)), "_lib")
-        if not self.a.no_gpu:
+        if self.a.fake_cuda:
+            # Consumers read the fake runtime's memory through it (consumer.py Lib).
+            os.environ["GPU_CHECK_FAKE_CUDA"] = "1"
+            f["fake_cuda"] = os.environ.get("MESHDOCK_FAKE_CUDART", "")
+            self.gpu = any(line.startswith("cuda:0") for line in f["probe"])
+            if not f["fake_cuda"]:
+                raise CheckFailed("--fake-cuda needs MESHDOCK_FAKE_CUDART (the fake runtime "
+                                  "libmeshdock is linked against)")
+            if not self.gpu:
+                self.gpu_problem = "meshdockd sees no fake CUDA device: " + " | ".join(f["probe"])
+        elif not self.a.no_gpu:
             try:
                 import torch
                 if torch.cuda.is_available():
@@ -1358,6 +1380,12 @@ def main() -> int:
     ap.add_argument("--cpp-consumer")
     ap.add_argument("--time-limit", type=float, default=450.0)
     ap.add_argument("--keep-work", action="store_true")
+    ap.add_argument("--fake-cuda", action="store_true",
+                    help="a dry run of the GPU checks on the fake CUDA runtime (a "
+                    "MESHDOCK_WITH_CUDA=FAKE build: meshdockd, libmeshdock and the C++ consumer "
+                    "linked against tests/support/fake_cudart, MESHDOCK_FAKE_CUDART naming it): "
+                    "consumers copy arrays back through it instead of adopting them with torch "
+                    "or CuPy; the checks that need a real GPU library are skipped")
     a = ap.parse_args()
     run = Run(a)
 

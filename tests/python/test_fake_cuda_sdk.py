@@ -171,3 +171,33 @@ def test_a_held_cuda_frame_outlives_its_producer_killed(cuda, tmp_path):
         if p.poll() is None:
             p.kill()
         p.wait(10)
+
+
+def test_a_frame_that_grows_in_the_same_device_buffer_is_read(cuda, producer):
+    """A field added to the mesh makes the frame bigger, and it still fits the ring slot's
+    device buffer (whole 2 MiB granules), so the daemon gives it no fresh buffer. The SDK took
+    an import's size from the first page that named it and refused the bigger frame ("buffer
+    is N bytes; the page says data_size M"): gpu-check's field_stream on the fake found it."""
+    import meshdock as md
+    m = md.read(DATA / "box.v41.msh")
+    refused = cuda.stats().refused
+    with md.attach("box", prefix=producer.prefix) as slot:
+        slot.wait(5).release()  # frame 1, ring slot 0: its import is cached
+        producer.stdin.write("field\n")  # frame 2, ring slot 1 (its placeholder's granule)
+        producer.stdin.flush()
+        assert json.loads(producer.stdout.readline()) == {"frame": 2}
+        slot.wait(5).release()
+        producer.stdin.write("scale 1\n")  # frame 3: ring slot 0 again, bigger, same buffer
+        producer.stdin.flush()
+        assert json.loads(producer.stdout.readline()) == {"frame": 3}
+        f = slot.wait(5)
+        assert f.number == 3
+        s = stream(cuda)
+        extra = f.point_data["extra"]
+        extra.__dlpack__(stream=s.value)
+        back = np.frombuffer(copy_back(cuda, extra, s).tobytes(), np.float64)
+        np.testing.assert_array_equal(back, 0.5 * np.arange(len(m.points)))
+        f.release()
+        del f, extra
+        assert cuda.cudaStreamDestroy(s) == 0
+    assert cuda.stats().refused == refused, cuda.stats().last_refused

@@ -1,13 +1,15 @@
 // A CUDA slot's producer for tests of the Python SDK on the fake CUDA runtime
 // (tests/python/test_fake_cuda_sdk.py): the daemon's CUDA backend and slot code, without the
 // daemon around them. Publishes FILE's mesh as slot NAME under PREFIX on cuda:0 and prints
-// {"frame": N}; then each line "scale K" on stdin publishes the points times K and prints the
-// next {"frame": N}; at EOF the slot goes (its shutdown flag set) and it exits 0.
+// {"frame": N}; then each line "scale K" on stdin publishes the points times K, and "field"
+// the mesh with one more point_data array ("extra", float64), each printing the next
+// {"frame": N}; at EOF the slot goes (its shutdown flag set) and it exits 0.
 //
 //   fake_cuda_producer PREFIX NAME FILE
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "daemon/backend/backend.hpp"
 #include "daemon/mesh/readers/readers.hpp"
@@ -32,10 +34,17 @@ int main(int argc, char** argv) {
     std::printf("{\"frame\": %llu}\n", static_cast<unsigned long long>(frame));
     std::fflush(stdout);
     for (std::string line; std::getline(std::cin, line);) {
-      if (line.rfind("scale ", 0) != 0) continue;
-      const double k = std::stod(line.substr(6));
-      auto* p = m.points.as<double>();
-      for (std::size_t i = 0; i < m.points.size(); ++i) p[i] *= k;
+      if (line == "field") {
+        std::vector<double> extra(static_cast<std::size_t>(m.num_points()));
+        for (std::size_t i = 0; i < extra.size(); ++i) extra[i] = 0.5 * static_cast<double>(i);
+        m.point_data["extra"] = mesh::Array::from_vector(std::move(extra));
+      } else if (line.rfind("scale ", 0) == 0) {
+        const double k = std::stod(line.substr(6));
+        auto* p = m.points.as<double>();
+        for (std::size_t i = 0; i < m.points.size(); ++i) p[i] *= k;
+      } else {
+        continue;
+      }
       frame = slot->publish(meshdock::payload::build_payload(m)).frame;
       std::printf("{\"frame\": %llu}\n", static_cast<unsigned long long>(frame));
       std::fflush(stdout);

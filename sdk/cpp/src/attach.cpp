@@ -582,6 +582,11 @@ struct SlotState : std::enable_shared_from_this<SlotState> {
     const bool host = device_type == shm::kDLDeviceCPU;
     if (it != cache.end() && it->second.first == version) {
       auto& mp = it->second.second;
+      // A device buffer's size is what its pages say (an IPC import does not tell it), and a
+      // later frame in the same buffer may be bigger: a field added to the mesh fits the 2 MiB
+      // granules the daemon allocates, so it gets no fresh buffer. Refusing it (as this did)
+      // broke every consumer of a mesh whose published fields grew.
+      if (!host) mp->size = std::max(mp->size, data_size);
       // The page is re-read for every frame, the mapping is not: check it still covers it.
       check_size(*mp, i, version, data_size);
       if (!host) return mp;
