@@ -819,16 +819,22 @@ EXPORTER = """
 """
 
 
+def exporting(tmp_path, exports, config=None):
+    """A daemon serving "big" (big_vtk), and an attacker process with `exports` Export calls of
+    it under way (EXPORTER): (daemon, attacker)."""
+    d = Daemon(tmp_path, (), config=config)
+    big_vtk(d.root / "big.vtk")
+    d.load("big.vtk", "big")
+    return d, attacker(EXPORTER, d.addr, str(d.root), str(exports))
+
+
 def test_exports_cannot_take_every_rpc_thread(tmp_path):
     """Before: an Export held an RPC thread while it wrote (a 1e6-point mesh's VTU: about a
     second of a core), and nothing bounded exports: one client's 40 exports at once took every
     thread (max_rpc_threads 32 here) and another client's List went unanswered past its 3 s
     deadline (or was refused "Server Threadpool Exhausted"). Now an Export takes a ticket (max_exports_per_peer: 4 by default);
     the rest are refused at once naming the cap and its key, and other calls answer."""
-    d = Daemon(tmp_path, (), config={"max_streams": 4, "max_rpc_threads": 32})
-    big_vtk(d.root / "big.vtk")
-    d.load("big.vtk", "big")
-    a = attacker(EXPORTER, d.addr, str(d.root), "40")
+    d, a = exporting(tmp_path, 40, config={"max_streams": 4, "max_rpc_threads": 32})
     try:
         assert report(a) == {"started": 40}
         other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
@@ -850,10 +856,7 @@ def test_an_export_does_not_stall_other_calls_on_its_mesh(tmp_path):
     1e6-point mesh under way, another client's List waited seconds (past its 1.5 s deadline
     here). Now the export writes a snapshot of the mesh (its arrays shared), taken under the
     lock, and other calls answer at once."""
-    d = Daemon(tmp_path, ())
-    big_vtk(d.root / "big.vtk")
-    d.load("big.vtk", "big")
-    a = attacker(EXPORTER, d.addr, str(d.root), "4")
+    d, a = exporting(tmp_path, 4)
     try:
         assert report(a) == {"started": 4}
         other = pbg.MeshdockStub(grpc.insecure_channel(d.addr))
