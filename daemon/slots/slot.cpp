@@ -388,9 +388,10 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
     ~Abort() {
       if (done) return;
       auto& copy = slot.pages_[i];
-      // Placeholders made for other ring slots changed handles: their version goes out (the
-      // metadata stays the previous frame's, which is still the newest).
-      slot.cb_->set_version(slot.version_);
+      // Every path below writes `version` after the handles it changes, as publish does: a
+      // cuda-link consumer reads the handles at a version change and not again until the next.
+      // (Placeholders made for other ring slots changed handles too: their version goes out;
+      // the metadata stays the previous frame's, which is still the newest.)
       if (replaced && previous) {
         auto& retired = slot.retired_;
         const auto it = std::find_if(retired.begin(), retired.end(), [&](const Retired& r) {
@@ -414,11 +415,11 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
           slot.held_[i].clear();
           slot.cb_->set_mem_handle(i, slot.buffers_[i]->mem_handle());
           slot.cb_->set_event_handle(i, slot.buffers_[i]->event_handle());
-          slot.cb_->set_version(slot.version_);
           replaced = false;
         }
       }
       if (!replaced) {
+        slot.cb_->set_version(slot.version_);
         page.abort_write(seq);
         copy.seq = seq + 1;
         return;
@@ -432,6 +433,7 @@ Published Slot::publish(const payload::DevicePayload& p, const std::function<boo
         copy = {seq + 1, 0, 0, v, ""};
         slot.buffer_frame_[i] = 0;
       } catch (...) {  // cannot happen (no allocation above can fail); never out of a destructor
+        slot.cb_->set_version(slot.version_);
         page.abort_write(seq);
         copy.seq = seq + 1;
       }
