@@ -353,9 +353,9 @@ class MshReader {
       c_.next_line();
     }
     c_.expect_line("$EndMeshFormat");
-    // The file was mapped without its pages (read_msh). Binary 4.1 in native order streams its
-    // node and element blocks with pread and maps the rest as it goes; every other variant
-    // parses through the mapping, so all of it is mapped now, in one call.
+    // Binary 4.1 was mapped without its pages (msh_access). In native order it streams its node
+    // and element blocks with pread and maps the rest as it goes; swapped, it parses through the
+    // mapping, so all of it is mapped now, in one call (a no-op for the other accesses).
     if (!streams()) populate_rest();
   }
 
@@ -1794,9 +1794,13 @@ class MshReader {
 
 }  // namespace
 
-// Binary 4.1 streams its big blocks with read_at (the rest of it is small): mapped lazily. Every
-// other variant parses the whole file as text or row by row: read into memory. Decided from the
-// $MeshFormat line (looked for in the first 4 KiB: a $Comments section may come first); when
+// Binary 4.1 streams its big blocks with read_at (the rest of it is small): mapped lazily. Other
+// binary files are parsed row by row through a mapping with every page mapped at open: read into
+// memory instead, a 1M-tet MSH 2.2 file took 23 to 150 ms a read, repeated in one process (each
+// read's copy is fresh memory the kernel zeroes, 35 MB of it, and on this VM that cost varies
+// fivefold), where the mapping takes 22 to 24 ms with the same peak (scripts/bench read,
+// "alone"). Text is read into memory: its parse touches every byte more than once. Decided from
+// the $MeshFormat line (looked for in the first 4 KiB: a $Comments section may come first); when
 // there is none the parse reports it.
 Access msh_access(const InFile& file) {
   const std::string& path = file.path;
@@ -1808,7 +1812,7 @@ Access msh_access(const InFile& file) {
     c.next_line();
     const auto version = c.token();
     const int file_type = c.number<int>("file-type");
-    if (version_number(version) == 41 && file_type == 1) return Access::map_lazily;
+    if (file_type == 1) return version_number(version) == 41 ? Access::map_lazily : Access::map;
   } catch (const ReadError&) {
   }
   return Access::read;
