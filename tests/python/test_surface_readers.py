@@ -700,3 +700,24 @@ def test_typed_vertex_properties_through_every_writer(data_dir, tmp_path, fmt, e
         else:
             assert k not in back.point_data
             assert any(n.startswith(f"point_data '{k}' is not written") for n in notes), k
+
+
+# ---- PLY: a 2-D mesh as meshio writes it (x and y, no z) --------------------------------------
+
+def test_ply_of_a_2d_mesh_reads_as_meshio_reads_it(tmp_path):
+    meshio = pytest.importorskip("meshio")
+    rng = np.random.default_rng(3)
+    src = meshio.Mesh(rng.random((6, 2)), [("triangle", np.array([[0, 1, 2], [3, 4, 5]]))],
+                      point_data={"T": rng.random(6).astype(np.float32)})
+    path = tmp_path / "flat.ply"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # meshio: "PLY doesn't support 64-bit integers"
+        meshio.write(path, src, binary=False)
+    assert b"property double z" not in path.read_bytes()
+    ref = meshio.read(path)
+    m = meshdock.read(path)
+    assert m.points.shape == ref.points.shape == (6, 2)
+    np.testing.assert_array_equal(m.points, ref.points)
+    np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
+    assert m.point_data["T"].dtype == ref.point_data["T"].dtype == np.float32
+    np.testing.assert_array_equal(m.point_data["T"], ref.point_data["T"])

@@ -230,3 +230,35 @@ TEST(SurfaceReaders, ObjVertexColoursAndStylingStatementsAreNoted) {
                          "obj: 3 vertices have a colour ('v x y z r g b'); the colours were not "
                          "kept"}));
 }
+
+// meshio writes a 2-D mesh's PLY with x and y only (and reads it back as (n, 2) points); it was
+// refused as "vertex element lacks x, y or z".
+TEST(SurfaceReaders, PlyWithXAndYOnlyHasTwoDimensionalPoints) {
+  const std::string head =
+      "ply\nformat ascii 1.0\nelement vertex 3\nproperty double x\nproperty double y\n"
+      "property int label\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
+  const auto m = read_text(mesh::read_ply, head + "0 0.5 7\n1 0 -8\n0 1 9\n3 0 1 2\n", "t.ply");
+  ASSERT_EQ(m.points.ndim(), 2u);
+  EXPECT_EQ(m.points.dim(1), 2);
+  EXPECT_EQ(values(m.points), (std::vector<double>{0, 0.5, 1, 0, 0, 1}));
+  EXPECT_EQ(values(m.point_data.at("label")), (std::vector<double>{7, -8, 9}));
+  EXPECT_EQ(values(m.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
+
+  // The same in binary, little endian: float x, y.
+  std::string bin =
+      "ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\n"
+      "property float y\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
+  for (float v : {0.f, 0.5f, 1.f, 0.f, 0.f, 1.f}) bin.append(reinterpret_cast<const char*>(&v), 4);
+  bin.push_back(3);
+  for (std::int32_t i : {0, 1, 2}) bin.append(reinterpret_cast<const char*>(&i), 4);
+  const auto b = read_text(mesh::read_ply, bin, "t.ply");
+  EXPECT_EQ(b.points.dim(1), 2);
+  EXPECT_EQ(values(b.points), (std::vector<double>{0, 0.5, 1, 0, 0, 1}));
+
+  // x and z without y is no mesh: the message names what is missing.
+  EXPECT_NE(error_of(mesh::read_ply,
+                     "ply\nformat ascii 1.0\nelement vertex 1\nproperty double x\n"
+                     "property double z\nend_header\n0 0\n")
+                .find("vertex element lacks y"),
+            std::string::npos);
+}

@@ -1,8 +1,9 @@
 // PLY: ascii, binary_little_endian, binary_big_endian (after a UTF-8 byte-order mark, if any).
-// The vertex element's x, y, z become the points (float64) and its other scalar properties
-// point_data of the file's type (uchar -> uint8, int -> int32, float -> float32, ...; as meshio
-// keeps them); a name declared several times becomes one array of its values interleaved row
-// by row, float64 (noted) if its declarations differ in type. The face element's vertex_indices
+// The vertex element's x, y, z become the points (float64; x and y alone: 2-D points (n, 2), as
+// meshio writes and reads a 2-D mesh) and its other scalar properties point_data of the file's
+// type (uchar -> uint8, int -> int32, float -> float32, ...; as meshio keeps them); a name
+// declared several times becomes one array of its values interleaved row by row, float64
+// (noted) if its declarations differ in type. The face element's vertex_indices
 // (or vertex_index) list becomes triangle / quad / polygon blocks (one per face size) and each
 // of its scalar properties cell_data of the file's type, split into the same blocks as the
 // faces. A "tristrips" element's vertex_indices (strips separated by -1) become triangles in
@@ -295,6 +296,7 @@ class PlyReader {
     const bool face = e.name == "face";
     const bool strips = e.name == "tristrips";
     int xyz[3] = {-1, -1, -1};
+    std::int64_t dim = 3;
     if (vertex) {
       for (std::size_t k = 0; k < e.props.size(); ++k) {
         for (int a = 0; a < 3; ++a) {
@@ -302,8 +304,12 @@ class PlyReader {
             xyz[a] = static_cast<int>(k);
         }
       }
-      if (xyz[0] < 0 || xyz[1] < 0 || xyz[2] < 0) c_.fail("vertex element lacks x, y or z");
-      mesh_.points = Array::of<double>({e.count, 3});
+      // x and y without z: 2-D points (n, 2), as meshio writes a 2-D mesh and reads it back.
+      if (xyz[0] < 0 || xyz[1] < 0)
+        c_.fail(std::string("vertex element lacks ") + (xyz[0] < 0 ? "x" : "y") +
+                " (a vertex has x, y and z, or x and y for a 2-D mesh)");
+      dim = xyz[2] < 0 ? 2 : 3;
+      mesh_.points = Array::of<double>({e.count, dim});
       have_vertices_ = true;
     }
     // The vertex element's other scalar properties, written in place (no vector grown and
@@ -362,7 +368,7 @@ class PlyReader {
           const int axis = static_cast<int>(k) == xyz[0]   ? 0
                            : static_cast<int>(k) == xyz[1] ? 1
                                                            : 2;
-          mesh_.points.as<double>()[3 * r + axis] = v;
+          mesh_.points.as<double>()[dim * r + axis] = v;
         } else if (vertex) {
           const Slot& at = extra_at[k];
           put(at.dst + at.item * (at.stride * static_cast<std::size_t>(r) + at.j), at.type, v,
