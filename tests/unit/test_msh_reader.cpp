@@ -914,3 +914,37 @@ TEST(MshReader, PartitionedMsh22OddTagsAreReadWithoutAPartitionAndNoted) {
   EXPECT_EQ(m21.cell_data.count("gmsh:partition"), 0u);  // as before: the tags are skipped
   EXPECT_TRUE(m21.notes.empty());
 }
+
+// gmsh 4.11 writes some nodes twice, in two entities' blocks at the same coordinates (a
+// recombined two-volume box: 44 of 2,423); meshio reads such a file, the later definition
+// winning. It was refused ("node tag 1245 is defined twice"); a tag at two places still is.
+TEST(MshReader, ANodeWrittenTwiceAtTheSameCoordinatesIsReadAsMeshioReadsIt) {
+  for (const std::string far : {"", "000000000"}) {  // dense tags, then hashed ones
+    SCOPED_TRACE(far.empty() ? "dense" : "hashed");
+    const std::string t20 = "20" + far;
+    const std::string text =
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+        "$Nodes\n5\n10 0 0 0\n" +
+        t20 + " 1 0 0\n30 0 1 0\n" + t20 +
+        " 1 0 0\n40 0 0 1\n"
+        "$EndNodes\n$Elements\n1\n2 4 2 0 1 10 " +
+        t20 + " 30 40\n$EndElements\n";
+    const auto m = mesh::read_msh_bytes(text, "t.msh");
+    ASSERT_EQ(m.num_points(), 5);
+    const auto* tet = m.cells[0].connectivity.as<std::int64_t>();
+    EXPECT_EQ(std::vector<std::int64_t>(tet, tet + 4), (std::vector<std::int64_t>{0, 3, 2, 4}));
+    ASSERT_EQ(m.notes.size(), 1u);
+    EXPECT_NE(m.notes[0].find(
+                  "1 node tag is defined twice at the same coordinates (the first: " + t20 + ")"),
+              std::string::npos)
+        << m.notes[0];
+
+    std::string moved = text;
+    moved.replace(moved.rfind(t20 + " 1 0 0"), t20.size() + 6, t20 + " 2 0 0");
+    EXPECT_NE(error_of(moved).find("node tag " + t20 +
+                                   " is defined twice, at (1, 0, 0) and at "
+                                   "(2, 0, 0)"),
+              std::string::npos)
+        << error_of(moved);
+  }
+}

@@ -50,8 +50,14 @@ struct PhysicalName {
 // with tag 10^12 cannot make us allocate terabytes.
 class TagMap {
  public:
-  // `what` names the tags in errors ("node", "element").
-  void build(std::span<const std::int64_t> tags, Cursor& c, const char* what = "node") {
+  // `what` names the tags in errors ("node", "element"). `points` (nodes only; 3 per tag): a tag
+  // defined twice at the same coordinates is the same node written twice (gmsh 4.11 does that
+  // for the nodes two recombined volumes share): the later definition is used, the earlier left
+  // unreferenced, as meshio reads it, and counted in duplicates(). Anywhere else, or without
+  // `points`, a tag defined twice is an error.
+  void build(std::span<const std::int64_t> tags, Cursor& c, const char* what = "node",
+             const double* points = nullptr) {
+    duplicates_ = 0;
     // Tags first, first + 1, ... (what gmsh and meshio write): the index is an offset away.
     count_ = static_cast<std::int64_t>(tags.size());
     first_ = tags.empty() ? 0 : tags.front();
@@ -64,24 +70,47 @@ class TagMap {
       if (t < 0) c.fail(std::string("negative ") + what + " tag " + std::to_string(t));
       max_tag = std::max(max_tag, t);
     }
+    // Row i defines tag again after row `before`.
+    const auto again = [&](std::int64_t before, std::size_t i) {
+      const auto at = [&](std::size_t r) {
+        std::string out = "(";
+        for (int k = 0; k < 3; ++k) {
+          char buf[32];
+          const auto end = std::to_chars(buf, buf + sizeof buf, points[3 * r + k]).ptr;
+          out.append(buf, end).append(k < 2 ? ", " : ")");
+        }
+        return out;
+      };
+      const auto b = static_cast<std::size_t>(before);
+      if (!points)
+        c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice");
+      if (std::memcmp(points + 3 * b, points + 3 * i, 3 * sizeof(double)) != 0)
+        c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice, at " +
+               at(b) + " and at " + at(i));
+      if (duplicates_++ == 0) first_duplicate_ = tags[i];
+    };
     dense_ = max_tag <= static_cast<std::int64_t>(4 * tags.size() + 1024);
     if (dense_) {
       index_.assign(static_cast<std::size_t>(max_tag) + 1, -1);
       for (std::size_t i = 0; i < tags.size(); ++i) {
         auto& slot = index_[static_cast<std::size_t>(tags[i])];
-        if (slot >= 0)
-          c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice");
+        if (slot >= 0) again(slot, i);
         slot = static_cast<std::int64_t>(i);
       }
     } else {
       hashed_.reserve(tags.size());
       for (std::size_t i = 0; i < tags.size(); ++i) {
-        if (!hashed_.emplace(tags[i], static_cast<std::int64_t>(i)).second) {
-          c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice");
+        auto [it, fresh] = hashed_.emplace(tags[i], static_cast<std::int64_t>(i));
+        if (!fresh) {
+          again(it->second, i);
+          it->second = static_cast<std::int64_t>(i);
         }
       }
     }
   }
+  // Tags build() found defined twice at the same coordinates, and the first of them.
+  std::size_t duplicates() const { return duplicates_; }
+  std::int64_t first_duplicate() const { return first_duplicate_; }
   // -1 when the tag is not a node.
   std::int64_t find(std::int64_t tag) const {
     if (consecutive_) {
@@ -151,6 +180,8 @@ class TagMap {
   bool dense_ = true;
   std::vector<std::int64_t> index_;
   std::unordered_map<std::int64_t, std::int64_t> hashed_;
+  std::size_t duplicates_ = 0;
+  std::int64_t first_duplicate_ = 0;
 };
 
 // An entity of $PartitionedEntities: a piece, in one partition, of a model entity (the parent,
@@ -678,13 +709,24 @@ class MshReader {
     return n;
   }
 
+  // The tag -> point map of the $Nodes just read (tags_, mesh_.points).
+  void build_node_map() {
+    node_map_.build(tags_, c_, "node", mesh_.points.as<double>());
+    if (const auto n = node_map_.duplicates())
+      mesh_.notes.push_back("msh: " + std::to_string(n) + " node tag" + (n > 1 ? "s are" : " is") +
+                            " defined twice at the same coordinates (the first: " +
+                            std::to_string(node_map_.first_duplicate()) +
+                            "); cells use the later definition, the earlier points are left "
+                            "unreferenced, as meshio reads them");
+  }
+
   // The end of a 4.x $Nodes: its blocks held the `total` its header promised.
   void end_nodes4(std::size_t idx, std::size_t total) {
     if (idx != total)
       c_.fail("$Nodes header promises " + std::to_string(total) + " nodes but its blocks hold " +
               std::to_string(idx));
     c_.expect_line("$EndNodes");
-    node_map_.build(tags_, c_);
+    build_node_map();
   }
 
   // MSH 4.0: "numEntityBlocks numNodes", then blocks "tagEntity dimEntity parametric numNodes"
@@ -727,7 +769,7 @@ class MshReader {
     tags_.assign(total, 0);
     for (std::size_t i = 0; i < total; ++i) read_node_row(i, pts);  // ascii: MSH 1 has no binary
     c_.expect_line("$ENDNOD");
-    node_map_.build(tags_, c_);
+    build_node_map();
   }
 
   // $Nodes of 2.x and 3.0: a count, then one row per node, "tag x y z" (binary: int32 tag, 3
@@ -745,7 +787,7 @@ class MshReader {
       rest();
     }
     c_.expect_line("$EndNodes");
-    node_map_.build(tags_, c_);
+    build_node_map();
   }
 
   void read_nodes2() {
