@@ -151,10 +151,13 @@ class Cursor {
     return {};
   }
 
-  void expect_line(std::string_view want) {
+  // `after` (may be empty) says what the line should follow, for the message: a section whose
+  // count is short of its rows then says which count ("after the 2379 nodes its count gives").
+  void expect_line(std::string_view want, std::string_view after = {}) {
     const auto got = nonempty_line();
     if (got != want) {
-      fail("expected '" + std::string(want) + "', found '" + std::string(got.substr(0, 60)) + "'");
+      fail("expected '" + std::string(want) + "'" + (after.empty() ? "" : " ") +
+           std::string(after) + ", found '" + std::string(got.substr(0, 60)) + "'");
     }
   }
 

@@ -768,7 +768,7 @@ class MshReader {
     double* pts = mesh_.points.as<double>();
     tags_.assign(total, 0);
     for (std::size_t i = 0; i < total; ++i) read_node_row(i, pts);  // ascii: MSH 1 has no binary
-    c_.expect_line("$ENDNOD");
+    c_.expect_line("$ENDNOD", "after the " + std::to_string(total) + " nodes its count gives");
     build_node_map();
   }
 
@@ -786,7 +786,7 @@ class MshReader {
       read_node_row(i, pts);
       rest();
     }
-    c_.expect_line("$EndNodes");
+    c_.expect_line("$EndNodes", "after the " + std::to_string(total) + " nodes its count gives");
     build_node_map();
   }
 
@@ -1206,7 +1206,8 @@ class MshReader {
       for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
       ++done;
     }
-    c_.expect_line(v1 ? "$ENDELM" : "$EndElements");
+    c_.expect_line(v1 ? "$ENDELM" : "$EndElements",
+                   "after the " + std::to_string(total) + " elements its count gives");
     flush_pending();
     note_partitions2(total);
   }
@@ -1368,7 +1369,8 @@ class MshReader {
       for (int k = 0; k < type.nodes; ++k) p.push_back(value("node tag"));
       pending_parts_.back().push_back(partition3(ndata - type.nodes, value));
     }
-    c_.expect_line("$EndElements");
+    c_.expect_line("$EndElements",
+                   "after the " + std::to_string(total) + " elements its count gives");
     if (partitioned3_) drop_unpartitioned3();
     flush_pending();
     if (partitioned3_) {
@@ -1479,7 +1481,8 @@ class MshReader {
       done += n;
       partitioned |= version_ == 22 && ntags > 3;
     }
-    c_.expect_line("$EndElements");
+    c_.expect_line("$EndElements",
+                   "after the " + std::to_string(total) + " elements its count gives");
     const bool keep_tags = later_element_data();
     const std::size_t first = blocks_.size();
     for (std::size_t b = 0; b < block_rows.size(); ++b) {
