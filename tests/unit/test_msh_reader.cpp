@@ -954,7 +954,7 @@ TEST(MshReader, ANodeWrittenTwiceAtTheSameCoordinatesIsReadAsMeshioReadsIt) {
 TEST(MshReader, ASectionLongerThanItsCountNamesTheCount) {
   const std::string text =
       "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n2\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n";
-  EXPECT_NE(error_of(text).find("t.msh:7: expected '$EndNodes' after the 2 nodes its count gives, "
+  EXPECT_NE(error_of(text).find("t.msh:8: expected '$EndNodes' after the 2 nodes its count gives, "
                                 "found '3 0 1 0'"),
             std::string::npos)
       << error_of(text);
