@@ -262,3 +262,36 @@ TEST(SurfaceReaders, PlyWithXAndYOnlyHasTwoDimensionalPoints) {
                 .find("vertex element lacks y"),
             std::string::npos);
 }
+
+// meshio writes int64 data as PLY "int64" properties (not in the PLY specification; meshio reads
+// them back): kept as int64 while exact in the double every value passes through.
+TEST(SurfaceReaders, PlyInt64PropertiesAsMeshioWritesThem) {
+  const std::string head =
+      "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+      "property float z\nproperty int64 id\nproperty uint64 n\nend_header\n";
+  const auto m =
+      read_text(mesh::read_ply, head + "0 0 0 -5 7\n1 0 0 9007199254740992 0\n", "t.ply");
+  EXPECT_EQ(m.point_data.at("id").dtype(), (mesh::DType{0, 64, 1}));
+  EXPECT_EQ(m.point_data.at("id").as<std::int64_t>()[0], -5);
+  EXPECT_EQ(m.point_data.at("id").as<std::int64_t>()[1], std::int64_t{1} << 53);
+  EXPECT_EQ(m.point_data.at("n").dtype(), (mesh::DType{1, 64, 1}));
+  EXPECT_EQ(m.point_data.at("n").as<std::uint64_t>()[0], 7u);
+  EXPECT_NE(error_of(mesh::read_ply, head + "0 0 0 9007199254740993 0\n1 0 0 0 0\n")
+                .find("an int64 property value is beyond 2^53"),
+            std::string::npos);
+
+  std::string bin =
+      "ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\n"
+      "property float y\nproperty float z\nproperty int64 id\nend_header\n";
+  for (float v : {1.f, 2.f, 3.f}) bin.append(reinterpret_cast<const char*>(&v), 4);
+  const std::int64_t id = -(std::int64_t{1} << 40);
+  EXPECT_EQ(
+      read_text(mesh::read_ply, bin + std::string(reinterpret_cast<const char*>(&id), 8), "t.ply")
+          .point_data.at("id")
+          .as<std::int64_t>()[0],
+      id);
+  const std::int64_t big = (std::int64_t{1} << 53) + 1;
+  EXPECT_NE(error_of(mesh::read_ply, bin + std::string(reinterpret_cast<const char*>(&big), 8))
+                .find("beyond 2^53"),
+            std::string::npos);
+}

@@ -28,16 +28,19 @@ namespace meshdock::mesh {
 
 namespace {
 
-enum class Scalar { kI8, kU8, kI16, kU16, kI32, kU32, kF32, kF64 };
+// int64 / uint64 are not in the PLY specification, but meshio writes them for int64 data (and
+// reads them back): read, as long as a value is exact in a double (|v| <= 2^53; the values pass
+// through one), else a ReadError naming the property.
+enum class Scalar { kI8, kU8, kI16, kU16, kI32, kU32, kI64, kU64, kF32, kF64 };
 
 std::optional<Scalar> scalar_type(std::string_view s) {
   static const std::map<std::string_view, Scalar> kTypes = {
-      {"char", Scalar::kI8},    {"int8", Scalar::kI8},     {"uchar", Scalar::kU8},
-      {"uint8", Scalar::kU8},   {"short", Scalar::kI16},   {"int16", Scalar::kI16},
-      {"ushort", Scalar::kU16}, {"uint16", Scalar::kU16},  {"int", Scalar::kI32},
-      {"int32", Scalar::kI32},  {"uint", Scalar::kU32},    {"uint32", Scalar::kU32},
-      {"float", Scalar::kF32},  {"float32", Scalar::kF32}, {"double", Scalar::kF64},
-      {"float64", Scalar::kF64}};
+      {"char", Scalar::kI8},     {"int8", Scalar::kI8},     {"uchar", Scalar::kU8},
+      {"uint8", Scalar::kU8},    {"short", Scalar::kI16},   {"int16", Scalar::kI16},
+      {"ushort", Scalar::kU16},  {"uint16", Scalar::kU16},  {"int", Scalar::kI32},
+      {"int32", Scalar::kI32},   {"uint", Scalar::kU32},    {"uint32", Scalar::kU32},
+      {"float", Scalar::kF32},   {"float32", Scalar::kF32}, {"double", Scalar::kF64},
+      {"float64", Scalar::kF64}, {"int64", Scalar::kI64},   {"uint64", Scalar::kU64}};
   auto it = kTypes.find(s);
   if (it == kTypes.end()) return std::nullopt;
   return it->second;
@@ -57,6 +60,10 @@ DType dtype_of_scalar(Scalar t) {
       return DType{0, 32, 1};
     case Scalar::kU32:
       return DType{1, 32, 1};
+    case Scalar::kI64:
+      return DType{0, 64, 1};
+    case Scalar::kU64:
+      return DType{1, 64, 1};
     case Scalar::kF32:
       return kFloat32;
     case Scalar::kF64:
@@ -164,7 +171,18 @@ class PlyReader {
   }
 
   double value(Scalar t) {
-    if (ascii_) return c_.number<double>("property value");
+    if (ascii_) {
+      // 64-bit integers as integers: through a double, 2^53 + 1 would read as 2^53 unnoticed.
+      if (t == Scalar::kI64) {
+        const auto v = c_.number<std::int64_t>("int64 property value");
+        return wide_checked(t, static_cast<double>(v), v < -kExact || v > kExact);
+      }
+      if (t == Scalar::kU64) {
+        const auto v = c_.number<std::uint64_t>("uint64 property value");
+        return wide_checked(t, static_cast<double>(v), v > static_cast<std::uint64_t>(kExact));
+      }
+      return c_.number<double>("property value");
+    }
     switch (t) {
       case Scalar::kI8:
         return c_.binary_one<std::int8_t>(swap_, "int8");
@@ -178,12 +196,30 @@ class PlyReader {
         return c_.binary_one<std::int32_t>(swap_, "int32");
       case Scalar::kU32:
         return c_.binary_one<std::uint32_t>(swap_, "uint32");
+      case Scalar::kI64: {
+        const auto v = c_.binary_one<std::int64_t>(swap_, "int64");
+        return wide_checked(t, static_cast<double>(v), v < -kExact || v > kExact);
+      }
+      case Scalar::kU64: {
+        const auto v = c_.binary_one<std::uint64_t>(swap_, "uint64");
+        return wide_checked(t, static_cast<double>(v), v > static_cast<std::uint64_t>(kExact));
+      }
       case Scalar::kF32:
         return c_.binary_one<float>(swap_, "float32");
       case Scalar::kF64:
         return c_.binary_one<double>(swap_, "float64");
     }
     return 0;
+  }
+
+  // Values pass through a double: a 64-bit integer beyond 2^53 would change on the way.
+  static constexpr std::int64_t kExact = std::int64_t{1} << 53;
+  double wide_checked(Scalar t, double v, bool beyond = false) {
+    if (t != Scalar::kI64 && t != Scalar::kU64) return v;
+    if (beyond || std::fabs(v) > static_cast<double>(kExact))
+      c_.fail(std::string(t == Scalar::kI64 ? "an int64" : "a uint64") +
+              " property value is beyond 2^53, which this reader cannot keep exactly");
+    return v;
   }
 
   // `v` (read as `t`) appended to `out` in t's own type.
@@ -229,6 +265,10 @@ class PlyReader {
         return write(std::int32_t{});
       case Scalar::kU32:
         return write(std::uint32_t{});
+      case Scalar::kI64:
+        return write(std::int64_t{});
+      case Scalar::kU64:
+        return write(std::uint64_t{});
       case Scalar::kF32:
         return write(float{});
       case Scalar::kF64:
