@@ -564,22 +564,53 @@ CLI::Validator count_validator() {
       "N");
 }
 
-// The verb of argv, if the first word that is not an option (or a global option's value) names
-// none: CLI11 would call it an extra positional; a person wants to hear which verb was meant.
+// What is wrong with the words before the verb, if anything: an option meshdockctl does not have
+// (CLI11 would blame the verb that follows: "meshdockctl ls: The following argument was not
+// expected: --address"), or a first word that is not an option (or a global option's value)
+// and names no verb (CLI11 would call it an extra positional). A person wants to hear which
+// option or verb was meant.
 std::optional<std::string> unknown_verb(int argc, char** argv, const CLI::App& app) {
-  static const std::vector<std::string> kValued = {"--addr", "-a", "--token", "--timeout", "-t"};
-  std::vector<std::string> verbs;
+  std::vector<std::string> verbs, longs, valued;
+  std::string shorts;  // one-letter flags, which may come together ("-jv")
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     verbs.push_back(sub->get_name());
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& n : opt->get_lnames()) {
+      longs.push_back("--" + n);
+      if (opt->get_expected_min() > 0) valued.push_back("--" + n);
+    }
+    for (const auto& n : opt->get_snames()) {
+      if (opt->get_expected_min() > 0)
+        valued.push_back("-" + n);
+      else
+        shorts += n;
+    }
+  }
+  const auto has = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--") return std::nullopt;
-    if (std::find(kValued.begin(), kValued.end(), s) != kValued.end()) {
+    if (has(valued, s)) {
       ++i;
       continue;
     }
-    if (s.starts_with("-")) continue;
-    if (std::find(verbs.begin(), verbs.end(), s) != verbs.end()) return std::nullopt;
+    if (s.starts_with("-")) {
+      const std::string name = s.substr(0, s.find('='));  // --addr=unix:...
+      if (has(longs, name) || has(valued, name)) continue;
+      if (!s.starts_with("--") && s.size() > 1 &&
+          s.find_first_not_of(shorts, 1) == std::string::npos)
+        continue;
+      std::string msg = "unknown option '" + name + "'";
+      std::vector<std::string> all = longs;
+      all.insert(all.end(), valued.begin(), valued.end());
+      // "-x": any one-letter option is one edit away; only a longer name says what was meant.
+      const auto near = name.size() > 2 ? meshdockctl::suggest(name, all) : std::string();
+      if (!near.empty()) msg += "; did you mean '" + near + "'?";
+      return msg;
+    }
+    if (has(verbs, s)) return std::nullopt;
     std::string msg = "unknown command '" + s + "'";
     const auto near = meshdockctl::suggest(s, verbs);
     if (!near.empty()) msg += "; did you mean '" + near + "'?";

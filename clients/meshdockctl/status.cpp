@@ -149,7 +149,10 @@ std::string suggest(const std::string& word, const std::vector<std::string>& cho
   std::string best;
   std::size_t best_d = 3;
   for (const auto& c : choices) {
-    const std::size_t d = word.size() >= 2 && c.rfind(word, 0) == 0 ? 1 : distance(word, c);
+    // A prefix either way counts as one edit: "--address" means "--addr".
+    const bool prefix =
+        (word.size() >= 2 && c.rfind(word, 0) == 0) || (c.size() >= 4 && word.rfind(c, 0) == 0);
+    const std::size_t d = prefix ? 1 : distance(word, c);
     if (d < best_d) {
       best_d = d;
       best = c;

@@ -35,7 +35,8 @@ std::string diagnose_unavailable(const std::string& addr, int& code);
 // The socket path of a "unix:PATH" / "unix://PATH" address; "" for anything else.
 std::string unix_socket_path(const std::string& addr);
 
-// The closest of `choices` to `word` (edit distance <= 2, or a prefix), or "".
+// The closest of `choices` to `word` (edit distance <= 2, or a prefix of it or it of one of at
+// least 4 characters), or "".
 std::string suggest(const std::string& word, const std::vector<std::string>& choices);
 
 }  // namespace meshdockctl

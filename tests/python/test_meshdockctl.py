@@ -86,6 +86,25 @@ def test_an_unknown_verb_far_from_any_gets_no_suggestion():
     assert "unknown command 'frobnicate'" in r.stderr and "did you mean" not in r.stderr
 
 
+@pytest.mark.parametrize("args,said", [
+    (["--address", "unix:/x.sock", "ls"], "unknown option '--address'; did you mean '--addr'?"),
+    (["--tokn", "t", "ls"], "unknown option '--tokn'; did you mean '--token'?"),
+    (["--bogus", "ls"], "unknown option '--bogus'\n"),
+    (["-x", "ls"], "unknown option '-x'\n")])
+def test_an_unknown_global_option_is_named_not_blamed_on_the_verb(args, said):
+    # CLI11 alone said "meshdockctl ls: The following argument was not expected: --bogus", and
+    # took --address's value for the verb ("unknown command 'unix:/x.sock'").
+    r = ctl(*args)
+    assert r.returncode == EXIT["usage"]
+    assert "meshdockctl: " + said in r.stderr, r.stderr
+
+
+def test_global_flags_together_and_with_values_still_parse():
+    r = ctl("-jv", "--addr=unix:/nonexistent.sock", "ls")
+    assert r.returncode == EXIT["unavailable"], r.stderr
+    assert "unknown" not in r.stderr
+
+
 @pytest.mark.parametrize("args,missing", [(["describe"], "NAME"), (["load"], "FILE"),
                                           (["export", "box"], "PATH"), (["inspect"], "NAME"),
                                           (["unload"], "NAME"), (["reload"], "NAME")])
