@@ -942,8 +942,8 @@ TEST(MshReader, ANodeWrittenTwiceAtTheSameCoordinatesIsReadAsMeshioReadsIt) {
     std::string moved = text;
     moved.replace(moved.rfind(t20 + " 1 0 0"), t20.size() + 6, t20 + " 2 0 0");
     EXPECT_NE(error_of(moved).find("node tag " + t20 +
-                                   " is defined twice, at (1, 0, 0) and at "
-                                   "(2, 0, 0)"),
+                                   " is defined twice (nodes 2 and 4 of the section), at "
+                                   "(1, 0, 0) and at (2, 0, 0)"),
               std::string::npos)
         << error_of(moved);
   }

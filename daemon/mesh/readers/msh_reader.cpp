@@ -82,11 +82,13 @@ class TagMap {
         return out;
       };
       const auto b = static_cast<std::size_t>(before);
-      if (!points)
-        c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice");
+      // The cursor is past the section by now: the message says which of its rows.
+      const std::string twice = std::string(what) + " tag " + std::to_string(tags[i]) +
+                                " is defined twice (" + what + "s " + std::to_string(b + 1) +
+                                " and " + std::to_string(i + 1) + " of the section)";
+      if (!points) c.fail(twice);
       if (std::memcmp(points + 3 * b, points + 3 * i, 3 * sizeof(double)) != 0)
-        c.fail(std::string(what) + " tag " + std::to_string(tags[i]) + " is defined twice, at " +
-               at(b) + " and at " + at(i));
+        c.fail(twice + ", at " + at(b) + " and at " + at(i));
       if (duplicates_++ == 0) first_duplicate_ = tags[i];
     };
     dense_ = max_tag <= static_cast<std::int64_t>(4 * tags.size() + 1024);
