@@ -570,20 +570,25 @@ CLI::Validator count_validator() {
 // and names no verb (CLI11 would call it an extra positional). A person wants to hear which
 // option or verb was meant.
 std::optional<std::string> unknown_verb(int argc, char** argv, const CLI::App& app) {
-  std::vector<std::string> verbs, longs, valued;
+  // known: every long option and the one-letter ones that take a value; valued: those that take
+  // one (the next word is theirs).
+  std::vector<std::string> verbs, known, valued;
   std::string shorts;  // one-letter flags, which may come together ("-jv")
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     verbs.push_back(sub->get_name());
   for (const CLI::Option* opt : app.get_options()) {
+    const bool takes_value = opt->get_expected_min() > 0;
     for (const auto& n : opt->get_lnames()) {
-      longs.push_back("--" + n);
-      if (opt->get_expected_min() > 0) valued.push_back("--" + n);
+      known.push_back("--" + n);
+      if (takes_value) valued.push_back("--" + n);
     }
     for (const auto& n : opt->get_snames()) {
-      if (opt->get_expected_min() > 0)
+      if (takes_value) {
+        known.push_back("-" + n);
         valued.push_back("-" + n);
-      else
+      } else {
         shorts += n;
+      }
     }
   }
   const auto has = [](const std::vector<std::string>& v, const std::string& s) {
@@ -598,15 +603,13 @@ std::optional<std::string> unknown_verb(int argc, char** argv, const CLI::App& a
     }
     if (s.starts_with("-")) {
       const std::string name = s.substr(0, s.find('='));  // --addr=unix:...
-      if (has(longs, name) || has(valued, name)) continue;
+      if (has(known, name)) continue;
       if (!s.starts_with("--") && s.size() > 1 &&
           s.find_first_not_of(shorts, 1) == std::string::npos)
         continue;
       std::string msg = "unknown option '" + name + "'";
-      std::vector<std::string> all = longs;
-      all.insert(all.end(), valued.begin(), valued.end());
       // "-x": any one-letter option is one edit away; only a longer name says what was meant.
-      const auto near = name.size() > 2 ? meshdockctl::suggest(name, all) : std::string();
+      const auto near = name.size() > 2 ? meshdockctl::suggest(name, known) : std::string();
       if (!near.empty()) msg += "; did you mean '" + near + "'?";
       return msg;
     }

@@ -722,6 +722,12 @@ class MshReader {
                             "unreferenced, as meshio reads them");
   }
 
+  // The end line of a 1 / 2.x / 3.0 section of `total` rows (its count): a section longer than
+  // its count gets a message that says which count.
+  void expect_end(std::string_view line, std::uint64_t total, const char* rows) {
+    c_.expect_line(line, "after the " + std::to_string(total) + " " + rows + " its count gives");
+  }
+
   // The end of a 4.x $Nodes: its blocks held the `total` its header promised.
   void end_nodes4(std::size_t idx, std::size_t total) {
     if (idx != total)
@@ -770,7 +776,7 @@ class MshReader {
     double* pts = mesh_.points.as<double>();
     tags_.assign(total, 0);
     for (std::size_t i = 0; i < total; ++i) read_node_row(i, pts);  // ascii: MSH 1 has no binary
-    c_.expect_line("$ENDNOD", "after the " + std::to_string(total) + " nodes its count gives");
+    expect_end("$ENDNOD", total, "nodes");
     build_node_map();
   }
 
@@ -788,7 +794,7 @@ class MshReader {
       read_node_row(i, pts);
       rest();
     }
-    c_.expect_line("$EndNodes", "after the " + std::to_string(total) + " nodes its count gives");
+    expect_end("$EndNodes", total, "nodes");
     build_node_map();
   }
 
@@ -1208,8 +1214,7 @@ class MshReader {
       for (int k = 0; k < type.nodes; ++k) p.push_back(c_.number<std::int64_t>("node tag"));
       ++done;
     }
-    c_.expect_line(v1 ? "$ENDELM" : "$EndElements",
-                   "after the " + std::to_string(total) + " elements its count gives");
+    expect_end(v1 ? "$ENDELM" : "$EndElements", total, "elements");
     flush_pending();
     note_partitions2(total);
   }
@@ -1371,8 +1376,7 @@ class MshReader {
       for (int k = 0; k < type.nodes; ++k) p.push_back(value("node tag"));
       pending_parts_.back().push_back(partition3(ndata - type.nodes, value));
     }
-    c_.expect_line("$EndElements",
-                   "after the " + std::to_string(total) + " elements its count gives");
+    expect_end("$EndElements", total, "elements");
     if (partitioned3_) drop_unpartitioned3();
     flush_pending();
     if (partitioned3_) {
@@ -1483,8 +1487,7 @@ class MshReader {
       done += n;
       partitioned |= version_ == 22 && ntags > 3;
     }
-    c_.expect_line("$EndElements",
-                   "after the " + std::to_string(total) + " elements its count gives");
+    expect_end("$EndElements", total, "elements");
     const bool keep_tags = later_element_data();
     const std::size_t first = blocks_.size();
     for (std::size_t b = 0; b < block_rows.size(); ++b) {

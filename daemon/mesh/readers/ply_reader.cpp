@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
@@ -173,14 +174,8 @@ class PlyReader {
   double value(Scalar t) {
     if (ascii_) {
       // 64-bit integers as integers: through a double, 2^53 + 1 would read as 2^53 unnoticed.
-      if (t == Scalar::kI64) {
-        const auto v = c_.number<std::int64_t>("int64 property value");
-        return wide_checked(t, static_cast<double>(v), v < -kExact || v > kExact);
-      }
-      if (t == Scalar::kU64) {
-        const auto v = c_.number<std::uint64_t>("uint64 property value");
-        return wide_checked(t, static_cast<double>(v), v > static_cast<std::uint64_t>(kExact));
-      }
+      if (t == Scalar::kI64) return exact(c_.number<std::int64_t>("int64 property value"));
+      if (t == Scalar::kU64) return exact(c_.number<std::uint64_t>("uint64 property value"));
       return c_.number<double>("property value");
     }
     switch (t) {
@@ -196,14 +191,10 @@ class PlyReader {
         return c_.binary_one<std::int32_t>(swap_, "int32");
       case Scalar::kU32:
         return c_.binary_one<std::uint32_t>(swap_, "uint32");
-      case Scalar::kI64: {
-        const auto v = c_.binary_one<std::int64_t>(swap_, "int64");
-        return wide_checked(t, static_cast<double>(v), v < -kExact || v > kExact);
-      }
-      case Scalar::kU64: {
-        const auto v = c_.binary_one<std::uint64_t>(swap_, "uint64");
-        return wide_checked(t, static_cast<double>(v), v > static_cast<std::uint64_t>(kExact));
-      }
+      case Scalar::kI64:
+        return exact(c_.binary_one<std::int64_t>(swap_, "int64"));
+      case Scalar::kU64:
+        return exact(c_.binary_one<std::uint64_t>(swap_, "uint64"));
       case Scalar::kF32:
         return c_.binary_one<float>(swap_, "float32");
       case Scalar::kF64:
@@ -212,14 +203,16 @@ class PlyReader {
     return 0;
   }
 
-  // Values pass through a double: a 64-bit integer beyond 2^53 would change on the way.
-  static constexpr std::int64_t kExact = std::int64_t{1} << 53;
-  double wide_checked(Scalar t, double v, bool beyond = false) {
-    if (t != Scalar::kI64 && t != Scalar::kU64) return v;
-    if (beyond || std::fabs(v) > static_cast<double>(kExact))
-      c_.fail(std::string(t == Scalar::kI64 ? "an int64" : "a uint64") +
+  // A 64-bit integer value as the double every value passes through; one beyond 2^53 would
+  // change on the way, so it is a ReadError instead.
+  template <typename T>
+  double exact(T v) {
+    constexpr T kExact = T{1} << 53;
+    const bool beyond = v > kExact || (std::is_signed_v<T> && v < -kExact);
+    if (beyond)
+      c_.fail(std::string(std::is_signed_v<T> ? "an int64" : "a uint64") +
               " property value is beyond 2^53, which this reader cannot keep exactly");
-    return v;
+    return static_cast<double>(v);
   }
 
   // `v` (read as `t`) appended to `out` in t's own type.
