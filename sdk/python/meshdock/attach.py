@@ -15,6 +15,7 @@ frames(). Every segment must belong to the daemon's uid (UntrustedSegment otherw
 from __future__ import annotations
 
 import ctypes
+import difflib
 import json
 import math
 import numbers
@@ -438,7 +439,10 @@ def _timeout_message(base: str, name: str, prefix: str) -> str:
     names = [n for n in published_names(prefix) if n != name]
     if names:
         return f"{base}; published under prefix '{prefix}': {_listing(names)}"
-    others = [p for p in _other_prefixes() if p != prefix]
+    # The prefixes nearest the one asked for first: the listing stops at 20, and on a host with
+    # more (a test run's daemons) an alphabetical list could leave out the one meant.
+    others = sorted((p for p in _other_prefixes() if p != prefix),
+                    key=lambda p: (-difflib.SequenceMatcher(None, p, prefix).ratio(), p))
     where = f" (slots are published under {_listing(others)})" if others else ""
     return (f"{base}; nothing is published under prefix '{prefix}'{where}: is the prefix "
             "right? Pass prefix= or set $MESHDOCK_PREFIX to the daemon's, or use "
