@@ -369,6 +369,16 @@ class Run:
                 *(["--warm"] if warm else []), *extra]
         return Proc(label, argv, self.work)
 
+    def cpp_consumer(self, label, name, labels, timeout=None, **env_extra):
+        """cpp_check on slot `name`, expecting one of `labels` (env_extra: its GPU_CHECK_*)."""
+        if not self.cpp:
+            raise CheckFailed("no C++ consumer binary (cpp_check) was built or given")
+        env = dict(os.environ, **env_extra)
+        env["LD_LIBRARY_PATH"] = self.lib_dir + ":" + env.get("LD_LIBRARY_PATH", "")
+        t = timeout or self.step_timeout
+        return Proc(label, [self.cpp, name, self.prefix, self.ref_path, labels, f"{t:.0f}"],
+                    self.work, env=env)
+
     def consumer(self, label, mode, lib, name, *extra, timeout=None):
         t = timeout or max(5.0, self.step_timeout)
         argv = [sys.executable, CONSUMER, mode, "--lib", lib, "--name", name, "--prefix",
@@ -627,12 +637,7 @@ class Run:
         def fn():
             label = self.current[name]
             if lib == "cpp":
-                if not self.cpp:
-                    raise CheckFailed("no C++ consumer binary (cpp_check) was built or given")
-                env = dict(os.environ)
-                env["LD_LIBRARY_PATH"] = self.lib_dir + ":" + env.get("LD_LIBRARY_PATH", "")
-                c = Proc(f"cpp-{name}", [self.cpp, name, self.prefix, self.ref_path, label,
-                                         f"{self.step_timeout:.0f}"], self.work, env=env)
+                c = self.cpp_consumer(f"cpp-{name}", name, label)
             else:
                 c = self.consumer(f"{lib}-{name}", "verify", lib, name, "--expect", label)
             v = c.expect("verified", self.step_timeout)
@@ -970,6 +975,42 @@ class Run:
                          "over without a fresh buffer (its lease went with the tensors)", f)
         return f
 
+    def late_reader_cpp(self):
+        """GPU: late_reader with the C++ consumer (cpp_check's late mode) on the per-thread
+        default stream, the frame dropped on another thread, as a garbage collector drops it:
+        that thread cannot name the stream the work is on, so the end of the work is marked on
+        the legacy default stream, which waits for every blocking stream (attach.cpp
+        FrameState::mark_stream). The late copies must read the frame's file, and the ring
+        slot must have got a fresh buffer meanwhile."""
+        t0 = now()
+        label = self.fill_ring()
+        n = self.client.describe("big").slot.num_slots + 1
+        hold = min(20.0, max(3.0, 3.0 * n * (now() - t0) / (n - 1)))
+        c = self.cpp_consumer("cpp-late", "big", label, timeout=hold + 30,
+                              GPU_CHECK_LATE_MS=str(int(hold * 1000)),
+                              GPU_CHECK_STREAM="per-thread")
+        q = c.expect("queued", 60)
+        t_queued = now()
+        before = self.client.describe("big").slot
+        last, times = self.republish_big(n)
+        after = self.client.describe("big").slot
+        busy = now() - t_queued < hold
+        v = c.expect("verified", hold + 30)
+        rc = c.finish(15)
+        f = {"frame": q["frame"], "hold_s": hold, "republishes": n,
+             "republish_s": round(sum(times), 3), "busy_after_republish": busy,
+             "version_before": before.version, "version_after": after.version}
+        if not busy:
+            f["note"] = ("the queued work ended before the republishes did: a version unchanged "
+                         "proves nothing (raise the hold)")
+        if not v["ok"] or rc:
+            raise failed(f"rc {rc}; the late copies are not {label}: {v['mismatches']} (the "
+                         "daemon wrote the buffer under the consumer's queued work)", f)
+        if busy and after.version <= before.version:
+            raise failed("the ring wrapped over the slot of a frame whose queued work was not "
+                         "over without a fresh buffer (its lease went with the frame)", f)
+        return f
+
     def unload_while_held(self):
         """A consumer holds a frame when its mesh is unloaded: it gets ProducerGone, its held
         frame still reads the daemon's bytes (on CUDA the daemon keeps a buffer a consumer
@@ -1181,6 +1222,8 @@ class Run:
             ("republish_while_held", self.republish_while_held, 120, False, ["load_big"]),
             ("sigkill_consumer", self.sigkill_consumer, 90, False, ["load_big"]),
             ("late_reader", self.late_reader, 90, True, ["load_big"]),
+            ("late_reader_cpp", self.late_reader_cpp, 90, True,
+             ["load_big", "build_cpp_consumer"]),
             ("unload_while_held", self.unload_while_held, 60, False, base),
             ("load_latency_mesh",
              lambda: {"load_rpc_s": round(self.load("box", "lat")[1], 4)}, 30, False, base),

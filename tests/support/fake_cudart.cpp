@@ -10,6 +10,10 @@
 //   memory reads its source when the stream gets to it (a source freed before then is a
 //   use-after-free for ASan), one from pageable memory is staged at the call (as CUDA does);
 //   D2H into pageable memory waits for the copy, into pinned memory does not;
+// - the default streams are CUDA's: cudaStreamPerThread (2) is a stream of its own in every
+//   thread, and the legacy default stream (0, cudaStreamLegacy) synchronises with every
+//   blocking stream (per-thread default streams included; not cudaStreamNonBlocking ones):
+//   work queued on it starts after the work queued on them before it, and theirs after its;
 // - events count records and completions; cudaStreamWaitEvent holds the stream until the
 //   event's newest record (at the time of the call) has completed, across processes for an
 //   interprocess event: a consumer that does not order its stream after the slot's event reads
@@ -164,6 +168,7 @@ struct Event {
 };
 
 struct Stream {
+  bool blocking = true;  // synchronises with the legacy default stream (not cudaStreamNonBlocking)
   std::mutex m;
   std::condition_variable cv;
   std::deque<std::function<void()>> work;
@@ -212,6 +217,8 @@ struct State {
   std::vector<std::unique_ptr<Stream>> destroyed_streams;  // their threads may still run
   std::vector<std::unique_ptr<Event>> destroyed_events;    // work queued may still use them
   Stream* legacy = nullptr;
+  std::vector<std::unique_ptr<Stream>> per_thread;  // cudaStreamPerThread of each thread, kept
+  std::mutex order_m;  // held while work is queued: the implicit waits below form no cycle
   std::atomic<long> refused{0}, stream_waits{0}, waits_that_waited{0};
   std::mutex refused_m;
   std::string last_refused;  // "call: error code", under refused_m
@@ -243,15 +250,49 @@ cudaError_t need_device() {
   return cudaSuccess;
 }
 
-// The stream a cudaStream_t names (0, cudaStreamLegacy and cudaStreamPerThread: the process's
-// default stream); null for one that is not live.
+thread_local Stream* this_threads_stream = nullptr;  // cudaStreamPerThread here, once used
+
+// The stream a cudaStream_t names (0 and cudaStreamLegacy: the process's legacy default stream;
+// cudaStreamPerThread: the calling thread's own); null for one that is not live.
 Stream* stream_of(cudaStream_t s) {
   auto& st = state();
   const auto v = reinterpret_cast<std::uintptr_t>(s);
-  if (v == 0 || v == 1 || v == 2) return st.legacy;
+  if (v == 0 || v == 1) return st.legacy;
   std::lock_guard lock(st.m);
+  if (v == 2) {
+    if (!this_threads_stream) {
+      auto own = std::make_unique<Stream>();
+      own->start();
+      this_threads_stream = own.get();
+      st.per_thread.push_back(std::move(own));  // kept: work queued on it may outlive the thread
+    }
+    return this_threads_stream;
+  }
   const auto it = st.streams.find(reinterpret_cast<Stream*>(s));
   return it == st.streams.end() ? nullptr : it->second.get();
+}
+
+// Queues `fn` on `s` behind what the legacy default stream implies: on the legacy stream, after
+// the work queued so far on every blocking stream; on a blocking stream, after the work queued
+// so far on the legacy stream. Returns its ticket (Stream::wait_for).
+std::uint64_t submit(Stream* s, std::function<void()> fn) {
+  auto& st = state();
+  std::lock_guard order(st.order_m);
+  std::vector<std::pair<Stream*, std::uint64_t>> after;
+  if (s == st.legacy) {
+    std::lock_guard lock(st.m);
+    for (const auto& [p, _] : st.streams)
+      if (p->blocking) after.emplace_back(p, p->queued_now());
+    for (const auto& p : st.per_thread) after.emplace_back(p.get(), p->queued_now());
+  } else if (s->blocking) {
+    after.emplace_back(st.legacy, st.legacy->queued_now());
+  }
+  std::erase_if(after, [](const auto& a) { return a.second == 0; });
+  if (after.empty()) return s->enqueue(std::move(fn));
+  return s->enqueue([after = std::move(after), fn = std::move(fn)] {
+    for (const auto& [other, ticket] : after) other->wait_for(ticket);
+    fn();
+  });
 }
 
 Event* event_of(cudaEvent_t e) {
@@ -448,9 +489,10 @@ cudaError_t cudaFreeHost(void* ptr) {
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
   if (const auto e = need_device(); e != cudaSuccess) return e;
   auto s = std::make_unique<Stream>();
+  s->blocking = !(flags & cudaStreamNonBlocking);
   s->start();
   return hand_out(&State::streams, std::move(s), stream);
 }
@@ -480,7 +522,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
   Stream* s = stream_of(stream);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
-  s->enqueue([fn, data] { fn(data); });
+  submit(s, [fn, data] { fn(data); });
   return cudaSuccess;
 }
 
@@ -521,10 +563,10 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, cudaM
   if (src_host && !src_pinned) {
     // Pageable source: staged now, so the caller may reuse it when the call returns.
     auto staged = std::make_shared<std::vector<char>>(from, from + count);
-    s->enqueue([to, staged] { std::memcpy(to, staged->data(), staged->size()); });
+    submit(s, [to, staged] { std::memcpy(to, staged->data(), staged->size()); });
     return cudaSuccess;
   }
-  const auto ticket = s->enqueue([to, from, count] { std::memcpy(to, from, count); });
+  const auto ticket = submit(s, [to, from, count] { std::memcpy(to, from, count); });
   if (dst_host && !dst_pinned) s->wait_for(ticket);  // into pageable memory: done on return
   return cudaSuccess;
 }
@@ -570,7 +612,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!e || !s || e->imported) return fail(cudaErrorInvalidResourceHandle);
   EventState* es = e->state();
   const auto target = es->recorded.fetch_add(1) + 1;
-  s->enqueue([es, target] {
+  submit(s, [es, target] {
     auto c = es->completed.load();
     while (c < target && !es->completed.compare_exchange_weak(c, target)) {
     }
@@ -602,7 +644,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   auto& st = state();
   if (e->shared) ++st.stream_waits;
   const bool ipc = e->shared != nullptr;
-  s->enqueue([es, target, ipc, &st] {
+  submit(s, [es, target, ipc, &st] {
     if (ipc && es->completed.load() < target) ++st.waits_that_waited;
     wait_event(es, target);
   });

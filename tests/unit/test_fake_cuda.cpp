@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -359,4 +360,80 @@ TEST(FakeCuda, AConsumerOpensTheSlotOnItsOwnOrdinalOfTheSlotsGpu) {
   out = f.consume(ref, "gpu1");  // the same numbering as the daemon's
   EXPECT_EQ(out["device"], nlohmann::json::array({2, 1})) << out.dump();
   EXPECT_EQ(out.value("ok", false), true) << out.dump();
+}
+
+// The default streams as CUDA has them, which the late reader below relies on: the legacy
+// default stream waits for the work queued before on every blocking stream (another thread's
+// per-thread default stream included), a per-thread default stream is the calling thread's
+// own, and a non-blocking stream waits for neither.
+TEST(FakeCuda, TheLegacyDefaultStreamWaitsForEveryBlockingStream) {
+  ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
+  static long hold_ms = 600;
+  const auto sleep = [](void* ms) {
+    std::this_thread::sleep_for(milliseconds(*static_cast<long*>(ms)));
+  };
+  std::thread([&] {  // the held work: on this other thread's per-thread default stream
+    ASSERT_EQ(cudaLaunchHostFunc(cudaStreamPerThread, sleep, &hold_ms), cudaSuccess);
+  })
+      .join();
+  cudaStream_t free_running = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&free_running, cudaStreamNonBlocking), cudaSuccess);
+  cudaEvent_t on_own = nullptr, on_free = nullptr, on_legacy = nullptr;
+  for (auto* e : {&on_own, &on_free, &on_legacy})
+    ASSERT_EQ(cudaEventCreateWithFlags(e, cudaEventDisableTiming), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(on_own, cudaStreamPerThread), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(on_free, free_running), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(on_legacy, cudaStreamLegacy), cudaSuccess);
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(cudaEventQuery(on_own), cudaSuccess) << "this thread's stream waited for another's";
+  EXPECT_EQ(cudaEventQuery(on_free), cudaSuccess) << "a non-blocking stream waited";
+  EXPECT_EQ(cudaEventQuery(on_legacy), cudaErrorNotReady)
+      << "the legacy stream did not wait for another thread's per-thread stream";
+  ASSERT_EQ(cudaEventSynchronize(on_legacy), cudaSuccess);
+  // ... and a blocking stream's later work waits for the legacy stream's.
+  ASSERT_EQ(cudaLaunchHostFunc(cudaStreamLegacy, sleep, &hold_ms), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(on_own, cudaStreamPerThread), cudaSuccess);
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(cudaEventQuery(on_own), cudaErrorNotReady);
+  ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
+  for (auto* e : {on_own, on_free, on_legacy}) EXPECT_EQ(cudaEventDestroy(e), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(free_running), cudaSuccess);
+}
+
+// gpu-check's late_reader through the CUDA calls: a consumer queues its copies behind 2.5 s of
+// other work on its stream and drops the frame at once (a framework freeing a tensor with its
+// kernels still queued). The daemon republishes the whole ring meanwhile; the consumer's late
+// copies must still read the frame it adopted, so its lease outlived the queued work and the
+// ring slot got a fresh buffer. On the per-thread default stream with the frame dropped on
+// another thread, only the legacy default stream can mark the end of that work
+// (FrameState::mark_stream): marked on the dropping thread's own stream, the lease went at once
+// and the late copies read the next frames' bytes.
+TEST(FakeCuda, ALateReadersLeaseOutlastsTheWorkQueuedOnItsStream) {
+  for (const std::string stream : {"own", "per-thread"}) {
+    SCOPED_TRACE(stream);
+    OnFakeCuda f;
+    auto first = payload_of(3000, 1.0), next = payload_of(3000, 9.0);
+    f.slot->publish(first);
+    const auto ref = f.reference(first, "first");
+    meshdock::testing::ChildProcess c({"/usr/bin/env", "GPU_CHECK_LATE_MS=2500",
+                                       "GPU_CHECK_STREAM=" + stream, FAKE_CUDA_CONSUMER, "m",
+                                       f.prefix, ref, "first", "10"});
+    const auto queued = c.read_line(std::chrono::seconds(30));
+    ASSERT_TRUE(queued) << "the consumer said nothing";
+    ASSERT_EQ(nlohmann::json::parse(*queued).value("event", ""), "queued") << *queued;
+    const auto before = stats().device_allocations;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::uint32_t i = 0; i <= 2; ++i) f.slot->publish(next);  // past every ring slot
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(2000)) << "too slow to tell";
+    EXPECT_EQ(stats().device_allocations - before, 1) << "no fresh buffer for the held slot";
+    std::optional<std::string> line;  // the daemon's heartbeat goes on while the consumer polls
+    for (int i = 0; i < 300 && !line; ++i) {
+      line = c.read_line(milliseconds(100));
+      f.slot->maintain(meshdock::shm::monotonic_ns());
+    }
+    c.wait();
+    ASSERT_TRUE(line) << "the consumer said nothing after its copies";
+    const auto out = nlohmann::json::parse(*line);
+    EXPECT_EQ(out.value("ok", false), true) << out.dump();
+  }
 }
