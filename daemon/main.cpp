@@ -413,7 +413,9 @@ int serve(const Args& args) {
       };
   signals.async_wait(on_signal);
 
-  boost::asio::thread_pool reloads(1);  // watched files reload here, one at a time
+  int status = 0;                               // serve()'s exit status: 1 when a GPU was lost
+  std::string stopping = "meshdockd stopping";  // what Watch streams are told at the end
+  boost::asio::thread_pool reloads(1);          // watched files reload here, one at a time
   std::uint64_t watchdog_usec = 0;
 #if defined(MESHDOCK_HAVE_SYSTEMD)
   if (sd_watchdog_enabled(0, &watchdog_usec) <= 0) watchdog_usec = 0;
@@ -423,6 +425,20 @@ int serve(const Args& args) {
   std::function<void(const boost::system::error_code&)> on_tick =
       [&](const boost::system::error_code& ec) {
         if (ec) return;
+        // A GPU whose context met a sticky error fails every load and publish from now on, and
+        // its slots' buffers cannot be trusted: this process can do nothing more with it. Stop
+        // (consumers see ProducerGone) with status 1, which systemd's Restart=on-failure
+        // answers with a fresh process and so a fresh context.
+        if (const auto lost = registry.lost_device(); !lost.empty()) {
+          log.error(lost + ": the GPU's context cannot be used again in this process; " +
+                    "meshdockd stops with exit status 1 so that its service manager starts " +
+                    "it again (systemd: Restart=on-failure)");
+          notify("STATUS=stopping: " + lost);
+          stopping = "meshdockd stopping: " + lost;
+          status = 1;
+          io.stop();
+          return;
+        }
         for (const auto& name : registry.maintain()) {
           boost::asio::post(reloads, [&registry, &log, name] {
             try {
@@ -447,7 +463,7 @@ int serve(const Args& args) {
   io.run();
 
   notify("STOPPING=1");
-  registry.announce_shutdown();  // queued for every Watch stream before they are told to end
+  registry.announce_shutdown(stopping);  // queued for every Watch stream before they end
   service.stop_streams();
   health.stop();
   if (acceptor) acceptor->stop();  // no new connection is handed to a server shutting down
@@ -459,7 +475,7 @@ int serve(const Args& args) {
       now.st_dev == bound.st_dev)
     ::unlink(socket_path->c_str());
   log.info("stopped");
-  return 0;
+  return status;
 }
 
 }  // namespace

@@ -78,6 +78,12 @@ class Backend {
   // What the backend did that a log should say (a lossy fallback), each said once; the slots
   // using it pass them on (Slot::take_notes).
   virtual std::vector<std::string> take_notes() { return {}; }
+  // Why the device can never be used again by this process ("" while it can): a CUDA context
+  // that met a sticky error (an illegal address, an uncorrectable ECC error: CUDA's "the
+  // process must be terminated and relaunched"). Every later call on it fails, so every load
+  // and publish would; only a new process gets a new context. Asks the device (cheap, never
+  // waits), so a fault while idle is seen too. Thread-safe.
+  virtual std::string lost() { return {}; }
 };
 
 std::unique_ptr<Backend> make_host_backend(mode_t mode);

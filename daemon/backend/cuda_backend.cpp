@@ -18,6 +18,33 @@ namespace meshdock::backend {
 #if defined(MESHDOCK_HAVE_CUDA)
 namespace {
 
+// CUDA's sticky errors: the context is unusable and every later call returns the error
+// (driver_types.h: "the process must be terminated and relaunched"). With the uncorrectable
+// ECC and NVLink errors, whose memory may no longer hold what was copied there.
+bool sticky(cudaError_t err) {
+  // By number: the newer ones (226, 721) are missing from older toolkits' headers.
+  switch (static_cast<int>(err)) {
+    case 214:  // cudaErrorECCUncorrectable
+    case 220:  // cudaErrorNvlinkUncorrectable
+    case 226:  // cudaErrorContained
+    case 700:  // cudaErrorIllegalAddress
+    case 702:  // cudaErrorLaunchTimeout
+    case 710:  // cudaErrorAssert
+    case 714:  // cudaErrorHardwareStackError
+    case 715:  // cudaErrorIllegalInstruction
+    case 716:  // cudaErrorMisalignedAddress
+    case 717:  // cudaErrorInvalidAddressSpace
+    case 718:  // cudaErrorInvalidPc
+    case 719:  // cudaErrorLaunchFailure
+    case 721:  // cudaErrorTensorMemoryLeak
+    case 810:  // cudaErrorMpsClientTerminated
+    case 911:  // cudaErrorExternalDevice
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check(cudaError_t err, const std::string& what) {
   if (err != cudaSuccess) {
     cudaGetLastError();
@@ -209,6 +236,19 @@ class CudaBackend final : public Backend {
   std::uint64_t memory_used() const override { return used_.load(); }
   bool consumers_can_write() const override { return true; }
 
+  std::string lost() override {
+    std::lock_guard lock(lost_m_);
+    if (!lost_.empty()) return lost_;
+    // Any call on the context returns a sticky error; this one never waits (not even for the
+    // upload another thread may be queueing) and costs a microsecond or two.
+    const auto err = cudaStreamQuery(stream_);
+    if (err == cudaSuccess || err == cudaErrorNotReady) return {};
+    cudaGetLastError();
+    if (!sticky(err)) return {};
+    lost_ = std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
+    return lost_;
+  }
+
  private:
   int id_;
   shm::DeviceUuid uuid_{};
@@ -220,6 +260,8 @@ class CudaBackend final : public Backend {
   std::vector<std::string> notes_;
   std::vector<void*> staging_;  // its pinned copies of the last upload's arrays
   std::atomic<std::uint64_t> used_{0};
+  std::mutex lost_m_;
+  std::string lost_;  // lost(): the sticky error, once seen
 };
 
 }  // namespace

@@ -335,8 +335,23 @@ void Registry::clear() {
   }
 }
 
-void Registry::announce_shutdown() {
-  events_.publish({Event::kShutdown, "", 0, "meshdockd stopping", now_seconds()});
+void Registry::announce_shutdown(const std::string& why) {
+  events_.publish({Event::kShutdown, "", 0, why, now_seconds()});
+}
+
+std::string Registry::lost_device() {
+  std::lock_guard lock(m_);
+  for (const auto& [id, b] : cuda_)
+    if (auto why = b->lost(); !why.empty()) return "cuda:" + std::to_string(id) + ": " + why;
+  return {};
+}
+
+ServiceError Registry::device_failure(backend::Backend& b, const std::string& device,
+                                      Status otherwise, const std::string& what) {
+  if (const auto why = b.lost(); !why.empty())
+    return ServiceError(Status::kUnavailable, what + " (" + device + " is lost: " + why +
+                                                  "; meshdockd stops so that it is restarted)");
+  return ServiceError(otherwise, what);
 }
 
 void Registry::reconfigure(const Config& c) {
@@ -702,10 +717,11 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
                                                "phase; nothing was published");
   } catch (const slots::SlotError& err) {
     give_back();
-    throw ServiceError(Status::kFailedPrecondition, err.what());
+    throw device_failure(*e->backend, e->device_name, Status::kFailedPrecondition, err.what());
   } catch (const backend::BackendError& err) {
     give_back();
-    throw ServiceError(Status::kResourceExhausted, r.name + ": " + err.what());
+    throw device_failure(*e->backend, e->device_name, Status::kResourceExhausted,
+                         r.name + ": " + err.what());
   }
   e->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   {
@@ -939,9 +955,10 @@ slots::Published Registry::publish_into(Entry& e, const payload::DevicePayload& 
   try {
     return e.slot->publish(p);
   } catch (const slots::SlotError& err) {
-    throw ServiceError(Status::kFailedPrecondition, err.what());
+    throw device_failure(*e.backend, e.device_name, Status::kFailedPrecondition, err.what());
   } catch (const backend::BackendError& err) {
-    throw ServiceError(Status::kResourceExhausted, name + ": " + err.what());
+    throw device_failure(*e.backend, e.device_name, Status::kResourceExhausted,
+                         name + ": " + err.what());
   }
 }
 
@@ -1040,9 +1057,10 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
   try {
     make_slot(*e, name, num_slots);
   } catch (const slots::SlotError& err) {
-    throw ServiceError(Status::kFailedPrecondition, err.what());
+    throw device_failure(*e->backend, e->device_name, Status::kFailedPrecondition, err.what());
   } catch (const backend::BackendError& err) {
-    throw ServiceError(Status::kResourceExhausted, name + ": " + err.what());
+    throw device_failure(*e->backend, e->device_name, Status::kResourceExhausted,
+                         name + ": " + err.what());
   }
   const auto pub = publish_into(*e, p, name);
   e->payload = std::move(p);

@@ -196,8 +196,12 @@ class Registry {
   std::vector<LeaseReport> leases() const;
   std::size_t revoke(std::int32_t pid);
   EventBus& events() { return events_; }
-  // Tells every Watch stream the daemon is stopping (a SHUTDOWN event), before the streams end.
-  void announce_shutdown();
+  // Tells every Watch stream the daemon is stopping (a SHUTDOWN event saying `why`), before
+  // the streams end.
+  void announce_shutdown(const std::string& why = "meshdockd stopping");
+  // "cuda:N: why" for a GPU whose context this process can never use again (Backend::lost: a
+  // sticky CUDA error); "" when none is. The daemon then stops with status 1, to be restarted.
+  std::string lost_device();
   // Unloads everything (shutdown flags set, segments removed).
   void clear();
   // Applies a new configuration (SIGHUP): roots, budgets, log level, defaults for new loads.
@@ -216,6 +220,10 @@ class Registry {
   MeshInfo info_of(const Entry& e) const;
   // A Slot for `e` (its backend chosen) with the configured prefix, mode, budget and leases.
   void make_slot(Entry& e, const std::string& name, std::uint32_t num_slots);
+  // The error for a load or publish that failed on `b` (named `device`): `otherwise`, or
+  // UNAVAILABLE naming the sticky error when the device is lost.
+  static ServiceError device_failure(backend::Backend& b, const std::string& device,
+                                     Status otherwise, const std::string& what);
   // Ends `slot` (an unload, or a reload onto another device or ring size): the device buffers a
   // consumer has open go to graveyard_ first, the rest with the Slot. Under the entry's m.
   void end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& name);

@@ -9,6 +9,7 @@ import ctypes
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +202,71 @@ def test_a_frame_that_grows_in_the_same_device_buffer_is_read(cuda, producer):
         del f, extra
         assert cuda.cudaStreamDestroy(s) == 0
     assert cuda.stats().refused == refused, cuda.stats().last_refused
+
+
+DAEMON = os.environ.get("MESHDOCK_FAKE_CUDA_DAEMON")
+CTL = os.environ.get("MESHDOCK_FAKE_CUDA_CTL")
+
+
+@pytest.mark.skipif(not (DAEMON and CTL), reason="needs the fake build's meshdockd and meshdockctl")
+def test_a_daemon_whose_gpu_context_is_lost_stops_with_status_1(cuda, tmp_path):
+    """A sticky CUDA error (here the fake's context lost 1.5 s after the daemon's first
+    cudaMalloc, as a device fault or an uncorrectable ECC error would lose it) makes every later
+    load and publish fail while the process looks alive. The daemon notices it idle, within a
+    maintenance tick, says which error in its log, sets its slots' shutdown flags (the consumer
+    waiting gets ProducerGone, not a hang), removes its segments and exits 1, which systemd's
+    Restart=on-failure answers with a fresh process. Before, it served errors for good."""
+    import meshdock as md
+    import shutil
+    import time
+    shutil.copy(DATA / "box.v41.msh", tmp_path / "box.msh")
+    sock = tmp_path / "d.sock"
+    prefix = f"fclost{os.getpid()}."
+    env = dict(os.environ, MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS="1500")
+    d = subprocess.Popen([DAEMON, "--listen", f"unix:{sock}", "--root", str(tmp_path),
+                          "--device", "cuda:0", "--prefix", prefix, "--log-level", "info"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert d.stdout.readline().startswith("meshdockd ready"), d.stderr.read()
+        t0 = time.monotonic()
+        load = subprocess.run([CTL, "--addr", f"unix:{sock}", "load", str(tmp_path / "box.msh"),
+                               "--name", "box"], capture_output=True, text=True, timeout=30)
+        assert load.returncode == 0, load.stderr
+        with md.attach("box", prefix=prefix) as slot:
+            assert slot.wait(5).number == 1
+            with pytest.raises(md.ProducerGone):
+                slot.wait(30)
+        assert d.wait(30) == 1
+        took = time.monotonic() - t0
+    finally:
+        if d.poll() is None:
+            d.kill()
+    log = d.stderr.read()
+    assert "cuda:0: cudaErrorIllegalAddress (an illegal memory access was encountered" in log, log
+    assert "meshdockd stops with exit status 1" in log, log
+    assert took < 15, took
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
+
+
+def test_a_consumer_whose_own_context_is_lost_gets_an_error_not_a_crash(producer):
+    """The consumer's CUDA context lost (the fake's, right after its first import): the wait
+    that opens the frame raises SdkError naming the call and the error, nothing aborts, the
+    slot closes and the process exits normally; the producer serves on (its fixture checks it
+    exits cleanly)."""
+    script = (
+        "import sys, meshdock as md\n"
+        "with md.attach('box', prefix=sys.argv[1]) as slot:\n"
+        "    try:\n"
+        "        slot.wait(5)\n"
+        "        print('no error')\n"
+        "    except md.SdkError as e:\n"
+        "        print('SdkError:', e)\n"
+        "print('closed')\n")
+    r = subprocess.run([sys.executable, "-c", script, producer.prefix], capture_output=True,
+                       text=True, timeout=60,
+                       env=dict(os.environ, MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS="0"))
+    assert r.returncode == 0, r.stderr
+    first, last = r.stdout.splitlines()
+    assert first.startswith("SdkError: slot 'box'"), r.stdout
+    assert "an illegal memory access was encountered" in first, r.stdout
+    assert last == "closed"

@@ -24,6 +24,11 @@
 // - cudaEventInterprocess needs cudaEventDisableTiming, cudaIpcOpenMemHandle needs
 //   cudaIpcMemLazyEnablePeerAccess, cudaFree / cudaFreeHost / cudaEventDestroy /
 //   cudaStreamDestroy refuse what they did not make.
+// - a lost context is sticky, as CUDA's is after a device fault (an illegal address, an
+//   uncorrectable ECC error): with MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS=T the process's context is
+//   lost T ms after its first cudaMalloc or cudaIpcOpenMemHandle, and from then on every call that
+//   uses it (not the device queries) returns cudaErrorIllegalAddress, and cudaGetLastError does not
+//   clear it;
 // Devices: none unless MESHDOCK_FAKE_CUDA_DEVICES=N is set (then cudaGetDeviceCount says
 // cudaErrorInsufficientDriver and cudaDriverGetVersion 0, as with no driver); with
 // MESHDOCK_FAKE_CUDA_NO_IPC_EVENTS=1, interprocess events are refused (some virtual GPUs).
@@ -220,6 +225,8 @@ struct State {
   std::vector<std::unique_ptr<Stream>> per_thread;  // cudaStreamPerThread of each thread, kept
   std::mutex order_m;  // held while work is queued: the implicit waits below form no cycle
   std::atomic<long> refused{0}, stream_waits{0}, waits_that_waited{0};
+  std::atomic<int> sticky{cudaSuccess};     // the error that lost the context, for good
+  std::atomic<std::int64_t> lose_at_ns{0};  // MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS, once armed
   std::mutex refused_m;
   std::string last_refused;  // "call: error code", under refused_m
 };
@@ -241,6 +248,31 @@ cudaError_t fail(cudaError_t e, const char* call) {
   std::lock_guard lock(st.refused_m);  // not st.m: callers may hold that
   st.last_refused = std::string(call) + ": " + std::to_string(static_cast<int>(e));
   return e;
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+// cudaSuccess, or the sticky error of a lost context (see the file's comment).
+cudaError_t context_lost() {
+  auto& st = state();
+  if (const int e = st.sticky.load()) return static_cast<cudaError_t>(e);
+  if (const auto at = st.lose_at_ns.load(); at && now_ns() >= at) {
+    int none = cudaSuccess;
+    st.sticky.compare_exchange_strong(none, cudaErrorIllegalAddress);
+    return static_cast<cudaError_t>(st.sticky.load());
+  }
+  return cudaSuccess;
+}
+
+// Starts the clock of MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS (at the first allocation or import).
+void arm_loss() {
+  const char* v = std::getenv("MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS");
+  if (!v || !*v) return;
+  std::int64_t none = 0;
+  state().lose_at_ns.compare_exchange_strong(none, now_ns() + std::atoll(v) * 1000000);
 }
 
 cudaError_t need_device() {
@@ -352,6 +384,8 @@ const char* error_name(cudaError_t e) {
       return "device not ready (fake CUDA)";
     case cudaErrorNotSupported:
       return "operation not supported (fake CUDA)";
+    case cudaErrorIllegalAddress:
+      return "an illegal memory access was encountered (fake CUDA)";
     case cudaErrorMapBufferObjectFailed:
       return "mapping of buffer object failed (fake CUDA)";
     default:
@@ -386,7 +420,19 @@ void meshdock_fake_cuda_get_stats(meshdock_fake_cuda_stats* out) {
 }
 
 cudaError_t cudaGetLastError(void) {
+  if (const auto e = context_lost(); e != cudaSuccess) return e;  // not cleared: sticky
   return std::exchange(last_error, cudaSuccess);
+}
+
+const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorIllegalAddress:
+      return "cudaErrorIllegalAddress";
+    default:
+      return "cudaErrorUnknown";  // the fake names only what the tests look for
+  }
 }
 
 const char* cudaGetErrorString(cudaError_t error) {
@@ -438,6 +484,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 }
 
 cudaError_t cudaMalloc(void** ptr, std::size_t size) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   *ptr = nullptr;
   if (const auto e = need_device(); e != cudaSuccess) return e;
   auto backing = Shared::create(size);
@@ -452,10 +499,12 @@ cudaError_t cudaMalloc(void** ptr, std::size_t size) {
   st.allocations[reinterpret_cast<std::uintptr_t>(dev)] = {dev,   size, std::move(backing),
                                                            false, 0,    physical(current_device)};
   *ptr = dev;
+  arm_loss();
   return cudaSuccess;
 }
 
 cudaError_t cudaFree(void* ptr) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   if (!ptr) return cudaSuccess;
   auto& st = state();
   std::lock_guard lock(st.m);
@@ -467,6 +516,7 @@ cudaError_t cudaFree(void* ptr) {
 }
 
 cudaError_t cudaHostAlloc(void** ptr, std::size_t size, unsigned int) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   *ptr = nullptr;
   if (const auto e = need_device(); e != cudaSuccess) return e;
   void* p =
@@ -480,6 +530,7 @@ cudaError_t cudaHostAlloc(void** ptr, std::size_t size, unsigned int) {
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   auto& st = state();
   std::lock_guard lock(st.m);
   const auto it = st.pinned.find(ptr);
@@ -490,6 +541,7 @@ cudaError_t cudaFreeHost(void* ptr) {
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   if (const auto e = need_device(); e != cudaSuccess) return e;
   auto s = std::make_unique<Stream>();
   s->blocking = !(flags & cudaStreamNonBlocking);
@@ -498,6 +550,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) 
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   auto& st = state();
   std::lock_guard lock(st.m);
   const auto it = st.streams.find(reinterpret_cast<Stream*>(stream));
@@ -513,13 +566,23 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Stream* s = stream_of(stream);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
   s->synchronize();
   return cudaSuccess;
 }
 
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
+  Stream* s = stream_of(stream);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  std::lock_guard lock(s->m);
+  return s->done >= s->queued ? cudaSuccess : cudaErrorNotReady;  // an answer, as for events
+}
+
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Stream* s = stream_of(stream);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
   submit(s, [fn, data] { fn(data); });
@@ -528,6 +591,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* data)
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, cudaMemcpyKind kind,
                             cudaStream_t stream) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Stream* s = stream_of(stream);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
   if (!count) return cudaSuccess;
@@ -572,6 +636,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t count, cudaM
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   *event = nullptr;
   if (const auto e = need_device(); e != cudaSuccess) return e;
   auto ev = std::make_unique<Event>();
@@ -590,6 +655,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   auto& st = state();
   std::unique_ptr<Event> gone;
   {
@@ -607,6 +673,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Event* e = event_of(event);
   Stream* s = stream_of(stream);
   if (!e || !s || e->imported) return fail(cudaErrorInvalidResourceHandle);
@@ -621,6 +688,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Event* e = event_of(event);
   if (!e) return fail(cudaErrorInvalidResourceHandle);
   auto* es = e->state();
@@ -629,6 +697,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Event* e = event_of(event);
   if (!e) return fail(cudaErrorInvalidResourceHandle);
   wait_event(e->state(), e->state()->recorded.load());
@@ -636,6 +705,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Event* e = event_of(event);
   Stream* s = stream_of(stream);
   if (!e || !s || flags != 0) return fail(cudaErrorInvalidResourceHandle);
@@ -652,6 +722,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* ptr) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   auto& st = state();
   std::lock_guard lock(st.m);
   bool bad = false;
@@ -671,6 +742,7 @@ cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* ptr) {
 }
 
 cudaError_t cudaIpcOpenMemHandle(void** ptr, cudaIpcMemHandle_t handle, unsigned int flags) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   *ptr = nullptr;
   if (const auto e = need_device(); e != cudaSuccess) return e;
   WireHandle w;
@@ -699,10 +771,12 @@ cudaError_t cudaIpcOpenMemHandle(void** ptr, cudaIpcMemHandle_t handle, unsigned
                                                            true, 1,    w.gpu};
   st.imported_by_inode[w.inode] = dev;
   *ptr = dev;
+  arm_loss();
   return cudaSuccess;
 }
 
 cudaError_t cudaIpcCloseMemHandle(void* ptr) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   auto& st = state();
   std::lock_guard lock(st.m);
   const auto it = st.allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
@@ -715,6 +789,7 @@ cudaError_t cudaIpcCloseMemHandle(void* ptr) {
 }
 
 cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t event) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   Event* e = event_of(event);
   if (!e || !e->shared || e->imported) return fail(cudaErrorInvalidResourceHandle);
   WireHandle w{};
@@ -728,6 +803,7 @@ cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t even
 }
 
 cudaError_t cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle) {
+  if (const auto lost = context_lost(); lost != cudaSuccess) return fail(lost);
   *event = nullptr;
   if (const auto e = need_device(); e != cudaSuccess) return e;
   WireHandle w;

@@ -437,3 +437,49 @@ TEST(FakeCuda, ALateReadersLeaseOutlastsTheWorkQueuedOnItsStream) {
     EXPECT_EQ(out.value("ok", false), true) << out.dump();
   }
 }
+
+// A sticky CUDA error (the fake's context lost right after the daemon's first cudaMalloc): the
+// backend says so (Backend::lost, by the error's name), the Registry names the device
+// (lost_device: what meshdockd's tick stops on, with exit status 1), and the load that met it
+// answers UNAVAILABLE naming the error, where a full device would be RESOURCE_EXHAUSTED. In a
+// child process (a lost context is lost for good, as on CUDA).
+TEST(FakeCuda, ALoadThatMeetsALostContextSaysSoAndTheRegistryNamesTheDevice) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ::setenv("MESHDOCK_FAKE_CUDA_DEVICES", "1", 1);
+  ::setenv("MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS", "0", 1);
+  const fs::path root =
+      fs::temp_directory_path() / ("md-fakecuda-lost-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  fs::copy_file(fs::path(MESHDOCK_TEST_DATA) / "meshes" / "box.v41.msh", root / "box.msh",
+                fs::copy_options::overwrite_existing);
+  const auto body = [&] {
+    meshdock::service::Config config;
+    config.roots = {root.string()};
+    config.prefix = "fcl" + std::to_string(::getpid()) + ".";
+    config.device = "cuda:0";
+    config.log_level = "error";
+    meshdock::service::Logger log;
+    log.set_level(config.log_level);
+    meshdock::service::Registry reg(config, log);
+    if (!reg.lost_device().empty()) std::_Exit(2);  // nothing on the device yet
+    meshdock::service::LoadRequest r;
+    r.path = (root / "box.msh").string();
+    r.name = "box";
+    try {
+      reg.load(r,
+               [](meshdock::service::Phase, std::uint64_t, std::uint64_t, const std::string&) {});
+      std::fprintf(stderr, "loaded\n");
+    } catch (const meshdock::service::ServiceError& e) {
+      std::fprintf(stderr, "status %d: %s\n", static_cast<int>(e.status()), e.what());
+      if (e.status() != meshdock::service::Status::kUnavailable) std::_Exit(3);
+    }
+    std::fprintf(stderr, "lost_device: %s\n", reg.lost_device().c_str());
+    std::_Exit(reg.lost_device().starts_with("cuda:0: cudaErrorIllegalAddress (an illegal") ? 0
+                                                                                            : 4);
+  };
+  EXPECT_EXIT(body(), ::testing::ExitedWithCode(0),
+              "cuda:0 is lost: cudaErrorIllegalAddress \\(an illegal memory access was "
+              "encountered \\(fake CUDA\\)\\); meshdockd stops so that it is restarted");
+  ::unsetenv("MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS");
+  fs::remove_all(root);
+}
