@@ -363,34 +363,37 @@ cudaError_t hand_out(std::map<T*, std::unique_ptr<T>> State::*table, std::unique
   return cudaSuccess;
 }
 
-const char* error_name(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess:
-      return "no error";
-    case cudaErrorInvalidValue:
-      return "invalid argument (fake CUDA)";
-    case cudaErrorMemoryAllocation:
-      return "out of memory (fake CUDA)";
-    case cudaErrorInsufficientDriver:
-      return "CUDA driver version is insufficient for CUDA runtime version (fake CUDA: "
-             "MESHDOCK_FAKE_CUDA_DEVICES is not set)";
-    case cudaErrorNoDevice:
-      return "no CUDA-capable device is detected (fake CUDA)";
-    case cudaErrorInvalidDevice:
-      return "invalid device ordinal (fake CUDA)";
-    case cudaErrorInvalidResourceHandle:
-      return "invalid resource handle (fake CUDA)";
-    case cudaErrorNotReady:
-      return "device not ready (fake CUDA)";
-    case cudaErrorNotSupported:
-      return "operation not supported (fake CUDA)";
-    case cudaErrorIllegalAddress:
-      return "an illegal memory access was encountered (fake CUDA)";
-    case cudaErrorMapBufferObjectFailed:
-      return "mapping of buffer object failed (fake CUDA)";
-    default:
-      return "unknown error (fake CUDA)";
-  }
+// The errors the fake returns: CUDA's name and words for each (the words marked as the fake's).
+struct ErrorText {
+  cudaError_t code;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorText kErrors[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument (fake CUDA)"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory (fake CUDA)"},
+    {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version (fake CUDA: "
+     "MESHDOCK_FAKE_CUDA_DEVICES is not set)"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected (fake CUDA)"},
+    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal (fake CUDA)"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle",
+     "invalid resource handle (fake CUDA)"},
+    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready (fake CUDA)"},
+    {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported (fake CUDA)"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress",
+     "an illegal memory access was encountered (fake CUDA)"},
+    {cudaErrorMapBufferObjectFailed, "cudaErrorMapBufferObjectFailed",
+     "mapping of buffer object failed (fake CUDA)"},
+};
+
+const ErrorText& error_text(cudaError_t e) {
+  static constexpr ErrorText unknown{cudaErrorUnknown, "cudaErrorUnknown",
+                                     "unknown error (fake CUDA)"};
+  for (const auto& t : kErrors)
+    if (t.code == e) return t;
+  return unknown;
 }
 
 void wait_event(EventState* e, std::uint64_t target) {
@@ -425,18 +428,11 @@ cudaError_t cudaGetLastError(void) {
 }
 
 const char* cudaGetErrorName(cudaError_t error) {
-  switch (error) {
-    case cudaSuccess:
-      return "cudaSuccess";
-    case cudaErrorIllegalAddress:
-      return "cudaErrorIllegalAddress";
-    default:
-      return "cudaErrorUnknown";  // the fake names only what the tests look for
-  }
+  return error_text(error).name;
 }
 
 const char* cudaGetErrorString(cudaError_t error) {
-  return error_name(error);
+  return error_text(error).text;
 }
 
 cudaError_t cudaRuntimeGetVersion(int* v) {
