@@ -112,6 +112,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.token_file = str();
     } else if (key == "lease_wait_ms") {
       c.lease_wait_ms = static_cast<std::uint32_t>(uint(60000));
+    } else if (key == "cuda_link_grace_ms") {
+      c.cuda_link_grace_ms = static_cast<std::uint32_t>(uint(600000));
     } else if (key == "publish_copy") {
       c.publish_copy = str();
       if (c.publish_copy != "auto" && c.publish_copy != "changed" && c.publish_copy != "all")
@@ -150,7 +152,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
           where + ": unknown key '" + key +
           "' (known: listen, socket_mode, roots, export_roots, max_file_size, max_meshes, "
           "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
-          "token_file, lease_wait_ms, publish_copy, watch_interval_ms, metrics_listen, "
+          "token_file, lease_wait_ms, cuda_link_grace_ms, publish_copy, watch_interval_ms, "
+          "metrics_listen, "
           "max_message_size, "
           "max_streams, max_streams_per_peer, max_connections_per_uid, max_connections, "
           "max_loads, max_loads_per_peer, max_exports, max_exports_per_peer, max_rpc_threads, "
@@ -293,6 +296,7 @@ std::string config_json(const Config& c) {
       {"log_level", c.log_level},
       {"token_file", c.token_file},
       {"lease_wait_ms", c.lease_wait_ms},
+      {"cuda_link_grace_ms", c.cuda_link_grace_ms},
       {"publish_copy", c.publish_copy},
       {"watch_interval_ms", c.watch_interval_ms},
       {"metrics_listen", c.metrics_listen},

@@ -61,6 +61,10 @@ struct Config {
   std::string log_level = "info";     // error | warn | info | debug
   std::string token_file;             // bearer token for TCP (required there)
   std::uint32_t lease_wait_ms = 200;  // how long publish waits for a leased slot
+  // How long a replaced or unloaded device buffer outlives its replacement or unload for
+  // cuda-link's consumers, which hold every buffer open unannounced until they next poll
+  // (slots::kCudaLinkGrace by default; a consumer polling less often needs more).
+  std::uint32_t cuda_link_grace_ms = 500;
   // What a publish copies into a ring slot's buffer: "changed" (only the arrays it does not hold
   // already: a field publish copies the field), "all" (every array, every time), or "auto":
   // changed where consumers cannot write slot memory (host), all where they can (CUDA IPC).

@@ -290,13 +290,13 @@ void Registry::make_slot(Entry& e, const std::string& name, std::uint32_t num_sl
     so.mode = c_.shm_mode;
     so.lease_wait = std::chrono::milliseconds(c_.lease_wait_ms);
     so.memory_budget = c_.device_memory_budget;
+    so.replaced_grace = std::chrono::milliseconds(c_.cuda_link_grace_ms);  // device slots only
     so.copy_unchanged =
         c_.publish_copy == "all" || (c_.publish_copy == "auto" && e.backend->consumers_can_write());
   }
   so.name = name;
   so.num_slots = num_slots;
   so.consumers = consumers_;
-  so.replaced_grace = slots::kCudaLinkGrace;  // device slots only (the Slot's rule)
   e.slot = std::make_unique<slots::Slot>(so, *e.backend);
   for (const auto& n : e.slot->take_notes()) log_.warn(n);
 }
@@ -311,11 +311,16 @@ void Registry::end_slot(std::unique_ptr<slots::Slot>& slot, const std::string& n
               "them (at most " +
               std::to_string(slots::Graveyard::kGrace.count()) + " s)");
   const auto now = shm::monotonic_ns();
+  std::chrono::milliseconds grace;
+  {
+    std::lock_guard lock(m_);
+    grace = std::chrono::milliseconds(c_.cuda_link_grace_ms);
+  }
   graveyard_.bury(name, std::move(open), now);
   // The rest of a device slot's buffers wait out cuda-link's grace: its consumers report
   // nothing and may be reading one until they next poll and see the shutdown byte (cuda-link's
   // own sender waits 100 ms after setting it). The memory budget may take them sooner.
-  graveyard_.bury(name, slot->take_unannounced(), now, slots::kCudaLinkGrace);
+  graveyard_.bury(name, slot->take_unannounced(), now, grace);
   slot.reset();
 }
 

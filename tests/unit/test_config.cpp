@@ -186,6 +186,17 @@ TEST(PublishCopy, AutoByDefaultAndOnlyTheThreeWords) {
             "f.json: key 'publish_copy' must be a string");
 }
 
+TEST(CudaLinkGrace, HalfASecondByDefaultAndAtMostTenMinutes) {
+  EXPECT_EQ(svc::parse_config(nlohmann::json::object(), "f.json").cuda_link_grace_ms, 500u);
+  const auto c = svc::parse_config(nlohmann::json{{"cuda_link_grace_ms", 3000u}}, "f.json");
+  EXPECT_EQ(c.cuda_link_grace_ms, 3000u);
+  EXPECT_EQ(nlohmann::json::parse(svc::config_json(c))["cuda_link_grace_ms"], 3000);
+  EXPECT_EQ(error_of([] {
+              svc::parse_config(nlohmann::json{{"cuda_link_grace_ms", 600001u}}, "f.json");
+            }),
+            "f.json: key 'cuda_link_grace_ms' must be a whole number from 0 to 600000");
+}
+
 TEST_F(ConfigFiles, AMissingExportRootIsAConfigErrorNamingTheKeyAndThePath) {
   fs::create_directories(base_ / "exports");
   const auto missing = (base_ / "gone").string();

@@ -258,6 +258,26 @@ TEST(RegistryDevice, AnUnloadKeepsUnreportedDeviceBuffersForCudaLinksGrace) {
   EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
 }
 
+// A cuda-link consumer that polls less often than half a second: cuda_link_grace_ms gives it
+// longer (the key reread on SIGHUP applies to the next unload).
+TEST(RegistryDevice, CudaLinkGraceMsSetsHowLongUnloadedBuffersWait) {
+  RegistryOnFakeDevice r("ugrace2");
+  r.config.cuda_link_grace_ms = 1500;
+  r.reg->reconfigure(r.config);
+  r.load("u", 2);
+  const auto opened = r.open_every_buffer();
+  ASSERT_EQ(opened.size(), 2u);
+  r.reg->unload("u");
+  std::this_thread::sleep_for(milliseconds(700));  // past the default half second
+  r.reg->maintain();
+  for (const auto& o : opened) EXPECT_EQ(r.dev->live.count(o), 1u) << o << " freed too soon";
+  ASSERT_TRUE(r.close_imports(opened));
+  std::this_thread::sleep_for(milliseconds(1000));
+  r.reg->maintain();  // past 1.5 s: freed
+  for (const auto& o : opened) EXPECT_EQ(r.dev->live.count(o), 0u) << o;
+  EXPECT_EQ(r.dev->freed_while_open, std::vector<std::string>{});
+}
+
 // The memory budget outranks that grace: a load right after an unload is not refused for
 // buffers kept only for it.
 TEST(RegistryDevice, TheBudgetTakesBuffersKeptOnlyForCudaLinksGrace) {
