@@ -985,7 +985,7 @@ class Run:
         t0 = now()
         label = self.fill_ring()
         n = self.client.describe("big").slot.num_slots + 1
-        hold = min(20.0, max(3.0, 3.0 * n * (now() - t0) / (n - 1)))
+        hold = min(8.0, max(3.0, 3.0 * n * (now() - t0) / (n - 1)))  # a late check: kept short
         c = self.cpp_consumer("cpp-late", "big", label, timeout=hold + 30,
                               GPU_CHECK_LATE_MS=str(int(hold * 1000)),
                               GPU_CHECK_STREAM="per-thread")
