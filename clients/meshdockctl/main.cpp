@@ -446,7 +446,10 @@ void print_report(const meshdock::SlotReport& r) {
     if (p.manifest) {
       for (const auto& a : p.manifest->arrays) {
         std::string shape;
-        for (auto d : a.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+        for (auto d : a.shape) {
+          if (!shape.empty()) shape += 'x';
+          shape += std::to_string(d);
+        }
         std::printf("    %-28s %-11s %-8s %s @%llu\n", a.name.c_str(),
                     meshdock::shm::role_name(a.role),
                     meshdockctl::dtype_name(a.dtype.code, a.dtype.bits, a.dtype.lanes).c_str(),
@@ -886,7 +889,10 @@ int main(int argc, char** argv) {
             print_slot(x.slot());
             for (const auto& arr : x.arrays()) {
               std::string shape;
-              for (auto d : arr.shape()) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+              for (auto d : arr.shape()) {
+                if (!shape.empty()) shape += 'x';
+                shape += std::to_string(d);
+              }
               const auto dt = meshdockctl::dtype_name(arr.dtype().code(), arr.dtype().bits(),
                                                       arr.dtype().lanes());
               std::printf("    %-32s %-11s %-8s %-14s @%llu (%llu bytes)\n", arr.name().c_str(),

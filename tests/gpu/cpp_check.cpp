@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "meshdock/attach.hpp"
+#include "wsum64.hpp"
 
 #if defined(GPU_CHECK_CUDA)
 #include <cuda_runtime_api.h>
@@ -47,20 +48,6 @@ double monotonic() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-std::string wsum64(const unsigned char* p, std::size_t n) {
-  std::uint64_t s = 0;
-  const std::size_t words = (n + 7) / 8;
-  for (std::size_t i = 0; i < words; ++i) {
-    std::uint64_t w = 0;  // little-endian word, zero-padded at the end
-    const std::size_t take = std::min<std::size_t>(8, n - i * 8);
-    std::memcpy(&w, p + i * 8, take);  // x86-64 and aarch64 are little-endian
-    s += w * (2 * static_cast<std::uint64_t>(i) + 1);
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(s));
-  return buf;
 }
 
 struct Failure : std::runtime_error {

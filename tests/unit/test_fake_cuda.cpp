@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../gpu/wsum64.hpp"
 #include "../support/child_process.hpp"
 #include "daemon/backend/backend.hpp"
 #include "daemon/backend/device_probe.hpp"
@@ -49,20 +50,6 @@ meshdock_fake_cuda_stats stats() {
   meshdock_fake_cuda_stats s{};
   meshdock_fake_cuda_get_stats(&s);
   return s;
-}
-
-// tests/gpu/gpucheck_common.py's wsum64, as cpp_check computes it.
-std::string wsum64(const void* data, std::size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  std::uint64_t s = 0;
-  for (std::size_t i = 0; i * 8 < n; ++i) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, p + i * 8, std::min<std::size_t>(8, n - i * 8));
-    s += w * (2 * static_cast<std::uint64_t>(i) + 1);
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(s));
-  return buf;
 }
 
 payload::DevicePayload payload_of(std::size_t points, double value) {

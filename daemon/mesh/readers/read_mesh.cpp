@@ -6,7 +6,7 @@ namespace meshdock::mesh {
 
 namespace {
 std::string format_for(const std::string& path, std::string_view format) {
-  std::string fmt = format.empty() ? format_of(path) : format_of("." + std::string(format));
+  std::string fmt = format.empty() ? format_of(path) : format_of(std::string(".").append(format));
   if (fmt.empty())
     throw ReadError(path + ": no file extension; name the format (format=, --format)");
   return fmt;

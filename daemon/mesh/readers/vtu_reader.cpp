@@ -1353,7 +1353,10 @@ class VtuReader {
 
   static std::string extent_text(const std::array<std::int64_t, 6>& e) {
     std::string s;
-    for (auto v : e) s += (s.empty() ? "" : " ") + std::to_string(v);
+    for (auto v : e) {
+      if (!s.empty()) s += ' ';
+      s += std::to_string(v);
+    }
     return s;
   }
 

@@ -221,7 +221,10 @@ class MshWriter {
 
   static std::string join(const Tags& t) {
     std::string s;
-    for (auto v : t) s += (s.empty() ? "" : ",") + std::to_string(v);
+    for (auto v : t) {
+      if (!s.empty()) s += ',';
+      s += std::to_string(v);
+    }
     return s;
   }
 
