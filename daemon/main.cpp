@@ -236,6 +236,7 @@ std::vector<std::string> keep_start_only_keys(const svc::Config& config, svc::Co
   keep("max_exports_per_peer", &svc::Config::max_exports_per_peer);
   keep("max_rpc_threads", &svc::Config::max_rpc_threads);
   keep("max_rpc_memory", &svc::Config::max_rpc_memory);
+  keep("load", &svc::Config::load);  // what is loaded at a start; RPCs change what is loaded now
   return changed;
 }
 
@@ -416,6 +417,25 @@ int serve(const Args& args) {
   int status = 0;                               // serve()'s exit status: 1 when a GPU was lost
   std::string stopping = "meshdockd stopping";  // what Watch streams are told at the end
   boost::asio::thread_pool reloads(1);          // watched files reload here, one at a time
+  // The configured meshes ("load"), one after another on that thread: the daemon serves
+  // meanwhile (a consumer attaching to one waits for it, as for any load). A failure is logged
+  // and the others still load: a restart must not be stopped by one missing file.
+  for (const auto& l : config.load) {
+    boost::asio::post(reloads, [&registry, &log, l] {
+      svc::LoadRequest r;
+      r.path = l.path;
+      r.name = l.name;
+      r.device = l.device;
+      r.num_slots = l.num_slots;
+      r.watch = l.watch;
+      try {
+        registry.load(r, [](auto...) {});
+      } catch (const std::exception& e) {
+        log.error("load: '" + l.name + "' (" + l.path + ", in the configuration) was not " +
+                  "loaded: " + e.what());
+      }
+    });
+  }
   std::uint64_t watchdog_usec = 0;
 #if defined(MESHDOCK_HAVE_SYSTEMD)
   if (sd_watchdog_enabled(0, &watchdog_usec) <= 0) watchdog_usec = 0;

@@ -55,6 +55,67 @@ mode_t parse_mode(const std::string& s, const std::string& what) {
   return static_cast<mode_t>(v);
 }
 
+namespace {
+
+// "load": a list of {"path", "name" (both required), "device", "num_slots", "watch"}; an error
+// names the entry ("load[1]") and its key.
+std::vector<StartupLoad> parse_loads(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_array()) throw ConfigError(what + " must be a list of {\"path\", \"name\", ...}");
+  std::vector<StartupLoad> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto at = what + ", entry " + std::to_string(i);
+    const auto& e = v[i];
+    if (!e.is_object()) throw ConfigError(at + " must be an object with \"path\" and \"name\"");
+    StartupLoad l;
+    for (const auto& [k, x] : e.items()) {
+      const auto field = at + ": '" + k + "'";
+      auto str = [&] {
+        if (!x.is_string()) throw ConfigError(field + " must be a string");
+        return x.get<std::string>();
+      };
+      if (k == "path") {
+        l.path = str();
+      } else if (k == "name") {
+        l.name = str();
+      } else if (k == "device") {
+        l.device = str();
+      } else if (k == "num_slots") {
+        if (!x.is_number_unsigned() || x.get<std::uint64_t>() < shm::kMinSlots ||
+            x.get<std::uint64_t>() > shm::kMaxSlots)
+          throw ConfigError(field + " must be a whole number from " +
+                            std::to_string(shm::kMinSlots) + " to " +
+                            std::to_string(shm::kMaxSlots));
+        l.num_slots = x.get<std::uint32_t>();
+      } else if (k == "watch") {
+        if (!x.is_boolean()) throw ConfigError(field + " must be true or false");
+        l.watch = x.get<bool>();
+      } else {
+        throw ConfigError(at + ": unknown key '" + k +
+                          "' (known: path, name, device, num_slots, watch)");
+      }
+    }
+    if (l.path.empty() || l.name.empty())
+      throw ConfigError(at + " needs a \"path\" and a \"name\"");
+    for (const auto& o : out)
+      if (o.name == l.name) throw ConfigError(at + ": the name '" + l.name + "' is loaded twice");
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+nlohmann::json loads_json(const std::vector<StartupLoad>& loads) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& l : loads) {  // what was given, so that the output parses again
+    nlohmann::json e = {{"path", l.path}, {"name", l.name}, {"watch", l.watch}};
+    if (!l.device.empty()) e["device"] = l.device;
+    if (l.num_slots) e["num_slots"] = l.num_slots;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
 Config parse_config(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": the configuration must be a JSON object");
   Config c;
@@ -112,6 +173,8 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
       c.token_file = str();
     } else if (key == "lease_wait_ms") {
       c.lease_wait_ms = static_cast<std::uint32_t>(uint(60000));
+    } else if (key == "load") {
+      c.load = parse_loads(v, what);
     } else if (key == "cuda_link_grace_ms") {
       c.cuda_link_grace_ms = static_cast<std::uint32_t>(uint(600000));
     } else if (key == "publish_copy") {
@@ -152,7 +215,7 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
           where + ": unknown key '" + key +
           "' (known: listen, socket_mode, roots, export_roots, max_file_size, max_meshes, "
           "device_memory_budget, num_slots, prefix, shm_mode, device, log_level, "
-          "token_file, lease_wait_ms, cuda_link_grace_ms, publish_copy, watch_interval_ms, "
+          "token_file, lease_wait_ms, cuda_link_grace_ms, load, publish_copy, watch_interval_ms, "
           "metrics_listen, "
           "max_message_size, "
           "max_streams, max_streams_per_peer, max_connections_per_uid, max_connections, "
@@ -297,6 +360,7 @@ std::string config_json(const Config& c) {
       {"token_file", c.token_file},
       {"lease_wait_ms", c.lease_wait_ms},
       {"cuda_link_grace_ms", c.cuda_link_grace_ms},
+      {"load", loads_json(c.load)},
       {"publish_copy", c.publish_copy},
       {"watch_interval_ms", c.watch_interval_ms},
       {"metrics_listen", c.metrics_listen},

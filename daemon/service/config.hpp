@@ -42,6 +42,15 @@ struct Failpoint {
 };
 Failpoint parse_failpoint(const std::string& spec);  // ConfigError naming the variable
 
+// A mesh the daemon loads at every start (key "load"), as a Load RPC with these fields would.
+struct StartupLoad {
+  std::string path, name;
+  std::string device;           // "" = the daemon's default
+  std::uint32_t num_slots = 0;  // 0 = the daemon's default
+  bool watch = false;
+  bool operator==(const StartupLoad&) const = default;
+};
+
 struct Config {
   std::string listen = "unix:/run/meshdock/meshdockd.sock";  // unix:PATH | HOST:PORT
   mode_t socket_mode = 0660;
@@ -65,6 +74,9 @@ struct Config {
   // cuda-link's consumers, which hold every buffer open unannounced until they next poll
   // (slots::kCudaLinkGrace by default; a consumer polling less often needs more).
   std::uint32_t cuda_link_grace_ms = 500;
+  // Meshes loaded once the daemon serves, so that a restart (systemd's, after a crash or a lost
+  // GPU) brings them back with no client; each failure is logged and the others still load.
+  std::vector<StartupLoad> load;
   // What a publish copies into a ring slot's buffer: "changed" (only the arrays it does not hold
   // already: a field publish copies the field), "all" (every array, every time), or "auto":
   // changed where consumers cannot write slot memory (host), all where they can (CUDA IPC).

@@ -156,3 +156,54 @@ def test_sighup_says_which_changed_keys_wait_for_a_restart(tmp_path):
         d.load("box.v41.msh", "box")  # still serving on its socket
     finally:
         assert d.stop() == 0, d.stderr
+
+
+def test_meshes_in_load_are_loaded_at_every_start_and_one_failure_stops_none(tmp_path):
+    """"load" lists meshes the daemon loads once it serves, so a restart (systemd's, after a
+    crash or a lost GPU) brings them back with no client. A missing file is logged, naming the
+    entry, and the other entries load; a second start of the same configuration loads them again.
+    """
+    import meshdock as md
+    root = tmp_path / "root"
+    config = {"load": [
+        {"path": str(root / "missing.msh"), "name": "gone"},
+        {"path": str(root / "box.v41.msh"), "name": "box", "num_slots": 2, "watch": True}]}
+    for start in range(2):
+        d = Daemon(tmp_path, files=["box.v41.msh"], config=config)
+        try:
+            with md.attach("box", prefix=d.prefix, timeout=30) as slot:
+                f = slot.wait(30)
+                assert f.number == 1
+                assert len(f.points) == len(md.read(root / "box.v41.msh").points)
+                f.release()
+            info = d.stub.Describe(pb.NameRequest(name="box"))
+            assert info.slot.num_slots == 2 and info.slot.watch
+            wait_for(lambda: any("'gone'" in line for line in d.log))
+        finally:
+            assert d.stop() == 0
+        gone = [line for line in d.stderr.splitlines() if "'gone'" in line]
+        assert gone and "load: 'gone' (" + str(root / "missing.msh") in gone[0], d.stderr
+        assert "in the configuration) was not loaded:" in gone[0], gone
+
+
+def test_a_malformed_load_entry_stops_the_start_naming_it(tmp_path):
+    cfg = tmp_path / "c.json"
+    for bad, said in (
+            ({"load": {"path": "x"}}, "key 'load' must be a list"),
+            ({"load": [{"path": "/x.msh"}]}, "key 'load', entry 0 needs a \"path\" and a \"name\""),
+            ({"load": [{"path": "/x.msh", "name": "a", "slots": 2}]},
+             "key 'load', entry 0: unknown key 'slots' (known: path, name, device, num_slots, "
+             "watch)"),
+            ({"load": [{"path": "/x.msh", "name": "a"}, {"path": "/y.msh", "name": "a"}]},
+             "key 'load', entry 1: the name 'a' is loaded twice")):
+        cfg.write_text(json.dumps(bad))
+        r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), "--print-config"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (bad, r.stderr)
+        assert said in r.stderr, (bad, r.stderr)
+    good = {"load": [{"path": "/x.msh", "name": "a", "num_slots": 4}]}
+    cfg.write_text(json.dumps(good))
+    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), "--print-config"],
+                       capture_output=True, text=True, timeout=30)
+    assert json.loads(r.stdout)["load"] == [{"path": "/x.msh", "name": "a", "num_slots": 4,
+                                             "watch": False}]
