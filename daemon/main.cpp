@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 
 #include <boost/asio.hpp>
 #include <chrono>
@@ -420,8 +421,10 @@ int serve(const Args& args) {
   // The configured meshes ("load"), one after another on that thread: the daemon serves
   // meanwhile (a consumer attaching to one waits for it, as for any load). A failure is logged
   // and the others still load: a restart must not be stopped by one missing file.
+  std::atomic<bool> stopped{false};  // set once io.run returns: loads not begun are dropped
   for (const auto& l : config.load) {
-    boost::asio::post(reloads, [&registry, &log, l] {
+    boost::asio::post(reloads, [&registry, &log, &stopped, l] {
+      if (stopped) return;
       svc::LoadRequest r;
       r.path = l.path;
       r.name = l.name;
@@ -429,8 +432,11 @@ int serve(const Args& args) {
       r.num_slots = l.num_slots;
       r.watch = l.watch;
       try {
-        registry.load(r, [](auto...) {});
+        // Stopped meanwhile: the load ends at its next phase, nothing published.
+        registry.load(
+            r, [](auto...) {}, [&stopped] { return stopped.load(); });
       } catch (const std::exception& e) {
+        if (stopped) return;
         log.error("load: '" + l.name + "' (" + l.path + ", in the configuration) was not " +
                   "loaded: " + e.what());
       }
@@ -483,6 +489,7 @@ int serve(const Args& args) {
   io.run();
 
   notify("STOPPING=1");
+  stopped = true;
   registry.announce_shutdown(stopping);  // queued for every Watch stream before they end
   service.stop_streams();
   health.stop();
