@@ -248,6 +248,54 @@ def test_a_daemon_whose_gpu_context_is_lost_stops_with_status_1(cuda, tmp_path):
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
 
 
+@pytest.mark.skipif(not (DAEMON and CTL), reason="needs the fake build's meshdockd and meshdockctl")
+def test_after_a_lost_gpu_the_restarted_daemon_serves_the_configured_mesh_again(cuda, tmp_path):
+    """What systemd makes of a lost GPU: the daemon exits 1, Restart=on-failure starts another
+    (here the test does), whose "load" key loads the mesh again on a fresh context, and a
+    consumer attached with reattach=True gets its frame from the new daemon instead of
+    ProducerGone."""
+    import meshdock as md
+    import shutil
+    shutil.copy(DATA / "box.v41.msh", tmp_path / "box.msh")
+    sock = tmp_path / "d.sock"
+    prefix = f"fcrest{os.getpid()}."
+    config = tmp_path / "meshdockd.json"
+    config.write_text(json.dumps({
+        "listen": f"unix:{sock}", "roots": [str(tmp_path)], "device": "cuda:0",
+        "prefix": prefix, "load": [{"path": str(tmp_path / "box.msh"), "name": "box"}]}))
+
+    def start(**env):
+        d = subprocess.Popen([DAEMON, "--config", str(config)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env))
+        assert d.stdout.readline().startswith("meshdockd ready"), d.stderr.read()
+        return d
+
+    first = start(MESHDOCK_FAKE_CUDA_LOSE_AFTER_MS="1500")
+    second = None
+    try:
+        with md.attach("box", prefix=prefix, timeout=30, reattach=True) as slot:
+            assert slot.wait(30).number == 1  # loaded by the configuration, no client
+            assert first.wait(30) == 1  # the GPU lost
+            second = start()  # what Restart=on-failure does
+            f = slot.wait(30)
+            assert f.number == 1  # the new daemon's first frame
+            assert slot.reattaches == 1
+            s = stream(cuda)
+            f.points.__dlpack__(stream=s.value)
+            np.testing.assert_array_equal(
+                np.frombuffer(copy_back(cuda, f.points, s).tobytes(), np.float64),
+                md.read(DATA / "box.v41.msh").points.ravel())
+            f.release()
+            del f
+            assert cuda.cudaStreamDestroy(s) == 0
+        second.terminate()
+        assert second.wait(30) == 0
+    finally:
+        for d in (first, second):
+            if d and d.poll() is None:
+                d.kill()
+
+
 def test_a_consumer_whose_own_context_is_lost_gets_an_error_not_a_crash(producer):
     """The consumer's CUDA context lost (the fake's, right after its first import): the wait
     that opens the frame raises SdkError naming the call and the error, nothing aborts, the
