@@ -417,11 +417,12 @@ int serve(const Args& args) {
 
   int status = 0;                               // serve()'s exit status: 1 when a GPU was lost
   std::string stopping = "meshdockd stopping";  // what Watch streams are told at the end
-  boost::asio::thread_pool reloads(1);          // watched files reload here, one at a time
+  // Declared before the pool, whose tasks read it: it outlives them however serve() ends.
+  std::atomic<bool> stopped{false};     // set once io.run returns: loads not begun are dropped
+  boost::asio::thread_pool reloads(1);  // watched files reload here, one at a time
   // The configured meshes ("load"), one after another on that thread: the daemon serves
   // meanwhile (a consumer attaching to one waits for it, as for any load). A failure is logged
   // and the others still load: a restart must not be stopped by one missing file.
-  std::atomic<bool> stopped{false};  // set once io.run returns: loads not begun are dropped
   for (const auto& l : config.load) {
     boost::asio::post(reloads, [&registry, &log, &stopped, l] {
       if (stopped) return;
