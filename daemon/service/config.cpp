@@ -57,8 +57,22 @@ mode_t parse_mode(const std::string& s, const std::string& what) {
 
 namespace {
 
+// A value of the file, checked (`what` names it in the error): a string; a whole number in
+// [min, max].
+std::string string_of(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_string()) throw ConfigError(what + " must be a string");
+  return v.get<std::string>();
+}
+std::uint64_t whole_number(const nlohmann::json& v, const std::string& what, std::uint64_t max,
+                           std::uint64_t min = 0) {
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max || v.get<std::uint64_t>() < min)
+    throw ConfigError(what + " must be a whole number from " + std::to_string(min) + " to " +
+                      std::to_string(max));
+  return v.get<std::uint64_t>();
+}
+
 // "load": a list of {"path", "name" (both required), "device", "num_slots", "watch"}; an error
-// names the entry ("load[1]") and its key.
+// names the entry ("key 'load', entry 1") and its key.
 std::vector<StartupLoad> parse_loads(const nlohmann::json& v, const std::string& what) {
   if (!v.is_array()) throw ConfigError(what + " must be a list of {\"path\", \"name\", ...}");
   std::vector<StartupLoad> out;
@@ -69,23 +83,15 @@ std::vector<StartupLoad> parse_loads(const nlohmann::json& v, const std::string&
     StartupLoad l;
     for (const auto& [k, x] : e.items()) {
       const auto field = at + ": '" + k + "'";
-      auto str = [&] {
-        if (!x.is_string()) throw ConfigError(field + " must be a string");
-        return x.get<std::string>();
-      };
       if (k == "path") {
-        l.path = str();
+        l.path = string_of(x, field);
       } else if (k == "name") {
-        l.name = str();
+        l.name = string_of(x, field);
       } else if (k == "device") {
-        l.device = str();
+        l.device = string_of(x, field);
       } else if (k == "num_slots") {
-        if (!x.is_number_unsigned() || x.get<std::uint64_t>() < shm::kMinSlots ||
-            x.get<std::uint64_t>() > shm::kMaxSlots)
-          throw ConfigError(field + " must be a whole number from " +
-                            std::to_string(shm::kMinSlots) + " to " +
-                            std::to_string(shm::kMaxSlots));
-        l.num_slots = x.get<std::uint32_t>();
+        l.num_slots =
+            static_cast<std::uint32_t>(whole_number(x, field, shm::kMaxSlots, shm::kMinSlots));
       } else if (k == "watch") {
         if (!x.is_boolean()) throw ConfigError(field + " must be true or false");
         l.watch = x.get<bool>();
@@ -121,15 +127,9 @@ Config parse_config(const nlohmann::json& j, const std::string& where) {
   Config c;
   for (const auto& [key, v] : j.items()) {
     const auto what = where + ": key '" + key + "'";
-    auto str = [&]() {
-      if (!v.is_string()) throw ConfigError(what + " must be a string");
-      return v.get<std::string>();
-    };
+    auto str = [&]() { return string_of(v, what); };
     auto uint = [&](std::uint64_t max, std::uint64_t min = 0) {
-      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max || v.get<std::uint64_t>() < min)
-        throw ConfigError(what + " must be a whole number from " + std::to_string(min) + " to " +
-                          std::to_string(max));
-      return v.get<std::uint64_t>();
+      return whole_number(v, what, max, min);
     };
     if (key == "listen") {
       c.listen = str();
