@@ -102,15 +102,15 @@ std::vector<std::pair<std::string, std::vector<unsigned char>>> host_bytes(
     f.order_after_upload(per_thread ? meshdock::DeviceIpc::kPerThreadStream
                                     : reinterpret_cast<std::uintptr_t>(s));
   if (late_ms > 0) cuda_check(cudaLaunchHostFunc(s, sleep_ms, &late_ms), "cudaLaunchHostFunc");
-  std::vector<std::pair<void*, std::size_t>> pinned;  // a late reader's copies land here
+  std::vector<void*> pinned;  // where each array's copy lands (a late reader: pinned memory)
   for (const auto& name : names) {
     const auto a = f.array(name);
     std::vector<unsigned char> h(a.entry.nbytes);
     void* to = h.data();
     if (late_ms > 0 && !h.empty()) {
       cuda_check(cudaHostAlloc(&to, h.size(), cudaHostAllocDefault), "cudaHostAlloc");
-      pinned.emplace_back(to, h.size());
     }
+    pinned.push_back(to == h.data() ? nullptr : to);
     if (!h.empty())
       cuda_check(cudaMemcpyAsync(to, a.data, h.size(), cudaMemcpyDeviceToHost, s),
                  "cudaMemcpyAsync");
@@ -136,12 +136,10 @@ std::vector<std::pair<std::string, std::vector<unsigned char>>> host_bytes(
     cuda_check(cudaEventDestroy(copied), "cudaEventDestroy");
   }
   cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-  for (std::size_t i = 0, k = 0; i < out.size(); ++i) {
-    auto& h = out[i].second;
-    if (late_ms > 0 && !h.empty()) {
-      std::memcpy(h.data(), pinned[k].first, h.size());
-      cuda_check(cudaFreeHost(pinned[k++].first), "cudaFreeHost");
-    }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!pinned[i]) continue;
+    std::memcpy(out[i].second.data(), pinned[i], out[i].second.size());
+    cuda_check(cudaFreeHost(pinned[i]), "cudaFreeHost");
   }
   if (!per_thread) cuda_check(cudaStreamDestroy(s), "cudaStreamDestroy");
   return out;
