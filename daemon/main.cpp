@@ -237,7 +237,6 @@ std::vector<std::string> keep_start_only_keys(const svc::Config& config, svc::Co
   keep("max_exports_per_peer", &svc::Config::max_exports_per_peer);
   keep("max_rpc_threads", &svc::Config::max_rpc_threads);
   keep("max_rpc_memory", &svc::Config::max_rpc_memory);
-  keep("load", &svc::Config::load);  // what is loaded at a start; RPCs change what is loaded now
   return changed;
 }
 
@@ -381,6 +380,38 @@ int serve(const Args& args) {
   std::fflush(stdout);
   notify("READY=1\nSTATUS=serving on " + config.listen);
 
+  int status = 0;                               // serve()'s exit status: 1 when a GPU was lost
+  std::string stopping = "meshdockd stopping";  // what Watch streams are told at the end
+  // Declared before the pool, whose tasks read it: it outlives them however serve() ends.
+  std::atomic<bool> stopped{false};     // set once io.run returns: loads not begun are dropped
+  boost::asio::thread_pool reloads(1);  // watched files reload here, one at a time
+  // A configured mesh ("load"), after the others on that thread: the daemon serves meanwhile (a
+  // consumer attaching to one waits for it, as for any load). A failure is logged and the
+  // others still load: a restart must not be stopped by one missing file.
+  auto load_configured = [&registry, &log, &stopped, &reloads](const svc::StartupLoad& l,
+                                                               bool replace = false) {
+    boost::asio::post(reloads, [&registry, &log, &stopped, l, replace] {
+      if (stopped) return;
+      svc::LoadRequest r;
+      r.path = l.path;
+      r.name = l.name;
+      r.device = l.device;
+      r.num_slots = l.num_slots;
+      r.watch = l.watch;
+      r.replace = replace;
+      try {
+        // Stopped meanwhile: the load ends at its next phase, nothing published.
+        registry.load(
+            r, [](auto...) {}, [&stopped] { return stopped.load(); });
+      } catch (const std::exception& e) {
+        if (stopped) return;
+        log.error("load: '" + l.name + "' (" + l.path + ", in the configuration) was not " +
+                  "loaded: " + e.what());
+      }
+    });
+  };
+  for (const auto& l : config.load) load_configured(l);
+
   // Signals (queued since the set was made) and timers.
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
@@ -393,7 +424,23 @@ int serve(const Args& args) {
               auto fresh = effective_config(args, now);
               const auto kept = keep_start_only_keys(config, fresh);
               registry.reconfigure(fresh);
+              // `load` is applied as a change. A new entry is loaded now (a name a client's
+              // mesh holds already is refused, logged, as its Load would be); a changed one
+              // replaces the mesh its earlier form loaded (consumers see a new frame); one
+              // taken out stays loaded until a client unloads it.
+              const auto was = std::move(config.load);
               config = fresh;
+              auto named = [](const std::vector<svc::StartupLoad>& v, const std::string& name) {
+                return std::any_of(v.begin(), v.end(),
+                                   [&name](const auto& e) { return e.name == name; });
+              };
+              for (const auto& l : config.load)
+                if (std::find(was.begin(), was.end(), l) == was.end())
+                  load_configured(l, named(was, l.name));
+              for (const auto& l : was)
+                if (!named(config.load, l.name))
+                  log.info("SIGHUP: '" + l.name + "' is no longer in `load`; it stays loaded " +
+                           "until it is unloaded (meshdockctl unload " + l.name + ")");
               log.info("SIGHUP: configuration reread from " + *now.path);
               if (!kept.empty()) {
                 std::string keys;
@@ -415,34 +462,6 @@ int serve(const Args& args) {
       };
   signals.async_wait(on_signal);
 
-  int status = 0;                               // serve()'s exit status: 1 when a GPU was lost
-  std::string stopping = "meshdockd stopping";  // what Watch streams are told at the end
-  // Declared before the pool, whose tasks read it: it outlives them however serve() ends.
-  std::atomic<bool> stopped{false};     // set once io.run returns: loads not begun are dropped
-  boost::asio::thread_pool reloads(1);  // watched files reload here, one at a time
-  // The configured meshes ("load"), one after another on that thread: the daemon serves
-  // meanwhile (a consumer attaching to one waits for it, as for any load). A failure is logged
-  // and the others still load: a restart must not be stopped by one missing file.
-  for (const auto& l : config.load) {
-    boost::asio::post(reloads, [&registry, &log, &stopped, l] {
-      if (stopped) return;
-      svc::LoadRequest r;
-      r.path = l.path;
-      r.name = l.name;
-      r.device = l.device;
-      r.num_slots = l.num_slots;
-      r.watch = l.watch;
-      try {
-        // Stopped meanwhile: the load ends at its next phase, nothing published.
-        registry.load(
-            r, [](auto...) {}, [&stopped] { return stopped.load(); });
-      } catch (const std::exception& e) {
-        if (stopped) return;
-        log.error("load: '" + l.name + "' (" + l.path + ", in the configuration) was not " +
-                  "loaded: " + e.what());
-      }
-    });
-  }
   std::uint64_t watchdog_usec = 0;
 #if defined(MESHDOCK_HAVE_SYSTEMD)
   if (sd_watchdog_enabled(0, &watchdog_usec) <= 0) watchdog_usec = 0;

@@ -76,6 +76,7 @@ struct Config {
   std::uint32_t cuda_link_grace_ms = 500;
   // Meshes loaded once the daemon serves, so that a restart (systemd's, after a crash or a lost
   // GPU) brings them back with no client; each failure is logged and the others still load.
+  // A SIGHUP loads the entries added or changed since (serve() in main.cpp).
   std::vector<StartupLoad> load;
   // What a publish copies into a ring slot's buffer: "changed" (only the arrays it does not hold
   // already: a field publish copies the field), "all" (every array, every time), or "auto":

@@ -186,6 +186,45 @@ def test_meshes_in_load_are_loaded_at_every_start_and_one_failure_stops_none(tmp
         assert "in the configuration) was not loaded:" in gone[0], gone
 
 
+def test_sighup_loads_the_entries_added_to_load_and_replaces_the_changed_ones(tmp_path):
+    """`systemctl reload` after editing "load": an added entry is loaded, a changed one replaces
+    the mesh its earlier form loaded, a removed one stays loaded (said in the log), and an entry
+    naming a client's mesh leaves that mesh alone (its refusal is logged). Before, a SIGHUP kept
+    the running list and loaded nothing."""
+    import meshdock as md
+    root = tmp_path / "root"
+    d = Daemon(tmp_path, files=["box.v41.msh", "box.v22.msh", "blocks.v41.msh"],
+               config={"load": [{"path": str(root / "box.v41.msh"), "name": "box"},
+                                {"path": str(root / "box.v41.msh"), "name": "old"}]})
+    cfg = tmp_path / "meshdockd.json"
+    try:
+        with md.attach("box", prefix=d.prefix, timeout=30) as slot:
+            assert slot.wait(30).number == 1
+        assert wait_for(lambda: any(m.name == "old" for m in d.stub.List(pb.ListRequest()).slots))
+        d.load("blocks.v41.msh", "mine")
+        mine = d.stub.Describe(pb.NameRequest(name="mine"))
+        cfg.write_text(json.dumps({"load": [
+            {"path": str(root / "box.v22.msh"), "name": "box", "num_slots": 3},  # changed
+            {"path": str(root / "blocks.v41.msh"), "name": "added"},
+            {"path": str(root / "box.v22.msh"), "name": "mine"}]}))           # a client's name
+        d.proc.send_signal(signal.SIGHUP)
+        with md.attach("added", prefix=d.prefix, timeout=30) as slot:
+            f = slot.wait(30)
+            assert len(f.points) == len(md.read(root / "blocks.v41.msh").points)
+            f.release()
+        assert wait_for(lambda: d.stub.Describe(pb.NameRequest(name="box")).slot.num_slots == 3)
+        box = d.stub.Describe(pb.NameRequest(name="box"))
+        assert box.slot.path == str(root / "box.v22.msh"), box
+        assert wait_for(lambda: any("'mine'" in line and "was not loaded" in line
+                                    for line in d.log)), d.log
+        assert d.stub.Describe(pb.NameRequest(name="mine")).slot.path == mine.slot.path
+        assert any("'old' is no longer in `load`; it stays loaded" in line for line in d.log)
+        assert "old" in [m.name for m in d.stub.List(pb.ListRequest()).slots]
+        assert not any("load changed" in line for line in d.log), d.log
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
 def test_a_malformed_load_entry_stops_the_start_naming_it(tmp_path):
     cfg = tmp_path / "c.json"
     for bad, said in (
