@@ -158,7 +158,9 @@ Json to_json(const v1::UnloadReply& r) {
 }
 
 Json to_json(const v1::ExportReply& r) {
-  return Json{{"path", r.path()}, {"bytes_written", r.bytes_written()}};
+  return Json{{"path", r.path()},
+              {"bytes_written", r.bytes_written()},
+              {"notes", Json(std::vector<std::string>(r.notes().begin(), r.notes().end()))}};
 }
 
 Json to_json(const v1::PublishReply& r) {
@@ -183,6 +185,7 @@ Json to_json(const v1::StatsReply& r) {
               {"host_memory_used", r.host_memory_used()},
               {"device_memory_used", r.device_memory_used()},
               {"device_memory_budget", r.device_memory_budget()},
+              {"max_decoded_size", r.max_decoded_size()},
               {"slots", slots}};
 }
 

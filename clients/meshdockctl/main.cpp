@@ -914,6 +914,7 @@ int main(int argc, char** argv) {
           c.stub().Export(&ctx, r, &rep), rep, +[](const v1::ExportReply& x) {
             std::printf("wrote %s (%llu bytes)\n", x.path().c_str(),
                         static_cast<unsigned long long>(x.bytes_written()));
+            for (const auto& n : x.notes()) std::printf("  note: %s\n", n.c_str());
           });
     }
     if (publish->parsed())

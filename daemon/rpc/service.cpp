@@ -524,8 +524,10 @@ template <class S>
 grpc::Status MeshdockService::export_to(grpc::ServerContext* ctx, S& s) {
   return unary(ctx, s, "Export", [&](const v1::ExportRequest& req, v1::ExportReply* reply) {
     const auto ticket = admit_export(ctx);
-    reply->set_bytes_written(reg_.export_to(req.name(), req.path(), req.format(), req.overwrite()));
+    const auto out = reg_.export_to(req.name(), req.path(), req.format(), req.overwrite());
+    reply->set_bytes_written(out.bytes);
     reply->set_path(req.path());
+    for (const auto& n : out.notes) reply->add_notes(n);
   });
 }
 

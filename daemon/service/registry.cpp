@@ -797,7 +797,9 @@ MeshInfo Registry::info_of(const Entry& e) const {
   i.device = e.payload.device;
   if (!e.payload.tensor.valid()) {  // a tensor's slot holds no mesh: 0 points, 0 cells
     i.num_points = static_cast<std::uint64_t>(e.mesh.num_points());
-    i.num_cells = static_cast<std::uint64_t>(e.mesh.num_cells());
+    // The slot's cells: the ragged blocks the payload dropped are not among them.
+    for (const auto& blk : e.mesh.cells)
+      if (!blk.ragged()) i.num_cells += static_cast<std::uint64_t>(blk.size());
   }
   i.cell_types = e.payload.cell_types;
   i.notes = e.payload.notes;
@@ -1079,8 +1081,8 @@ std::uint32_t Registry::publish_tensor(const std::string& name, const mesh::Arra
   return pub.frame;
 }
 
-std::uint64_t Registry::export_to(const std::string& name, const std::string& path,
-                                  const std::string& format, bool overwrite) {
+Registry::Exported Registry::export_to(const std::string& name, const std::string& path,
+                                       const std::string& format, bool overwrite) {
   auto e = find(name);
   {
     std::lock_guard lock(e->m);
@@ -1124,8 +1126,10 @@ std::uint64_t Registry::export_to(const std::string& name, const std::string& pa
   mesh::WriteOptions o;
   o.format = format;
   mesh::OutTarget target{dir.fd.get(), dir.leaf, dir.path, overwrite};
+  Exported out;
   try {
-    for (const auto& n : mesh::write_mesh(snapshot, target, o)) log_.info(name + ": export: " + n);
+    out.notes = mesh::write_mesh(snapshot, target, o);
+    for (const auto& n : out.notes) log_.info(name + ": export: " + n);
   } catch (const mesh::FileExists&) {
     throw ServiceError(Status::kAlreadyExists,
                        dir.path +
@@ -1139,8 +1143,9 @@ std::uint64_t Registry::export_to(const std::string& name, const std::string& pa
   }
   // The size of what is at the name now (fstatat, never followed): another export may have
   // replaced it since, which only makes this number theirs.
-  if (::fstatat(dir.fd.get(), dir.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;
-  return static_cast<std::uint64_t>(st.st_size);
+  if (::fstatat(dir.fd.get(), dir.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    out.bytes = static_cast<std::uint64_t>(st.st_size);
+  return out;
 }
 
 Stats Registry::stats() const {

@@ -184,10 +184,15 @@ class Registry {
   // Takes `bytes` of the device memory budget for `name` (ServiceError kResourceExhausted when
   // the buffers alive plus every reservation would pass it).
   Reservation reserve(std::uint64_t bytes, const std::string& name);
-  // Writes the mesh as the slot serves it to `path` (under a root); returns bytes written.
-  // An existing file is replaced only when `overwrite`; the source file of a loaded mesh never.
-  std::uint64_t export_to(const std::string& name, const std::string& path,
-                          const std::string& format, bool overwrite = false);
+  // Writes the mesh as the slot serves it to `path` (under a root): the bytes written and the
+  // writer's notes (what the format could not hold; each is logged too). An existing file is
+  // replaced only when `overwrite`; the source file of a loaded mesh never.
+  struct Exported {
+    std::uint64_t bytes = 0;
+    std::vector<std::string> notes;
+  };
+  Exported export_to(const std::string& name, const std::string& path, const std::string& format,
+                     bool overwrite = false);
   Stats stats() const;
   // Heartbeats, dead leases; returns the watched meshes whose file changed (to reload).
   std::vector<std::string> maintain();

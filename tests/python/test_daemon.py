@@ -91,8 +91,10 @@ def test_ragged_blocks_are_dropped_with_a_note(daemon):
     info = daemon.load("ragged.vtk-ascii.vtu", "rag")[-1].slot
     assert list(info.dropped) == ["cells[1] (polyhedron): 1 cells"]
     assert any("ragged block is no DLPack tensor" in n for n in info.notes)
-    manifest, _ = daemon.newest("rag")
+    manifest, data = daemon.newest("rag")
     assert manifest["cell_types"] == ["hexahedron", "polygon"]
+    # The counts are the slot's: the dropped polyhedron is not one of its cells (Load said 3).
+    assert info.num_cells == 2 == int(arrays_of(manifest, data)["block_bases"][-1])
 
 
 def _code(call):

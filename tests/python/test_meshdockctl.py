@@ -187,6 +187,27 @@ def test_load_without_a_name_takes_the_file_name_up_to_its_first_dot(daemon):
     assert r.returncode == EXIT["usage"] and "--name" in r.stderr and "my mesh" in r.stderr
 
 
+def test_export_says_what_the_format_could_not_hold(daemon):
+    """An export to MSH 2.2 merges the blocks of one type and drops gmsh:dim_tags: the daemon
+    logged that, and the client was told only the bytes written."""
+    mesh = str(daemon.root / "box.v41.msh")
+    assert daemon.ctl("load", mesh, "--name", "box").returncode == EXIT["ok"]
+    out = str(daemon.root / "box22.msh")
+    r = daemon.ctl("export", "box", out, "--format", "msh22")
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"wrote {out} ({os.path.getsize(out)} bytes)", r.stdout
+    assert "  note: point_data 'gmsh:dim_tags' is not written: MSH 2.2 has no node entities" \
+        in lines, r.stdout
+    assert any("read back as one block" in n for n in lines[1:]), r.stdout
+    js = json.loads(daemon.ctl("--json", "export", "box", out, "-f", "--format", "msh22").stdout)
+    assert [f"  note: {n}" for n in js["notes"]] == lines[1:]
+    # Python: each note is a MeshWarning naming the file, as meshdock.write's notes are.
+    import meshdock as md
+    with md.Client(daemon.addr) as c, pytest.warns(md.MeshWarning) as caught:
+        assert c.export("box", out, format="msh22", overwrite=True) == os.path.getsize(out)
+    assert [str(w.message) for w in caught] == [f"{out}: {n}" for n in js["notes"]]
+
+
 def test_exit_statuses_follow_the_documented_table(daemon, tmp_path):
     mesh = str(daemon.root / "box.v41.msh")
     assert daemon.ctl("load", mesh, "--name", "box").returncode == EXIT["ok"]
@@ -311,6 +332,7 @@ def test_json_of_every_verb(daemon, tmp_path):
 
     stats = j("stats")
     assert stats["backend"] in ("host", "cuda") and type(stats["host_memory_used"]) is int
+    assert stats["max_decoded_size"] > 0  # every StatsReply field, as the proto names it
     assert stats["slots"][0]["name"] == "box" and type(stats["slots"][0]["bytes"]) is int
     assert stats["slots"][0]["bytes"] > 0
 
@@ -327,6 +349,7 @@ def test_json_of_every_verb(daemon, tmp_path):
     out = j("export", "box", str(daemon.root / "box-out.vtu"))
     assert out["path"] == str(daemon.root / "box-out.vtu")
     assert out["bytes_written"] == os.path.getsize(out["path"])
+    assert out["notes"] == []
 
     insp = json.loads(ctl("--json", "inspect", "box", "--prefix", daemon.prefix).stdout)
     assert type(insp["version"]) is int and insp["num_slots"] == slot["num_slots"]

@@ -456,11 +456,17 @@ class Client:
 
     def export(self, name: str, path, format: str = "", overwrite: bool = False) -> int:
         """Writes the mesh as its slot serves it to `path` (under a daemon root); returns bytes
-        written. An existing file is replaced only with overwrite=True (DaemonError
-        ALREADY_EXISTS otherwise), and never the source file of a loaded mesh."""
+        written. What the format could not hold (an array not written, blocks merged) is a
+        MeshWarning each, as from meshdock.write. An existing file is replaced only with
+        overwrite=True (DaemonError ALREADY_EXISTS otherwise), and never the source file of a
+        loaded mesh."""
+        from .mesh import MeshWarning
         req = self.pb.ExportRequest(name=name, path=os.path.abspath(os.fspath(path)),
                                     format=format, overwrite=overwrite)
-        return self._call(self._stub.Export, req).bytes_written
+        rep = self._call(self._stub.Export, req)
+        for n in rep.notes:
+            warnings.warn(f"{rep.path}: {n}", MeshWarning, stacklevel=2)
+        return rep.bytes_written
 
     def stats(self) -> R.Stats:
         return R.from_pb(R.Stats, self._call(self._stub.Stats, self.pb.StatsRequest()))
