@@ -35,7 +35,7 @@ ConfigSource resolve_config_source(const std::optional<std::string>& flag, const
 }
 
 std::string ConfigSource::describe() const {
-  if (path) return "configuration: read " + *path + " (" + origin + ")";
+  if (path) return "configuration: from " + *path + " (" + origin + ")";
   const std::string why = origin == "$MESHDOCK_CONFIG"
                               ? "$MESHDOCK_CONFIG is set and empty"
                               : "no --config, $MESHDOCK_CONFIG unset, nothing at " + default_path;
@@ -102,6 +102,18 @@ std::vector<StartupLoad> parse_loads(const nlohmann::json& v, const std::string&
     }
     if (l.path.empty() || l.name.empty())
       throw ConfigError(at + " needs a \"path\" and a \"name\"");
+    // Checked here, not at the load: a start that cannot serve an entry says so and stops
+    // (exit 2) rather than coming up without it and a line in the log.
+    if (l.path.front() != '/')
+      throw ConfigError(at + ": path '" + l.path + "' is not absolute: give it from / (under " +
+                        "one of `roots`)");
+    try {
+      shm::validate_name(l.name, "name");
+      if (const auto clash = shm::slot_name_collision(l.name); !clash.empty())
+        throw shm::ProtocolError(clash);
+    } catch (const shm::ProtocolError& err) {
+      throw ConfigError(at + ": " + err.what());
+    }
     for (const auto& o : out)
       if (o.name == l.name) throw ConfigError(at + ": the name '" + l.name + "' is loaded twice");
     out.push_back(std::move(l));

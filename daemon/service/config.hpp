@@ -124,7 +124,7 @@ struct ConfigSource {
   std::optional<std::string> path;  // none: the built-in defaults
   std::string origin;               // "--config", "$MESHDOCK_CONFIG" or "the default path"
   std::string default_path;         // what was looked for when nothing named a file
-  std::string describe() const;     // "configuration: read PATH (ORIGIN)" / "...: none (why)"
+  std::string describe() const;     // "configuration: from PATH (ORIGIN)" / "...: none (why)"
 };
 // `flag`: --config; `env`: getenv("MESHDOCK_CONFIG") (nullptr when unset); `default_path`:
 // kDefaultConfigPath in meshdockd. Does not read the file: a named file that is missing is

@@ -77,7 +77,7 @@ for i in $(seq 100); do grep -q "ready on" "$work/out" 2>/dev/null && break; sle
 grep -q "^meshdockd ready on unix:/run/meshdock/meshdockd.sock" "$work/out" ||
   { cat "$work/err"; fail "meshdockd did not start"; }
 head -1 "$work/err"
-[ "$(head -1 "$work/err")" = "meshdockd: notice: configuration: read /etc/meshdock/meshdockd.json (the default path)" ] ||
+[ "$(head -1 "$work/err")" = "meshdockd: notice: configuration: from /etc/meshdock/meshdockd.json (the default path)" ] ||
   fail "first line: $(head -1 "$work/err")"
 [ "$(ch stat -c "%a %U:%G" /run/meshdock/meshdockd.sock)" = "660 meshdock:meshdock" ] ||
   fail "socket: $(ch stat -c "%a %U:%G" /run/meshdock/meshdockd.sock)"

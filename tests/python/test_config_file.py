@@ -53,7 +53,7 @@ def test_the_file_named_by_MESHDOCK_CONFIG_is_read_and_named_first(tmp_path):
     finally:
         assert d.stop() == 0
     assert d.stderr.splitlines()[0] == \
-        f"meshdockd: notice: configuration: read {cfg} ($MESHDOCK_CONFIG)"
+        f"meshdockd: notice: configuration: from {cfg} ($MESHDOCK_CONFIG)"
 
 
 def test_the_flag_wins_over_MESHDOCK_CONFIG(tmp_path):
@@ -62,7 +62,7 @@ def test_the_flag_wins_over_MESHDOCK_CONFIG(tmp_path):
     d = Daemon(tmp_path, config={"num_slots": 2}, env={"MESHDOCK_CONFIG": str(env_cfg)})
     assert d.stop() == 0
     assert d.stderr.splitlines()[0] == \
-        f"meshdockd: notice: configuration: read {tmp_path / 'meshdockd.json'} (--config)"
+        f"meshdockd: notice: configuration: from {tmp_path / 'meshdockd.json'} (--config)"
 
 
 def test_an_empty_MESHDOCK_CONFIG_means_built_in_defaults(tmp_path):
@@ -93,7 +93,8 @@ def test_a_missing_file_named_by_MESHDOCK_CONFIG_stops_the_start(tmp_path):
                        env=dict(os.environ, MESHDOCK_CONFIG=str(missing)))
     assert r.returncode == 2
     lines = r.stderr.splitlines()
-    assert lines[0] == f"meshdockd: notice: configuration: read {missing} ($MESHDOCK_CONFIG)"
+    # It said "configuration: read NOPE", then that NOPE could not be opened.
+    assert lines[0] == f"meshdockd: notice: configuration: from {missing} ($MESHDOCK_CONFIG)"
     assert f"{missing}: cannot open the configuration file" in r.stderr
 
 
@@ -234,7 +235,16 @@ def test_a_malformed_load_entry_stops_the_start_naming_it(tmp_path):
              "key 'load', entry 0: unknown key 'slots' (known: path, name, device, num_slots, "
              "watch)"),
             ({"load": [{"path": "/x.msh", "name": "a"}, {"path": "/y.msh", "name": "a"}]},
-             "key 'load', entry 1: the name 'a' is loaded twice")):
+             "key 'load', entry 1: the name 'a' is loaded twice"),
+            # A relative path was accepted, the daemon came up, and the log said "not absolute
+            # (meshdockctl makes it so)"; a bad name likewise failed only at the load.
+            ({"load": [{"path": "box.msh", "name": "a"}]},
+             "key 'load', entry 0: path 'box.msh' is not absolute: give it from / (under one of "
+             "`roots`)"),
+            ({"load": [{"path": "/x.msh", "name": "a/b"}]},
+             "key 'load', entry 0: name 'a/b' has '/' at position 1"),
+            ({"load": [{"path": "/x.msh", "name": "a.catalog"}]},
+             "key 'load', entry 0: slot name 'a.catalog' ends with '.catalog'")):
         cfg.write_text(json.dumps(bad))
         r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), "--print-config"],
                            capture_output=True, text=True, timeout=30)

@@ -45,7 +45,7 @@ TEST(ConfigSource, TheFlagWinsOverTheVariableAndTheDefault) {
   const auto s = svc::resolve_config_source(std::string("/x/flag.json"), "/x/env.json", "/");
   EXPECT_EQ(s.path.value_or("none"), "/x/flag.json");
   EXPECT_EQ(s.origin, "--config");
-  EXPECT_EQ(s.describe(), "configuration: read /x/flag.json (--config)");
+  EXPECT_EQ(s.describe(), "configuration: from /x/flag.json (--config)");
 }
 
 TEST(ConfigSource, TheVariableWinsOverTheDefault) {
@@ -53,7 +53,7 @@ TEST(ConfigSource, TheVariableWinsOverTheDefault) {
   // even when it does not exist (load_config then fails naming it).
   const auto s = svc::resolve_config_source(std::nullopt, "/x/env.json", "/");
   EXPECT_EQ(s.path.value_or("none"), "/x/env.json");
-  EXPECT_EQ(s.describe(), "configuration: read /x/env.json ($MESHDOCK_CONFIG)");
+  EXPECT_EQ(s.describe(), "configuration: from /x/env.json ($MESHDOCK_CONFIG)");
 }
 
 TEST(ConfigSource, AnEmptyVariableMeansNoFile) {
@@ -78,7 +78,7 @@ TEST_F(ConfigFiles, TheDefaultIsReadWhenItExistsAndSkippedWhenNot) {
   s = svc::resolve_config_source(std::nullopt, nullptr, present);
   ASSERT_TRUE(s.path);
   EXPECT_EQ(*s.path, present);
-  EXPECT_EQ(s.describe(), "configuration: read " + present + " (the default path)");
+  EXPECT_EQ(s.describe(), "configuration: from " + present + " (the default path)");
   EXPECT_EQ(svc::load_config(*s.path).num_slots, 4u);
 }
 
