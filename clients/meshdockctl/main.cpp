@@ -467,6 +467,12 @@ int inspect(const Options& o, const std::string& name, const std::string& prefix
     std::fprintf(stderr, "meshdockctl inspect: %s\n", e.what());
     return meshdockctl::kInvalidArgument;
   }
+  // "ru" for "ru.": refused as the SDKs' attach and meshdockd refuse it, rather than looking
+  // for /rubox and saying there is no such slot.
+  if (const auto problem = meshdock::shm::prefix_separator_problem(prefix); !problem.empty()) {
+    std::fprintf(stderr, "meshdockctl inspect: --prefix %s\n", problem.c_str());
+    return meshdockctl::kInvalidArgument;
+  }
   try {
     // A slot that is not there is NOT_FOUND (4), as for the daemon's verbs. stat, not open: a
     // segment this user may not read is there (inspect_slot then says who may).
@@ -721,7 +727,9 @@ int main(int argc, char** argv) {
   auto* exp = app.add_subcommand("export", "write a loaded mesh to a file (under an export root)");
   exp->add_option("NAME", name, "the mesh")->required();
   exp->add_option("PATH", out_path, "the file to write")->required();
-  exp->add_option("--format", format, "the writer; default by extension");
+  exp->add_option("--format", format,
+                  "the writer: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, or meshio's name "
+                  "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
   exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");
 
   std::string field, npy_path;
@@ -753,7 +761,9 @@ int main(int argc, char** argv) {
   auto* stats = app.add_subcommand("stats", "memory, uptime and per-mesh counters");
   auto* metrics = app.add_subcommand(
       "metrics", "the daemon's counters in Prometheus' text format (what metrics_listen serves)");
-  auto* health = app.add_subcommand("health", "exit 0 when meshdockd is SERVING, 3 otherwise");
+  auto* health = app.add_subcommand(
+      "health",
+      "exit 0 when meshdockd is SERVING, 3 when not (or nothing answers), 6 token refused");
   auto* shutdown =
       app.add_subcommand("shutdown", "stop meshdockd (consumers see the shutdown flag)");
 
@@ -1008,7 +1018,7 @@ int main(int argc, char** argv) {
         j["pid"] = r.pid();
         print_json(j);
       } else {
-        std::printf("revoked %u leases\n", rep.revoked());
+        std::printf("revoked %u lease%s\n", rep.revoked(), rep.revoked() == 1 ? "" : "s");
       }
       return 0;
     }

@@ -71,7 +71,7 @@ def test_a_stuck_consumer_pins_a_buffer_until_its_leases_are_revoked(daemon, stu
     # The held buffer is retired and kept; the slot got a fresh one.
     assert daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes == 2 * one
     r = daemon.ctl("leases", "--revoke", str(stuck))
-    assert r.stdout.strip() == "revoked 1 leases"
+    assert r.stdout.strip() == "revoked 1 lease"
     assert json.loads(daemon.ctl("--json", "leases").stdout).get("leases", []) == []
     # The next maintenance tick frees the retired buffer: nothing pins it any more.
     assert wait_for(lambda: daemon.stub.Stats(pb.StatsRequest()).slots[0].bytes == one, 3.0)

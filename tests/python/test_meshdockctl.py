@@ -199,6 +199,9 @@ def test_export_says_what_the_format_could_not_hold(daemon):
     assert "  note: point_data 'gmsh:dim_tags' is not written: MSH 2.2 has no node entities" \
         in lines, r.stdout
     assert any("read back as one block" in n for n in lines[1:]), r.stdout
+    # meshio's names carry the encoding: "no writer for format 'vtk-ascii'" before.
+    daemon.ctl("export", "box", str(daemon.root / "box.vtk"), "--format", "vtk-ascii")
+    assert (daemon.root / "box.vtk").read_bytes().split(b"\n")[2] == b"ASCII"
     js = json.loads(daemon.ctl("--json", "export", "box", out, "-f", "--format", "msh22").stdout)
     assert [f"  note: {n}" for n in js["notes"]] == lines[1:]
     # Python: each note is a MeshWarning naming the file, as meshdock.write's notes are.
@@ -227,6 +230,10 @@ def test_exit_statuses_follow_the_documented_table(daemon, tmp_path):
     assert f"no control block /{daemon.prefix}absent" in r.stderr
     assert ctl("inspect", "box", "--prefix", daemon.prefix).returncode == EXIT["ok"]
     assert ctl("inspect", "a/b", "--prefix", daemon.prefix).returncode == EXIT["invalid"]
+    # A prefix without its separator: it looked for /PREFIXbox and said NOT_FOUND.
+    r = ctl("inspect", "box", "--prefix", daemon.prefix[:-1])
+    assert r.returncode == EXIT["invalid"], r.stderr
+    assert f"did you mean '{daemon.prefix[:-1]}.'?" in r.stderr
     # No daemon at the address: unavailable, and the message says there is no socket.
     r = ctl("--addr", f"unix:{tmp_path}/none.sock", "ls")
     assert r.returncode == EXIT["unavailable"] and f"no socket at {tmp_path}/none.sock" in r.stderr

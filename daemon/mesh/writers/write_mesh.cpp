@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/unique_fd.hpp"
@@ -9,14 +10,35 @@
 
 namespace meshdock::mesh {
 
+namespace {
+
+// meshio's format names carry the encoding ("vtk-ascii", "gmsh-binary", "vtu-binary"): the
+// daemon's Export, the C ABI and meshdockctl take them as `meshdock convert` does. Splits one
+// into the format and its encoding; a name without such a suffix is returned as it is.
+std::pair<std::string, std::string> split_encoding(const std::string& format,
+                                                   const std::string& encoding,
+                                                   const std::string& path) {
+  const auto dash = format.rfind('-');
+  if (dash == std::string::npos) return {format, encoding};
+  const auto base = format.substr(0, dash), suffix = format.substr(dash + 1);
+  if (suffix != "ascii" && suffix != "binary") return {format, encoding};
+  // meshio's "vtu-binary" is appended zlib-compressed data, VTU's default here.
+  const std::string implied = (base == "vtu" || base == "vtp") && suffix == "binary" ? "" : suffix;
+  if (!encoding.empty() && encoding != suffix && encoding != implied)
+    throw WriteError(path + ": format '" + format + "' and encoding '" + encoding + "' disagree");
+  return {base, encoding.empty() ? implied : encoding};
+}
+
+}  // namespace
+
 std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
                                     const WriteOptions& options) {
   const std::string& path = target.path;
-  const std::string fmt =
-      options.format.empty() ? format_of(target.leaf) : format_of("." + options.format);
+  const std::string asked = options.format.empty() ? "" : format_of("." + options.format);
+  const auto [named, enc] = split_encoding(asked, options.encoding, path);
+  const std::string fmt = named.empty() ? format_of(target.leaf) : named;
   if (fmt.empty())
     throw WriteError(path + ": no file extension; name the format (format=, --format)");
-  const auto& enc = options.encoding;
   if (fmt == "vtu" || fmt == "vtp") {
     const auto writer = fmt == "vtu" ? &write_vtu : &write_vtp;
     if (enc.empty() || enc == "zlib")
@@ -51,7 +73,8 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     return write_off(m, target);
   }
   throw WriteError(path + ": no writer for format '" + fmt +
-                   "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off)");
+                   "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off; each may end in "
+                   "-ascii or -binary where it has both, as meshio's names do)");
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

@@ -66,7 +66,8 @@ std::vector<std::string> write_off(const Mesh& m, const OutTarget& target);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off"; empty: the path's extension (.msh: 4.1)
+  // "off"; empty: the path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names
+  // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
   // (default); obj, off: "ascii" (the default, the only one)
