@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from . import protocol
 from .mesh import Region
@@ -387,14 +387,34 @@ def published_names(prefix: str, shm_dir: str = SHM_DIR) -> List[str]:
     return sorted(out)
 
 
-def _other_prefixes(shm_dir: str = SHM_DIR) -> List[str]:
-    """Prefixes of the catalogs in /dev/shm ("meshdock." of "meshdock.bracket.catalog"), so a
-    timeout can say where slots are when the prefix asked for has none."""
-    found = set()
+def _catalog_pid(path: str) -> Optional[int]:
+    """The daemon pid the catalog at `path` records (its first 28 bytes), None when it cannot
+    be told (not readable by this user, not a catalog of this layout, not written yet)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return protocol.catalog_daemon_pid(os.pread(fd, 28, 0))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _other_prefixes(shm_dir: str = SHM_DIR) -> Tuple[List[str], List[str]]:
+    """(live, stale): the prefixes of the catalogs in /dev/shm ("meshdock." of
+    "meshdock.bracket.catalog"), so a timeout can say where slots are when the prefix asked for
+    has none. A killed daemon leaves its catalogs (until a daemon with its prefix starts), and a
+    host that ran many (a test run's) had dozens, which buried the live ones: a prefix is stale
+    when every catalog under it names a daemon pid that is gone (protocol.pid_alive); one whose
+    catalog cannot be read is counted live. Costs one 28-byte read per catalog and one look per
+    pid."""
+    by_prefix: dict = {}
     try:
         files = os.listdir(shm_dir)
     except OSError:
-        return []
+        return [], []
     for f in files:
         if not f.endswith(protocol.CATALOG_SUFFIX):
             continue
@@ -402,9 +422,23 @@ def _other_prefixes(shm_dir: str = SHM_DIR) -> List[str]:
         # a guess: the first separator ends the prefix (slot names may hold dots themselves)
         firsts = [stem.find(c) for c in PREFIX_SEPARATORS if stem.find(c) > 0]
         if firsts:
-            cut = min(firsts)
-            found.add(stem[:cut + 1])
-    return sorted(found)
+            by_prefix.setdefault(stem[:min(firsts) + 1], []).append(f)
+    alive: dict = {}
+    live, stale = [], []
+    for prefix, catalogs in by_prefix.items():
+        for f in catalogs:
+            pid = _catalog_pid(os.path.join(shm_dir, f))
+            if pid is None:
+                break
+            if pid not in alive:
+                alive[pid] = protocol.pid_alive(pid)
+            if alive[pid]:
+                break
+        else:
+            stale.append(prefix)
+            continue
+        live.append(prefix)
+    return sorted(live), sorted(stale)
 
 
 def _listing(names: List[str], limit: int = 20) -> str:
@@ -441,9 +475,17 @@ def _timeout_message(base: str, name: str, prefix: str) -> str:
         return f"{base}; published under prefix '{prefix}': {_listing(names)}"
     # The prefixes nearest the one asked for first: the listing stops at 20, and on a host with
     # more (a test run's daemons) an alphabetical list could leave out the one meant.
-    others = sorted((p for p in _other_prefixes() if p != prefix),
+    live, stale = _other_prefixes()
+    others = sorted((p for p in live if p != prefix),
                     key=lambda p: (-difflib.SequenceMatcher(None, p, prefix).ratio(), p))
-    where = f" (slots are published under {_listing(others)})" if others else ""
+    stale = [p for p in stale if p != prefix]
+    # Stale prefixes are counted, not listed: no daemon serves them.
+    gone = (f"{len(stale)} other prefix{'es hold' if len(stale) > 1 else ' holds'} only "
+            "stale catalogs, of daemons that are gone" if stale else "")
+    if others:
+        where = f" (slots are published under {_listing(others)}{'; ' + gone if gone else ''})"
+    else:
+        where = f" (no live daemon publishes under another prefix; {gone})" if gone else ""
     return (f"{base}; nothing is published under prefix '{prefix}'{where}: is the prefix "
             "right? Pass prefix= or set $MESHDOCK_PREFIX to the daemon's, or use "
             "Client.attach(name)")
@@ -454,9 +496,10 @@ def attach(name: str, prefix: Optional[str] = None, timeout: float = 5.0,
            owner_uid: Optional[int] = None) -> AttachedSlot:
     """Attach to slot `name` (shared memory /<prefix><name>), waiting up to `timeout` seconds
     for the daemon to publish it (AttachTimeout, whose message lists the slots published under
-    the prefix, or says none are and which prefixes have some). `prefix` defaults to
-    $MESHDOCK_PREFIX, else "meshdock."; a non-empty one must end with ".", "-" or "_"
-    (ValueError otherwise: see resolve_prefix). Client.attach(name) takes the prefix from the
+    the prefix, or says none are and under which prefixes live daemons publish). `prefix`
+    defaults to $MESHDOCK_PREFIX, else "meshdock."; a non-empty one must end with ".", "-" or "_"
+    (ValueError otherwise; meshdock.resolve_prefix(prefix) returns the prefix attach would use,
+    or raises as it would). Client.attach(name) takes the prefix from the
     daemon instead. A heartbeat older than `producer_timeout`
     seconds means the producer is gone (ProducerGone). With `reattach`, wait() rides over a
     daemon restart or an unload + load: it attaches again as soon as a live daemon publishes

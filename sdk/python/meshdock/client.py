@@ -12,6 +12,7 @@ daemon's message. `c.pb` is the generated module (meshdock.v1.meshdock_pb2) for 
 
 from __future__ import annotations
 
+import numbers
 import os
 import socket
 import stat
@@ -113,6 +114,107 @@ def _source_error(e) -> DaemonError:
     return DaemonError(code, message)
 
 
+# Address schemes passed to gRPC as they are, as meshdockctl's address_problem
+# (clients/meshdockctl/main.cpp) passes them: meshdockd listens on unix:PATH or HOST:PORT, and
+# gRPC's own scheme:... forms reach it too.
+_ADDR_SCHEMES = ("unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:")
+_ADDR_FORMS = "meshdockd listens on unix:PATH or HOST:PORT"
+
+
+def _address_problem(addr: str) -> Optional[str]:
+    """Why `addr` is no address meshdockd can be reached at (None: it is one), in meshdockctl's
+    words. gRPC takes far more, and answers what it cannot use only at the first call, with its
+    resolver's words ("DNS resolution failed for /tmp/x/s.sock: C-ares status ...")."""
+    if not addr:
+        return "is empty"
+    for scheme in _ADDR_SCHEMES:
+        if addr.startswith(scheme):
+            return None if len(addr) > len(scheme) else "names no socket"
+    if "://" in addr:
+        return "is a URL"
+    colon = addr.rfind(":")
+    if colon <= 0:
+        return "has no :PORT"
+    port = addr[colon + 1:]
+    if not (port.isascii() and port.isdigit() and len(port) <= 5 and 0 < int(port) <= 65535):
+        return "has no port 1-65535 after its last ':'"
+    return None
+
+
+# What each argument the Client sends becomes in its request, by parameter name: protobuf's own
+# refusal of a wrong one names neither the argument nor the method ("Value out of range: -1",
+# "5 has type int, but expected one of: bytes, unicode"), and a path or progress callback that
+# is wrong would fail only once the call is under way. (lo, hi): an integer field's range, as
+# the proto type holds it (a pid: as a process id can be); the daemon judges the rest (a
+# num_slots over 10, a name a slot cannot have) and says so.
+_UINT32 = (0, 2**32 - 1)
+_ARG_KINDS = {
+    "name": "text", "field": "text", "device": "text", "format": "text",
+    "path": "path", "progress": "callback",
+    "float32": "flag", "int32": "flag", "zero_copy_only": "flag", "watch": "flag",
+    "replace": "flag", "overwrite": "flag",
+    "num_slots": _UINT32, "block": _UINT32, "pid": (1, 2**31 - 1),
+}
+
+
+def _check_args(where: str, **args) -> None:
+    """TypeError / ValueError naming `where` (the method, or a publish's slot and field) and the
+    argument, for a value of the wrong type or out of range (kinds: _ARG_KINDS); nothing else
+    changes what a call sends. A name given as None is not checked (load's default)."""
+    for arg, value in args.items():
+        kind = _ARG_KINDS[arg]
+        if kind == "text" or kind == "path":
+            text = value
+            if kind == "path" and isinstance(value, os.PathLike):
+                text = os.fspath(value)
+            if isinstance(text, bytes):
+                try:
+                    text = text.decode()
+                except UnicodeDecodeError:
+                    text = text.decode(errors="surrogateescape")
+            if not isinstance(text, str):
+                want = "a path (str or os.PathLike)" if kind == "path" else "a str"
+                raise TypeError(f"{where}: {arg} must be {want}, not "
+                                f"{type(value).__name__} {value!r}")
+            try:
+                text.encode()
+            except UnicodeEncodeError:
+                # a file name of bytes that are not UTF-8 (os.fsdecode's surrogates)
+                raise ValueError(f"{where}: {arg} {value!r} is not UTF-8 text, which is all "
+                                 "gRPC carries (rename the file, or link it under a UTF-8 "
+                                 "name)") from None
+        elif kind == "flag":
+            if not isinstance(value, (bool, np.bool_, numbers.Integral)):
+                raise TypeError(f"{where}: {arg} must be True or False, not "
+                                f"{type(value).__name__} {value!r}")
+        elif kind == "callback":
+            if value is not None and not callable(value):
+                raise TypeError(f"{where}: {arg} must be a function (called with each "
+                                f"LoadProgress) or None, not {type(value).__name__} {value!r}")
+        else:
+            lo, hi = kind
+            if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{where}: {arg} must be an integer from {lo} to {hi}, not "
+                                f"{type(value).__name__} {value!r}")
+            if not lo <= value <= hi:
+                raise ValueError(f"{where}: {arg} must be an integer from {lo} to {hi}, "
+                                 f"not {value!r}")
+
+
+def _default_name(path) -> str:
+    """The slot name meshdockctl load gives a file when no --name is: its file name up to the
+    first dot ("box.v41b.msh" -> "box"). ValueError, saying to pass name=, when that is no name a
+    slot can have ("my mesh.msh", ".hidden.msh")."""
+    file = os.path.basename(os.fsdecode(path))
+    name = file.split(".", 1)[0]
+    try:
+        protocol.validate_name(name)
+    except ValueError as e:  # ProtocolError, or UnicodeEncodeError from a non-UTF-8 name
+        raise ValueError(f"Client.load: no name given, and the file name '{file}' does not "
+                         f"make one: {e}; pass name=NAME") from None
+    return name
+
+
 def _socket_path(addr: str) -> Optional[str]:
     """The path of a gRPC address's Unix socket (unix:PATH, unix:///PATH), else None."""
     if not addr.startswith("unix:"):
@@ -188,13 +290,62 @@ def _diagnose_unavailable(addr: str):
 
 
 class Client:
+    """meshdockd's control plane over gRPC: load, reload and unload meshes, list and describe
+    them, publish arrays into slots, export, watch events, leases, stats, metrics, shutdown.
+
+        with meshdock.Client() as c:      # $MESHDOCK_ADDR, else unix:/run/meshdock/meshdockd.sock
+            c.load("/srv/meshdock/bracket.msh", float32=True)   # slot "bracket"
+            print(c.ls())
+
+    Replies are meshdock.replies dataclasses; a refused or failed call raises DaemonError
+    (.code: "NOT_FOUND", "UNAVAILABLE", ...), an argument of the wrong type or range TypeError /
+    ValueError naming the method and the argument before anything is sent. Nothing connects
+    until the first call. A Client belongs to the process that made it (ForkError in a forked
+    child); close() it, or use it in a with block."""
+
     def __init__(self, addr: Optional[str] = None, token: Optional[str] = None,
                  timeout: Optional[float] = None):
+        """`addr`: where meshdockd listens, "unix:PATH" (also unix:///PATH, unix-abstract:NAME)
+        or "HOST:PORT" ("[::1]:50051"; gRPC's dns:, ipv4:, ipv6:, vsock: forms pass too); None
+        or "": $MESHDOCK_ADDR when set and not empty, else DEFAULT_ADDR,
+        "unix:/run/meshdock/meshdockd.sock" (the system daemon's socket). Any other form (a bare
+        path, a host without :PORT) raises ValueError naming it, as `meshdockctl --addr` refuses
+        it. `token`: the bearer token a TCP endpoint asks for; None: $MESHDOCK_TOKEN (unset or
+        "": none sent). `timeout`: seconds each call may take (a Load's whole load: past it the
+        daemon stops the load; health(): 5 s when None); None: no limit. watch() streams take no
+        timeout."""
+        source = "addr"
+        if addr is not None and not isinstance(addr, str):
+            hint = (f": a Unix socket's address is 'unix:{os.fspath(addr)}'"
+                    if isinstance(addr, os.PathLike) else "")
+            raise TypeError(f"Client: addr must be a str (unix:PATH or HOST:PORT), not "
+                            f"{type(addr).__name__} {addr!r}{hint}")
+        if not addr:
+            env = os.environ.get("MESHDOCK_ADDR")  # set but empty: as unset, as meshdockctl
+            addr, source = (env, "$MESHDOCK_ADDR") if env else (DEFAULT_ADDR, "addr")
+        why = _address_problem(addr)
+        if why is not None:
+            # A socket's path without its scheme is the likely slip ("/tmp/x/s.sock").
+            hint = (f"; for the socket at that path: 'unix:{addr}'"
+                    if addr.startswith(("/", "./", "../", "~")) else "")
+            raise ValueError(f"Client: {source} '{addr}' {why} ({_ADDR_FORMS}{hint})")
+        if token is not None and not isinstance(token, str):
+            raise TypeError(f"Client: token must be a str or None ($MESHDOCK_TOKEN), not "
+                            f"{type(token).__name__}")
+        if timeout is not None and (isinstance(timeout, bool)
+                                    or not isinstance(timeout, numbers.Real)):
+            raise TypeError(f"Client: timeout must be a number of seconds or None (no limit), "
+                            f"not {type(timeout).__name__} {timeout!r}")
+        if timeout is not None and not timeout > 0:  # NaN too
+            # gRPC's deadline would be over at once: every call DEADLINE_EXCEEDED, not "no
+            # limit" as meshdockctl's --timeout 0 means
+            raise ValueError(f"Client: timeout must be a number of seconds > 0, or None (no "
+                             f"limit), not {timeout!r}")
         import grpc
         from .v1 import meshdock_pb2 as pb
         from .v1 import meshdock_pb2_grpc as pbg
         self._grpc, self.pb = grpc, pb
-        self.addr = addr or os.environ.get("MESHDOCK_ADDR") or DEFAULT_ADDR
+        self.addr = addr
         token = token if token is not None else os.environ.get("MESHDOCK_TOKEN")
         self._metadata = [("authorization", f"Bearer {token}")] if token else None
         self._timeout = timeout
@@ -267,25 +418,47 @@ class Client:
         return R.from_pb(R.SlotInfo, last.slot)
 
     # ---- verbs -------------------------------------------------------------------------------
-    def load(self, path, name: str, float32: bool = False, int32: bool = False,
+    def load(self, path, name: Optional[str] = None, float32: bool = False, int32: bool = False,
              zero_copy_only: bool = False, device: str = "", format: str = "",
              watch: bool = False, num_slots: int = 0, replace: bool = False,
              progress: Optional[Callable] = None) -> R.SlotInfo:
-        """Load `path` (made absolute here) as slot `name`; returns its SlotInfo. `progress` is
-        called with a LoadProgress per step (phase, bytes_done, bytes_total, fraction; str()
-        one line, so progress=print works)."""
+        """Load `path` (made absolute here; the daemon reads it, under one of its roots) as slot
+        `name`; returns its SlotInfo. `name` defaults, as meshdockctl load's, to the file name
+        up to its first dot ("box.v41b.msh" -> "box"); ValueError, saying to pass name=, when
+        that is no slot name (A-Z a-z 0-9 _ . -, at most 200 characters). `progress` is called
+        with a LoadProgress per step (phase, bytes_done, bytes_total, fraction; str() one line,
+        so progress=print works)."""
+        _check_args("Client.load", path=path, float32=float32, int32=int32,
+                    zero_copy_only=zero_copy_only, device=device, format=format, watch=watch,
+                    num_slots=num_slots, replace=replace, progress=progress)
+        if name is None:
+            name = _default_name(path)
+        else:
+            _check_args("Client.load", name=name)
         pb = self.pb
-        req = pb.LoadRequest(path=os.path.abspath(os.fspath(path)), name=name, replace=replace,
-                             options=pb.LoadOptions(float32=float32, int32=int32,
-                                                    zero_copy_only=zero_copy_only, device=device,
-                                                    format=format, watch=watch,
-                                                    num_slots=num_slots))
+        # bool(): protobuf takes a numpy bool only through __index__, deprecated by numpy
+        req = pb.LoadRequest(path=os.path.abspath(os.fspath(path)), name=name,
+                             replace=bool(replace),
+                             options=pb.LoadOptions(float32=bool(float32), int32=bool(int32),
+                                                    zero_copy_only=bool(zero_copy_only),
+                                                    device=device, format=format,
+                                                    watch=bool(watch), num_slots=num_slots))
         return self._stream(self._stub.Load, req, progress)
 
     def reload(self, name: str, progress: Optional[Callable] = None) -> R.SlotInfo:
+        """Reads mesh `name`'s file again, with the options it was loaded with, and publishes
+        it as a new frame of the same slot (consumers see it as any frame; published fields are
+        replaced by the file's arrays, as SlotInfo.notes says); returns its SlotInfo.
+        `progress` as for load. DaemonError NOT_FOUND when nothing of that name is loaded,
+        FAILED_PRECONDITION for a published tensor (no file to read)."""
+        _check_args("Client.reload", name=name, progress=progress)
         return self._stream(self._stub.Reload, self.pb.NameRequest(name=name), progress)
 
     def unload(self, name: str) -> None:
+        """Unloads mesh (or tensor) `name`: the daemon sets its slot's shutdown flag (attached
+        consumers get ProducerGone; reattach=True waits for a new load) and frees its memory
+        once no consumer holds it. DaemonError NOT_FOUND when nothing of that name is loaded."""
+        _check_args("Client.unload", name=name)
         self._call(self._stub.Unload, self.pb.NameRequest(name=name))
 
     def ls(self) -> List[R.SlotInfo]:
@@ -295,6 +468,7 @@ class Client:
 
     def describe(self, name: str) -> R.Description:
         """slot (SlotInfo), manifest (a dict), manifest_json (its text), arrays."""
+        _check_args("Client.describe", name=name)
         return R.from_pb(R.Description,
                          self._call(self._stub.Describe, self.pb.NameRequest(name=name)))
 
@@ -305,6 +479,7 @@ class Client:
         socket's. DaemonError NOT_FOUND (naming what is loaded) when the daemon serves no
         `name`, at once rather than after `timeout`."""
         from .attach import attach
+        _check_args("Client.attach", name=name)
         try:
             info = self.describe(name).slot
         except DaemonError as e:
@@ -338,15 +513,11 @@ class Client:
 
         notes: List[str] = []
         code = None
+        _check_args("Client.publish", name=name, field=field, device=device)
         # Every refusal names the slot as well as the field (a producer streams into several
         # slots); the daemon's say "slot 'NAME': FIELD: ..." too.
         where = f"slot '{name}': {field}"
-        for arg, value, top in (("block", block, 2**32 - 1), ("num_slots", num_slots, 2**32 - 1)):
-            # protobuf's own refusal ("Value out of range: -1") names neither
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) \
-                    or not 0 <= value <= top:
-                raise ValueError(f"{where}: {arg} must be an integer from 0 to {top}, "
-                                 f"not {value!r}")
+        _check_args(where, block=block, num_slots=num_slots)
         try:
             scalar = getattr(array, "ndim", None) == 0 or np.ndim(array) == 0
         except ValueError as e:  # a ragged list: numpy's words name no slot or field
@@ -461,14 +632,18 @@ class Client:
         overwrite=True (DaemonError ALREADY_EXISTS otherwise), and never the source file of a
         loaded mesh."""
         from .mesh import MeshWarning
+        _check_args("Client.export", name=name, path=path, format=format, overwrite=overwrite)
         req = self.pb.ExportRequest(name=name, path=os.path.abspath(os.fspath(path)),
-                                    format=format, overwrite=overwrite)
+                                    format=format, overwrite=bool(overwrite))
         rep = self._call(self._stub.Export, req)
         for n in rep.notes:
             warnings.warn(f"{rep.path}: {n}", MeshWarning, stacklevel=2)
         return rep.bytes_written
 
     def stats(self) -> R.Stats:
+        """The daemon's Stats: slots (a SlotStats each: name, bytes, frames, leases,
+        last_load_seconds), device and host memory used, the device memory budget, uptime,
+        backend, and max_decoded_size (the most bytes one publish may be; 0: not said)."""
         return R.from_pb(R.Stats, self._call(self._stub.Stats, self.pb.StatsRequest()))
 
     def metrics(self) -> str:
@@ -479,12 +654,14 @@ class Client:
     def leases(self, name: str = "") -> List[R.Lease]:
         """The leases the daemon honours (every mesh, or `name`'s): the frames consumers hold,
         each with mesh name, ring slot, pid, uid, frame and age_seconds."""
+        _check_args("Client.leases", name=name)
         return [R.from_pb(R.Lease, x)
                 for x in self._call(self._stub.Leases, self.pb.LeasesRequest(name=name)).leases]
 
     def revoke_leases(self, pid: int) -> int:
         """Revokes every lease of consumer `pid` (a stuck one pinning buffers); returns how
         many. Its frames may then be refilled under it."""
+        _check_args("Client.revoke_leases", pid=pid)
         return self._call(self._stub.RevokeLeases, self.pb.RevokeLeasesRequest(pid=pid)).revoked
 
     def watch(self, name: str = "") -> Iterator[R.Event]:
@@ -493,7 +670,12 @@ class Client:
         lost just before this one when the loop reads more slowly than they come (the daemon
         keeps the newest 1024 per watcher), so a slow watcher knows it missed some. The
         iteration ends after SHUTDOWN (the daemon stopped); a daemon that dies raises
-        DaemonError UNAVAILABLE."""
+        DaemonError UNAVAILABLE. The stream opens at the first iteration."""
+        # Not a generator itself, so that a wrong argument raises here, not at the first next()
+        _check_args("Client.watch", name=name)
+        return self._watch(name)
+
+    def _watch(self, name: str) -> Iterator[R.Event]:
         try:
             for e in self._stub.Watch(self.pb.WatchRequest(name=name), metadata=self._metadata):
                 yield R.from_pb(R.Event, e)
@@ -513,6 +695,10 @@ class Client:
         return health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
 
     def shutdown(self) -> None:
+        """Stops the daemon as SIGTERM does: every slot's shutdown flag is set (consumers get
+        ProducerGone), watchers get SHUTDOWN, its segments and socket are removed and it exits
+        0. Any caller that may connect may ask (the socket's mode and group; over TCP, the
+        token). Returns once the daemon has accepted the request."""
         self._call(self._stub.Shutdown, self.pb.ShutdownRequest())
 
     def close(self) -> None:

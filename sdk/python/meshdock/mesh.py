@@ -47,7 +47,12 @@ class MeshWarning(UserWarning):
     """A lossy step a reader or writer took (the same text is in the notes it returns)."""
 
 
-@dataclass
+# Mesh, CellBlock and Region compare by identity (eq=False), as meshio's Mesh and CellBlock
+# do: the == a dataclass generates compares the fields as a tuple, and two numpy arrays of more
+# than one element have no truth value, so md.read(f) == md.read(f) raised ValueError ("The
+# truth value of an array ... is ambiguous") instead of answering. What "equal" should mean for
+# meshes (dtypes, float tolerance, block order, notes) is the caller's to say.
+@dataclass(eq=False)
 class CellBlock:
     """One block of cells of one type.
 
@@ -55,6 +60,8 @@ class CellBlock:
     size) keep CSR arrays: ``data`` is flat; for a polygon block ``offsets`` (n + 1) delimit the
     cells in ``data``; for a polyhedron block ``face_offsets`` delimit faces in ``data`` and
     ``offsets`` (n + 1) delimit each cell's faces.
+
+    ``==`` is identity (as for Mesh): compare ``type`` and the arrays with np.array_equal.
     """
 
     type: str
@@ -80,8 +87,12 @@ class CellBlock:
         return [self.data[int(fo[f]):int(fo[f + 1])] for f in range(lo, hi)]
 
 
-@dataclass
+@dataclass(eq=False)
 class Region:
+    """A named set: ``kind`` "point" (``entries``: point ids), "cell" (global, block-major cell
+    numbers) or "side" ((cell, local facet) pairs, shape (n, 2)); ``dim`` and ``tag`` as the
+    file gave them (a Gmsh physical group's). ``==`` is identity (as for Mesh)."""
+
     name: str
     kind: str  # "point" | "cell" | "side"
     dim: int
@@ -120,14 +131,18 @@ def _cells_of_blocks(blocks: List[CellBlock]):
     return blocks[0].data if len(blocks) == 1 else np.concatenate([b.data for b in blocks])
 
 
-@dataclass
+@dataclass(eq=False)
 class Mesh:
     """A mesh: points, cell blocks, data and regions (DESIGN.md "Data model").
 
     Built the meshio way too: ``Mesh(points, [("tetra", tets)])`` or ``Mesh(points,
     {"triangle": tris})``; and read the meshio way (``cells_dict``, ``cell_data_dict``,
     ``get_cells_type``, ``get_cell_data``, ``point_sets`` / ``cell_sets`` derived from the
-    regions, ``write``). ``meshdock.to_meshio`` / ``from_meshio`` convert."""
+    regions, ``write``). ``meshdock.to_meshio`` / ``from_meshio`` convert.
+
+    ``==`` and hash() are identity, as for a meshio.Mesh (and CellBlock, Region): two reads of
+    one file are two meshes. Compare contents array by array, e.g.
+    ``np.array_equal(a.points, b.points)`` and each block's ``type`` and ``data``."""
 
     points: np.ndarray
     cells: List[CellBlock]

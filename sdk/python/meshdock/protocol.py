@@ -24,8 +24,9 @@ __all__ = [
     "make_host_handle", "is_host_handle", "parse_host_handle", "validate_name",
     "validate_prefix", "control_object_name", "catalog_object_name", "data_object_name",
     "fnv1a64", "CatalogHeader", "Page", "Lease", "catalog_size", "encode_catalog",
-    "catalog_ready", "decode_catalog", "decode_manifest", "open_segment", "read_segment", "leases_object_name",
-    "leases_size", "encode_leases", "decode_leases",
+    "catalog_ready", "decode_catalog", "catalog_daemon_pid", "pid_alive", "decode_manifest",
+    "open_segment", "read_segment", "leases_object_name", "leases_size", "encode_leases",
+    "decode_leases",
 ]
 
 
@@ -445,6 +446,43 @@ def decode_catalog(buf, what: str = "bytes") -> CatalogHeader:
     return CatalogHeader(n, page, leases, pid, dev, dev_id, futex, heartbeat, pages, uid,
                          bytes(mv[64:64 + socket_len]),
                          bytes(mv[DEVICE_UUID_OFFSET:DEVICE_UUID_OFFSET + DEVICE_UUID_BYTES]))
+
+
+def catalog_daemon_pid(head) -> Optional[int]:
+    """The daemon pid a catalog records, from the first 28 bytes of its segment or more (so a
+    listing of many catalogs reads those, not whole segments of num_slots pages); None when they
+    are no catalog of this layout (too short, not written yet, another magic or layout)."""
+    mv = memoryview(head).cast("B")
+    if len(mv) < 28:
+        return None
+    magic, layout = struct.unpack_from("<II", mv, 0)
+    if magic != CATALOG_MAGIC or layout != CATALOG_LAYOUT_VERSION:
+        return None
+    return struct.unpack_from("<i", mv, 24)[0]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether `pid` names a process that can still run, as shm::pid_alive (process.hpp) says:
+    kill(pid, 0) finds it (EPERM: another user's process, alive) and /proc says it is no zombie.
+    Pids compare within one pid namespace, as the protocol assumes (docs/protocol.md)."""
+    import os
+
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        pass
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read(512)
+    except OSError:
+        return True
+    # "pid (comm) S ...": comm may hold spaces and ')', so the last ')' ends it.
+    close = stat.rfind(b")")
+    return not (close != -1 and stat[close + 2:close + 3] in (b"Z", b"X"))
 
 
 def encode_leases(num_slots: int, lease_capacity: int, leases: Sequence[Lease]) -> bytes:
