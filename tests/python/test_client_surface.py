@@ -281,3 +281,15 @@ def test_attach_timeout_lists_the_prefixes_of_live_daemons_only(daemon):
     finally:
         for path in made:
             os.unlink(path)
+
+
+def test_an_event_says_when_it_happened_as_watch_json_does():
+    # `meshdockctl watch --json` gave each event a "time"; a Python Event had only the daemon's
+    # monotonic timestamp.
+    import datetime
+    import time
+    from meshdock.replies import Event
+    e = Event(kind="LOADED", name="box", timestamp=time.monotonic() - 2.0)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert e.time.tzinfo is not None
+    assert 1.9 < (now - e.time).total_seconds() < 2.5

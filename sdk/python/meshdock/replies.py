@@ -16,7 +16,9 @@ This module imports neither grpc nor protobuf: ``from_pb`` reads messages by att
 
 from __future__ import annotations
 
+import datetime
 import json
+import time as _time
 from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Optional
 
@@ -243,6 +245,13 @@ class Event:
     message: str = ""
     timestamp: float = 0.0
     dropped: int = 0
+
+    @property
+    def time(self) -> datetime.datetime:
+        """When it happened, as an aware UTC datetime: `timestamp` is the daemon's
+        CLOCK_MONOTONIC, which this process reads too (`meshdockctl watch --json`'s "time")."""
+        wall = _time.time() - (_time.monotonic() - self.timestamp)
+        return datetime.datetime.fromtimestamp(wall, datetime.timezone.utc)
 
     def __str__(self) -> str:
         s = f"{self.kind} '{self.name}'"
