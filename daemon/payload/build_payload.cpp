@@ -21,8 +21,9 @@ class Builder {
 
   DevicePayload build() {
     if (o_.zero_copy_only && (o_.float32 || o_.int32))
-      throw PayloadError(std::string("zero_copy_only=True cannot be combined with ") +
-                         (o_.float32 ? "float32=True" : "int32=True") +
+      // Both spellings: the same options come from Python (keywords) and meshdockctl (flags).
+      throw PayloadError(std::string("zero_copy_only (--zero-copy-only) cannot be combined with ") +
+                         (o_.float32 ? "float32 (--float32)" : "int32 (--int32)") +
                          ": a downcast always copies");
     try {
       mesh::validate_mesh(m_, "mesh", mesh::Checks::kShapes);

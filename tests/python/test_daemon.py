@@ -131,7 +131,7 @@ def test_bad_requests_get_the_right_status_and_message(daemon, tmp_path):
               options=pb.LoadOptions(num_slots=11)), S.INVALID_ARGUMENT, "num_slots 11"),
         (dict(path=str(daemon.root / "box.v41.msh"), name="a",
               options=pb.LoadOptions(zero_copy_only=True, float32=True)), S.INVALID_ARGUMENT,
-         "zero_copy_only=True cannot be combined with float32=True"),
+         "zero_copy_only (--zero-copy-only) cannot be combined with float32 (--float32)"),
         (dict(path=str(daemon.root / "box.v41.msh"), name="box"), S.ALREADY_EXISTS,
          "a mesh or tensor named 'box' is loaded"),
     ]

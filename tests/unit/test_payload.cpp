@@ -69,8 +69,10 @@ TEST(Payload, OptionErrorsNameTheArray) {
             "regions/r: renumbered to the kept blocks (copy); 1 entries in "
             "dropped blocks removed would need a copy, and zero_copy_only=True");
   o.float32 = true;
-  EXPECT_EQ(error_of(m, o),
-            "zero_copy_only=True cannot be combined with float32=True: a downcast always copies");
+  EXPECT_EQ(
+      error_of(m, o),
+      "zero_copy_only (--zero-copy-only) cannot be combined with float32 (--float32): a downcast "
+      "always copies");
   payload::Options i32;
   i32.int32 = true;
   m.cells[2].connectivity.as<std::int64_t>()[1] = -(std::int64_t{1} << 40);
