@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -570,4 +572,299 @@ TEST(XmlVtkReader, PiecesCoveringTheGridOverAndOverAreRefused) {
   vti.erase(vti.find("<Piece"),
             150 * std::string(R"(<Piece Extent="0 1 0 1 0 1"></Piece>)").size());
   EXPECT_EQ(mesh::read_vtu_bytes(vti, "over.vti").num_cells(), 2);
+}
+
+// ---- pieces, duplicate names, ascii ranges, counts, cell data without cells (review) ----------
+
+namespace {
+
+// An UnstructuredGrid of the given pieces. A piece from tet_piece() takes 8 lines: with no
+// newline in `pd` / `cd`, piece k starts at line 3 + 8 k, its PointData at 4 + 8 k, its
+// CellData at 5 + 8 k, Points 6 + 8 k, connectivity 7 + 8 k, offsets 8 + 8 k, types 9 + 8 k.
+std::string ug_file(const std::vector<std::string>& pieces) {
+  std::string s =
+      "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
+      "<UnstructuredGrid>\n";
+  for (const auto& p : pieces) s += p;
+  return s + "</UnstructuredGrid></VTKFile>\n";
+}
+
+// 4 points, one tetrahedron; `pd` / `cd` inside its PointData / CellData.
+std::string tet_piece(const std::string& pd, const std::string& cd = "",
+                      const std::string& counts = "NumberOfPoints=\"4\" NumberOfCells=\"1\"") {
+  return "<Piece " + counts + ">\n<PointData>" + pd + "</PointData>\n<CellData>" + cd +
+         "</CellData>\n"
+         "<Points><DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">"
+         "0 0 0 1 0 0 0 1 0 0 0 1</DataArray></Points>\n"
+         "<Cells><DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 1 2 3"
+         "</DataArray>\n"
+         "<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">4</DataArray>\n"
+         "<DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">10</DataArray></Cells>\n"
+         "</Piece>\n";
+}
+
+std::string array(const std::string& type, const std::string& name, const std::string& values,
+                  int components = 1) {
+  return "<DataArray type=\"" + type + "\" Name=\"" + name + "\" NumberOfComponents=\"" +
+         std::to_string(components) + "\" format=\"ascii\">" + values + "</DataArray>";
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+TEST(XmlVtkReader, VtuPieceWithoutAnArrayDropsItWithANote) {
+  // Piece 0 has point data A and cell data c, piece 1 point data B: none covers the mesh.
+  const auto m = mesh::read_vtu_bytes(
+      ug_file({tet_piece(array("Float64", "A", "1 2 3 4"), array("Int32", "c", "7")),
+               tet_piece(array("Float64", "B", "5 6 7 8"))}),
+      "missing.vtu");
+  ASSERT_EQ(m.num_points(), 8);
+  EXPECT_TRUE(m.point_data.empty());
+  EXPECT_TRUE(m.cell_data.empty());
+  const auto notes = notes_of(m);
+  EXPECT_NE(notes.find("point data 'A' is in 1 of 2 pieces (not in piece 1): dropped"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("point data 'B' is in 1 of 2 pieces (not in piece 0): dropped"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("cell data 'c' is in 1 of 2 pieces (not in piece 1): dropped"),
+            std::string::npos)
+      << notes;
+}
+
+TEST(XmlVtkReader, VtuPiecesOfDifferentTypesArePromotedWithANote) {
+  // A: Float64 then Int32 (VTK and meshio read it: float64); c: UInt8 then Int16.
+  const auto m = mesh::read_vtu_bytes(
+      ug_file({tet_piece(array("Float64", "A", "1.5 2 3 4"), array("UInt8", "c", "200")),
+               tet_piece(array("Int32", "A", "5 6 7 -8"), array("Int16", "c", "-3"))}),
+      "dtype.vtu");
+  ASSERT_EQ(m.point_data.at("A").dtype(), mesh::kFloat64);
+  EXPECT_EQ(doubles(m.point_data.at("A")), (std::vector<double>{1.5, 2, 3, 4, 5, 6, 7, -8}));
+  ASSERT_EQ(m.cell_data.at("c").size(), 2u);
+  for (const auto& a : m.cell_data.at("c")) EXPECT_EQ(a.dtype(), (mesh::DType{0, 16, 1}));
+  EXPECT_EQ(ints(m.cell_data.at("c")[0]), (std::vector<std::int64_t>{200}));
+  EXPECT_EQ(ints(m.cell_data.at("c")[1]), (std::vector<std::int64_t>{-3}));
+  const auto notes = notes_of(m);
+  EXPECT_NE(notes.find("point data 'A' is Float64 in piece 0 (line 4) and Int32 in piece 1 (line "
+                       "12): read as Float64 in every piece, their common type"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("cell data 'c' is UInt8 in piece 0 (line 5) and Int16 in piece 1 (line "
+                       "13): read as Int16 in every piece, their common type"),
+            std::string::npos)
+      << notes;
+}
+
+TEST(XmlVtkReader, VtuPiecesOfDifferentComponentsNameBothPieces) {
+  const auto what = error_of(ug_file({tet_piece(array("Float64", "A", "1 2 3 4")),
+                                      tet_piece(array("Float64", "A", "1 2 3 4 5 6 7 8", 2))}),
+                             "ncomp.vtu");
+  EXPECT_EQ(what,
+            "ncomp.vtu:12: point data 'A' has 2 components in piece 1 (line 12) but 1 in piece 0 "
+            "(line 4)");
+}
+
+TEST(XmlVtkReader, DuplicateArrayNamesKeepTheLastWithANote) {
+  // Two T in one piece's PointData (of 1 and 2 components), two c in its CellData, two f in
+  // FieldData: each name once, the last array (as meshio reads them), a note for the other.
+  std::string vtu = ug_file({tet_piece(
+      array("Float64", "T", "1 2 3 4") + "\n" + array("Float64", "T", "5 6 7 8 1 1 1 1", 2),
+      array("Float64", "c", "1") + array("Float64", "c", "2"))});
+  vtu = replaced(vtu, "<UnstructuredGrid>\n",
+                 "<UnstructuredGrid>\n<FieldData>" + array("Int32", "f", "1") +
+                     array("Int32", "f", "2 3") + "</FieldData>");
+  const auto m = mesh::read_vtu_bytes(vtu, "dup.vtu");
+  ASSERT_EQ(m.point_data.size(), 1u);
+  EXPECT_EQ(m.point_data.at("T").shape(), (std::vector<std::int64_t>{4, 2}));
+  EXPECT_EQ(doubles(m.point_data.at("T")), (std::vector<double>{5, 6, 7, 8, 1, 1, 1, 1}));
+  ASSERT_EQ(m.cell_data.at("c").size(), 1u);
+  EXPECT_EQ(doubles(m.cell_data.at("c")[0]), (std::vector<double>{2}));
+  EXPECT_EQ(ints(m.field_data.at("f")), (std::vector<std::int64_t>{2, 3}));
+  const auto notes = notes_of(m);
+  EXPECT_NE(notes.find("piece 0: <PointData> has two arrays named 'T' (lines 4 and 5): the one "
+                       "at line 4 is dropped, the last kept"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("piece 0: <CellData> has two arrays named 'c' (lines 6 and 6): the one at "
+                       "line 6 is dropped, the last kept"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("<FieldData> has two arrays named 'f' (lines 3 and 3): the one at line 3 "
+                       "is dropped, the last kept"),
+            std::string::npos)
+      << notes;
+}
+
+TEST(XmlVtkReader, AsciiValuesOutsideTheirTypeAreRefused) {
+  const std::string ok = ug_file({tet_piece("")});
+  struct Case {
+    std::string from, to, message;
+  };
+  const std::string conn = "type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 1 2 3";
+  const std::string offs = "type=\"Int64\" Name=\"offsets\" format=\"ascii\">4";
+  const std::string pd = "<PointData>";
+  const std::vector<Case> cases = {
+      {conn, "type=\"Int32\" Name=\"connectivity\" format=\"ascii\">0 1 2 4294967299",
+       "r.vtu:7: piece 0: value 4294967299 of DataArray 'connectivity' does not fit its type "
+       "Int32"},
+      {conn, "type=\"Int64\" Name=\"connectivity\" format=\"ascii\">0 1 2 18446744073709551619",
+       "r.vtu:7: piece 0: value 18446744073709551619 of DataArray 'connectivity' does not fit its "
+       "type Int64"},
+      {"format=\"ascii\">10<", "format=\"ascii\">266<",
+       "r.vtu:9: piece 0: value 266 of DataArray 'types' does not fit its type UInt8"},
+      {offs, "type=\"Int32\" Name=\"offsets\" format=\"ascii\">4294967300",
+       "r.vtu:8: piece 0: value 4294967300 of DataArray 'offsets' does not fit its type Int32"},
+      {pd, pd + array("Int32", "I", "1 2 3 4294967296"),
+       "r.vtu:4: piece 0: value 4294967296 of DataArray 'I' does not fit its type Int32"},
+      {pd, pd + array("UInt8", "I", "1 2 3 300"),
+       "r.vtu:4: piece 0: value 300 of DataArray 'I' does not fit its type UInt8"},
+      {pd, pd + array("UInt32", "I", "1 2 3 -4"),
+       "r.vtu:4: piece 0: value -4 of DataArray 'I' does not fit its type UInt32"},
+      {pd, pd + array("UInt64", "I", "1 2 3 -4"),
+       "r.vtu:4: piece 0: value -4 of DataArray 'I' does not fit its type UInt64"},
+      {pd, pd + array("Int8", "I", "-129 0 0 0"),
+       "r.vtu:4: piece 0: value -129 of DataArray 'I' does not fit its type Int8"},
+      {pd, pd + array("Float32", "F", "1 2 3 1e39"),
+       "r.vtu:4: piece 0: value 1e39 of DataArray 'F' does not fit its type Float32"},
+      {pd, pd + array("Float64", "F", "1 2 3 1e400"),
+       "r.vtu:4: piece 0: value 1e400 of DataArray 'F' does not fit its type Float64"},
+      // The value's own line, not the array's.
+      {pd, pd + array("Int16", "I", "1\n2\n3\n40000"),
+       "r.vtu:7: piece 0: value 40000 of DataArray 'I' does not fit its type Int16"},
+      {pd, pd + array("Int16", "I", "1\n2\n3\n4.5"),
+       "r.vtu:7: piece 0: DataArray 'I': expected an integer (Int16), found '4.5'"},
+      {pd, pd + array("Float64", "F", "1 2\n x 4"),
+       "r.vtu:5: piece 0: DataArray 'F': expected a number (Float64), found 'x'"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(error_of(replaced(ok, c.from, c.to), "r.vtu"), c.message);
+  // Each type's own limits are read as they are.
+  const auto m = mesh::read_vtu_bytes(
+      replaced(ok, pd,
+               pd + array("Int8", "a", "-128 127 0 -1") + array("UInt32", "b", "0 4294967295 1 2") +
+                   array("Int64", "c", "-9223372036854775808 9223372036854775807 0 0") +
+                   array("UInt64", "d", "18446744073709551615 0 1 2") +
+                   array("Float32", "e", "3.4e38 -3.4e38 inf 1e-50")),
+      "ok.vtu");
+  EXPECT_EQ(ints(m.point_data.at("a")), (std::vector<std::int64_t>{-128, 127, 0, -1}));
+  EXPECT_EQ(ints(m.point_data.at("b")), (std::vector<std::int64_t>{0, 4294967295, 1, 2}));
+  EXPECT_EQ(ints(m.point_data.at("c")), (std::vector<std::int64_t>{INT64_MIN, INT64_MAX, 0, 0}));
+  EXPECT_EQ(doubles(m.point_data.at("d"))[0], 18446744073709551615.0);
+  const auto e = doubles(m.point_data.at("e"));
+  EXPECT_EQ(e[0], static_cast<double>(3.4e38f));
+  EXPECT_TRUE(std::isinf(e[2]));
+  EXPECT_EQ(e[3], 0.0);  // an underflow is a value of the type (0), not a wrap
+}
+
+TEST(XmlVtkReader, CountsTheFileCannotHoldAreRefusedBeforeAllocating) {
+  const std::string huge = "NumberOfPoints=\"1000000000000\" NumberOfCells=\"1\"";
+  EXPECT_EQ(error_of(ug_file({tet_piece("", "", huge)}), "h.vtu"),
+            "h.vtu:3: piece 0: NumberOfPoints 1000000000000 is more than the file can hold (its "
+            "<Points> array has room for 4 points at most)");
+  EXPECT_EQ(error_of(ug_file({tet_piece(""), tet_piece("", "", huge)}), "h.vtu"),
+            "h.vtu:11: piece 1: NumberOfPoints 1000000000000 is more than the file can hold (its "
+            "<Points> array has room for 4 points at most)");
+  EXPECT_EQ(
+      error_of(ug_file({tet_piece("", "", "NumberOfPoints=\"4\" NumberOfCells=\"1000000000000\"")}),
+               "h.vtu"),
+      "h.vtu:3: piece 0: NumberOfCells 1000000000000 is more than the file can hold (its "
+      "'types' array has room for 1 cells at most)");
+  // Compressed: the block headers' sizes bound it (a small file may decode to a lot, so the
+  // file's size could not): 24 bytes (zlib of 24 zeros) are one point.
+  const std::string zeros("\x78\x9c\x63\x60\xc0\x0e\x00\x00\x18\x00\x01", 11);
+  std::string z = one_block_vtu("vtkZLibDataCompressor", 24, zeros);
+  EXPECT_EQ(mesh::read_vtu_bytes(z, "z.vtu").num_points(), 1);
+  z = replaced(z, "NumberOfPoints=\"1\"", "NumberOfPoints=\"1000000000000\"");
+  EXPECT_EQ(error_of(z, "z.vtu"),
+            "z.vtu:2: piece 0: NumberOfPoints 1000000000000 is more than the file can hold (its "
+            "<Points> array has room for 1 points at most)");
+  // PolyData: each section's count against its offsets.
+  std::string vtp = replaced(kPoly, "NumberOfLines=\"1\"", "NumberOfLines=\"1000000000000\"");
+  EXPECT_EQ(error_of(vtp, "p.vtp"),
+            "p.vtp:5: piece 0: NumberOfLines 1000000000000 is more than the file can hold (its "
+            "<Lines> offsets array has room for 1 cells at most)");
+  vtp = replaced(kPoly, "NumberOfLines=\"1\"", "NumberOfLines=\"9223372036854775807\"");
+  vtp = replaced(vtp, "NumberOfStrips=\"1\"", "NumberOfStrips=\"9223372036854775807\"");
+  EXPECT_NE(error_of(vtp, "p.vtp").find("p.vtp:5: the piece's cell counts add up to more than"),
+            std::string::npos)
+      << error_of(vtp, "p.vtp");
+}
+
+TEST(XmlVtkReader, CellDataOfAFileWithoutCellsIsDroppedWithANote) {
+  // What VTK writes for a point cloud with an (empty) cell array: 0 cells, so no block.
+  const auto m = mesh::read_vtu_bytes(
+      ug_file({tet_piece(array("Float64", "T", "1 2 3 4"), array("Float64", "emptycell", ""),
+                         "NumberOfPoints=\"4\" NumberOfCells=\"0\"")}),
+      "nocells.vtu");
+  EXPECT_EQ(m.num_cells(), 0);
+  EXPECT_EQ(doubles(m.point_data.at("T")), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_TRUE(m.cell_data.empty());
+  EXPECT_NE(notes_of(m).find("cell data 'emptycell' (Float64, 1 components) dropped: the file has "
+                             "no cells, and a mesh holds cell data per block of cells"),
+            std::string::npos)
+      << notes_of(m);
+}
+
+namespace {
+
+// A .pvtu of two piece files, in a directory of its own.
+class PvtuDir {
+ public:
+  PvtuDir(const std::string& name, const std::string& piece0, const std::string& piece1) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("meshdock-pvtu-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "a_0.vtu") << piece0;
+    std::ofstream(dir_ / "a_1.vtu") << piece1;
+    std::ofstream(dir_ / "a.pvtu")
+        << "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\">\n<PUnstructuredGrid>\n"
+           "<Piece Source=\"a_0.vtu\"/>\n<Piece Source=\"a_1.vtu\"/>\n"
+           "</PUnstructuredGrid></VTKFile>\n";
+  }
+  ~PvtuDir() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "a.pvtu").string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace
+
+TEST(XmlVtkReader, PvtuPiecesFollowTheSameRules) {
+  PvtuDir d(
+      "rules",
+      ug_file({tet_piece(array("Float64", "A", "1.5 2 3 4") + array("Float64", "B", "1 1 1 1"),
+                         array("UInt8", "c", "200"))}),
+      ug_file({tet_piece(array("Int32", "A", "5 6 7 -8"), array("Int16", "c", "-3"))}));
+  const auto m = mesh::read_mesh(d.path());
+  ASSERT_EQ(m.point_data.at("A").dtype(), mesh::kFloat64);
+  EXPECT_EQ(doubles(m.point_data.at("A")), (std::vector<double>{1.5, 2, 3, 4, 5, 6, 7, -8}));
+  EXPECT_EQ(m.point_data.count("B"), 0u);
+  ASSERT_EQ(m.cells.size(), 1u);  // the two tetrahedra are one block
+  EXPECT_EQ(m.cell_data.at("c")[0].dtype(), (mesh::DType{0, 16, 1}));
+  EXPECT_EQ(ints(m.cell_data.at("c")[0]), (std::vector<std::int64_t>{200, -3}));
+  const auto notes = notes_of(m);
+  EXPECT_NE(notes.find("point data 'B' is in 1 of 2 pieces (not in piece 1): dropped"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("point data 'A' is Float64 in piece 0 (a_0.vtu) and Int32 in piece 1 "
+                       "(a_1.vtu): read as Float64 in every piece, their common type"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("cell data 'c' is UInt8 in piece 0 (a_0.vtu) and Int16 in piece 1 "
+                       "(a_1.vtu): read as Int16 in every piece, their common type"),
+            std::string::npos)
+      << notes;
+  PvtuDir bad("ncomp", ug_file({tet_piece(array("Float64", "A", "1 2 3 4"))}),
+              ug_file({tet_piece(array("Float64", "A", "1 2 3 4 5 6 7 8", 2))}));
+  EXPECT_EQ(read_error(bad.path()),
+            bad.path() +
+                ":4: point data 'A' has 2 components in piece 1 (a_1.vtu) but 1 in piece "
+                "0 (a_0.vtu)");
 }

@@ -1,7 +1,8 @@
 // VTK XML UnstructuredGrid (.vtu): ascii, inline base64, appended raw and appended base64;
 // zlib, LZ4 and LZMA compression (VTK's three compressors: independent blocks, LZ4 raw blocks,
 // LZMA .xz streams); header_type UInt32 / UInt64; Little / BigEndian; several Pieces (points
-// concatenated, cells renumbered); every numeric VTK dtype.
+// concatenated, cells renumbered; point and cell data kept where every piece has them, in one
+// type: choose_arrays); every numeric VTK dtype, ascii values checked against its range.
 //
 // The XML structure is parsed by expat over the part of the file before <AppendedData> (raw
 // appended bytes are not XML); array payloads are decoded straight from the mapped file.
@@ -41,13 +42,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "daemon/mesh/base64.hpp"
 #include "daemon/mesh/cursor.hpp"
@@ -75,6 +79,110 @@ std::optional<DType> vtk_dtype(std::string_view s) {
   auto it = kTypes.find(s);
   if (it == kTypes.end()) return std::nullopt;
   return it->second;
+}
+
+// VTK's name of a numeric type ("Float64", "UInt8"), for messages.
+std::string vtk_type_name(DType t) {
+  return std::string(t.code == 2 ? "Float" : t.code == 1 ? "UInt" : "Int") + std::to_string(t.bits);
+}
+
+// The type that holds the values of both `a` and `b`: numpy's promotion, which meshio applies
+// when it concatenates pieces (Int32 and Float64: Float64; UInt8 and Int16: Int16; UInt64 and
+// a signed type: Float64, the one lossy case, as in numpy).
+DType common_dtype(DType a, DType b) {
+  if (a == b) return a;
+  if (a.code == 2 || b.code == 2) {
+    int bits = 32;  // float32 holds every 8 and 16 bit integer exactly, not wider ones
+    for (const DType t : {a, b})
+      bits = std::max(bits, t.code == 2 || t.bits > 16 ? int{t.bits} : 32);
+    return DType{2, static_cast<std::uint8_t>(bits > 32 ? 64 : 32), 1};
+  }
+  if (a.code == b.code) return a.bits > b.bits ? a : b;
+  const DType s = a.code == 0 ? a : b, u = a.code == 0 ? b : a;
+  if (u.bits < s.bits) return s;
+  if (u.bits < 64) return DType{0, static_cast<std::uint8_t>(2 * u.bits), 1};
+  return kFloat64;
+}
+
+// `a` with its values in type `to`, one that holds them (common_dtype's).
+Array converted(const Array& a, DType to) {
+  Array out = Array::empty(to, a.shape());
+  auto* dst = static_cast<std::uint8_t*>(out.data());
+  auto put = [&](std::size_t i, auto v) { std::memcpy(dst + i * sizeof v, &v, sizeof v); };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (to.code == 2) {
+      const double v = value_at(a, i);
+      if (to.bits == 32)
+        put(i, static_cast<float>(v));
+      else
+        put(i, v);
+      continue;
+    }
+    const std::int64_t v = int_at(a, i);  // an integer type no wider than `to`
+    switch (to.bits) {
+      case 8:
+        put(i, static_cast<std::uint8_t>(v));
+        break;
+      case 16:
+        put(i, static_cast<std::uint16_t>(v));
+        break;
+      case 32:
+        put(i, static_cast<std::uint32_t>(v));
+        break;
+      default:
+        put(i, v);
+        break;
+    }
+  }
+  return out;
+}
+
+// One array as one piece gives it, for agree(): its type, its components (the values per
+// point or cell), the piece as messages name it ("piece 1 (line 12)") and the line an error
+// about it points at.
+struct ArrayOrigin {
+  DType dtype;
+  std::int64_t components = 1;
+  std::string label;
+  std::size_t line = 0;
+};
+
+// `items` as "a", "a and b", "a, b and c".
+std::string listed(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return s;
+}
+
+// The note for an array some pieces lack: "point data 'B' is in 1 of 2 pieces (not in piece
+// 0): dropped". `counted` pieces have rows of it (points, or cells: `rows`), of `total`.
+std::string missing_note(const std::string& what, std::size_t has, std::size_t counted,
+                         std::size_t total, const std::vector<std::size_t>& missing,
+                         const char* rows) {
+  std::string which;
+  for (std::size_t i = 0; i < missing.size() && i < 8; ++i)
+    which += (i ? ", " : "") + std::to_string(missing[i]);
+  if (missing.size() > 8) which += ", ...";
+  return what + " is in " + std::to_string(has) + " of " + (counted == total ? "" : "the ") +
+         std::to_string(counted) + " pieces" +
+         (counted == total ? std::string() : std::string(" with ") + rows) + " (not in piece" +
+         (missing.size() > 1 ? "s " : " ") + which + "): dropped";
+}
+
+// The note for a name given twice in one section: the last array is kept (choose_arrays).
+std::string twice_note(const std::string& section, const std::string& name, std::size_t first,
+                       std::size_t last) {
+  return "<" + section + "> has two arrays named '" + name + "' (lines " + std::to_string(first) +
+         " and " + std::to_string(last) + "): the one at line " + std::to_string(first) +
+         " is dropped, the last kept";
+}
+
+// An ascii token that is an integer written out ("-4", "4294967299"), as opposed to one that is
+// no number at all: a value the type cannot hold, not a syntax error.
+bool integer_literal(std::string_view t) {
+  if (!t.empty() && (t.front() == '-' || t.front() == '+')) t.remove_prefix(1);
+  return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 struct DataArrayInfo {
@@ -162,6 +270,7 @@ class VtuReader {
     parse_xml();
     if (serial_ != grid_) return read_parallel();
     if (pieces_.empty()) fail(0, "no <Piece> in <" + grid_ + ">");
+    choose_arrays();
     if (is_structured(grid_)) {
       // The pieces are parts of one grid: each is decoded and placed in it by its extent.
       std::vector<std::array<std::int64_t, 6>> extents;
@@ -172,9 +281,10 @@ class VtuReader {
         if (!pieces_[i].empty) add_grid_part(grid_part(pieces_[i], static_cast<int>(i)));
       finish_grid(pieces_.size());
     } else {
-      std::int64_t total_points = 0;
-      for (const auto& p : pieces_) total_points += p.num_points;
-      mesh_.points = Array::of<double>({total_points, 3});
+      const std::int64_t total_points = check_counts();
+      // Several pieces are copied into the points of all; one piece's points are its decoded
+      // array itself (float64) or made once it is decoded (read_points).
+      if (pieces_.size() > 1) mesh_.points = Array::of<double>({total_points, 3});
       std::int64_t point_base = 0;
       for (std::size_t i = 0; i < pieces_.size(); ++i) {
         if (grid_ == "PolyData")
@@ -183,6 +293,7 @@ class VtuReader {
           assemble_piece(pieces_[i], static_cast<int>(i), point_base);
         point_base += pieces_[i].num_points;
       }
+      if (!mesh_.points.valid()) mesh_.points = Array::of<double>({0, 3});
       for (auto& [name, parts] : point_parts_) mesh_.point_data[name] = concat(parts, name);
     }
     // What write_vtu made of regions becomes regions again (region_fields.hpp).
@@ -196,6 +307,7 @@ class VtuReader {
   // A piece file of a parallel structured grid: its pieces, decoded but not assembled.
   GridFile read_parts() {
     parse_xml();
+    choose_arrays();
     GridFile out;
     for (std::size_t i = 0; i < pieces_.size(); ++i)
       if (!pieces_[i].empty) out.parts.push_back(grid_part(pieces_[i], static_cast<int>(i)));
@@ -427,7 +539,16 @@ class VtuReader {
         p.num_lines = int_attr(a, "NumberOfLines", 0);
         p.num_strips = int_attr(a, "NumberOfStrips", 0);
         p.num_polys = int_attr(a, "NumberOfPolys", 0);
-        p.num_cells = p.num_verts + p.num_lines + p.num_strips + p.num_polys;
+        p.num_cells = 0;
+        for (const auto n : {p.num_verts, p.num_lines, p.num_strips, p.num_polys}) {
+          // Each is checked against its section's offsets later (check_counts); their sum,
+          // which the cell data is decoded against, must not overflow meanwhile.
+          if (p.num_cells > INT64_MAX - n) {
+            stop("the piece's cell counts add up to more than 2^63 - 1");
+            return;
+          }
+          p.num_cells += n;
+        }
       } else if (is_structured(serial_)) {
         p.extent = a.count("Extent") ? extent_attr(a, "Extent") : whole_extent_;
         // Points and cells as VTK counts them: an axis of one point has one layer of cells.
@@ -503,10 +624,16 @@ class VtuReader {
       section_.clear();
     if (name == "FieldData") {
       for (auto i : field_arrays_) {
-        if (arrays_[i].is_string)
-          note_string(arrays_[i]);
-        else
-          mesh_.field_data[arrays_[i].name] = decode(arrays_[i], -1);
+        const auto& d = arrays_[i];
+        if (d.is_string) {
+          note_string(d);
+          continue;
+        }
+        // A name given twice: the last array is kept, as in <PointData> (choose_arrays).
+        if (const auto old = field_lines_.find(d.name); old != field_lines_.end())
+          mesh_.notes.push_back(twice_note("FieldData", d.name, old->second, d.line));
+        field_lines_[d.name] = d.line;
+        mesh_.field_data[d.name] = decode(d, -1);
       }
       field_arrays_.clear();
     }
@@ -810,10 +937,14 @@ class VtuReader {
     }
     if (d.format == "ascii") {
       std::string scratch;
-      Cursor c(text_of(d, scratch), path_);
+      const std::string_view text = text_of(d, scratch);
+      Cursor c(text, path_);
       std::vector<double> fv;
       std::vector<std::int64_t> iv;
       const bool is_float = d.dtype.code == 2;
+      // UInt64 is read as such (0 .. 2^64 - 1, no sign); every other integer type as int64,
+      // which holds them all, each value then checked against its own type (store_ascii).
+      const bool u64 = d.dtype.code == 1 && d.dtype.bits == 64;
       while (true) {
         c.skip_ws();
         if (c.at_end()) break;
@@ -821,22 +952,16 @@ class VtuReader {
           if (is_float)
             fv.push_back(c.number<double>("number"));
           else
-            iv.push_back(d.dtype.code == 1 && d.dtype.bits == 64
-                             ? static_cast<std::int64_t>(c.number<std::uint64_t>("number"))
+            iv.push_back(u64 ? static_cast<std::int64_t>(c.number<std::uint64_t>("number"))
                              : c.number<std::int64_t>("number"));
         } catch (const ReadError& e) {
-          fail(d.line,
-               "DataArray '" + d.name + "': " + std::string(e.what()).substr(path_.size() + 1));
+          // The cursor stops at the token it could not read. Its words for a number past
+          // what the type (here int64, uint64 or double) holds: "number is out of range".
+          bad_ascii(d, text, c.offset(), std::string_view(e.what()).ends_with("out of range"));
         }
       }
-      const std::size_t n = is_float ? fv.size() : iv.size();
-      out = make(d, n);
-      auto* dst = static_cast<std::uint8_t*>(out.data());
-      for (std::size_t i = 0; i < n; ++i)
-        store(dst + i * item, d.dtype, is_float ? fv[i] : 0.0,
-              is_float   ? 0
-              : d.is_bit ? iv[i] != 0
-                         : iv[i]);  // a bit is set by any non-zero
+      out = make(d, is_float ? fv.size() : iv.size());
+      store_ascii(d, text, fv, iv, out);
     } else {
       std::size_t n = 0;
       raw_bytes(d, [&](std::size_t bytes) {
@@ -849,7 +974,10 @@ class VtuReader {
       });
       if (big_endian_ && item > 1) swap_all(out.data(), n, item);
     }
-    if (expect >= 0 && out.size() != static_cast<std::size_t>(expect * d.components)) {
+    // (Divided, not multiplied: a count times its components may overflow.)
+    if (expect >= 0 &&
+        (out.size() % static_cast<std::size_t>(d.components) != 0 ||
+         out.size() / static_cast<std::size_t>(d.components) != static_cast<std::size_t>(expect))) {
       fail(d.line, "DataArray '" + d.name + "' holds " + std::to_string(out.size()) + " values; " +
                        std::to_string(expect) + " tuples of " + std::to_string(d.components) +
                        " were expected");
@@ -921,36 +1049,381 @@ class VtuReader {
     for (std::size_t i = 0; i < n; ++i) std::reverse(b + i * item, b + (i + 1) * item);
   }
 
-  static void store(std::uint8_t* dst, DType t, double f, std::int64_t i) {
-    auto put = [&](auto v) { std::memcpy(dst, &v, sizeof v); };
-    if (t.code == 2) {
-      if (t.bits == 32)
-        put(static_cast<float>(f));
-      else
-        put(f);
+  // The ascii values of `d` (doubles for a float type, else int64) into `out`, of d's type. A
+  // value outside the type's range is refused (value_does_not_fit): stored, it would wrap, and
+  // 4294967299 as Int32 is 3, a valid-looking id, cell type or value that is wrong.
+  void store_ascii(const DataArrayInfo& d, std::string_view text, const std::vector<double>& fv,
+                   const std::vector<std::int64_t>& iv, Array& out) const {
+    void* dst = out.data();
+    const std::size_t n = out.size();
+    if (n == 0) return;
+    if (d.dtype.code == 2) {
+      if (d.dtype.bits == 64) return void(std::memcpy(dst, fv.data(), n * sizeof(double)));
+      auto* f = static_cast<float*>(dst);
+      for (std::size_t i = 0; i < n; ++i) {
+        f[i] = static_cast<float>(fv[i]);
+        // Past FLT_MAX a finite value becomes inf. (Below the smallest float it becomes 0 or a
+        // denormal, a value of the type, as strtof reads it.)
+        if (std::isinf(f[i]) && !std::isinf(fv[i])) [[unlikely]]
+          value_does_not_fit(d, text, i);
+      }
       return;
     }
-    switch (t.bits) {
+    if (d.is_bit) {
+      auto* b = static_cast<std::uint8_t*>(dst);
+      for (std::size_t i = 0; i < n; ++i) b[i] = iv[i] != 0;  // any non-zero sets it, as in VTK
+      return;
+    }
+    const bool is_signed = d.dtype.code == 0;
+    switch (d.dtype.bits) {
       case 8:
-        put(static_cast<std::uint8_t>(i));
-        break;
+        return is_signed ? narrow<std::int8_t>(d, text, iv, dst)
+                         : narrow<std::uint8_t>(d, text, iv, dst);
       case 16:
-        put(static_cast<std::uint16_t>(i));
-        break;
+        return is_signed ? narrow<std::int16_t>(d, text, iv, dst)
+                         : narrow<std::uint16_t>(d, text, iv, dst);
       case 32:
-        put(static_cast<std::uint32_t>(i));
-        break;
-      default:
-        put(i);
-        break;
+        return is_signed ? narrow<std::int32_t>(d, text, iv, dst)
+                         : narrow<std::uint32_t>(d, text, iv, dst);
+      default:  // Int64; UInt64, read as uint64 and kept in int64's bits
+        std::memcpy(dst, iv.data(), n * sizeof(std::int64_t));
     }
   }
 
+  template <typename T>
+  void narrow(const DataArrayInfo& d, std::string_view text, const std::vector<std::int64_t>& iv,
+              void* dst) const {
+    constexpr auto lo = static_cast<std::int64_t>(std::numeric_limits<T>::min());
+    constexpr auto hi = static_cast<std::int64_t>(std::numeric_limits<T>::max());
+    auto* o = static_cast<T*>(dst);
+    for (std::size_t i = 0; i < iv.size(); ++i) {
+      const auto v = iv[i];
+      if (v < lo || v > hi) [[unlikely]]
+        value_does_not_fit(d, text, i);
+      o[i] = static_cast<T>(v);
+    }
+  }
+
+  // "piece 1: " for an array of a piece, "" for field data: the start of a message about it.
+  static std::string piece_of(const DataArrayInfo& d) {
+    return d.piece < 0 || d.section == "FieldData" ? std::string()
+                                                   : "piece " + std::to_string(d.piece) + ": ";
+  }
+
+  // The file's line of byte `at` of `d`'s inline text (as text_of gives it). Error paths only:
+  // it counts the newlines before it.
+  std::size_t text_line(const DataArrayInfo& d, std::size_t at) const {
+    std::size_t file_at = d.text.empty() ? 0 : d.text.back().second;
+    for (const auto& [a, b] : d.text) {
+      if (at < b - a) {
+        file_at = a + at;
+        break;
+      }
+      at -= b - a;
+    }
+    return 1 + static_cast<std::size_t>(std::count(
+                   data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(file_at), '\n'));
+  }
+
+  // A token as a message quotes it (a long one cut).
+  static std::string shown(std::string_view t) {
+    return t.size() > 40 ? std::string(t.substr(0, 40)) + "..." : std::string(t);
+  }
+
+  // Value `index` of `d`'s ascii text does not fit d's type: found again (an error path), and
+  // named with its own line.
+  [[noreturn]] void value_does_not_fit(const DataArrayInfo& d, std::string_view text,
+                                       std::size_t index) const {
+    Cursor c(text, path_);
+    for (std::size_t i = 0; i < index; ++i) c.token();
+    c.skip_ws();
+    const std::size_t at = c.offset();
+    bad_value(d, at, c.token());
+  }
+
+  [[noreturn]] void bad_value(const DataArrayInfo& d, std::size_t at,
+                              std::string_view token) const {
+    fail(text_line(d, at), piece_of(d) + "value " + shown(token) + " of DataArray '" + d.name +
+                               "' does not fit its type " + d.type_name);
+  }
+
+  // The token at `at` of `d`'s ascii text is no value of its type: a number past what the type
+  // holds (`out_of_range`, or an integer written out, such as -4 for UInt64), or no number.
+  [[noreturn]] void bad_ascii(const DataArrayInfo& d, std::string_view text, std::size_t at,
+                              bool out_of_range) const {
+    auto end = text.find_first_of(" \t\r\n", at);
+    if (end == std::string_view::npos) end = text.size();
+    const auto token = text.substr(at, end - at);
+    const bool is_float = d.dtype.code == 2;
+    if (out_of_range || (!is_float && integer_literal(token))) bad_value(d, at, token);
+    fail(text_line(d, at), piece_of(d) + "DataArray '" + d.name + "': expected " +
+                               (is_float ? "a number" : "an integer") + " (" + d.type_name +
+                               "), found '" + shown(token) + "'");
+  }
+
+  // The pieces' parts of one point data array, stacked. choose_arrays() made them one type and
+  // refused different components before they were decoded, so they agree here.
   Array concat(const std::vector<Array>& parts, const std::string& name) {
     if (first_mismatch(parts) != parts.size())
       throw ReadError(path_ + ": point data '" + name +
                       "' differs in type or components between pieces");
     return concat_rows(parts);
+  }
+
+  // ---- which arrays are read --------------------------------------------------------------------
+  // Decided from the pieces' tags, before anything is decoded:
+  // - A name given twice in one <PointData> / <CellData> (or <FieldData>, see end()): the last
+  //   array is kept, as meshio reads it (VTK 9.1 keeps one for point data and crashes on cell
+  //   data), the other dropped with a note. Both read, they were one array of twice the rows.
+  // - Several pieces of an UnstructuredGrid / PolyData: an array is kept where every piece with
+  //   points (for cell data: with cells) has it, as for the pieces of a .pvtu (join_pieces);
+  //   one that a piece lacks has no values for that piece's points or cells, and is dropped
+  //   with a note naming the pieces. A piece without points (cells) has no rows of it: its
+  //   array is not read. (Structured pieces are one grid: finish_grid has the same rule.)
+  // - Pieces that give one array different types: all read as their common type, with a note;
+  //   different components: a ReadError naming both pieces (agree()).
+  // - Cell data of a file without cells: dropped with a note (below).
+  void choose_arrays() {
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      auto& list = pieces_[i].arrays;
+      std::map<std::pair<std::string, std::string>, std::size_t> seen;  // -> position in list
+      std::vector<bool> dropped(list.size(), false);
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        const auto& d = arrays_[list[k]];
+        if (d.is_string || (d.section != "PointData" && d.section != "CellData")) continue;
+        const auto [it, fresh] = seen.try_emplace({d.section, d.name}, k);
+        if (fresh) continue;
+        mesh_.notes.push_back(
+            "piece " + std::to_string(i) + ": " +
+            twice_note(d.section, d.name, arrays_[list[it->second]].line, d.line));
+        dropped[it->second] = true;
+        it->second = k;
+      }
+      std::size_t kept = 0;
+      for (std::size_t k = 0; k < list.size(); ++k)
+        if (!dropped[k]) list[kept++] = list[k];
+      list.resize(kept);
+    }
+    if (is_structured(serial_) || serial_ != grid_) return;
+    for (const bool cells : {false, true}) {
+      const std::string section = cells ? "CellData" : "PointData";
+      const auto rows = [&](const PieceInfo& p) { return cells ? p.num_cells : p.num_points; };
+      std::size_t counted = 0;  // pieces with rows
+      for (const auto& p : pieces_) counted += rows(p) > 0;
+      std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> by_name;
+      for (std::size_t i = 0; i < pieces_.size(); ++i)
+        for (const auto idx : pieces_[i].arrays)
+          if (!arrays_[idx].is_string && arrays_[idx].section == section)
+            by_name[arrays_[idx].name].emplace_back(i, idx);
+      std::set<std::size_t> drop;  // indices into arrays_
+      for (const auto& [name, where] : by_name) {
+        const std::string what = (cells ? "cell data '" : "point data '") + name + "'";
+        if (cells && counted == 0) {
+          // Cell data lives per block (Mesh::cell_data: one array per block of cells). With no
+          // cells there is no block to carry it, and an entry of no arrays would keep its name
+          // only, not its type or components (those are the arrays'), so it is dropped, its
+          // type and components in the note. (VTK keeps it as an array of 0 tuples.)
+          const auto& d = arrays_[where.front().second];
+          mesh_.notes.push_back(what + " (" + d.type_name + ", " + std::to_string(d.components) +
+                                " components) dropped: the file has no cells, and a mesh holds "
+                                "cell data per block of cells");
+          for (const auto& w : where) drop.insert(w.second);
+          continue;
+        }
+        std::vector<ArrayOrigin> origins;
+        std::vector<bool> has(pieces_.size(), false);
+        for (const auto& [i, idx] : where) {
+          if (counted > 0 && rows(pieces_[i]) == 0) {  // no rows of it (see above)
+            drop.insert(idx);
+            continue;
+          }
+          const auto& d = arrays_[idx];
+          has[i] = true;
+          origins.push_back(
+              {d.dtype, d.components,
+               "piece " + std::to_string(i) + " (line " + std::to_string(d.line) + ")", d.line});
+        }
+        if (origins.size() < counted) {
+          std::vector<std::size_t> missing;
+          for (std::size_t i = 0; i < pieces_.size(); ++i)
+            if (rows(pieces_[i]) > 0 && !has[i]) missing.push_back(i);
+          mesh_.notes.push_back(missing_note(what, origins.size(), counted, pieces_.size(), missing,
+                                             cells ? "cells" : "points"));
+          for (const auto& w : where) drop.insert(w.second);
+          continue;
+        }
+        if (const auto t = agree(what, origins, mesh_.notes)) target_[{section, name}] = *t;
+      }
+      for (auto& p : pieces_)
+        std::erase_if(p.arrays, [&](std::size_t idx) { return drop.count(idx) > 0; });
+    }
+  }
+
+  // One array as several pieces give it (`v`, in piece order): the same components, else a
+  // ReadError at the later piece's line naming both; one type, else their common type
+  // (common_dtype: what meshio's concatenation gives; VTK reads the later pieces into the
+  // first one's type, the same values where the first is the wider), with a note in `notes`.
+  // The common type when the types differ; nullopt when they agree.
+  std::optional<DType> agree(const std::string& what, const std::vector<ArrayOrigin>& v,
+                             std::vector<std::string>& notes) const {
+    if (v.empty()) return std::nullopt;
+    for (const auto& o : v)
+      if (o.components != v[0].components)
+        fail(o.line, what + " has " + std::to_string(o.components) + " components in " + o.label +
+                         " but " + std::to_string(v[0].components) + " in " + v[0].label);
+    DType t = v[0].dtype;
+    std::vector<DType> named{t};
+    std::vector<std::string> kinds{vtk_type_name(t) + " in " + v[0].label};
+    for (const auto& o : v) {
+      if (std::find(named.begin(), named.end(), o.dtype) != named.end()) continue;
+      named.push_back(o.dtype);
+      kinds.push_back(vtk_type_name(o.dtype) + " in " + o.label);
+      t = common_dtype(t, o.dtype);
+    }
+    if (named.size() == 1) return std::nullopt;
+    notes.push_back(what + " is " + listed(kinds) + ": read as " + vtk_type_name(t) +
+                    " in every piece, their common type");
+    return t;
+  }
+
+  // A point or cell data array of a piece, decoded (`expect` rows) in the type choose_arrays()
+  // chose for it.
+  Array decode_data(const DataArrayInfo& d, std::int64_t expect) {
+    Array a = decode(d, expect);
+    const auto t = target_.find({d.section, d.name});
+    return t == target_.end() || a.dtype() == t->second ? a : converted(a, t->second);
+  }
+
+  // ---- counts -----------------------------------------------------------------------------------
+  // Each piece's counts against what its arrays can hold (room_values), before anything sized
+  // by them is allocated: the points of several pieces are allocated before the first is
+  // decoded, and NumberOfPoints="1000000000000" beside four points of data would otherwise be
+  // "out of memory", naming nothing. NumberOfCells (against 'types', a value per cell) and
+  // PolyData's NumberOfVerts / Lines / Polys / Strips (against their offsets) are held to the
+  // same rule. The bound is loose but sound: a count a file holds is never refused; what the
+  // arrays do hold is checked against the counts when they are decoded. Returns the points of
+  // all pieces.
+  std::int64_t check_counts() {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      const auto& p = pieces_[i];
+      const std::string where = "piece " + std::to_string(i);
+      const DataArrayInfo* points = nullptr;
+      std::map<std::pair<std::string, std::string>, const DataArrayInfo*> named;
+      for (const auto idx : p.arrays) {
+        const auto& d = arrays_[idx];
+        if (d.section == "Points")
+          points = &d;  // the last, as read_points takes it
+        else
+          named[{d.section, d.name}] = &d;
+      }
+      const auto too_many = [&](const char* attr, std::int64_t count, const std::string& holder,
+                                std::uint64_t room, const char* unit) {
+        if (static_cast<std::uint64_t>(count) > room)
+          fail(p.line, where + ": " + attr + " " + std::to_string(count) +
+                           " is more than the file can hold (its " + holder + " has room for " +
+                           std::to_string(room) + " " + unit + " at most)");
+      };
+      if (p.num_points > 0) {
+        if (!points)
+          fail(p.line,
+               where + " has " + std::to_string(p.num_points) + " points but no <Points> array");
+        if (points->components != 3)
+          fail(points->line,
+               "Points has " + std::to_string(points->components) + " components, expected 3");
+        too_many("NumberOfPoints", p.num_points, "<Points> array", room_values(*points) / 3,
+                 "points");
+      }
+      if (grid_ == "UnstructuredGrid" && p.num_cells > 0) {
+        const auto types = named.find({"Cells", "types"});
+        if (types != named.end())
+          too_many("NumberOfCells", p.num_cells, "'types' array", room_values(*types->second),
+                   "cells");
+      }
+      if (grid_ == "PolyData") {
+        const std::pair<const char*, std::int64_t> sections[] = {{"Verts", p.num_verts},
+                                                                 {"Lines", p.num_lines},
+                                                                 {"Polys", p.num_polys},
+                                                                 {"Strips", p.num_strips}};
+        for (const auto& [sec, count] : sections) {
+          const auto offs = named.find({sec, "offsets"});
+          if (count > 0 && offs != named.end())
+            too_many(("NumberOf" + std::string(sec)).c_str(), count,
+                     "<" + std::string(sec) + "> offsets array", room_values(*offs->second),
+                     "cells");
+        }
+      }
+      // Pieces may all name one appended array, each count within its room: their sum must
+      // still size an array of float64 rows of 3 (24 bytes a point) without overflowing.
+      if (p.num_points > INT64_MAX / 24 - total)
+        fail(p.line, where + ": the pieces' NumberOfPoints add up to more than 2^63 / 24");
+      total += p.num_points;
+    }
+    return total;
+  }
+
+  // The most values `d` can decode to, from what the file holds, without decoding it: ascii,
+  // a value and its separator take 2 bytes (the last one 1); binary, the size its header gives
+  // (uncompressed: at most the bytes that follow, as unpack checks; compressed: the blocks'
+  // sizes, which unpack holds to the compressed bytes' ratio before inflating, so a small file
+  // may rightly give a lot), else what the encoded bytes can hold. Bit: 8 values a byte.
+  std::uint64_t room_values(const DataArrayInfo& d) const {
+    std::uint64_t text = 0;
+    for (const auto& [a, b] : d.text) text += b - a;
+    if (d.format == "ascii") return (text + 1) / 2;
+    std::uint64_t payload = 0;  // the bytes the encoded array decodes to, at most
+    std::string_view b64;       // base64: the start of its text (the header is in it)
+    std::string head;           // the header, decoded where it is there
+    std::string scratch;
+    if (d.format == "binary") {
+      payload = text / 4 * 3 + 3;
+      for (const auto& [a, b] : d.text) {
+        scratch.append(data_.substr(a, std::min<std::size_t>(b - a, 256 - scratch.size())));
+        if (scratch.size() >= 256) break;
+      }
+      b64 = scratch;
+    } else {
+      if (!appended_ || !d.offset) return 0;
+      const std::uint64_t off = *d.offset;
+      if (appended_base64_) {
+        if (off > appended_end_ - *appended_) return 0;
+        const std::uint64_t next = appended_next(off);
+        payload = (next - off) / 4 * 3 + 3;
+        b64 = data_.substr(*appended_ + off, std::min<std::uint64_t>(next - off, 256));
+      } else {
+        if (off > data_.size() - *appended_) return 0;
+        payload = data_.size() - *appended_ - off;
+        head = data_.substr(*appended_ + off, std::min<std::uint64_t>(payload, 32));
+      }
+    }
+    if (!b64.empty()) {
+      std::vector<std::uint8_t> bytes;
+      base64_decode(b64, bytes);  // what decodes before a bad character (decode names it)
+      head.assign(bytes.begin(), bytes.end());
+    }
+    const auto* h = reinterpret_cast<const std::uint8_t*>(head.data());
+    const std::size_t hs = header_size_;
+    const auto saturated = [](unsigned __int128 v) {
+      return v > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(v);
+    };
+    std::uint64_t bytes = payload;
+    if (codec_ == Codec::none) {
+      if (head.size() >= hs) bytes = std::min(bytes, header_value(h));
+    } else {
+      const std::uint64_t ratio = codec_ == Codec::zlib ? 1032 : codec_ == Codec::lz4 ? 256 : 8192;
+      bytes = saturated(static_cast<unsigned __int128>(payload + 64) * ratio);  // as unpack
+      if (head.size() >= 3 * hs) {
+        const auto nblocks = header_value(h), block = header_value(h + hs);
+        auto last = header_value(h + 2 * hs);
+        if (last == 0) last = block;
+        const auto total =
+            nblocks == 0 ? 0
+                         : saturated(static_cast<unsigned __int128>(nblocks - 1) * block + last);
+        bytes = std::min(bytes, total);
+      }
+    }
+    if (d.is_bit) return saturated(static_cast<unsigned __int128>(bytes) * 8);
+    return bytes / std::max<std::uint64_t>(1, d.dtype.bits / 8);
   }
 
   // ---- cells ----------------------------------------------------------------------------------
@@ -985,12 +1458,12 @@ class VtuReader {
     }
     const std::string where = "piece " + std::to_string(index);
     read_points(p, pts_d, point_base, where);
-    for (auto* d : pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
+    for (auto* d : pdata) point_parts_[d->name].push_back(decode_data(*d, p.num_points));
     if (p.num_cells == 0) return;
     if (!conn_d || !offs_d || !types_d)
       fail(0, where + " has cells but lacks connectivity, offsets or types");
     std::vector<std::pair<std::string, Array>> named;
-    for (auto* d : cdata) named.emplace_back(d->name, decode(*d, p.num_cells));
+    for (auto* d : cdata) named.emplace_back(d->name, decode_data(*d, p.num_cells));
     std::optional<Int64s> offs(std::in_place, decode(*offs_d, p.num_cells));
     std::optional<Array> types_array = decode(*types_d, p.num_cells);
     const bool types_u8 = types_array->dtype() == dtype_of<std::uint8_t>();
@@ -1075,6 +1548,9 @@ class VtuReader {
         // One piece of float64 points: the decoded array is the points, no copy.
         mesh_.points = Array::view(pts.buffer(), pts.dtype(), {p.num_points, 3});
       } else {
+        // One piece of float32: made now that its count is the data's (read() made the points
+        // of several pieces, after check_counts).
+        if (!mesh_.points.valid()) mesh_.points = Array::of<double>({p.num_points, 3});
         double* dst = mesh_.points.as<double>() + 3 * point_base;
         const auto* src = static_cast<const std::uint8_t*>(pts.data());
         for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -1126,10 +1602,10 @@ class VtuReader {
     const auto arrs = arrays_of(p);
     const std::string where = "piece " + std::to_string(index);
     read_points(p, arrs.points, point_base, where);
-    for (auto* d : arrs.pdata) point_parts_[d->name].push_back(decode(*d, p.num_points));
+    for (auto* d : arrs.pdata) point_parts_[d->name].push_back(decode_data(*d, p.num_points));
     if (p.num_cells == 0) return;
     std::vector<std::pair<std::string, Array>> named;
-    for (auto* d : arrs.cdata) named.emplace_back(d->name, decode(*d, p.num_cells));
+    for (auto* d : arrs.cdata) named.emplace_back(d->name, decode_data(*d, p.num_cells));
     std::vector<std::int64_t> conn, ends, types;
     struct Section {
       const char* name;
@@ -1300,7 +1776,7 @@ class VtuReader {
         g.coords[static_cast<std::size_t>(i)] = decode(d, e[2 * i + 1] - e[2 * i] + 1);
       }
     }
-    // A name given twice in one section: the last array counts, as VTK's attributes keep it.
+    // A name given twice in one section: choose_arrays() kept the last, with a note.
     auto put = [](std::vector<std::pair<std::string, Array>>& v, const std::string& k, Array a) {
       for (auto& [name, old] : v)
         if (name == k) return void(old = std::move(a));
@@ -1568,6 +2044,7 @@ class VtuReader {
       begin_grid(extents, pieces_.front().line);
     }
     std::vector<Mesh> parts;
+    std::vector<ArrayOrigin> origins;  // each part's piece, for join_pieces' messages
     std::uint64_t used = 0;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       const auto& p = pieces_[i];
@@ -1585,6 +2062,7 @@ class VtuReader {
       const InFile in{fd.get(), dir + src};
       if (!structured) {
         parts.push_back(read_vtu_as(in, opts, serial_, path_));
+        origins.push_back({{}, 1, "piece " + std::to_string(i) + " (" + src + ")", p.line});
         used += bytes_of(parts.back());
         continue;
       }
@@ -1603,7 +2081,7 @@ class VtuReader {
       for (auto& [k, a] : got.field_data) mesh_.field_data.emplace(k, std::move(a));
       for (auto& n : got.notes) mesh_.notes.push_back("piece " + std::to_string(i) + ": " + n);
     }
-    if (!structured) return join_pieces(std::move(parts));
+    if (!structured) return join_pieces(std::move(parts), origins);
     finish_grid(pieces_.size());
     return std::move(mesh_);
   }
@@ -1640,15 +2118,13 @@ class VtuReader {
   }
 
   // Pieces -> one mesh: points stacked, blocks renumbered (adjacent fixed blocks of one type
-  // merged, as one grid would read), point and cell data kept where every piece has them.
-  Mesh join_pieces(std::vector<Mesh> parts) {
+  // merged, as one grid would read), point and cell data by the rules of a .vtu's pieces
+  // (choose_arrays): kept where every piece with points (cells) has them, else dropped with a
+  // note naming the pieces without; one type (agree()); one number of components. `where`:
+  // each part's piece, as messages name it, and the line of its <Piece>.
+  Mesh join_pieces(std::vector<Mesh> parts, const std::vector<ArrayOrigin>& where) {
     Mesh out;
     const auto np = parts.size();
-    auto in_all = [&](auto member, const std::string& name) {
-      std::size_t has = 0;
-      for (const auto& m : parts) has += (m.*member).count(name);
-      return has;
-    };
     std::vector<Array> pts;
     for (const auto& m : parts) pts.push_back(m.points);
     out.points = concat_rows(pts);
@@ -1657,26 +2133,61 @@ class VtuReader {
       for (const auto& [k, a] : m.point_data) pnames.insert(k);
       for (const auto& [k, a] : m.cell_data) cnames.insert(k);
     }
-    for (const auto& k : pnames) {
-      const auto has = in_all(&Mesh::point_data, k);
-      if (has != np) {
-        out.notes.push_back("point data '" + k + "' is in " + std::to_string(has) + " of " +
-                            std::to_string(np) + " pieces: dropped");
-        continue;
+    // The parts an array must be in: those with points (cells); all when none has any.
+    const auto counted_parts = [&](bool cells) {
+      std::vector<std::size_t> v;
+      for (std::size_t pi = 0; pi < np; ++pi)
+        if ((cells ? parts[pi].num_cells() : parts[pi].num_points()) > 0) v.push_back(pi);
+      if (v.empty())
+        for (std::size_t pi = 0; pi < np; ++pi) v.push_back(pi);
+      return v;
+    };
+    // Whether every counted part has `k`, else the note; then one type for all (converted).
+    const auto kept = [&](bool cells, const std::string& k) {
+      const std::string what = (cells ? "cell data '" : "point data '") + k + "'";
+      const auto counted = counted_parts(cells);
+      std::vector<std::size_t> missing;
+      std::vector<ArrayOrigin> origins;
+      for (const auto pi : counted) {
+        const auto& m = parts[pi];
+        const Array* a = nullptr;
+        if (!cells && m.point_data.count(k)) a = &m.point_data.at(k);
+        if (cells && m.cell_data.count(k) && !m.cell_data.at(k).empty())
+          a = &m.cell_data.at(k).front();  // a piece's blocks share its array's type
+        if (!a) {
+          missing.push_back(pi);
+          continue;
+        }
+        std::int64_t components = 1;
+        for (std::size_t ax = 1; ax < a->ndim(); ++ax) components *= a->dim(ax);
+        origins.push_back({a->dtype(), components, where[pi].label, where[pi].line});
       }
+      if (!missing.empty()) {
+        out.notes.push_back(missing_note(what, origins.size(), counted.size(), np, missing,
+                                         cells ? "cells" : "points"));
+        return false;
+      }
+      if (const auto t = agree(what, origins, out.notes))
+        for (const auto pi : counted) {
+          if (!cells) {
+            auto& a = parts[pi].point_data.at(k);
+            a = converted(a, *t);
+          } else {
+            for (auto& a : parts[pi].cell_data.at(k)) a = converted(a, *t);
+          }
+        }
+      return true;
+    };
+    const auto pcounted = counted_parts(false);
+    for (const auto& k : pnames) {
+      if (!kept(false, k)) continue;
       std::vector<Array> v;
-      for (const auto& m : parts) v.push_back(m.point_data.at(k));
+      for (const auto pi : pcounted) v.push_back(parts[pi].point_data.at(k));
       out.point_data[k] = concat(v, k);
     }
     std::vector<std::string> ckeep;
-    for (const auto& k : cnames) {
-      const auto has = in_all(&Mesh::cell_data, k);
-      if (has == np)
-        ckeep.push_back(k);
-      else
-        out.notes.push_back("cell data '" + k + "' is in " + std::to_string(has) + " of " +
-                            std::to_string(np) + " pieces: dropped");
-    }
+    for (const auto& k : cnames)
+      if (kept(true, k)) ckeep.push_back(k);
     std::int64_t base = 0;
     std::vector<std::vector<Array>> run_data(ckeep.size());  // the open run's cell data
     std::vector<Array> run;                                  // the open run's blocks
@@ -1776,8 +2287,11 @@ class VtuReader {
   std::vector<PieceInfo> pieces_;
   std::vector<std::size_t> field_arrays_;
   std::map<std::string, std::vector<Array>> point_parts_;
-  std::vector<SplitPiece> split_;             // pieces whose cells expand_vtk_cells split
-  std::map<std::string, Array> kept_fields_;  // region fields left as field data
+  // (section, name) -> the type its pieces' arrays are read as, where they differ (agree()).
+  std::map<std::pair<std::string, std::string>, DType> target_;
+  std::map<std::string, std::size_t> field_lines_;  // field data: the line of each name's array
+  std::vector<SplitPiece> split_;                   // pieces whose cells expand_vtk_cells split
+  std::map<std::string, Array> kept_fields_;        // region fields left as field data
   Mesh mesh_;
 };
 
