@@ -964,3 +964,56 @@ TEST(MshReader, ASectionLongerThanItsCountNamesTheCount) {
   EXPECT_NE(error_of(elements).find("after the 1 elements its count gives"), std::string::npos)
       << error_of(elements);
 }
+
+// A UTF-8 byte-order mark at the start (Windows editors write one) marks the encoding and is no
+// part of the file's text: ascii and binary files, from memory and from a file (binary 4.1
+// streamed with pread, binary 2.2 mapped, ascii read in), read as without it, their lines
+// counted as the file's. One anywhere but at byte 0 is still text.
+TEST(MshReader, AUtf8ByteOrderMarkAtTheStartIsSkipped) {
+  const std::string bom = "\xEF\xBB\xBF";
+  for (const char* name :
+       {"plate.v41b.msh", "plate.v22b.msh", "plate.v41.msh", "cube.v30.msh", "cube.v1.msh"}) {
+    SCOPED_TRACE(name);
+    const auto plain = data_file(name);
+    const auto want = mesh::read_msh_bytes(plain, name);
+    const auto path = write_temp(std::string("bom-") + name, bom + plain);
+    for (const auto& got : {mesh::read_msh_bytes(bom + plain, name), mesh::read_mesh(path)}) {
+      ASSERT_EQ(got.num_points(), want.num_points());
+      EXPECT_EQ(0, std::memcmp(got.points.data(), want.points.data(),
+                               want.points.size() * sizeof(double)));
+      ASSERT_EQ(types(got), types(want));
+      for (std::size_t b = 0; b < want.cells.size(); ++b) {
+        const auto& w = want.cells[b].connectivity;
+        EXPECT_EQ(0, std::memcmp(got.cells[b].connectivity.data(), w.data(),
+                                 w.size() * sizeof(std::int64_t)))
+            << b;
+      }
+      EXPECT_EQ(got.field_data.size(), want.field_data.size());
+      EXPECT_EQ(got.notes, want.notes);
+    }
+    ::unlink(path.c_str());
+  }
+  EXPECT_EQ(error_of(bom + "$MeshFormat\n9.9 0 8\n$EndMeshFormat\n"),
+            "t.msh:2: MSH version 9.9 is not supported (4.1, 4.0, 3.0, 2.2, 2.1, 2.0 and 1 (no "
+            "$MeshFormat) are read)");
+  EXPECT_EQ(error_of("\n" + bom + kTiny22),
+            "t.msh:2: expected a section header like $Nodes, found '" + bom + "$MeshFormat'");
+}
+
+// MSH 3.0 is read (gmsh -format msh3: nodes "tag x y z entity [dim u v w]"). A 2.x body under a
+// $MeshFormat of 3.0 misreads from its first node on and fails further down: the message says
+// the header and the rows disagree, where the failure alone pointed at $EndNodes.
+TEST(MshReader, A2xBodyUnderA30HeaderNamesTheHeader) {
+  std::string text = kTiny22;
+  text.replace(text.find("2.2 0 8"), 3, "3.0");
+  EXPECT_EQ(error_of(text),
+            "t.msh:14: expected node entity, found '$EndNodes' (the $MeshFormat on line 2 says "
+            "3.0, whose node rows are 'tag x y z entity [dim u v w]', but the first, on line 10, "
+            "has the 4 values of an MSH 2.x row)");
+  // The review's file: three nodes and a triangle.
+  EXPECT_EQ(error_of("$MeshFormat\n3.0 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 "
+                     "0\n$EndNodes\n$Elements\n1\n1 2 2 0 1 1 2 3\n$EndElements\n"),
+            "t.msh:9: expected node tag, found '$EndNodes' (the $MeshFormat on line 2 says 3.0, "
+            "whose node rows are 'tag x y z entity [dim u v w]', but the first, on line 6, has "
+            "the 4 values of an MSH 2.x row)");
+}

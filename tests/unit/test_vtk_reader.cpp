@@ -486,3 +486,164 @@ TEST(LegacyVtk, AsciiUint64AndOutOfRangeNamesTheArray) {
                 .find("out of range (in 'big')"),
             std::string::npos);
 }
+
+// POINT_DATA's count must be the points' (as CELL_DATA's must be the cells'): an array of any
+// other length would not belong to the points, so the file is refused where the count is
+// written. meshio refuses such a file too; VTK drops the arrays.
+TEST(LegacyVtk, PointDataCountOtherThanThePointsIsRefused) {
+  const std::string scalars5 = "SCALARS T double 1\nLOOKUP_TABLE default\n1 2 3 4 5\n";
+  EXPECT_EQ(read_error(two_triangles("POINT_DATA 5\n" + scalars5)),
+            "h.vtk:14: POINT_DATA 5 does not match the 4 points of the dataset");
+  EXPECT_EQ(read_error(two_triangles("POINT_DATA 3\nSCALARS T double 1\nLOOKUP_TABLE "
+                                     "default\n1 2 3\n")),
+            "h.vtk:14: POINT_DATA 3 does not match the 4 points of the dataset");
+  EXPECT_EQ(read_error(two_triangles("CELL_DATA 2\nSCALARS c int\nLOOKUP_TABLE default\n1 2\n"
+                                     "POINT_DATA 6\nVECTORS V double\n1 2 3\n1 2 3\n1 2 3\n"
+                                     "1 2 3\n1 2 3\n1 2 3\n")),
+            "h.vtk:18: POINT_DATA 6 does not match the 4 points of the dataset");
+  // Points made from DIMENSIONS count the same, whether they come before POINT_DATA or after.
+  const std::string grid = "# vtk DataFile Version 3.0\ns\nASCII\nDATASET STRUCTURED_POINTS\n";
+  const std::string t3 = "POINT_DATA 3\nSCALARS T float\nLOOKUP_TABLE default\n1 2 3\n";
+  EXPECT_EQ(read_error(grid + "DIMENSIONS 2 2 1\nORIGIN 0 0 0\nSPACING 1 1 1\n" + t3),
+            "h.vtk:8: POINT_DATA 3 does not match the 4 points of the dataset");
+  EXPECT_EQ(read_error(grid + t3 + "DIMENSIONS 2 2 1\n"),
+            "h.vtk:5: POINT_DATA 3 does not match the 4 points of the dataset");
+  // The right count reads as before.
+  const auto m = mesh::read_vtk_bytes(
+      two_triangles("POINT_DATA 4\nSCALARS T double 1\nLOOKUP_TABLE default\n1 2 3 4\n"), "h.vtk");
+  EXPECT_EQ(m.point_data.at("T").shape(), (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(doubles(m.point_data.at("T")), (std::vector<double>{1, 2, 3, 4}));
+}
+
+// An ascii integer must fit the type its array declares: stored in it as it was, 4294967296
+// in an int became 0, 300 in an unsigned_char 44, a cell type 2^32 + 5 a triangle. The PLY
+// reader refuses such values the same way.
+TEST(LegacyVtk, AsciiIntegersThatDoNotFitTheirTypeAreRefused) {
+  const auto scalars = [](const std::string& type, const std::string& values) {
+    return two_triangles("POINT_DATA 4\nSCALARS I " + type + " 1\nLOOKUP_TABLE default\n" + values +
+                         "\n");
+  };
+  EXPECT_EQ(read_error(scalars("int", "1 2 3 4294967296")),
+            "h.vtk:17: value 4294967296 of 'I' does not fit its type int32 "
+            "(-2147483648..2147483647)");
+  EXPECT_EQ(read_error(scalars("unsigned_char", "1 2 3 300")),
+            "h.vtk:17: value 300 of 'I' does not fit its type uint8 (0..255)");
+  EXPECT_EQ(read_error(scalars("unsigned_int", "1 2\n-4 3")),
+            "h.vtk:18: value -4 of 'I' does not fit its type uint32 (0..4294967295)");
+  EXPECT_EQ(read_error(scalars("short", "1 2 3 32768")),
+            "h.vtk:17: value 32768 of 'I' does not fit its type int16 (-32768..32767)");
+  EXPECT_EQ(read_error(scalars("char", "-129 2 3 4")),
+            "h.vtk:17: value -129 of 'I' does not fit its type int8 (-128..127)");
+  EXPECT_EQ(read_error(two_triangles("CELL_DATA 2\nFIELD f 1\nu 1 2 vtktypeuint16\n65536 1\n")),
+            "h.vtk:17: value 65536 of 'u' does not fit its type uint16 (0..65535)");
+  // The edges of each type fit.
+  auto m = mesh::read_vtk_bytes(scalars("int", "-2147483648 2147483647 0 1"), "h.vtk");
+  EXPECT_EQ(ints(m.point_data.at("I")), (std::vector<std::int64_t>{-2147483648, 2147483647, 0, 1}));
+  m = mesh::read_vtk_bytes(scalars("unsigned_char", "0 255 1 2"), "h.vtk");
+  EXPECT_EQ(ints(m.point_data.at("I")), (std::vector<std::int64_t>{0, 255, 1, 2}));
+  // The cell lists: types (int), and OFFSETS / CONNECTIVITY of the type they name.
+  std::string f = two_triangles("");
+  EXPECT_EQ(read_error(std::string(f).replace(f.find("5 5\n"), 3, "4294967301 4294967301")),
+            "h.vtk:13: value 4294967301 of CELL_TYPES does not fit its type int32 "
+            "(-2147483648..2147483647)");
+  std::string conn32 = f;
+  conn32.replace(conn32.find("CONNECTIVITY vtktypeint64\n0 1 2 1 3 2"), 37,
+                 "CONNECTIVITY vtktypeint32\n0 1 2 1 3 4294967298");
+  EXPECT_EQ(read_error(conn32),
+            "h.vtk:11: value 4294967298 of CONNECTIVITY does not fit its type "
+            "int32 (-2147483648..2147483647)");
+  std::string offs8 = f;
+  offs8.replace(offs8.find("OFFSETS vtktypeint64\n0 3 6"), 26, "OFFSETS vtktypeuint8\n0 3 262");
+  EXPECT_EQ(read_error(offs8),
+            "h.vtk:9: value 262 of OFFSETS does not fit its type uint8 (0..255)");
+  // Values are checked a few thousand at a time: one deep in a long array still names its
+  // line, read from memory or from a file (whose text passed through the window long before).
+  TempDir tmp;
+  for (const std::size_t bad : {std::size_t{4100}, std::size_t{299990}}) {
+    std::string values;
+    for (std::size_t i = 0; i < 300000; ++i)
+      values += (i == bad ? "2147483648" : std::to_string(i % 1000)) + "\n";
+    const auto text = two_triangles("FIELD FieldData 1\nbig 1 300000 int\n" + values);
+    const auto want = ":" + std::to_string(16 + bad) +
+                      ": value 2147483648 of 'big' does not fit its type int32 "
+                      "(-2147483648..2147483647)";
+    EXPECT_EQ(read_error(text), "h.vtk" + want);
+    const auto path = tmp.write("long.vtk", text);
+    try {
+      mesh::read_mesh(path);
+      ADD_FAILURE() << "read " << bad;
+    } catch (const mesh::ReadError& e) {
+      EXPECT_EQ(e.what(), path + want);
+    }
+  }
+}
+
+// More entries than a section's count leave a number where the next keyword should be: the
+// message names the section before it and its count, not the number as a keyword.
+TEST(LegacyVtk, ANumberWhereAKeywordIsExpectedNamesTheSectionBefore) {
+  const std::string v42 =
+      "# vtk DataFile Version 4.2\nh\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 double\n"
+      "0 0 0\n1 0 0\n0 1 0\n0 0 1\n";
+  EXPECT_EQ(read_error(v42 + "CELLS 1 5\n4 0 1 2 3\n3 0 1 2\nCELL_TYPES 1\n10\n"),
+            "h.vtk:12: found '3' where a keyword is expected: the CELLS section on line 10 has "
+            "more entries than its count says (1 cell, 5 entries)");
+  EXPECT_EQ(read_error(v42 + "CELLS 1 5\n4 0 1 2 3\nCELL_TYPES 1\n10 5\n"),
+            "h.vtk:13: found '5' where a keyword is expected: the CELL_TYPES section on line 12 "
+            "has more entries than its count says (1 cell type)");
+  EXPECT_EQ(read_error(std::string(v42).replace(v42.find("0 0 1\n"), 6, "0 0 1 7\n") +
+                       "CELLS 1 5\n4 0 1 2 3\nCELL_TYPES 1\n10\n"),
+            "h.vtk:9: found '7' where a keyword is expected: the POINTS section on line 5 has "
+            "more entries than its count says (4 points, 12 values)");
+  std::string f = two_triangles(
+      "POINT_DATA 4\nSCALARS T double 1\nLOOKUP_TABLE default\n"
+      "1 2 3 4\n-5.5\n");
+  EXPECT_EQ(read_error(f),
+            "h.vtk:18: found '-5.5' where a keyword is expected: the SCALARS 'T' section on line "
+            "15 has more entries than its count says (POINT_DATA 4, 1 component)");
+  f = two_triangles("");
+  EXPECT_EQ(read_error(f.replace(f.find("0 1 2 1 3 2"), 11, "0 1 2 1 3 2 0")),
+            "h.vtk:11: found '0' where a keyword is expected: the CONNECTIVITY section on line "
+            "10 has more entries than its count says (6 entries)");
+  f = two_triangles("");
+  EXPECT_EQ(read_error(f.replace(f.find("0 3 6"), 5, "0 3 6 6")),
+            "h.vtk:9: found '6' where a keyword is expected: the OFFSETS section on line 8 has "
+            "more entries than its count says (3 offsets)");
+  EXPECT_EQ(read_error(two_triangles("POINT_DATA 4 5\n")),
+            "h.vtk:14: found '5' where a keyword is expected: the POINT_DATA line on line 14 has "
+            "more values than it takes");
+  // A word that is no keyword is still named as one.
+  EXPECT_EQ(read_error(two_triangles("BOGUS 1\n")), "h.vtk:14: keyword 'BOGUS' is not supported");
+}
+
+// A UTF-8 byte-order mark before the header (Windows editors write one) marks the encoding and
+// is no part of the file's text: ascii and binary files read as without it, lines counted as
+// the file's. One anywhere else is still text.
+TEST(LegacyVtk, AUtf8ByteOrderMarkIsSkipped) {
+  TempDir tmp;
+  const std::string bom = "\xEF\xBB\xBF";
+  const auto src = mesh_with_regions();
+  for (const char* enc : {"ascii", "binary"}) {
+    SCOPED_TRACE(enc);
+    mesh::WriteOptions o;
+    o.format = "vtk";
+    o.encoding = enc;
+    EXPECT_TRUE(mesh::write_mesh(src, tmp.file("plain.vtk"), o).empty());
+    const auto plain = slurp(tmp.file("plain.vtk"));
+    const auto want = mesh::read_vtk_bytes(plain, "plain.vtk");
+    // From the file (ascii: through a window; binary: pread) and from memory.
+    for (const auto& got : {mesh::read_mesh(tmp.write("bom.vtk", bom + plain)),
+                            mesh::read_vtk_bytes(bom + plain, "bom.vtk")}) {
+      EXPECT_EQ(doubles(got.points), doubles(want.points));
+      ASSERT_EQ(got.cells.size(), 2u);
+      EXPECT_EQ(ints(got.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2, 1, 3, 2}));
+      EXPECT_EQ(ints(got.cells[1].connectivity), (std::vector<std::int64_t>{1, 4, 3, 2}));
+      EXPECT_EQ(ints(got.cell_data.at("mat")[1]), (std::vector<std::int64_t>{6}));
+      EXPECT_EQ(regions(got), regions(want));
+      EXPECT_EQ(got.notes, want.notes);
+    }
+  }
+  EXPECT_EQ(read_error(bom + two_triangles("BOGUS 1\n")),
+            "h.vtk:14: keyword 'BOGUS' is not supported");
+  EXPECT_EQ(read_error("\n" + bom + two_triangles("")),
+            "h.vtk:1: not a legacy VTK file (no '# vtk DataFile Version' line)");
+}

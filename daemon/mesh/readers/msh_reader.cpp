@@ -33,6 +33,7 @@
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/parallel.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/scratch.hpp"
 
@@ -245,6 +246,10 @@ class MshReader {
 
   Mesh read() {
     bool have_format = false, have_nodes = false, have_elements = false;
+    // A UTF-8 byte-order mark (Windows editors write one) marks the encoding and is none of the
+    // file's text: skipped at byte 0 only, as the XML and surface readers do, lines counted as
+    // the file's. msh_access finds $MeshFormat past it.
+    c_.seek(utf8_bom(c_.data()));
     while (true) {
       const auto header = c_.nonempty_line();
       if (header.empty()) break;
@@ -357,6 +362,8 @@ class MshReader {
   // ---- sections ---------------------------------------------------------------------------
   void read_format() {
     const auto version = c_.token();
+    format_at_ = c_.offset();
+    format_text_ = std::string(version.substr(0, 20));
     const int file_type = c_.number<int>("file-type");
     const int data_size = c_.number<int>("data-size");
     c_.next_line();
@@ -1325,6 +1332,42 @@ class MshReader {
   // $Nodes: count, then "tag x y z entity" and, when entity is not 0, "dim" and dim parametric
   // coordinates (binary: int32 tag, 3 doubles, int32 entity[, int32 dim, dim doubles]).
   void read_nodes3() {
+    const auto at = c_.offset();
+    try {
+      read_nodes3_rows();
+    } catch (const ReadError& e) {
+      const auto row = binary_ ? std::nullopt : row_of_2x(at);
+      if (!row) throw;
+      // A 2.x body under a 3.0 header reads its first node's next tag as the entity and fails
+      // nodes later (at $EndNodes for a small file): the message says what disagrees.
+      throw ReadError(std::string(e.what()) + " (the $MeshFormat on line " +
+                      std::to_string(c_.line_at(format_at_)) + " says " + format_text_ +
+                      ", whose node rows are 'tag x y z entity [dim u v w]', but the first, on " +
+                      "line " + std::to_string(c_.line_at(*row)) +
+                      ", has the 4 values of an MSH 2.x row)");
+    }
+  }
+
+  // The offset of the first node row of the ascii $Nodes whose count starts at `at` when that
+  // row has the 4 values of 2.x ("tag x y z"). Only an error's message asks.
+  std::optional<std::size_t> row_of_2x(std::size_t at) const {
+    Cursor c(c_.data(), c_.file());
+    c.seek(at);
+    c.nonempty_line();  // the count
+    c.skip_ws();
+    const auto first = c.offset();
+    const auto row = c.rest_of_line();
+    int values = 0;
+    for (std::size_t i = 0; i < row.size();) {
+      while (i < row.size() && (row[i] == ' ' || row[i] == '\t' || row[i] == '\r')) ++i;
+      if (i == row.size()) break;
+      ++values;
+      while (i < row.size() && row[i] != ' ' && row[i] != '\t' && row[i] != '\r') ++i;
+    }
+    return values == 4 ? std::optional(first) : std::nullopt;
+  }
+
+  void read_nodes3_rows() {
     read_tagged_nodes(32, 10, [&] {
       int dim = 0;
       if (binary_) {
@@ -1810,6 +1853,10 @@ class MshReader {
   Cursor c_;
   MappedFile* file_ = nullptr;
   int version_ = 0;  // 41, 40, 22, 21, 20, or 1 (no $MeshFormat); 0 until known
+  // Where the version on the last $MeshFormat line is, and as written, for messages that the
+  // body disagrees with it.
+  std::size_t format_at_ = 0;
+  std::string format_text_;
   bool v4_ = false, binary_ = false, swap_ = false;  // v4_: 4.1 or 4.0
   std::vector<PhysicalName> names_;
   std::map<std::pair<int, int>, std::vector<int>> entity_physicals_;
