@@ -35,8 +35,10 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
                                     const WriteOptions& options) {
   const std::string& path = target.path;
   const std::string asked = options.format.empty() ? "" : format_of("." + options.format);
-  const auto [named, enc] = split_encoding(asked, options.encoding, path);
-  const std::string fmt = named.empty() ? format_of(target.leaf) : named;
+  // Not a structured binding: clang 14 lets no lambda below capture one.
+  const auto split = split_encoding(asked, options.encoding, path);
+  const std::string& enc = split.second;
+  const std::string fmt = split.first.empty() ? format_of(target.leaf) : split.first;
   if (fmt.empty())
     throw WriteError(path + ": no file extension; name the format (format=, --format)");
   if (fmt == "vtu" || fmt == "vtp") {
