@@ -196,7 +196,10 @@ std::string big_ascii41(std::size_t n) {
        std::to_string(n) + "\n";
   for (std::size_t e = 0; e < n; ++e) {
     s += std::to_string(e + 1);
-    for (std::size_t k = 0; k < 4; ++k) s += " " + std::to_string((e + k) % 8 + 1);
+    for (std::size_t k = 0; k < 4; ++k) {
+      s += ' ';  // not " " + to_string(...): GCC 12 -O2 sees a false -Wrestrict in that
+      s += std::to_string((e + k) % 8 + 1);
+    }
     s += "\n";
   }
   return s + "$EndElements\n";
