@@ -5,8 +5,8 @@
  *   build/bin/c_consumer NAME [PREFIX] [TIMEOUT_MS]
  *
  * Output, one line per array (the integration test checks it against the file):
- *   frame 1 slot 0 device 1:0 arrays 28
  *   manifest {"arrays":[...],"block_bases":[0,52,...],"cell_types":["triangle",...],...}
+ *   frame 1 slot 0 device 1:0 arrays 28
  *   points float64 (300, 3) first 0 0 0.4 0 0 0
  * Exit status: 0 on a frame, 2 when none came within the timeout, 1 on an error (the message
  * from meshdock_last_error() on stderr).

@@ -4,6 +4,7 @@
 //   build/bin/cpp_consumer NAME [--prefix P] [--frames N] [--timeout SECONDS]
 //
 // The integration tests compare its output with the file read in process.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -85,10 +86,14 @@ int main(int argc, char** argv) {
                                {"shape", a.entry.shape},
                                {"sum", checksum(a)}};
       }
-      // Also exercise the DLPack path: the tensor keeps the frame alive after `frame` goes.
-      DLManagedTensor* t = frame->to_dlpack("points");
+      // Also exercise the DLPack path: the tensor keeps the frame alive after `frame` goes. A
+      // mesh's points, or a standalone array's "tensor" (publish_tensor: no mesh, no points).
+      const auto names = frame->names();
+      const bool mesh = std::find(names.begin(), names.end(), "points") != names.end();
+      const std::string adopt = mesh ? "points" : "tensor";
+      DLManagedTensor* t = frame->to_dlpack(adopt);
       frame.reset();
-      out["dlpack_points_ndim"] = t->dl_tensor.ndim;
+      out["dlpack_" + adopt + "_ndim"] = t->dl_tensor.ndim;
       t->deleter(t);
       std::printf("%s\n", out.dump().c_str());
       std::fflush(stdout);

@@ -365,9 +365,17 @@ void MeshdockService::publish_from(grpc::ServerContext* ctx,
                                       std::to_string(d.bits()) + ", " + std::to_string(d.lanes()) +
                                       ") is not a DLPack scalar type");
     std::vector<std::int64_t> shape(head.shape().begin(), head.shape().end());
-    if (shape.empty() || shape.size() > 4)
+    if (shape.empty() || shape.size() > 4) {
+      std::string dims;  // the shape asked for, as the other shape errors give it
+      for (const auto s : shape) {
+        if (!dims.empty()) dims += ", ";
+        dims += std::to_string(s);
+      }
       throw service::ServiceError(Status::kInvalidArgument,
-                                  field + ": shape must have 1 to 4 dimensions");
+                                  field + ": shape (" + dims + ") has " +
+                                      std::to_string(shape.size()) +
+                                      " dimensions; a publish carries 1 to 4");
+    }
     std::uint64_t count = 1;
     for (auto s : shape) {
       if (s < 0 || s > (std::int64_t{1} << 40) ||

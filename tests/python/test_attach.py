@@ -77,6 +77,19 @@ def test_the_cpp_consumer_sees_the_same(daemon, data_dir):
     assert got["arrays"]["points"]["dtype"] == [2, 32] and got["dlpack_points_ndim"] == 2
 
 
+def test_the_cpp_consumer_reads_a_standalone_tensor(daemon):
+    """A publish_tensor slot has no points: the example said "frame 1 has no array 'points'"
+    and exited 1."""
+    img = np.arange(4 * 5 * 3, dtype=np.float32).reshape(4, 5, 3)
+    daemon.client.publish_tensor("img", img)
+    r = subprocess.run([str(BIN / "cpp_consumer"), "img", "--prefix", daemon.prefix],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["arrays"]["tensor"]["shape"] == [4, 5, 3] and got["dlpack_tensor_ndim"] == 3
+    assert got["arrays"]["tensor"]["sum"] == pytest.approx(float(img.sum()))
+
+
 def test_the_cpp_consumer_and_c_consumer_examples_take_help_and_refuse_unknown_options():
     """--help was a slot name (5 s of waiting for slot '--help'), and cpp_consumer dropped an
     unknown option (--frame 3 ran one frame with no word)."""

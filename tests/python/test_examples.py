@@ -44,6 +44,23 @@ def test_numpy_consumer(daemon, data_dir):
     assert f"  tetra: {len(m.cells[-1].data)} cells" in out
 
 
+def test_numpy_consumer_reads_tensors_and_bool_fields(daemon, data_dir):
+    """A publish_tensor slot raised AttributeError (frame.points is None), and a published bool
+    field RuntimeError ("Unsupported dtype in DLTensor": numpy 1.24's from_dlpack)."""
+    img = np.ones((6, 7, 4), np.float32)
+    with meshdock.Client(daemon.addr) as c:
+        c.publish_tensor("ex_img", img)
+        out = run(daemon, "numpy_consumer.py", "ex_img")
+        assert out.strip() == "frame 1: tensor float32 (6, 7, 4)", out
+        c.load(daemon.root / "box.v41.msh", name="ex_box")
+        n = len(box(data_dir).points)
+        c.publish("ex_box", "point_data/flag", np.arange(n) % 2 == 0)
+        out = run(daemon, "numpy_consumer.py", "ex_box")
+        assert f"  point_data flag: bool ({n},)" in out, out
+        c.unload("ex_box")
+        c.unload("ex_img")
+
+
 def test_torch_consumer(daemon, data_dir):
     pytest.importorskip("torch")
     out = run(daemon, "torch_consumer.py", "box")

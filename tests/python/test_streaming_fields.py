@@ -184,7 +184,9 @@ def test_every_refused_publish_names_the_slot_and_the_field(tmp_path):
             (lambda: c.publish("solver", "point_data/T", np.zeros((n, 1000))),
              "RESOURCE_EXHAUSTED", "slot 'solver': point_data/T: 2400000 bytes are over"),
             (lambda: c.publish("solver", "point_data/T", np.zeros((n, 1, 1, 1, 1))),
-             "INVALID_ARGUMENT", "slot 'solver': point_data/T: shape must have 1 to 4"),
+             "INVALID_ARGUMENT",
+             f"slot 'solver': point_data/T: shape ({n}, 1, 1, 1, 1) has 5 dimensions; a "
+             "publish carries 1 to 4"),
             (lambda: c.publish("solver", "cell_data/gmsh:physical", np.zeros(3, np.int64)),
              "INVALID_ARGUMENT", "slot 'solver': cell_data/gmsh:physical: 3 rows for the"),
             (lambda: c.publish("solver", "point_data/T", np.zeros(n), block=3),
