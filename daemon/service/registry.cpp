@@ -845,6 +845,15 @@ namespace {
 
 // "point_data/NAME" or "cell_data/NAME": the kind and NAME, or a ServiceError; `rows` must be
 // the mesh's points, or the cells of `block`.
+// A cell_data publish that carries the whole field: block 0 and one row per cell of every block
+// (block order), on a mesh of several blocks. It is split into the blocks' arrays, so that a new
+// field can be made on such a mesh and every block of one changes in one frame (per block, each
+// publish is a frame, and a consumer sees frames with some blocks new and some old). When block
+// 0 holds every cell the two readings are the same publish.
+bool whole_field_rows(const mesh::Mesh& m, std::int64_t rows, std::uint32_t block) {
+  return m.cells.size() > 1 && block == 0 && rows == m.num_cells() && rows != m.cells[0].size();
+}
+
 std::pair<std::string, std::string> check_field(const mesh::Mesh& m, const std::string& field,
                                                 std::int64_t rows, std::uint32_t block) {
   const auto slash = field.find('/');
@@ -867,16 +876,23 @@ std::pair<std::string, std::string> check_field(const mesh::Mesh& m, const std::
   if (block >= m.cells.size())
     throw ServiceError(Status::kInvalidArgument, field + ": block " + std::to_string(block) +
                                                      " of " + std::to_string(m.cells.size()));
+  // The whole field at once (whole_field_rows): every block's rows, in block order.
+  if (whole_field_rows(m, rows, block)) return {kind, key};
   if (rows != m.cells[block].size())
-    throw ServiceError(Status::kInvalidArgument, field + ": " + std::to_string(rows) +
-                                                     " rows for the " +
-                                                     std::to_string(m.cells[block].size()) +
-                                                     " cells of block " + std::to_string(block));
+    throw ServiceError(
+        Status::kInvalidArgument,
+        field + ": " + std::to_string(rows) + " rows for the " +
+            std::to_string(m.cells[block].size()) + " cells of block " + std::to_string(block) +
+            (m.cells.size() > 1 && block == 0
+                 ? std::string(" (or the ") + std::to_string(m.num_cells()) + " cells of all " +
+                       std::to_string(m.cells.size()) + " blocks, for the whole field)"
+                 : std::string()));
   if (!m.cell_data.count(key) && m.cells.size() != 1)
-    throw ServiceError(Status::kInvalidArgument,
-                       field +
-                           " does not exist; a new cell_data field needs a one-block mesh "
-                           "(publish it per block once it exists)");
+    throw ServiceError(
+        Status::kInvalidArgument,
+        field + " does not exist; on a mesh of " + std::to_string(m.cells.size()) +
+            " blocks a new cell_data field is published whole: " + std::to_string(m.num_cells()) +
+            " rows (every block's cells, in block order), block 0");
   return {kind, key};
 }
 
@@ -908,8 +924,19 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   refuse_field_of_tensor(*e, name, field);
   mesh::Mesh m = e->mesh;  // arrays shared; only the replaced one is new
   const auto [kind, key] = check_field(m, field, data.dim(0), block);
+  const bool whole = kind == "cell_data" && whole_field_rows(m, data.dim(0), block);
   if (kind == "point_data") {
     m.point_data[key] = data;
+  } else if (whole) {
+    // One dtype and row shape in every block by construction: each is a slice of `data`.
+    std::vector<mesh::Array> parts;
+    std::size_t begin = 0;
+    for (const auto& blk : m.cells) {
+      const auto end = begin + static_cast<std::size_t>(blk.size());
+      parts.push_back(mesh::slice_rows(data, begin, end));
+      begin = end;
+    }
+    m.cell_data[key] = std::move(parts);
   } else if (auto it = m.cell_data.find(key); it == m.cell_data.end()) {
     m.cell_data[key] = {data};
   } else {
@@ -940,7 +967,11 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   const auto pub = publish_into(*e, p, name);
   e->mesh = std::move(m);
   e->payload = std::move(p);
-  e->published[kind == "point_data" ? field : field + "/" + std::to_string(block)] = pub.frame;
+  if (kind == "point_data")
+    e->published[field] = pub.frame;
+  else
+    for (std::size_t b = whole ? 0 : block; b < (whole ? e->mesh.cells.size() : block + 1u); ++b)
+      e->published[field + "/" + std::to_string(b)] = pub.frame;
   events_.publish({Event::kPublished, name, pub.frame, field, now_seconds()});
   return pub.frame;
 }

@@ -166,6 +166,49 @@ def test_a_cell_data_block_keeps_the_fields_dtype_and_row_shape(tmp_path):
         assert d.stop() == 0, d.stderr
 
 
+def test_a_cell_data_field_is_published_whole_on_a_mesh_of_several_blocks(tmp_path):
+    # A new cell_data field could not be made on a mesh of several blocks ("needs a one-block
+    # mesh"; the field could exist only from the file), and an existing one changed a block a
+    # frame, so consumers saw frames with some blocks new and some old.
+    d = Daemon(tmp_path, ("box.v41b.msh",))
+    try:
+        c = meshdock.Client(d.addr)
+        c.load(d.root / "box.v41b.msh", name="b")
+        sizes = [len(b.data) for b in meshdock.read(d.root / "box.v41b.msh").cells]
+        assert len(sizes) > 2
+        total = sum(sizes)
+        field = np.arange(total * 2, dtype=np.float32).reshape(total, 2)
+        with meshdock.attach("b", prefix=d.prefix) as slot:
+            slot.wait(5).release()
+            frame = c.publish("b", "cell_data/flux", field)
+            with slot.wait(5) as f:
+                assert f.number == frame
+                got = [np.asarray(a) for a in f.cell_data["flux"]]
+            assert [len(a) for a in got] == sizes
+            np.testing.assert_array_equal(np.concatenate(got), field)
+            # An existing field, every block in one frame (gmsh:physical: int64 in the file).
+            phys = np.arange(total, dtype=np.int64)
+            frame = c.publish("b", "cell_data/gmsh:physical", phys, via="shm")
+            with slot.wait(5) as f:
+                assert f.number == frame
+                np.testing.assert_array_equal(
+                    np.concatenate([np.asarray(a) for a in f.cell_data["gmsh:physical"]]), phys)
+        # Neither a block's rows nor the whole field's: the message says both forms.
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.publish("b", "cell_data/other", np.zeros(total - 1))
+        assert (f"cell_data/other: {total - 1} rows for the {sizes[0]} cells of block 0 (or the "
+                f"{total} cells of all {len(sizes)} blocks, for the whole field)"
+                ) in e.value.message
+        # A block's rows for a field that does not exist: it is made whole.
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.publish("b", "cell_data/other", np.zeros(sizes[1]), block=1)
+        assert (f"cell_data/other does not exist; on a mesh of {len(sizes)} blocks a new "
+                f"cell_data field is published whole: {total} rows") in e.value.message
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr
+
+
 def test_every_refused_publish_names_the_slot_and_the_field(tmp_path):
     # A trial producer streamed into two slots; its refusals named the field only ("point_data/T:
     # 301 rows for 300 points", also through meshdockctl), a bad block or num_slots came as
