@@ -744,7 +744,8 @@ int main(int argc, char** argv) {
       ->required();
   publish->add_option("FILE", npy_path, "a .npy file (numpy.save): C order, little-endian")
       ->required();
-  publish->add_option("-b,--block", block, "the cell block of a cell_data field");
+  publish->add_option("-b,--block", block,
+                      "the cell block of a cell_data field (0 with every cell's row: all blocks)");
   publish->add_option("-d,--device", device, "tensor, first publish: auto, cpu or cuda:N");
   publish->add_option("-s,--slots", num_slots, "tensor, first publish: ring slots")
       ->check(count_validator());

@@ -497,7 +497,9 @@ class Client:
     def publish(self, name: str, field: str, array, block: int = 0, device: str = "",
                 num_slots: int = 0, via: str = "auto"):
         """Replace point_data/NAME or cell_data/NAME (block `block`) with `array`; returns the
-        new frame number. field "tensor" is a single-array publish (see publish_tensor);
+        new frame number. On a mesh of several blocks, a cell_data `array` with one row per cell
+        of every block (block order) and block 0 is the whole field: every block in one frame,
+        and the way to make a new field there. field "tensor" is a single-array publish (see publish_tensor);
         device and num_slots apply only to a tensor's first publish. `array` is numpy, any host
         DLPack exporter (a CPU torch tensor: read in place), or a device array (torch CUDA,
         CuPy: copied to the host first, with a PayloadWarning); a torch bfloat16 tensor goes as
