@@ -90,6 +90,20 @@ def test_the_cpp_consumer_reads_a_standalone_tensor(daemon):
     assert got["arrays"]["tensor"]["sum"] == pytest.approx(float(img.sum()))
 
 
+def test_a_cpp_attach_timeout_says_what_is_published(daemon, tmp_path):
+    """The C and C++ SDKs' AttachTimeout said only "is meshdockd running with prefix P and the
+    mesh loaded?"; Python's listed the slots under the prefix. libmeshdock lists them now."""
+    daemon.client.load(daemon.root / "box.v41.msh", name="b")
+    r = subprocess.run([str(BIN / "cpp_consumer"), "bx", "--prefix", daemon.prefix,
+                        "--timeout", "0.2"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1, r
+    assert f"mesh loaded?); published under prefix '{daemon.prefix}': b\n" in r.stderr, r.stderr
+    other = "zq" + daemon.prefix  # nothing under it
+    r = subprocess.run([str(BIN / "cpp_consumer"), "b", "--prefix", other, "--timeout", "0.2"],
+                       capture_output=True, text=True, timeout=30)
+    assert f"; nothing is published under prefix '{other}'" in r.stderr, r.stderr
+
+
 def test_the_cpp_consumer_and_c_consumer_examples_take_help_and_refuse_unknown_options():
     """--help was a slot name (5 s of waiting for slot '--help'), and cpp_consumer dropped an
     unknown option (--frame 3 ran one frame with no word)."""

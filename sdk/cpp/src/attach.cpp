@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -143,6 +144,37 @@ std::string describe(const struct stat& st) {
 // POSIX shm objects are files in /dev/shm on Linux (glibc's shm_open opens them there).
 std::string shm_path(const std::string& object) {
   return "/dev/shm/" + object;
+}
+
+// What an AttachTimeout adds: the slots with a catalog under `prefix` in /dev/shm other than
+// `name` ("; published under prefix 'P': a, b"), or that there are none, so a wrong name or
+// prefix shows at once. The Python SDK lists the other prefixes after the second form.
+std::string published_under(const std::string& prefix, const std::string& name) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  const auto suffix = std::string(shm::kCatalogSuffix);
+  for (const auto& f : std::filesystem::directory_iterator(shm::kShmDir, ec)) {
+    const auto leaf = f.path().filename().string();
+    if (leaf.size() <= prefix.size() + suffix.size() || !leaf.starts_with(prefix) ||
+        !leaf.ends_with(suffix))
+      continue;
+    const auto slot = leaf.substr(prefix.size(), leaf.size() - prefix.size() - suffix.size());
+    try {
+      shm::validate_name(slot);
+    } catch (const shm::ProtocolError&) {
+      continue;
+    }
+    if (slot != name) names.push_back(slot);
+  }
+  if (names.empty()) return "; nothing is published under prefix '" + prefix + "'";
+  std::sort(names.begin(), names.end());
+  std::string listed;
+  for (std::size_t i = 0; i < names.size() && i < 20; ++i) {
+    if (i) listed += ", ";
+    listed += names[i];
+  }
+  if (names.size() > 20) listed += ", ... (" + std::to_string(names.size()) + " in all)";
+  return "; published under prefix '" + prefix + "': " + listed;
 }
 
 // The system daemon's socket (config/meshdockd.service; the Python Client's default address).
@@ -825,7 +857,7 @@ Slot Slot::attach(const std::string& name, const AttachOptions& given) {
       throw AttachTimeout("slot '" + name + "' (/" + prefix + name + "): not published within " +
                           std::to_string(options.timeout.count()) +
                           " ms (is meshdockd running with prefix '" + prefix +
-                          "' and the mesh loaded?)");
+                          "' and the mesh loaded?)" + published_under(prefix, name));
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   s->check_producer();

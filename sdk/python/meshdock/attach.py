@@ -468,11 +468,12 @@ def _ms(seconds: float) -> int:
 
 
 def _timeout_message(base: str, name: str, prefix: str) -> str:
-    """AttachTimeout's message: the library's, plus what does exist under the prefix (or, when
-    nothing does, which prefixes have slots), so a wrong name or prefix shows at once."""
+    """AttachTimeout's message: the library's, which says what is published under the prefix
+    (or that nothing is), plus, when nothing is, which prefixes have slots, so a wrong name or
+    prefix shows at once."""
     names = [n for n in published_names(prefix) if n != name]
     if names:
-        return f"{base}; published under prefix '{prefix}': {_listing(names)}"
+        return base  # libmeshdock listed them ("; published under prefix 'P': a, b")
     # The prefixes nearest the one asked for first: the listing stops at 20, and on a host with
     # more (a test run's daemons) an alphabetical list could leave out the one meant.
     live, stale = _other_prefixes()
@@ -486,9 +487,8 @@ def _timeout_message(base: str, name: str, prefix: str) -> str:
         where = f" (slots are published under {_listing(others)}{'; ' + gone if gone else ''})"
     else:
         where = f" (no live daemon publishes under another prefix; {gone})" if gone else ""
-    return (f"{base}; nothing is published under prefix '{prefix}'{where}: is the prefix "
-            "right? Pass prefix= or set $MESHDOCK_PREFIX to the daemon's, or use "
-            "Client.attach(name)")
+    return (f"{base}{where}: is the prefix right? Pass prefix= or set $MESHDOCK_PREFIX to the "
+            "daemon's, or use Client.attach(name)")
 
 
 def attach(name: str, prefix: Optional[str] = None, timeout: float = 5.0,
