@@ -62,6 +62,11 @@ class Buffer {
   static std::shared_ptr<Buffer> adopt(void* p, std::size_t bytes, Allocator owner) {
     return std::make_shared<Buffer>(Key{}, p, bytes, owner);
   }
+  // Bytes [offset, offset + bytes) of `parent`, sharing its memory, which lives as long as the
+  // slice does: rows of one array handed out as several (a whole cell_data field split into
+  // its blocks) without a copy. std::length_error past the parent's end.
+  static std::shared_ptr<Buffer> slice(std::shared_ptr<Buffer> parent, std::size_t offset,
+                                       std::size_t bytes);
   struct Key {};  // only allocate() and adopt() can name it, so only they construct a Buffer
   Buffer(Key, void* p, std::size_t n, Allocator a) : data_(p), size_(n), alloc_(a) {}
   Buffer(const Buffer&) = delete;
@@ -197,6 +202,37 @@ inline Array concat_rows(const std::vector<Array>& parts) {
     dst += p.nbytes();
   }
   return out;
+}
+
+namespace detail {
+// What Buffer::slice's shared_ptr owns: the parent (kept alive) and the Buffer naming the part,
+// whose release does nothing (the parent's frees the memory).
+struct BufferSlice {
+  BufferSlice(std::shared_ptr<Buffer> p, std::size_t offset, std::size_t bytes)
+      : parent(std::move(p)),
+        part(Buffer::Key{}, static_cast<std::uint8_t*>(parent->data()) + offset, bytes,
+             Allocator{nullptr, [](void*, std::size_t, void*) {}, nullptr, nullptr,
+                       parent->allocator_name()}) {}
+  std::shared_ptr<Buffer> parent;
+  Buffer part;
+};
+}  // namespace detail
+
+inline std::shared_ptr<Buffer> Buffer::slice(std::shared_ptr<Buffer> parent, std::size_t offset,
+                                             std::size_t bytes) {
+  if (!parent || offset > parent->size() || bytes > parent->size() - offset)
+    throw std::length_error("Buffer::slice: past the buffer's end");
+  auto holder = std::make_shared<detail::BufferSlice>(std::move(parent), offset, bytes);
+  return std::shared_ptr<Buffer>(holder, &holder->part);  // aliasing: owns the holder
+}
+
+// Rows [begin, end) of `a` (along its first axis), sharing its memory (C-contiguous `a`).
+inline Array rows_view(const Array& a, std::size_t begin, std::size_t end) {
+  auto shape = a.shape();
+  shape[0] = static_cast<std::int64_t>(end - begin);
+  const std::size_t row = a.dim(0) > 0 ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
+  return Array::view(Buffer::slice(a.buffer(), begin * row, (end - begin) * row), a.dtype(),
+                     std::move(shape));
 }
 
 // Rows [begin, end) of `a` (along its first axis) copied into a new Array.

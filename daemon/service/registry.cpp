@@ -928,12 +928,13 @@ std::uint32_t Registry::publish_field(const std::string& name, const std::string
   if (kind == "point_data") {
     m.point_data[key] = data;
   } else if (whole) {
-    // One dtype and row shape in every block by construction: each is a slice of `data`.
+    // One dtype and row shape in every block by construction: each is rows of `data`, shared
+    // (a copy would double the field for as long as the mesh holds it).
     std::vector<mesh::Array> parts;
     std::size_t begin = 0;
     for (const auto& blk : m.cells) {
       const auto end = begin + static_cast<std::size_t>(blk.size());
-      parts.push_back(mesh::slice_rows(data, begin, end));
+      parts.push_back(mesh::rows_view(data, begin, end));
       begin = end;
     }
     m.cell_data[key] = std::move(parts);

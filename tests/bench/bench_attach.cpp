@@ -43,7 +43,7 @@ mesh::Mesh ten_arrays(double seed) {
   m.cells.push_back(mesh::CellBlock::fixed("tetra", tets));
   for (int f = 0; f < 5;
        ++f) {  // points, cells, block_bases + 5 point_data + 1 cell_data + 1 region
-    m.point_data["f" + std::to_string(f)] = mesh::Array::of<double>({n});
+    m.point_data[std::string("f").append(std::to_string(f))] = mesh::Array::of<double>({n});
   }
   m.cell_data["c"] = {mesh::Array::of<double>({n - 3})};
   mesh::Region r;
@@ -129,10 +129,14 @@ int consumer(const std::string& prefix, const std::string& name, int frames, boo
       return 4;
     }
   }
-  nlohmann::json out = {{"mode", poll ? "poll-1ms" : "futex"}, {"frames", latency.size()},
-                        {"p50", pct(latency, 0.50)},           {"p95", pct(latency, 0.95)},
-                        {"p99", pct(latency, 0.99)},           {"max", pct(latency, 1.0)},
-                        {"adopt_p50", pct(adopt, 0.50)},       {"adopt_p99", pct(adopt, 0.99)},
+  nlohmann::json out = {{"mode", poll ? "poll-1ms" : "futex"},
+                        {"frames", latency.size()},
+                        {"p50", pct(latency, 0.50)},
+                        {"p95", pct(latency, 0.95)},
+                        {"p99", pct(latency, 0.99)},
+                        {"max", pct(latency, 1.0)},
+                        {"adopt_p50", pct(adopt, 0.50)},
+                        {"adopt_p99", pct(adopt, 0.99)},
                         {"latency_us", latency}};  // every frame, for scripts/bench --plot
   std::cout << out.dump() << std::endl;
   return 0;

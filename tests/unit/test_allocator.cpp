@@ -8,6 +8,7 @@
 #include <string>
 
 #include "daemon/mesh/allocator.hpp"
+#include "daemon/mesh/array.hpp"
 #include "daemon/mesh/scratch.hpp"
 
 namespace mesh = meshdock::mesh;
@@ -104,4 +105,22 @@ TEST(ScratchVector, DroppedPagesLeaveTheProcessAndTheBufferStaysUsable) {
   EXPECT_EQ(v[32 * kMiB - 1], 0);
   v[5] = 9;  // still mapped: writing faults a fresh page in
   EXPECT_EQ(v[5], 9);
+}
+
+// rows_view (a whole cell_data field split into its blocks): the rows share the array's memory,
+// which lives until the last view goes, and a view past the end is refused.
+TEST(BufferSlice, RowsShareTheArrayAndKeepItAlive) {
+  mesh::Array rows;
+  const void* base = nullptr;
+  {
+    auto a = mesh::Array::from_vector(std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}, {4, 2});
+    base = a.data();
+    rows = mesh::rows_view(a, 1, 3);
+    EXPECT_EQ(rows.shape(), (std::vector<std::int64_t>{2, 2}));
+    EXPECT_EQ(rows.data(), static_cast<const std::uint8_t*>(base) + 2 * sizeof(double));
+    EXPECT_EQ(mesh::rows_view(a, 4, 4).nbytes(), 0u);
+  }  // the array goes; its buffer stays for the view
+  EXPECT_EQ(rows.as<double>()[0], 2);
+  EXPECT_EQ(rows.as<double>()[3], 5);
+  EXPECT_THROW(mesh::Buffer::slice(rows.buffer(), 8, 32), std::length_error);
 }
