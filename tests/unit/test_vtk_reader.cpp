@@ -123,15 +123,20 @@ std::string read_error(const std::string& bytes) {
   return "(read)";
 }
 
+// `m` written as legacy VTK in encoding `enc` ("ascii" | "binary"); the writer's notes.
+std::vector<std::string> write_vtk(const mesh::Mesh& m, const std::string& path, const char* enc) {
+  mesh::WriteOptions o;
+  o.format = "vtk";
+  o.encoding = enc;
+  return mesh::write_mesh(m, path, o);
+}
+
 TEST(LegacyVtk, RegionsRoundTripAsciiAndBinary) {
   TempDir tmp;
   const auto src = mesh_with_regions();
   for (const char* enc : {"ascii", "binary"}) {
     SCOPED_TRACE(enc);
-    mesh::WriteOptions o;
-    o.format = "vtk";
-    o.encoding = enc;
-    EXPECT_TRUE(mesh::write_mesh(src, tmp.file("r.vtk"), o).empty());
+    EXPECT_TRUE(write_vtk(src, tmp.file("r.vtk"), enc).empty());
     // From the file (binary: mapped lazily, read with pread) and from memory.
     for (const auto& back : {mesh::read_mesh(tmp.file("r.vtk")),
                              mesh::read_vtk_bytes(slurp(tmp.file("r.vtk")), "r")}) {
@@ -624,10 +629,7 @@ TEST(LegacyVtk, AUtf8ByteOrderMarkIsSkipped) {
   const auto src = mesh_with_regions();
   for (const char* enc : {"ascii", "binary"}) {
     SCOPED_TRACE(enc);
-    mesh::WriteOptions o;
-    o.format = "vtk";
-    o.encoding = enc;
-    EXPECT_TRUE(mesh::write_mesh(src, tmp.file("plain.vtk"), o).empty());
+    EXPECT_TRUE(write_vtk(src, tmp.file("plain.vtk"), enc).empty());
     const auto plain = slurp(tmp.file("plain.vtk"));
     const auto want = mesh::read_vtk_bytes(plain, "plain.vtk");
     // From the file (ascii: through a window; binary: pread) and from memory.
