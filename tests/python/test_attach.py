@@ -90,7 +90,7 @@ def test_the_cpp_consumer_reads_a_standalone_tensor(daemon):
     assert got["arrays"]["tensor"]["sum"] == pytest.approx(float(img.sum()))
 
 
-def test_a_cpp_attach_timeout_says_what_is_published(daemon, tmp_path):
+def test_a_cpp_consumer_attach_timeout_says_what_is_published(daemon, tmp_path):
     """The C and C++ SDKs' AttachTimeout said only "is meshdockd running with prefix P and the
     mesh loaded?"; Python's listed the slots under the prefix. libmeshdock lists them now."""
     daemon.client.load(daemon.root / "box.v41.msh", name="b")
