@@ -74,6 +74,16 @@ void script_inspect(nlohmann::json& report) {
     report["heartbeat_age_seconds"] = h->get<double>() * 1e-9;
     report.erase(h);
   }
+  // The segments as ls / describe name them ("control_segment": "/meshdock.box"), so that one
+  // script reads both; the SDK's report keeps shm_open's names without the slash.
+  for (const auto& [from, to] : {std::pair{"control_object", "control_segment"},
+                                 std::pair{"catalog_object", "catalog_segment"}}) {
+    if (auto o = report.find(from); o != report.end() && o->is_string()) {
+      const auto object = o->get<std::string>();
+      report.erase(o);
+      report[to] = "/" + object;
+    }
+  }
 }
 
 Json slot_json(const v1::SlotInfo& s) {

@@ -560,7 +560,9 @@ CLI::Validator seconds_validator() {
       "SECONDS");
 }
 
-CLI::Validator count_validator() {
+// --slots N: checked here, in the option's own words, rather than sent for the daemon to refuse
+// as "num_slots 11 is not 1..10" (the protocol's field, which this command line never shows).
+CLI::Validator slots_validator() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
         char* end = nullptr;
@@ -568,6 +570,9 @@ CLI::Validator count_validator() {
         const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
         if (v.empty() || v[0] == '-' || *end != '\0' || errno || n > 0xffffffffULL)
           return "'" + v + "' is not a whole number >= 0";
+        if (n > meshdock::shm::kMaxSlots)
+          return v + " is more than the " + std::to_string(meshdock::shm::kMaxSlots) +
+                 " ring slots a control block holds (0: the daemon's default)";
         return "";
       },
       "N");
@@ -709,7 +714,7 @@ int main(int argc, char** argv) {
   load->add_option("--format", format,
                    "the reader (msh, vtu, vtk, stl, ...); default by extension");
   load->add_option("-s,--slots", num_slots, "ring slots (0: the daemon's default)")
-      ->check(count_validator());
+      ->check(slots_validator());
   load->add_flag("-w,--watch", watch, "reload when the file changes");
   load->add_flag("-r,--replace", replace, "replace a loaded mesh of that name");
 
@@ -748,7 +753,7 @@ int main(int argc, char** argv) {
                       "the cell block of a cell_data field (0 with every cell's row: all blocks)");
   publish->add_option("-d,--device", device, "tensor, first publish: auto, cpu or cuda:N");
   publish->add_option("-s,--slots", num_slots, "tensor, first publish: ring slots")
-      ->check(count_validator());
+      ->check(slots_validator());
   std::string via = "auto";
   publish
       ->add_option("--via", via,

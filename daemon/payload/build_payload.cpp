@@ -110,6 +110,24 @@ class Builder {
     return cast(a, out);
   }
 
+  // After a dropped block, the slot's cells/K is no longer the mesh's cells[K]: say which is
+  // which, or a consumer pairing the slot's blocks with the file's (or meshio's) would be off
+  // by one without a word.
+  void renumbering_note() {
+    std::string moved;
+    std::size_t listed = 0;
+    for (std::size_t k = 0; k < kept_.size(); ++k) {
+      if (kept_[k] == k) continue;
+      if (++listed > 8) {
+        moved += ", ...";
+        break;
+      }
+      moved += (moved.empty() ? "" : ", ") + ("cells/" + std::to_string(k)) + " is cells[" +
+               std::to_string(kept_[k]) + "]";
+    }
+    if (!moved.empty()) p_.notes.push_back("the slot numbers the kept blocks only: " + moved);
+  }
+
   // Ragged blocks cannot be one DLPack tensor: they are dropped (listed and noted).
   void keep_blocks() {
     std::vector<std::int64_t> bases{0};
@@ -134,6 +152,7 @@ class Builder {
       bases.push_back(bases.back() + blk.size());
     }
     old_bases_.push_back(old_base);
+    renumbering_note();
     // block_bases is made here (not shared with the mesh), directly in the index dtype.
     if (!o_.int32) {
       p_.block_bases = Array::from_vector(bases);

@@ -128,6 +128,16 @@ def test_a_bad_number_is_an_error_naming_the_option(args, option, value):
     assert f"{option}: '{value}' is not a" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("verb", [["load", "x.msh"], ["publish", "t", "tensor", "t.npy"]])
+def test_too_many_slots_is_refused_in_the_options_words_before_any_rpc(verb):
+    # The daemon would say "num_slots 11 is not 1..10", a protocol field this CLI never shows;
+    # the address is unreachable, so only the command line can answer.
+    r = ctl("--addr", "unix:/nonexistent.sock", *verb, "--slots", "11")
+    assert r.returncode == EXIT["usage"], (r.returncode, r.stderr)
+    assert "--slots: 11 is more than the 10 ring slots" in r.stderr, r.stderr
+    assert "num_slots" not in r.stderr
+
+
 def test_unknown_options_and_extra_arguments_are_usage_errors():
     r = ctl("ls", "--frob")
     assert r.returncode == EXIT["usage"] and "--frob" in r.stderr
@@ -362,6 +372,8 @@ def test_json_of_every_verb(daemon, tmp_path):
     assert type(insp["version"]) is int and insp["num_slots"] == slot["num_slots"]
     # The same forms as every other reply: device as ls says it, ages in seconds.
     assert insp["device"] == slot["device"]
+    assert insp["control_segment"] == slot["control_segment"] and "control_object" not in insp
+    assert insp["catalog_segment"] == slot["catalog_segment"] and "catalog_object" not in insp
     assert "heartbeat_age_ns" not in insp and 0 <= insp["heartbeat_age_seconds"] < 5
     assert insp["device_uuid"] == ""  # a host slot's catalog names no GPU
     page = [p for p in insp["pages"] if p["arrays"]][0]

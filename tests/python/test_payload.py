@@ -152,6 +152,7 @@ def test_ragged_blocks_are_dropped_and_regions_renumbered():
     assert by == {"r": [0, 2, 4], "s": [[2, 1]], "p": [4]}
     assert warned == p.notes == [
         "dropped cells[1] (polyhedron): 1 cells: a ragged block is no DLPack tensor",
+        "the slot numbers the kept blocks only: cells/1 is cells[2]",
         "regions/r: renumbered to the kept blocks (copy); 1 entries in dropped blocks removed",
         "regions/s: renumbered to the kept blocks (copy); 1 entries in dropped blocks removed"]
     with pytest.raises(md.PayloadError, match="regions/r: renumbered .* would need a copy"):

@@ -4,6 +4,8 @@
 // numpy / torch as consumers (tests/python/test_payload.py).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "daemon/payload/dlpack_export.hpp"
 #include "daemon/payload/payload.hpp"
 
@@ -52,13 +54,17 @@ TEST(Payload, SharesArraysAndDropsRaggedBlocks) {
   EXPECT_EQ(p.cells[0].data(), m.cells[0].connectivity.data());
   EXPECT_EQ(p.cell_types, (std::vector<std::string>{"tetra", "triangle"}));
   EXPECT_EQ(p.dropped, std::vector<std::string>{"cells[1] (polyhedron): 1 cells"});
+  // The slot's cells/1 is the mesh's cells[2]: said, since the numbers no longer match.
+  EXPECT_NE(std::find(p.notes.begin(), p.notes.end(),
+                      "the slot numbers the kept blocks only: cells/1 is cells[2]"),
+            p.notes.end());
   const auto* bases = p.block_bases.as<std::int64_t>();
   EXPECT_EQ(std::vector<std::int64_t>(bases, bases + 3), (std::vector<std::int64_t>{0, 2, 3}));
   const auto* e = p.regions[0].entries.as<std::int64_t>();
   // Cell 1 stays 1, cell 2 (the polyhedron) is gone, cell 3 becomes 2.
   EXPECT_EQ(std::vector<std::int64_t>(e, e + p.regions[0].entries.size()),
             (std::vector<std::int64_t>{1, 2}));
-  EXPECT_EQ(p.notes.size(), 2u);
+  EXPECT_EQ(p.notes.size(), 3u);  // dropped, renumbered blocks, regions/r renumbered
 }
 
 TEST(Payload, OptionErrorsNameTheArray) {
