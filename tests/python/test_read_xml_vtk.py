@@ -343,3 +343,122 @@ def test_a_hostile_offset_of_a_cell_sized_by_its_offsets_is_an_error(tmp_path, c
                                                  r"1000000000000000, outside the 6-entry "
                                                  r"connectivity"):
         meshdock.read(p)
+
+
+_TET = ('<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian">\n'
+        '<UnstructuredGrid>\n<Piece NumberOfPoints="4" NumberOfCells="1">\n'
+        '<Points><DataArray type="Float64" NumberOfComponents="3" format="ascii">'
+        '0 0 0 1 0 0 0 1 0 0 0 1</DataArray></Points>\n'
+        '<Cells><DataArray type="Int64" Name="connectivity" format="ascii">0 1 2 3</DataArray>\n'
+        '<DataArray type="Int64" Name="offsets" format="ascii">4</DataArray>\n'
+        '<DataArray type="UInt8" Name="types" format="ascii">10</DataArray></Cells>\n'
+        '</Piece>\n</UnstructuredGrid>\n</VTKFile>\n')
+_POINTS2 = ('<Points><DataArray type="Float64" NumberOfComponents="3" format="ascii">'
+            '9 9 9 8 8 8 7 7 7 6 6 6</DataArray></Points>\n')
+_CELLS2 = ('<Cells><DataArray type="Int64" Name="connectivity" format="ascii">3 2 1 0</DataArray>'
+           '<DataArray type="Int64" Name="offsets" format="ascii">4</DataArray>'
+           '<DataArray type="UInt8" Name="types" format="ascii">9</DataArray></Cells>\n')
+_CONN2 = '<DataArray type="Int64" Name="connectivity" format="ascii">3 2 1 0</DataArray>\n'
+
+
+@pytest.mark.parametrize("case", ["points", "cells", "connectivity"])
+def test_a_second_points_cells_or_connectivity_is_refused_naming_both_lines(tmp_path, case):
+    """What VTK reads of such a piece depends on the element (the last <Points> / <Cells>, the
+    first array of a name) and meshio reads otherwise (refuses the first two, takes the last
+    array of a name): meshdock refuses the file, naming both lines. It read the last of each."""
+    text = {"points": _TET.replace("</Cells>\n", "</Cells>\n" + _POINTS2),
+            "cells": _TET.replace("</Cells>\n", "</Cells>\n" + _CELLS2),
+            "connectivity": _TET.replace("0 1 2 3</DataArray>\n", "0 1 2 3</DataArray>\n" + _CONN2),
+            }[case]
+    p = tmp_path / "two.vtu"
+    p.write_text(text)
+    g = vtk.vtkXMLUnstructuredGridReader()
+    g.SetFileName(str(p))
+    g.Update()
+    out = g.GetOutput()
+    cell = [out.GetCell(0).GetPointId(k) for k in range(out.GetCell(0).GetNumberOfPoints())]
+    if case == "points":  # VTK: the second <Points>
+        assert out.GetPoint(0) == (9.0, 9.0, 9.0)
+        match = (r"two.vtu:8: piece 0 \(line 3\) has two <Points> elements \(lines 4 and 8\); a "
+                 r"piece has one: which to read is ambiguous")
+    elif case == "cells":  # VTK: the second <Cells> (a quad)
+        assert out.GetCellType(0) == 9 and cell == [3, 2, 1, 0]
+        match = (r"two.vtu:8: piece 0 \(line 3\) has two <Cells> elements \(lines 5 and 8\); a "
+                 r"piece has one: which to read is ambiguous")
+    else:  # VTK: the first connectivity
+        assert out.GetCellType(0) == 10 and cell == [0, 1, 2, 3]
+        match = (r"two.vtu:6: piece 0: <Cells> has two arrays named 'connectivity' \(lines 5 "
+                 r"and 6\); which to read is ambiguous \(VTK reads the first, meshio the last\)")
+    with pytest.raises(meshdock.ReadError, match=match):
+        meshdock.read(p)
+    assert meshdock.read(_write(tmp_path / "one.vtu", _TET)).cells[0].data.tolist() == [
+        [0, 1, 2, 3]]
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def _vti_piece(extent, ktype, kvalues, qvalues):
+    return (f'<Piece Extent="{extent}"><PointData><DataArray type="Int32" Name="q" '
+            f'format="ascii">{qvalues}</DataArray></PointData>\n<CellData><DataArray '
+            f'type="{ktype}" Name="k" format="ascii">{kvalues}</DataArray></CellData></Piece>\n')
+
+
+_Q0 = "0 1 2 5 6 7 10 11 12 15 16 17 20 21 22 25 26 27"
+_Q1 = "2 3 4 7 8 9 12 13 14 17 18 19 22 23 24 27 28 29"
+
+
+@pytest.mark.parametrize("kind", ["vti", "pvti"])
+def test_structured_pieces_of_different_types_are_read_in_their_common_type(tmp_path, kind):
+    """Cell data 'k' is Int32 in one piece, Float64 in the other: meshdock reads it as Float64
+    in both (their common type, with a note), as it reads the pieces of a .vtu; VTK's .vti
+    reader reads every piece into the first one's type (Int32), the same values here. Before,
+    a ReadError."""
+    def vti(whole, pieces):
+        return ('<VTKFile type="ImageData" version="0.1">\n<ImageData WholeExtent="' + whole +
+                '" Origin="0 0 0" Spacing="1 1 1">\n' + "".join(pieces) +
+                "</ImageData></VTKFile>\n")
+
+    extents = ["0 2 0 2 0 1", "2 4 0 2 0 1"]
+    pieces = [_vti_piece(extents[0], "Int32", "0 1 4 5", _Q0),
+              _vti_piece(extents[1], "Float64", "2 3 6 7", _Q1)]
+    if kind == "vti":  # each piece's q on one line, its k on the next
+        p = _write(tmp_path / "t.vti", vti("0 4 0 2 0 1", pieces))
+        r = vtk.vtkXMLImageDataReader()
+        where = ["piece 0 (line 4)", "piece 1 (line 6)"]
+    else:
+        for i, piece in enumerate(pieces):
+            _write(tmp_path / f"t_{i}.vti", vti(extents[i], [piece]))
+        p = _write(tmp_path / "t.pvti", (
+            '<VTKFile type="PImageData" version="0.1">\n<PImageData WholeExtent="0 4 0 2 0 1" '
+            'GhostLevel="0" Origin="0 0 0" Spacing="1 1 1">\n'
+            '<PPointData><PDataArray type="Int32" Name="q"/></PPointData>\n'
+            '<PCellData><PDataArray type="Int32" Name="k"/></PCellData>\n'
+            '<Piece Extent="0 2 0 2 0 1" Source="t_0.vti"/>\n'
+            '<Piece Extent="2 4 0 2 0 1" Source="t_1.vti"/>\n</PImageData></VTKFile>\n'))
+        where = [f"piece 0 of {tmp_path}/t_{i}.vti (line 4)" for i in range(2)]
+    if kind == "vti":
+        r.SetFileName(str(p))
+        r.Update()
+        theirs = numpy_support.vtk_to_numpy(r.GetOutput().GetCellData().GetArray("k"))
+        assert theirs.dtype == np.int32  # the first piece's type
+    else:
+        # VTK 9.1's vtkXMLPImageDataReader copies the Float64 piece's bytes into its Int32
+        # array (values like 1073741824): each piece as VTK reads it, placed in the grid's
+        # cells (4 x 2; piece 0 has x 0..1, piece 1 x 2..3), is the reference.
+        theirs = np.zeros(8)
+        for i, cells in enumerate(([0, 1, 4, 5], [2, 3, 6, 7])):
+            r = vtk.vtkXMLImageDataReader()
+            r.SetFileName(str(tmp_path / f"t_{i}.vti"))
+            r.Update()
+            theirs[cells] = numpy_support.vtk_to_numpy(r.GetOutput().GetCellData().GetArray("k"))
+    m = meshdock.read(p)
+    k = m.cell_data["k"][0]
+    assert k.dtype == np.float64
+    np.testing.assert_array_equal(k, theirs)
+    np.testing.assert_array_equal(k, np.arange(8.0))
+    np.testing.assert_array_equal(m.point_data["q"], np.arange(30, dtype=np.int32))
+    assert (f"cell data 'k' is Int32 in {where[0]} and Float64 in {where[1]}: read as Float64 "
+            "in every piece, their common type") in m.notes, m.notes

@@ -170,12 +170,30 @@ def test_bad_polydata_names_file_and_section(tmp_path):
 
 def test_cell_data_shorter_than_the_cells_is_an_error(tmp_path):
     # CELL_DATA 1 for 2 cells of 2 kinds: the second block's slice would read past the array.
+    # The message names the array's line and its CELL_DATA's (it named no line before).
     p = tmp_path / "short.vtk"
     p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET UNSTRUCTURED_GRID\n"
                  "POINTS 5 float\n0 0 0 1 0 0 0 1 0 0 0 1 1 1 1\nCELLS 2 9\n4 0 1 2 3\n3 1 2 4\n"
                  "CELL_TYPES 2\n10\n5\nCELL_DATA 1\nSCALARS mat int 1\nLOOKUP_TABLE default\n7\n")
     with pytest.raises(meshdock.ReadError,
-                       match=r"short.vtk: CELL_DATA array 'mat' has 1 rows for 2 cells"):
+                       match=r"/short.vtk:14: CELL_DATA array 'mat' has 1 rows for 2 cells "
+                             r"\(CELL_DATA 1 on line 13\)$"):
+        meshdock.read(p)
+
+
+@pytest.mark.parametrize("section", ["POINT_DATA 4", "CELL_DATA 1"])
+def test_a_field_array_of_another_length_than_its_section_names_both_lines(tmp_path, section):
+    """A FIELD array in POINT_DATA / CELL_DATA whose own tuple count is not its section's: the
+    message names the array's line and the section's (it named the line of the array's last
+    value), and comes before the values are read."""
+    p = tmp_path / "field.vtk"
+    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET POLYDATA\n"
+                 "POINTS 4 float\n0 0 0 1 0 0 0 1 0 1 1 0\nPOLYGONS 1 5\n4 0 1 3 2\n"
+                 f"{section}\nFIELD FieldData 1\nT 1 3 double\n1\n2\n3\n")
+    target, n = section.split()
+    with pytest.raises(meshdock.ReadError,
+                       match=rf"/field.vtk:11: {target} array 'T' has 3 tuples, expected {n} "
+                             rf"\({section} on line 9\)$"):
         meshdock.read(p)
 
 

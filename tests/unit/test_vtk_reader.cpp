@@ -520,6 +520,35 @@ TEST(LegacyVtk, PointDataCountOtherThanThePointsIsRefused) {
   EXPECT_EQ(doubles(m.point_data.at("T")), (std::vector<double>{1, 2, 3, 4}));
 }
 
+// A CELL_DATA array whose rows (its CELL_DATA count) are not the cells, and a FIELD array in
+// POINT_DATA / CELL_DATA of another tuple count than its section's: refused at the array's line,
+// naming the line of its POINT_DATA / CELL_DATA (before, the first named no line at all and
+// the second the line of its last value).
+TEST(LegacyVtk, DataArraysOfTheWrongLengthNameTheirLineAndTheirSections) {
+  // two_triangles(): 2 cells; its tail starts at line 14.
+  EXPECT_EQ(read_error(two_triangles("POINT_DATA 4\nSCALARS T double\nLOOKUP_TABLE default\n"
+                                     "1 2 3 4\nCELL_DATA 3\nSCALARS c int\nLOOKUP_TABLE "
+                                     "default\n1 2 3\n")),
+            "h.vtk:19: CELL_DATA array 'c' has 3 rows for 2 cells (CELL_DATA 3 on line 18)");
+  // The first array that does not fit is named (a FIELD array here, with its own line).
+  EXPECT_EQ(read_error(two_triangles("CELL_DATA 1\nFIELD FieldData 2\na 1 1 int\n7\n"
+                                     "b 2 1 double\n1 2\n")),
+            "h.vtk:16: CELL_DATA array 'a' has 1 rows for 2 cells (CELL_DATA 1 on line 14)");
+  // Structured datasets make their cells from DIMENSIONS: 2 x 1 quads here.
+  const std::string grid =
+      "# vtk DataFile Version 3.0\ns\nASCII\nDATASET STRUCTURED_POINTS\n"
+      "DIMENSIONS 3 2 1\nCELL_DATA 3\nCOLOR_SCALARS rgb 3\n"
+      "0 0 0\n1 1 1\n0 1 0\n";
+  EXPECT_EQ(read_error(grid),
+            "h.vtk:7: CELL_DATA array 'rgb' has 3 rows for 2 cells (CELL_DATA 3 on line 6)");
+  // A FIELD array's own tuple count, refused before its values are read.
+  EXPECT_EQ(read_error(two_triangles("CELL_DATA 2\nSCALARS a int\nLOOKUP_TABLE default\n1 2\n"
+                                     "FIELD FieldData 1\nb 1 3 double\n1 2 3\n")),
+            "h.vtk:19: CELL_DATA array 'b' has 3 tuples, expected 2 (CELL_DATA 2 on line 14)");
+  EXPECT_EQ(read_error(two_triangles("POINT_DATA 4\nFIELD f 1\nT 1 3 double\n1\n2\n3\n")),
+            "h.vtk:16: POINT_DATA array 'T' has 3 tuples, expected 4 (POINT_DATA 4 on line 14)");
+}
+
 // An ascii integer must fit the type its array declares: stored in it as it was, 4294967296
 // in an int became 0, 300 in an unsigned_char 44, a cell type 2^32 + 5 a triangle. The PLY
 // reader refuses such values the same way.

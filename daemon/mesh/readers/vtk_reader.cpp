@@ -397,6 +397,7 @@ class VtkReader {
     // kept unless it is a string array.
     auto attribute = [&](const std::string& name, const LegacyType& type, std::int64_t comps,
                          std::int64_t tuples) {
+      check_tuples(target, target_n, name, tuples);  // before its values are read
       Array a = array(type, comps * tuples, comps, name);
       if (a.valid())
         add(target, target_n, name, shaped(std::move(a), comps), tuples, cell_arrays);
@@ -472,6 +473,7 @@ class VtkReader {
         metadata(key, 1);
       } else if (key == "POINT_DATA" || key == "CELL_DATA") {
         target = key;
+        target_at_ = at;
         target_n = count("tuple count");
         if (key == "POINT_DATA") {
           if (const auto points = points_known(); points >= 0)
@@ -606,11 +608,7 @@ class VtkReader {
            (dataset_.empty() ? std::string("(none)") : dataset_) + " file (POLYDATA only)");
     }
     // CELL_DATA's count is the file's word, not the cells': a shorter array must not be sliced.
-    for (const auto& [name, a] : cell_arrays) {
-      if (a.dim(0) != types.n)
-        fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
-             std::to_string(types.n) + " cells");
-    }
+    check_cell_rows(cell_arrays, types.n);
     finish_cells(cells, types, cell_arrays, fail);
     // The blocks write_vtk wrote, where the cell types alone would merge some.
     split_blocks_as_written(mesh_, "vtk: ");
@@ -848,12 +846,8 @@ class VtkReader {
         idx[a] = 0;
       }
     }
-    for (const auto& [name, a] : cell_arrays) {
-      if (a.dim(0) != ncells)
-        fail("CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) + " rows for " +
-             std::to_string(ncells) + " cells");
-      mesh_.cell_data[name].push_back(a);
-    }
+    check_cell_rows(cell_arrays, ncells);
+    for (const auto& [name, a] : cell_arrays) mesh_.cell_data[name].push_back(a);
     const char* kind = kKinds[active.size()];
     mesh_.cells.push_back(CellBlock::fixed(kind, std::move(block)));
     mesh_.notes.push_back("vtk: DATASET " + dataset_ + " " + std::to_string(nx) + "x" +
@@ -1305,13 +1299,40 @@ class VtkReader {
       mesh_.field_data[name] = std::move(a);
       return;
     }
-    if (tuples != target_n)
-      c_.fail(target + " array '" + name + "' has " + std::to_string(tuples) +
-              " tuples, expected " + std::to_string(target_n));
-    if (target == "POINT_DATA")
+    check_tuples(target, target_n, name, tuples);
+    if (target == "POINT_DATA") {
       mesh_.point_data[name] = std::move(a);
-    else
+    } else {
       cells.emplace_back(name, std::move(a));
+      cell_at_.emplace_back(section_.at, target_at_);
+    }
+  }
+
+  // A POINT_DATA / CELL_DATA array of `tuples` tuples (a FIELD array's own count), refused
+  // unless it is its section's `target_n`, at the array's line, naming the section's.
+  void check_tuples(const std::string& target, std::int64_t target_n, const std::string& name,
+                    std::int64_t tuples) const {
+    if (target.empty() || tuples == target_n) return;
+    throw ReadError(c_.file() + ":" + std::to_string(c_.line_at(section_.at)) + ": " + target +
+                    " array '" + name + "' has " + std::to_string(tuples) + " tuples, expected " +
+                    std::to_string(target_n) + " (" + target + " " + std::to_string(target_n) +
+                    " on line " + std::to_string(c_.line_at(target_at_)) + ")");
+  }
+
+  // Each CELL_DATA array against the `cells` made: refused at its line (the section's too)
+  // where its rows, which its CELL_DATA count gave, are not one a cell.
+  void check_cell_rows(const std::vector<std::pair<std::string, Array>>& cell_arrays,
+                       std::int64_t cells) const {
+    for (std::size_t i = 0; i < cell_arrays.size(); ++i) {
+      const auto& [name, a] = cell_arrays[i];
+      if (a.dim(0) == cells) continue;
+      const auto [array_at, section_at] = cell_at_.at(i);
+      throw ReadError(c_.file() + ":" + std::to_string(c_.line_at(array_at)) +
+                      ": CELL_DATA array '" + name + "' has " + std::to_string(a.dim(0)) +
+                      " rows for " + std::to_string(cells) + " cells (CELL_DATA " +
+                      std::to_string(a.dim(0)) + " on line " +
+                      std::to_string(c_.line_at(section_at)) + ")");
+    }
   }
 
   static constexpr std::size_t kChunk = std::size_t{1} << 18;
@@ -1330,6 +1351,9 @@ class VtkReader {
     std::string name, count;
     std::size_t at = 0;
   } section_;
+  std::size_t target_at_ = 0;  // the POINT_DATA / CELL_DATA keyword read last
+  // Where each CELL_DATA array (cell_arrays, in its order) and its CELL_DATA keyword are.
+  std::vector<std::pair<std::size_t, std::size_t>> cell_at_;
   Mesh mesh_;
 };
 

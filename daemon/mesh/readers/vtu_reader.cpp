@@ -29,6 +29,9 @@
 //   the parallel file's directory) opened through ReadOptions::open_sibling and read as a file
 //   of the serial type, only that type. Unstructured and PolyData pieces are concatenated
 //   (points, blocks, point and cell data by name); structured ones make one grid as above.
+// A piece holds one <Points> (of one array), one <Cells> (<Verts>, ..., <PointData>, ...) and
+// one array of each name its cell sections are read by: a second is a ReadError naming both
+// lines, for VTK and meshio read such a file differently (start(), check_unique()).
 // String arrays (VTK's vtkStringArray) are skipped with a note naming them: a Mesh holds
 // numeric arrays only. Bit arrays (vtkBitArray, type="Bit") are read as uint8 0/1, the values
 // VTK gives (as the legacy reader's "bit"), with a note.
@@ -210,7 +213,8 @@ struct PieceInfo {
   std::string source;                    // parallel files: the piece's file
   bool empty = false;                    // structured: an extent without points ("0 -1 ...")
   std::size_t line = 0;
-  std::vector<std::size_t> arrays;  // indices into arrays_
+  std::vector<std::size_t> arrays;              // indices into arrays_
+  std::map<std::string, std::size_t> sections;  // <Points>, <Cells>, ...: the line of each
 };
 
 bool is_structured(std::string_view grid) {
@@ -235,7 +239,12 @@ struct GridPart {
   std::string where;  // "piece 1", or "piece 0 of dir/a_1.vts" in a parallel file's piece
   Array points;
   std::array<Array, 3> coords;
-  std::vector<std::pair<std::string, Array>> pdata, cdata;
+  struct Data {
+    std::string name;
+    Array a;
+    std::size_t line = 0;  // its DataArray's
+  };
+  std::vector<Data> pdata, cdata;
 };
 
 // What read_grid_parts gets from one piece file of a parallel structured grid.
@@ -580,6 +589,21 @@ class VtuReader {
                name == "FieldData" || name == "Verts" || name == "Lines" || name == "Strips" ||
                name == "Polys" || name == "Coordinates") {
       section_ = name;
+      // A piece holds each of these once. A second one (VTK reads the last, meshio refuses the
+      // file or merges the two) is refused, naming both, rather than one of them read silently.
+      // An empty piece's sections are never read. FieldData keeps its own rule (end()).
+      const auto line = XML_GetCurrentLineNumber(parser_);
+      if (name != "FieldData" && in_piece_ && open_.size() >= 2 &&
+          open_[open_.size() - 2] == "Piece" && !pieces_.back().empty) {
+        auto& p = pieces_.back();
+        const auto [it, fresh] = p.sections.try_emplace(name, line);
+        if (!fresh) {
+          stop("piece " + std::to_string(pieces_.size() - 1) + " (line " + std::to_string(p.line) +
+               ") has two <" + name + "> elements (lines " + std::to_string(it->second) + " and " +
+               std::to_string(line) + "); a piece has one: which to read is ambiguous");
+          return;
+        }
+      }
     } else if ((name == "DataArray" || name == "Array") && in_piece_ && pieces_.back().empty) {
       // An empty piece's arrays are never read: VTK writes them with offset="" when appended.
     } else if (name == "DataArray" || name == "Array") {
@@ -605,6 +629,7 @@ class VtuReader {
         d.offset = static_cast<std::uint64_t>(int_attr(a, "offset", 0));
       else if (d.format != "ascii" && d.format != "binary")
         stop("DataArray '" + d.name + "' has format '" + d.format + "'");
+      if (!pieces_.empty() && !check_unique(d)) return;
       arrays_.push_back(std::move(d));
       if (!pieces_.empty() && section_ != "FieldData")
         pieces_.back().arrays.push_back(arrays_.size() - 1);
@@ -613,6 +638,35 @@ class VtuReader {
       in_array_ = true;
       array_depth_ = open_.size();
     }
+  }
+
+  // `d`, about to join the current piece, against the arrays the piece has: <Points> holds one
+  // array (VTK refuses more), a cell section (<Cells>, <Verts>, <Lines>, <Polys>, <Strips>)
+  // one of each name it is read by (VTK reads the first of a name, meshio the last). Either
+  // way a ReadError naming both lines; false when the parse was stopped so.
+  bool check_unique(const DataArrayInfo& d) {
+    const auto& s = d.section;
+    const bool points = s == "Points";
+    const bool cells =
+        s == "Cells" || s == "Verts" || s == "Lines" || s == "Polys" || s == "Strips";
+    if (!points && !cells) return true;
+    static const std::set<std::string> kRead = {"connectivity", "offsets", "types", "faces",
+                                                "faceoffsets"};
+    if (cells && !kRead.count(d.name)) return true;
+    const auto piece = std::to_string(pieces_.size() - 1);
+    for (const auto idx : pieces_.back().arrays) {
+      const auto& o = arrays_[idx];
+      if (o.section != s || (cells && o.name != d.name)) continue;
+      if (points)
+        stop("piece " + piece + ": <Points> has two DataArrays (lines " + std::to_string(o.line) +
+             " and " + std::to_string(d.line) + "); it holds one, the points");
+      else
+        stop("piece " + piece + ": <" + s + "> has two arrays named '" + d.name + "' (lines " +
+             std::to_string(o.line) + " and " + std::to_string(d.line) +
+             "); which to read is ambiguous (VTK reads the first, meshio the last)");
+      return false;
+    }
+    return true;
   }
 
   void end(const std::string& name) {
@@ -1262,7 +1316,10 @@ class VtuReader {
   // One array as several pieces give it (`v`, in piece order): the same components, else a
   // ReadError at the later piece's line naming both; one type, else their common type
   // (common_dtype: what meshio's concatenation gives; VTK reads the later pieces into the
-  // first one's type, the same values where the first is the wider), with a note in `notes`.
+  // first one's type, the same values where the first is the wider), with a note in `notes`
+  // (which says so where the conversion can round values). Used for the pieces of a .vtu /
+  // .vtp (choose_arrays), of a .pvtu / .pvtp (join_pieces) and of a structured grid
+  // (finish_grid, which converts as place() meets the pieces).
   // The common type when the types differ; nullopt when they agree.
   std::optional<DType> agree(const std::string& what, const std::vector<ArrayOrigin>& v,
                              std::vector<std::string>& notes) const {
@@ -1281,8 +1338,17 @@ class VtuReader {
       t = common_dtype(t, o.dtype);
     }
     if (named.size() == 1) return std::nullopt;
-    notes.push_back(what + " is " + listed(kinds) + ": read as " + vtk_type_name(t) +
-                    " in every piece, their common type");
+    // The one conversion that can change a value: a 64-bit integer type to Float64 (numpy's
+    // promotion of Int64 with a float type, of UInt64 with a signed one), said in the note.
+    std::vector<std::string> rounded;
+    for (const DType d : named)
+      if (t.code == 2 && d.code != 2 && d.bits == 64) rounded.push_back(vtk_type_name(d));
+    notes.push_back(
+        what + " is " + listed(kinds) + ": read as " + vtk_type_name(t) +
+        " in every piece, their common type" +
+        (rounded.empty()
+             ? std::string()
+             : "; " + listed(rounded) + " values beyond 2^53 in magnitude lose precision in it"));
     return t;
   }
 
@@ -1777,13 +1843,13 @@ class VtuReader {
       }
     }
     // A name given twice in one section: choose_arrays() kept the last, with a note.
-    auto put = [](std::vector<std::pair<std::string, Array>>& v, const std::string& k, Array a) {
-      for (auto& [name, old] : v)
-        if (name == k) return void(old = std::move(a));
-      v.emplace_back(k, std::move(a));
+    auto put = [](std::vector<GridPart::Data>& v, const DataArrayInfo& d, Array a) {
+      for (auto& old : v)
+        if (old.name == d.name) return void(old = {d.name, std::move(a), d.line});
+      v.push_back({d.name, std::move(a), d.line});
     };
-    for (auto* d : arrs.pdata) put(g.pdata, d->name, decode(*d, p.num_points));
-    for (auto* d : arrs.cdata) put(g.cdata, d->name, decode(*d, p.num_cells));
+    for (auto* d : arrs.pdata) put(g.pdata, *d, decode(*d, p.num_points));
+    for (auto* d : arrs.cdata) put(g.cdata, *d, decode(*d, p.num_cells));
     return g;
   }
 
@@ -1855,22 +1921,41 @@ class VtuReader {
 
   struct GridArray {
     Array a;
-    std::size_t pieces = 0;  // how many pieces had it
+    std::size_t pieces = 0;            // how many pieces had it
+    std::vector<ArrayOrigin> origins;  // each piece's type, for the note (finish_grid)
   };
 
   // `a`, one piece's array over `dims` items, into the grid's array `w` of `rows` items over
   // `to`, at `at`. A piece that is the whole grid gives its array (no copy) when it is first.
+  // `what` names the array ("point data 'T'"), `where` the piece, `line` its DataArray. As for
+  // the pieces of a .vtu (agree()): the same components in every piece, else a ReadError naming
+  // both; types that differ are read as their common type (the grid's array and this piece's
+  // converted to it as they meet; finish_grid notes it).
   void place(GridArray& w, Array a, std::int64_t rows, bool whole, const std::int64_t dims[3],
              const std::int64_t to[3], const std::int64_t at[3], const std::int64_t count[3],
-             const std::string& what, std::size_t line) {
+             const std::string& what, const std::string& where, std::size_t line) {
     ++w.pieces;
+    std::int64_t components = 1;
+    for (std::size_t ax = 1; ax < a.ndim(); ++ax) components *= a.dim(ax);
+    const ArrayOrigin origin{a.dtype(), components, where + " (line " + std::to_string(line) + ")",
+                             line};
     if (!w.a.valid()) {
+      w.origins.push_back(origin);
       if (whole) return void(w.a = std::move(a));
       auto shape = a.shape();
       shape[0] = rows;
       w.a = Array::empty(a.dtype(), shape);
-    } else if (first_mismatch({w.a, a}) != 2) {
-      fail(line, what + " differs in type or components between pieces");
+    } else {
+      const auto& first = w.origins.front();
+      if (components != first.components)
+        fail(line, what + " has " + std::to_string(components) + " components in " + origin.label +
+                       " but " + std::to_string(first.components) + " in " + first.label);
+      w.origins.push_back(origin);
+      if (a.dtype() != w.a.dtype()) {
+        const DType t = common_dtype(w.a.dtype(), a.dtype());
+        if (w.a.dtype() != t) w.a = converted(w.a, t);
+        if (a.dtype() != t) a = converted(a, t);
+      }
     }
     const std::size_t item = a.dim(0) ? a.nbytes() / static_cast<std::size_t>(a.dim(0)) : 0;
     copy_box(a, dims, w.a, to, at, count, item);
@@ -1899,21 +1984,21 @@ class VtuReader {
     }
     ++grid_parts_;
     if (serial_ == "StructuredGrid")
-      place(gpoints_, std::move(g.points), grid_points_, whole, pn, gn_, at, pn,
-            g.where + " points", g.line);
+      place(gpoints_, std::move(g.points), grid_points_, whole, pn, gn_, at, pn, "<Points>",
+            g.where, g.line);
     for (int i = 0; i < 3 && serial_ == "RectilinearGrid"; ++i) {
       const auto& c = g.coords[static_cast<std::size_t>(i)];
       for (std::size_t k = 0; k < c.size(); ++k)
         axes_[i][static_cast<std::size_t>(at[i]) + k] = value_at(c, k);
     }
-    for (auto& [name, a] : g.pdata)
-      place(gpoint_[name], std::move(a), grid_points_, whole, pn, gn_, at, pn,
-            "point data '" + name + "'", g.line);
+    for (auto& d : g.pdata)
+      place(gpoint_[d.name], std::move(d.a), grid_points_, whole, pn, gn_, at, pn,
+            "point data '" + d.name + "'", g.where, d.line);
     if (!has_cells) return;
     ++grid_cell_parts_;
-    for (auto& [name, a] : g.cdata)
-      place(gcell_[name], std::move(a), grid_cells_, whole, pc, gc_, cat, cn,
-            "cell data '" + name + "'", g.line);
+    for (auto& d : g.cdata)
+      place(gcell_[d.name], std::move(d.a), grid_cells_, whole, pc, gc_, cat, cn,
+            "cell data '" + d.name + "'", g.where, d.line);
     // Which cells are placed: every one must be (then so is every point, a corner of one).
     if (whole || covered_all_) {
       covered_all_ = true;
@@ -1976,11 +2061,13 @@ class VtuReader {
           }
     }
     for (auto& [name, w] : gpoint_) {
-      if (w.pieces == grid_parts_)
+      if (w.pieces == grid_parts_) {
+        agree("point data '" + name + "'", w.origins, mesh_.notes);  // a note where types differ
         mesh_.point_data[name] = std::move(w.a);
-      else
+      } else {
         mesh_.notes.push_back("point data '" + name + "' is in " + std::to_string(w.pieces) +
                               " of " + std::to_string(grid_parts_) + " pieces: dropped");
+      }
     }
     std::vector<int> axes;
     for (int i = 0; i < 3; ++i)
@@ -2007,12 +2094,14 @@ class VtuReader {
         }
     mesh_.cells.push_back(CellBlock::fixed(kKinds[axes.size()], std::move(conn)));
     for (auto& [name, w] : gcell_) {
-      if (w.pieces == grid_cell_parts_)
+      if (w.pieces == grid_cell_parts_) {
+        agree("cell data '" + name + "'", w.origins, mesh_.notes);
         mesh_.cell_data[name].push_back(std::move(w.a));
-      else
+      } else {
         mesh_.notes.push_back("cell data '" + name + "' is in " + std::to_string(w.pieces) +
                               " of the " + std::to_string(grid_cell_parts_) +
                               " pieces with cells: dropped");
+      }
     }
     mesh_.notes.push_back(serial_ + " of " + std::to_string(n[0]) + " x " + std::to_string(n[1]) +
                           " x " + std::to_string(n[2]) + " points converted to " +
@@ -2074,8 +2163,8 @@ class VtuReader {
                              ", outside the Extent " + extent_text(p.extent) + " given for it");
         used += g.points.nbytes();
         for (const auto& c : g.coords) used += c.nbytes();
-        for (const auto& [k, a] : g.pdata) used += a.nbytes();
-        for (const auto& [k, a] : g.cdata) used += a.nbytes();
+        for (const auto& d : g.pdata) used += d.a.nbytes();
+        for (const auto& d : g.cdata) used += d.a.nbytes();
         add_grid_part(std::move(g));
       }
       for (auto& [k, a] : got.field_data) mesh_.field_data.emplace(k, std::move(a));
