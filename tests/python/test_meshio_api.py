@@ -174,6 +174,24 @@ def test_the_meshdock_command_info_and_convert(data_dir, tmp_path):
     assert not (tmp_path / "x.unknownext").exists()
 
 
+def test_the_meshdock_commands_errors_name_its_own_options_and_a_folder(data_dir, tmp_path):
+    # The library's hint "(format=, --format)" named neither of convert's options; a folder
+    # without a dot was "no file extension".
+    f = data_dir / "meshes" / "box.v41.msh"
+    r = _cli("convert", f, tmp_path / "out")
+    assert r.returncode == 1 and r.stderr.strip().endswith(
+        "out: no file extension; name the format (--output-format)"), r.stderr
+    shutil.copy(f, tmp_path / "in")
+    r = _cli("convert", tmp_path / "in", tmp_path / "o.vtu")
+    assert r.returncode == 1 and r.stderr.strip().endswith(
+        "in: no file extension; name the format (--input-format)"), r.stderr
+    r = _cli("info", tmp_path / "in")
+    assert r.returncode == 1 and r.stderr.strip().endswith("(--format)"), r.stderr
+    assert _cli("info", "--format", "msh", tmp_path / "in").returncode == 0
+    r = _cli("info", tmp_path)
+    assert r.returncode == 1 and r.stderr.strip() == f"meshdock info: {tmp_path}: not a regular file"
+
+
 def test_convert_never_writes_over_its_input(data_dir, tmp_path):
     # A trial ran `meshdock convert data.v41b.msh data.v41b.msh`: exit 0, and the file was
     # rewritten (14890 -> 14836 bytes), lossy conversions included.

@@ -1,3 +1,5 @@
+#include <filesystem>
+
 #include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/text.hpp"
@@ -7,8 +9,11 @@ namespace meshdock::mesh {
 namespace {
 std::string format_for(const std::string& path, std::string_view format) {
   std::string fmt = format.empty() ? format_of(path) : format_of(std::string(".").append(format));
-  if (fmt.empty())
+  if (fmt.empty()) {
+    std::error_code ec;  // a folder has no extension either: say what it is (as open() does)
+    if (std::filesystem::is_directory(path, ec)) throw ReadError(path + ": not a regular file");
     throw ReadError(path + ": no file extension; name the format (format=, --format)");
+  }
   return fmt;
 }
 // Every name a file gave the mesh, as UTF-8: names go into the manifest's JSON, gRPC strings and

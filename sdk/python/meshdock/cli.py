@@ -150,7 +150,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (meshdock.MeshError, OSError) as e:
         # An OSError from read (missing / unreadable file) carries the reader's message, which
         # names the file, as its strerror.
-        print(f"meshdock {a.cmd}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
+        msg = str(getattr(e, "strerror", None) or e)
+        # The library's hint names the keyword and meshdockctl's option; say this command's.
+        hint = "(format=, --format)"
+        if a.cmd == "convert" and msg.endswith(hint):
+            writing = isinstance(e, meshdock.WriteError) or msg.startswith(f"{a.output}:")
+            msg = msg[:-len(hint)] + ("(--output-format)" if writing else "(--input-format)")
+        elif msg.endswith(hint):
+            msg = msg[:-len(hint)] + "(--format)"
+        print(f"meshdock {a.cmd}: {msg}", file=sys.stderr)
         return 1
 
 
