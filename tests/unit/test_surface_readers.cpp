@@ -295,3 +295,134 @@ TEST(SurfaceReaders, PlyInt64PropertiesAsMeshioWritesThem) {
                 .find("beyond 2^53"),
             std::string::npos);
 }
+
+// OFF vertex values on any lines, as Geomview's spec has them ("dimension * NVertices values");
+// they were refused unless one vertex per line. kTextPoints / kTextTriangles in every layout.
+TEST(SurfaceReaders, OffVertexValuesMayBeLaidOutOnAnyLines) {
+  const std::string faces = "3 0 1 2\n3 0 2 3\n3 1 3 2\n";
+  for (const char* vertices : {
+           "0 0 0 1 0 0\n1 1 0 0 1 0.5\n",                  // two a line
+           "0 0 0 1 0 0 1 1 0 0 1 0.5\n",                   // all on one
+           "0\n0\n0\n1\n0\n0\n1\n1\n0\n0\n1\n0.5\n",        // one value a line
+           "0 0 0\n1 0 0 1 1 0\n0 1 0.5\n",                 // one, then two
+           "0 0 # the origin\n\n0 1 0 0 1 1\n0 0 1 0.5\n",  // with a comment and a blank line
+       }) {
+    SCOPED_TRACE(vertices);
+    const auto m =
+        read_text(mesh::read_off, "OFF\n4 3 0\n" + std::string(vertices) + faces, "t.off");
+    EXPECT_EQ(values(m.points), kTextPoints);
+    ASSERT_EQ(m.cells.size(), 1u);
+    EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+    EXPECT_TRUE(m.point_data.empty());
+    EXPECT_TRUE(m.notes.empty());
+  }
+  // Normals and texture coordinates are in the stream too.
+  const auto n =
+      read_text(mesh::read_off,
+                "STNOFF 3 1 0\n0 0 0 0 0 1 0.25 0.5 1 0 0\n0 0 1 1 0.5 0 1 0 0 0 1\n0 1\n"
+                "3 0 1 2\n",
+                "t.off");
+  EXPECT_EQ(values(n.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(values(n.point_data.at("normals")), (std::vector<double>{0, 0, 1, 0, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(values(n.point_data.at("texture_coords")),
+            (std::vector<double>{0.25, 0.5, 1, 0.5, 0, 1}));
+  // A bad value names its own line; a stream that does not end with a line (or runs out) leaves
+  // the first line that is not one vertex in error, as before.
+  EXPECT_NE(error_of(mesh::read_off, "OFF\n3 1 0\n0 0 0 1 0 0\n0 x 0\n3 0 1 2\n")
+                .find("t:4: expected vertex coordinate, found 'x'"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_off, "OFF\n3 1 0\n0 0\n0 1 0 0 1\n0 3 0 1 2\n")
+                .find("t:3: vertex 0 has 2 values; 3 or more needed"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_off, "OFF\n3 1 0\n0 0 0\n1 0\n0 1 # and no more\n")
+                .find("t:4: vertex 1 has 2 values; 3 or more needed"),
+            std::string::npos);
+  // With colours (a C header) a vertex is its line: what would 3 or 4 colour values be?
+  EXPECT_NE(error_of(mesh::read_off, "COFF\n2 0 0\n0 0 0 255 0 0 1 0 0 0 255 0\n")
+                .find("t:3: too many values on a vertex line (with a C header each vertex and its "
+                      "colour have a line of their own)"),
+            std::string::npos);
+}
+
+// A plain OFF line of 6 values is a vertex and its colour, or two vertices: the colours while
+// that reading holds to the last vertex, the stream when it breaks before and the stream fits,
+// the colours with a note when both fit.
+TEST(SurfaceReaders, OffSixValueVertexLinesAreColoursUnlessOnlyTheStreamFits) {
+  const auto two = read_text(mesh::read_off, "OFF\n2 0 0\n0 0 0 1 0 0\n", "t.off");
+  EXPECT_EQ(values(two.points), (std::vector<double>{0, 0, 0, 1, 0, 0}));
+  EXPECT_TRUE(two.point_data.empty());
+  const auto coloured =
+      read_text(mesh::read_off, "OFF\n2 0 0\n0 0 0 1 0 0\n1 0 0 0 1 0\n", "t.off");
+  EXPECT_EQ(values(coloured.points), (std::vector<double>{0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(values(coloured.point_data.at("colors")), (std::vector<double>{1, 0, 0, 0, 1, 0}));
+  EXPECT_TRUE(coloured.notes.empty());
+  // A colour value outside 0..255 breaks the colour reading too.
+  const auto big = read_text(mesh::read_off, "OFF\n2 0 0\n0 0 0 300 0 0\n", "t.off");
+  EXPECT_EQ(values(big.points), (std::vector<double>{0, 0, 0, 300, 0, 0}));
+  EXPECT_NE(error_of(mesh::read_off, "OFF\n3 0 0\n0 0 0 1 0 0\n0 0 0 300 0 0\n0 0 0 1 0 0\n")
+                .find("t:4: vertex colour value 300 is outside 0..255"),
+            std::string::npos);
+  // Lines 5 and 6 are vertices with a colour, or faces (a quad and a colormap index, a
+  // pentagon): both fit.
+  const auto both = read_text(mesh::read_off,
+                              "OFF\n4 2 0\n0 0 0 1 0 0\n1 1 0 0 1 0\n4 0 1 2 3 7\n5 0 1 2 3 3\n"
+                              "3 0 1 2\n3 0 2 3\n",
+                              "t.off");
+  EXPECT_EQ(values(both.points), (std::vector<double>{0, 0, 0, 1, 1, 0, 4, 0, 1, 5, 0, 1}));
+  EXPECT_EQ(values(both.point_data.at("colors")),
+            (std::vector<double>{1, 0, 0, 0, 1, 0, 2, 3, 7, 2, 3, 3}));
+  EXPECT_EQ(both.notes, (std::vector<std::string>{
+                            "off: every vertex line holds a vertex and 3 colour values, read so; "
+                            "read as a stream of values (as Geomview reads OFF, without colours) "
+                            "the vertices would end before t.off:5 and the faces start there"}));
+}
+
+// A line ending with '\' goes on on the next one (OBJ's line continuation); it was refused.
+TEST(SurfaceReaders, ObjBackslashContinuesALine) {
+  const auto m = read_text(mesh::read_obj,
+                           "v 0 0 0\nv 1 0 \\\n0\nv 1 \\\n 1 \\\n\t0\nv 0 1 0.5 \\  \r\n\n"
+                           "vt 0 0\nvt 1 0\nvt 1 \\\n1\nvt 0 1\nvn 0 0 \\\n1\nvn 0 0 1\nvn 0 0 1\n"
+                           "vn 0 0 1\ng a \\\nb\nf 1/1/1 2/2/2 \\\n3/3/3\nf 1 3 \\\n4\n"
+                           "f 2 4 3 \\\n\nl 1 \\\n2 3\np \\\n4\nusemtl x \\\ny\n# a note \\\n"
+                           "p 1\n",
+                           "t.obj");
+  EXPECT_EQ(values(m.points), kTextPoints);
+  ASSERT_EQ(m.cells.size(), 3u);
+  EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+  EXPECT_EQ(values(m.cells[1].connectivity), (std::vector<double>{0, 1, 1, 2}));
+  EXPECT_EQ(values(m.cells[2].connectivity), (std::vector<double>{3, 0}));
+  EXPECT_EQ(values(m.cell_data.at("obj:group_ids")[0]), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(values(m.point_data.at("obj:vt")), (std::vector<double>{0, 0, 1, 0, 1, 1, 0, 1}));
+  EXPECT_EQ(values(m.point_data.at("obj:vn")),
+            (std::vector<double>{0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(m.notes,
+            (std::vector<std::string>{
+                "obj: 1 polylines ('l' with more than 2 vertices) split into line segments; 2 "
+                "segments in the line block",
+                "obj: 1 'usemtl' statements not read (materials are not kept)",
+                "obj: 1 comment lines end with '\\' (a line continuation elsewhere); a comment "
+                "ends with its line, the line after each was read as a statement"}));
+  // A lone '\' before a blank line continues nothing.
+  const auto lone =
+      read_text(mesh::read_obj, "v 0 0 0\n\\\n\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "t.obj");
+  EXPECT_EQ(values(lone.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_TRUE(lone.notes.empty());
+  // Errors name the statement's first line; the lines after it keep their numbers.
+  EXPECT_NE(
+      error_of(mesh::read_obj, "v 0 0 0\nv 1 \\\n0 \\\nx\n").find("t:2: bad vertex coordinate"),
+      std::string::npos);
+  EXPECT_NE(error_of(mesh::read_obj, "v 0 0 0\nv 0 \\\n0 0\nv 1 x 0\n")
+                .find("t:4: bad vertex coordinate"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_obj, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 \\\n2 \\\n\n")
+                .find("t:4: a face with 2 vertices"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_obj, "v 0 0 0\nl 1 \\\n0\n").find("t:2: bad face vertex '0'"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_obj, "v 0 0 0\nv 1 0\\\n0\n")
+                .find("t:2: a line continuation '\\' touches the value before it"),
+            std::string::npos);
+  EXPECT_NE(error_of(mesh::read_obj, "v 0 0 0\nv 1 0 0 \\\n")
+                .find("t:2: the file ends in a line continuation ('\\')"),
+            std::string::npos);
+}

@@ -14,6 +14,14 @@
 // x y z are not kept, noted by what they are: a weight ("v x y z w"), a colour ("v x y z r g
 // b", which meshio 5.0 makes points of 6 coordinates and vtkOBJReader drops) or neither. A
 // UTF-8 byte-order mark at the start is skipped.
+// A line ending with '\' (blanks after it allowed) goes on on the next line, for every statement
+// (the OBJ spec's line continuation; Rhino writes long faces so): the lines are joined with a
+// blank for the '\', errors name the statement's first line. vtkOBJReader 9.1 joins f, l and p
+// lines only (a continued v line gets a wrong coordinate, with no message), meshio 5.0 none. A
+// '\' touching the value before it ("f 1 2\") on a statement that is read is a ReadError: "2"
+// and the next line's first value could be two values or one. A comment line ends at its line
+// whatever its last character (as in vtkOBJReader): comment lines ending with '\' are noted. A
+// '\' on the file's last line is a ReadError (a truncated statement?).
 #include <map>
 #include <string>
 
@@ -35,6 +43,49 @@ const char* not_read_because(std::string_view key) {
          : key == "usemtl" ? "materials are not kept"
          : key == "mtllib" ? "material libraries are not read"
                            : nullptr;
+}
+
+// A statement continued over lines: `first` (its first line, trimmed, ending with '\') and the
+// lines after it up to one that does not end with '\' (or is blank), joined into `out` with a
+// blank for each '\'; with the start of the next statement. `c` is left on the first line
+// (errors name it). Out of line: the hot loop pays one compare.
+struct Joined {
+  std::string_view statement;
+  std::size_t resume;
+};
+[[gnu::cold, gnu::noinline]] Joined join_continued(Cursor& c, std::string_view first,
+                                                   std::string& out) {
+  const auto at = static_cast<std::size_t>(first.data() - c.data().data());
+  out.clear();
+  bool glued = false;  // a '\' touches the text before it
+  std::string_view piece = first;
+  while (true) {
+    // `piece` ends with '\'
+    piece.remove_suffix(1);
+    if (!piece.empty() && piece.back() != ' ' && piece.back() != '\t') glued = true;
+    out.append(piece);
+    out.push_back(' ');
+    if (c.at_end()) {
+      c.seek(at);
+      c.fail("the file ends in a line continuation ('\\')");
+    }
+    piece = Cursor::trim(c.rest_of_line());
+    if (piece.empty() || piece.back() != '\\') break;
+  }
+  out.append(piece);
+  const auto resume = c.offset();
+  c.seek(at);
+  const auto joined = Cursor::trim(out);
+  if (glued) {
+    // "2\" then "3": one value or two? For the statements whose values are read.
+    const auto key = joined.substr(0, joined.find_first_of(" \t"));
+    if (key == "v" || key == "vt" || key == "vn" || key == "f" || key == "l" || key == "p") {
+      c.fail(
+          "a line continuation '\\' touches the value before it: is the next line's first "
+          "value another value or the rest of this one? (a blank before the '\\' says)");
+    }
+  }
+  return {joined, resume};
 }
 
 // The values of `v` as point_data (n, w) when there is one row per vertex, else a note.
@@ -66,10 +117,26 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
   std::map<std::string, std::size_t, std::less<>> skipped;  // keyword -> count
   // Vertices with a weight (4 values), a colour (6) or any other count past x y z (not kept).
   std::size_t weighted = 0, coloured = 0, other_extra = 0;
+  std::string joined;                 // a statement continued over lines ('\' at a line's end)
+  std::size_t comment_backslash = 0;  // comment lines ending with '\' (not continued)
   while (!c.at_end()) {
     file.advance(c.offset());
     auto line = Cursor::trim(c.rest_of_line());
-    if (line.empty() || line.front() == '#') continue;
+    if (line.empty()) continue;
+    if (line.front() == '#') {
+      if (line.back() == '\\') ++comment_backslash;
+      continue;
+    }
+    std::size_t resume = 0;  // after a continued statement: where the next starts
+    if (line.back() == '\\') [[unlikely]] {
+      const auto j = join_continued(c, line, joined);
+      line = j.statement;
+      resume = j.resume;
+      if (line.empty()) {  // a lone '\' and a blank line
+        c.seek(resume);
+        continue;
+      }
+    }
     // No file name: every failure of `l` is caught and reported through `c` (which has the
     // line number), and a copy of the path for each of a million lines was a malloc and a free.
     Cursor l(line, std::string());
@@ -166,6 +233,8 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
       if (it == skipped.end()) it = skipped.emplace(std::string(key.substr(0, 40)), 0).first;
       ++it->second;
     }
+    if (resume) [[unlikely]]
+      c.seek(resume);  // c stayed on the statement's first line for its errors
   }
   // A file of comments, groups and object names only is an empty mesh, as meshio and VTK read
   // it (and as meshdock writes an empty mesh); one of statements OBJ does not know is no OBJ.
@@ -231,6 +300,11 @@ Mesh parse_obj(std::string_view file_data, MappedFile& file) {
     m.notes.push_back("obj: " + std::to_string(other_extra) +
                       " vertices have values after x y z that are neither a weight (1 value) nor "
                       "a colour (3); they were not kept");
+  }
+  if (comment_backslash) {
+    m.notes.push_back("obj: " + std::to_string(comment_backslash) +
+                      " comment lines end with '\\' (a line continuation elsewhere); a comment "
+                      "ends with its line, the line after each was read as a statement");
   }
   attach(m, "obj:vt", vt, vt_width);
   attach(m, "obj:vn", vn, vn_width);

@@ -1,8 +1,22 @@
 // OFF (Object File Format, Geomview's): a header keyword [ST][C][N]OFF, counts "V F E", V vertex
 // lines "x y z [nx ny nz] [r g b [a]] [s t]" (normals with N, colours with C, texture
 // coordinates with ST, in that order), F face lines "n i0 .. in-1 [colour]".
-// - One vertex or face per line: a line with fewer values than its header asks for is a
-//   ReadError naming the file and line, and so is one with values left over.
+// - One face per line (its colour runs to the end of the line, as Geomview reads it): a line with
+//   fewer values than its header asks for is a ReadError naming the file and line, and so is one
+//   with values left over.
+// - Vertices one per line (the fast path; the same checks), or laid out on lines any other way:
+//   Geomview's spec (and reader) takes "dimension * NVertices" values across lines, meshio reads
+//   numbers too. A vertex line whose values are not one vertex's starts a stream of values
+//   (vertex i on, every line layout) when that is unambiguous: the header has no C and no vertex
+//   before had a colour (a stream has no colours: their count per vertex would be a guess), and
+//   the values counted on the lines from there end with a line's end and are followed by a line
+//   that can be a face (or by nothing, with no faces). Otherwise the line's error stands.
+//   A plain OFF whose first vertex line holds a vertex and 3 or 4 values more is one vertex and
+//   its colour a line unless that reading breaks before the last vertex (a line of another
+//   count, an integer colour value outside 0..255) and the stream from vertex 0 fits ("0 0 0 1 0
+//   0": two vertices a line); where both readings fit, colours, with a note. The fast path pays
+//   nothing for this: the stream is looked at only where a line breaks the reading, and the
+//   note's check is one line's.
 // - Vertex colours: required with C; a plain OFF vertex line may carry 3 or 4 extra values, read
 //   as a colour too (a common extension). Every vertex has the same number of colour values.
 // - Colours become point_data / cell_data "colors", (n, 3) or (n, 4): uint8 when every colour
@@ -112,10 +126,11 @@ struct Extras {
   }
 };
 
-void read_extras(Cursor& c, Extras& x, const char* what) {
+// False (the cursor on the line still) when the line has more than Extras::kMax values.
+bool read_extras(Cursor& c, Extras& x) {
   x.n = 0;
   while (!line_done(c)) {
-    if (x.n == Extras::kMax) c.fail(std::string("too many values on a ") + what + " line");
+    if (x.n == Extras::kMax) return false;
     const auto b = c.offset();
     x.v[x.n] = glued_number<double>(c, "value");
     const auto d = c.data();
@@ -128,21 +143,85 @@ void read_extras(Cursor& c, Extras& x, const char* what) {
   }
   // Past a comment; a newline is left to the skip_ws_comments that starts the next line.
   if (!c.at_end() && c.data()[c.offset()] == '#') c.next_line();
+  return true;
 }
 
-// Colour values written as integers are Geomview's 0..255.
-void check_colour(Cursor& c, const Extras& x, std::size_t n, std::size_t line_start,
-                  const char* what) {
-  if (!x.ints(n)) return;
-  for (std::size_t k = 0; k < n; ++k) {
-    if (x.v[k] < 0 || x.v[k] > 255) {
-      c.seek(line_start);
-      // Written as an integer but maybe past any integer type (casting that is undefined).
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.17g", x.v[k]);
-      c.fail(std::string(what) + " colour value " + buf + " is outside 0..255");
-    }
+// The layout look-ahead (once a file at most, where a vertex line breaks the one-a-line reading,
+// and one line for the note): values counted, not parsed.
+
+// The number of values (blank-separated tokens before any '#') from `pos` to the end of its
+// line; `pos` moves to the start of the next line.
+std::size_t count_line_values(std::string_view d, std::size_t& pos) {
+  std::size_t n = 0;
+  bool in_value = false;
+  for (; pos < d.size(); ++pos) {
+    const char ch = d[pos];
+    if (ch == '\n' || ch == '#') break;
+    const bool blank = ch == ' ' || ch == '\t' || ch == '\r';
+    if (!blank && !in_value) ++n;
+    in_value = !blank;
   }
+  const auto nl = d.find('\n', pos);
+  pos = nl == std::string_view::npos ? d.size() : nl + 1;
+  return n;
+}
+
+// Whether the line at `pos`, of `k` values, can be a face of a mesh of `nv` vertices: an integer
+// n (3 or more), n integer indices below nv, then 0, 1, 3 or 4 colour values.
+bool can_be_face(std::string_view d, std::size_t pos, std::size_t k, std::int64_t nv) {
+  auto end = d.find_first_of("\n#", pos);
+  if (end == std::string_view::npos) end = d.size();
+  Cursor l(d.substr(pos, end - pos), std::string());
+  auto integer = [&](std::int64_t& v) {
+    const auto t = l.token();
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    return !t.empty() && r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  std::int64_t n = 0;
+  if (!integer(n) || n < 3 || n > FaceBlocks::kMaxVertices) return false;
+  const auto need = static_cast<std::size_t>(n) + 1;
+  if (k < need || k - need == 2 || k - need > 4) return false;
+  for (std::int64_t j = 0; j < n; ++j) {
+    std::int64_t v = 0;
+    if (!integer(v) || v < 0 || v >= nv) return false;
+  }
+  return true;
+}
+
+// Where the faces start when the `need` vertex values from `pos` on are read as a stream: the
+// values counted line by line must end with a line's end, followed by a line that can be a face
+// (by no values when `nf` is 0: the data's size then). npos when they do not fit so.
+std::size_t stream_end(std::string_view d, std::size_t pos, std::size_t need, std::int64_t nv,
+                       std::int64_t nf) {
+  std::size_t got = 0;
+  while (got < need) {
+    if (pos >= d.size()) return std::string_view::npos;
+    got += count_line_values(d, pos);
+  }
+  if (got != need) return std::string_view::npos;
+  while (pos < d.size()) {
+    const auto start = pos;
+    const auto k = count_line_values(d, pos);
+    if (k == 0) continue;  // blank or comment
+    return nf > 0 && can_be_face(d, start, k, nv) ? start : std::string_view::npos;
+  }
+  return nf == 0 ? d.size() : std::string_view::npos;
+}
+
+// Colour values written as integers are Geomview's 0..255: the index of the first of [0, n) that
+// is outside, else n.
+std::size_t bad_colour(const Extras& x, std::size_t n) {
+  if (!x.ints(n)) return n;
+  for (std::size_t k = 0; k < n; ++k)
+    if (x.v[k] < 0 || x.v[k] > 255) return k;
+  return n;
+}
+
+std::string bad_colour_message(const Extras& x, std::size_t k, const char* what) {
+  // Written as an integer but maybe past any integer type (casting that is undefined).
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x.v[k]);
+  return std::string(what) + " colour value " + buf + " is outside 0..255";
 }
 
 // Colour values (`width` per row) as uint8 (every value written as an integer, each 0..255) or
@@ -219,46 +298,138 @@ Mesh parse_off(std::string_view file_data, MappedFile& file) {
   std::size_t colour_width = 0;  // of the first vertex; every other must match
   bool colours_int = true;
   Extras x;
-  for (std::int64_t i = 0; i < nv; ++i) {
-    file.advance(c.offset());
-    skip_ws_comments(c);
-    const auto line_start = c.offset();
-    c.seek(line_start);  // errors name this line
+  const std::size_t whole = fixed + st;  // values of a vertex without its colour
+  std::string layout;  // what is wrong with a vertex line that does not hold one vertex
+  // Vertex i from its own line; false (with `layout` set) when the line's values are not one
+  // vertex's (or, on a plain OFF, its colour values are no colour). Bad values are ReadErrors.
+  auto vertex_line = [&](std::int64_t i, std::size_t line_start) {
     auto short_line = [&](std::size_t got) {
-      return "vertex " + std::to_string(i) + " has " + std::to_string(got) + " values; " +
-             std::to_string(fixed + st + (h.colour ? 3 : 0)) + " or more needed";
+      layout = "vertex " + std::to_string(i) + " has " + std::to_string(got) + " values; " +
+               std::to_string(fixed + st + (h.colour ? 3 : 0)) + " or more needed";
+      return false;
     };
     for (std::size_t k = 0; k < 3; ++k) {
-      p[3 * i + k] = line_number<double>(c, "vertex coordinate", [&] { return short_line(k); });
+      if (line_done(c)) return short_line(k);
+      p[3 * i + k] = glued_number<double>(c, "vertex coordinate");
     }
     for (std::size_t k = 0; nrm && k < 3; ++k) {
-      nrm[3 * i + k] = line_number<double>(c, "vertex normal", [&] { return short_line(3 + k); });
+      if (line_done(c)) return short_line(3 + k);
+      nrm[3 * i + k] = glued_number<double>(c, "vertex normal");
     }
-    read_extras(c, x, "vertex");
-    if (x.n < st) c.fail(short_line(fixed + x.n));
+    if (!read_extras(c, x)) {
+      layout = "too many values on a vertex line";
+      return false;
+    }
+    if (x.n < st) return short_line(fixed + x.n);
     const std::size_t w = x.n - st;  // colour values
     if (i == 0) {
-      if (h.colour && w != 3 && w != 4)
-        c.fail("vertex 0 has " + std::to_string(w) + " colour values; 3 or 4 needed");
+      if (h.colour && w != 3 && w != 4) {
+        layout = "vertex 0 has " + std::to_string(w) + " colour values; 3 or 4 needed";
+        return false;
+      }
       if (!h.colour && w != 0 && w != 3 && w != 4) {
-        c.fail("vertex 0 has " + std::to_string(fixed + x.n) + " values; " +
-               std::to_string(fixed + st) + " (or 3 or 4 more for a colour) expected");
+        layout = "vertex 0 has " + std::to_string(fixed + x.n) + " values; " +
+                 std::to_string(fixed + st) + " (or 3 or 4 more for a colour) expected";
+        return false;
       }
       colour_width = w;
       if (w) colours.reserve(static_cast<std::size_t>(nv) * w);
-      if (st) tex.reserve(static_cast<std::size_t>(nv) * 2);
     } else if (w != colour_width) {
-      c.fail("vertex " + std::to_string(i) + " has " + std::to_string(w) +
-             " colour values, vertex 0 has " + std::to_string(colour_width));
+      layout = "vertex " + std::to_string(i) + " has " + std::to_string(w) +
+               " colour values, vertex 0 has " + std::to_string(colour_width);
+      return false;
     }
     if (w) {
-      check_colour(c, x, w, line_start, "vertex");
+      if (const auto k = bad_colour(x, w); k < w) [[unlikely]] {
+        layout = bad_colour_message(x, k, "vertex");
+        if (h.colour) {
+          c.seek(line_start);
+          c.fail(layout);
+        }
+        return false;
+      }
       colours.insert(colours.end(), x.v.begin(), x.v.begin() + static_cast<std::ptrdiff_t>(w));
       colours_int = colours_int && x.ints(w);
     }
     if (st)
       tex.insert(tex.end(), x.v.begin() + static_cast<std::ptrdiff_t>(w),
                  x.v.begin() + static_cast<std::ptrdiff_t>(w + 2));
+    return true;
+  };
+  if (st) tex.reserve(static_cast<std::size_t>(nv) * 2);
+  // A plain OFF vertex line of a vertex and 3 or 4 values more is one vertex and its colour, or
+  // part of a stream of values ("0 0 0 1 0 0": two vertices). The colours while they hold to the
+  // last vertex; where they break before, the stream from vertex 0 if it fits. Where both fit
+  // (the stream's values end with vertex line `faces_at`'s line, and the next line can be a
+  // face), the colours, noted.
+  std::size_t first_line = 0;  // vertex 0's
+  std::int64_t faces_at = -1;  // the vertex whose line would start the stream's faces
+  std::size_t faces_line = std::string_view::npos;
+  bool stream = false;
+  std::int64_t i = 0;
+  for (; i < nv && !stream; ++i) {
+    file.advance(c.offset());
+    skip_ws_comments(c);
+    const auto line_start = c.offset();
+    c.seek(line_start);  // errors name this line
+    if (i == 0) first_line = line_start;
+    if (i == faces_at) [[unlikely]]
+      faces_line = line_start;
+    if (vertex_line(i, line_start)) [[likely]] {
+      if (i == 0 && colour_width && !h.colour && nf > 0 &&
+          whole * static_cast<std::size_t>(nv) % (whole + colour_width) == 0) {
+        faces_at = static_cast<std::int64_t>(whole * static_cast<std::size_t>(nv) /
+                                             (whole + colour_width));
+      }
+      continue;
+    }
+    // Not one vertex's values: a stream where it fits (not with a C header, whose colours would
+    // have to be guessed), else the line's error. From this line when no vertex had a colour,
+    // from vertex 0 when the colours broke here.
+    if (!h.colour) {
+      const auto from = colour_width ? first_line : line_start;
+      const auto from_vertex = colour_width ? 0 : i;
+      if (stream_end(file_data, from, whole * static_cast<std::size_t>(nv - from_vertex), nv, nf) !=
+          std::string_view::npos) {
+        c.seek(from);
+        i = from_vertex;
+        colours.clear();
+        tex.clear();
+        colour_width = 0;
+        colours_int = true;
+        faces_line = std::string_view::npos;
+        stream = true;
+        break;
+      }
+    }
+    c.seek(line_start);
+    if (h.colour) {
+      std::size_t pos = line_start;
+      const auto k = count_line_values(file_data, pos);
+      if (k < whole || k > whole + 4)
+        layout += " (with a C header each vertex and its colour have a line of their own)";
+    }
+    c.fail(layout);
+  }
+  if (stream) {
+    // Values across lines and comments; an error names the line of the value it is about.
+    auto value = [&](std::int64_t v, std::size_t k, const char* what) {
+      skip_ws_comments(c);
+      if (c.at_end()) {
+        c.fail("the file ends in vertex " + std::to_string(v) + " after " + std::to_string(k) +
+               " of its " + std::to_string(whole) + " values");
+      }
+      return glued_number<double>(c, what);
+    };
+    for (; i < nv; ++i) {
+      file.advance(c.offset());
+      for (std::size_t k = 0; k < 3; ++k) p[3 * i + k] = value(i, k, "vertex coordinate");
+      for (std::size_t k = 0; nrm && k < 3; ++k) nrm[3 * i + k] = value(i, 3 + k, "vertex normal");
+      for (std::size_t k = 0; k < st; ++k) tex.push_back(value(i, fixed + k, "texture coordinate"));
+    }
+    // The look-ahead counted the values to end with a line; a token it counted as one value but
+    // that reads as more cannot be, so this is a guard.
+    if (!line_done(c)) c.fail("values after the last vertex on its line");
   }
   FaceBlocks faces(/*consecutive=*/false);
   faces.expect(nf, c.remaining());
@@ -284,7 +455,7 @@ Mesh parse_off(std::string_view file_data, MappedFile& file) {
     }
     faces.add(nodes.data(), nodes.size(), 0, c);
     const auto at = c.offset();
-    read_extras(c, x, "face");
+    if (!read_extras(c, x)) c.fail("too many values on a face line");
     if (x.n == 2 || x.n > 4) {
       c.seek(at);
       c.fail("face " + std::to_string(f) + " has " + std::to_string(x.n) +
@@ -301,7 +472,12 @@ Mesh parse_off(std::string_view file_data, MappedFile& file) {
         c.fail("face " + std::to_string(f) +
                ": a colormap index must be an integer in 0..2147483647");
       }
-      if (x.n > 1) check_colour(c, x, x.n, at, "face");
+      if (x.n > 1) {
+        if (const auto k = bad_colour(x, x.n); k < x.n) {
+          c.seek(at);
+          c.fail(bad_colour_message(x, k, "face"));
+        }
+      }
       face_colours.insert(face_colours.end(), x.v.begin(),
                           x.v.begin() + static_cast<std::ptrdiff_t>(x.n));
       face_int = face_int && x.ints(x.n);
@@ -315,6 +491,19 @@ Mesh parse_off(std::string_view file_data, MappedFile& file) {
   }
   if (h.normals) m.point_data["normals"] = std::move(normals);
   if (st) m.point_data["texture_coords"] = Array::from_vector(tex, {nv, 2});
+  std::size_t both_fit = std::string_view::npos;  // where the stream's faces would start
+  if (faces_line != std::string_view::npos) {
+    std::size_t pos = faces_line;
+    if (can_be_face(file_data, faces_line, count_line_values(file_data, pos), nv))
+      both_fit = faces_line;
+  }
+  if (both_fit != std::string_view::npos) {
+    m.notes.push_back("off: every vertex line holds a vertex and " + std::to_string(colour_width) +
+                      " colour values, read so; read as a stream of values (as Geomview reads "
+                      "OFF, without colours) the vertices would end before " +
+                      path + ":" + std::to_string(c.line_at(both_fit)) +
+                      " and the faces start there");
+  }
   if (face_mixed) {
     m.notes.push_back("off: faces have different numbers of colour values (face 0: " +
                       std::to_string(face_width) + "; first other at " + path + ":" +
