@@ -1,8 +1,8 @@
 """A consumer process of scripts/gpu-check (tests/gpu/gpu_check.py starts it): attaches to a
-slot with the meshdock package it is given, adopts arrays with torch, CuPy or numpy on the
-device they live on, and prints one JSON line per event (gpucheck_common.emit).
+slot with the meshdock package it is given, adopts arrays with torch, CuPy, numpy or JAX
+(jax.numpy.from_dlpack, which passes JAX's own stream to __dlpack__) on the device they live on, and prints one JSON line per event (gpucheck_common.emit).
 
-    consumer.py --lib torch|cupy|numpy --name N --prefix P --ref REF.json MODE [options]
+    consumer.py --lib torch|cupy|numpy|jax --name N --prefix P --ref REF.json MODE [options]
 
 Modes:
   verify   wait for up to --frames frames (after the first, until none comes for --idle
@@ -84,6 +84,16 @@ class Lib:
             self.mod, self.wsum = cupy, wsum_cupy
             if stream:
                 self.stream = cupy.cuda.Stream(non_blocking=True)
+        elif name == "jax":
+            # JAX takes 75% of the GPU's memory at its first use unless told not to (the daemon
+            # and the other consumers share the card); 64-bit types are off by default, and
+            # mesh arrays are int64 / float64 (jax_enable_x64).
+            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+            import jax
+            import jax.numpy as jnp
+            from gpucheck_common import wsum_jax
+            jax.config.update("jax_enable_x64", True)
+            self.mod, self.wsum, self.version = jnp, wsum_jax, jax.__version__
         else:
             import numpy
             from gpucheck_common import wsum_numpy
@@ -119,7 +129,8 @@ class Lib:
             self.mod.cuda.get_current_stream().synchronize()
 
     def versions(self) -> dict:
-        v = {"lib": self.name, "lib_version": getattr(self.mod, "__version__", "?")}
+        v = {"lib": self.name,
+             "lib_version": getattr(self, "version", getattr(self.mod, "__version__", "?"))}
         return v
 
     def warm(self) -> None:
@@ -130,6 +141,9 @@ class Lib:
         published meanwhile: latency_8_consumers could see too few, stream_semantics' control
         could miss every frame whose upload was still queued."""
         if self.name == "numpy" or self.fake is not None:
+            return
+        if self.name == "jax":  # JAX's default device (the GPU) and its stream: compile now
+            self.wsum(self.mod.arange(13, dtype=self.mod.uint8))
             return
         with self.context():
             if self.name == "torch":
@@ -613,7 +627,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("verify", "hold", "latency", "ipc-open", "h2d",
                                      "cuda-link", "ipc-export", "ipc-import", "late-read"))
-    ap.add_argument("--lib", choices=("torch", "cupy", "numpy"), default="torch")
+    ap.add_argument("--lib", choices=("torch", "cupy", "numpy", "jax"), default="torch")
     ap.add_argument("--name")
     ap.add_argument("--prefix")
     ap.add_argument("--ref")

@@ -330,7 +330,8 @@ class Run:
 
     # What --fake-cuda cannot run: CuPy / torch on device memory itself, nvidia-smi.
     NEEDS_A_REAL_GPU = {"cuda_ipc_baseline", "gpu_by_uuid", "late_reader", "cuda_link_texture",
-                        "ipc_open_cost", "h2d_upload", "gpu_pytests"}
+                        "ipc_open_cost", "h2d_upload", "gpu_pytests", "consumer_jax_big",
+                        "consumer_jax_blocks"}
 
     def check(self, name, fn, timeout=60.0, gpu=False, needs=()):
         """Runs fn() -> figures (dict) as check `name`: pass, fail (CheckFailed or any
@@ -383,7 +384,7 @@ class Run:
         t = timeout or max(5.0, self.step_timeout)
         argv = [sys.executable, CONSUMER, mode, "--lib", lib, "--name", name, "--prefix",
                 self.prefix, "--ref", self.ref_path, "--timeout", f"{t:.1f}", *extra]
-        if (self.device.startswith("cuda") and lib in ("torch", "cupy")
+        if (self.device.startswith("cuda") and lib in ("torch", "cupy", "jax")
                 and mode in ("verify", "hold", "latency", "late-read")):
             # CUDA context and checksum kernels made before the consumer says start / ready,
             # not while frames are being published (consumer.py Lib.warm)
@@ -408,6 +409,11 @@ class Run:
                 f[mod] = m.__version__
             except Exception as e:
                 f[mod] = f"not importable ({type(e).__name__})"
+        try:  # its version without importing it here (JAX would start on the GPU)
+            import importlib.metadata
+            f["jax"] = importlib.metadata.version("jax")
+        except Exception as e:
+            f["jax"] = f"not installed ({type(e).__name__})"
         if not f["meshdockd"]:
             raise CheckFailed("meshdockd is not on PATH")
         probe = subprocess.run(["meshdockd", "--probe-device"], capture_output=True, text=True,
@@ -649,6 +655,25 @@ class Run:
             if not v["ok"] or rc:
                 raise failed(f"rc {rc}; differs from {label}: {v['mismatches']}", f)
             return f
+        return fn
+
+    # What the JAX checks leave to the checks after them (sigkill_daemon, gpu_pytests: those the
+    # issue asks for), when the run's time limit nears.
+    JAX_SPARE_S = 150
+
+    def verify_with_jax(self, name):
+        """A JAX consumer (jax.numpy.from_dlpack on the slot's GPU, checksums by JAX) on slot
+        `name`: the README names JAX beside torch, CuPy and numpy. Skipped where JAX is not
+        installed, or when the time left is what the issue's own checks after it need."""
+        inner = self.verify_with("jax", name)
+
+        def fn():
+            import importlib.util
+            if importlib.util.find_spec("jax") is None:
+                raise Skip("jax is not installed")
+            if self.left() < self.JAX_SPARE_S + 30:
+                raise Skip(f"{self.left():.0f} s left: kept for the checks after it")
+            return inner()
         return fn
 
     def gpu_by_uuid(self):
@@ -1235,6 +1260,9 @@ class Run:
             # after the figures the issue asks for: a late addition must not crowd them out
             ("late_reader_cpp", self.late_reader_cpp, 90, True,
              ["load_big", "build_cpp_consumer"]),
+            # JAX, last of the consumers: the README names it, nothing here can run it
+            ("consumer_jax_big", self.verify_with_jax("big"), 60, True, ["load_big"]),
+            ("consumer_jax_blocks", self.verify_with_jax("blocks"), 60, True, ["load_blocks"]),
             ("sigkill_daemon", self.sigkill_daemon, 90, False, ["load_big", "load_blocks"]),
             ("gpu_pytests", self.gpu_pytests, 120, False, ["environment"]),
         ]

@@ -65,6 +65,26 @@ def wsum_cupy(x) -> str:
     return hex64(int((w * k).sum(dtype=cp.uint64)))
 
 
+def wsum_jax(x) -> str:
+    """On x's device (JAX with jax_enable_x64). The bytes by bitcasts, which on these little-
+    endian devices are the array's bytes in memory order, as numpy's view gives them."""
+    import jax
+    import jax.numpy as jnp
+
+    b = x.reshape(-1)
+    if b.dtype == jnp.bool_:
+        b = b.astype(jnp.uint8)  # 0 / 1, the bytes a bool array holds
+    if b.dtype.itemsize > 1:
+        b = jax.lax.bitcast_convert_type(b, jnp.uint8).reshape(-1)
+    elif b.dtype != jnp.uint8:
+        b = jax.lax.bitcast_convert_type(b, jnp.uint8)
+    if b.size % 8:
+        b = jnp.concatenate([b, jnp.zeros(8 - b.size % 8, dtype=jnp.uint8)])
+    w = jax.lax.bitcast_convert_type(b.reshape(-1, 8), jnp.uint64)
+    k = jnp.arange(w.size, dtype=jnp.uint64) * jnp.uint64(2) + jnp.uint64(1)
+    return hex64(int((w * k).sum(dtype=jnp.uint64)))
+
+
 def reference_of(path: str) -> dict:
     """{"arrays": {manifest name: {wsum, nbytes, shape}}} of the mesh file, read on the host
     with meshdock's own readers (the payload the daemon builds from it, default options)."""
