@@ -1,10 +1,12 @@
 """meshio's API on meshdock meshes (issue 14): read(file_format=), meshio's names for formats,
 Mesh(points, [("tetra", a)]) construction, cells_dict / cell_data_dict / get_cells_type /
 get_cell_data / point_sets / cell_sets equal to what meshio 5 reads from the same file,
-Mesh.write, to_meshio / from_meshio, FileNotFoundError for a missing file, and the `meshdock`
-command (info, convert) without a daemon."""
+Mesh.write, to_meshio / from_meshio, FileNotFoundError for a missing file, open files and
+buffers as meshio's read / write take them, and the `meshdock` command (info, convert) without a
+daemon."""
 
 import errno
+import io
 import json
 import os
 import shutil
@@ -17,6 +19,59 @@ import pytest
 
 import conftest
 import meshdock
+
+
+@pytest.mark.parametrize("name,fmt", [("box.v41b.msh", "gmsh"), ("box.vtk-appzlib.vtu", "vtu"),
+                                      ("box.meshio-ascii.vtk", "vtk"), ("comments.off", "off")])
+def test_read_and_write_take_open_files_and_buffers_as_meshio_does(data_dir, tmp_path, name, fmt):
+    # meshio.read(buffer, file_format=...) / meshio.write(buffer, mesh, file_format=...): before,
+    # "expected str, bytes or os.PathLike object, not BytesIO".
+    f = data_dir / "meshes" / name
+    want = meshdock.read(f)
+    for buf in (io.BytesIO(f.read_bytes()), open(f, "rb")):
+        with buf:
+            got = meshdock.read(buf, file_format=fmt)
+        np.testing.assert_array_equal(got.points, want.points)
+        assert [(b.type, b.data.tolist()) for b in got.cells] == \
+            [(b.type, b.data.tolist()) for b in want.cells]
+    out = io.BytesIO()
+    assert meshdock.write(out, want, file_format="vtu") == []
+    out.seek(0)
+    np.testing.assert_array_equal(meshdock.read(out, file_format="vtu").points, want.points)
+    with open(tmp_path / "w.vtu", "wb") as fh:
+        meshdock.write(fh, want, file_format="vtu")
+    np.testing.assert_array_equal(meshdock.read(tmp_path / "w.vtu").points, want.points)
+
+
+def test_buffers_text_and_errors_name_the_buffer(data_dir, tmp_path):
+    f = data_dir / "meshes" / "box.meshio-ascii.vtk"
+    with open(f) as text:  # a text file: ascii formats
+        m = meshdock.read(text, file_format="vtk")
+    assert len(m.points) == 300
+    s = io.StringIO()
+    meshdock.write(s, m, file_format="vtk", encoding="ascii")
+    assert s.getvalue().startswith("# vtk DataFile Version")
+    assert len(meshdock.read(io.StringIO(s.getvalue()), file_format="vtk").points) == 300
+    with pytest.raises(TypeError, match=r"<BytesIO> is a buffer, .* pass file_format="):
+        meshdock.read(io.BytesIO(f.read_bytes()))
+    with pytest.raises(meshdock.ReadError, match=r"^<BytesIO>:1: not a legacy VTK file"):
+        meshdock.read(io.BytesIO(b"garbage\n"), file_format="vtk")
+    bad = tmp_path / "bad.vtk"
+    bad.write_bytes(b"garbage\n")
+    with open(bad, "rb") as fh, pytest.raises(meshdock.ReadError, match=f"^{bad}:1: "):
+        meshdock.read(fh, file_format="vtk")  # an open file is named by its name
+    with pytest.raises(meshdock.MeshError, match="a parallel file .pvtu. names piece files"):
+        meshdock.read(io.BytesIO(b""), file_format="pvtu")
+    # A failed write leaves the buffer as it was: nothing half written.
+    out = io.BytesIO(b"keep")
+    out.seek(4)
+    with pytest.raises(meshdock.WriteError, match=r"^<BytesIO>: cells\[1\] \(tetra\) cannot "
+                                                  "be written to STL"):
+        meshdock.write(out, m, file_format="stl")
+    assert out.getvalue() == b"keep"
+    with pytest.raises(meshdock.WriteError, match="<StringIO>: a text buffer cannot take this "
+                                                  "vtu file's binary bytes"):
+        meshdock.write(io.StringIO(), m, file_format="vtu")
 
 
 def test_read_takes_meshios_file_format_and_names(data_dir):

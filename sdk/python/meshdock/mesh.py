@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import io
 import itertools
 import os
 import sys
@@ -251,13 +252,68 @@ def _format(format: Optional[str], file_format: Optional[str]) -> str:
     return _FORMAT_ALIASES.get(f, f)
 
 
+_PARALLEL = ("pvtu", "pvtp", "pvts", "pvtr", "pvti")
+
+
+def _is_buffer(obj) -> bool:
+    return not isinstance(obj, (str, bytes, os.PathLike)) and (
+        hasattr(obj, "read") or hasattr(obj, "write"))
+
+
+def _buffer_name(buf) -> str:
+    """How messages name a buffer: its file's name where it has one, else its type."""
+    name = getattr(buf, "name", None)
+    return name if isinstance(name, str) and name else f"<{type(buf).__name__}>"
+
+
+def _buffer_format(verb: str, buf, format, file_format) -> str:
+    fmt = _format(format, file_format)
+    if not fmt:
+        raise TypeError(f"meshdock.{verb}: {_buffer_name(buf)} is a buffer, which has no file "
+                        "extension to tell its format by; pass file_format= (or format=)")
+    if fmt in _PARALLEL:
+        raise MeshError(f"meshdock.{verb}: {_buffer_name(buf)}: a parallel file ({fmt}) names "
+                        "piece files beside it; read it from its path")
+    return fmt
+
+
+def _renamed(e: Exception, was: str, now: str) -> Exception:
+    """`e` (a MeshError) with the temporary path in its message said as the buffer's name."""
+    return type(e)(str(e).replace(was, now))
+
+
+def _read_buffer(buf, format, file_format) -> Mesh:
+    # meshio.read takes an open file (file_format required); the readers take a path and map
+    # it, so the bytes go into an anonymous memory file (memfd) read through /proc/self/fd.
+    fmt = _buffer_format("read", buf, format, file_format)
+    data = buf.read()
+    if isinstance(data, str):  # a text buffer (io.StringIO, open(..., "r")): ascii formats
+        data = data.encode("utf-8")
+    fd = os.memfd_create("meshdock-read", os.MFD_CLOEXEC)
+    try:
+        with os.fdopen(os.dup(fd), "wb") as f:
+            f.write(data)
+        proc = f"/proc/self/fd/{fd}"
+        try:
+            m = read(proc, format=fmt)
+        except MeshError as e:
+            raise _renamed(e, proc, _buffer_name(buf)) from None
+    finally:
+        os.close(fd)
+    m.notes = [n.replace(proc, _buffer_name(buf)) for n in m.notes]
+    return m
+
+
 def read(path, format: Optional[str] = None, file_format: Optional[str] = None) -> Mesh:
     """Read `path` (format from the extension unless given; `file_format` is meshio's name
     for it, and meshio's names such as "gmsh" work). Raises ReadError, which is also a
     FileNotFoundError when `path` does not exist and a PermissionError when it cannot be
-    read."""
+    read. `path` may also be an open binary or text file / buffer (io.BytesIO), as meshio
+    takes it: its format must then be given, and messages name it by its `name`."""
     from . import _capi
 
+    if _is_buffer(path):
+        return _read_buffer(path, format, file_format)
     a = _capi.api()
     out = c_void_p()
     try:
@@ -352,9 +408,41 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
 
     Every lossy step (e.g. point data MSH stores as float64) is returned and also issued as a
     MeshWarning. Raises WriteError (or MeshError for an inconsistent mesh).
+
+    `path` may also be an open file or buffer (io.BytesIO; a text one for ascii output), as
+    meshio takes it: its format must then be given; the file is written whole to a temporary
+    file first, so nothing reaches the buffer when the write fails.
     """
     from . import _capi
 
+    if _is_buffer(path):
+        import tempfile
+
+        fmt = _buffer_format("write", path, format, file_format)
+        with tempfile.TemporaryDirectory(prefix="meshdock-write-") as tmp:
+            out_path = os.path.join(tmp, "mesh." + fmt.split("-")[0])
+            try:
+                with warnings.catch_warnings(record=True):  # issued below, renamed
+                    warnings.simplefilter("always")
+                    notes = write(out_path, mesh, format=format, encoding=encoding,
+                                  zlib_level=zlib_level, file_format=file_format)
+            except MeshError as e:
+                raise _renamed(e, out_path, _buffer_name(path)) from None
+            with open(out_path, "rb") as f:
+                data = f.read()
+        if isinstance(path, io.TextIOBase):
+            try:
+                path.write(data.decode("ascii"))
+            except UnicodeDecodeError:
+                raise WriteError(f"{_buffer_name(path)}: a text buffer cannot take this {fmt} "
+                                 "file's binary bytes; use a binary one (io.BytesIO) or "
+                                 "encoding='ascii'") from None
+        else:
+            path.write(data)
+        notes = [n.replace(out_path, _buffer_name(path)) for n in notes]
+        for n in notes:
+            warnings.warn(n, MeshWarning, stacklevel=2)
+        return notes
     a = _capi.api()
     h = c_mesh(as_dict(mesh))
     o = _capi.WriteOptions()
