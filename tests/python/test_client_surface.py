@@ -293,3 +293,15 @@ def test_an_event_says_when_it_happened_as_watch_json_does():
     now = datetime.datetime.now(datetime.timezone.utc)
     assert e.time.tzinfo is not None
     assert 1.9 < (now - e.time).total_seconds() < 2.5
+
+
+def test_publish_checks_via_and_the_array_type_before_touching_the_array():
+    # Before: via="bogus" was found after the array had been converted (a device array copied,
+    # a PayloadWarning issued) and named no method; a str was "a 0-d array (a scalar)".
+    c = md.Client("unix:/nonexistent.sock")
+    with pytest.raises(ValueError, match=r"^Client.publish: via must be 'auto', 'grpc' or "
+                                         r"'shm', not 'bogus'$"):
+        c.publish("box", "point_data/T", object(), via="bogus")  # the array is never looked at
+    with pytest.raises(TypeError, match=r"^Client.publish: slot 'box': point_data/T: array must "
+                                        r"be an array \(numpy, DLPack\), not str$"):
+        c.publish("box", "point_data/T", "abc")

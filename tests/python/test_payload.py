@@ -188,6 +188,19 @@ def test_to_torch_on_the_cpu_shares_memory(box):
     assert p.cells[6].dtype == torch.int64 and p.regions[0].entries.dtype == torch.int64
 
 
+def test_to_torch_adopts_bool_arrays_on_every_torch(box):
+    # torch 1.13 (Debian 12) has no DLPack bool: to_torch raised "Unsupported code 6" for a mesh
+    # or payload with a bool field; its numpy view is adopted instead, still without a copy.
+    m = md.Mesh(box.points, [(b.type, b.data) for b in box.cells],
+                point_data={"wall": box.points[:, 0] > 0.5})
+    for src in (m, md.to_dlpack(m)):
+        p, _ = _quiet(md.to_torch, src)
+        t = p.point_data["wall"]
+        assert t.dtype == torch.bool
+        assert t.tolist() == (box.points[:, 0] > 0.5).tolist()
+        assert t.data_ptr() == m.point_data["wall"].ctypes.data  # no copy
+
+
 def test_from_cupy_adopts_host_arrays_and_every_writer_takes_the_mesh(box, tmp_path):
     for payload in (md.to_dlpack(box), md.to_torch(box)):
         m, warned = _quiet(md.from_cupy, payload)

@@ -74,6 +74,38 @@ def test_import_works_without_the_library_and_names_every_place_looked(tmp_path,
     assert r.stdout.splitlines()[1] == "attach: LibraryNotFound"
 
 
+def test_a_client_without_the_library_publishes_large_arrays_by_grpc(tmp_path, build_dir):
+    # md.Client needs no libmeshdock, but a publish over 256 KiB on a Unix socket (via "auto")
+    # tried a shared-memory object, which does, and raised LibraryNotFound.
+    from daemon_util import Daemon
+    pkg = tmp_path / "pkg" / "meshdock"
+    shutil.copytree(build_dir / "python" / "meshdock", pkg, symlinks=True)
+    shutil.rmtree(pkg / "_lib")
+    d = Daemon(tmp_path, files=["box.v41.msh"])
+    try:
+        d.ctl("load", str(d.root / "box.v41.msh"), "--name", "box")
+        code = textwrap.dedent(f"""
+            import numpy as np, meshdock
+            c = meshdock.Client({d.addr!r})
+            print(c.publish("box", "point_data/T", np.ones((300, 200))))  # 480 KB
+            print(c.shm_unavailable.split(";")[0][:60])
+            try:
+                c.publish("box", "point_data/T", np.ones((300, 200)), via="shm")
+            except meshdock.LibraryNotFound:
+                print("shm: LibraryNotFound")
+        """)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("LD_LIBRARY_PATH", "MESHDOCK_BUILD_DIR", "MESHDOCK_LIBRARY")}
+        env.update(PYTHONPATH=str(pkg.parent))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=60, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        out = r.stdout.splitlines()
+        assert out[0] == "2" and "libmeshdock" in out[1] and out[2] == "shm: LibraryNotFound", out
+    finally:
+        d.stop()
+
+
 def test_a_meshdock_library_that_does_not_load_is_an_error_not_a_fallback(tmp_path):
     # A trial: MESHDOCK_LIBRARY=/nonexistent/lib.so was ignored without a word and the
     # package's library loaded instead.

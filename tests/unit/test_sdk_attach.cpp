@@ -149,7 +149,7 @@ TEST(SdkAttach, ASegmentOfAnotherOwnerIsRefusedNamingIt) {
     // The control block, checked first: read-only to consumers (catalog layout 2).
     EXPECT_NE(msg.find("segment /dev/shm/" + *o.prefix + "m belongs"), std::string::npos) << msg;
     EXPECT_NE(msg.find("mode 0640"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("AttachOptions::owner_uid"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("from the attach option owner_uid"), std::string::npos) << msg;
   }
 }
 

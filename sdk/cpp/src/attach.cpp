@@ -200,7 +200,7 @@ struct OwnerTrust {
   }
 
   static OwnerTrust of(const AttachOptions& o) {
-    if (o.owner_uid) return {{static_cast<uid_t>(*o.owner_uid)}, "AttachOptions::owner_uid"};
+    if (o.owner_uid) return {{static_cast<uid_t>(*o.owner_uid)}, "the attach option owner_uid"};
     if (const char* env = std::getenv("MESHDOCK_DAEMON_UID"); env && *env) {
       char* end = nullptr;
       errno = 0;

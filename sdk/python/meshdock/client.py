@@ -520,6 +520,11 @@ class Client:
         # slots); the daemon's say "slot 'NAME': FIELD: ..." too.
         where = f"slot '{name}': {field}"
         _check_args(where, block=block, num_slots=num_slots)
+        if via not in ("auto", "grpc", "shm"):  # before any conversion or copy of the array
+            raise ValueError(f"Client.publish: via must be 'auto', 'grpc' or 'shm', not {via!r}")
+        if isinstance(array, (str, bytes)):  # numpy would make a 0-d string array of it
+            raise TypeError(f"Client.publish: {where}: array must be an array (numpy, DLPack), "
+                            f"not {type(array).__name__}")
         try:
             scalar = getattr(array, "ndim", None) == 0 or np.ndim(array) == 0
         except ValueError as e:  # a ragged list: numpy's words name no slot or field
@@ -551,19 +556,18 @@ class Client:
                           stacklevel=2)
         dtype = self.pb.DType(code=_DTYPES[a.dtype.kind] if code is None else code,
                               bits=a.dtype.itemsize * 8, lanes=1)
-        if via not in ("auto", "grpc", "shm"):
-            raise ValueError(f"via must be 'auto', 'grpc' or 'shm', not {via!r}")
         header = dict(name=name, field=field, block=block, shape=list(a.shape), dtype=dtype,
                       device=device, num_slots=num_slots)
         if via == "shm" or (via == "auto" and self.shm_unavailable is None
                             and a.nbytes > CHUNK_BYTES and self.addr.startswith("unix:")):
             try:
                 return self._publish_shm(a, header)
-            except (OSError, SdkError, DaemonError) as e:
+            except (OSError, SdkError, DaemonError, ImportError) as e:
                 # auto: the object could not be made, or the daemon could not read it (another
                 # /dev/shm, not in its group, a proxy between us; an older daemon, which ignores
-                # source_shm and finds no data): gRPC from now on, if gRPC works. Any other
-                # refusal (the mesh, the field) is gRPC's to report too.
+                # source_shm and finds no data; no libmeshdock here, which the objects need and
+                # md.Client otherwise does not: LibraryNotFound): gRPC from now on, if gRPC
+                # works. Any other refusal (the mesh, the field) is gRPC's to report too.
                 if via == "shm" or (isinstance(e, DaemonError)
                                     and not isinstance(e, _SourceRefused)):
                     raise
@@ -686,7 +690,7 @@ class Client:
                 raise self._explained(_daemon_error(e)) from None
 
     def health(self) -> str:
-        """"SERVING" when the daemon serves."""
+        """"SERVING" when the daemon serves (within the Client's timeout, or 5 s without one)."""
         from .health import health_pb2, health_pb2_grpc
         stub = health_pb2_grpc.HealthStub(self._channel)
         try:

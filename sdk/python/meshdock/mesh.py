@@ -134,7 +134,7 @@ def _cells_of_blocks(blocks: List[CellBlock]):
 
 @dataclass(eq=False)
 class Mesh:
-    """A mesh: points, cell blocks, data and regions (DESIGN.md "Data model").
+    """A mesh: points, cell blocks, data and regions (docs/DESIGN.md "Data model").
 
     Built the meshio way too: ``Mesh(points, [("tetra", tets)])`` or ``Mesh(points,
     {"triangle": tris})``; and read the meshio way (``cells_dict``, ``cell_data_dict``,

@@ -1,4 +1,4 @@
-"""DevicePayload and the DLPack handoff, in process (DESIGN.md, "Python surface").
+"""DevicePayload and the DLPack handoff, in process (docs/DESIGN.md, "Python surface").
 
     p = meshdock.to_dlpack(mesh)                 # host payload, zero-copy, O(1) in mesh size
     t = torch.from_dlpack(p.points)              # adopts the same memory
@@ -241,6 +241,23 @@ def _payload_of(a, h) -> "DevicePayload":
         notes=lst(_capi.PAYLOAD_NOTES), derived=lst(_capi.PAYLOAD_DERIVED))
 
 
+def _torch_of(a):
+    """torch.from_dlpack(a), except where torch refuses a host bool array (torch 1.13, Debian
+    12's, knows no DLPack bool: "Unsupported code 6"): its numpy view, which torch adopts
+    without a copy either (and which keeps `a`'s memory alive)."""
+    import torch
+
+    try:
+        return torch.from_dlpack(a)
+    except (RuntimeError, BufferError, TypeError):
+        if a.__dlpack_device__()[0] not in (KDL_CPU, KDL_CUDA_HOST):
+            raise
+        view = np.asarray(a)
+        if view.dtype != np.bool_:
+            raise
+        return torch.from_numpy(view)
+
+
 def to_torch(mesh, device: Optional[str] = None, float32: bool = False, int32: bool = False,
              zero_copy_only: bool = False) -> DevicePayload:
     """The payload as torch tensors. `mesh` is a Mesh (to_dlpack first) or a DevicePayload,
@@ -258,7 +275,7 @@ def to_torch(mesh, device: Optional[str] = None, float32: bool = False, int32: b
     dev = torch.device(device or "cpu")
     if dev.type != "cpu" and zero_copy_only:
         raise PayloadError(f"moving to {dev} copies every array, and zero_copy_only=True")
-    out = p.map(lambda name, a: None if a is None else torch.from_dlpack(a).to(dev),
+    out = p.map(lambda name, a: None if a is None else _torch_of(a).to(dev),
                 device=(KDL_CPU, 0) if dev.type == "cpu" else (KDL_CUDA, dev.index or 0))
     if dev.type != "cpu":
         out.notes.append(f"every array copied host -> {dev} (one transfer each)")
@@ -279,7 +296,7 @@ def _payload_to_torch(p: DevicePayload, device, float32, int32, zero_copy_only) 
     def convert(name, a):
         if a is None:
             return None
-        t = a if isinstance(a, torch.Tensor) else torch.from_dlpack(a)
+        t = a if isinstance(a, torch.Tensor) else _torch_of(a)
         if target is not None and t.device != target:
             if zero_copy_only:
                 raise PayloadError(f"{name}: moving {t.device} -> {target} copies, and "

@@ -156,7 +156,7 @@ class BufferMetadata:
     def cuda_link_dtype(self) -> str:
         """The numpy dtype name cuda-link v1.x reads these metadata as: format_kind 2 (float)
         is float16 when 16 bits and no bfloat16 flag, else float32; any other kind is uint8 or
-        uint16 by its bits, else float32 (cuda-link misreads the rest; DESIGN.md)."""
+        uint16 by its bits, else float32 (cuda-link misreads the rest; docs/DESIGN.md)."""
         if self.format_kind == 2:
             return "float16" if self.bits == 16 and not self.flags & FLAG_BFLOAT16 else "float32"
         return {8: "uint8", 16: "uint16"}.get(self.bits, "float32")
