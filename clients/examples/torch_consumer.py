@@ -14,6 +14,10 @@ import meshdock
 name = sys.argv[1] if len(sys.argv) > 1 else "bracket"
 with meshdock.attach(name) as slot:
     frame = slot.wait(timeout=10.0)
+    if frame.tensor is not None:  # a standalone array (publish_tensor), not a mesh
+        t = torch.from_dlpack(frame.tensor)
+        print(f"frame {frame.number}: tensor {t.dtype} {tuple(t.shape)} on {t.device}")
+        sys.exit(0)
     points = torch.from_dlpack(frame.points)
     tets = torch.from_dlpack(frame.cells[-1])
     centroids = points[tets].mean(dim=1)  # (n_cells, 3), on the slot's device

@@ -69,6 +69,16 @@ def test_torch_consumer(daemon, data_dir):
                           f"{len(m.cells[-1].data)} {m.cells[-1].type} cells"), out
 
 
+def test_torch_consumer_reads_a_tensor_slot(daemon):
+    # frame.points is None on a publish_tensor slot: torch.from_dlpack(None) raised.
+    pytest.importorskip("torch")
+    with meshdock.Client(daemon.addr) as c:
+        c.publish_tensor("ex_timg", np.ones((6, 7, 4), np.float32))
+        out = run(daemon, "torch_consumer.py", "ex_timg")
+        assert out.strip() == "frame 1: tensor torch.float32 (6, 7, 4) on cpu", out
+        c.unload("ex_timg")
+
+
 def test_torch_dataloader(daemon, data_dir):
     pytest.importorskip("torch")
     out = run(daemon, "torch_dataloader.py", "box", "--workers", "2", "--items", "8")

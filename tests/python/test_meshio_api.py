@@ -90,6 +90,8 @@ def test_a_missing_file_is_a_file_not_found_error_and_a_read_error(tmp_path):
     assert isinstance(e.value, meshdock.ReadError)
     assert e.value.errno == errno.ENOENT and e.value.filename == str(path)
     assert str(path) in e.value.strerror  # the reader's message names the file
+    # ... once: OSError's str() said "[Errno 2] PATH: cannot open (...): 'PATH'"
+    assert str(e.value) == f"{path}: cannot open (No such file or directory)"
     with pytest.raises(meshdock.ReadError):
         meshdock.read(path)
 
@@ -245,6 +247,16 @@ def test_the_meshdock_commands_errors_name_its_own_options_and_a_folder(data_dir
     assert _cli("info", "--format", "msh", tmp_path / "in").returncode == 0
     r = _cli("info", tmp_path)
     assert r.returncode == 1 and r.stderr.strip() == f"meshdock info: {tmp_path}: not a regular file"
+
+
+def test_info_into_a_closed_pipe_ends_quietly(data_dir):
+    # `meshdock info FILE | head -1` printed "meshdock info: Broken pipe" and exited 1.
+    p = subprocess.Popen([sys.executable, "-m", "meshdock", "info", "--json",
+                          str(data_dir / "meshes" / "blocks.v41.msh")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdout.close()  # before the command has written anything (it is still importing)
+    err = p.stderr.read()
+    assert p.wait(60) == 141 and err == "", err
 
 
 def test_convert_never_writes_over_its_input(data_dir, tmp_path):

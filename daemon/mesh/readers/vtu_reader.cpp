@@ -367,7 +367,19 @@ class VtuReader {
     // The file was mapped without its pages (read_vtu): the XML part is all read, so it is
     // mapped in one call; appended arrays are mapped or read one at a time as they decode.
     if (file_) file_->populate(0, xml_end);
-    feed(data_.data(), xml_end, app == std::string_view::npos);
+    // In pieces, so that a caller's cancel stops the parse of a large ascii file (hundreds of
+    // MB of XML) within a piece, not after it. Offsets stay the file's: expat counts the bytes
+    // of every call. No bytes are reported here: the arrays' decoding reports them after.
+    ReadProgress* progress = file_ ? file_->progress() : nullptr;
+    constexpr std::size_t kPiece = std::size_t{16} << 20;
+    for (std::size_t at = 0;;) {
+      if (progress && progress->cancelled()) progress->reached(at, path_);  // throws
+      const std::size_t n = std::min(kPiece, xml_end - at);
+      const bool last = at + n == xml_end;
+      feed(data_.data() + at, n, last && app == std::string_view::npos);
+      at += n;
+      if (last) break;
+    }
     if (app != std::string_view::npos) {
       // What follows <AppendedData> is not XML: close the open elements ourselves.
       std::string tail;
@@ -992,7 +1004,9 @@ class VtuReader {
     if (d.format == "ascii") {
       std::string scratch;
       const std::string_view text = text_of(d, scratch);
-      Cursor c(text, path_);
+      // Reports (and heeds a cancel) once a MiB: one ascii array can be most of a large file.
+      Cursor c(text, path_, file_ ? file_->progress() : nullptr,
+               d.text.empty() ? 0 : d.text.front().first);
       std::vector<double> fv;
       std::vector<std::int64_t> iv;
       const bool is_float = d.dtype.code == 2;

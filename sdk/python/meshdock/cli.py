@@ -147,6 +147,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{a.input} -> {a.output}: {len(m.points)} points, "
               f"{sum(len(b) for b in m.cells)} cells in {len(m.cells)} blocks")
         return 0
+    except BrokenPipeError:
+        # `meshdock info FILE | head -1`: the reader went away, as it may. Quietly, with the
+        # status a process killed by SIGPIPE has (as git and coreutils end), and no second
+        # error when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (meshdock.MeshError, OSError) as e:
         # An OSError from read (missing / unreadable file) carries the reader's message, which
         # names the file, as its strerror.

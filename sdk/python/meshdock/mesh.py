@@ -31,12 +31,21 @@ class ReadError(MeshError):
     """A file the readers cannot read; the message names the file and the line or byte."""
 
 
-class MeshFileNotFoundError(FileNotFoundError, ReadError):
+class _ReaderOSError:
+    """str() is the reader's message, which names the file already: OSError's own form would
+    say it twice ("[Errno 2] x.vtu: cannot open (...): 'x.vtu'"). errno, strerror and filename
+    are OSError's."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class MeshFileNotFoundError(_ReaderOSError, FileNotFoundError, ReadError):
     """`read` of a path that does not exist: a FileNotFoundError (errno ENOENT, filename) and a
     ReadError, so both `except FileNotFoundError` and `except meshdock.ReadError` catch it."""
 
 
-class MeshPermissionError(PermissionError, ReadError):
+class MeshPermissionError(_ReaderOSError, PermissionError, ReadError):
     """`read` of a file this process may not read: a PermissionError and a ReadError."""
 
 
