@@ -48,6 +48,7 @@
 #include "daemon/rpc/service.hpp"
 #include "daemon/service/config.hpp"
 #include "daemon/service/registry.hpp"
+#include "daemon/service/roots.hpp"
 #include "meshdock/shm.hpp"
 
 namespace {
@@ -74,7 +75,8 @@ int usage(std::FILE* out) {
                "  --slots N            ring slots per mesh [num_slots]\n"
                "  --device D           auto, cpu or cuda:N [device]\n"
                "  --log-level L        error, warn, info or debug [log_level]\n"
-               "  --print-config       print the configuration in effect (JSON) and exit\n"
+               "  --print-config       check the configuration as a start would (nothing is\n"
+               "                       made) and print it (JSON); exit 2 when it is wrong\n"
                "  --probe-device       print the CUDA devices this build can use and exit\n"
                "  --version            print the version and exit\n"
                "  -h, --help           print this help and exit\n"
@@ -144,6 +146,25 @@ svc::ConfigSource config_source(const Args& a) {
                                     svc::kDefaultConfigPath);
 }
 
+// What an error calls the value of `key`: the flag that set it ("--device"), else the file's
+// key ("FILE: device"), else the key (a built-in default).
+svc::KeyName key_name(const Args& a, const svc::ConfigSource& source) {
+  return [&a, path = source.path](const std::string& key) -> std::string {
+    const std::pair<const char*, bool> flags[] = {
+        {"listen", a.listen.has_value()},          {"roots", !a.roots.empty()},
+        {"export_roots", !a.export_roots.empty()}, {"prefix", a.prefix.has_value()},
+        {"num_slots", a.slots.has_value()},        {"device", a.device.has_value()},
+        {"log_level", a.log_level.has_value()}};
+    static const std::pair<const char*, const char*> flag_of[] = {
+        {"listen", "--listen"},      {"roots", "--root"},      {"export_roots", "--export-root"},
+        {"prefix", "--prefix"},      {"num_slots", "--slots"}, {"device", "--device"},
+        {"log_level", "--log-level"}};
+    for (std::size_t i = 0; i < std::size(flags); ++i)
+      if (key == flags[i].first && flags[i].second) return flag_of[i].second;
+    return path ? *path + ": " + key : key;
+  };
+}
+
 svc::Config effective_config(const Args& a, const svc::ConfigSource& source) {
   svc::Config c = source.path ? svc::load_config(*source.path) : svc::Config{};
   if (a.listen) c.listen = *a.listen;
@@ -154,21 +175,31 @@ svc::Config effective_config(const Args& a, const svc::ConfigSource& source) {
   if (a.device) c.device = *a.device;
   if (a.log_level) c.log_level = *a.log_level;
   if (const char* fp = std::getenv("MESHDOCK_FAILPOINT")) c.failpoint = svc::parse_failpoint(fp);
-  svc::check_config(c);
+  svc::check_config(c, key_name(a, source));
   return c;
 }
 
+// The bearer token a TCP listen needs (check_config has said that token_file is set); "" for the
+// Unix socket.
 std::string read_token(const svc::Config& c) {
   if (c.listen.starts_with("unix:")) return {};
-  if (c.token_file.empty())
-    throw svc::ConfigError("listen " + c.listen +
-                           " is TCP, which needs a bearer token: set \"token_file\"");
   std::ifstream f(c.token_file);
   std::string token;
   if (!f || !std::getline(f, token) || token.empty())
     throw svc::ConfigError(c.token_file + ": cannot read a token (first line)");
   while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
   return token;
+}
+
+// --print-config: what the start checks beyond check_config, short of making anything: the
+// token file is read, and every root and export root opened (O_PATH) as the registry opens
+// them. Not checked: the socket (a live daemon on it, its directory), the metrics port being
+// free, segments under the prefix, and whether `device` answers (start: exit status 1).
+void check_like_a_start(const svc::Config& c) {
+  (void)read_token(c);
+  svc::Roots read(c.roots);
+  if (c.export_roots)
+    svc::Roots write(*c.export_roots, svc::Roots::Resolver::automatic, svc::Roots::Use::write_only);
 }
 
 // The Unix socket at `path` before this daemon binds it: a live daemon's socket is left alone
@@ -327,8 +358,11 @@ int serve(const Args& args) {
       metrics_http = std::make_unique<meshdock::rpc::MetricsHttp>(
           io, config.metrics_listen, [&service] { return service.metrics_text(); }, log);
     } catch (const svc::ConfigError& e) {
-      log.error(e.what());
-      return 1;
+      // check_config has said what is malformed; this is the bind ("cannot listen: ..."). A
+      // configuration error, exit status 2, as every other (main).
+      std::string m = e.what();  // "metrics_listen '...': cannot listen: ..."
+      m = m.starts_with("metrics_listen") ? m.substr(std::strlen("metrics_listen")) : ": " + m;
+      throw svc::ConfigError(key_name(args, source)("metrics_listen") + m);
     }
     log.info("metrics: http://" + metrics_http->endpoint() + "/metrics");
   }
@@ -591,7 +625,9 @@ int main(int argc, char** argv) {
   if (action == "--probe-device") return probe();
   try {
     if (a.print_config) {
-      std::printf("%s\n", svc::config_json(effective_config(a, config_source(a))).c_str());
+      const svc::Config c = effective_config(a, config_source(a));
+      check_like_a_start(c);
+      std::printf("%s\n", svc::config_json(c).c_str());
       return 0;
     }
     return serve(a);

@@ -825,7 +825,11 @@ int main(int argc, char** argv) {
     // CLI11 names the option or argument ("--timeout: Value abc not in range ..."); say whose.
     std::string where = "meshdockctl";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "%s: %s\nRun '%s --help' for more.\n", where.c_str(), e.what(),
+    std::string what = e.what();
+    // CLI11's "--revoke: 1 required PID:PID missing" for a --revoke with no value.
+    if (what.rfind("--revoke:", 0) == 0 && what.find("missing") != std::string::npos)
+      what = "--revoke needs a PID (meshdockctl leases --revoke PID)";
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for more.\n", where.c_str(), what.c_str(),
                  where.c_str());
     return meshdockctl::kUsage;
   }
@@ -964,6 +968,19 @@ int main(int argc, char** argv) {
       v1::WatchRequest r;
       r.set_name(name);
       auto reader = c.stub().Watch(&ctx, r);
+      // Watching a name not loaded is allowed (it waits for the name's load: LOADED or
+      // LOAD_FAILED), but other verbs exit 4 for it: say so, once, so a mistyped name is seen.
+      if (!name.empty()) {
+        grpc::ClientContext dctx;
+        if (!o.token.empty()) dctx.AddMetadata("authorization", "Bearer " + o.token);
+        dctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+        v1::NameRequest dr;
+        dr.set_name(name);
+        v1::DescribeReply drep;
+        if (c.stub().Describe(&dctx, dr, &drep).error_code() == grpc::StatusCode::NOT_FOUND)
+          std::fprintf(stderr, "meshdockctl: watch: no mesh named '%s' is loaded; waiting for it\n",
+                       name.c_str());
+      }
       // The event's timestamp is the daemon's CLOCK_MONOTONIC: on this host (unix: address) it
       // maps to the wall clock exactly; over TCP the clocks differ, so the receive time is used.
       const bool same_host = !meshdockctl::unix_socket_path(o.addr).empty();
@@ -981,10 +998,21 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(e.dropped()));
         if (o.json)
           std::printf("%s\n", meshdockctl::to_json(e, wall).dump().c_str());  // JSON Lines
-        else
-          std::printf("%s %.3f %-11s %s frame %u %s\n", meshdockctl::rfc3339(wall).c_str(),
-                      e.timestamp(), v1::Event::Kind_Name(e.kind()).c_str(), e.name().c_str(),
-                      e.frame(), e.message().c_str());
+        else {
+          // A frame only where the event has one (LOADED, RELOADED, PUBLISHED); no name for
+          // SHUTDOWN, which names no mesh.
+          std::string line = meshdockctl::rfc3339(wall);
+          char head[64];
+          std::snprintf(head, sizeof head, " %.3f %-11s", e.timestamp(),
+                        v1::Event::Kind_Name(e.kind()).c_str());
+          line += head;
+          if (!e.name().empty()) line += " " + e.name();
+          const bool framed = e.kind() == v1::Event::LOADED || e.kind() == v1::Event::RELOADED ||
+                              e.kind() == v1::Event::PUBLISHED;
+          if (framed) line += " frame " + std::to_string(e.frame());
+          if (!e.message().empty()) line += " " + e.message();
+          std::printf("%s\n", line.c_str());
+        }
         std::fflush(stdout);
       }
       const auto s = reader->Finish();
@@ -1025,6 +1053,12 @@ int main(int argc, char** argv) {
         print_json(j);
       } else {
         std::printf("revoked %u lease%s\n", rep.revoked(), rep.revoked() == 1 ? "" : "s");
+        // 0 is not an error (the leases may have gone by themselves), but say why it is 0.
+        if (!rep.revoked())
+          std::printf("pid %d holds no lease%s\n", r.pid(),
+                      r.pid() > 0 && kill(r.pid(), 0) != 0 && errno == ESRCH
+                          ? " (no process has that pid here)"
+                          : "");
       }
       return 0;
     }

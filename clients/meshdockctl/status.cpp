@@ -123,6 +123,13 @@ std::string diagnose_unavailable(const std::string& addr, int& code) {
     return "permission denied connecting to " + path;
   }
   if (err == ENOENT) return "no socket at " + path + " (is meshdockd running? is --addr right?)";
+  // connect() to a path that is not a socket is refused as if nothing listened: say what it is.
+  if (err == ECONNREFUSED && stat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+    return path + " is " +
+           (S_ISDIR(st.st_mode)   ? "a directory"
+            : S_ISREG(st.st_mode) ? "a regular file"
+                                  : "not a socket") +
+           ", not meshdockd's socket (is --addr right?)";
   if (err == ECONNREFUSED)
     return "nothing listens on " + path + " (a socket left by a meshdockd that is gone?)";
   return "";

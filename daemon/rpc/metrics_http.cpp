@@ -5,7 +5,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
-#include <charconv>
 #include <chrono>
 #include <istream>
 
@@ -21,30 +20,11 @@ constexpr std::size_t kMaxHead = 8192;
 constexpr std::size_t kMaxConnections = 16;
 constexpr auto kHeadTimeout = std::chrono::seconds(5);
 
-// "127.0.0.1:9464", "localhost:9464", "[::1]:9464" -> an endpoint; ConfigError otherwise.
+// "127.0.0.1:9464", "localhost:9464", "[::1]:9464" -> an endpoint; ConfigError otherwise
+// (service::parse_metrics_listen, which check_config uses too).
 tcp::endpoint parse_listen(const std::string& listen) {
-  const auto what = "metrics_listen '" + listen + "'";
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    throw service::ConfigError(what + " is not HOST:PORT (e.g. 127.0.0.1:9464)");
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (host == "localhost") host = "127.0.0.1";
-  unsigned port = 0;
-  const char* first = listen.data() + colon + 1;
-  const char* last = listen.data() + listen.size();
-  const auto r = std::from_chars(first, last, port);
-  if (r.ec != std::errc{} || r.ptr != last || port > 65535)
-    throw service::ConfigError(what + ": the port is not a number from 0 to 65535");
-  boost::system::error_code ec;
-  const auto addr = asio::ip::make_address(host, ec);
-  if (ec) throw service::ConfigError(what + ": '" + host + "' is not an IP address");
-  if (!addr.is_loopback())
-    throw service::ConfigError(what + ": " + host +
-                               " is not a loopback address; the metrics listener has no "
-                               "authentication, so it serves this host only (127.0.0.1, ::1)");
-  return {addr, static_cast<unsigned short>(port)};
+  const auto a = service::parse_metrics_listen(listen);
+  return {asio::ip::make_address(a.host), a.port};
 }
 
 }  // namespace

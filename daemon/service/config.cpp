@@ -1,6 +1,7 @@
 #include "daemon/service/config.hpp"
 
 #include <sys/stat.h>
+#include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "meshdock/shm.hpp"
@@ -312,41 +314,98 @@ Failpoint parse_failpoint(const std::string& spec) {
   return f;
 }
 
-void check_config(const Config& c) {
+namespace {
+
+// The PORT of "HOST:PORT" (all of `text`): 0..65535, nothing else.
+std::optional<unsigned short> port_of(std::string_view text) {
+  unsigned port = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (text.empty() || r.ec != std::errc{} || r.ptr != text.data() + text.size() || port > 65535)
+    return std::nullopt;
+  return static_cast<unsigned short>(port);
+}
+
+// "unix:PATH" (a path) or "HOST:PORT" (a port 0..65535 after the last ':', before it something
+// that is no URL: no '/'). "tcp:", "http://h:80", "unix:" are not.
+bool listen_well_formed(const std::string& l) {
+  if (l.starts_with("unix:")) return l.size() > 5;
+  const auto colon = l.rfind(':');
+  if (colon == std::string::npos || colon == 0 || l.find('/') != std::string::npos) return false;
+  return port_of(std::string_view(l).substr(colon + 1)).has_value();
+}
+
+}  // namespace
+
+MetricsAddress parse_metrics_listen(const std::string& listen, const std::string& name) {
+  const auto what = name + " '" + listen + "'";
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    throw ConfigError(what + " is not HOST:PORT (e.g. 127.0.0.1:9464)");
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host == "localhost") host = "127.0.0.1";
+  const auto port = port_of(std::string_view(listen).substr(colon + 1));
+  if (!port) throw ConfigError(what + ": the port is not a number from 0 to 65535");
+  boost::system::error_code ec;
+  const auto addr = boost::asio::ip::make_address(host, ec);
+  if (ec) throw ConfigError(what + ": '" + host + "' is not an IP address");
+  if (!addr.is_loopback())
+    throw ConfigError(what + ": " + host +
+                      " is not a loopback address; the metrics listener has no "
+                      "authentication, so it serves this host only (127.0.0.1, ::1)");
+  return {addr.to_string(), *port};
+}
+
+void check_config(const Config& c, const KeyName& name_of) {
+  const auto name = [&](const std::string& key) { return name_of ? name_of(key) : key; };
   if (c.num_slots < shm::kMinSlots || c.num_slots > shm::kMaxSlots)
-    throw ConfigError("num_slots " + std::to_string(c.num_slots) + " is not 1..10");
+    throw ConfigError(name("num_slots") + " " + std::to_string(c.num_slots) + " is not 1..10");
   try {
     shm::validate_prefix(c.prefix);
   } catch (const shm::ProtocolError& e) {
-    throw ConfigError(std::string("prefix: ") + e.what());
+    // "prefix 'P' has ...": the key once, as the value's source names it.
+    std::string m = e.what();
+    if (m.starts_with("prefix ")) m = m.substr(7);
+    throw ConfigError(name("prefix") + " " + m);
   }
   // The SDKs refuse such a prefix at attach (Client.attach passes the daemon's own): a daemon
   // that took it would publish slots nobody can attach to.
   if (const auto problem = shm::prefix_separator_problem(c.prefix); !problem.empty())
-    throw ConfigError("prefix " + problem);
+    throw ConfigError(name("prefix") + " " + problem);
   if (c.device != "auto" && c.device != "cpu" && !c.device.starts_with("cuda:"))
-    throw ConfigError("device '" + c.device + "' is not auto, cpu or cuda:N");
+    throw ConfigError(name("device") + " '" + c.device + "' is not auto, cpu or cuda:N");
   if (c.log_level != "error" && c.log_level != "warn" && c.log_level != "info" &&
       c.log_level != "debug")
-    throw ConfigError("log_level '" + c.log_level + "' is not error, warn, info or debug");
-  if (!c.listen.starts_with("unix:") && c.listen.find(':') == std::string::npos)
-    throw ConfigError("listen '" + c.listen + "' is not unix:PATH or HOST:PORT");
-  if (c.max_meshes == 0) throw ConfigError("max_meshes must be at least 1");
+    throw ConfigError(name("log_level") + " '" + c.log_level +
+                      "' is not error, warn, info or debug");
+  if (!listen_well_formed(c.listen))
+    throw ConfigError(name("listen") + " '" + c.listen +
+                      "' is malformed: give unix:PATH or HOST:PORT (a PORT from 0 to 65535)");
+  // Over TCP every call carries the token (rpc::Gate); without one the start would stop later.
+  if (!c.listen.starts_with("unix:") && c.token_file.empty())
+    throw ConfigError(name("listen") + " '" + c.listen +
+                      "' is TCP, which needs a bearer token: set \"token_file\"");
+  if (!c.metrics_listen.empty()) parse_metrics_listen(c.metrics_listen, name("metrics_listen"));
+  if (c.max_meshes == 0) throw ConfigError(name("max_meshes") + " must be at least 1");
   if (c.max_message_size < (64u << 10))
-    throw ConfigError("max_message_size " + std::to_string(c.max_message_size) +
+    throw ConfigError(name("max_message_size") + " " + std::to_string(c.max_message_size) +
                       " is under 64 KiB (a Load request with a long path needs more)");
   if (c.max_rpc_memory < 4ull * c.max_message_size)
-    throw ConfigError("max_rpc_memory " + std::to_string(c.max_rpc_memory) +
+    throw ConfigError(name("max_rpc_memory") + " " + std::to_string(c.max_rpc_memory) +
                       " must be at least 4 x max_message_size (" +
                       std::to_string(4ull * c.max_message_size) + ")");
   if (c.max_streams == 0 || c.max_streams_per_peer == 0)
-    throw ConfigError("max_streams and max_streams_per_peer must be at least 1");
+    throw ConfigError(name(c.max_streams == 0 ? "max_streams" : "max_streams_per_peer") +
+                      ": max_streams and max_streams_per_peer must be at least 1");
   if (c.max_loads == 0 || c.max_loads_per_peer == 0)
-    throw ConfigError("max_loads and max_loads_per_peer must be at least 1");
+    throw ConfigError(name(c.max_loads == 0 ? "max_loads" : "max_loads_per_peer") +
+                      ": max_loads and max_loads_per_peer must be at least 1");
   if (c.max_exports == 0 || c.max_exports_per_peer == 0)
-    throw ConfigError("max_exports and max_exports_per_peer must be at least 1");
+    throw ConfigError(name(c.max_exports == 0 ? "max_exports" : "max_exports_per_peer") +
+                      ": max_exports and max_exports_per_peer must be at least 1");
   if (c.max_rpc_threads < 2 * c.max_streams + 16)
-    throw ConfigError("max_rpc_threads " + std::to_string(c.max_rpc_threads) +
+    throw ConfigError(name("max_rpc_threads") + " " + std::to_string(c.max_rpc_threads) +
                       " must be at least 2 x max_streams + 16 (" +
                       std::to_string(2 * c.max_streams + 16) +
                       "): streams must leave threads for other calls");

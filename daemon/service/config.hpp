@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -135,8 +136,26 @@ ConfigSource resolve_config_source(const std::optional<std::string>& flag, const
 // Parses `j` (the file's contents) over the defaults; `where` names the file in errors.
 Config parse_config(const nlohmann::json& j, const std::string& where);
 Config load_config(const std::string& path);
-// Values that are wrong whatever their source (slots out of range, bad prefix, device, ...).
-void check_config(const Config& c);
+// What an error calls a key's value: "--device" when a flag set it, "FILE: device" when the
+// file did, the bare key otherwise (meshdockd's effective_config). check_config's messages read
+// "<name> 'VALUE' is not ...", so they say where the value came from.
+using KeyName = std::function<std::string(const std::string& key)>;
+// Values that are wrong whatever their source (slots out of range, bad prefix, device, listen
+// and metrics_listen malformed, metrics_listen not loopback, a TCP listen without token_file,
+// ...). Nothing here touches the system: roots, the token file and sockets are the start's
+// (and --print-config's) to check. `name` (default: the bare key) names each value.
+void check_config(const Config& c, const KeyName& name = {});
+
+// metrics_listen: a loopback "HOST:PORT" ("127.0.0.1:9464", "localhost:9464", "[::1]:9464") ->
+// the address as text (localhost as 127.0.0.1, no brackets) and the port; a ConfigError that
+// starts with `name` (the key, or the file and the key) otherwise. check_config and
+// rpc::MetricsHttp both take it from here, so a start and --print-config say the same.
+struct MetricsAddress {
+  std::string host;
+  unsigned short port = 0;
+};
+MetricsAddress parse_metrics_listen(const std::string& listen,
+                                    const std::string& name = "metrics_listen");
 // "0660" / "660" -> 0660.
 mode_t parse_mode(const std::string& s, const std::string& what);
 std::string config_json(const Config& c);  // the effective configuration, for --print-config

@@ -558,6 +558,28 @@ std::shared_ptr<Registry::Entry> Registry::find(const std::string& name) const {
 }
 
 MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Cancelled& cancelled) {
+  // A name no slot can have is refused with no event: no watcher could have named it.
+  check_slot_name(r.name);
+  // Every other failure of a load or reload of the name is a LOAD_FAILED with the error's
+  // message, whatever phase it failed in (a file gone or over max_file_size, a device refused,
+  // a parse error, a cancelled load), so a watcher waiting for LOADED or RELOADED is never left
+  // waiting. Not when the name was taken (loaded and no replace, or another load under way):
+  // that refusal changed nothing, and the other load's watchers get its own event. Each event
+  // goes out once the name has left loading_, so a watcher told may unload it at once.
+  bool taken = false;
+  Event done{Event::kLoaded, r.name, 0, "", 0, 0};
+  try {
+    auto info = load_named(r, report, cancelled, taken, done);
+    events_.publish(done);
+    return info;
+  } catch (const std::exception& err) {
+    if (!taken) events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
+    throw;
+  }
+}
+
+MeshInfo Registry::load_named(const LoadRequest& r, const Progress& report,
+                              const Cancelled& cancelled, bool& taken, Event& done) {
   // Reports a phase, then sleeps there when a failpoint names it (fault tests; see Failpoint),
   // then stops if the client has gone: every phase up to kCopy comes before any segment exists.
   const bool failpoint = !c_.failpoint.phase.empty() && loads_begun_++ >= c_.failpoint.after;
@@ -580,7 +602,6 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
                                                "(gone or past its deadline) after the " + at +
                                                " phase; nothing was published");
   };
-  check_slot_name(r.name);
   if (r.num_slots > shm::kMaxSlots)
     throw ServiceError(Status::kInvalidArgument,
                        "num_slots " + std::to_string(r.num_slots) + " is not 1..10");
@@ -614,6 +635,7 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
                                                          ", over max_file_size (" +
                                                          size_text(c_.max_file_size) + ")");
     const bool exists = entries_.count(r.name) > 0;
+    taken = (exists && !r.replace) || loading_.count(r.name);
     if (exists && !r.replace)
       throw ServiceError(
           Status::kAlreadyExists,
@@ -641,14 +663,12 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
     e->mesh =
         mesh::read_mesh(mesh::InFile{file.fd.get(), path, &read_progress}, r.format, read_options);
   } catch (const mesh::SizeLimitError& err) {
-    events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kResourceExhausted, err.what());
   } catch (const mesh::MeshError& err) {
     if (read_progress.cancelled())  // the reader stopped because the client went
       throw ServiceError(Status::kCancelled, "load of '" + r.name + "' cancelled by its client " +
                                                  "(gone or past its deadline) while reading " +
                                                  path + "; nothing was published");
-    events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kInvalidArgument, err.what());
   } catch (const std::bad_alloc&) {
     throw ServiceError(Status::kResourceExhausted, path + ": out of memory while reading");
@@ -659,7 +679,6 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   try {
     e->payload = payload_of(e->mesh, r.options);
   } catch (const payload::PayloadError& err) {
-    events_.publish({Event::kLoadFailed, r.name, 0, err.what(), now_seconds()});
     throw ServiceError(Status::kInvalidArgument, r.name + ": " + err.what());
   }
   e->backend = &backend_for_device(r.device, e->device_name);
@@ -736,8 +755,8 @@ MeshInfo Registry::load(const LoadRequest& r, const Progress& report, const Canc
   for (const auto& n : e->payload.notes) log_.info(r.name + ": " + n);
   log_.info((old ? "reloaded '" : "loaded '") + r.name + "' from " + path + " on " +
             e->device_name + " in " + std::to_string(e->load_seconds) + " s");
-  events_.publish(
-      {old ? Event::kReloaded : Event::kLoaded, r.name, e->slot->write_idx(), path, now_seconds()});
+  done = {old ? Event::kReloaded : Event::kLoaded, r.name, e->slot->write_idx(), path,
+          now_seconds()};
   auto info = info_of(*e);
   progress(Phase::kDone, total, total, "");
   return info;

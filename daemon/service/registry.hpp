@@ -218,6 +218,11 @@ class Registry {
 
  private:
   struct Entry;
+  // load() past the name check, which publishes what this says: `done` (LOADED or RELOADED)
+  // when it returns; when it throws, LOAD_FAILED unless `taken` (the name was loaded and no
+  // replace asked, or another load had it: refused, nothing changed).
+  MeshInfo load_named(const LoadRequest& r, const Progress& report, const Cancelled& cancelled,
+                      bool& taken, Event& done);
   // Checks the path as a string (NUL, length, absolute) and returns the roots to open it under:
   // the read roots, or (for_export) the export roots.
   std::shared_ptr<const Roots> roots_for(const std::string& path, bool for_export = false) const;

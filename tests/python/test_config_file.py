@@ -123,7 +123,95 @@ def test_print_config_shows_export_roots(tmp_path):
         [str(BIN / "meshdockd"), *a, "--print-config"], capture_output=True, text=True,
         env=env, check=True).stdout)
     assert run()["export_roots"] is None  # Export writes under roots
-    assert run("--export-root", "/x", "--export-root", "/y")["export_roots"] == ["/x", "/y"]
+    # --print-config checks that they are directories, as the start does.
+    x, y = tmp_path / "x", tmp_path / "y"
+    x.mkdir()
+    y.mkdir()
+    assert run("--export-root", str(x), "--export-root", str(y))["export_roots"] == \
+        [str(x), str(y)]
+
+
+def meshdockd(*args, tmp_path):
+    """meshdockd ARGS with no other configuration, on a socket of its own under tmp_path (else
+    where ARGS say)."""
+    listen = ["--listen", f"unix:{tmp_path / 's.sock'}"] if tmp_path else []
+    return subprocess.run([str(BIN / "meshdockd"), *listen, *args], capture_output=True,
+                          text=True, timeout=30, env=dict(os.environ, MESHDOCK_CONFIG=""))
+
+
+@pytest.mark.parametrize("listen,why", [
+    ("0.0.0.0:19464", "0.0.0.0 is not a loopback address"),
+    ("nonsense", "is not HOST:PORT (e.g. 127.0.0.1:9464)"),
+    ("127.0.0.1:99999", "the port is not a number from 0 to 65535")])
+def test_a_bad_metrics_listen_is_a_configuration_error_exit_2(tmp_path, listen, why):
+    # A trial: exit status 1, which systemd's Restart=on-failure (all but status 2) answered
+    # with a restart loop; the message named neither the file nor said "configuration".
+    cfg = tmp_path / "bad.json"
+    cfg.write_text(json.dumps({"metrics_listen": listen}))
+    r = meshdockd("--root", str(tmp_path), "--config", str(cfg), tmp_path=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert f"meshdockd: configuration: {cfg}: metrics_listen '{listen}'" in r.stderr, r.stderr
+    assert why in r.stderr, r.stderr
+    assert not (tmp_path / "s.sock").exists()
+
+
+def test_print_config_refuses_what_the_start_refuses_with_the_same_message(tmp_path):
+    # A trial: --print-config printed each of these and exited 0; the start then exited 2.
+    missing = tmp_path / "nonexistent"
+    cfg = tmp_path / "c.json"
+    for bad, said in (
+            ({"listen": "127.0.0.1:1"},
+             f"{cfg}: listen '127.0.0.1:1' is TCP, which needs a bearer token: set "
+             "\"token_file\""),
+            ({"roots": [str(missing)]},
+             f"root '{missing}' (config key \"roots\" / --root DIR): no such directory"),
+            ({"roots": [str(tmp_path)], "export_roots": [str(cfg)]},
+             f"export root '{cfg}' (config key \"export_roots\" / --export-root DIR): not a "
+             "directory"),
+            ({"metrics_listen": "10.1.2.3:9464"},
+             f"{cfg}: metrics_listen '10.1.2.3:9464': 10.1.2.3 is not a loopback address"),
+            ({"token_file": str(missing), "listen": "127.0.0.1:1"},
+             f"{missing}: cannot read a token (first line)")):
+        cfg.write_text(json.dumps({"listen": f"unix:{tmp_path / 's.sock'}", **bad}))
+        printed = meshdockd("--config", str(cfg), "--print-config", tmp_path=None)
+        started = meshdockd("--config", str(cfg), tmp_path=None)
+        for r in (printed, started):
+            assert r.returncode == 2, (bad, r.stderr)
+            assert said in r.stderr, (bad, r.stderr)
+        assert printed.stdout == ""
+        error = [l for l in started.stderr.splitlines() if "configuration: " + said[:20] in l
+                 or said in l]
+        assert error and error[-1] in printed.stderr.splitlines(), (started.stderr,
+                                                                     printed.stderr)
+    assert not (tmp_path / "s.sock").exists()
+
+
+def test_configuration_errors_name_the_file_or_the_flag(tmp_path):
+    # A trial: "configuration: log_level 'verbose' is not ...", "device 'gpu' is not ..." and
+    # "prefix: prefix 'a/b.' has ..." named neither where the value came from nor the key once.
+    cfg = tmp_path / "bad.json"
+    for bad, flags, said in (
+            ({"log_level": "verbose"}, [],
+             f"{cfg}: log_level 'verbose' is not error, warn, info or debug"),
+            ({"device": "gpu"}, [], f"{cfg}: device 'gpu' is not auto, cpu or cuda:N"),
+            ({}, ["--device", "gpu"], "configuration: --device 'gpu' is not auto, cpu or cuda:N"),
+            ({"device": "gpu"}, ["--device", "tpu"],
+             "configuration: --device 'tpu' is not auto, cpu or cuda:N"),
+            ({"prefix": "a/b."}, [], f"{cfg}: prefix 'a/b.' has a character outside"),
+            ({}, ["--prefix", "md7"], "configuration: --prefix 'md7' does not end with"),
+            ({"max_message_size": 1}, [], f"{cfg}: max_message_size 1 is under 64 KiB"),
+            ({"listen": "tcp:"}, [],
+             f"{cfg}: listen 'tcp:' is malformed: give unix:PATH or HOST:PORT"),
+            ({}, ["--listen", "http://127.0.0.1:80"],
+             "configuration: --listen 'http://127.0.0.1:80' is malformed: give unix:PATH or "
+             "HOST:PORT"),
+            ({"listen": "unix:"}, [], f"{cfg}: listen 'unix:' is malformed")):
+        cfg.write_text(json.dumps(bad))
+        r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), *flags,
+                            "--print-config"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (bad, flags, r.stderr)
+        assert said in r.stderr, (bad, flags, r.stderr)
+        assert "prefix: prefix" not in r.stderr
 
 
 def test_a_directory_or_unreadable_config_stops_the_start_saying_why(tmp_path):

@@ -371,15 +371,19 @@ def test_configuration_errors_name_the_key(tmp_path):
     assert r.returncode == 2 and "needs a bearer token" in r.stderr
     cfg.write_text('{"num_slots": 5, "log_level": "debug"}')
     r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), "--slots", "4",
-                        "--root", "/srv", "--print-config"], capture_output=True, text=True)
+                        "--root", str(tmp_path), "--print-config"], capture_output=True, text=True)
     eff = json.loads(r.stdout)
-    assert (eff["num_slots"], eff["log_level"], eff["roots"]) == (4, "debug", ["/srv"])
+    assert (eff["num_slots"], eff["log_level"], eff["roots"]) == (4, "debug", [str(tmp_path)])
     # The shipped default configuration parses.
     shipped = BIN.parents[1] / "config" / "meshdockd.json"
     if not shipped.exists():
         import conftest
         shipped = conftest.ROOT / "config" / "meshdockd.json"
-    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(shipped), "--print-config"],
+    # --print-config checks that roots and export roots are directories, as the start does:
+    # the shipped ones (/var/lib/meshdock/...) are made by the package, so here they are ours.
+    cfg.write_text(json.dumps(dict(json.loads(shipped.read_text()), roots=[str(tmp_path)],
+                                   export_roots=[str(tmp_path)])))
+    r = subprocess.run([str(BIN / "meshdockd"), "--config", str(cfg), "--print-config"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and json.loads(r.stdout)["listen"].startswith("unix:")
 

@@ -697,3 +697,93 @@ def test_a_timeout_says_which_call_and_what_became_of_a_load(tmp_path):
                 "nothing)") in r.stderr
     finally:
         assert d.stop() == 0, d.stderr
+
+
+# ---- found by a review (Watch events, watch, leases --revoke, a non-socket --addr) -----------
+
+def test_every_failed_reload_says_LOAD_FAILED_and_watch_prints_a_frame_only_where_one_is(daemon):
+    # Before: a reload whose file had gone (NOT_FOUND, before any parse) published no event, so
+    # a client waiting for RELOADED or LOAD_FAILED (docs/architecture.md) waited for ever; and
+    # watch printed "frame 0" for UNLOADED, LOAD_FAILED and SHUTDOWN, and SHUTDOWN an empty name.
+    shutil.copy(daemon.root / "box.v41.msh", daemon.root / "r.msh")
+    w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(0.5)  # the stream is open before the events happen
+        daemon.ctl("load", str(daemon.root / "r.msh"))
+        os.unlink(daemon.root / "r.msh")
+        r = daemon.ctl("reload", "r", check=False)
+        assert r.returncode == EXIT["not_found"], r.stderr
+        # A load refused because the name is loaded changes nothing: no event.
+        r = daemon.ctl("load", str(daemon.root / "box.v41.msh"), "-n", "r", check=False)
+        assert r.returncode == EXIT["exists"], r.stderr
+        daemon.ctl("unload", "r")  # the failed reload left the mesh as it was
+        daemon.ctl("shutdown")
+        out, err = w.communicate(timeout=15)
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.communicate()
+    lines = out.splitlines()
+    assert [line.split()[2] for line in lines] == ["LOADED", "LOAD_FAILED", "UNLOADED",
+                                                   "SHUTDOWN"], out
+    loaded, failed, unloaded, shut = lines
+    assert re.search(r" LOADED +r frame 1 /\S*r\.msh$", loaded), loaded
+    assert re.search(r" LOAD_FAILED r \S*r\.msh", failed) and "frame" not in failed, failed
+    assert re.search(r" UNLOADED +r$", unloaded), unloaded
+    assert "frame" not in shut and "  " not in shut.split("SHUTDOWN", 1)[1].lstrip(), shut
+    assert daemon.proc.wait(15) == 0
+
+
+def test_watch_of_a_name_not_loaded_says_it_waits_for_it(daemon):
+    # Watch NAME waits for the name's load (LOADED or LOAD_FAILED); other verbs exit 4 for it,
+    # and before watch waited without a word: a mistyped name looked like a quiet mesh.
+    daemon.load("box.v41.msh", "box")
+    for name, said in (("nosuch", True), ("box", False)):
+        w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch", name], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=ENV)
+        time.sleep(1)
+        w.terminate()
+        out, err = w.communicate(timeout=10)
+        hint = f"no mesh named '{name}' is loaded; waiting for it"
+        assert (hint in err) == said, err
+    # It does wait: the load comes to it.
+    w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch", "late"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        time.sleep(0.5)
+        daemon.load("box.v41.msh", "late")
+        assert " LOADED " in w.stdout.readline()
+    finally:
+        w.terminate()
+        w.communicate(timeout=10)
+
+
+def test_revoke_of_a_pid_holding_no_lease_says_so(daemon):
+    pid = 999999
+    try:
+        os.kill(pid, 0)
+        running = True
+    except ProcessLookupError:
+        running = False
+    except PermissionError:
+        running = True
+    r = daemon.ctl("leases", "--revoke", str(pid))
+    assert r.returncode == EXIT["ok"]
+    assert r.stdout.startswith("revoked 0 leases\n") and f"pid {pid} holds no lease" in r.stdout
+    assert ("no process has that pid" in r.stdout) == (not running), r.stdout
+    assert json.loads(daemon.ctl("--json", "leases", "--revoke", str(pid)).stdout) == {
+        "revoked": 0, "pid": pid}  # unchanged
+    r = ctl("leases", "--revoke")
+    assert r.returncode == EXIT["usage"]
+    assert "--revoke needs a PID" in r.stderr and "required PID:PID" not in r.stderr, r.stderr
+
+
+def test_an_addr_that_is_not_a_socket_says_what_it_is(tmp_path):
+    # Before: "nothing listens on ... (a socket left by a meshdockd that is gone?)".
+    (tmp_path / "f").write_text("x")
+    for path, what in ((tmp_path, "a directory"), (tmp_path / "f", "a regular file")):
+        r = ctl("--addr", f"unix:{path}", "ls")
+        assert r.returncode == EXIT["unavailable"], r.stderr
+        assert f"{path} is {what}, not meshdockd's socket" in r.stderr, r.stderr
+        assert "nothing listens" not in r.stderr

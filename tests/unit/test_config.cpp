@@ -165,8 +165,73 @@ TEST(Prefix, APrefixWithoutItsSeparatorStopsTheStartSuggestingOne) {
             "prefix 'md7' does not end with '.', '-' or '_', so segment names would run into it "
             "('md7NAME'); meshdock prefixes end with one: did you mean 'md7.'?");
   c.prefix = "a/b.";
-  EXPECT_NE(error_of([&] { svc::check_config(c); }).find("prefix: prefix 'a/b.' has a character"),
-            std::string::npos);
+  // The key once ("prefix: prefix 'a/b.' ..." before), and where the value came from.
+  EXPECT_EQ(error_of([&] { svc::check_config(c); }).find("prefix 'a/b.' has a character"), 0u);
+  EXPECT_EQ(error_of([&] {
+              svc::check_config(c, [](const std::string& k) { return "f.json: " + k; });
+            }).find("f.json: prefix 'a/b.' has a character"),
+            0u);
+}
+
+// check_config's messages name where each value came from, as the caller's KeyName says
+// (meshdockd: "--device" for a flag, "FILE: device" for the file).
+TEST(CheckConfig, ErrorsNameTheValuesSource) {
+  const svc::KeyName from_file = [](const std::string& k) { return "bad.json: " + k; };
+  auto error = [&](auto set, const svc::KeyName& name) {
+    svc::Config c;
+    set(c);
+    return error_of([&] { svc::check_config(c, name); });
+  };
+  EXPECT_EQ(error([](svc::Config& c) { c.log_level = "verbose"; }, from_file),
+            "bad.json: log_level 'verbose' is not error, warn, info or debug");
+  EXPECT_EQ(error([](svc::Config& c) { c.device = "gpu"; },
+                  [](const std::string& k) { return "--" + k; }),
+            "--device 'gpu' is not auto, cpu or cuda:N");
+  EXPECT_EQ(error([](svc::Config& c) { c.max_message_size = 1; }, from_file),
+            "bad.json: max_message_size 1 is under 64 KiB (a Load request with a long path needs "
+            "more)");
+  EXPECT_EQ(error([](svc::Config& c) { c.num_slots = 11; }, {}), "num_slots 11 is not 1..10");
+}
+
+// "tcp:1234" read as host "tcp" and said it needed a token; "tcp:" and URLs are malformed.
+TEST(CheckConfig, ListenIsUnixPathOrHostPortAndTcpNeedsAToken) {
+  svc::Config c;
+  for (const char* bad : {"tcp:", "http://127.0.0.1:80", "unix:", "nohost", ":80",
+                          "127.0.0.1:99999", "127.0.0.1:x"}) {
+    c.listen = bad;
+    EXPECT_EQ(error_of([&] { svc::check_config(c); }),
+              "listen '" + std::string(bad) +
+                  "' is malformed: give unix:PATH or HOST:PORT (a PORT from 0 to 65535)");
+  }
+  c.listen = "127.0.0.1:50051";
+  EXPECT_EQ(error_of([&] { svc::check_config(c); }),
+            "listen '127.0.0.1:50051' is TCP, which needs a bearer token: set \"token_file\"");
+  for (const char* ok : {"127.0.0.1:50051", "[::1]:0", "localhost:1", "tcp:1234"}) {
+    c.listen = ok;
+    c.token_file = "/etc/meshdock/token";  // read at the start, not here
+    EXPECT_NO_THROW(svc::check_config(c)) << ok;
+  }
+}
+
+// As rpc::MetricsHttp would refuse it, before anything is bound (and by --print-config).
+TEST(CheckConfig, MetricsListenIsALoopbackHostPort) {
+  svc::Config c;
+  for (const char* ok : {"", "127.0.0.1:0", "127.3.2.1:9464", "localhost:9464", "[::1]:9464"}) {
+    c.metrics_listen = ok;
+    EXPECT_NO_THROW(svc::check_config(c)) << ok;
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"0.0.0.0:19464", "metrics_listen '0.0.0.0:19464': 0.0.0.0 is not a loopback address"},
+      {"[::]:1", "metrics_listen '[::]:1': :: is not a loopback address"},
+      {"nonsense", "metrics_listen 'nonsense' is not HOST:PORT (e.g. 127.0.0.1:9464)"},
+      {"127.0.0.1:99999", "metrics_listen '127.0.0.1:99999': the port is not a number"},
+      {"example.com:80", "metrics_listen 'example.com:80': 'example.com' is not an IP address"}};
+  for (const auto& [value, said] : bad) {
+    c.metrics_listen = value;
+    const auto e = error_of(
+        [&] { svc::check_config(c, [](const std::string& k) { return "c.json: " + k; }); });
+    EXPECT_EQ(e.find(std::string("c.json: ") + said), 0u) << e;
+  }
 }
 
 TEST(PublishCopy, AutoByDefaultAndOnlyTheThreeWords) {
