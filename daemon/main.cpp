@@ -23,6 +23,7 @@
 #include <atomic>
 
 #include <boost/asio.hpp>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +33,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if defined(MESHDOCK_HAVE_SYSTEMD)
@@ -573,18 +575,31 @@ int main(int argc, char** argv) {
   ::mallopt(M_TRIM_THRESHOLD, 8 << 20);
   ::mallopt(M_ARENA_MAX, 4);
   Args a;
+  // A usage error: what is wrong and where the options are, not the whole help (which buried
+  // the one line that mattered).
+  auto bad_usage = [](const std::string& what) {
+    std::fprintf(stderr, "meshdockd: %s (meshdockd --help lists the options)\n", what.c_str());
+    return 2;
+  };
+  // "--opt VALUE" or "--opt=VALUE", as meshdockctl takes them.
+  std::optional<std::string> inline_value;
   auto value = [&](int& i) -> std::string {
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "meshdockd: %s needs a value\n", argv[i]);
-      std::exit(usage(stderr));
-    }
+    if (inline_value) return *std::exchange(inline_value, std::nullopt);
+    if (i + 1 >= argc) std::exit(bad_usage(std::string(argv[i]) + " needs a value"));
     return argv[++i];
   };
   // --help, --version and --probe-device act once every argument has been read: a typo next
   // to one is an error, not ignored.
   std::string action;
   for (int i = 1; i < argc; ++i) {
-    const std::string s = argv[i];
+    std::string s = argv[i];
+    inline_value.reset();
+    if (const auto eq = s.find('='); s.starts_with("--") && eq != std::string::npos) {
+      inline_value = s.substr(eq + 1);
+      s.resize(eq);
+      if (s == "--version" || s == "--probe-device" || s == "--help" || s == "--print-config")
+        return bad_usage(s + " takes no value");
+    }
     if (s == "--version" || s == "--probe-device" || s == "--help" || s == "-h") {
       if (action.empty() || s == "--help" || s == "-h") action = s;
     } else if (s == "--config") {
@@ -599,12 +614,11 @@ int main(int argc, char** argv) {
       a.prefix = value(i);
     } else if (s == "--slots") {
       const auto v = value(i);
-      try {
-        a.slots = static_cast<std::uint32_t>(std::stoul(v));
-      } catch (const std::exception&) {
-        std::fprintf(stderr, "meshdockd: --slots '%s' is not a number\n", v.c_str());
-        return 2;
-      }
+      std::uint32_t n = 0;  // all of it a number ("3x" and "-1" were 3 and 4294967295)
+      const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size())
+        return bad_usage("--slots '" + v + "' is not a number");
+      a.slots = n;
     } else if (s == "--device") {
       a.device = value(i);
     } else if (s == "--log-level") {
@@ -612,8 +626,7 @@ int main(int argc, char** argv) {
     } else if (s == "--print-config") {
       a.print_config = true;
     } else {
-      std::fprintf(stderr, "meshdockd: unknown argument '%s'\n", s.c_str());
-      return usage(stderr);
+      return bad_usage("unknown argument '" + std::string(argv[i]) + "'");
     }
   }
   if (action == "--help" || action == "-h") return usage(stdout);

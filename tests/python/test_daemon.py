@@ -544,6 +544,27 @@ def test_an_unknown_argument_beside_probe_device_or_version_is_a_usage_error():
         assert "cuda status" not in r.stdout and "meshdockd 0" not in r.stdout
 
 
+def test_options_take_their_value_either_way_and_usage_errors_are_one_line(tmp_path):
+    # Before: --listen=unix:... was an unknown argument, every usage error printed the whole
+    # 25-line help after its one line, and --slots 3x was 3.
+    run = lambda *a: subprocess.run([str(BIN / "meshdockd"), *a], capture_output=True,  # noqa: E731
+                                    text=True, timeout=30)
+    r = run(f"--listen=unix:{tmp_path}/d.sock", f"--root={tmp_path}", "--slots=4", "--prefix=eq.",
+            "--print-config")
+    assert r.returncode == 0, r.stderr
+    eff = json.loads(r.stdout)
+    assert (eff["listen"], eff["roots"], eff["num_slots"], eff["prefix"]) == (
+        f"unix:{tmp_path}/d.sock", [str(tmp_path)], 4, "eq.")
+    for args, what in ((["--bogus=1"], "unknown argument '--bogus=1'"),
+                       (["--slots", "3x"], "--slots '3x' is not a number"),
+                       (["--slots", "-1"], "--slots '-1' is not a number"),
+                       (["--root"], "--root needs a value"),
+                       (["--print-config=yes"], "--print-config takes no value")):
+        r = run(*args)
+        assert r.returncode == 2 and r.stderr == (
+            f"meshdockd: {what} (meshdockd --help lists the options)\n"), (args, r.stderr)
+
+
 def test_a_named_device_that_does_not_answer_stops_the_start(tmp_path):
     probe = subprocess.run([str(BIN / "meshdockd"), "--probe-device"], capture_output=True,
                            text=True, timeout=30)
