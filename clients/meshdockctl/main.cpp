@@ -578,6 +578,16 @@ CLI::Validator slots_validator() {
       "N");
 }
 
+// NAME given as "": refused here, as a usage error, rather than sent for the daemon to answer
+// "no mesh named ''" (NOT_FOUND) or, for watch and leases, taken for no name at all.
+CLI::Validator name_validator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        return v.empty() ? "an empty name names no mesh" : std::string();
+      },
+      "NAME");
+}
+
 // What is wrong with the words before the verb, if anything: an option meshdockctl does not have
 // (CLI11 would blame the verb that follows: "meshdockctl ls: The following argument was not
 // expected: --address"), or a first word that is not an option (or a global option's value)
@@ -719,18 +729,18 @@ int main(int argc, char** argv) {
   load->add_flag("-r,--replace", replace, "replace a loaded mesh of that name");
 
   auto* reload = app.add_subcommand("reload", "read a loaded mesh's file again");
-  reload->add_option("NAME", name, "the mesh")->required();
+  reload->add_option("NAME", name, "the mesh")->required()->check(name_validator());
   auto* unload = app.add_subcommand("unload", "drop a mesh (its segments are removed)");
-  unload->add_option("NAME", name, "the mesh")->required();
+  unload->add_option("NAME", name, "the mesh")->required()->check(name_validator());
   auto* ls = app.add_subcommand("ls", "list the loaded meshes");
   auto* describe =
       app.add_subcommand("describe", "a mesh's arrays (dtype, shape, offset) and manifest");
-  describe->add_option("NAME", name, "the mesh")->required();
+  describe->add_option("NAME", name, "the mesh")->required()->check(name_validator());
 
   std::string out_path;
   bool force = false;
   auto* exp = app.add_subcommand("export", "write a loaded mesh to a file (under an export root)");
-  exp->add_option("NAME", name, "the mesh")->required();
+  exp->add_option("NAME", name, "the mesh")->required()->check(name_validator());
   exp->add_option("PATH", out_path, "the file to write")->required();
   exp->add_option("--format", format,
                   "the writer: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, or meshio's name "
@@ -741,7 +751,9 @@ int main(int argc, char** argv) {
   unsigned block = 0;
   auto* publish = app.add_subcommand(
       "publish", "publish an array from a .npy file: a mesh's field, or a tensor of its own");
-  publish->add_option("NAME", name, "the mesh (or the tensor's slot)")->required();
+  publish->add_option("NAME", name, "the mesh (or the tensor's slot)")
+      ->required()
+      ->check(name_validator());
   publish
       ->add_option("FIELD", field,
                    "point_data/NAME, cell_data/NAME (with --block) or tensor (a standalone "
@@ -763,7 +775,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "grpc", "shm"}));
 
   auto* watchv = app.add_subcommand("watch", "print events as they happen (Ctrl-C stops)");
-  watchv->add_option("NAME", name, "only this mesh's events");
+  watchv->add_option("NAME", name, "only this mesh's events")->check(name_validator());
   auto* stats = app.add_subcommand("stats", "memory, uptime and per-mesh counters");
   auto* metrics = app.add_subcommand(
       "metrics", "the daemon's counters in Prometheus' text format (what metrics_listen serves)");
@@ -775,7 +787,8 @@ int main(int argc, char** argv) {
 
   std::string revoke;
   auto* leases = app.add_subcommand("leases", "the frames consumers hold; --revoke drops a pid's");
-  auto* lease_name = leases->add_option("NAME", name, "only this mesh's leases");
+  auto* lease_name =
+      leases->add_option("NAME", name, "only this mesh's leases")->check(name_validator());
   leases->add_option("--revoke", revoke, "drop every lease of process PID (a stuck consumer)")
       ->type_name("PID")
       ->check(CLI::Validator(
@@ -796,7 +809,7 @@ int main(int argc, char** argv) {
   std::string prefix = env_prefix && *env_prefix ? std::string(env_prefix)
                                                  : std::string(meshdock::shm::kDefaultPrefix);
   auto* insp = app.add_subcommand("inspect", "read a mesh's segments directly (no daemon needed)");
-  insp->add_option("NAME", name, "the mesh")->required();
+  insp->add_option("NAME", name, "the mesh")->required()->check(name_validator());
   insp->add_option("-p,--prefix", prefix,
                    "the daemon's shared-memory prefix (default $MESHDOCK_PREFIX, else meshdock.)");
 

@@ -787,3 +787,13 @@ def test_an_addr_that_is_not_a_socket_says_what_it_is(tmp_path):
         assert r.returncode == EXIT["unavailable"], r.stderr
         assert f"{path} is {what}, not meshdockd's socket" in r.stderr, r.stderr
         assert "nothing listens" not in r.stderr
+
+
+@pytest.mark.parametrize("verb", [["describe"], ["unload"], ["reload"], ["watch"], ["leases"],
+                                  ["inspect"], ["export", "", "x.vtu"]])
+def test_an_empty_name_is_a_usage_error(verb):
+    # describe '' asked the daemon (NOT_FOUND "no mesh named ''"); watch '' watched everything.
+    args = verb if len(verb) > 1 else verb + [""]
+    r = ctl("--addr", "unix:/nonexistent.sock", *args)
+    assert r.returncode == EXIT["usage"], (r.returncode, r.stderr)
+    assert "NAME: an empty name names no mesh" in r.stderr, r.stderr
