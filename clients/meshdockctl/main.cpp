@@ -91,9 +91,13 @@ class Client {
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
                  s.error_message().c_str());
-    // Only where the refusal is about the path (not "no mesh named ..." of an export).
-    if (!path_note_.empty() && !path_.empty() &&
-        s.error_message().find(path_) != std::string::npos &&
+    // Only where the refusal is about the path (not "no mesh named ..." of an export): the
+    // path, or its directory (an export into a directory that is not there names that).
+    const auto names = [&](const std::string& p) {
+      return p.size() > 1 && s.error_message().find(p) != std::string::npos;  // not "/"
+    };
+    if (!path_note_.empty() &&
+        (names(path_) || names(std::filesystem::path(path_).parent_path().string())) &&
         (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
          s.error_code() == grpc::StatusCode::NOT_FOUND))
       std::fprintf(stderr, "meshdockctl: note: %s\n", path_note_.c_str());

@@ -268,6 +268,9 @@ def test_a_relative_path_refused_or_missing_says_how_it_was_made_absolute(daemon
     assert r.returncode == EXIT["not_found"] and "note:" not in r.stderr, r.stderr
     r = daemon.ctl("load", "box.v41.msh", "--name", "b", cwd=daemon.root)  # under the root
     assert r.returncode == EXIT["ok"] and "note:" not in r.stderr
+    # An export into a directory that is not there: the daemon names the directory.
+    r = daemon.ctl("export", "b", "sub/x.vtu", cwd=daemon.root, check=False)
+    assert r.returncode == EXIT["not_found"] and "'sub/x.vtu' is relative" in r.stderr, r.stderr
 
 
 def test_notes_are_summed_up_unless_verbose(daemon):
