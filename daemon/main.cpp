@@ -152,17 +152,20 @@ svc::ConfigSource config_source(const Args& a) {
 // key ("FILE: device"), else the key (a built-in default).
 svc::KeyName key_name(const Args& a, const svc::ConfigSource& source) {
   return [&a, path = source.path](const std::string& key) -> std::string {
-    const std::pair<const char*, bool> flags[] = {
-        {"listen", a.listen.has_value()},          {"roots", !a.roots.empty()},
-        {"export_roots", !a.export_roots.empty()}, {"prefix", a.prefix.has_value()},
-        {"num_slots", a.slots.has_value()},        {"device", a.device.has_value()},
-        {"log_level", a.log_level.has_value()}};
-    static const std::pair<const char*, const char*> flag_of[] = {
-        {"listen", "--listen"},      {"roots", "--root"},      {"export_roots", "--export-root"},
-        {"prefix", "--prefix"},      {"num_slots", "--slots"}, {"device", "--device"},
-        {"log_level", "--log-level"}};
-    for (std::size_t i = 0; i < std::size(flags); ++i)
-      if (key == flags[i].first && flags[i].second) return flag_of[i].second;
+    struct Flag {
+      const char* key;
+      const char* flag;
+      bool given;
+    };
+    const Flag flags[] = {{"listen", "--listen", a.listen.has_value()},
+                          {"roots", "--root", !a.roots.empty()},
+                          {"export_roots", "--export-root", !a.export_roots.empty()},
+                          {"prefix", "--prefix", a.prefix.has_value()},
+                          {"num_slots", "--slots", a.slots.has_value()},
+                          {"device", "--device", a.device.has_value()},
+                          {"log_level", "--log-level", a.log_level.has_value()}};
+    for (const auto& f : flags)
+      if (key == f.key && f.given) return f.flag;
     return path ? *path + ": " + key : key;
   };
 }
@@ -356,16 +359,11 @@ int serve(const Args& args) {
   // Prometheus' GET /metrics on loopback, when configured (a bad address stops the start).
   std::unique_ptr<meshdock::rpc::MetricsHttp> metrics_http;
   if (!config.metrics_listen.empty()) {
-    try {
-      metrics_http = std::make_unique<meshdock::rpc::MetricsHttp>(
-          io, config.metrics_listen, [&service] { return service.metrics_text(); }, log);
-    } catch (const svc::ConfigError& e) {
-      // check_config has said what is malformed; this is the bind ("cannot listen: ..."). A
-      // configuration error, exit status 2, as every other (main).
-      std::string m = e.what();  // "metrics_listen '...': cannot listen: ..."
-      m = m.starts_with("metrics_listen") ? m.substr(std::strlen("metrics_listen")) : ": " + m;
-      throw svc::ConfigError(key_name(args, source)("metrics_listen") + m);
-    }
+    // check_config has said what is malformed; a ConfigError here is the bind ("cannot listen:
+    // ..."), a configuration error (exit status 2) as every other (main).
+    metrics_http = std::make_unique<meshdock::rpc::MetricsHttp>(
+        io, config.metrics_listen, [&service] { return service.metrics_text(); }, log,
+        key_name(args, source)("metrics_listen"));
     log.info("metrics: http://" + metrics_http->endpoint() + "/metrics");
   }
   grpc::ServerBuilder builder;

@@ -22,8 +22,8 @@ constexpr auto kHeadTimeout = std::chrono::seconds(5);
 
 // "127.0.0.1:9464", "localhost:9464", "[::1]:9464" -> an endpoint; ConfigError otherwise
 // (service::parse_metrics_listen, which check_config uses too).
-tcp::endpoint parse_listen(const std::string& listen) {
-  const auto a = service::parse_metrics_listen(listen);
+tcp::endpoint parse_listen(const std::string& listen, const std::string& name) {
+  const auto a = service::parse_metrics_listen(listen, name);
   return {asio::ip::make_address(a.host), a.port};
 }
 
@@ -155,16 +155,16 @@ void MetricsHttp::State::accept() {
 }
 
 MetricsHttp::MetricsHttp(asio::io_context& io, const std::string& listen,
-                         std::function<std::string()> render, service::Logger& log)
+                         std::function<std::string()> render, service::Logger& log,
+                         const std::string& name)
     : s_(std::make_shared<State>(io, std::move(render), log)) {
-  const auto ep = parse_listen(listen);
+  const auto ep = parse_listen(listen, name);
   boost::system::error_code ec;
   s_->acceptor.open(ep.protocol(), ec);
   if (!ec) s_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) s_->acceptor.bind(ep, ec);
   if (!ec) s_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw service::ConfigError("metrics_listen '" + listen + "': cannot listen: " + ec.message());
+  if (ec) throw service::ConfigError(name + " '" + listen + "': cannot listen: " + ec.message());
   s_->accept();
 }
 

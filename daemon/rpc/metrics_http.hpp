@@ -18,10 +18,12 @@ namespace meshdock::rpc {
 
 class MetricsHttp {
  public:
-  // Throws service::ConfigError naming metrics_listen when it is not HOST:PORT, not a
-  // loopback address, or cannot be bound.
+  // Throws service::ConfigError starting with `name` (what the caller calls the value: the key,
+  // "FILE: metrics_listen", a flag) when it is not HOST:PORT, not a loopback address, or cannot
+  // be bound.
   MetricsHttp(boost::asio::io_context& io, const std::string& listen,
-              std::function<std::string()> render, service::Logger& log);
+              std::function<std::string()> render, service::Logger& log,
+              const std::string& name = "metrics_listen");
   ~MetricsHttp();
   MetricsHttp(const MetricsHttp&) = delete;
   MetricsHttp& operator=(const MetricsHttp&) = delete;
