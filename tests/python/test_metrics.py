@@ -107,8 +107,33 @@ while seen < int(sys.argv[2]):
     assert frame is not None
     seen += 1
     frame.release()
+    print("took", seen, flush=True)
 print("done", flush=True)
 """
+
+
+def wait_until_asleep(pid, timeout=10.0):
+    """Until process `pid` sleeps in a futex (its wait() for the next frame), by the kernel's
+    word (/proc/PID/wchan: futex_wait_queue, futex_do_wait, ... by kernel version). A fixed
+    sleep instead lost a wake report on a loaded CI machine: the waiter was not back in wait()
+    when the next frame came, took it without sleeping, and rightly reported nothing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/wchan") as f:
+                wchan = f.read()
+        except OSError:
+            wchan = ""
+        if wchan == "0" or not wchan:  # a kernel that hides it: the old fixed sleep
+            time.sleep(0.25)
+            return
+        if wchan.startswith("futex"):
+            time.sleep(0.02)  # a GIL hand-off is a futex too: be sure it stays there
+            with open(f"/proc/{pid}/wchan") as f:
+                if f.read().startswith("futex"):
+                    return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} never slept in a futex")
 
 
 def test_consumers_report_their_wake_up_latency(tmp_path):
@@ -120,14 +145,21 @@ def test_consumers_report_their_wake_up_latency(tmp_path):
                                   stdout=subprocess.PIPE, text=True,
                                   env=dict(os.environ, PYTHONPATH=str(conftest.BUILD / "python")))
         assert waiter.stdout.readline() == "attached\n"
-        time.sleep(0.3)  # it takes frame 1 at once (no wake) and sleeps
+        assert waiter.stdout.readline().startswith("took")  # frame 1 at once: no wake
         for k in range(n):
+            wait_until_asleep(waiter.pid)
             list(d.stub.Reload(pb.NameRequest(name="box")))  # frame k + 2
-            time.sleep(0.25)  # the waiter is asleep again before the next publish
+            assert waiter.stdout.readline().startswith("took")
         assert waiter.stdout.readline() == "done\n"
         assert waiter.wait(10) == 0
-        m = parse(d.stub.Metrics(pb.MetricsRequest()).text)
-        count = value(m, "meshdock_frame_wake_seconds_count")
+        # Reports travel on a socket the daemon drains on its own: poll until all are in.
+        deadline = time.monotonic() + 10
+        while True:
+            m = parse(d.stub.Metrics(pb.MetricsRequest()).text)
+            count = value(m, "meshdock_frame_wake_seconds_count")
+            if count >= n or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         # Every frame after the first came to a sleeping consumer: one report each.
         assert count == n, count
         assert value(m, "meshdock_frame_wake_seconds_bucket", le="+Inf") == count
