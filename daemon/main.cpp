@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
 #include <charconv>
 #include <chrono>
@@ -559,6 +560,67 @@ int serve(const Args& args) {
   return status;
 }
 
+enum class Action { kServe, kHelp, kVersion, kProbe };
+
+// The command line, by CLI11 ("--opt VALUE" or "--opt=VALUE", as meshdockctl takes them; a
+// repeated single-valued option: the last one counts). 0 when it parsed, else the exit status
+// of a usage error, said in one line: what is wrong and where the options are, not the whole
+// help (which buried the one line that mattered). --help, --version and --probe-device act only
+// once every argument has been read: a typo next to one is an error, not ignored.
+int parse_args(int argc, char** argv, Args& a, Action& action) {
+  CLI::App app{"meshdockd"};
+  app.set_help_flag();  // usage() is the help: the same text man page and --help print
+  app.allow_extras();   // kept, to be named below in this file's words
+  const auto last = CLI::MultiOptionPolicy::TakeLast;
+  app.add_option("--config", a.config_file)->multi_option_policy(last);
+  app.add_option("--listen", a.listen)->multi_option_policy(last);
+  app.add_option("--root", a.roots)->type_size(1)->allow_extra_args(false);
+  app.add_option("--export-root", a.export_roots)->type_size(1)->allow_extra_args(false);
+  app.add_option("--prefix", a.prefix)->multi_option_policy(last);
+  app.add_option("--device", a.device)->multi_option_policy(last);
+  app.add_option("--log-level", a.log_level)->multi_option_policy(last);
+  app.add_option("--slots", a.slots)
+      ->multi_option_policy(last)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            std::uint32_t n = 0;  // all of it a number ("3x" and "-1" were 3 and 4294967295)
+            const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+            return v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size()
+                       ? "'" + v + "' is not a number"
+                       : std::string();
+          },
+          "N"));
+  bool help = false, version = false, probe_device = false;
+  for (auto [name, flag] :
+       {std::pair{"-h,--help", &help}, std::pair{"--version", &version},
+        std::pair{"--probe-device", &probe_device}, std::pair{"--print-config", &a.print_config}})
+    app.add_flag(name, *flag)->disable_flag_override();
+  auto bad_usage = [](const std::string& what) {
+    std::fprintf(stderr, "meshdockd: %s (meshdockd --help lists the options)\n", what.c_str());
+    return 2;
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's words, where they are not a person's: "--root: 1 required TEXT missing" and
+    // "print-config was given a disallowed flag override".
+    std::string what = e.what();
+    if (const auto colon = what.find(": "); what.ends_with(" missing") && colon != what.npos)
+      what = what.substr(0, colon) + " needs a value";
+    else if (const auto at = what.find(" was given a disallowed flag override"); at != what.npos)
+      what = "--" + what.substr(0, at) + " takes no value";
+    else if (what.starts_with("--slots: "))
+      what = "--slots " + what.substr(9);
+    return bad_usage(what);
+  }
+  if (!app.remaining().empty()) return bad_usage("unknown argument '" + app.remaining()[0] + "'");
+  action = help           ? Action::kHelp
+           : version      ? Action::kVersion
+           : probe_device ? Action::kProbe
+                          : Action::kServe;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -573,67 +635,15 @@ int main(int argc, char** argv) {
   ::mallopt(M_TRIM_THRESHOLD, 8 << 20);
   ::mallopt(M_ARENA_MAX, 4);
   Args a;
-  // A usage error: what is wrong and where the options are, not the whole help (which buried
-  // the one line that mattered).
-  auto bad_usage = [](const std::string& what) {
-    std::fprintf(stderr, "meshdockd: %s (meshdockd --help lists the options)\n", what.c_str());
-    return 2;
-  };
-  // "--opt VALUE" or "--opt=VALUE", as meshdockctl takes them.
-  std::optional<std::string> inline_value;
-  auto value = [&](int& i) -> std::string {
-    if (inline_value) return *std::exchange(inline_value, std::nullopt);
-    if (i + 1 >= argc) std::exit(bad_usage(std::string(argv[i]) + " needs a value"));
-    return argv[++i];
-  };
-  // --help, --version and --probe-device act once every argument has been read: a typo next
-  // to one is an error, not ignored.
-  std::string action;
-  for (int i = 1; i < argc; ++i) {
-    std::string s = argv[i];
-    inline_value.reset();
-    if (const auto eq = s.find('='); s.starts_with("--") && eq != std::string::npos) {
-      inline_value = s.substr(eq + 1);
-      s.resize(eq);
-      if (s == "--version" || s == "--probe-device" || s == "--help" || s == "--print-config")
-        return bad_usage(s + " takes no value");
-    }
-    if (s == "--version" || s == "--probe-device" || s == "--help" || s == "-h") {
-      if (action.empty() || s == "--help" || s == "-h") action = s;
-    } else if (s == "--config") {
-      a.config_file = value(i);
-    } else if (s == "--listen") {
-      a.listen = value(i);
-    } else if (s == "--root") {
-      a.roots.push_back(value(i));
-    } else if (s == "--export-root") {
-      a.export_roots.push_back(value(i));
-    } else if (s == "--prefix") {
-      a.prefix = value(i);
-    } else if (s == "--slots") {
-      const auto v = value(i);
-      std::uint32_t n = 0;  // all of it a number ("3x" and "-1" were 3 and 4294967295)
-      const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size())
-        return bad_usage("--slots '" + v + "' is not a number");
-      a.slots = n;
-    } else if (s == "--device") {
-      a.device = value(i);
-    } else if (s == "--log-level") {
-      a.log_level = value(i);
-    } else if (s == "--print-config") {
-      a.print_config = true;
-    } else {
-      return bad_usage("unknown argument '" + std::string(argv[i]) + "'");
-    }
-  }
-  if (action == "--help" || action == "-h") return usage(stdout);
-  if (action == "--version") {
+  Action action = Action::kServe;
+  if (const int rc = parse_args(argc, argv, a, action); rc != 0) return rc;
+  if (action == Action::kHelp) return usage(stdout);
+  if (action == Action::kVersion) {
     std::printf("meshdockd %s (shm protocol: cuda-link CIPD v0.5.0, catalog layout %u)\n", kVersion,
                 meshdock::shm::kCatalogLayoutVersion);
     return 0;
   }
-  if (action == "--probe-device") return probe();
+  if (action == Action::kProbe) return probe();
   try {
     if (a.print_config) {
       const svc::Config c = effective_config(a, config_source(a));

@@ -549,8 +549,8 @@ def test_options_take_their_value_either_way_and_usage_errors_are_one_line(tmp_p
     # 25-line help after its one line, and --slots 3x was 3.
     run = lambda *a: subprocess.run([str(BIN / "meshdockd"), *a], capture_output=True,  # noqa: E731
                                     text=True, timeout=30)
-    r = run(f"--listen=unix:{tmp_path}/d.sock", f"--root={tmp_path}", "--slots=4", "--prefix=eq.",
-            "--print-config")
+    r = run(f"--listen=unix:{tmp_path}/d.sock", f"--root={tmp_path}", "--slots", "3", "--slots=4",
+            "--prefix=eq.", "--print-config")  # a repeated option: the last counts
     assert r.returncode == 0, r.stderr
     eff = json.loads(r.stdout)
     assert (eff["listen"], eff["roots"], eff["num_slots"], eff["prefix"]) == (
