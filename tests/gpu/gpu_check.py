@@ -1284,7 +1284,7 @@ class Run:
         env = dict(os.environ, MESHDOCK_TEST_DATA=os.path.dirname(os.path.abspath(self.a.data)))
         junit = os.path.join(self.work, "gpu-pytests.xml")
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                            f"--junitxml={junit}", *files], cwd=tests, env=env,
+                            f"--confcutdir={tests}", f"--junitxml={junit}", *files], cwd=tests, env=env,
                            capture_output=True, text=True, timeout=max(5.0, self.step_timeout - 2))
         out = (r.stdout + r.stderr).strip()
         self.r.log("--- gpu_pytests\n" + out[-3000:])
