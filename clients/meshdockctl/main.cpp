@@ -91,12 +91,13 @@ class Client {
     }
     std::fprintf(stderr, "meshdockctl: %s: %s\n", meshdockctl::code_name(s.error_code()),
                  s.error_message().c_str());
-    // Only where the refusal is about the path (not "no mesh named ..." of an export): the
-    // path, or its directory (an export into a directory that is not there names that).
+    // Only where the refusal is about where the path points (not "no mesh named ..." of an
+    // export, nor a symlink the daemon does not follow: the absolute path was right there):
+    // the path, or its directory (an export into a directory that is not there names that).
     const auto names = [&](const std::string& p) {
       return p.size() > 1 && s.error_message().find(p) != std::string::npos;  // not "/"
     };
-    if (!path_note_.empty() &&
+    if (!path_note_.empty() && s.error_message().find("symlink") == std::string::npos &&
         (names(path_) || names(std::filesystem::path(path_).parent_path().string())) &&
         (s.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
          s.error_code() == grpc::StatusCode::NOT_FOUND))

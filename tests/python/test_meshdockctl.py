@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon, as_user
+from daemon_util import BIN, PRIME, Daemon, as_user, prime
 
 CTL = str(BIN / "meshdockctl")
 NOBODY = 65534
@@ -38,6 +38,28 @@ def daemon(tmp_path):
     yield d
     if d.proc.poll() is None:
         assert d.stop() == 0, d.stderr
+
+
+def until_printed(w, poke, timeout=20.0):
+    """The first line `w` (meshdockctl watch) prints, poke() (something that makes an event it
+    shows) repeated until it prints one. A fixed sleep before the first event instead lost it
+    on a loaded CI box: meshdockctl had not started and subscribed yet. A poke repeated may
+    print more than once: callers skip the lines naming PRIME."""
+    import queue
+    import threading
+    q = queue.Queue()
+    threading.Thread(target=lambda: q.put(w.stdout.readline()), daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while True:
+        poke()
+        try:
+            return q.get(timeout=1.0)
+        except queue.Empty:
+            assert time.monotonic() < deadline, "meshdockctl watch printed nothing"
+
+
+def unprimed(lines):
+    return [line for line in lines if PRIME not in line]
 
 
 def is_rfc3339(s):
@@ -271,6 +293,11 @@ def test_a_relative_path_refused_or_missing_says_how_it_was_made_absolute(daemon
     # An export into a directory that is not there: the daemon names the directory.
     r = daemon.ctl("export", "b", "sub/x.vtu", cwd=daemon.root, check=False)
     assert r.returncode == EXIT["not_found"] and "'sub/x.vtu' is relative" in r.stderr, r.stderr
+    # A symlink the daemon does not follow: the path was right, so no note about making it so.
+    os.symlink(tmp_path / "here.msh", daemon.root / "link.msh")
+    r = daemon.ctl("load", "link.msh", cwd=daemon.root, check=False)
+    assert r.returncode == EXIT["denied"] and "symlink" in r.stderr, r.stderr
+    assert "note:" not in r.stderr, r.stderr
 
 
 def test_notes_are_summed_up_unless_verbose(daemon):
@@ -397,10 +424,12 @@ def test_json_watch_is_json_lines_with_wall_clock_times(daemon):
     w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch", "--json"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=ENV)
     try:
-        time.sleep(0.5)  # the stream is open before the events happen
+        assert PRIME in until_printed(w, lambda: prime(daemon, "prime"))  # the stream is open
         daemon.load("box.v41.msh", "box")
         daemon.ctl("reload", "box")
-        lines = [w.stdout.readline() for _ in range(2)]
+        lines = []
+        while len(lines) < 2:
+            lines += unprimed([w.stdout.readline()])
     finally:
         w.terminate()
         w.wait(10)
@@ -424,7 +453,7 @@ def test_watch_ends_with_status_3_when_the_daemon_shuts_down(daemon):
     # Exit 0 would tell a supervisor loop (`until meshdockctl watch; ...`) all is well.
     w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(0.5)  # the stream is open
+    assert PRIME in until_printed(w, lambda: prime(daemon, "prime"))  # the stream is open
     daemon.ctl("shutdown")
     out, err = w.communicate(timeout=15)
     assert w.returncode == EXIT["unavailable"], (out, err)
@@ -712,7 +741,8 @@ def test_every_failed_reload_says_LOAD_FAILED_and_watch_prints_a_frame_only_wher
     w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=ENV)
     try:
-        time.sleep(0.5)  # the stream is open before the events happen
+        # The stream is open before the events happen.
+        assert PRIME in until_printed(w, lambda: prime(daemon, "prime"))
         daemon.ctl("load", str(daemon.root / "r.msh"))
         os.unlink(daemon.root / "r.msh")
         r = daemon.ctl("reload", "r", check=False)
@@ -727,7 +757,7 @@ def test_every_failed_reload_says_LOAD_FAILED_and_watch_prints_a_frame_only_wher
         if w.poll() is None:
             w.kill()
             w.communicate()
-    lines = out.splitlines()
+    lines = unprimed(out.splitlines())
     assert [line.split()[2] for line in lines] == ["LOADED", "LOAD_FAILED", "UNLOADED",
                                                    "SHUTDOWN"], out
     loaded, failed, unloaded, shut = lines
@@ -745,7 +775,11 @@ def test_watch_of_a_name_not_loaded_says_it_waits_for_it(daemon):
     for name, said in (("nosuch", True), ("box", False)):
         w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch", name], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=ENV)
-        time.sleep(1)
+        # Until it prints an event: it has looked the name up by then (a fixed 1 s sleep was
+        # not always enough on a loaded CI box for it to start and ask).
+        poke = (lambda: prime(daemon, name)) if said else \
+            (lambda: daemon.ctl("reload", name))
+        assert until_printed(w, poke)
         w.terminate()
         out, err = w.communicate(timeout=10)
         hint = f"no mesh named '{name}' is loaded; waiting for it"
@@ -754,9 +788,12 @@ def test_watch_of_a_name_not_loaded_says_it_waits_for_it(daemon):
     w = subprocess.Popen([CTL, "--addr", daemon.addr, "watch", "late"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=ENV)
     try:
-        time.sleep(0.5)
+        assert PRIME in until_printed(w, lambda: prime(daemon, "late"))  # the stream is open
         daemon.load("box.v41.msh", "late")
-        assert " LOADED " in w.stdout.readline()
+        line = w.stdout.readline()
+        while PRIME in line:
+            line = w.stdout.readline()
+        assert " LOADED " in line
     finally:
         w.terminate()
         w.communicate(timeout=10)
