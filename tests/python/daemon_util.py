@@ -223,7 +223,9 @@ def cb_fields(raw, n=3):
                 kind=kind, bits=bits, flags=flags, data_size=data_size, timestamp=timestamp)
 
 
-def wait_for(fn, timeout=5.0, every=0.02):
+def wait_for(fn, timeout=15.0, every=0.02):
+    """fn()'s first truthy value within `timeout` (else its last value). The default is
+    generous: CI runs this suite on a loaded 2-core machine, and it only costs time on failure."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         v = fn()
@@ -258,3 +260,30 @@ def read_peak(path):
     out = subprocess.run([sys.executable, "-c", _PEAK_PROBE, str(path)], env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), int(out[1]), int(out[2])
+
+
+# A file that is never there: loading it under a name makes a LOAD_FAILED event for that name
+# whose message names this file (so a test can tell it from the events it looks at).
+PRIME = "md-watch-prime-no-such-file.msh"
+
+
+def prime(d, name):
+    """A load of PRIME under `name`: refused (NOT_FOUND), and a LOAD_FAILED event for `name`
+    naming PRIME (none when `name` is loaded)."""
+    try:
+        list(d.stub.Load(pb.LoadRequest(path=str(d.root / PRIME), name=name), timeout=10))
+    except grpc.RpcError:
+        pass  # NOT_FOUND: the event is what matters
+
+
+def until_watched(d, name, seen, timeout=20.0):
+    """Returns once a Watch stream just opened is subscribed. The daemon sends nothing when
+    it subscribes, and a fixed sleep instead lost the first event on a loaded CI machine: a
+    failed load of PRIME under `name` is repeated until seen() says the stream brought its
+    LOAD_FAILED (the caller drops the events naming PRIME)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        prime(d, name)
+        if wait_for(seen, timeout=1.0):
+            return
+        assert time.monotonic() < deadline, "the Watch stream never brought an event"

@@ -22,7 +22,7 @@ import grpc
 import pytest
 
 import conftest
-from daemon_util import BIN, Daemon, as_user, unique_prefix
+from daemon_util import BIN, Daemon, as_user, unique_prefix, wait_for
 from meshdock.v1 import meshdock_pb2 as pb
 
 S = grpc.StatusCode
@@ -283,18 +283,28 @@ def test_a_root_that_does_not_exist_is_an_error_at_start_and_on_sighup(tmp_path)
     proc = subprocess.Popen([str(BIN / "meshdockd"), "--config", str(cfg), "--listen",
                              f"unix:{sock}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+    log = []  # its stderr, read as it comes
+    reader = threading.Thread(target=lambda: log.extend(proc.stderr), daemon=True)
+    reader.start()
     try:
         assert proc.stdout.readline().startswith("meshdockd ready on")
         cfg.write_text(json.dumps({"roots": [str(good), str(missing)], "prefix": prefix}))
         proc.send_signal(signal.SIGHUP)
-        time.sleep(0.5)
+        # The reread done (its log line) before the SIGTERM: a fixed 0.5 s sleep was not
+        # always enough on a loaded CI box.
+        assert wait_for(lambda: any("SIGHUP: kept the running configuration" in x
+                                    for x in log)), log
         from meshdock.v1 import meshdock_pb2_grpc as pbg
         stub = pbg.MeshdockStub(grpc.insecure_channel(f"unix:{sock}"))
         last = list(stub.Load(pb.LoadRequest(path=str(good / "box.msh"), name="b"), timeout=10))
         assert last[-1].phase == pb.LoadProgress.DONE  # the old roots still serve
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=10)
+        proc.wait(10)
+        reader.join(10)
+        proc.stdout.close()
+        proc.stderr.close()
+        err = "".join(log)
     assert proc.returncode == 0
     assert "SIGHUP: kept the running configuration" in err and f"'{missing}'" in err, err
     assert '"roots"' in err

@@ -307,7 +307,8 @@ def test_sighup_loads_the_entries_added_to_load_and_replaces_the_changed_ones(tm
         assert wait_for(lambda: any("'mine'" in line and "was not loaded" in line
                                     for line in d.log)), d.log
         assert d.stub.Describe(pb.NameRequest(name="mine")).slot.path == mine.slot.path
-        assert any("'old' is no longer in `load`; it stays loaded" in line for line in d.log)
+        assert wait_for(lambda: any("'old' is no longer in `load`; it stays loaded" in line
+                                    for line in d.log)), d.log  # the log is read by a thread
         assert "old" in [m.name for m in d.stub.List(pb.ListRequest()).slots]
         assert not any("load changed" in line for line in d.log), d.log
     finally:

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import meshdock
-from daemon_util import BIN, Daemon, arrays_of, cb_fields, shm_names, unique_prefix, wait_for
+from daemon_util import (BIN, PRIME, Daemon, arrays_of, cb_fields, shm_names, unique_prefix,
+                         until_watched, wait_for)
 from meshdock import protocol
 from meshdock.client import publish_chunks
 from meshdock.v1 import meshdock_pb2 as pb
@@ -212,13 +213,17 @@ def test_reload_publish_export_and_watch_events(daemon, data_dir):
     def collect():
         try:
             for e in ctx:
-                events.append((pb.Event.Kind.Name(e.kind), e.frame))
+                if PRIME in e.message:
+                    primed.set()
+                else:
+                    events.append((pb.Event.Kind.Name(e.kind), e.frame))
         except grpc.RpcError:
             pass
 
+    primed = threading.Event()
     t = threading.Thread(target=collect)
     t.start()
-    time.sleep(0.3)
+    until_watched(daemon, "box", primed.is_set)  # the stream is subscribed
     daemon.load("box.v41.msh", "box")
     assert [p.phase for p in daemon.stub.Reload(pb.NameRequest(name="box"))][-1] == pb.LoadProgress.DONE
     temps = np.linspace(0.0, 1.0, 300)
@@ -455,11 +460,14 @@ def test_sighup_with_a_broken_file_keeps_the_running_configuration(tmp_path):
         d.load("box.v41.msh", "box")
         cfg = tmp_path / "meshdockd.json"
         cfg.write_text(json.dumps({"log_level": "debug"}))
+        # Each SIGHUP handled (its log line) before the next: a fixed 0.3 s was not always
+        # enough on a loaded CI box (the file was broken before the first reread).
         d.proc.send_signal(signal.SIGHUP)
-        time.sleep(0.3)
+        assert wait_for(lambda: any("SIGHUP: configuration reread" in x for x in d.log)), d.log
         cfg.write_text("{not json")
         d.proc.send_signal(signal.SIGHUP)
-        time.sleep(0.3)
+        assert wait_for(lambda: any("SIGHUP: kept the running configuration" in x
+                                    for x in d.log)), d.log
         assert [s.name for s in d.stub.List(pb.ListRequest()).slots] == ["box"]  # still serving
     finally:
         assert d.stop() == 0
@@ -487,7 +495,7 @@ def test_sighup_widens_roots_from_the_file(tmp_path):
         assert _code(lambda: list(stub.Load(req)))[0] == grpc.StatusCode.PERMISSION_DENIED
         cfg.write_text(json.dumps({"roots": [str(other)], "prefix": json.loads(cfg.read_text())["prefix"]}))
         proc.send_signal(signal.SIGHUP)
-        assert wait_for(lambda: _loads(stub, req), timeout=3)
+        assert wait_for(lambda: _loads(stub, req), timeout=20)
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
@@ -582,18 +590,28 @@ def test_a_named_device_that_does_not_answer_stops_the_start(tmp_path):
 
 def test_a_name_being_loaded_is_said_so_not_missing(tmp_path):
     # A trial: during a first load, describe / unload of its name said "no mesh named 'x'".
-    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "read:1500"})
+    d = Daemon(tmp_path, ("box.v41.msh",), env={"MESHDOCK_FAILPOINT": "read:3000"})
     try:
-        loader = threading.Thread(target=lambda: d.load("box.v41.msh", "slow"))
+        started, phases = threading.Event(), []
+
+        def load():
+            for p in d.stub.Load(pb.LoadRequest(path=str(d.root / "box.v41.msh"), name="slow")):
+                phases.append(p.phase)
+                started.set()
+
+        loader = threading.Thread(target=load)
         loader.start()
-        time.sleep(0.4)  # inside the read failpoint
+        # Under way (its first progress message), then 3 s in the read failpoint: a fixed
+        # 0.4 s sleep was not always enough for the Load to reach the daemon on a loaded box.
+        assert started.wait(20)
         for call in (lambda: d.stub.Describe(pb.NameRequest(name="slow")),
                      lambda: d.stub.Unload(pb.NameRequest(name="slow"))):
             with pytest.raises(grpc.RpcError) as e:
                 call()
             assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert e.value.details().startswith("'slow' is being loaded; it can be described")
-        loader.join(10)
+        loader.join(20)
+        assert phases[-1] == pb.LoadProgress.DONE
         assert d.stub.Describe(pb.NameRequest(name="slow")).slot.name == "slow"
         with pytest.raises(grpc.RpcError) as e:
             d.stub.Describe(pb.NameRequest(name="other"))

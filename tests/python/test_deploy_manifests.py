@@ -586,7 +586,7 @@ def test_epilog_does_not_signal_a_process_the_pid_file_names_wrongly(job):
     # The real daemon was not found through the pid file, so it is still there: stop it.
     assert alive(real)
     os.kill(real, signal.SIGTERM)
-    for _ in range(100):
+    for _ in range(400):  # up to 20 s: a loaded CI box
         if not alive(real):
             break
         time.sleep(0.05)

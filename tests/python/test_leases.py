@@ -170,7 +170,7 @@ def test_a_consumer_that_keeps_frames_costs_one_lease_wait_not_one_per_publish(t
         assert all(ok == "True" for _, ok in seen), out
         assert int(seen[-1][0]) == last
         # Before: 7 or more publishes into held ring slots, 1 s each.
-        assert elapsed < 4.0, elapsed
+        assert elapsed < 6.0, elapsed  # under those 7 s (slack for a loaded CI box)
         print("elapsed", elapsed)
         c.close()
     finally:

@@ -16,7 +16,7 @@ import pytest
 
 import conftest
 import meshdock
-from daemon_util import BIN, Daemon
+from daemon_util import BIN, Daemon, wait_for
 from meshdock.v1 import meshdock_pb2 as pb
 
 
@@ -91,8 +91,9 @@ def test_metrics_over_http_and_rpc_follow_real_calls(tmp_path):
         slot.close()
         # The failed Describe left one log line naming the method, the caller (this process, by
         # the kernel's word: tests/python/test_peer_creds.py) and the code.
-        assert any(f"Describe from pid {os.getpid()} uid {os.getuid()} " in line
-                   and "NOT_FOUND" in line and "nosuch" in line for line in d.log), d.log
+        assert wait_for(lambda: any(f"Describe from pid {os.getpid()} uid {os.getuid()} " in line
+                                    and "NOT_FOUND" in line and "nosuch" in line
+                                    for line in d.log)), d.log
     finally:
         assert d.stop() == 0, d.stderr
 
@@ -189,7 +190,7 @@ def test_the_listener_answers_only_get_metrics_and_drops_idle_clients(tmp_path):
         idle = [socket.create_connection((host, int(port))) for _ in range(4)]
         t0 = time.monotonic()
         assert "meshdock_uptime_seconds" in scrape(ep)
-        assert time.monotonic() - t0 < 2
+        assert time.monotonic() - t0 < 4  # not held for the idle ones' 5 s (slack: a loaded box)
         # A head over 8 KiB is refused: closed (or reset: data left unread) without an answer.
         s = socket.create_connection((host, int(port)))
         s.settimeout(5)
@@ -208,7 +209,7 @@ def test_the_listener_answers_only_get_metrics_and_drops_idle_clients(tmp_path):
         assert t.recv(64).startswith(b"HTTP/1.1 405")
         t0 = time.monotonic()
         closed = None
-        while time.monotonic() - t0 < 4:
+        while time.monotonic() - t0 < 8:
             try:
                 t.send(b"x")
             except OSError:
@@ -216,7 +217,8 @@ def test_the_listener_answers_only_get_metrics_and_drops_idle_clients(tmp_path):
                 break
             time.sleep(0.2)
         t.close()
-        assert closed is not None and closed < 2.5, closed
+        # Its 1 s, well under the 5 s head deadline (slack for a loaded CI box).
+        assert closed is not None and closed < 4.0, closed
     finally:
         assert d.stop() == 0, d.stderr
 

@@ -4,14 +4,13 @@ as frame.tensor and described in the control block's metadata. A real meshdockd,
 calls and a consumer in this process (the SDK, as a user attaches)."""
 import subprocess
 import threading
-import time
 
 import grpc
 import numpy as np
 import pytest
 
 import meshdock
-from daemon_util import Daemon, arrays_of
+from daemon_util import PRIME, Daemon, arrays_of, until_watched
 from meshdock import protocol
 from meshdock.client import publish_chunks
 from meshdock.v1 import meshdock_pb2 as pb
@@ -212,10 +211,20 @@ def test_first_publishes_racing_to_one_name_all_go_into_its_slot(daemon):
 
 def test_watch_sees_the_tensor_arrive_and_change(daemon, client):
     events = daemon.stub.Watch(pb.WatchRequest(name="img"))
-    seen = []
-    t = threading.Thread(target=lambda: [seen.append(e) for _, e in zip(range(2), events)])
+    seen, primed = [], threading.Event()
+
+    def collect():
+        for e in events:
+            if PRIME in e.message:
+                primed.set()
+                continue
+            seen.append(e)
+            if len(seen) == 2:
+                return
+
+    t = threading.Thread(target=collect)
     t.start()
-    time.sleep(0.3)  # the Watch is subscribed
+    until_watched(daemon, "img", primed.is_set)  # the Watch is subscribed
     client.publish_tensor("img", image(2, 2, 2))
     client.publish_tensor("img", np.zeros((3, 3), np.uint8))
     t.join(10)

@@ -371,7 +371,12 @@ TEST(FakeCuda, TheLegacyDefaultStreamWaitsForEveryBlockingStream) {
   ASSERT_EQ(cudaEventRecord(on_own, cudaStreamPerThread), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(on_free, free_running), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(on_legacy, cudaStreamLegacy), cudaSuccess);
-  std::this_thread::sleep_for(milliseconds(200));
+  // The streams' threads complete the free events: polled up to 1 s (still within the hold), as
+  // a fixed 200 ms was a guess about a loaded machine's scheduling.
+  const auto until = std::chrono::steady_clock::now() + milliseconds(1000);
+  while ((cudaEventQuery(on_own) != cudaSuccess || cudaEventQuery(on_free) != cudaSuccess) &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(milliseconds(5));
   EXPECT_EQ(cudaEventQuery(on_own), cudaSuccess) << "this thread's stream waited for another's";
   EXPECT_EQ(cudaEventQuery(on_free), cudaSuccess) << "a non-blocking stream waited";
   EXPECT_EQ(cudaEventQuery(on_legacy), cudaErrorNotReady)
