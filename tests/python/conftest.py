@@ -13,6 +13,28 @@ if str(BUILD / "python") not in sys.path:
     sys.path.insert(0, str(BUILD / "python"))
 
 
+# Tests that failed and then passed on their rerun (ctest's pytest entry runs with --reruns 1
+# where pytest-rerunfailures is installed): named at the end with their first failure, so a
+# flaky test is seen and fixed, not hidden by the pass.
+_RERUNS = []
+
+
+def pytest_runtest_logreport(report):
+    if report.outcome == "rerun":
+        _RERUNS.append(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _RERUNS:
+        return
+    tr = terminalreporter
+    tr.section(f"FLAKY: {len(_RERUNS)} failed, then were run again (see the summary for how "
+               "the rerun went)", sep="=", yellow=True, bold=True)
+    for r in _RERUNS:
+        tr.write_line(f"--- {r.nodeid} ({r.when}), its first failure:")
+        tr.write_line(r.longreprtext[-3000:])
+
+
 @pytest.fixture(scope="session")
 def build_dir() -> pathlib.Path:
     return BUILD
