@@ -87,7 +87,10 @@ TEST(SdkAttach, TheInterruptHookStopsAttachAndWaitWithin50Ms) {
   o.interrupt = [&] { return Clock::now() >= stop_at; };
   auto t0 = Clock::now();
   EXPECT_THROW(meshdock::Slot::attach("missing", o), meshdock::Interrupted);
-  EXPECT_LT(Clock::now() - t0, milliseconds(260));
+  // The hook is polled every 50 ms: interrupted at 200-250 ms. The bound leaves a loaded
+  // 2-core CI machine (and this test's AddressSanitizer pass) room; without the hook the call
+  // would take its 30 s timeout.
+  EXPECT_LT(Clock::now() - t0, milliseconds(600));
 
   auto slot = meshdock::Slot::attach("m", o);
   ASSERT_TRUE(slot.wait(milliseconds(1000)));  // frame 1
@@ -99,7 +102,7 @@ TEST(SdkAttach, TheInterruptHookStopsAttachAndWaitWithin50Ms) {
   } catch (const meshdock::Interrupted& e) {
     EXPECT_NE(std::string(e.what()).find("interrupted while waiting"), std::string::npos);
   }
-  EXPECT_LT(Clock::now() - t0, milliseconds(260));
+  EXPECT_LT(Clock::now() - t0, milliseconds(600));  // as above
 }
 
 TEST(SdkAttach, AnInPlaceWriteStaysInThisProcess) {
@@ -181,7 +184,7 @@ TEST(SdkAttach, ThePrefixComesFromTheOptionsThenMeshdockPrefixThenTheDefault) {
   o.timeout = milliseconds(5000);
   const auto t0 = Clock::now();
   EXPECT_THROW(meshdock::Slot::attach("box", o), meshdock::SdkError);
-  EXPECT_LT(Clock::now() - t0, milliseconds(100));
+  EXPECT_LT(Clock::now() - t0, milliseconds(1000));  // not its 5 s timeout (slack: a loaded CI)
 }
 
 // A single-array publish through the C++ API: one array, "tensor", role kTensor, its shape and
