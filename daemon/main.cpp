@@ -201,6 +201,48 @@ std::vector<std::string> keep_start_only_keys(const svc::Config& config, svc::Co
   return changed;
 }
 
+// SIGHUP: the configuration file read again (resolved again: a default file created since the
+// start is read now) and applied where it can be while serving; a file that is wrong keeps the
+// running configuration, logged. Keys that apply only at a start keep their running value.
+void reread_config(const Args& args, svc::Config& config, svc::Registry& registry, svc::Logger& log,
+                   const std::function<void(const svc::StartupLoad&, bool)>& load_configured) {
+  const svc::ConfigSource now = config_source(args);
+  if (now.path) {
+    try {
+      auto fresh = effective_config(args, now);
+      const auto kept = keep_start_only_keys(config, fresh);
+      registry.reconfigure(fresh);
+      // `load` is applied as a change. A new entry is loaded now (a name a client's
+      // mesh holds already is refused, logged, as its Load would be); a changed one
+      // replaces the mesh its earlier form loaded (consumers see a new frame); one
+      // taken out stays loaded until a client unloads it.
+      const auto was = std::move(config.load);
+      config = fresh;
+      auto named = [](const std::vector<svc::StartupLoad>& v, const std::string& name) {
+        return std::any_of(v.begin(), v.end(), [&name](const auto& e) { return e.name == name; });
+      };
+      for (const auto& l : config.load)
+        if (std::find(was.begin(), was.end(), l) == was.end())
+          load_configured(l, named(was, l.name));
+      for (const auto& l : was)
+        if (!named(config.load, l.name))
+          log.info("SIGHUP: '" + l.name + "' is no longer in `load`; it stays loaded " +
+                   "until it is unloaded (meshdockctl unload " + l.name + ")");
+      log.info("SIGHUP: configuration reread from " + *now.path);
+      if (!kept.empty()) {
+        std::string keys;
+        for (const auto& k : kept) keys += (keys.empty() ? "" : ", ") + k;
+        log.warn("SIGHUP: " + keys + " changed" + " in " + *now.path +
+                 "; that applies after a restart (the running value is kept)");
+      }
+    } catch (const std::exception& e) {
+      log.error(std::string("SIGHUP: kept the running configuration: ") + e.what());
+    }
+  } else {
+    log.info("SIGHUP: no configuration file to reread (" + now.describe() + ")");
+  }
+}
+
 int serve(const Args& args) {
   // The signal set is made first of all: Asio queues a SIGTERM that lands while stale segments are
   // replaced or just after "ready" is printed, and handles it once io runs; before this line
@@ -347,72 +389,36 @@ int serve(const Args& args) {
   // A configured mesh ("load"), after the others on that thread: the daemon serves meanwhile (a
   // consumer attaching to one waits for it, as for any load). A failure is logged and the
   // others still load: a restart must not be stopped by one missing file.
-  auto load_configured = [&registry, &log, &stopped, &reloads](const svc::StartupLoad& l,
-                                                               bool replace = false) {
-    boost::asio::post(reloads, [&registry, &log, &stopped, l, replace] {
-      if (stopped) return;
-      svc::LoadRequest r;
-      r.path = l.path;
-      r.name = l.name;
-      r.device = l.device;
-      r.num_slots = l.num_slots;
-      r.watch = l.watch;
-      r.replace = replace;
-      try {
-        // Stopped meanwhile: the load ends at its next phase, nothing published.
-        registry.load(
-            r, [](auto...) {}, [&stopped] { return stopped.load(); });
-      } catch (const std::exception& e) {
-        if (stopped) return;
-        log.error("load: '" + l.name + "' (" + l.path + ", in the configuration) was not " +
-                  "loaded: " + e.what());
-      }
-    });
-  };
-  for (const auto& l : config.load) load_configured(l);
+  const std::function<void(const svc::StartupLoad&, bool)> load_configured =
+      [&registry, &log, &stopped, &reloads](const svc::StartupLoad& l, bool replace) {
+        boost::asio::post(reloads, [&registry, &log, &stopped, l, replace] {
+          if (stopped) return;
+          svc::LoadRequest r;
+          r.path = l.path;
+          r.name = l.name;
+          r.device = l.device;
+          r.num_slots = l.num_slots;
+          r.watch = l.watch;
+          r.replace = replace;
+          try {
+            // Stopped meanwhile: the load ends at its next phase, nothing published.
+            registry.load(
+                r, [](auto...) {}, [&stopped] { return stopped.load(); });
+          } catch (const std::exception& e) {
+            if (stopped) return;
+            log.error("load: '" + l.name + "' (" + l.path + ", in the configuration) was not " +
+                      "loaded: " + e.what());
+          }
+        });
+      };
+  for (const auto& l : config.load) load_configured(l, false);
 
   // Signals (queued since the set was made) and timers.
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         if (sig == SIGHUP) {
-          // Resolved again: a default file created since the start is read now.
-          const svc::ConfigSource now = config_source(args);
-          if (now.path) {
-            try {
-              auto fresh = effective_config(args, now);
-              const auto kept = keep_start_only_keys(config, fresh);
-              registry.reconfigure(fresh);
-              // `load` is applied as a change. A new entry is loaded now (a name a client's
-              // mesh holds already is refused, logged, as its Load would be); a changed one
-              // replaces the mesh its earlier form loaded (consumers see a new frame); one
-              // taken out stays loaded until a client unloads it.
-              const auto was = std::move(config.load);
-              config = fresh;
-              auto named = [](const std::vector<svc::StartupLoad>& v, const std::string& name) {
-                return std::any_of(v.begin(), v.end(),
-                                   [&name](const auto& e) { return e.name == name; });
-              };
-              for (const auto& l : config.load)
-                if (std::find(was.begin(), was.end(), l) == was.end())
-                  load_configured(l, named(was, l.name));
-              for (const auto& l : was)
-                if (!named(config.load, l.name))
-                  log.info("SIGHUP: '" + l.name + "' is no longer in `load`; it stays loaded " +
-                           "until it is unloaded (meshdockctl unload " + l.name + ")");
-              log.info("SIGHUP: configuration reread from " + *now.path);
-              if (!kept.empty()) {
-                std::string keys;
-                for (const auto& k : kept) keys += (keys.empty() ? "" : ", ") + k;
-                log.warn("SIGHUP: " + keys + " changed" + " in " + *now.path +
-                         "; that applies after a restart (the running value is kept)");
-              }
-            } catch (const std::exception& e) {
-              log.error(std::string("SIGHUP: kept the running configuration: ") + e.what());
-            }
-          } else {
-            log.info("SIGHUP: no configuration file to reread (" + now.describe() + ")");
-          }
+          reread_config(args, config, registry, log, load_configured);
           signals.async_wait(on_signal);
           return;
         }
