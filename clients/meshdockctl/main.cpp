@@ -990,7 +990,7 @@ int main(int argc, char** argv) {
       // LOAD_FAILED), but other verbs exit 4 for it: say so, once, so a mistyped name is seen.
       if (!name.empty()) {
         grpc::ClientContext dctx;
-        if (!o.token.empty()) dctx.AddMetadata("authorization", "Bearer " + o.token);
+        c.prepare(dctx);  // the token; the hint waits 5 s at most, whatever --timeout says
         dctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
         v1::NameRequest dr;
         dr.set_name(name);
