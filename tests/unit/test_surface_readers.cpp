@@ -306,6 +306,11 @@ TEST(SurfaceReaders, OffVertexValuesMayBeLaidOutOnAnyLines) {
            "0\n0\n0\n1\n0\n0\n1\n1\n0\n0\n1\n0.5\n",        // one value a line
            "0 0 0\n1 0 0 1 1 0\n0 1 0.5\n",                 // one, then two
            "0 0 # the origin\n\n0 1 0 0 1 1\n0 0 1 0.5\n",  // with a comment and a blank line
+           // Two a line with comments, blank lines and CRLF between: the reader counts value lines
+           // to the one where the stream's faces start (line 2 after vertex 0's) to tell
+           // vertices with colours from two vertices a line.
+           "0 0 0 1 0 0 # two\r\n# a comment\n\n \t\n1 1 0 0 1 0.5\r\n\n",
+           "\t0 0 0   1 0 0\n  # indented comment\n1 1 0 0 1 0.5 # last\n# before the faces\n",
        }) {
     SCOPED_TRACE(vertices);
     const auto m =

@@ -203,10 +203,8 @@ class FaceBlocks {
   // A face needs 3 or more vertices; more than kMaxVertices is taken for a corrupt count.
   static constexpr std::int64_t kMaxVertices = 1 << 16;
   static void check_size(std::int64_t count, Cursor& c) {
-    if (count < 3 || count > kMaxVertices) {
-      c.fail("a face with " + std::to_string(count) + " vertices (3.." +
-             std::to_string(kMaxVertices) + " allowed)");
-    }
+    if (count < 3 || count > kMaxVertices) [[unlikely]]
+      bad_size(count, c);
   }
 
   // The number of faces the file's header announces (PLY, OFF), before the first add: the first
@@ -267,6 +265,11 @@ class FaceBlocks {
   }
 
  private:
+  // Out of line: the message's strings would otherwise be inlined into every reader's face loop.
+  [[noreturn, gnu::cold, gnu::noinline]] static void bad_size(std::int64_t count, Cursor& c) {
+    c.fail("a face with " + std::to_string(count) + " vertices (3.." +
+           std::to_string(kMaxVertices) + " allowed)");
+  }
   struct Pending {
     std::size_t size = 0;
     std::int64_t rows = 0;

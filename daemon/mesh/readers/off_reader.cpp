@@ -16,7 +16,9 @@
 //   count, an integer colour value outside 0..255) and the stream from vertex 0 fits ("0 0 0 1 0
 //   0": two vertices a line); where both readings fit, colours, with a note. The fast path pays
 //   nothing for this: the stream is looked at only where a line breaks the reading, and the
-//   note's check is one line's.
+//   note's check is one line's. Where the colour reading cannot hold (the line where the stream's
+//   faces would start, found by counting lines at vertex 0, does not hold a vertex and a colour),
+//   the stream is read at once instead of after half the vertex lines were read as colours.
 // - Vertex colours: required with C; a plain OFF vertex line may carry 3 or 4 extra values, read
 //   as a colour too (a common extension). Every vertex has the same number of colour values.
 // - Colours become point_data / cell_data "colors", (n, 3) or (n, 4): uint8 when every colour
@@ -34,6 +36,7 @@
 // line. Text after the last face is noted.
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -208,6 +211,21 @@ std::size_t stream_end(std::string_view d, std::size_t pos, std::size_t need, st
   return nf == 0 ? d.size() : std::string_view::npos;
 }
 
+// The start of the `k`-th line from `pos` that holds a value (blank and comment lines are
+// skipped, as skip_ws_comments skips them between vertex lines), or npos where the text ends
+// before it: newlines found with memchr, nothing parsed.
+std::size_t nth_value_line(std::string_view d, std::size_t pos, std::int64_t k) {
+  for (;;) {
+    while (pos < d.size() && (d[pos] == ' ' || d[pos] == '\t' || d[pos] == '\r')) ++pos;
+    if (pos >= d.size()) return std::string_view::npos;
+    const bool holds_value = d[pos] != '\n' && d[pos] != '#';
+    if (holds_value && k-- == 0) return pos;
+    const void* nl = std::memchr(d.data() + pos, '\n', d.size() - pos);
+    if (!nl) return std::string_view::npos;
+    pos = static_cast<std::size_t>(static_cast<const char*>(nl) - d.data()) + 1;
+  }
+}
+
 // Colour values written as integers are Geomview's 0..255: the index of the first of [0, n) that
 // is outside, else n.
 std::size_t bad_colour(const Extras& x, std::size_t n) {
@@ -367,6 +385,21 @@ Mesh parse_off(std::string_view file_data, MappedFile& file) {
   std::size_t faces_line = std::string_view::npos;
   bool stream = false;
   std::int64_t i = 0;
+  // Whether the values from vertex `from_vertex`'s line `from` on fit a stream; if so, the
+  // cursor is there and what the one-vertex-a-line reading kept is dropped (the caller sets i and
+  // stream: captured here, they would live in memory through the whole vertex loop).
+  auto to_stream = [&](std::size_t from, std::int64_t from_vertex) {
+    if (stream_end(file_data, from, whole * static_cast<std::size_t>(nv - from_vertex), nv, nf) ==
+        std::string_view::npos)
+      return false;
+    c.seek(from);
+    colours.clear();
+    tex.clear();
+    colour_width = 0;
+    colours_int = true;
+    faces_line = std::string_view::npos;
+    return true;
+  };
   for (; i < nv && !stream; ++i) {
     file.advance(c.offset());
     skip_ws_comments(c);
@@ -380,27 +413,29 @@ Mesh parse_off(std::string_view file_data, MappedFile& file) {
           whole * static_cast<std::size_t>(nv) % (whole + colour_width) == 0) {
         faces_at = static_cast<std::int64_t>(whole * static_cast<std::size_t>(nv) /
                                              (whole + colour_width));
+        // The colour reading can hold to the last vertex only if line `faces_at` (where the
+        // stream's faces would start) holds a vertex and its colour too. Where it does not, that
+        // reading would break there or before and restart as the stream from vertex 0: decide
+        // now, with newlines counted, instead of reading those lines twice (a file of two
+        // vertices a line read 1.6x slower than one a line).
+        std::size_t pos = nth_value_line(file_data, first_line, faces_at);
+        if (pos != std::string_view::npos &&
+            count_line_values(file_data, pos) != whole + colour_width && to_stream(first_line, 0)) {
+          i = 0;
+          stream = true;
+          break;
+        }
       }
       continue;
     }
     // Not one vertex's values: a stream where it fits (not with a C header, whose colours would
     // have to be guessed), else the line's error. From this line when no vertex had a colour,
     // from vertex 0 when the colours broke here.
-    if (!h.colour) {
-      const auto from = colour_width ? first_line : line_start;
-      const auto from_vertex = colour_width ? 0 : i;
-      if (stream_end(file_data, from, whole * static_cast<std::size_t>(nv - from_vertex), nv, nf) !=
-          std::string_view::npos) {
-        c.seek(from);
-        i = from_vertex;
-        colours.clear();
-        tex.clear();
-        colour_width = 0;
-        colours_int = true;
-        faces_line = std::string_view::npos;
-        stream = true;
-        break;
-      }
+    if (const auto from_vertex = colour_width ? 0 : i;
+        !h.colour && to_stream(colour_width ? first_line : line_start, from_vertex)) {
+      i = from_vertex;
+      stream = true;
+      break;
     }
     c.seek(line_start);
     if (h.colour) {
