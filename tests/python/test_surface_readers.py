@@ -15,6 +15,22 @@ def _mesh(data_dir, name):
     return meshdock.read(data_dir / "meshes" / name)
 
 
+def _read_beside_meshio_and_vtk(path, vtk_reader, *switches):
+    """meshdock's mesh of `path` and meshio's, their points checked equal, and what VTK's
+    `vtk_reader` (a class name, its `switches` turned on) reads: one file asked of all three."""
+    meshio = pytest.importorskip("meshio")
+    vtk = pytest.importorskip("vtk")
+    m = meshdock.read(path)
+    ref = meshio.read(path)
+    np.testing.assert_array_equal(m.points, ref.points)
+    r = getattr(vtk, vtk_reader)()
+    r.SetFileName(str(path))
+    for switch in switches:
+        getattr(r, switch)()
+    r.Update()
+    return m, ref, r.GetOutput()
+
+
 def _vtk_cells(cell_array):
     it = cell_array.NewIterator()
     it.GoToFirstCell()
@@ -59,19 +75,10 @@ def test_stl_solids_become_regions_and_a_note(data_dir):
 
 
 def test_stl_solids_match_meshio_and_vtk(data_dir):
-    meshio = pytest.importorskip("meshio")
-    vtk = pytest.importorskip("vtk")
+    m, ref, out = _read_beside_meshio_and_vtk(data_dir / "meshes" / "solids.ascii.stl",
+                                              "vtkSTLReader", "ScalarTagsOn")
     from vtk.util.numpy_support import vtk_to_numpy
-    path = data_dir / "meshes" / "solids.ascii.stl"
-    m = meshdock.read(path)
-    ref = meshio.read(path)
-    np.testing.assert_array_equal(m.points, ref.points)
     np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
-    r = vtk.vtkSTLReader()
-    r.SetFileName(str(path))
-    r.ScalarTagsOn()
-    r.Update()
-    out = r.GetOutput()
     assert _vtk_cells(out.GetPolys()) == m.cells[0].data.tolist()
     # vtkSTLReader's solid labels (0-based) are the region tags (1-based, as Gmsh's).
     labels = vtk_to_numpy(out.GetCellData().GetArray("STLSolidLabeling")).astype(int)
@@ -112,18 +119,10 @@ def test_obj_lines_become_a_line_block(data_dir):
 
 
 def test_obj_lines_match_meshio_faces_and_vtk_polylines(data_dir):
-    meshio = pytest.importorskip("meshio")
-    vtk = pytest.importorskip("vtk")
-    path = data_dir / "meshes" / "lines.obj"
-    m = meshdock.read(path)
-    ref = meshio.read(path)  # meshio keeps the faces only
-    np.testing.assert_array_equal(m.points, ref.points)
-    assert [c.type for c in ref.cells] == ["triangle"]
+    m, ref, out = _read_beside_meshio_and_vtk(data_dir / "meshes" / "lines.obj", "vtkOBJReader")
+    assert [c.type for c in ref.cells] == ["triangle"]  # meshio keeps the faces only
     np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
-    r = vtk.vtkOBJReader()
-    r.SetFileName(str(path))
-    r.Update()
-    segments = [[a, b] for line in _vtk_cells(r.GetOutput().GetLines())
+    segments = [[a, b] for line in _vtk_cells(out.GetLines())
                 for a, b in zip(line, line[1:])]
     assert m.cells[1].data.tolist() == segments
 
@@ -133,11 +132,8 @@ def test_obj_lines_match_meshio_faces_and_vtk_polylines(data_dir):
     (b"v 0 0 0\nv 1 0 0\nl 1 3\n", "a line refers to vertex 2 but there are 2 vertices"),
 ])
 def test_obj_bad_lines(tmp_path, content, message):
-    p = tmp_path / "bad.obj"
-    p.write_bytes(content)
-    with pytest.raises(meshdock.ReadError) as e:
-        meshdock.read(p)
-    assert str(p) in str(e.value) and message in str(e.value)
+    p, err = _bad(tmp_path, "bad.obj", content)
+    assert str(p) in err and message in err
 
 
 def test_obj_unread_statements_are_noted(tmp_path):
@@ -288,20 +284,13 @@ def test_obj_points_become_a_vertex_block(data_dir):
 
 
 def test_obj_points_match_meshio_faces_and_vtk_poly_vertices(data_dir):
-    meshio = pytest.importorskip("meshio")
-    vtk = pytest.importorskip("vtk")
-    path = data_dir / "surface" / "points.obj"
-    m = meshdock.read(path)
-    ref = meshio.read(path)  # meshio drops p (and l): the face blocks are the same
-    np.testing.assert_array_equal(m.points, ref.points)
+    m, ref, out = _read_beside_meshio_and_vtk(data_dir / "surface" / "points.obj", "vtkOBJReader")
+    # meshio drops p (and l): the face blocks are the same.
     assert [c.type for c in ref.cells] == ["triangle", "quad"]
     for ours, theirs in zip(m.cells, ref.cells):
         np.testing.assert_array_equal(ours.data, theirs.data)
-    r = vtk.vtkOBJReader()
-    r.SetFileName(str(path))
-    r.Update()
     # vtkOBJReader: one poly-vertex per p statement; meshdock: one vertex cell per point.
-    verts = _vtk_cells(r.GetOutput().GetVerts())
+    verts = _vtk_cells(out.GetVerts())
     assert verts == [[0, 1], [4], [2, 3, 3]]
     assert m.cells[3].data.ravel().tolist() == [i for v in verts for i in v]
 

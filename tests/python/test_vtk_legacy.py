@@ -151,34 +151,34 @@ def test_unstructured_cell_conversions(data_dir):
     assert any("2 voxels converted to hexahedra" in n for n in m.notes)
 
 
+def _refused(tmp_path, name, body, match):
+    """The legacy ASCII file `name` of `body` (what follows its header) is refused, its
+    ReadError matching `match`."""
+    p = tmp_path / name
+    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\n" + body)
+    with pytest.raises(meshdock.ReadError, match=match):
+        meshdock.read(p)
+
+
 def test_bad_polydata_names_file_and_section(tmp_path):
-    p = tmp_path / "bad.vtk"
-    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET POLYDATA\nPOINTS 3 float\n"
-                 "0 0 0 1 0 0 0 1 0\nPOLYGONS 1 3\n2 0 1\n")
-    with pytest.raises(meshdock.ReadError, match=r"bad.vtk: POLYGONS cell 0 has 2 points"):
-        meshdock.read(p)
-    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET STRUCTURED_POINTS\n"
-                 "DIMENSIONS 2 2 1\nPOINT_DATA 4\nSCALARS s float\nLOOKUP_TABLE default\n1 2 3\n")
-    with pytest.raises(meshdock.ReadError, match=r"bad.vtk:\d+: expected number"):
-        meshdock.read(p)
-    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET RECTILINEAR_GRID\n"
-                 "DIMENSIONS 2 2 1\nX_COORDINATES 2 float\n0 1\nY_COORDINATES 1 float\n0\n"
-                 "Z_COORDINATES 1 float\n0\n")
-    with pytest.raises(meshdock.ReadError, match=r"bad.vtk: RECTILINEAR_GRID has 1 Y_COORDINATES"):
-        meshdock.read(p)
+    _refused(tmp_path, "bad.vtk", "DATASET POLYDATA\nPOINTS 3 float\n0 0 0 1 0 0 0 1 0\n"
+             "POLYGONS 1 3\n2 0 1\n", r"bad.vtk: POLYGONS cell 0 has 2 points")
+    _refused(tmp_path, "bad.vtk", "DATASET STRUCTURED_POINTS\nDIMENSIONS 2 2 1\nPOINT_DATA 4\n"
+             "SCALARS s float\nLOOKUP_TABLE default\n1 2 3\n", r"bad.vtk:\d+: expected number")
+    _refused(tmp_path, "bad.vtk", "DATASET RECTILINEAR_GRID\nDIMENSIONS 2 2 1\n"
+             "X_COORDINATES 2 float\n0 1\nY_COORDINATES 1 float\n0\nZ_COORDINATES 1 float\n0\n",
+             r"bad.vtk: RECTILINEAR_GRID has 1 Y_COORDINATES")
 
 
 def test_cell_data_shorter_than_the_cells_is_an_error(tmp_path):
     # CELL_DATA 1 for 2 cells of 2 kinds: the second block's slice would read past the array.
     # The message names the array's line and its CELL_DATA's (it named no line before).
-    p = tmp_path / "short.vtk"
-    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET UNSTRUCTURED_GRID\n"
-                 "POINTS 5 float\n0 0 0 1 0 0 0 1 0 0 0 1 1 1 1\nCELLS 2 9\n4 0 1 2 3\n3 1 2 4\n"
-                 "CELL_TYPES 2\n10\n5\nCELL_DATA 1\nSCALARS mat int 1\nLOOKUP_TABLE default\n7\n")
-    with pytest.raises(meshdock.ReadError,
-                       match=r"/short.vtk:14: CELL_DATA array 'mat' has 1 rows for 2 cells "
-                             r"\(CELL_DATA 1 on line 13\)$"):
-        meshdock.read(p)
+    _refused(tmp_path, "short.vtk",
+             "DATASET UNSTRUCTURED_GRID\nPOINTS 5 float\n0 0 0 1 0 0 0 1 0 0 0 1 1 1 1\n"
+             "CELLS 2 9\n4 0 1 2 3\n3 1 2 4\nCELL_TYPES 2\n10\n5\nCELL_DATA 1\n"
+             "SCALARS mat int 1\nLOOKUP_TABLE default\n7\n",
+             r"/short.vtk:14: CELL_DATA array 'mat' has 1 rows for 2 cells "
+             r"\(CELL_DATA 1 on line 13\)$")
 
 
 @pytest.mark.parametrize("section", ["POINT_DATA 4", "CELL_DATA 1"])
@@ -186,15 +186,12 @@ def test_a_field_array_of_another_length_than_its_section_names_both_lines(tmp_p
     """A FIELD array in POINT_DATA / CELL_DATA whose own tuple count is not its section's: the
     message names the array's line and the section's (it named the line of the array's last
     value), and comes before the values are read."""
-    p = tmp_path / "field.vtk"
-    p.write_text("# vtk DataFile Version 4.2\nt\nASCII\nDATASET POLYDATA\n"
-                 "POINTS 4 float\n0 0 0 1 0 0 0 1 0 1 1 0\nPOLYGONS 1 5\n4 0 1 3 2\n"
-                 f"{section}\nFIELD FieldData 1\nT 1 3 double\n1\n2\n3\n")
     target, n = section.split()
-    with pytest.raises(meshdock.ReadError,
-                       match=rf"/field.vtk:11: {target} array 'T' has 3 tuples, expected {n} "
-                             rf"\({section} on line 9\)$"):
-        meshdock.read(p)
+    _refused(tmp_path, "field.vtk",
+             "DATASET POLYDATA\nPOINTS 4 float\n0 0 0 1 0 0 0 1 0 1 1 0\nPOLYGONS 1 5\n4 0 1 3 2\n"
+             f"{section}\nFIELD FieldData 1\nT 1 3 double\n1\n2\n3\n",
+             rf"/field.vtk:11: {target} array 'T' has 3 tuples, expected {n} "
+             rf"\({section} on line 9\)$")
 
 
 @pytest.mark.parametrize("version", ["5.1", "4.2"])

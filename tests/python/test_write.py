@@ -95,13 +95,32 @@ def _assert_same_data(back, src, order):
         {k: np.atleast_1d(v).tolist() for k, v in src.field_data.items()}
 
 
-def _write(tmp_path, mesh, fmt, enc):
-    out = tmp_path / f"out.{fmt}"
+def _write_to(out, mesh, **kwargs):
+    """meshdock.write(out, mesh, **kwargs), its notes checked to be the MeshWarnings it gave."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        notes = meshdock.write(out, mesh, encoding=enc)
+        notes = meshdock.write(out, mesh, **kwargs)
     assert [str(w.message) for w in caught if w.category is meshdock.MeshWarning] == notes
     return out, notes
+
+
+def _write(tmp_path, mesh, fmt, enc):
+    return _write_to(tmp_path / f"out.{fmt}", mesh, encoding=enc)  # the format from the name
+
+
+def _assert_msh_cell_and_field_data(back, src, notes):
+    """What MSH 4.1 and 2.2 both keep of `src`'s cell and field data, read `back`."""
+    for k, parts in src.cell_data.items():
+        if k == "gmsh:physical" and not np.any(_concat(parts)):
+            continue  # all zero: no physical groups, which gmsh does not write
+        got = _concat(back.cell_data[k])
+        _eq(got.reshape(_concat(parts).shape), _concat(parts).astype(got.dtype), k)
+    for k, v in src.field_data.items():
+        if k in back.field_data:
+            _eq(back.field_data[k], v, k)
+        else:
+            assert f"field_data '{k}' is not written: MSH holds no field data but physical " \
+                "names [tag, dim]" in notes
 
 
 def _unwritable_in_msh(mesh):
@@ -151,17 +170,7 @@ def test_round_trip(data_dir, tmp_path, mesh_file, fmt, enc):
         _eq(back.point_data[k].reshape(v.shape), v.astype(np.float64), k)
         if v.dtype != np.float64:
             assert f"point_data '{k}' written as float64 (MSH data holds doubles only)" in notes
-    for k, parts in src.cell_data.items():
-        if k == "gmsh:physical" and not np.any(_concat(parts)):
-            continue  # all zero: no physical groups, which gmsh does not write
-        got = _concat(back.cell_data[k])
-        _eq(got.reshape(_concat(parts).shape), _concat(parts).astype(got.dtype), k)
-    for k, v in src.field_data.items():
-        if k in back.field_data:
-            _eq(back.field_data[k], v, k)
-        else:
-            assert f"field_data '{k}' is not written: MSH holds no field data but physical " \
-                "names [tag, dim]" in notes
+    _assert_msh_cell_and_field_data(back, src, notes)
 
 
 def test_round_trip_counts(data_dir):
@@ -481,26 +490,12 @@ def test_round_trip_other_formats(data_dir, tmp_path, mesh_file, fmt, enc):
             assert "point_data 'gmsh:dim_tags' is not written: MSH 2.2 has no node entities" in notes
             continue
         _eq(back.point_data[k].reshape(v.shape), v.astype(np.float64), k)
-    for k, parts in src.cell_data.items():
-        if k == "gmsh:physical" and not np.any(_concat(parts)):
-            continue
-        got = _concat(back.cell_data[k])
-        _eq(got.reshape(_concat(parts).shape), _concat(parts).astype(got.dtype), k)
-    for k, v in src.field_data.items():
-        if k in back.field_data:
-            _eq(back.field_data[k], v, k)
-        else:
-            assert f"field_data '{k}' is not written: MSH holds no field data but physical " \
-                "names [tag, dim]" in notes
+    _assert_msh_cell_and_field_data(back, src, notes)
 
 
 def _write_as(tmp_path, mesh, fmt, enc):
-    out = tmp_path / f"out.{'msh' if fmt == 'msh22' else fmt}"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        notes = meshdock.write(out, mesh, format=fmt, encoding=enc)
-    assert [str(w.message) for w in caught if w.category is meshdock.MeshWarning] == notes
-    return out, notes
+    return _write_to(tmp_path / f"out.{'msh' if fmt == 'msh22' else fmt}", mesh, format=fmt,
+                     encoding=enc)
 
 
 @pytest.mark.parametrize("fmt,enc", [(f, e) for f, e in ENCODINGS if f != "msh"] + OTHER +

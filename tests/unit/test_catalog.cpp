@@ -8,9 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "../support/protocol_error.hpp"
 #include "meshdock/shm.hpp"
 
 namespace shm = meshdock::shm;
+using meshdock::testing::protocol_error_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -36,15 +38,6 @@ struct Leases {
   shm::LeasesView view;
 };
 
-std::string error_of(std::function<void()> f) {
-  try {
-    f();
-  } catch (const shm::ProtocolError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 }  // namespace
 
 TEST(Catalog, InitializeThenValidate) {
@@ -61,14 +54,19 @@ TEST(Catalog, InitializeThenValidate) {
 
 TEST(Catalog, ValidationNamesFieldAndValue) {
   Catalog c;
-  auto check = [&](std::size_t off, std::uint32_t value, const std::string& expect,
-                   std::size_t size = 0) {
+  // Validating the catalog's bytes as a segment of `size` bytes must say `expect` (traced: the
+  // failure names the case as well as the message it got).
+  auto expect_error = [&](std::size_t size, const std::string& expect) {
+    SCOPED_TRACE(expect);
+    const auto msg =
+        protocol_error_of([&] { shm::CatalogView::validate(c.words.data(), size, "t"); });
+    EXPECT_NE(msg.find(expect), std::string::npos) << msg;
+  };
+  auto check = [&](std::size_t off, std::uint32_t value, const std::string& expect) {
     const auto saved = shm::load_le<std::uint32_t>(c.raw(), off);
     shm::store_le<std::uint32_t>(c.raw(), off, value);
-    const auto msg =
-        error_of([&] { shm::CatalogView::validate(c.words.data(), size ? size : c.bytes(), "t"); });
+    expect_error(c.bytes(), expect);
     shm::store_le<std::uint32_t>(c.raw(), off, saved);
-    EXPECT_NE(msg.find(expect), std::string::npos) << msg;
   };
   check(0, 0x12345678, "magic is 0x12345678, expected 0x5443444d");
   check(4, 1, "layout_version is 1; this build reads version 2");
@@ -82,21 +80,12 @@ TEST(Catalog, ValidationNamesFieldAndValue) {
   check(60, 109, "socket_len is 109, at most 108");
   check(28, 7, "device_type is 7, expected 1 (CPU) or 2 (CUDA)");
   check(48, 4096, "total_size is 4096 but 3 pages of 8192 need 28672");
-  EXPECT_NE(error_of([&] {
-              shm::CatalogView::validate(c.words.data(), 28671, "t");
-            }).find("segment is 28671 bytes, smaller than its total_size 28672"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] {
-              shm::CatalogView::validate(c.words.data(), 40, "t");
-            }).find("smaller than the 172-byte header"),
-            std::string::npos);
+  expect_error(28671, "segment is 28671 bytes, smaller than its total_size 28672");
+  expect_error(40, "smaller than the 172-byte header");
   // A manifest_len beyond the page's manifest area.
   auto* page1 = c.raw() + 4096 + 8192;
   shm::store_le<std::uint32_t>(page1, shm::page_offset::kManifestLen, 8192);
-  EXPECT_NE(error_of([&] {
-              shm::CatalogView::validate(c.words.data(), c.bytes(), "t");
-            }).find("page 1 manifest_len 8192 exceeds its manifest area of 8128 bytes"),
-            std::string::npos);
+  expect_error(c.bytes(), "page 1 manifest_len 8192 exceeds its manifest area of 8128 bytes");
 }
 
 TEST(Page, WriteReadRoundTrip) {
@@ -118,7 +107,7 @@ TEST(Page, OversizedManifestIsRefusedBeforeTouchingThePage) {
   Catalog c;
   auto page = c.view->page(0);
   page.write(1, 1, 1, "old");
-  EXPECT_EQ(error_of([&] { page.write(2, 2, 2, std::string(8129, 'x')); }),
+  EXPECT_EQ(protocol_error_of([&] { page.write(2, 2, 2, std::string(8129, 'x')); }),
             "catalog page 0: manifest is 8129 bytes; the page holds 8128 (raise catalog "
             "page_size)");
   EXPECT_EQ(page.read().manifest, "old");
@@ -204,7 +193,7 @@ TEST(Lease, AcquireReleaseAndCapacity) {
 
 TEST(Lease, SegmentTooSmallForTheCatalogsShapeIsRefused) {
   std::vector<std::uint64_t> words(10, 0);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(protocol_error_of([&] {
               shm::LeasesView::over(words.data(), 80, 3, 8, "x.leases");
             }).find("leases 'x.leases': segment is 80 bytes; 3 slots of 8 leases need 384"),
             std::string::npos);

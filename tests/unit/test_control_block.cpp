@@ -3,9 +3,11 @@
 #include <cstring>
 #include <vector>
 
+#include "../support/protocol_error.hpp"
 #include "meshdock/shm.hpp"
 
 namespace shm = meshdock::shm;
+using meshdock::testing::protocol_error_of;
 
 namespace {
 
@@ -17,15 +19,6 @@ struct Buffer {
   std::vector<std::uint64_t> words;
   std::size_t size;
 };
-
-std::string error_of(std::function<void()> f) {
-  try {
-    f();
-  } catch (const shm::ProtocolError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 
@@ -105,31 +98,32 @@ TEST(ControlBlock, FlatBytesMetadataSaturates) {
 TEST(ControlBlock, ValidationNamesFieldAndValue) {
   Buffer buf(433);
   shm::ControlBlockView::initialize(buf.data(), buf.size, 3);
-  EXPECT_EQ(error_of([&] { shm::ControlBlockView::validate(buf.data(), 10, "x"); }),
+  EXPECT_EQ(protocol_error_of([&] { shm::ControlBlockView::validate(buf.data(), 10, "x"); }),
             "control block 'x': segment is 10 bytes, smaller than the 20-byte header");
-  EXPECT_EQ(error_of([&] { shm::ControlBlockView::validate(buf.data(), 432, "x"); }),
+  EXPECT_EQ(protocol_error_of([&] { shm::ControlBlockView::validate(buf.data(), 432, "x"); }),
             "control block 'x': segment is 432 bytes but 3 slots need 433");
 
   buf.bytes()[0] = std::byte{0};
-  EXPECT_EQ(error_of([&] { shm::ControlBlockView::validate(buf.data(), buf.size, "x"); }),
+  EXPECT_EQ(protocol_error_of([&] { shm::ControlBlockView::validate(buf.data(), buf.size, "x"); }),
             "control block 'x': magic is 0x43495000, expected 0x43495044 (\"CIPD\")");
   buf.bytes()[0] = std::byte{0x44};
 
   for (std::uint32_t bad : {0u, 11u, 0xFFFFFFFFu}) {
     shm::store_le<std::uint32_t>(buf.bytes(), 12, bad);
-    EXPECT_EQ(error_of([&] { shm::ControlBlockView::validate(buf.data(), buf.size, "x"); }),
-              "control block 'x': num_slots is " + std::to_string(bad) + ", outside 1..10");
+    EXPECT_EQ(
+        protocol_error_of([&] { shm::ControlBlockView::validate(buf.data(), buf.size, "x"); }),
+        "control block 'x': num_slots is " + std::to_string(bad) + ", outside 1..10");
   }
   shm::store_le<std::uint32_t>(buf.bytes(), 12, 3);
 
   buf.bytes()[21 + 128 * 3 + 14] = std::byte{2};
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(protocol_error_of([&] {
               shm::ControlBlockView::validate(buf.data(), buf.size, "x");
             }).find("flags 0x0002"),
             std::string::npos);
   buf.bytes()[21 + 128 * 3 + 14] = std::byte{0};
   buf.bytes()[21 + 128 * 3 + 12] = std::byte{3};
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(protocol_error_of([&] {
               shm::ControlBlockView::validate(buf.data(), buf.size, "x");
             }).find("format_kind is 3"),
             std::string::npos);
@@ -159,7 +153,7 @@ TEST(HostHandle, RoundTripAndRejections) {
   shm::Handle unterminated;
   unterminated.fill(std::byte{'a'});
   for (int i = 0; i < 4; ++i) unterminated[i] = std::byte("MDH1"[i]);
-  EXPECT_EQ(error_of([&] { shm::parse_host_handle(unterminated); }),
+  EXPECT_EQ(protocol_error_of([&] { shm::parse_host_handle(unterminated); }),
             "host handle: object name is not NUL-terminated within 64 bytes");
 
   shm::Handle cuda{};

@@ -57,12 +57,8 @@ TEST(Gate, StreamsAreCappedPerPeerAndInTotalAndGivenBack) {
 }
 
 TEST(Gate, LoadsAreCappedApartFromStreamsWithTheirOwnKeys) {
-  rpc::Gate::Limits limits;
-  limits.max_streams = 4;
-  limits.max_streams_per_peer = 4;
-  limits.max_loads = 3;
-  limits.max_loads_per_peer = 2;
-  rpc::Gate gate("", limits);
+  rpc::Gate gate(
+      "", {.max_streams = 4, .max_streams_per_peer = 4, .max_loads = 3, .max_loads_per_peer = 2});
   std::string why;
   std::vector<rpc::Gate::Ticket> held;
   held.push_back(gate.admit_load("ipv4:10.0.0.1:1000", why));
@@ -82,13 +78,11 @@ TEST(Gate, LoadsAreCappedApartFromStreamsWithTheirOwnKeys) {
 }
 
 TEST(Gate, StreamsAndLoadsTogetherKeepSpareThreads) {
-  rpc::Gate::Limits limits;
-  limits.max_streams = 4;
-  limits.max_streams_per_peer = 4;
-  limits.max_loads = 30;
-  limits.max_loads_per_peer = 30;
-  limits.max_threads = 24;  // 24 - 16 spare: 8 streams and loads in all
-  rpc::Gate gate("", limits);
+  rpc::Gate gate("", {.max_streams = 4,
+                      .max_streams_per_peer = 4,
+                      .max_loads = 30,
+                      .max_loads_per_peer = 30,
+                      .max_threads = 24});  // 24 - 16 spare: 8 streams and loads in all
   std::string why;
   std::vector<rpc::Gate::Ticket> held;
   for (int k = 0; k < 3; ++k) held.push_back(gate.admit_stream("unix:", why));
@@ -104,11 +98,9 @@ TEST(Gate, StreamsAndLoadsTogetherKeepSpareThreads) {
 }
 
 TEST(Gate, ExportsHaveTheirOwnCapsAndCountTowardTheThreads) {
-  rpc::Gate::Limits limits;
-  limits.max_exports = 3;
-  limits.max_exports_per_peer = 2;
-  limits.max_threads = 21;  // 5 streams, loads and exports in all
-  rpc::Gate gate("", limits);
+  rpc::Gate gate("", {.max_exports = 3,
+                      .max_exports_per_peer = 2,
+                      .max_threads = 21});  // 5 streams, loads and exports in all
   std::string why;
   std::vector<rpc::Gate::Ticket> held;
   held.push_back(gate.admit_export("ipv4:10.0.0.1:1", why));

@@ -32,6 +32,13 @@ std::string notes_of(const mesh::Mesh& m) {
   return s;
 }
 
+// Whether `text` (a mesh's notes, an error message) holds `part`; when not, the failure shows
+// all of `text`, as the `<< text` of an EXPECT_NE(text.find(part), npos) would.
+::testing::AssertionResult holds(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' is not in:\n" << text;
+}
+
 std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/meshes/" + name;
 }
@@ -63,17 +70,14 @@ TEST(XmlVtkReader, PolyDataSplitsPolyLinesAndStripsAndSkipsStrings) {
   EXPECT_EQ(ints(m.cell_data.at("c")[1]), (std::vector<std::int64_t>{9, 9, 9}));
   EXPECT_EQ(m.cell_data.count("names"), 0u);
   EXPECT_TRUE(m.field_data.empty());
-  std::string notes;
-  for (const auto& n : m.notes) notes += n + "\n";
-  EXPECT_NE(notes.find("string array 'title' in <FieldData> skipped"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("string array 'names' in <CellData> skipped"), std::string::npos) << notes;
+  const auto notes = notes_of(m);
+  EXPECT_TRUE(holds(notes, "string array 'title' in <FieldData> skipped"));
+  EXPECT_TRUE(holds(notes, "string array 'names' in <CellData> skipped"));
   // The legacy reader's words (expand_vtk_cells), with the piece.
-  EXPECT_NE(notes.find("piece 0: 1 poly-lines converted to 2 line segments (cell data repeated)"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("piece 0: 1 triangle strips converted to 3 triangles (cell data repeated)"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(
+      holds(notes, "piece 0: 1 poly-lines converted to 2 line segments (cell data repeated)"));
+  EXPECT_TRUE(
+      holds(notes, "piece 0: 1 triangle strips converted to 3 triangles (cell data repeated)"));
 }
 
 // An UnstructuredGrid of a poly-line, a voxel and a tetrahedron, a packed Bit array (inline
@@ -121,17 +125,12 @@ TEST(XmlVtkReader, VtuSplitsPolyLinesAndVoxelsWithCellDataAndRegionsAligned) {
   EXPECT_EQ(ints(m.regions[1].entries), (std::vector<std::int64_t>{2, 3}));
   EXPECT_EQ(m.field_data.count("meshdock:region:side:2:3:skin"), 1u);
   const auto notes = notes_of(m);
-  EXPECT_NE(notes.find("piece 0: 1 poly-lines converted to 2 line segments (cell data repeated)"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("piece 0: 1 voxels converted to hexahedra (VTK points 0,1,3,2,4,5,7,6)"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("bit array 'b' in <CellData> read as uint8 0/1"), std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("field data 'meshdock:region:side:2:3:skin' not made a region"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(
+      holds(notes, "piece 0: 1 poly-lines converted to 2 line segments (cell data repeated)"));
+  EXPECT_TRUE(
+      holds(notes, "piece 0: 1 voxels converted to hexahedra (VTK points 0,1,3,2,4,5,7,6)"));
+  EXPECT_TRUE(holds(notes, "bit array 'b' in <CellData> read as uint8 0/1"));
+  EXPECT_TRUE(holds(notes, "field data 'meshdock:region:side:2:3:skin' not made a region"));
 }
 
 // A one-point .vtu whose Points are one compressed block of `claimed` bytes, `packed` the
@@ -512,36 +511,35 @@ TEST(XmlVtkReader, PvtsPiecesStayInItsDirectory) {
   EXPECT_EQ(mesh::read_mesh(d.pvts("pgrid-appzlib_1.vts")).num_points(), 24);
   for (const std::string src : {"../outside.vts", "x/../../outside.vts", "/etc/passwd"}) {
     const auto what = read_error(d.pvts(src));
-    EXPECT_NE(what.find("a.pvts:"), std::string::npos) << what;
-    EXPECT_NE(what.find("piece '" + src + "'"), std::string::npos) << what;
-    EXPECT_NE(what.find("refused"), std::string::npos) << what;
+    EXPECT_TRUE(holds(what, "a.pvts:"));
+    EXPECT_TRUE(holds(what, "piece '" + src + "'"));
+    EXPECT_TRUE(holds(what, "refused"));
   }
 }
 
 TEST(XmlVtkReader, PvtsPieceOfTheWrongTypeNamesBoth) {
   ParallelDir d("type");
   const auto what = read_error(d.pvts("pieces-ascii_0.vtu"));
-  EXPECT_NE(what.find("pieces-ascii_0.vtu:"), std::string::npos) << what;
-  EXPECT_NE(what.find("VTKFile type is 'UnstructuredGrid'"), std::string::npos) << what;
-  EXPECT_NE(what.find("a.pvts (a PStructuredGrid)"), std::string::npos) << what;
-  EXPECT_NE(what.find("must be StructuredGrid"), std::string::npos) << what;
+  EXPECT_TRUE(holds(what, "pieces-ascii_0.vtu:"));
+  EXPECT_TRUE(holds(what, "VTKFile type is 'UnstructuredGrid'"));
+  EXPECT_TRUE(holds(what, "a.pvts (a PStructuredGrid)"));
+  EXPECT_TRUE(holds(what, "must be StructuredGrid"));
 }
 
 TEST(XmlVtkReader, PvtsMissingPieceNamesIt) {
   ParallelDir d("missing");
   const auto what = read_error(d.pvts("nothere.vts"));
-  EXPECT_NE(what.find("a.pvts:"), std::string::npos) << what;
-  EXPECT_NE(what.find("piece 'nothere.vts': "), std::string::npos) << what;
+  EXPECT_TRUE(holds(what, "a.pvts:"));
+  EXPECT_TRUE(holds(what, "piece 'nothere.vts': "));
 }
 
 TEST(XmlVtkReader, PvtsPieceOutsideItsExtentIsAnError) {
   ParallelDir d("extent");
   const auto what = read_error(d.pvts("pgrid-appzlib_1.vts", "0 2 0 2 0 1"));
-  EXPECT_NE(what.find("a.pvts:"), std::string::npos) << what;
-  EXPECT_NE(what.find("piece 'pgrid-appzlib_1.vts' holds extent 0 2 0 3 0 1, outside the Extent "
-                      "0 2 0 2 0 1 given for it"),
-            std::string::npos)
-      << what;
+  EXPECT_TRUE(holds(what, "a.pvts:"));
+  EXPECT_TRUE(holds(what,
+                    "piece 'pgrid-appzlib_1.vts' holds extent 0 2 0 3 0 1, outside the Extent "
+                    "0 2 0 2 0 1 given for it"));
 }
 
 TEST(XmlVtkReader, PiecesCoveringTheGridOverAndOverAreRefused) {
@@ -619,15 +617,9 @@ TEST(XmlVtkReader, VtuPieceWithoutAnArrayDropsItWithANote) {
   EXPECT_TRUE(m.point_data.empty());
   EXPECT_TRUE(m.cell_data.empty());
   const auto notes = notes_of(m);
-  EXPECT_NE(notes.find("point data 'A' is in 1 of 2 pieces (not in piece 1): dropped"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("point data 'B' is in 1 of 2 pieces (not in piece 0): dropped"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("cell data 'c' is in 1 of 2 pieces (not in piece 1): dropped"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes, "point data 'A' is in 1 of 2 pieces (not in piece 1): dropped"));
+  EXPECT_TRUE(holds(notes, "point data 'B' is in 1 of 2 pieces (not in piece 0): dropped"));
+  EXPECT_TRUE(holds(notes, "cell data 'c' is in 1 of 2 pieces (not in piece 1): dropped"));
 }
 
 TEST(XmlVtkReader, VtuPiecesOfDifferentTypesArePromotedWithANote) {
@@ -643,14 +635,12 @@ TEST(XmlVtkReader, VtuPiecesOfDifferentTypesArePromotedWithANote) {
   EXPECT_EQ(ints(m.cell_data.at("c")[0]), (std::vector<std::int64_t>{200}));
   EXPECT_EQ(ints(m.cell_data.at("c")[1]), (std::vector<std::int64_t>{-3}));
   const auto notes = notes_of(m);
-  EXPECT_NE(notes.find("point data 'A' is Float64 in piece 0 (line 4) and Int32 in piece 1 (line "
-                       "12): read as Float64 in every piece, their common type"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("cell data 'c' is UInt8 in piece 0 (line 5) and Int16 in piece 1 (line "
-                       "13): read as Int16 in every piece, their common type"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes,
+                    "point data 'A' is Float64 in piece 0 (line 4) and Int32 in piece 1 (line "
+                    "12): read as Float64 in every piece, their common type"));
+  EXPECT_TRUE(holds(notes,
+                    "cell data 'c' is UInt8 in piece 0 (line 5) and Int16 in piece 1 (line "
+                    "13): read as Int16 in every piece, their common type"));
 }
 
 TEST(XmlVtkReader, VtuPiecesOfDifferentComponentsNameBothPieces) {
@@ -679,18 +669,15 @@ TEST(XmlVtkReader, DuplicateArrayNamesKeepTheLastWithANote) {
   EXPECT_EQ(doubles(m.cell_data.at("c")[0]), (std::vector<double>{2}));
   EXPECT_EQ(ints(m.field_data.at("f")), (std::vector<std::int64_t>{2, 3}));
   const auto notes = notes_of(m);
-  EXPECT_NE(notes.find("piece 0: <PointData> has two arrays named 'T' (lines 4 and 5): the one "
-                       "at line 4 is dropped, the last kept"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("piece 0: <CellData> has two arrays named 'c' (lines 6 and 6): the one at "
-                       "line 6 is dropped, the last kept"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("<FieldData> has two arrays named 'f' (lines 3 and 3): the one at line 3 "
-                       "is dropped, the last kept"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes,
+                    "piece 0: <PointData> has two arrays named 'T' (lines 4 and 5): the one "
+                    "at line 4 is dropped, the last kept"));
+  EXPECT_TRUE(holds(notes,
+                    "piece 0: <CellData> has two arrays named 'c' (lines 6 and 6): the one at "
+                    "line 6 is dropped, the last kept"));
+  EXPECT_TRUE(holds(notes,
+                    "<FieldData> has two arrays named 'f' (lines 3 and 3): the one at line 3 "
+                    "is dropped, the last kept"));
 }
 
 TEST(XmlVtkReader, AsciiValuesOutsideTheirTypeAreRefused) {
@@ -841,17 +828,13 @@ TEST(XmlVtkReader, PvtuPiecesFollowTheSameRules) {
   EXPECT_EQ(m.cell_data.at("c")[0].dtype(), (mesh::DType{0, 16, 1}));
   EXPECT_EQ(ints(m.cell_data.at("c")[0]), (std::vector<std::int64_t>{200, -3}));
   const auto notes = notes_of(m);
-  EXPECT_NE(notes.find("point data 'B' is in 1 of 2 pieces (not in piece 1): dropped"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("point data 'A' is Float64 in piece 0 (a_0.vtu) and Int32 in piece 1 "
-                       "(a_1.vtu): read as Float64 in every piece, their common type"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("cell data 'c' is UInt8 in piece 0 (a_0.vtu) and Int16 in piece 1 "
-                       "(a_1.vtu): read as Int16 in every piece, their common type"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes, "point data 'B' is in 1 of 2 pieces (not in piece 1): dropped"));
+  EXPECT_TRUE(holds(notes,
+                    "point data 'A' is Float64 in piece 0 (a_0.vtu) and Int32 in piece 1 "
+                    "(a_1.vtu): read as Float64 in every piece, their common type"));
+  EXPECT_TRUE(holds(notes,
+                    "cell data 'c' is UInt8 in piece 0 (a_0.vtu) and Int16 in piece 1 "
+                    "(a_1.vtu): read as Int16 in every piece, their common type"));
   PvtuDir bad("ncomp", ug_file({tet_piece(array("Float64", "A", "1 2 3 4"))}),
               ug_file({tet_piece(array("Float64", "A", "1 2 3 4 5 6 7 8", 2))}));
   EXPECT_EQ(read_error(bad.path()),
@@ -872,10 +855,9 @@ TEST(XmlVtkReader, StructuredPiecesOfDifferentTypesArePromotedWithANote) {
   EXPECT_EQ(doubles(m.cell_data.at("k")[0]), (std::vector<double>{0, 1, 2.5, 3, 4, 5, 6, 7}));
   EXPECT_EQ(m.point_data.at("q").dtype(), (mesh::DType{0, 32, 1}));  // one type: unchanged
   auto notes = notes_of(m);
-  EXPECT_NE(notes.find("cell data 'k' is Int32 in piece 0 (line 5) and Float64 in piece 1 (line "
-                       "8): read as Float64 in every piece, their common type\n"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes,
+                    "cell data 'k' is Int32 in piece 0 (line 5) and Float64 in piece 1 (line "
+                    "8): read as Float64 in every piece, their common type\n"));
   // UInt8 then Int16: Int16, -3 kept. q: Float32 then Int64 (2^53 + 1): Float64, which rounds
   // it, and the note says so.
   std::string vti = replaced(two_piece_vti("2 4 0 2 0 1", "Int16"), ">2 3 6 7<", ">2 -3 6 7<");
@@ -895,15 +877,13 @@ TEST(XmlVtkReader, StructuredPiecesOfDifferentTypesArePromotedWithANote) {
   EXPECT_EQ(q[3], 9007199254740992.0);
   EXPECT_EQ(q[29], 29);
   notes = notes_of(m);
-  EXPECT_NE(notes.find("cell data 'k' is UInt8 in piece 0 (line 5) and Int16 in piece 1 (line "
-                       "8): read as Int16 in every piece, their common type\n"),
-            std::string::npos)
-      << notes;
-  EXPECT_NE(notes.find("point data 'q' is Float32 in piece 0 (line 3) and Int64 in piece 1 (line "
-                       "6): read as Float64 in every piece, their common type; Int64 values "
-                       "beyond 2^53 in magnitude lose precision in it\n"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes,
+                    "cell data 'k' is UInt8 in piece 0 (line 5) and Int16 in piece 1 (line "
+                    "8): read as Int16 in every piece, their common type\n"));
+  EXPECT_TRUE(holds(notes,
+                    "point data 'q' is Float32 in piece 0 (line 3) and Int64 in piece 1 (line "
+                    "6): read as Float64 in every piece, their common type; Int64 values "
+                    "beyond 2^53 in magnitude lose precision in it\n"));
   // Components that differ are a ReadError naming both pieces.
   EXPECT_EQ(error_of(replaced(replaced(two_piece_vti("2 4 0 2 0 1", "Int32"), ">2 3 6 7<",
                                        ">2 2 3 3 6 6 7 7<"),
@@ -924,11 +904,10 @@ TEST(XmlVtkReader, VtuPiecesWhoseCommonTypeRoundsSaySo) {
   EXPECT_EQ(doubles(m.point_data.at("A")),
             (std::vector<double>{1, 2, 3, 18446744073709551616.0, -1, -2, -3, -4}));
   const auto notes = notes_of(m);
-  EXPECT_NE(notes.find("point data 'A' is UInt64 in piece 0 (line 4) and Int8 in piece 1 (line "
-                       "12): read as Float64 in every piece, their common type; UInt64 values "
-                       "beyond 2^53 in magnitude lose precision in it"),
-            std::string::npos)
-      << notes;
+  EXPECT_TRUE(holds(notes,
+                    "point data 'A' is UInt64 in piece 0 (line 4) and Int8 in piece 1 (line "
+                    "12): read as Float64 in every piece, their common type; UInt64 values "
+                    "beyond 2^53 in magnitude lose precision in it"));
 }
 
 // A piece holds one <Points>, one <Cells> (one <PointData>, ...), and a cell section one array
