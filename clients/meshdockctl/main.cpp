@@ -653,29 +653,6 @@ std::optional<std::string> unknown_verb(int argc, char** argv, const CLI::App& a
 
 }  // namespace
 
-// Why `addr` is no address meshdockctl can reach (nullopt: it is one). gRPC takes far more
-// (and its resolver's complaints about "foo" or "" are long log lines about DNS and channel
-// stacks): what meshdockd listens on is unix:PATH or HOST:PORT, and gRPC's scheme:... forms pass.
-static std::optional<std::string> address_problem(const std::string& addr) {
-  const auto bad = [&](const std::string& why) {
-    return "--addr '" + addr + "' " + why + " (meshdockd listens on unix:PATH or HOST:PORT)";
-  };
-  if (addr.empty()) return bad("is empty");
-  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"})
-    if (addr.rfind(scheme, 0) == 0)
-      return addr.size() > std::strlen(scheme) ? std::nullopt
-                                               : std::optional(bad("names no socket"));
-  if (addr.find("://") != std::string::npos) return bad("is a URL");
-  const auto colon = addr.rfind(':');
-  if (colon == std::string::npos || colon == 0) return bad("has no :PORT");
-  const std::string port = addr.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535 ||
-      std::stoi(port) == 0)
-    return bad("has no port 1-65535 after its last ':'");
-  return std::nullopt;
-}
-
 int main(int argc, char** argv) {
   Options o;
   const char* env_addr = std::getenv("MESHDOCK_ADDR");
@@ -859,7 +836,7 @@ int main(int argc, char** argv) {
   }
   if (insp->parsed()) return inspect(o, name, prefix);
   for (const CLI::App* sub : app.get_subcommands()) o.verb = sub->get_name();
-  if (const auto bad = address_problem(o.addr)) {
+  if (const auto bad = meshdockctl::address_problem(o.addr, "--addr")) {
     std::fprintf(stderr, "meshdockctl: %s\n", bad->c_str());
     return meshdockctl::kUsage;
   }

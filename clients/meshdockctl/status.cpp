@@ -15,6 +15,26 @@
 
 namespace meshdockctl {
 
+std::optional<std::string> address_problem(const std::string& addr, const std::string& what) {
+  const auto bad = [&](const std::string& why) {
+    return what + " '" + addr + "' " + why + " (meshdockd listens on unix:PATH or HOST:PORT)";
+  };
+  if (addr.empty()) return bad("is empty");
+  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"})
+    if (addr.rfind(scheme, 0) == 0)
+      return addr.size() > std::strlen(scheme) ? std::nullopt
+                                               : std::optional(bad("names no socket"));
+  if (addr.find("://") != std::string::npos) return bad("is a URL");
+  const auto colon = addr.rfind(':');
+  if (colon == std::string::npos || colon == 0) return bad("has no :PORT");
+  const std::string port = addr.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535 ||
+      std::stoi(port) == 0)
+    return bad("has no port 1-65535 after its last ':'");
+  return std::nullopt;
+}
+
 int exit_code(const grpc::Status& s) {
   switch (s.error_code()) {
     case grpc::StatusCode::OK:
@@ -93,7 +113,7 @@ std::string denied(const std::string& what, const std::string& path, const struc
 
 }  // namespace
 
-std::string diagnose_unavailable(const std::string& addr, int& code) {
+std::string diagnose_unavailable(const std::string& addr, int& code, const std::string& what) {
   code = kUnavailable;
   const std::string path = unix_socket_path(addr);
   if (path.empty()) return "";
@@ -122,14 +142,15 @@ std::string diagnose_unavailable(const std::string& addr, int& code) {
     }
     return "permission denied connecting to " + path;
   }
-  if (err == ENOENT) return "no socket at " + path + " (is meshdockd running? is --addr right?)";
+  if (err == ENOENT)
+    return "no socket at " + path + " (is meshdockd running? is " + what + " right?)";
   // connect() to a path that is not a socket is refused as if nothing listened: say what it is.
   if (err == ECONNREFUSED && stat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
     return path + " is " +
            (S_ISDIR(st.st_mode)   ? "a directory"
             : S_ISREG(st.st_mode) ? "a regular file"
                                   : "not a socket") +
-           ", not meshdockd's socket (is --addr right?)";
+           ", not meshdockd's socket (is " + what + " right?)";
   if (err == ECONNREFUSED)
     return "nothing listens on " + path + " (a socket left by a meshdockd that is gone?)";
   return "";

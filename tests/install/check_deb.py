@@ -76,6 +76,8 @@ def main():
         entries[path.rstrip("/") or "/"] = (mode, line.split()[1])
     want = ["/usr/bin/meshdockd", "/usr/bin/meshdockctl", "/usr/bin/meshdock",
             f"{lib}/libmeshdock.so.{a.version}", f"{lib}/libmeshdock.so.1", f"{lib}/libmeshdock.so",
+            f"{lib}/libmeshdock_producer.so.{a.version}", f"{lib}/libmeshdock_producer.so.1",
+            f"{lib}/libmeshdock_producer.so", f"{lib}/pkgconfig/meshdock-producer.pc",
             f"{lib}/cmake/meshdock/meshdockConfig.cmake",
             f"{lib}/cmake/meshdock/meshdockConfigVersion.cmake",
             f"{lib}/cmake/meshdock/meshdockTargets.cmake", f"{lib}/pkgconfig/meshdock.pc",
@@ -86,7 +88,8 @@ def main():
             "/usr/share/man/man1/meshdockd.1.gz", "/usr/share/man/man1/meshdockctl.1.gz",
             "/usr/share/man/man1/meshdock.1.gz"]
     want += [f"/usr/share/doc/meshdock/{p.name}" for p in (a.source / "docs").glob("*.md")]
-    for inc in (a.source / "sdk/cpp/include", a.source / "shm_protocol/include"):
+    for inc in (a.source / "sdk/cpp/include", a.source / "sdk/producer/include",
+                a.source / "shm_protocol/include"):
         want += [f"/usr/include/{p.relative_to(inc)}" for p in inc.rglob("*")
                  if p.suffix in (".hpp", ".h")]
     py = "/usr/lib/python3/dist-packages/meshdock"

@@ -48,8 +48,11 @@ else
   need() { for f in "$@"; do [ -e "$f" ] || missing+=("${f#"$dest"}"); done; }
   while IFS= read -r h; do need "$inc/$h"; done < <(
     cd "$src/sdk/cpp/include" && find meshdock -name '*.hpp' -o -name '*.h'
+    cd "$src/sdk/producer/include" && find meshdock -name '*.h'
     cd "$src/shm_protocol/include" && find meshdock -name '*.hpp' -o -name '*.h')
   need "$lib/libmeshdock.so" "$lib/libmeshdock.so.1" "$lib/pkgconfig/meshdock.pc" \
+       "$lib/libmeshdock_producer.so" "$lib/libmeshdock_producer.so.1" \
+       "$lib/pkgconfig/meshdock-producer.pc" \
        "$lib/cmake/meshdock/meshdockConfig.cmake" "$lib/cmake/meshdock/meshdockConfigVersion.cmake" \
        "$lib/cmake/meshdock/meshdockTargets.cmake" \
        "$root/bin/meshdockd" "$root/bin/meshdockctl" "$etc/meshdock/meshdockd.json" \
@@ -112,6 +115,16 @@ fi
 case " $flags " in *" -I$inc "*) ;; *) fail "pkg-config's flags do not point into the DESTDIR: $flags" ;; esac
 out=$(LD_LIBRARY_PATH=$lib "$work/pc-consumer") || fail "the pkg-config consumer exited $?: $out"
 echo "3. pkg-config ($flags): built and ran: $out"
+# The C producer example, as C99, against libmeshdock_producer alone (it needs no daemon for
+# --help; its publishing is tests/python/test_c_producer.py's).
+if ! pflags=$(pkg-config --cflags --libs meshdock-producer 2>"$work/pc.log") ||
+   ! cc -std=c99 -pedantic -Wall -Werror "$src/clients/examples/c_producer.c" $pflags \
+       -o "$work/c-producer" 2>>"$work/pc.log"; then
+  cat "$work/pc.log" >&2
+  fail "the C producer did not build with pkg-config meshdock-producer (flags: ${pflags:-none})"
+fi
+out=$(LD_LIBRARY_PATH=$lib "$work/c-producer" --help) || fail "the C producer exited $?: $out"
+echo "3b. pkg-config meshdock-producer: the C producer built and ran: $out"
 
 # ---- 4. Python ----------------------------------------------------------------------------
 if [ ! -d "$MESHDOCK_BUILD_DIR/python/meshdock" ]; then

@@ -63,6 +63,17 @@ static void test_version_and_errors(void) {
   CHECK(strcmp(meshdock_status_name(MESHDOCK_ERR_PRODUCER_GONE), "MESHDOCK_ERR_PRODUCER_GONE") ==
         0);
   CHECK(strcmp(meshdock_status_name(12345), "MESHDOCK_ERR_UNKNOWN") == 0);
+  /* 1.3: the control plane's codes (libmeshdock_producer), and its failures in this channel. */
+  CHECK((meshdock_abi_version() & 0xffff) >= 3);
+  CHECK(strcmp(meshdock_status_name(MESHDOCK_ERR_UNAVAILABLE), "MESHDOCK_ERR_UNAVAILABLE") == 0);
+  CHECK(strcmp(meshdock_status_name(MESHDOCK_ERR_REFUSED), "MESHDOCK_ERR_REFUSED") == 0);
+  CHECK(meshdock_set_error(MESHDOCK_ERR_PERMISSION_DENIED, "a test's words") ==
+        MESHDOCK_ERR_PERMISSION_DENIED);
+  CHECK(meshdock_last_status() == MESHDOCK_ERR_PERMISSION_DENIED);
+  CHECK(strcmp(meshdock_last_error(), "a test's words") == 0);
+  CHECK(meshdock_set_error(MESHDOCK_ERR_RESOURCE_EXHAUSTED, NULL) ==
+        MESHDOCK_ERR_RESOURCE_EXHAUSTED);
+  CHECK(strcmp(meshdock_last_error(), "") == 0);
 
   CHECK(meshdock_mesh_read(NULL, NULL, &m) == MESHDOCK_ERR_INVALID_ARGUMENT);
   CHECK(m == NULL);

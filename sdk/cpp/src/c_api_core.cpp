@@ -202,6 +202,10 @@ const char* meshdock_last_error(void) {
   return last_error();
 }
 
+int meshdock_set_error(int status, const char* message) {
+  return fail(status, message ? message : "");
+}
+
 const char* meshdock_status_name(int status) {
   switch (status) {
     case MESHDOCK_OK:
@@ -238,6 +242,14 @@ const char* meshdock_status_name(int status) {
       return "MESHDOCK_ERR_UNSUPPORTED";
     case MESHDOCK_ERR_INTERNAL:
       return "MESHDOCK_ERR_INTERNAL";
+    case MESHDOCK_ERR_UNAVAILABLE:
+      return "MESHDOCK_ERR_UNAVAILABLE";
+    case MESHDOCK_ERR_PERMISSION_DENIED:
+      return "MESHDOCK_ERR_PERMISSION_DENIED";
+    case MESHDOCK_ERR_RESOURCE_EXHAUSTED:
+      return "MESHDOCK_ERR_RESOURCE_EXHAUSTED";
+    case MESHDOCK_ERR_REFUSED:
+      return "MESHDOCK_ERR_REFUSED";
     default:
       return "MESHDOCK_ERR_UNKNOWN";
   }

@@ -67,7 +67,8 @@ extern "C" {
 
 /* ---- Version --------------------------------------------------------------------------------- */
 #define MESHDOCK_ABI_VERSION_MAJOR 1
-#define MESHDOCK_ABI_VERSION_MINOR 2 /* 1.1: the Python capsule helpers; 1.2: sources */
+#define MESHDOCK_ABI_VERSION_MINOR 3 /* 1.1: the Python capsule helpers; 1.2: sources; \
+                                        1.3: the control plane's status codes */
 #define MESHDOCK_ABI_VERSION ((MESHDOCK_ABI_VERSION_MAJOR << 16) | MESHDOCK_ABI_VERSION_MINOR)
 
 /* The ABI the loaded library implements: (major << 16) | minor. A caller built against
@@ -95,7 +96,18 @@ enum meshdock_status {
   MESHDOCK_ERR_NOT_FOUND = 13,            /* no array / entry of that name or index */
   MESHDOCK_ERR_OOM = 14,                  /* std::bad_alloc */
   MESHDOCK_ERR_UNSUPPORTED = 15,          /* valid request this build or handle cannot do */
-  MESHDOCK_ERR_INTERNAL = 16              /* any other failure (a bug: please report it) */
+  MESHDOCK_ERR_INTERNAL = 16,             /* any other failure (a bug: please report it) */
+  /* Since ABI 1.3: the daemon's refusals, as libmeshdock_producer (meshdock/producer.h) returns
+     them (gRPC status codes of the control plane, docs/protocol.md). */
+  MESHDOCK_ERR_UNAVAILABLE = 17,          /* meshdockd is not answering at the address (UNAVAILABLE) */
+  MESHDOCK_ERR_PERMISSION_DENIED = 18,    /* the daemon refused this caller (PERMISSION_DENIED,
+                                             UNAUTHENTICATED: socket mode, group, token) */
+  MESHDOCK_ERR_RESOURCE_EXHAUSTED = 19,   /* over a budget or limit of the daemon's (max_decoded_size,
+                                             device memory, connections) */
+  MESHDOCK_ERR_REFUSED = 20,              /* refused in the daemon's present state (FAILED_PRECONDITION,
+                                             ALREADY_EXISTS, ABORTED: e.g. a mesh still loading, a
+                                             CUDA device this host lacks), or its deadline passed
+                                             (DEADLINE_EXCEEDED) */
 };
 /* clang-format on */
 
@@ -107,6 +119,12 @@ MESHDOCK_API const char* meshdock_last_error(void);
 /* The status of the last failure on this thread (MESHDOCK_OK if none yet), for calls that
  * return a pointer rather than a status (the *_array_capsule functions). Since ABI 1.1. */
 MESHDOCK_API int meshdock_last_status(void);
+
+/* Records `status` and `message` as this thread's last failure (what meshdock_last_error and
+ * meshdock_last_status then return) and returns `status`: for companion libraries
+ * (libmeshdock_producer) whose failures are reported through this one channel. NULL message: "".
+ * Since ABI 1.3. */
+MESHDOCK_API int meshdock_set_error(int status, const char* message);
 
 /* "MESHDOCK_OK", "MESHDOCK_ERR_PRODUCER_GONE", ...; "MESHDOCK_ERR_UNKNOWN" for other values.
  * Static storage. */

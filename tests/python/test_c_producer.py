@@ -1,0 +1,165 @@
+"""libmeshdock_producer (meshdock/producer.h): a C program publishes into a real meshdockd with no
+gRPC of its own, and consumers see exactly its arrays.
+
+What must hold: a mesh's field and a tensor of its own slot arrive whole, frame after frame; an
+array over 256 KiB travels through a shared-memory object of the producer's (the daemon's
+metrics say so) and a small one in messages; the zero-copy buffer sends no bytes at all; no
+object is left in /dev/shm when the producer ends; every failure returns its status with a
+message naming the slot and field (or the socket, or the bad argument), and nothing is sent for
+an argument the library refuses itself."""
+import ctypes
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import conftest
+import meshdock
+from daemon_util import Daemon, arrays_of
+from test_metrics import parse, value
+
+PRODUCER = conftest.BUILD / "bin" / "c_producer"
+
+
+def expected(frame_index, rows, cols=None):
+    """What c_producer writes in its frame k: k * 1000 + row + col / 4."""
+    r = np.arange(rows, dtype=np.float64)[:, None]
+    c = np.arange(cols or 1, dtype=np.float64)[None, :] / 4
+    v = frame_index * 1000.0 + r + c
+    return v if cols else v[:, 0]
+
+
+def sources():
+    return {n for n in os.listdir("/dev/shm") if n.startswith("meshdock-src.")}
+
+
+def run(d, *args, addr=None):
+    return subprocess.run([str(PRODUCER), "--addr", addr or d.addr, *map(str, args)],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def box(tmp_path):
+    d = Daemon(tmp_path, ("box.v41.msh",))
+    d.load("box.v41.msh", "box")
+    yield d
+    assert d.stop() == 0, d.stderr
+
+
+def received(d, via):
+    return value(parse(d.ctl("metrics").stdout), "meshdock_publish_received_bytes_total", via=via)
+
+
+def test_a_field_and_a_tensor_arrive_whole_by_messages_and_by_shared_memory(box):
+    n = len(meshdock.read(str(box.root / "box.v41.msh")).points)
+    before = sources()
+    r = run(box, "--frames", 3, "box", "point_data/T", n)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == ["frame 2", "frame 3", "frame 4"]
+    manifest, data = box.newest("box")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["point_data/T"], expected(2, n))
+    assert received(box, "grpc") == 3 * n * 8 and received(box, "shm") == 0  # 2.4 KiB: messages
+
+    # 2 MiB a frame: through one object of the producer's, reused, and gone at its end.
+    r = run(box, "--frames", 3, "--device", "cpu", "img", "tensor", 512, 512)
+    assert r.returncode == 0 and r.stdout == "frame 1\nframe 2\nframe 3\n", r.stderr
+    manifest, data = box.newest("img")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], expected(2, 512, 512))
+    assert received(box, "shm") == 3 * 512 * 512 * 8
+    with meshdock.attach("img", prefix=box.prefix, timeout=5) as slot:  # a consumer's view
+        f = slot.wait(timeout=5)
+        np.testing.assert_array_equal(np.from_dlpack(dict(f.arrays())["tensor"]),
+                                      expected(2, 512, 512))
+        f.release()
+    assert sources() == before
+
+
+def test_the_zero_copy_buffer_sends_no_bytes_and_is_unlinked_at_close(box):
+    before = sources()
+    grpc_before = received(box, "grpc")
+    r = run(box, "--frames", 2, "--buffer", "cam", "tensor", 300, 4)  # 9.4 KiB: a buffer anyway
+    assert r.returncode == 0 and r.stdout == "frame 1\nframe 2\n", r.stderr
+    manifest, data = box.newest("cam")
+    np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], expected(1, 300, 4))
+    assert received(box, "shm") == 2 * 300 * 4 * 8 and received(box, "grpc") == grpc_before
+    assert sources() == before
+
+
+def test_failures_name_the_status_the_slot_and_the_field(box, tmp_path):
+    r = run(box, "nope", "point_data/T", 5)
+    assert r.returncode == 1
+    assert r.stderr == ("c_producer: publish: MESHDOCK_ERR_NOT_FOUND: NOT_FOUND: slot 'nope': "
+                        "point_data/T: no mesh named 'nope'\n"), r.stderr
+    r = run(box, "box", "point_data/T", 5)
+    assert r.returncode == 1 and r.stderr.startswith(
+        "c_producer: publish: MESHDOCK_ERR_INVALID_ARGUMENT: INVALID_ARGUMENT: slot 'box': "
+        "point_data/T: 5 rows for 300 points"), r.stderr
+    gone = tmp_path / "gone.sock"
+    r = run(box, "box", "point_data/T", 5, addr=f"unix:{gone}")
+    assert r.returncode == 1 and r.stderr == (
+        "c_producer: publish: MESHDOCK_ERR_UNAVAILABLE: slot 'box': point_data/T: meshdockd at "
+        f"unix:{gone} is not answering: no socket at {gone} (is meshdockd running? is the target "
+        "of meshdock_producer_open right?)\n"), r.stderr
+    r = run(box, "box", "point_data/T", 5, addr="foo")
+    assert r.returncode == 1 and r.stderr == (
+        "c_producer: open: MESHDOCK_ERR_INVALID_ARGUMENT: meshdock_producer_open: target 'foo' "
+        "has no :PORT (meshdockd listens on unix:PATH or HOST:PORT)\n"), r.stderr
+    # A tensor under a mesh's name; a device this host does not have (the daemon's state).
+    r = run(box, "box", "tensor", 4, 4)
+    assert r.returncode == 1 and r.stderr.startswith(
+        "c_producer: publish: MESHDOCK_ERR_INVALID_ARGUMENT: INVALID_ARGUMENT: slot 'box': "), \
+        r.stderr
+    r = run(box, "--device", "cuda:97", "t", "tensor", 4, 4)
+    assert r.returncode == 1 and r.stderr.startswith(
+        "c_producer: publish: MESHDOCK_ERR_REFUSED: FAILED_PRECONDITION: "), r.stderr
+    assert "cuda:97" in r.stderr and "slot 't'" in r.stderr, r.stderr
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+def test_the_library_refuses_what_it_cannot_send_before_anything_is_sent(box):
+    """Arguments the daemon would not see the fault in (device memory, strides, lanes) are
+    refused by the library, naming the slot and field; nothing reaches the daemon."""
+    lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
+    core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
+    core.meshdock_last_error.restype = ctypes.c_char_p
+    core.meshdock_status_name.restype = ctypes.c_char_p
+    p = ctypes.c_void_p()
+    assert lib.meshdock_producer_open(box.addr.encode(), None, ctypes.byref(p)) == 0
+    try:
+        a = np.zeros((4, 3))
+        shape = (ctypes.c_int64 * 2)(4, 3)
+
+        def publish(**kw):
+            t = DLTensor(data=a.ctypes.data, device_type=1, ndim=2, code=2, bits=64, lanes=1,
+                         shape=shape)
+            for k, v in kw.items():
+                setattr(t, k, v)
+            rc = lib.meshdock_producer_publish(p, b"box", b"point_data/T", 0, ctypes.byref(t),
+                                               None)
+            return core.meshdock_status_name(rc).decode(), core.meshdock_last_error().decode()
+
+        grpc_before = received(box, "grpc")
+        assert publish(device_type=2) == (
+            "MESHDOCK_ERR_UNSUPPORTED", "slot 'box': point_data/T: the array is in device memory "
+            "(DLPack device type 2); publish takes host memory: copy it to the host first")
+        assert publish(strides=(ctypes.c_int64 * 2)(1, 4)) == (
+            "MESHDOCK_ERR_INVALID_ARGUMENT", "slot 'box': point_data/T: not in C order "
+            "(dimension 1 has stride 4, 1 expected): make it contiguous first")
+        assert publish(lanes=2)[1].startswith("slot 'box': point_data/T: dtype (code 2, bits 64, "
+                                              "lanes 2) cannot be published")
+        assert publish(ndim=5)[1] == ("slot 'box': point_data/T: 5 dimensions; a frame's "
+                                      "arrays have 1 to 4")
+        assert received(box, "grpc") == grpc_before  # none of them sent a byte
+        # Compact strides are C order too, and the daemon then judges the shape.
+        assert publish(strides=(ctypes.c_int64 * 2)(3, 1))[0] == "MESHDOCK_ERR_INVALID_ARGUMENT"
+        assert lib.meshdock_producer_set_timeout(p, ctypes.c_double(-1.0)) == 12
+    finally:
+        lib.meshdock_producer_close(p)
