@@ -12,14 +12,15 @@ import os
 import subprocess
 
 import numpy as np
-import pytest
 
 import conftest
 import meshdock
-from daemon_util import Daemon, arrays_of
+from daemon_util import arrays_of
 from test_metrics import parse, value
+import test_publish_shm
 
 PRODUCER = conftest.BUILD / "bin" / "c_producer"
+box = test_publish_shm.box  # the fixture: a meshdockd with box.v41.msh loaded as "box"
 
 
 def expected(frame_index, rows, cols=None):
@@ -37,14 +38,6 @@ def sources():
 def run(d, *args, addr=None):
     return subprocess.run([str(PRODUCER), "--addr", addr or d.addr, *map(str, args)],
                           capture_output=True, text=True, timeout=60)
-
-
-@pytest.fixture
-def box(tmp_path):
-    d = Daemon(tmp_path, ("box.v41.msh",))
-    d.load("box.v41.msh", "box")
-    yield d
-    assert d.stop() == 0, d.stderr
 
 
 def received(d, via):
