@@ -156,3 +156,49 @@ def test_the_library_refuses_what_it_cannot_send_before_anything_is_sent(box):
         assert lib.meshdock_producer_set_timeout(p, ctypes.c_double(-1.0)) == 12
     finally:
         lib.meshdock_producer_close(p)
+
+
+def test_a_buffer_outlives_a_larger_publish_of_its_key_and_nothing_is_left_at_close(box):
+    """The caller's pointer from meshdock_producer_buffer stays mapped when a publish of a larger
+    array from the caller's own memory needs a fresh object for the same key; a buffer request
+    after that gets the fresh one; close unlinks them all."""
+    lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
+    core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
+    core.meshdock_last_error.restype = ctypes.c_char_p
+    before = sources()
+    p = ctypes.c_void_p()
+    assert lib.meshdock_producer_open(box.addr.encode(), None, ctypes.byref(p)) == 0
+    try:
+        def tensor(data, rows):
+            shape = (ctypes.c_int64 * 1)(rows)
+            t = DLTensor(data=data, device_type=1, ndim=1, code=2, bits=64, lanes=1, shape=shape)
+            t._shape = shape  # kept alive with it
+            return t
+
+        def publish(t):
+            frame = ctypes.c_uint32()
+            rc = lib.meshdock_producer_publish_tensor(p, b"k", ctypes.byref(t), b"cpu", 0,
+                                                      ctypes.byref(frame))
+            assert rc == 0, core.meshdock_last_error()
+            return frame.value
+
+        small = ctypes.c_void_p()
+        assert lib.meshdock_producer_buffer(p, b"k", b"tensor", 0, ctypes.c_uint64(800),
+                                            ctypes.byref(small)) == 0
+        view = np.frombuffer((ctypes.c_char * 800).from_address(small.value), dtype=np.float64)
+        view[:] = np.arange(100.0)
+        assert publish(tensor(small.value, 100)) == 1
+        assert len(sources() - before) == 1
+        big = np.arange(65536.0)  # 512 KiB from the caller's memory: a fresh object of the key
+        assert publish(tensor(big.ctypes.data, big.size)) == 2
+        view[:] = -1.0  # the old buffer is still mapped: no fault
+        manifest, data = box.newest("k")
+        np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], big)
+        again = ctypes.c_void_p()
+        assert lib.meshdock_producer_buffer(p, b"k", b"tensor", 0, ctypes.c_uint64(800),
+                                            ctypes.byref(again)) == 0
+        assert again.value != small.value  # the object of the last publish, large enough
+        assert len(sources() - before) == 2  # that one and the one the caller still holds
+    finally:
+        lib.meshdock_producer_close(p)
+    assert sources() == before

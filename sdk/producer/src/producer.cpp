@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -183,6 +184,7 @@ struct meshdock_producer {
   struct Source {
     meshdock::SourceBuffer buffer;
     bool stale = false;
+    bool handed_out = false;  // its pointer went to the caller (meshdock_producer_buffer)
   };
 
   std::string target, token;
@@ -216,8 +218,11 @@ struct meshdock_producer {
                                                   : MESHDOCK_ERR_UNAVAILABLE,
            where + ": meshdockd at " + target + " is not answering: " + (why.empty() ? msg : why));
     }
-    if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)
-      msg = "no reply within the producer's timeout (" + std::to_string(timeout) + " s)";
+    if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%g", timeout);
+      msg = std::string("no reply within the producer's timeout (") + t + " s)";
+    }
     // The daemon's refusals name the slot and field already.
     fail(status_of(s.error_code()),
          std::string(meshdockctl::code_name(s.error_code())) + ": " +
@@ -245,10 +250,15 @@ struct meshdock_producer {
   }
 
   // The object for `key`, at least `bytes` long and not stale (a fresh one otherwise).
-  meshdock::SourceBuffer& source_for(const Key& key, std::uint64_t bytes) {
+  // `for_caller`: the caller gets its pointer (meshdock_producer_buffer). An object replaced here
+  // is unlinked at once, unless the caller holds its pointer and is not the one asking now (a
+  // publish of a larger array from memory of its own): that one stays mapped until close.
+  meshdock::SourceBuffer& source_for(const Key& key, std::uint64_t bytes, bool for_caller) {
     auto it = sources.find(key);
-    if (it != sources.end() && !it->second.stale && it->second.buffer.size() >= bytes)
+    if (it != sources.end() && !it->second.stale && it->second.buffer.size() >= bytes) {
+      it->second.handed_out = it->second.handed_out || for_caller;
       return it->second.buffer;
+    }
     meshdock::SourceOptions o;
     if (const auto ids = meshdock::daemon_of_socket(socket)) {
       o.daemon_uid = ids->uid;
@@ -256,9 +266,13 @@ struct meshdock_producer {
     }
     auto fresh = meshdock::SourceBuffer::create(bytes ? bytes : 1, o);
     if (it == sources.end())
-      return sources.emplace(key, Source{std::move(fresh)}).first->second.buffer;
-    retired.push_back(std::move(it->second.buffer));
-    it->second = Source{std::move(fresh)};
+      it = sources.emplace(key, Source{std::move(fresh)}).first;
+    else if (it->second.handed_out && !for_caller)
+      retired.push_back(std::exchange(it->second.buffer, std::move(fresh)));
+    else
+      it->second.buffer = std::move(fresh);
+    it->second.stale = false;
+    it->second.handed_out = for_caller;
     return it->second.buffer;
   }
 
@@ -346,7 +360,7 @@ struct meshdock_producer {
       check_decoded_size(a.nbytes, where_of(a.header));
       Source* src = nullptr;
       try {
-        auto& b = source_for(key, a.nbytes);
+        auto& b = source_for(key, a.nbytes, false);
         std::memcpy(b.data(), a.data, a.nbytes);
         src = &sources.at(key);
       } catch (const meshdock::SdkError& e) {
@@ -445,7 +459,7 @@ int meshdock_producer_buffer(meshdock_producer* producer, const char* name, cons
            where + ": a shared-memory buffer needs the daemon's Unix socket, not " +
                producer->target);
     producer->check_decoded_size(bytes, where);
-    *out = producer->source_for({name, field, block}, bytes).data();
+    *out = producer->source_for({name, field, block}, bytes, true).data();
   });
 }
 
