@@ -202,3 +202,29 @@ def test_a_buffer_outlives_a_larger_publish_of_its_key_and_nothing_is_left_at_cl
     finally:
         lib.meshdock_producer_close(p)
     assert sources() == before
+
+
+def test_a_dead_producers_object_is_swept_by_the_next_c_producer(box):
+    """An object no live process holds (its maker was SIGKILLed: no flock on it), older than
+    10 s, is removed when a C producer makes its first object; a live one of ours is not."""
+    import fcntl
+    import time
+    dead = f"/dev/shm/meshdock-src.{os.getpid()}.c0ffee0000dead01"
+    alive = f"/dev/shm/meshdock-src.{os.getpid()}.c0ffee0000a11ve0"
+    held = None
+    try:
+        for path in (dead, alive):
+            with open(path, "wb") as f:
+                f.write(b"x")
+        held = os.open(alive, os.O_RDONLY)
+        fcntl.flock(held, fcntl.LOCK_SH)
+        time.sleep(max(0.0, os.stat(dead).st_ctime + 10.2 - time.time()))  # the sweep's 10 s
+        r = run(box, "big", "tensor", 256, 256)  # 512 KiB: the producer's first object
+        assert r.returncode == 0, r.stderr
+        assert not os.path.exists(dead) and os.path.exists(alive)
+    finally:
+        if held is not None:
+            os.close(held)
+        for path in (dead, alive):
+            if os.path.exists(path):
+                os.unlink(path)

@@ -36,6 +36,8 @@ constexpr const char* kDefaultTarget = "unix:/run/meshdock/meshdockd.sock";
 // less than an object (Python's CHUNK_BYTES, meshdockctl's kSourceThreshold); also the size of
 // the messages a larger array is sent in (the daemon's max_message_size is 64 KiB at least).
 constexpr std::uint64_t kChunk = 256 << 10;
+// An object younger than this may be a live producer's not locked yet (Python: SWEEP_MIN_AGE).
+constexpr double kSweepMinAge = 10.0;
 
 // A failure of this layer: a status (meshdock.h) and a message naming the slot and field.
 struct Failure {
@@ -200,6 +202,7 @@ struct meshdock_producer {
   std::vector<meshdock::SourceBuffer> retired;
   std::optional<std::uint64_t> max_decoded;  // the daemon's StatsReply.max_decoded_size
   std::string shm_unavailable;  // why arrays go in messages for good ("": objects may be used)
+  bool swept = false;           // dead producers' objects removed (before our first object)
 
   void prepare(grpc::ClientContext& ctx) const {
     if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
@@ -263,6 +266,16 @@ struct meshdock_producer {
     if (const auto ids = meshdock::daemon_of_socket(socket)) {
       o.daemon_uid = ids->uid;
       o.daemon_gid = ids->gid;
+    }
+    if (!swept) {
+      // Before this producer's first object: the objects of this user's producers that died
+      // without unlinking theirs (SIGKILL: no live process holds their flock), as the Python
+      // client does. Best effort: a /dev/shm that cannot be listed fails the create below.
+      swept = true;
+      try {
+        meshdock::sweep_sources(meshdock::shm::kShmDir, kSweepMinAge);
+      } catch (const meshdock::SdkError&) {
+      }
     }
     auto fresh = meshdock::SourceBuffer::create(bytes ? bytes : 1, o);
     if (it == sources.end())
