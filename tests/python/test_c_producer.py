@@ -12,6 +12,7 @@ import os
 import subprocess
 
 import numpy as np
+import pytest
 
 import conftest
 import meshdock
@@ -228,3 +229,48 @@ def test_a_dead_producers_object_is_swept_by_the_next_c_producer(box):
         for path in (dead, alive):
             if os.path.exists(path):
                 os.unlink(path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: processes of three users")
+def test_a_daemon_of_another_user_reads_a_c_producers_object_when_it_is_in_its_group():
+    """The deployment of docs/operations.md: meshdockd as its own user, the producer another uid
+    in its group: its object is made with the daemon's group and read through it. Out of the
+    group, the object cannot be made: the library sends messages instead, and its buffer (which
+    must be shared memory) fails naming why."""
+    import pathlib
+    import shutil
+    import tempfile
+    from daemon_util import Daemon, as_user
+    daemon_id, producer_uid, group = 65531, 65532, 65531
+    top = tempfile.mkdtemp(prefix="md-3uid-c-")  # pytest's tmp_path is root's alone (0700)
+    os.chmod(top, 0o755)
+    sock_dir = pathlib.Path(top) / "run"
+    sock_dir.mkdir()
+    os.chown(sock_dir, daemon_id, group)
+    d = Daemon(pathlib.Path(top), (), listen=f"unix:{sock_dir}/d.sock",
+               config={"socket_mode": "0666"}, user=(daemon_id, group))
+
+    def produce(groups, *args):
+        return subprocess.run(as_user([str(PRODUCER), "--addr", d.addr, *map(str, args)],
+                                      producer_uid, producer_uid, groups),
+                              capture_output=True, text=True, cwd="/", timeout=60)
+
+    try:
+        nbytes = 256 * 256 * 8  # 512 KiB: over the threshold for an object
+        r = produce([group], "cam", "tensor", 256, 256)
+        assert r.returncode == 0 and r.stdout == "frame 1\n", r.stderr
+        assert (received(d, "shm"), received(d, "grpc")) == (nbytes, 0)
+        manifest, data = d.newest("cam")
+        np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], expected(0, 256, 256))
+        r = produce([], "cam", "tensor", 256, 256)  # not a member: messages
+        assert r.returncode == 0 and r.stdout == "frame 2\n", r.stderr
+        assert (received(d, "shm"), received(d, "grpc")) == (nbytes, nbytes)
+        r = produce([], "--buffer", "cam", "tensor", 256, 256)
+        assert r.returncode == 1 and r.stderr.startswith("c_producer: buffer: MESHDOCK_ERR_SDK: ")
+        assert "this user must be a member of it" in r.stderr, r.stderr
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith("meshdock-src.")
+                    and os.stat(f"/dev/shm/{n}").st_uid == producer_uid]
+    finally:
+        rc = d.stop()  # asserted after: a failure above is the one to see
+        shutil.rmtree(top, ignore_errors=True)
+    assert rc == 0, d.stderr
