@@ -1,23 +1,29 @@
 /* A producer in C99 with libmeshdock_producer alone (meshdock/producer.h): streams FRAMES frames of
  * a float64 array into meshdockd, as a solver would stream a field of its mesh each step.
  *
- *   c_producer [--addr ADDR] [--frames N] [--buffer] [--device DEV] NAME FIELD ROWS [COLS]
+ *   c_producer [--addr ADDR] [--frames N] [--every MS] [--buffer] [--device DEV] NAME FIELD ROWS
+ * [COLS]
  *
  * FIELD is "point_data/NAME" or "cell_data/NAME" of the loaded mesh NAME (ROWS: its points or
  * cells), or "tensor" for an array in a slot of its own (made on DEV by the first frame).
  * Frame k holds value k * 1000 + row + col / 4 at (row, col). --buffer writes each frame into the
- * producer's shared-memory buffer (zero copy on this side) instead of an array of its own.
+ * producer's shared-memory buffer (zero copy on this side) instead of an array of its own;
+ * --every MS sleeps MS milliseconds between frames (a simulation's step).
  * Prints "frame F" per publish; on failure the status and the daemon's words, exit status 1. */
+#define _POSIX_C_SOURCE 199309L /* nanosleep */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "meshdock/producer.h"
 
+static const char kUsage[] =
+    "usage: c_producer [--addr ADDR] [--frames N] [--every MS] [--buffer] [--device DEV] NAME "
+    "FIELD ROWS [COLS]\n";
+
 static int usage(void) {
-  fprintf(stderr,
-          "usage: c_producer [--addr ADDR] [--frames N] [--buffer] [--device DEV] NAME FIELD "
-          "ROWS [COLS]\n");
+  fputs(kUsage, stderr);
   return 2;
 }
 
@@ -37,7 +43,7 @@ int main(int argc, char** argv) {
   const char* addr = NULL;
   const char* device = NULL;
   const char* pos[4];
-  int npos = 0, frames = 1, use_buffer = 0, i, k, rc = 0;
+  int npos = 0, frames = 1, every_ms = 0, use_buffer = 0, i, k, rc = 0;
   int64_t shape[2];
   size_t bytes;
   double* own = NULL;
@@ -45,14 +51,14 @@ int main(int argc, char** argv) {
   meshdock_producer* p = NULL;
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--help") == 0) {
-      printf(
-          "usage: c_producer [--addr ADDR] [--frames N] [--buffer] [--device DEV] NAME FIELD "
-          "ROWS [COLS]\n");
+      fputs(kUsage, stdout);
       return 0;
     } else if (strcmp(argv[i], "--addr") == 0 && i + 1 < argc) {
       addr = argv[++i];
     } else if (strcmp(argv[i], "--frames") == 0 && i + 1 < argc) {
       frames = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc) {
+      every_ms = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
       device = argv[++i];
     } else if (strcmp(argv[i], "--buffer") == 0) {
@@ -63,7 +69,7 @@ int main(int argc, char** argv) {
       pos[npos++] = argv[i];
     }
   }
-  if (npos < 3 || frames < 1) return usage();
+  if (npos < 3 || frames < 1 || every_ms < 0) return usage();
   shape[0] = atoll(pos[2]);
   shape[1] = npos == 4 ? atoll(pos[3]) : 1;
   if (shape[0] < 1 || shape[1] < 1) return usage();
@@ -102,6 +108,12 @@ int main(int argc, char** argv) {
     }
     printf("frame %u\n", frame);
     fflush(stdout);
+    if (every_ms && k + 1 < frames) {
+      struct timespec pause;
+      pause.tv_sec = every_ms / 1000;
+      pause.tv_nsec = (long)(every_ms % 1000) * 1000000L;
+      nanosleep(&pause, NULL);
+    }
   }
 done:
   free(own);
