@@ -36,9 +36,10 @@ def sources():
     return {n for n in os.listdir("/dev/shm") if n.startswith("meshdock-src.")}
 
 
-def run(d, *args, addr=None):
+def run(d, *args, addr=None, env=None):
     return subprocess.run([str(PRODUCER), "--addr", addr or d.addr, *map(str, args)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, **(env or {})))
 
 
 def received(d, via):
@@ -273,4 +274,34 @@ def test_a_daemon_of_another_user_reads_a_c_producers_object_when_it_is_in_its_g
     finally:
         rc = d.stop()  # asserted after: a failure above is the one to see
         shutil.rmtree(top, ignore_errors=True)
+    assert rc == 0, d.stderr
+
+
+def test_over_tcp_the_token_is_sent_and_the_bytes_go_in_messages(tmp_path):
+    """A TCP endpoint asks for the bearer token ($MESHDOCK_TOKEN here): with it a 512 KiB
+    tensor arrives in messages (no shared memory over TCP), without it the call is refused as
+    PERMISSION_DENIED, and a shared-memory buffer is refused before anything is sent."""
+    from test_attack_grpc import TOKEN, tcp_daemon
+    d = tcp_daemon(tmp_path)
+    try:
+        c = meshdock.Client(d.addr, token=TOKEN)
+        r = run(d, "cam", "tensor", 256, 256, env={"MESHDOCK_TOKEN": TOKEN})
+        assert r.returncode == 0 and r.stdout == "frame 1\n", r.stderr
+        m = parse(c.metrics())
+        assert (value(m, "meshdock_publish_received_bytes_total", via="grpc"),
+                value(m, "meshdock_publish_received_bytes_total", via="shm")) == (256 * 256 * 8, 0)
+        manifest, data = d.newest("cam")
+        np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], expected(0, 256, 256))
+        r = run(d, "cam", "tensor", 4, 4, env={"MESHDOCK_TOKEN": "not-the-token"})
+        assert r.returncode == 1 and r.stderr == (
+            "c_producer: publish: MESHDOCK_ERR_PERMISSION_DENIED: PERMISSION_DENIED: slot 'cam': "
+            "tensor: PublishSmall: the bearer token sent is not this daemon's (its token_file's "
+            "first line)\n"), r.stderr
+        r = run(d, "--buffer", "cam", "tensor", 4, 4, env={"MESHDOCK_TOKEN": TOKEN})
+        assert r.returncode == 1 and r.stderr == (
+            "c_producer: buffer: MESHDOCK_ERR_UNSUPPORTED: slot 'cam': tensor: a shared-memory "
+            f"buffer needs the daemon's Unix socket, not {d.addr}\n"), r.stderr
+        c.close()
+    finally:
+        rc = d.stop()
     assert rc == 0, d.stderr
