@@ -16,7 +16,7 @@ import pytest
 
 import conftest
 import meshdock
-from daemon_util import arrays_of
+from daemon_util import arrays_of, wait_for
 from test_metrics import parse, value
 import test_publish_shm
 
@@ -305,3 +305,45 @@ def test_over_tcp_the_token_is_sent_and_the_bytes_go_in_messages(tmp_path):
     finally:
         rc = d.stop()
     assert rc == 0, d.stderr
+
+
+def test_a_timeout_ends_a_call_the_daemon_does_not_answer(box):
+    """meshdock_producer_set_timeout: a daemon that answers nothing (SIGSTOPped) fails the
+    publish as REFUSED, DEADLINE_EXCEEDED, when the timeout has passed, not never."""
+    import signal
+    import time
+    lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
+    core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
+    core.meshdock_last_error.restype = ctypes.c_char_p
+    p = ctypes.c_void_p()
+    assert lib.meshdock_producer_open(box.addr.encode(), None, ctypes.byref(p)) == 0
+    a = np.arange(16.0)
+    shape = (ctypes.c_int64 * 1)(16)
+    t = DLTensor(data=a.ctypes.data, device_type=1, ndim=1, code=2, bits=64, lanes=1, shape=shape)
+    try:
+        assert lib.meshdock_producer_set_timeout(p, ctypes.c_double(0.5)) == 0
+        assert lib.meshdock_producer_publish_tensor(p, b"t", ctypes.byref(t), None, 0, None) == 0
+        os.kill(box.proc.pid, signal.SIGSTOP)
+        try:
+            # Stopped when every thread is (a reply thread may still be running a moment).
+            tasks = f"/proc/{box.proc.pid}/task"
+
+            def stopped():
+                for tid in os.listdir(tasks):
+                    with open(f"{tasks}/{tid}/stat") as f:
+                        if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                            return False
+                return True
+            assert wait_for(stopped, timeout=10)
+            t0 = time.monotonic()
+            rc = lib.meshdock_producer_publish_tensor(p, b"t", ctypes.byref(t), None, 0, None)
+            took = time.monotonic() - t0
+        finally:
+            os.kill(box.proc.pid, signal.SIGCONT)
+        assert rc == 20, rc  # MESHDOCK_ERR_REFUSED
+        assert core.meshdock_last_error() == (b"DEADLINE_EXCEEDED: slot 't': tensor: no reply "
+                                              b"within the producer's timeout (0.5 s)")
+        assert 0.4 < took < 5.0, took  # the deadline, not a hang (slack: a loaded CI box)
+        assert lib.meshdock_producer_publish_tensor(p, b"t", ctypes.byref(t), None, 0, None) == 0
+    finally:
+        lib.meshdock_producer_close(p)
