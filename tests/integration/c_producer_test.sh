@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# c_producer (libmeshdock_producer's example) against a real meshdockd, and c_consumer reading
+# what it published: a point field in messages, a 2 MiB tensor through the producer's object, a
+# tensor from its zero-copy buffer, and a refusal. scripts/test runs it again in the sanitizer
+# build, where the producer library, the daemon and both programs are built with ASan + UBSan:
+# the library's buffer and offset arithmetic is checked there (test_c_producer.py covers the
+# rest against the normal build).
+#   c_producer_test.sh BIN_DIR MESH_DIR
+set -euo pipefail
+BIN=$1
+MESHES=$2
+TMP=$(mktemp -d)
+PREFIX="tcp$$."
+DAEMON=""
+cleanup() {
+  if [[ -n $DAEMON ]]; then kill "$DAEMON" 2>/dev/null || true; wait "$DAEMON" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+"$BIN/meshdockd" --listen "unix:$TMP/d.sock" --root "$MESHES" --prefix "$PREFIX" --device cpu \
+  >"$TMP/daemon.out" 2>"$TMP/daemon.err" &
+DAEMON=$!
+for _ in $(seq 300); do
+  grep -q "meshdockd ready on" "$TMP/daemon.out" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q "meshdockd ready on" "$TMP/daemon.out" || { cat "$TMP/daemon.err"; exit 1; }
+export MESHDOCK_ADDR="unix:$TMP/d.sock"
+"$BIN/meshdockctl" load "$MESHES/box.v41b.msh" --name box >/dev/null
+
+fail=0
+check() {  # check WHAT EXPECTED GOT
+  if [[ $2 != "$3" ]]; then
+    printf 'c_producer_test: %s:\n  expected: %s\n  got:      %s\n' "$1" "$2" "$3" >&2
+    fail=1
+  fi
+}
+# A point field (300 float64: messages), three frames; the consumer sees the last.
+check "field frames" "$(printf 'frame 2\nframe 3\nframe 4')" \
+  "$("$BIN/c_producer" --frames 3 box point_data/T 300)"
+out=$("$BIN/c_consumer" box "$PREFIX" 5000)
+check "field values" "point_data/T float64 (300,) first 2000 2001 2002 2003 2004 2005" \
+  "$(grep '^point_data/T ' <<<"$out")"
+# 2 MiB a frame: through the producer's shared-memory object.
+check "tensor frames" "$(printf 'frame 1\nframe 2')" \
+  "$("$BIN/c_producer" --frames 2 img tensor 512 512)"
+out=$("$BIN/c_consumer" img "$PREFIX" 5000)
+check "tensor values" "tensor float64 (512, 512) first 1000 1000.25 1000.5 1000.75 1001 1001.25" \
+  "$(grep '^tensor ' <<<"$out")"
+# From the producer's buffer (zero copy on its side).
+check "buffer frames" "$(printf 'frame 1\nframe 2\nframe 3')" \
+  "$("$BIN/c_producer" --frames 3 --buffer cam tensor 300 4)"
+out=$("$BIN/c_consumer" cam "$PREFIX" 5000)
+check "buffer values" "tensor float64 (300, 4) first 2000 2000.25 2000.5 2000.75 2001 2001.25" \
+  "$(grep '^tensor ' <<<"$out")"
+# A refusal: exit 1, the status and the daemon's words.
+set +e
+err=$("$BIN/c_producer" nope point_data/T 5 2>&1 >/dev/null)
+rc=$?
+set -e
+check "refusal exit" 1 "$rc"
+check "refusal" "c_producer: publish: MESHDOCK_ERR_NOT_FOUND: NOT_FOUND: slot 'nope': point_data/T: no mesh named 'nope'" "$err"
+"$BIN/meshdockctl" shutdown >/dev/null
+wait "$DAEMON" || { echo "c_producer_test: meshdockd exited $?" >&2; fail=1; }
+DAEMON=""
+[[ $fail == 0 ]] && echo "c_producer_test: ok"
+exit $fail
