@@ -8,26 +8,11 @@ set -euo pipefail
 BIN=$1
 MESHES=$2
 C_LIVE=${3:-}
-TMP=$(mktemp -d)
 PREFIX="tcc$$."
-DAEMON=""
-cleanup() {
-  if [[ -n $DAEMON ]]; then kill "$DAEMON" 2>/dev/null || true; wait "$DAEMON" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-"$BIN/meshdockd" --listen "unix:$TMP/d.sock" --root "$MESHES" --prefix "$PREFIX" \
-  >"$TMP/daemon.out" 2>"$TMP/daemon.err" &
-DAEMON=$!
-for _ in $(seq 100); do
-  grep -q "meshdockd ready on" "$TMP/daemon.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "meshdockd ready on" "$TMP/daemon.out" || { cat "$TMP/daemon.err"; exit 1; }
-"$BIN/meshdockctl" --addr "unix:$TMP/d.sock" load "$MESHES/box.v41b.msh" --name box >/dev/null
-
-export MESHDOCK_ADDR="unix:$TMP/d.sock"
+# shellcheck source=daemon.sh
+source "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
+start_daemon "$BIN" "$MESHES" "$PREFIX"
+"$BIN/meshdockctl" load "$MESHES/box.v41b.msh" --name box >/dev/null
 "$BIN/c_consumer" box "$PREFIX" 5000 >"$TMP/out"
 cat "$TMP/out"
 fail=0

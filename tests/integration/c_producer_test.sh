@@ -9,24 +9,10 @@
 set -euo pipefail
 BIN=$1
 MESHES=$2
-TMP=$(mktemp -d)
 PREFIX="tcp$$."
-DAEMON=""
-cleanup() {
-  if [[ -n $DAEMON ]]; then kill "$DAEMON" 2>/dev/null || true; wait "$DAEMON" 2>/dev/null || true; fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-"$BIN/meshdockd" --listen "unix:$TMP/d.sock" --root "$MESHES" --prefix "$PREFIX" --device cpu \
-  >"$TMP/daemon.out" 2>"$TMP/daemon.err" &
-DAEMON=$!
-for _ in $(seq 300); do
-  grep -q "meshdockd ready on" "$TMP/daemon.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "meshdockd ready on" "$TMP/daemon.out" || { cat "$TMP/daemon.err"; exit 1; }
-export MESHDOCK_ADDR="unix:$TMP/d.sock"
+# shellcheck source=daemon.sh
+source "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
+start_daemon "$BIN" "$MESHES" "$PREFIX" --device cpu
 "$BIN/meshdockctl" load "$MESHES/box.v41b.msh" --name box >/dev/null
 
 fail=0
@@ -63,6 +49,6 @@ check "refusal exit" 1 "$rc"
 check "refusal" "c_producer: publish: MESHDOCK_ERR_NOT_FOUND: NOT_FOUND: slot 'nope': point_data/T: no mesh named 'nope'" "$err"
 "$BIN/meshdockctl" shutdown >/dev/null
 wait "$DAEMON" || { echo "c_producer_test: meshdockd exited $?" >&2; fail=1; }
-DAEMON=""
+DAEMON=""  # stopped: nothing for the exit trap to kill
 [[ $fail == 0 ]] && echo "c_producer_test: ok"
 exit $fail
