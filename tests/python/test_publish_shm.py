@@ -596,3 +596,63 @@ def test_a_publish_over_max_decoded_size_makes_no_source_object(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+def test_a_buffer_is_published_by_name_and_outlives_its_client(box):
+    """Client.buffer: an array in the client's own shared memory; publishing it (or a slice of
+    it) sends the object's name only, whatever its size, and the consumer sees exactly it. Its
+    memory stays valid after close (its name is gone); a larger request gives fresh memory."""
+    c = meshdock.Client(box.addr)
+    n = len(meshdock.read(str(box.root / "box.v41.msh")).points)
+    shm, grpc_ = received(c, "shm"), received(c, "grpc")
+    buf = c.buffer("box", "point_data/T", n)
+    assert buf.shape == (n,) and buf.dtype == np.float64 and buf.flags.writeable
+    np.copyto(buf, np.arange(n, dtype=np.float64))
+    first = c.publish("box", "point_data/T", buf)
+    np.testing.assert_array_equal(frame_arrays(box, "box")["point_data/T"], np.arange(n))
+    np.multiply(buf, 2, out=buf)  # the next step, computed in place
+    assert c.publish("box", "point_data/T", buf) == first + 1
+    np.testing.assert_array_equal(frame_arrays(box, "box")["point_data/T"], 2 * np.arange(n))
+    # 2.4 KiB each: by name, where a copy of it would go in a message.
+    assert (received(c, "shm") - shm, received(c, "grpc") - grpc_) == (2 * n * 8, 0)
+    again = c.buffer("box", "point_data/T", n)
+    assert again.ctypes.data == buf.ctypes.data  # the same memory for the same field
+
+    img = c.buffer("cam", "tensor", (64, 64, 4), np.float32)
+    img[:] = np.random.default_rng(7).random((64, 64, 4), dtype=np.float32)
+    c.publish_tensor("cam", img[16:32])  # a slice: the object at its offset
+    np.testing.assert_array_equal(frame_arrays(box, "cam")["tensor"], img[16:32])
+    bigger = c.buffer("cam", "tensor", (128, 64, 4), np.float32)
+    assert bigger.ctypes.data != img.ctypes.data
+    img[0, 0, 0] = 1.0  # the outgrown one is still mapped while `img` lives
+    assert len(my_objects()) == 2  # the field's and the bigger image's: the old name is gone
+    with pytest.raises(ValueError, match=r"Client\.buffer: slot 'cam': tensor: shape \(\): 1 to 4"):
+        c.buffer("cam", "tensor", ())
+    c.close()
+    buf[0] = -1.0  # after close: still mapped, no fault
+    assert my_objects() == []
+
+
+def test_a_buffer_needs_the_unix_socket_and_fits_max_decoded_size(tmp_path):
+    d = tcp_daemon(tmp_path, ())
+    try:
+        c = meshdock.Client(d.addr, token=TOKEN)
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.buffer("t", "tensor", 4)
+        assert e.value.code == "FAILED_PRECONDITION"
+        assert str(e.value).endswith(f"tensor: Client.buffer needs the daemon's Unix socket, "
+                                     f"not {d.addr}"), str(e.value)
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr
+    (tmp_path / "u").mkdir()
+    d = Daemon(tmp_path / "u", (), config={"max_decoded_size": 1 << 20})
+    try:
+        c = meshdock.Client(d.addr)
+        with pytest.raises(meshdock.DaemonError) as e:
+            c.buffer("t", "tensor", (1 << 17) + 1)  # 8 bytes over 1 MiB
+        assert e.value.code == "RESOURCE_EXHAUSTED" and "nothing was sent" in str(e.value)
+        assert my_objects() == []  # refused before an object was made
+        c.close()
+    finally:
+        assert d.stop() == 0, d.stderr

@@ -355,6 +355,7 @@ class Client:
         self._stub_ = pbg.MeshdockStub(self._channel_)
         self._sources = None  # shm_source.SourceObjects, made by the first publish through shm
         self._sources_lock = threading.Lock()
+        self._buffers = {}  # (name, field, block) -> the SourceObject of buffer()'s array
         # Why publish(via="auto") sends through gRPC from now on (None: it may use shm).
         self.shm_unavailable: Optional[str] = None
         # The daemon's max_decoded_size as its Stats said (None: not asked yet; 0: not said).
@@ -558,6 +559,18 @@ class Client:
                               bits=a.dtype.itemsize * 8, lanes=1)
         header = dict(name=name, field=field, block=block, shape=list(a.shape), dtype=dtype,
                       device=device, num_slots=num_slots)
+        held, offset = self._buffer_holding(a) if a.nbytes and self._buffers else (None, None)
+        if held is not None:
+            # Written into our buffer(): only its name travels. A daemon that cannot read it
+            # gets the bytes in messages, as auto does.
+            try:
+                return self._call(self._stub.PublishSmall,
+                                  self.pb.PublishChunk(source_shm=held.name, source_offset=offset,
+                                                       **header), error=_source_error).frame
+            except _SourceRefused as e:
+                frame = self._publish_grpc(a, header)
+                self.shm_unavailable = str(e)
+                return frame
         if via == "shm" or (via == "auto" and self.shm_unavailable is None
                             and a.nbytes > CHUNK_BYTES and self.addr.startswith("unix:")):
             try:
@@ -576,15 +589,63 @@ class Client:
                 return frame
         return self._publish_grpc(a, header)
 
-    def _publish_shm(self, a: np.ndarray, header: dict) -> int:
+    def buffer(self, name: str, field: str, shape, dtype="float64", block: int = 0) -> np.ndarray:
+        """A writable numpy array in shared memory of this client's, for `publish(name, field,
+        it)` (or `publish_tensor(name, it)` with field "tensor"): the daemon reads it by name, so
+        the publish copies nothing on this side. Compute the field into it (`np.add(a, b,
+        out=buf)`, `torch.from_numpy(buf)`), publish, and write the next frame after publish
+        returns. The same array's memory comes back for the same (name, field, block) while it
+        is large enough; a larger request gives fresh memory (an old array stays valid as long
+        as it lives). A slice or reshape of it publishes by name too. The daemon's Unix socket
+        only (DaemonError FAILED_PRECONDITION otherwise); RESOURCE_EXHAUSTED over the daemon's
+        max_decoded_size; SdkError when the object cannot be made (/dev/shm full, not in the
+        daemon's group)."""
+        _check_args("Client.buffer", name=name, field=field, block=block)
+        dt = np.dtype(dtype)
+        shape = tuple(int(n) for n in np.atleast_1d(shape))
+        if not 1 <= len(shape) <= 4 or min(shape) < 0:
+            raise ValueError(f"Client.buffer: slot '{name}': {field}: shape {shape}: 1 to 4 "
+                             "dimensions, none negative")
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        where = dict(name=name, field=field)
+        sources = self._source_objects(field, "Client.buffer")
+        self._check_decoded_size(nbytes, where)
+        key = (name, field, block)
+        with self._sources_lock:
+            obj = self._buffers.get(key)
+        if obj is None or obj.size < nbytes:
+            obj = sources.make(nbytes)
+            with self._sources_lock:
+                old, self._buffers[key] = self._buffers.get(key), obj
+            if old is not None:
+                old.unlink()  # its arrays keep its memory; its name goes
+        return obj.array(shape, dt)
+
+    def _buffer_holding(self, a: np.ndarray):
+        """(object, offset) of the buffer() object `a` lies in, if any."""
+        with self._sources_lock:
+            objs = list(self._buffers.values())
+        for obj in objs:
+            off = obj.offset_of(a)
+            if off is not None:
+                return obj, off
+        return None, None
+
+    def _source_objects(self, field: str, what: str):
+        """This client's SourceObjects, made at the first use; FAILED_PRECONDITION off a Unix
+        socket, naming `what` asked for shared memory."""
         from .shm_source import SourceObjects
         if not self.addr.startswith("unix:"):
-            raise DaemonError("FAILED_PRECONDITION", f"{header['field']}: via='shm' needs the "
-                              f"daemon's Unix socket, not {self.addr}")
+            raise DaemonError("FAILED_PRECONDITION", f"{field}: {what} needs the daemon's Unix "
+                              f"socket, not {self.addr}")
         with self._sources_lock:
             if self._sources is None:
                 sock = _socket_path(self.addr)
                 self._sources = SourceObjects(sock if sock and os.path.exists(sock) else None)
+            return self._sources
+
+    def _publish_shm(self, a: np.ndarray, header: dict) -> int:
+        self._source_objects(header["field"], "via='shm'")
         self._check_decoded_size(a.nbytes, header)
         key = (header["name"], header["field"], header["block"])
         obj = self._sources.take(key, a.nbytes)
@@ -711,6 +772,10 @@ class Client:
         """Closes the channel and unlinks this client's shm source objects."""
         if self._sources is not None:
             self._sources.close()  # unlinks in the process that made them only
+        with self._sources_lock:
+            buffers, self._buffers = list(self._buffers.values()), {}
+        for obj in buffers:
+            obj.unlink()  # their arrays may live on: the mapping goes with the last of them
         if self._pid == os.getpid():
             self._channel_.close()  # a forked child's inherited channel is not its to close
         self._closed = True

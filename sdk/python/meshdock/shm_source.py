@@ -89,6 +89,34 @@ class SourceObject:
             raise ValueError(f"source object {self.name} is closed")
         ctypes.memmove(self._data, flat.ctypes.data, flat.size)
 
+    def array(self, shape, dtype) -> np.ndarray:
+        """A writable numpy view of the object's first bytes as `shape` / `dtype`. The view holds
+        this object: the mapping stays while either lives, so a view never outlives its memory
+        (close() is then left to collection: see unlink())."""
+        dt = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        if count * dt.itemsize > self.size:
+            raise ValueError(f"{count * dt.itemsize} bytes do not fit source object {self.name} "
+                             f"({self.size} bytes)")
+        raw = (ctypes.c_char * max(count * dt.itemsize, 1)).from_address(self._data)
+        raw._owner = self  # the mapping's lifetime is the view's too
+        return np.frombuffer(raw, dtype=dt, count=count).reshape(shape)
+
+    def offset_of(self, a: np.ndarray) -> Optional[int]:
+        """Where the bytes of the C-contiguous `a` start in this object, if they all lie in it."""
+        start = a.__array_interface__["data"][0]
+        off = start - self._data
+        return off if 0 <= off and off + a.nbytes <= self.size else None
+
+    def unlink(self) -> None:
+        """Removes its name (a producer's next sweep would otherwise see it while a view keeps
+        it mapped); the mapping goes with the last view."""
+        if self.pid == os.getpid():
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+
     def close(self) -> None:
         """Unmaps it; unlinks it in the process that made it."""
         self._release()
@@ -106,13 +134,18 @@ class SourceObjects:
 
     def take(self, key, nbytes: int) -> SourceObject:
         """An object of at least `nbytes` for `key`: the one kept, or a fresh one."""
-        global _swept
         with self._lock:
             obj = self._free.pop(key, None)
         if obj is not None and obj.size >= nbytes and obj.pid == os.getpid():
             return obj
         if obj is not None and obj.pid == os.getpid():
             obj.close()  # outgrown (a forked child leaves its parent's alone)
+        return self.make(nbytes)
+
+    def make(self, nbytes: int) -> SourceObject:
+        """A fresh object of at least `nbytes`, after this process's first sweep of the objects
+        its user's dead producers left."""
+        global _swept
         with _sweep_lock:
             if not _swept:
                 _swept = True
