@@ -78,6 +78,7 @@ def main():
             f"{lib}/libmeshdock.so.{a.version}", f"{lib}/libmeshdock.so.1", f"{lib}/libmeshdock.so",
             f"{lib}/libmeshdock_producer.so.{a.version}", f"{lib}/libmeshdock_producer.so.1",
             f"{lib}/libmeshdock_producer.so", f"{lib}/pkgconfig/meshdock-producer.pc",
+            "/usr/include/meshdock/meshdock_producer.f90",
             f"{lib}/cmake/meshdock/meshdockConfig.cmake",
             f"{lib}/cmake/meshdock/meshdockConfigVersion.cmake",
             f"{lib}/cmake/meshdock/meshdockTargets.cmake", f"{lib}/pkgconfig/meshdock.pc",

@@ -52,7 +52,7 @@ else
     cd "$src/shm_protocol/include" && find meshdock -name '*.hpp' -o -name '*.h')
   need "$lib/libmeshdock.so" "$lib/libmeshdock.so.1" "$lib/pkgconfig/meshdock.pc" \
        "$lib/libmeshdock_producer.so" "$lib/libmeshdock_producer.so.1" \
-       "$lib/pkgconfig/meshdock-producer.pc" \
+       "$lib/pkgconfig/meshdock-producer.pc" "$inc/meshdock/meshdock_producer.f90" \
        "$lib/cmake/meshdock/meshdockConfig.cmake" "$lib/cmake/meshdock/meshdockConfigVersion.cmake" \
        "$lib/cmake/meshdock/meshdockTargets.cmake" \
        "$root/bin/meshdockd" "$root/bin/meshdockctl" "$etc/meshdock/meshdockd.json" \
@@ -125,6 +125,18 @@ if ! pflags=$(pkg-config --cflags --libs meshdock-producer 2>"$work/pc.log") ||
 fi
 out=$(LD_LIBRARY_PATH=$lib "$work/c-producer" --help) || fail "the C producer exited $?: $out"
 echo "3b. pkg-config meshdock-producer: the C producer built and ran: $out"
+# The Fortran module as installed, with the Fortran example, where there is a Fortran compiler.
+if command -v gfortran >/dev/null; then
+  if ! (cd "$work" && gfortran -std=f2018 -Wall "$inc/meshdock/meshdock_producer.f90" \
+          "$src/clients/examples/f_producer.f90" $pflags -o "$work/f-producer") 2>"$work/f.log"; then
+    cat "$work/f.log" >&2
+    fail "the Fortran producer did not build from the installed module (flags: $pflags)"
+  fi
+  out=$(LD_LIBRARY_PATH=$lib "$work/f-producer" 2>&1) && fail "f_producer without arguments exited 0"
+  echo "3c. the installed Fortran module: f_producer built and ran: $out"
+else
+  echo "3c. no gfortran: the installed Fortran module was not compiled"
+fi
 
 # ---- 4. Python ----------------------------------------------------------------------------
 if [ ! -d "$MESHDOCK_BUILD_DIR/python/meshdock" ]; then
