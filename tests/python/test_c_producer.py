@@ -160,10 +160,10 @@ def test_the_library_refuses_what_it_cannot_send_before_anything_is_sent(box):
         lib.meshdock_producer_close(p)
 
 
-def test_a_buffer_outlives_a_larger_publish_of_its_key_and_nothing_is_left_at_close(box):
-    """The caller's pointer from meshdock_producer_buffer stays mapped when a publish of a larger
-    array from the caller's own memory needs a fresh object for the same key; a buffer request
-    after that gets the fresh one; close unlinks them all."""
+def test_a_publish_from_own_memory_never_writes_into_the_callers_buffer(box):
+    """The buffer of meshdock_producer_buffer and the object a publish copies the caller's own
+    array into are apart, even for the same key: a larger publish from the caller's memory
+    leaves the buffer's contents and pointer as they were; close unlinks both."""
     lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
     core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
     core.meshdock_last_error.restype = ctypes.c_char_p
@@ -184,23 +184,26 @@ def test_a_buffer_outlives_a_larger_publish_of_its_key_and_nothing_is_left_at_cl
             assert rc == 0, core.meshdock_last_error()
             return frame.value
 
-        small = ctypes.c_void_p()
-        assert lib.meshdock_producer_buffer(p, b"k", b"tensor", 0, ctypes.c_uint64(800),
-                                            ctypes.byref(small)) == 0
-        view = np.frombuffer((ctypes.c_char * 800).from_address(small.value), dtype=np.float64)
+        def buffer(nbytes):
+            ptr = ctypes.c_void_p()
+            assert lib.meshdock_producer_buffer(p, b"k", b"tensor", 0, ctypes.c_uint64(nbytes),
+                                                ctypes.byref(ptr)) == 0
+            return ptr.value
+
+        small = buffer(800)
+        view = np.frombuffer((ctypes.c_char * 800).from_address(small), dtype=np.float64)
         view[:] = np.arange(100.0)
-        assert publish(tensor(small.value, 100)) == 1
+        assert publish(tensor(small, 100)) == 1
         assert len(sources() - before) == 1
-        big = np.arange(65536.0)  # 512 KiB from the caller's memory: a fresh object of the key
+        big = np.arange(65536.0) + 0.5  # 512 KiB from the caller's memory: an object of its own
         assert publish(tensor(big.ctypes.data, big.size)) == 2
-        view[:] = -1.0  # the old buffer is still mapped: no fault
         manifest, data = box.newest("k")
         np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], big)
-        again = ctypes.c_void_p()
-        assert lib.meshdock_producer_buffer(p, b"k", b"tensor", 0, ctypes.c_uint64(800),
-                                            ctypes.byref(again)) == 0
-        assert again.value != small.value  # the object of the last publish, large enough
-        assert len(sources() - before) == 2  # that one and the one the caller still holds
+        np.testing.assert_array_equal(view, np.arange(100.0))  # the buffer, untouched
+        assert buffer(800) == small  # still the key's buffer
+        assert len(sources() - before) == 2
+        larger = buffer(1600)  # outgrown: a fresh one; the old one is gone
+        assert larger != small and len(sources() - before) == 2
     finally:
         lib.meshdock_producer_close(p)
     assert sources() == before

@@ -186,8 +186,8 @@ struct meshdock_producer {
   struct Source {
     meshdock::SourceBuffer buffer;
     bool stale = false;
-    bool handed_out = false;  // its pointer went to the caller (meshdock_producer_buffer)
   };
+  using Sources = std::map<Key, Source>;
 
   std::string target, token;
   std::string target_from;  // what gave the target, for messages: the argument or $MESHDOCK_ADDR
@@ -196,10 +196,9 @@ struct meshdock_producer {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Meshdock::Stub> stub;
   std::mutex mu;  // one call at a time: the sources and the cached limit
-  std::map<Key, Source> sources;
-  // Replaced objects whose pointers meshdock_producer_buffer handed out: unmapped at close (a
-  // caller may still write through an old pointer until its next buffer call, as documented).
-  std::vector<meshdock::SourceBuffer> retired;
+  // Apart, so that a publish copying the caller's own array never writes into a buffer the
+  // caller holds: the objects arrays are copied into, and those meshdock_producer_buffer gave.
+  Sources copies, buffers;
   std::optional<std::uint64_t> max_decoded;  // the daemon's StatsReply.max_decoded_size
   std::string shm_unavailable;  // why arrays go in messages for good ("": objects may be used)
   bool swept = false;           // dead producers' objects removed (before our first object)
@@ -252,16 +251,12 @@ struct meshdock_producer {
                "); nothing was sent");
   }
 
-  // The object for `key`, at least `bytes` long and not stale (a fresh one otherwise).
-  // `for_caller`: the caller gets its pointer (meshdock_producer_buffer). An object replaced here
-  // is unlinked at once, unless the caller holds its pointer and is not the one asking now (a
-  // publish of a larger array from memory of its own): that one stays mapped until close.
-  meshdock::SourceBuffer& source_for(const Key& key, std::uint64_t bytes, bool for_caller) {
-    auto it = sources.find(key);
-    if (it != sources.end() && !it->second.stale && it->second.buffer.size() >= bytes) {
-      it->second.handed_out = it->second.handed_out || for_caller;
-      return it->second.buffer;
-    }
+  // The object of `key` in `in`, at least `bytes` long and not stale; else a fresh one, and the
+  // one it replaces is unmapped and unlinked (a caller's old buffer pointer is valid until it
+  // asks for the key's buffer again, as producer.h says).
+  Source& source_for(Sources& in, const Key& key, std::uint64_t bytes) {
+    auto it = in.find(key);
+    if (it != in.end() && !it->second.stale && it->second.buffer.size() >= bytes) return it->second;
     meshdock::SourceOptions o;
     if (const auto ids = meshdock::daemon_of_socket(socket)) {
       o.daemon_uid = ids->uid;
@@ -278,20 +273,14 @@ struct meshdock_producer {
       }
     }
     auto fresh = meshdock::SourceBuffer::create(bytes ? bytes : 1, o);
-    if (it == sources.end())
-      it = sources.emplace(key, Source{std::move(fresh)}).first;
-    else if (it->second.handed_out && !for_caller)
-      retired.push_back(std::exchange(it->second.buffer, std::move(fresh)));
-    else
-      it->second.buffer = std::move(fresh);
-    it->second.stale = false;
-    it->second.handed_out = for_caller;
-    return it->second.buffer;
+    if (it == in.end()) return in.emplace(key, Source{std::move(fresh)}).first->second;
+    it->second = Source{std::move(fresh)};
+    return it->second;
   }
 
-  // The kept object holding [p, p + n), if any.
-  Source* source_holding(const std::byte* p, std::uint64_t n) {
-    for (auto& [key, s] : sources) {
+  // The buffer (meshdock_producer_buffer's) holding [p, p + n), if any.
+  Source* buffer_holding(const std::byte* p, std::uint64_t n) {
+    for (auto& [key, s] : buffers) {
       const auto* base = s.buffer.data();
       if (p >= base && p <= base + s.buffer.size() &&
           n <= static_cast<std::uint64_t>(base + s.buffer.size() - p))
@@ -360,7 +349,7 @@ struct meshdock_producer {
   v1::PublishReply publish(const Array& a) {
     const Key key{a.header.name(), a.header.field(), a.header.block()};
     std::string why;
-    if (Source* held = a.nbytes ? source_holding(a.data, a.nbytes) : nullptr) {
+    if (Source* held = a.nbytes ? buffer_holding(a.data, a.nbytes) : nullptr) {
       // The caller wrote it into our buffer: only its name travels.
       if (auto rep = publish_from(*held, static_cast<std::uint64_t>(a.data - held->buffer.data()),
                                   a.header, why))
@@ -373,9 +362,8 @@ struct meshdock_producer {
       check_decoded_size(a.nbytes, where_of(a.header));
       Source* src = nullptr;
       try {
-        auto& b = source_for(key, a.nbytes, false);
-        std::memcpy(b.data(), a.data, a.nbytes);
-        src = &sources.at(key);
+        src = &source_for(copies, key, a.nbytes);
+        std::memcpy(src->buffer.data(), a.data, a.nbytes);
       } catch (const meshdock::SdkError& e) {
         why = e.what();  // no object: messages, for good (as Python's Client does)
       }
@@ -472,7 +460,7 @@ int meshdock_producer_buffer(meshdock_producer* producer, const char* name, cons
            where + ": a shared-memory buffer needs the daemon's Unix socket, not " +
                producer->target);
     producer->check_decoded_size(bytes, where);
-    *out = producer->source_for({name, field, block}, bytes, true).data();
+    *out = producer->source_for(producer->buffers, {name, field, block}, bytes).buffer.data();
   });
 }
 
