@@ -48,7 +48,7 @@ else
   need() { for f in "$@"; do [ -e "$f" ] || missing+=("${f#"$dest"}"); done; }
   while IFS= read -r h; do need "$inc/$h"; done < <(
     cd "$src/sdk/cpp/include" && find meshdock -name '*.hpp' -o -name '*.h'
-    cd "$src/sdk/producer/include" && find meshdock -name '*.h'
+    cd "$src/sdk/producer/include" && find meshdock -name '*.hpp' -o -name '*.h'
     cd "$src/shm_protocol/include" && find meshdock -name '*.hpp' -o -name '*.h')
   need "$lib/libmeshdock.so" "$lib/libmeshdock.so.1" "$lib/pkgconfig/meshdock.pc" \
        "$lib/libmeshdock_producer.so" "$lib/libmeshdock_producer.so.1" \
@@ -125,6 +125,13 @@ if ! pflags=$(pkg-config --cflags --libs meshdock-producer 2>"$work/pc.log") ||
 fi
 out=$(LD_LIBRARY_PATH=$lib "$work/c-producer" --help) || fail "the C producer exited $?: $out"
 echo "3b. pkg-config meshdock-producer: the C producer built and ran: $out"
+if ! c++ -std=c++20 -Wall -Werror "$src/clients/examples/cpp_producer.cpp" $pflags \
+       -o "$work/cpp-producer" 2>"$work/pc.log"; then
+  cat "$work/pc.log" >&2
+  fail "the C++ producer did not build with pkg-config meshdock-producer (flags: $pflags)"
+fi
+out=$(LD_LIBRARY_PATH=$lib "$work/cpp-producer" 2>&1) && fail "cpp_producer without arguments exited 0"
+echo "3b. and the C++ one (meshdock/producer.hpp): $out"
 # The Fortran module as installed, with the Fortran example, where there is a Fortran compiler.
 if command -v gfortran >/dev/null; then
   if ! (cd "$work" && gfortran -std=f2018 -Wall "$inc/meshdock/meshdock_producer.f90" \

@@ -5,14 +5,15 @@
 # build, where the producer library, the daemon and both programs are built with ASan + UBSan:
 # the library's buffer and offset arithmetic is checked there (test_c_producer.py covers the
 # rest against the normal build).
-# With F_PRODUCER (clients/examples/f_producer.f90, where a Fortran compiler built it), the
-# Fortran module's producer too: a field, a vector field v(3, n) that consumers see as (n, 3),
-# a tensor, and a refusal.
-#   c_producer_test.sh BIN_DIR MESH_DIR [F_PRODUCER]
+# Then each PRODUCER named after them (the same command line: [--frames N] NAME FIELD ROWS
+# [COLS]; clients/examples/cpp_producer.cpp over meshdock/producer.hpp, and f_producer.f90
+# where a Fortran compiler built it): a field, a vector field (Fortran's v(3, n) is (n, 3) to
+# consumers), a tensor, and a refusal.
+#   c_producer_test.sh BIN_DIR MESH_DIR [PRODUCER...]
 set -euo pipefail
 BIN=$1
 MESHES=$2
-F_PRODUCER=${3:-}
+shift 2
 PREFIX="tcp$$."
 # shellcheck source=daemon.sh
 source "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
@@ -51,28 +52,32 @@ rc=$?
 set -e
 check "refusal exit" 1 "$rc"
 check "refusal" "c_producer: publish: MESHDOCK_ERR_NOT_FOUND: NOT_FOUND: slot 'nope': point_data/T: no mesh named 'nope'" "$err"
-if [[ -n $F_PRODUCER ]]; then
-  check "fortran field frames" "$(printf 'frame 5\nframe 6')" \
-    "$("$F_PRODUCER" --frames 2 box point_data/T 300)"
+next=5  # box's next frame
+for producer in "$@"; do
+  [[ -n $producer ]] || continue  # ctest passes "" for a program this build does not have
+  what=$(basename "$producer")
+  check "$what field frames" "$(printf 'frame %d\nframe %d' $next $((next + 1)))" \
+    "$("$producer" --frames 2 box point_data/T 300)"
   out=$("$BIN/c_consumer" box "$PREFIX" 5000)
-  check "fortran field values" "point_data/T float64 (300,) first 1000 1001 1002 1003 1004 1005" \
+  check "$what field values" "point_data/T float64 (300,) first 1000 1001 1002 1003 1004 1005" \
     "$(grep '^point_data/T ' <<<"$out")"
-  check "fortran vector frame" "frame 7" "$("$F_PRODUCER" box point_data/V 300 3)"
+  check "$what vector frame" "frame $((next + 2))" "$("$producer" box point_data/V 300 3)"
+  next=$((next + 3))
   out=$("$BIN/c_consumer" box "$PREFIX" 5000)
-  check "fortran vector values" "point_data/V float64 (300, 3) first 0 0.25 0.5 1 1.25 1.5" \
+  check "$what vector values" "point_data/V float64 (300, 3) first 0 0.25 0.5 1 1.25 1.5" \
     "$(grep '^point_data/V ' <<<"$out")"
-  check "fortran tensor frames" "$(printf 'frame 1\nframe 2')" \
-    "$("$F_PRODUCER" --frames 2 fimg tensor 512 512)"
-  out=$("$BIN/c_consumer" fimg "$PREFIX" 5000)
-  check "fortran tensor values" "tensor float64 (512, 512) first 1000 1000.25 1000.5 1000.75 1001 1001.25" \
+  check "$what tensor frames" "$(printf 'frame 1\nframe 2')" \
+    "$("$producer" --frames 2 "$what-img" tensor 512 512)"
+  out=$("$BIN/c_consumer" "$what-img" "$PREFIX" 5000)
+  check "$what tensor values" "tensor float64 (512, 512) first 1000 1000.25 1000.5 1000.75 1001 1001.25" \
     "$(grep '^tensor ' <<<"$out")"
   set +e
-  err=$("$F_PRODUCER" nope point_data/T 5 2>&1 >/dev/null)
+  err=$("$producer" nope point_data/T 5 2>&1 >/dev/null)
   rc=$?
   set -e
-  check "fortran refusal exit" 1 "$rc"
-  check "fortran refusal" "f_producer: publish: MESHDOCK_ERR_NOT_FOUND: NOT_FOUND: slot 'nope': point_data/T: no mesh named 'nope'" "$err"
-fi
+  check "$what refusal exit" 1 "$rc"
+  check "$what refusal" "$what: publish: MESHDOCK_ERR_NOT_FOUND: NOT_FOUND: slot 'nope': point_data/T: no mesh named 'nope'" "$err"
+done
 "$BIN/meshdockctl" shutdown >/dev/null
 wait "$DAEMON" || { echo "c_producer_test: meshdockd exited $?" >&2; fail=1; }
 DAEMON=""  # stopped: nothing for the exit trap to kill
