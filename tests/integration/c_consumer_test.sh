@@ -9,7 +9,7 @@ BIN=$1
 MESHES=$2
 C_LIVE=${3:-}
 PREFIX="tcc$$."
-# shellcheck source=daemon.sh
+# shellcheck source=tests/integration/daemon.sh
 source "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
 start_daemon "$BIN" "$MESHES" "$PREFIX"
 "$BIN/meshdockctl" load "$MESHES/box.v41b.msh" --name box >/dev/null

@@ -13,7 +13,7 @@ BIN=$1
 MESHES=$2
 shift 2
 PREFIX="tcp$$."
-# shellcheck source=daemon.sh
+# shellcheck source=tests/integration/daemon.sh
 source "$(dirname "${BASH_SOURCE[0]}")/daemon.sh"
 start_daemon "$BIN" "$MESHES" "$PREFIX" --device cpu
 "$BIN/meshdockctl" load "$MESHES/box.v41b.msh" --name box >/dev/null

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the integration scripts that run C programs against a real meshdockd:
 #   start_daemon BIN_DIR MESH_DIR PREFIX [MESHDOCKD_ARGS...]
 # starts meshdockd on a private socket in $TMP (a fresh directory) with MESH_DIR as its root,
