@@ -29,13 +29,15 @@
  * for the field), RESOURCE_EXHAUSTED (max_decoded_size, device memory), PERMISSION_DENIED (the
  * socket's group, a token), UNAVAILABLE (no daemon answering: the message says why, e.g. the
  * socket's path is missing), REFUSED (a mesh still loading, a CUDA device this host lacks, a
- * deadline passed), SDK (a
- * shared-memory object could not be made: /dev/shm full). No C++ exception crosses this ABI.
+ * deadline passed), SDK (a shared-memory object could not be made: /dev/shm full). No C++
+ * exception crosses this ABI.
  *
  * Threads: one handle may be used from several threads; its calls take turns (each publish
  * holds the handle until its reply). Fork: a child must open its own handle.
  *
- * Link with -lmeshdock_producer -lmeshdock (pkg-config meshdock). Since libmeshdock ABI 1.3. */
+ * Link with -lmeshdock_producer -lmeshdock (pkg-config meshdock-producer; find_package(meshdock):
+ * meshdock::producer). Since libmeshdock ABI 1.3. C++: meshdock/producer.hpp; Fortran:
+ * meshdock_producer.f90 (installed beside this header). */
 #ifndef MESHDOCK_PRODUCER_H
 #define MESHDOCK_PRODUCER_H
 
