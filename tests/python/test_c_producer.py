@@ -7,9 +7,11 @@ metrics say so) and a small one in messages; the zero-copy buffer sends no bytes
 object is left in /dev/shm when the producer ends; every failure returns its status with a
 message naming the slot and field (or the socket, or the bad argument), and nothing is sent for
 an argument the library refuses itself."""
+import contextlib
 import ctypes
 import os
 import subprocess
+import types
 
 import numpy as np
 import pytest
@@ -119,27 +121,45 @@ class DLTensor(ctypes.Structure):
                 ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
-def test_the_library_refuses_what_it_cannot_send_before_anything_is_sent(box):
-    """Arguments the daemon would not see the fault in (device memory, strides, lanes) are
-    refused by the library, naming the slot and field; nothing reaches the daemon."""
+def f64_tensor(data, *shape, **fields):
+    """A float64 host DLTensor of `shape` at address `data` (its shape array kept with it)."""
+    dims = (ctypes.c_int64 * len(shape))(*shape)
+    t = DLTensor(data=data, device_type=1, ndim=len(shape), code=2, bits=64, lanes=1,
+                 shape=dims, **fields)
+    t._shape = dims
+    return t
+
+
+@contextlib.contextmanager
+def c_producer(addr):
+    """A producer of libmeshdock_producer open on `addr`, through ctypes (with libmeshdock for
+    its last error and status names); closed at the end."""
     lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
     core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
     core.meshdock_last_error.restype = ctypes.c_char_p
     core.meshdock_status_name.restype = ctypes.c_char_p
     p = ctypes.c_void_p()
-    assert lib.meshdock_producer_open(box.addr.encode(), None, ctypes.byref(p)) == 0
+    assert lib.meshdock_producer_open(addr.encode(), None, ctypes.byref(p)) == 0
     try:
-        a = np.zeros((4, 3))
-        shape = (ctypes.c_int64 * 2)(4, 3)
+        yield types.SimpleNamespace(
+            lib=lib, p=p, error=lambda: core.meshdock_last_error().decode(),
+            status=lambda rc: core.meshdock_status_name(rc).decode())
+    finally:
+        lib.meshdock_producer_close(p)
 
+
+def test_the_library_refuses_what_it_cannot_send_before_anything_is_sent(box):
+    """Arguments the daemon would not see the fault in (device memory, strides, lanes) are
+    refused by the library, naming the slot and field; nothing reaches the daemon."""
+    a = np.zeros((4, 3))
+    with c_producer(box.addr) as c:
         def publish(**kw):
-            t = DLTensor(data=a.ctypes.data, device_type=1, ndim=2, code=2, bits=64, lanes=1,
-                         shape=shape)
+            t = f64_tensor(a.ctypes.data, 4, 3)
             for k, v in kw.items():
                 setattr(t, k, v)
-            rc = lib.meshdock_producer_publish(p, b"box", b"point_data/T", 0, ctypes.byref(t),
-                                               None)
-            return core.meshdock_status_name(rc).decode(), core.meshdock_last_error().decode()
+            rc = c.lib.meshdock_producer_publish(c.p, b"box", b"point_data/T", 0,
+                                                 ctypes.byref(t), None)
+            return c.status(rc), c.error()
 
         grpc_before = received(box, "grpc")
         assert publish(device_type=2) == (
@@ -155,48 +175,35 @@ def test_the_library_refuses_what_it_cannot_send_before_anything_is_sent(box):
         assert received(box, "grpc") == grpc_before  # none of them sent a byte
         # Compact strides are C order too, and the daemon then judges the shape.
         assert publish(strides=(ctypes.c_int64 * 2)(3, 1))[0] == "MESHDOCK_ERR_INVALID_ARGUMENT"
-        assert lib.meshdock_producer_set_timeout(p, ctypes.c_double(-1.0)) == 12
-    finally:
-        lib.meshdock_producer_close(p)
+        assert c.lib.meshdock_producer_set_timeout(c.p, ctypes.c_double(-1.0)) == 12
 
 
 def test_a_publish_from_own_memory_never_writes_into_the_callers_buffer(box):
     """The buffer of meshdock_producer_buffer and the object a publish copies the caller's own
     array into are apart, even for the same key: a larger publish from the caller's memory
     leaves the buffer's contents and pointer as they were; close unlinks both."""
-    lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
-    core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
-    core.meshdock_last_error.restype = ctypes.c_char_p
     before = sources()
-    p = ctypes.c_void_p()
-    assert lib.meshdock_producer_open(box.addr.encode(), None, ctypes.byref(p)) == 0
-    try:
-        def tensor(data, rows):
-            shape = (ctypes.c_int64 * 1)(rows)
-            t = DLTensor(data=data, device_type=1, ndim=1, code=2, bits=64, lanes=1, shape=shape)
-            t._shape = shape  # kept alive with it
-            return t
-
+    with c_producer(box.addr) as c:
         def publish(t):
             frame = ctypes.c_uint32()
-            rc = lib.meshdock_producer_publish_tensor(p, b"k", ctypes.byref(t), b"cpu", 0,
-                                                      ctypes.byref(frame))
-            assert rc == 0, core.meshdock_last_error()
+            rc = c.lib.meshdock_producer_publish_tensor(c.p, b"k", ctypes.byref(t), b"cpu", 0,
+                                                        ctypes.byref(frame))
+            assert rc == 0, c.error()
             return frame.value
 
         def buffer(nbytes):
             ptr = ctypes.c_void_p()
-            assert lib.meshdock_producer_buffer(p, b"k", b"tensor", 0, ctypes.c_uint64(nbytes),
-                                                ctypes.byref(ptr)) == 0
+            assert c.lib.meshdock_producer_buffer(c.p, b"k", b"tensor", 0,
+                                                  ctypes.c_uint64(nbytes), ctypes.byref(ptr)) == 0
             return ptr.value
 
         small = buffer(800)
         view = np.frombuffer((ctypes.c_char * 800).from_address(small), dtype=np.float64)
         view[:] = np.arange(100.0)
-        assert publish(tensor(small, 100)) == 1
+        assert publish(f64_tensor(small, 100)) == 1
         assert len(sources() - before) == 1
         big = np.arange(65536.0) + 0.5  # 512 KiB from the caller's memory: an object of its own
-        assert publish(tensor(big.ctypes.data, big.size)) == 2
+        assert publish(f64_tensor(big.ctypes.data, big.size)) == 2
         manifest, data = box.newest("k")
         np.testing.assert_array_equal(arrays_of(manifest, data)["tensor"], big)
         np.testing.assert_array_equal(view, np.arange(100.0))  # the buffer, untouched
@@ -204,8 +211,6 @@ def test_a_publish_from_own_memory_never_writes_into_the_callers_buffer(box):
         assert len(sources() - before) == 2
         larger = buffer(1600)  # outgrown: a fresh one; the old one is gone
         assert larger != small and len(sources() - before) == 2
-    finally:
-        lib.meshdock_producer_close(p)
     assert sources() == before
 
 
@@ -315,17 +320,12 @@ def test_a_timeout_ends_a_call_the_daemon_does_not_answer(box):
     publish as REFUSED, DEADLINE_EXCEEDED, when the timeout has passed, not never."""
     import signal
     import time
-    lib = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock_producer.so.1"))
-    core = ctypes.CDLL(str(conftest.BUILD / "lib" / "libmeshdock.so.1"))
-    core.meshdock_last_error.restype = ctypes.c_char_p
-    p = ctypes.c_void_p()
-    assert lib.meshdock_producer_open(box.addr.encode(), None, ctypes.byref(p)) == 0
     a = np.arange(16.0)
-    shape = (ctypes.c_int64 * 1)(16)
-    t = DLTensor(data=a.ctypes.data, device_type=1, ndim=1, code=2, bits=64, lanes=1, shape=shape)
-    try:
-        assert lib.meshdock_producer_set_timeout(p, ctypes.c_double(0.5)) == 0
-        assert lib.meshdock_producer_publish_tensor(p, b"t", ctypes.byref(t), None, 0, None) == 0
+    t = f64_tensor(a.ctypes.data, 16)
+    with c_producer(box.addr) as c:
+        assert c.lib.meshdock_producer_set_timeout(c.p, ctypes.c_double(0.5)) == 0
+        assert c.lib.meshdock_producer_publish_tensor(c.p, b"t", ctypes.byref(t), None, 0,
+                                                      None) == 0
         os.kill(box.proc.pid, signal.SIGSTOP)
         try:
             # Stopped when every thread is (a reply thread may still be running a moment).
@@ -339,14 +339,13 @@ def test_a_timeout_ends_a_call_the_daemon_does_not_answer(box):
                 return True
             assert wait_for(stopped, timeout=10)
             t0 = time.monotonic()
-            rc = lib.meshdock_producer_publish_tensor(p, b"t", ctypes.byref(t), None, 0, None)
+            rc = c.lib.meshdock_producer_publish_tensor(c.p, b"t", ctypes.byref(t), None, 0, None)
             took = time.monotonic() - t0
         finally:
             os.kill(box.proc.pid, signal.SIGCONT)
         assert rc == 20, rc  # MESHDOCK_ERR_REFUSED
-        assert core.meshdock_last_error() == (b"DEADLINE_EXCEEDED: slot 't': tensor: no reply "
-                                              b"within the producer's timeout (0.5 s)")
+        assert c.error() == ("DEADLINE_EXCEEDED: slot 't': tensor: no reply within the "
+                             "producer's timeout (0.5 s)")
         assert 0.4 < took < 5.0, took  # the deadline, not a hang (slack: a loaded CI box)
-        assert lib.meshdock_producer_publish_tensor(p, b"t", ctypes.byref(t), None, 0, None) == 0
-    finally:
-        lib.meshdock_producer_close(p)
+        assert c.lib.meshdock_producer_publish_tensor(c.p, b"t", ctypes.byref(t), None, 0,
+                                                      None) == 0
