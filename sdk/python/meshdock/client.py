@@ -564,13 +564,9 @@ class Client:
             # Written into our buffer(): only its name travels. A daemon that cannot read it
             # gets the bytes in messages, as auto does.
             try:
-                return self._call(self._stub.PublishSmall,
-                                  self.pb.PublishChunk(source_shm=held.name, source_offset=offset,
-                                                       **header), error=_source_error).frame
+                return self._publish_from(held, header, offset)
             except _SourceRefused as e:
-                frame = self._publish_grpc(a, header)
-                self.shm_unavailable = str(e)
-                return frame
+                return self._publish_grpc_from_now_on(a, header, e)
         if via == "shm" or (via == "auto" and self.shm_unavailable is None
                             and a.nbytes > CHUNK_BYTES and self.addr.startswith("unix:")):
             try:
@@ -584,10 +580,22 @@ class Client:
                 if via == "shm" or (isinstance(e, DaemonError)
                                     and not isinstance(e, _SourceRefused)):
                     raise
-                frame = self._publish_grpc(a, header)
-                self.shm_unavailable = str(e)
-                return frame
+                return self._publish_grpc_from_now_on(a, header, e)
         return self._publish_grpc(a, header)
+
+    def _publish_from(self, obj, header: dict, offset: int = 0) -> int:
+        """A header-only PublishSmall naming source object `obj`, the array at `offset`;
+        _SourceRefused when the daemon could not use the object."""
+        return self._call(self._stub.PublishSmall,
+                          self.pb.PublishChunk(source_shm=obj.name, source_offset=offset,
+                                               **header), error=_source_error).frame
+
+    def _publish_grpc_from_now_on(self, a: np.ndarray, header: dict, why: Exception) -> int:
+        """Sends `a` in messages, and every later auto publish too, saying why in
+        shm_unavailable (set once this publish went through)."""
+        frame = self._publish_grpc(a, header)
+        self.shm_unavailable = str(why)
+        return frame
 
     def buffer(self, name: str, field: str, shape, dtype="float64", block: int = 0) -> np.ndarray:
         """A writable numpy array in shared memory of this client's, for `publish(name, field,
@@ -652,9 +660,7 @@ class Client:
         ok = False
         try:
             obj.write(a)
-            frame = self._call(self._stub.PublishSmall,
-                               self.pb.PublishChunk(source_shm=obj.name, **header),
-                               error=_source_error).frame
+            frame = self._publish_from(obj, header)
             ok = True
             return frame
         finally:
