@@ -503,30 +503,40 @@ def test_publishes_under_way_together_stay_under_max_decoded_size(tmp_path):
     """Before: each publish was held to max_decoded_size alone, and the array was allocated
     before its bytes came, so concurrent publishes (a source object is a cheap sparse file)
     could make the daemon hold any multiple of it. Now the bytes are reserved before the
-    allocation, against max_decoded_size for all publishes under way: with a 6 MiB stream
-    half sent, a 4 MiB publish from shm is refused (8 MiB allowed); once the stream is done,
-    it goes through."""
+    allocation, against max_decoded_size for all publishes under way: with a 32 MiB stream
+    under way, a 16 MiB publish from shm is refused (40 MiB allowed); once the stream is done,
+    it goes through.
+
+    The stream keeps coming at 1.25 MiB/s while the test waits: a publish slower than 1 MiB/s
+    after its first 2 s is stalled, and the daemon cancels a stalled one for a publish that
+    needs the budget (rpc/intake.hpp). A stream that sent 1 MiB and waited was cancelled when
+    the refused call came more than 3 s after its header (a loaded CI box; a 3.5 s sleep there
+    made this test fail every time)."""
     import threading
-    d = Daemon(tmp_path, (), config={"max_decoded_size": 8 << 20})
+    d = Daemon(tmp_path, (), config={"max_decoded_size": 40 << 20})
     c = meshdock.Client(d.addr)
     go, sent = threading.Event(), threading.Event()
-    big = np.arange(6 << 20, dtype=np.uint8).view(np.uint8)
+    big = np.arange(32 << 20, dtype=np.uint8).view(np.uint8)
+    step = 256 << 10
 
     def chunks():
         yield pb.PublishChunk(name="s", field="tensor", shape=[big.size],
                               data=big[:1 << 20].tobytes(), dtype=pb.DType(code=1, bits=8, lanes=1))
         sent.set()  # gRPC asks for the next message once it has sent the first
-        go.wait(30)
-        for at in range(1 << 20, big.size, 1 << 20):
+        at = 1 << 20
+        while at < big.size - step and not go.wait(0.2):  # 31 MiB last 24 s at this pace
+            yield pb.PublishChunk(data=big[at:at + step].tobytes())
+            at += step
+        for at in range(at, big.size, 1 << 20):
             yield pb.PublishChunk(data=big[at:at + (1 << 20)].tobytes())
 
     result = {}
     t = threading.Thread(target=lambda: result.update(r=d.stub.Publish(chunks(), timeout=60)))
     t.start()
     try:
-        small = np.ones(4 << 20, np.uint8)
+        small = np.ones(16 << 20, np.uint8)
         assert sent.wait(10)
-        # The daemon reads the header as it comes and holds 6 MiB from then: tried until it
+        # The daemon reads the header as it comes and holds 32 MiB from then: tried until it
         # does (a fixed 1 s sleep was not always enough on a loaded CI box); a publish that
         # went through before that is taken back.
         deadline = time.monotonic() + 20
@@ -540,19 +550,19 @@ def test_publishes_under_way_together_stay_under_max_decoded_size(tmp_path):
             assert time.monotonic() < deadline, "the daemon never read the stream's header"
             time.sleep(0.05)
         assert refused.code == "RESOURCE_EXHAUSTED", refused
-        assert ("4 MiB to take in, while publishes under way hold 6 MiB of the 8 MiB"
+        assert ("16 MiB to take in, while publishes under way hold 32 MiB of the 40 MiB"
                 in refused.message), refused.message
         go.set()
         t.join(60)
         assert result["r"].frame == 1
         c.publish_tensor("t", small, via="shm")
         np.testing.assert_array_equal(frame_arrays(d, "s")["tensor"], big)
+        assert "cancelled" not in "".join(d.log), "".join(d.log)
     finally:
         go.set()
         t.join(60)
         c.close()
         assert d.stop() == 0, d.stderr
-
 
 
 def test_a_publish_over_max_decoded_size_makes_no_source_object(tmp_path):
