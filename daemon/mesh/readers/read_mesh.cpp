@@ -55,9 +55,10 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "off") return read_off(file);
   if (fmt == "obj") return read_obj(file);
   if (fmt == "ply") return read_ply(file);
+  if (fmt == "mesh" || fmt == "meshb" || fmt == "medit") return read_medit(file);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
-                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply)");
+                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb)");
 }
 }  // namespace
 

@@ -50,6 +50,9 @@ Mesh read_stl(const InFile& file);  // ascii and binary
 Mesh read_off(const InFile& file);
 Mesh read_obj(const InFile& file);
 Mesh read_ply(const InFile& file);  // ascii, binary little / big endian
+// Medit / libMeshb: ascii .mesh and binary .meshb (versions 1-4, either byte order), told apart
+// by content.
+Mesh read_medit(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

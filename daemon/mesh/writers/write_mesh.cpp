@@ -74,9 +74,18 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("OFF");
     return write_off(m, target);
   }
-  throw WriteError(path + ": no writer for format '" + fmt +
-                   "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off; each may end in "
-                   "-ascii or -binary where it has both, as meshio's names do)");
+  if (fmt == "mesh" || fmt == "meshb" || fmt == "medit") {
+    // Medit is ascii .mesh or binary .meshb: the format's name says which, and for "medit" the
+    // file's extension, as meshio writes and reads it.
+    if (enc.empty())
+      return write_medit(m, target,
+                         fmt == "meshb" || (fmt == "medit" && format_of(target.leaf) == "meshb"));
+    return write_medit(m, target, binary("Medit"));
+  }
+  throw WriteError(
+      path + ": no writer for format '" + fmt +
+      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb; each may end in "
+      "-ascii or -binary where it has both, as meshio's names do)");
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

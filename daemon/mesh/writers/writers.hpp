@@ -63,14 +63,21 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target);
 std::vector<std::string> write_ply(const Mesh& m, const OutTarget& target, bool binary);
 // OFF: points and faces.
 std::vector<std::string> write_off(const Mesh& m, const OutTarget& target);
+// Medit (libMeshb): ascii .mesh (MeshVersionFormatted 2) or binary .meshb (version 3, or 4 where
+// an integer needs 64 bits): Dimension, Vertices with point_data "medit:ref", the line, triangle,
+// quad, tetra, wedge, pyramid and hexahedron blocks with cell_data "medit:ref" (0 where there is
+// none). Other blocks, data and regions are noted as not written.
+std::vector<std::string> write_medit(const Mesh& m, const OutTarget& target, bool binary);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off"; empty: the path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names
+  // "off" | "mesh" / "meshb" / "medit" (Medit); empty: the path's extension (.msh: 4.1). meshio's
+  // "-ascii" / "-binary" names
   // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off: "ascii" (the default, the only one)
+  // (default); obj, off: "ascii" (the default, the only one); mesh, meshb, medit: "ascii" |
+  // "binary", by default what the path's extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;
 };
