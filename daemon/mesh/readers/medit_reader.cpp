@@ -344,9 +344,9 @@ Mesh parse_ascii(std::string_view data, MappedFile& file) {
     if (uses_dimension(kw->layout) && s.dim == 0)
       c.fail(std::string(kw->name) + " before Dimension");
     const std::size_t values = record_values(kw->layout, s.dim);
+    if (kw->code == kVertices && s.have_points) c.fail("a second Vertices section");
     const std::int64_t n = kw->counted ? ascii_count(c, kw->name, values) : 1;
     if (kw->code == kVertices) {
-      if (s.have_points) c.fail("a second Vertices section");
       ascii_vertices(c, file, s, n);
     } else if (kw->cell_type) {
       ascii_cells(c, file, s, *kw, n, at);
