@@ -393,32 +393,56 @@ void binary_vertices(Cursor& c, Sections& s, const BinaryLayout& b, std::int64_t
   s.have_points = true;
 }
 
+// Decodes `n` records of `k` vertex numbers and a ref into 0-based connectivity and refs: one
+// pass with no early exit (no branch per value to mispredict or to keep it from vectorizing);
+// false when some number is outside 1..limit, for the caller to find and name.
+template <typename I, bool Swap>
+bool decode_cells(const char* p, std::size_t k, std::int64_t n, std::uint64_t limit,
+                  std::int64_t* out, I* r, std::int64_t& max_index) {
+  bool bad = false;
+  std::int64_t top = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < k; ++j, p += sizeof(I)) {
+      const auto v = static_cast<std::int64_t>(load<I>(p, Swap));
+      // v - 1 as unsigned: 0 and negatives wrap past every limit (and never overflow).
+      const auto v0 = static_cast<std::uint64_t>(v) - 1;
+      bad |= v0 >= limit;
+      top = std::max(top, v);
+      *out++ = static_cast<std::int64_t>(v0);
+    }
+    r[i] = load<I>(p, Swap);
+    p += sizeof(I);
+  }
+  max_index = top;
+  return !bad;
+}
+
 template <typename I>
 void binary_cells(Cursor& c, Sections& s, const BinaryLayout& b, const Keyword& kw, std::int64_t n,
                   std::size_t keyword_at) {
   const auto k = static_cast<std::size_t>(kw.nodes);
   const auto start = c.offset();
-  const char* p = c.raw(static_cast<std::size_t>(n) * (k + 1) * sizeof(I), kw.name.data());
+  const std::size_t rec = (k + 1) * sizeof(I);
+  const char* p = c.raw(static_cast<std::size_t>(n) * rec, kw.name.data());
   Array conn = Array::of<std::int64_t>({n, kw.nodes});
   Array ref = Array::of<I>({n});
-  auto* out = conn.as<std::int64_t>();
-  I* r = ref.as<I>();
   const std::uint64_t limit = s.index_limit();
   std::int64_t max_index = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < k; ++j, p += sizeof(I)) {
-      const auto v = static_cast<std::int64_t>(load<I>(p, b.swap));
-      if (static_cast<std::uint64_t>(v) - 1 >= limit) [[unlikely]] {
-        c.seek(start + static_cast<std::size_t>(i) * (k + 1) * sizeof(I));
-        c.fail_at_byte(std::string(kw.name) + " record " + std::to_string(i + 1) +
-                       " refers to vertex " + std::to_string(v) + "; vertices are numbered 1.." +
-                       (s.have_points ? std::to_string(limit) : std::string("(their count)")));
-      }
-      max_index = std::max(max_index, v);
-      *out++ = v - 1;
+  const bool ok =
+      b.swap
+          ? decode_cells<I, true>(p, k, n, limit, conn.as<std::int64_t>(), ref.as<I>(), max_index)
+          : decode_cells<I, false>(p, k, n, limit, conn.as<std::int64_t>(), ref.as<I>(), max_index);
+  if (!ok) [[unlikely]] {
+    const auto* out = conn.as<std::int64_t>();
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n) * k; ++i) {
+      if (static_cast<std::uint64_t>(out[i]) < limit) continue;
+      c.seek(start + i / k * rec);
+      c.fail_at_byte(
+          std::string(kw.name) + " record " + std::to_string(i / k + 1) + " refers to vertex " +
+          std::to_string(static_cast<std::int64_t>(static_cast<std::uint64_t>(out[i]) + 1)) +
+          "; vertices are numbered 1.." +
+          (s.have_points ? std::to_string(limit) : std::string("(their count)")));
     }
-    r[i] = load<I>(p, b.swap);
-    p += sizeof(I);
   }
   if (!s.have_points)
     s.unchecked.push_back(
