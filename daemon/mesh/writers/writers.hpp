@@ -63,14 +63,18 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target);
 std::vector<std::string> write_ply(const Mesh& m, const OutTarget& target, bool binary);
 // OFF: points and faces.
 std::vector<std::string> write_off(const Mesh& m, const OutTarget& target);
+// Abaqus .inp: *NODE, one *ELEMENT section per block (meshio's element types; a block Abaqus has
+// no element for is a WriteError), *NSET / *ELSET from point and cell regions; data is noted.
+std::vector<std::string> write_abaqus(const Mesh& m, const OutTarget& target);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off"; empty: the path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names
+  // "off" | "inp" / "abaqus"; empty: the path's extension (.msh: 4.1). meshio's "-ascii" /
+  // "-binary" names
   // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off: "ascii" (the default, the only one)
+  // (default); obj, off, inp: "ascii" (the default, the only one)
   std::string encoding;
   int zlib_level = 6;
 };
