@@ -326,7 +326,9 @@ class AbaqusReader {
   Mesh read() {
     files_.push_back(std::make_unique<MappedFile>(in_, Access::window));
     names_.push_back(in_.path);
-    rel_.emplace_back();
+    const auto slash = in_.path.rfind('/');
+    rel_.push_back(slash == std::string::npos ? in_.path : in_.path.substr(slash + 1));
+    chain_.push_back(rel_[0]);
     parts_.emplace_back();  // part 0: outside any *PART
     Cursor progress(files_[0]->view(), in_.path, in_.progress);
     progress_ = &progress;
@@ -349,7 +351,7 @@ class AbaqusReader {
   const ReadOptions& options_;
   std::vector<std::unique_ptr<MappedFile>> files_;
   std::vector<std::string> names_;  // for messages
-  std::vector<std::string> rel_;    // relative to the first file's directory ("" for it)
+  std::vector<std::string> rel_;    // relative to the first file's directory
   std::vector<std::string> chain_;  // the include chain being read, for its messages
   Cursor* progress_ = nullptr;
   std::size_t file_ = 0;  // being read
@@ -597,9 +599,9 @@ class AbaqusReader {
 
   void element_line(std::string_view t, std::uint64_t w) {
     auto& s = *sections_.back();
-    const std::int64_t need = 1 + s.type->nodes;
     if (s.count == 0 && pending_ == 0 && (s.abaqus == "B33" || s.abaqus == "B33H"))
       b33_layout(s, t);
+    const std::int64_t need = 1 + s.type->nodes;
     Fields f(t);
     while (!f.done()) {
       const auto v = f.next();
@@ -693,9 +695,9 @@ class AbaqusReader {
     const auto slash = here.rfind('/');
     const std::string rel =
         (slash == std::string::npos ? std::string() : here.substr(0, slash + 1)) + name;
-    std::string chain = rel_[0].empty() ? names_[0] : rel_[0];
-    for (const auto& c : chain_) chain += " -> " + c;
-    chain += " -> " + rel;
+    std::string chain;
+    for (const auto& c : chain_) chain += c + " -> ";
+    chain += rel;
     if (std::find(chain_.begin(), chain_.end(), rel) != chain_.end())
       fail_at(w, "*INCLUDE cycle: " + chain);
     if (depth + 1 > kMaxDepth)
@@ -754,7 +756,7 @@ class AbaqusReader {
                       " is defined again (first " + names_[f] + ":" +
                       std::to_string(line_of(f, where_offset(first))) + ")";
     if (where_part(first) != where_part(again))
-      msg += ": " + std::string(what) + " ids of " + part_name(again) + " collide with those " +
+      msg += ": " + std::string(what) + " ids " + part_name(again) + " collide with those " +
              part_name(first) +
              "; parts with ids of their own are not supported (number them apart)";
     fail_at(again, msg);
@@ -861,9 +863,11 @@ class AbaqusReader {
           }
         }
       }
-      // A set naming sets (itself too, defined again) would grow with every name: its entries
-      // are kept once each, in order, as the sets Abaqus makes of them.
-      if (std::any_of(set.items.begin(), set.items.end(),
+      // A set naming sets (itself too, defined again) would grow with every name, and one
+      // defined again may repeat entries: their entries are kept once each, in order, as the
+      // sets Abaqus makes of them.
+      if (it != names.end() ||
+          std::any_of(set.items.begin(), set.items.end(),
                       [](const SetItem& i) { return i.kind == SetItem::kName; }))
         unique(entries, total);
       Array a = Array::from_vector(entries);
