@@ -252,28 +252,32 @@ class Fields {
 // case: 1..n), else the ids sorted with their indices.
 class IdMap {
  public:
-  // `ids` in index order. `duplicate(i, j)` is called (and must throw) for two equal ids.
+  // `ids` in index order, `top` the largest. `duplicate(i, j, id)` is called (and must throw)
+  // for two equal ids.
   template <typename Dup>
-  void build(const ScratchVector<std::int64_t>& ids, Dup&& duplicate) {
-    std::int64_t top = 0;
-    for (auto id : ids) top = std::max(top, id);
+  void build(const Chunks<std::int64_t>& ids, std::int64_t top, Dup&& duplicate) {
     const auto n = static_cast<std::int64_t>(ids.size());
     dense_ = top <= 4 * n + 1024;
+    std::int64_t i = 0;
     if (dense_) {
       table_.assign(static_cast<std::size_t>(top) + 1, -1);
-      for (std::int64_t i = 0; i < n; ++i) {
-        auto& slot = table_[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])];
-        if (slot >= 0) duplicate(slot, i);
-        slot = i;
-      }
+      ids.for_each([&](const std::int64_t* p, std::size_t k) {
+        for (std::size_t j = 0; j < k; ++j, ++i) {
+          auto& slot = table_[static_cast<std::size_t>(p[j])];
+          if (slot >= 0) duplicate(slot, i, p[j]);
+          slot = i;
+        }
+      });
       return;
     }
-    sorted_.resize(ids.size());
-    for (std::int64_t i = 0; i < n; ++i) sorted_[static_cast<std::size_t>(i)] = {ids[i], i};
+    sorted_.reserve(ids.size());
+    ids.for_each([&](const std::int64_t* p, std::size_t k) {
+      for (std::size_t j = 0; j < k; ++j) sorted_.emplace_back(p[j], i++);
+    });
     std::sort(sorted_.begin(), sorted_.end());
     for (std::size_t k = 1; k < sorted_.size(); ++k)
       if (sorted_[k].first == sorted_[k - 1].first)
-        duplicate(sorted_[k - 1].second, sorted_[k].second);
+        duplicate(sorted_[k - 1].second, sorted_[k].second, sorted_[k].first);
   }
   // The index of `id`, -1 when no value has it.
   std::int64_t find(std::int64_t id) const {
@@ -296,7 +300,7 @@ class IdMap {
 struct Section {
   const ElementType* type;
   std::string abaqus;          // the type as written, upper-cased
-  std::uint64_t at;            // its keyword line
+  std::uint64_t data;          // where its data lines start (the line after its keyword)
   bool meshio_line3 = false;   // a B33 / B33H section of 3-node elements (meshio's writer's)
   Chunks<std::int64_t> nodes;  // node ids as written, type->nodes per element
   std::int64_t count = 0;
@@ -361,8 +365,19 @@ class AbaqusReader {
   std::string keyword_;  // of the section being read (messages)
 
   Chunks<double> coords_;  // 3 a node
+  // Ids in file order. Where each node and element is written is not kept (16 bytes a node
+  // and an element more: 40% of a big file's read went to zeroing such pages); an error finds
+  // its line again from where its section's data starts (line_of_node, line_of_element).
   Chunks<std::int64_t> node_ids_, elem_ids_;
-  Chunks<std::uint64_t> node_at_, elem_at_;
+  std::int64_t top_node_ = 0, top_element_ = 0;
+  bool nodes_in_order_ = true, elements_in_order_ = true;  // ids 1..n in file order
+  struct NodeRun {
+    std::uint64_t data;  // where the *NODE section's data lines start
+    std::int64_t first;  // its first node
+  };
+  std::vector<NodeRun> node_runs_;
+  std::uint64_t data_at_ = 0;     // where the data lines of the keyword being read start
+  std::uint64_t pending_at_ = 0;  // the first line of the element being read
   int dim_ = 0;
   std::size_t short_nodes_ = 0;  // with fewer coordinates than the points have
   std::vector<std::unique_ptr<Section>> sections_;
@@ -432,6 +447,7 @@ class AbaqusReader {
           text = joined;
           pos = n2 ? e2 + 1 : d.size();
         }
+        data_at_ = where(fi, part_, pos);
         keyword(text, w, depth);
         continue;
       }
@@ -479,6 +495,7 @@ class AbaqusReader {
     state_ = State::kSkip;
     if (k.name == "NODE") {
       state_ = State::kNode;
+      node_runs_.push_back({data_at_, static_cast<std::int64_t>(node_ids_.size())});
       if (const auto it = k.params.find("NSET"); it != k.params.end() && !it->second.empty()) {
         open_run_ = sets_.size();
         sets_.push_back(
@@ -522,7 +539,7 @@ class AbaqusReader {
     auto s = std::make_unique<Section>();
     s->type = type;
     s->abaqus = t;
-    s->at = w;
+    s->data = data_at_;
     s->first = elements_;
     if (const auto it = k.params.find("ELSET"); it != k.params.end() && !it->second.empty())
       sets_.push_back(
@@ -543,10 +560,9 @@ class AbaqusReader {
     }
     if (state_ != State::kElement || pending_ == 0) return;
     const auto& s = *sections_.back();
-    fail_at(elem_at_.back(), "element " + std::to_string(elem_ids_.back()) + " has " +
-                                 std::to_string(pending_ - 1) + " nodes where " + s.abaqus +
-                                 " has " + std::to_string(s.type->nodes) + " (before " +
-                                 line_name(w) + ")");
+    fail_at(pending_at_, "element " + std::to_string(elem_ids_.back()) + " has " +
+                             std::to_string(pending_ - 1) + " nodes where " + s.abaqus + " has " +
+                             std::to_string(s.type->nodes) + " (before " + line_name(w) + ")");
   }
 
   void data_line(std::string_view t, std::uint64_t w) {
@@ -593,8 +609,9 @@ class AbaqusReader {
       dim_ = std::max(dim_, n);
     }
     coords_.append(x, 3);
+    nodes_in_order_ = nodes_in_order_ && id == static_cast<std::int64_t>(node_ids_.size()) + 1;
+    top_node_ = std::max(top_node_, id);
     node_ids_.push_back(id);
-    node_at_.push_back(w);
   }
 
   void element_line(std::string_view t, std::uint64_t w) {
@@ -602,17 +619,38 @@ class AbaqusReader {
     if (s.count == 0 && pending_ == 0 && (s.abaqus == "B33" || s.abaqus == "B33H"))
       b33_layout(s, t);
     const std::int64_t need = 1 + s.type->nodes;
-    Fields f(t);
-    while (!f.done()) {
-      const auto v = f.next();
-      if (v.empty()) continue;  // a trailing comma: the element goes on
+    // The hot loop of a big file: ids scanned in place (Fields and parse_id cost a third more).
+    const char* p = t.data();
+    const char* const e = p + t.size();
+    auto blanks = [&] {
+      while (p < e && (*p == ' ' || *p == '\t')) ++p;
+    };
+    while (p < e) {
+      blanks();
+      if (p == e) break;
+      if (*p == ',') {  // an empty field (a trailing comma: the element goes on)
+        ++p;
+        continue;
+      }
+      const char* const b = p;
       std::int64_t id = 0;
-      if (!parse_id(v, id))
+      while (p < e && p - b < 18 && static_cast<unsigned char>(*p - '0') < 10)
+        id = id * 10 + (*p++ - '0');
+      const char* const digits_end = p;
+      blanks();
+      if (digits_end == b || id == 0 || (p < e && *p != ',')) {
+        const auto field =
+            trim(t.substr(static_cast<std::size_t>(b - t.data()))
+                     .substr(0, t.substr(static_cast<std::size_t>(b - t.data())).find(',')));
         fail_at(w, std::string(pending_ == 0 ? "expected an element id" : "expected a node id") +
-                       " (a positive integer), found '" + std::string(v.substr(0, 40)) + "'");
+                       " (a positive integer), found '" + std::string(field.substr(0, 40)) + "'");
+      }
+      if (p < e) ++p;  // the comma
       if (pending_ == 0) {
         elem_ids_.push_back(id);
-        elem_at_.push_back(w);
+        pending_at_ = w;
+        elements_in_order_ = elements_in_order_ && id == elements_ + 1;
+        top_element_ = std::max(top_element_, id);
         ++s.count;
         ++elements_;
       } else {
@@ -623,8 +661,8 @@ class AbaqusReader {
         // Values after a whole element on its line would start the next in mid-line: Abaqus
         // writes one element a line (and meshio's reader would read them so; the file is
         // more likely wrong).
-        while (!f.done())
-          if (!f.next().empty())
+        for (; p < e; ++p)
+          if (*p != ' ' && *p != '\t' && *p != ',')
             fail_at(w, "values after the " + std::to_string(s.type->nodes) + " nodes of " +
                            s.abaqus + " element " + std::to_string(elem_ids_.back()));
       }
@@ -721,31 +759,75 @@ class AbaqusReader {
     chain_.pop_back();
   }
 
+  // ---- finding lines again (error paths only)
+
+  static std::int64_t nth(const Chunks<std::int64_t>& c, std::int64_t i) {
+    std::int64_t v = 0, at = 0;
+    c.for_each([&](const std::int64_t* p, std::size_t k) {
+      const auto n = static_cast<std::int64_t>(k);
+      if (i >= at && i < at + n) v = p[i - at];
+      at += n;
+    });
+    return v;
+  }
+
+  // Where the data line holding value `value` (0-based, values counted over the data lines from
+  // `data` on) starts; the values of a section's lines are read again as data_line counted them.
+  std::uint64_t line_of_value(std::uint64_t data, std::int64_t value, bool one_a_line) const {
+    const auto fi = where_file(data);
+    const auto d = files_[fi]->view();
+    std::size_t pos = where_offset(data);
+    std::int64_t seen = 0;
+    while (pos < d.size()) {
+      const auto nl = d.find('\n', pos);
+      const auto end = nl == std::string_view::npos ? d.size() : nl;
+      const auto t = trim(d.substr(pos, end - pos));
+      if (!t.empty() && t.substr(0, 2) != "**") {
+        std::int64_t k = 1;
+        if (!one_a_line) {
+          k = 0;
+          Fields f(t);
+          while (!f.done())
+            if (!f.next().empty()) ++k;
+        }
+        if (value < seen + k) break;
+        seen += k;
+      }
+      pos = nl == std::string_view::npos ? d.size() : nl + 1;
+    }
+    return where(fi, where_part(data), pos);
+  }
+  std::uint64_t line_of_node(std::int64_t i) const {
+    const auto run =
+        std::prev(std::upper_bound(node_runs_.begin(), node_runs_.end(), i,
+                                   [](std::int64_t v, const NodeRun& r) { return v < r.first; }));
+    return line_of_value(run->data, i - run->first, true);
+  }
+  std::uint64_t line_of_element(std::int64_t e) const {
+    const auto it = std::prev(std::upper_bound(
+        sections_.begin(), sections_.end(), e,
+        [](std::int64_t v, const std::unique_ptr<Section>& s) { return v < s->first; }));
+    const auto& s = **it;
+    return line_of_value(s.data, (e - s.first) * (1 + s.type->nodes), false);
+  }
+
   // ---- the mesh
 
   Mesh build() {
     end_section(where(0, part_, files_[0]->view().size()));
     Mesh m;
     const auto n = static_cast<std::int64_t>(node_ids_.size());
-    ScratchVector<std::uint64_t> node_at(node_at_.size()), elem_at(elem_at_.size());
-    node_at_.drain_to(node_at.data());
-    elem_at_.drain_to(elem_at.data());
-    ScratchVector<std::int64_t> node_ids(node_ids_.size()), elem_ids(elem_ids_.size());
-    node_ids_.drain_to(node_ids.data());
-    elem_ids_.drain_to(elem_ids.data());
     IdMap nodes, elements;
-    nodes.build(node_ids, [&](std::int64_t i, std::int64_t j) {
-      duplicate("node", node_ids[static_cast<std::size_t>(j)], node_at[static_cast<std::size_t>(i)],
-                node_at[static_cast<std::size_t>(j)]);
+    nodes.build(node_ids_, top_node_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
+      duplicate("node", id, line_of_node(i), line_of_node(j));
     });
-    elements.build(elem_ids, [&](std::int64_t i, std::int64_t j) {
-      duplicate("element", elem_ids[static_cast<std::size_t>(j)],
-                elem_at[static_cast<std::size_t>(i)], elem_at[static_cast<std::size_t>(j)]);
+    elements.build(elem_ids_, top_element_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
+      duplicate("element", id, line_of_element(i), line_of_element(j));
     });
     points(m, n);
-    for (auto& s : sections_) m.cells.push_back(block(*s, nodes, elem_ids, elem_at));
+    for (auto& s : sections_) m.cells.push_back(block(*s, nodes));
     regions(m, nodes, elements);
-    notes(m, node_ids, elem_ids);
+    notes(m);
     return m;
   }
 
@@ -763,7 +845,7 @@ class AbaqusReader {
   }
 
   void points(Mesh& m, std::int64_t n) {
-    const int dim = std::max(dim_, 1);
+    const int dim = dim_ == 0 ? 3 : dim_;  // no nodes: (0, 3), as every reader's empty mesh
     m.points = Array::of<double>({n, dim});
     double* p = m.points.as<double>();
     std::int64_t i = 0;
@@ -773,8 +855,7 @@ class AbaqusReader {
     });
   }
 
-  CellBlock block(Section& s, const IdMap& nodes, const ScratchVector<std::int64_t>& elem_ids,
-                  const ScratchVector<std::uint64_t>& elem_at) {
+  CellBlock block(Section& s, const IdMap& nodes) {
     const std::int64_t k = s.type->nodes;
     Array a = Array::of<std::int64_t>({s.count, k});
     auto* out = a.as<std::int64_t>();
@@ -783,9 +864,10 @@ class AbaqusReader {
       for (std::size_t j = 0; j < len; ++j, ++i) {
         const auto idx = nodes.find(ids[j]);
         if (idx < 0) {
-          const auto e = static_cast<std::size_t>(s.first + i / k);
-          fail_at(elem_at[e], "element " + std::to_string(elem_ids[e]) + " refers to node " +
-                                  std::to_string(ids[j]) + ", which no *NODE defines");
+          const auto e = s.first + i / k;
+          fail_at(line_of_element(e), "element " + std::to_string(nth(elem_ids_, e)) +
+                                          " refers to node " + std::to_string(ids[j]) +
+                                          ", which no *NODE defines");
         }
         out[i] = idx;
       }
@@ -890,18 +972,12 @@ class AbaqusReader {
   }
 
  private:
-  void notes(Mesh& m, const ScratchVector<std::int64_t>& node_ids,
-             const ScratchVector<std::int64_t>& elem_ids) {
-    auto in_order = [](const ScratchVector<std::int64_t>& ids) {
-      for (std::size_t i = 0; i < ids.size(); ++i)
-        if (ids[i] != static_cast<std::int64_t>(i) + 1) return false;
-      return true;
-    };
-    if (!in_order(node_ids))
+  void notes(Mesh& m) {
+    if (!nodes_in_order_)
       m.notes.push_back(
           "abaqus: node ids are not 1..n in file order; the points are in file order and the "
           "ids are not kept");
-    if (!in_order(elem_ids))
+    if (!elements_in_order_)
       m.notes.push_back(
           "abaqus: element ids are not 1..n in file order; the cells are in file order and the "
           "ids are not kept");
