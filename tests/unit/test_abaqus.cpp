@@ -303,3 +303,26 @@ TEST(AbaqusWriter, RefusesBlocksAbaqusHasNoElementFor) {
   }
   EXPECT_FALSE(fs::exists(path));
 }
+
+TEST(AbaqusReader, SetsNamingSetsStayBounded) {
+  // Each set names the two before it: without keeping entries once each they would double.
+  std::string text = "*NODE\n1, 0\n2, 1\n*NSET, NSET=s0\n1\n*NSET, NSET=s1\n2\n";
+  for (int i = 2; i < 80; ++i)
+    text += "*NSET, NSET=s" + std::to_string(i) + "\ns" + std::to_string(i - 1) + ", S" +
+            std::to_string(i - 2) + ", s" + std::to_string(i - 1) + "\n";
+  // A set defined again may name its earlier definition.
+  text += "*NSET, NSET=s0\ns0, 2\n";
+  const auto m = read_text(text);
+  EXPECT_EQ(ints(region(m, "s79", mesh::RegionKind::kPoint)->entries),
+            (std::vector<std::int64_t>{1, 0}));
+  EXPECT_EQ(ints(region(m, "s0", mesh::RegionKind::kPoint)->entries),
+            (std::vector<std::int64_t>{0, 1}));
+  // Naming itself on its first definition names nothing defined before it.
+  EXPECT_NE(error_of("*NODE\n1, 0\n*NSET, NSET=a\na\n")
+                .find("t.inp:4: set 'a' names set 'a', which is not defined before it"),
+            std::string::npos);
+  // An id of a set that no node has: the line it is on, found again.
+  EXPECT_NE(error_of("*NODE\n1, 0\n*NSET, NSET=a\n1,\n** c\n\n1, 1, 5\n")
+                .find("t.inp:7: *NSET 'a': node 5 does not exist"),
+            std::string::npos);
+}

@@ -41,6 +41,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -299,27 +300,29 @@ class IdMap {
 // One *ELEMENT section: a cell block.
 struct Section {
   const ElementType* type;
-  std::string abaqus;          // the type as written, upper-cased
-  std::uint64_t data;          // where its data lines start (the line after its keyword)
-  bool meshio_line3 = false;   // a B33 / B33H section of 3-node elements (meshio's writer's)
-  Chunks<std::int64_t> nodes;  // node ids as written, type->nodes per element
+  std::string abaqus;         // the type as written, upper-cased
+  std::uint64_t data;         // where its data lines start (the line after its keyword)
+  bool meshio_line3 = false;  // a B33 / B33H section of 3-node elements (meshio's writer's)
   std::int64_t count = 0;
   std::int64_t first = 0;  // global number of its first element
 };
 
-// One entry of a set's data: an id, a name of a set, a GENERATE triple, or a run of the points
-// / cells a *NODE / *ELEMENT section with NSET= / ELSET= defined.
+// A part of a set's data, in order: a run of its ids, a set it names, a GENERATE line, or the
+// points / cells of a *NODE / *ELEMENT section with NSET= / ELSET=. Ids take 8 bytes each
+// (where they are written is found again for an error), names once a set each.
 struct SetItem {
-  enum Kind { kId, kName, kGenerate, kRun } kind;
-  std::int64_t a = 0, b = 0, c = 0;  // id; -; first, last, step; first index, count
-  std::string name;
-  std::uint64_t at = 0;
+  enum Kind { kIds, kName, kGenerate, kRun } kind;
+  // kIds: ids [a, b) of SetDef::ids; kName: the SetDef named; kGenerate: its first, last, step
+  // at ids [a, a + 3); kRun: a *NODE section's nodes [a, b), or *ELEMENT section a.
+  std::int64_t a = 0, b = 0;
+  std::uint64_t at = 0;  // kName, kGenerate: the line
 };
 
 struct SetDef {
   std::string name;
   bool cell;
-  std::uint64_t at;
+  std::uint64_t data;  // where its data lines start
+  std::vector<std::int64_t> ids;
   std::vector<SetItem> items;
 };
 
@@ -369,6 +372,10 @@ class AbaqusReader {
   // and an element more: 40% of a big file's read went to zeroing such pages); an error finds
   // its line again from where its section's data starts (line_of_node, line_of_element).
   Chunks<std::int64_t> node_ids_, elem_ids_;
+  // The node ids of every element as written, section after section: one sequence, not one a
+  // section (a first chunk of 64 KiB for each of a file's thousand one-element sections would
+  // make it allocate far more than its size).
+  Chunks<std::int64_t> cell_nodes_;
   std::int64_t top_node_ = 0, top_element_ = 0;
   bool nodes_in_order_ = true, elements_in_order_ = true;  // ids 1..n in file order
   struct NodeRun {
@@ -384,6 +391,9 @@ class AbaqusReader {
   std::int64_t elements_ = 0;
   std::int64_t pending_ = 0;  // values of the element being read so far (0: none)
   std::vector<SetDef> sets_;
+  std::multimap<std::string, std::size_t>
+      set_names_[2];             // upper-cased name -> SetDef (point, cell)
+  std::set<std::string> named_;  // the names the set being read names
   bool generate_ = false;
   static constexpr std::size_t kNoRun = static_cast<std::size_t>(-1);
   std::size_t open_run_ = kNoRun;               // the set of the *NODE, NSET= section being read
@@ -498,17 +508,15 @@ class AbaqusReader {
       node_runs_.push_back({data_at_, static_cast<std::int64_t>(node_ids_.size())});
       if (const auto it = k.params.find("NSET"); it != k.params.end() && !it->second.empty()) {
         open_run_ = sets_.size();
-        sets_.push_back(
-            {it->second,
-             false,
-             w,
-             {{SetItem::kRun, static_cast<std::int64_t>(node_ids_.size()), 0, 0, {}, w}}});
+        new_set(it->second, false, w);
+        sets_.back().items.push_back(
+            {SetItem::kRun, static_cast<std::int64_t>(node_ids_.size()), 0, w});
       }
     } else if (k.name == "ELEMENT") {
       start_section(k, w);
     } else if (k.name == "NSET" || k.name == "ELSET") {
       const bool cell = k.name == "ELSET";
-      sets_.push_back({required(k, cell ? "ELSET" : "NSET", w), cell, w, {}});
+      new_set(required(k, cell ? "ELSET" : "NSET", w), cell, w);
       generate_ = k.params.count("GENERATE") > 0;
       state_ = State::kSet;
     } else if (k.name == "INCLUDE") {
@@ -541,12 +549,11 @@ class AbaqusReader {
     s->abaqus = t;
     s->data = data_at_;
     s->first = elements_;
-    if (const auto it = k.params.find("ELSET"); it != k.params.end() && !it->second.empty())
-      sets_.push_back(
-          {it->second,
-           true,
-           w,
-           {{SetItem::kRun, static_cast<std::int64_t>(sections_.size()), 0, 0, {}, w}}});
+    if (const auto it = k.params.find("ELSET"); it != k.params.end() && !it->second.empty()) {
+      new_set(it->second, true, w);
+      sets_.back().items.push_back(
+          {SetItem::kRun, static_cast<std::int64_t>(sections_.size()), 0, w});
+    }
     sections_.push_back(std::move(s));
     state_ = State::kElement;
   }
@@ -654,7 +661,7 @@ class AbaqusReader {
         ++s.count;
         ++elements_;
       } else {
-        s.nodes.push_back(id);
+        cell_nodes_.push_back(id);
       }
       if (++pending_ == need) {
         pending_ = 0;
@@ -683,6 +690,15 @@ class AbaqusReader {
     ++b33_meshio_;
   }
 
+  // Names are resolved as they are read: a set names sets defined before it (as meshio reads
+  // them), each once.
+  void new_set(const std::string& name, bool cell, std::uint64_t w) {
+    sets_.push_back({name, cell, data_at_, {}, {}});
+    set_names_[cell ? 1 : 0].emplace(upper(name), sets_.size() - 1);
+    named_.clear();
+    (void)w;
+  }
+
   void set_line(std::string_view t, std::uint64_t w) {
     auto& set = sets_.back();
     Fields f(t);
@@ -701,20 +717,34 @@ class AbaqusReader {
         continue;
       }
       if (number) {
-        set.items.push_back({SetItem::kId, id, 0, 0, {}, w});
+        if (set.items.empty() || set.items.back().kind != SetItem::kIds)
+          set.items.push_back({SetItem::kIds, static_cast<std::int64_t>(set.ids.size()), 0, 0});
+        set.ids.push_back(id);
+        set.items.back().b = static_cast<std::int64_t>(set.ids.size());
       } else if (v.front() >= '0' && v.front() <= '9') {
         fail_at(w, "set '" + set.name + "': '" + std::string(v.substr(0, 40)) +
                        "' is no id (a positive integer) and no set name");
       } else {
-        set.items.push_back({SetItem::kName, 0, 0, 0, std::string(v), w});
+        const auto key = upper(v);
+        const auto& names = set_names_[set.cell ? 1 : 0];
+        const auto ref = names.lower_bound(key);  // its first definition
+        // The set being defined is in `names` already: it may name an earlier definition of
+        // itself, not this one.
+        if (ref == names.end() || ref->first != key || ref->second == sets_.size() - 1)
+          fail_at(w, "set '" + set.name + "' names set '" + std::string(v.substr(0, 40)) +
+                         "', which is not defined before it");
+        if (named_.insert(key).second)
+          set.items.push_back({SetItem::kName, static_cast<std::int64_t>(ref->second), 0, w});
       }
     }
     if (generate_) {
-      if (ng < 2 || g[0] > g[1])
+      if (ng < 2 || g[0] > g[1] || g[2] <= 0)
         fail_at(w, "set '" + set.name +
-                       "' (GENERATE): expected 'first, last[, step]' with first <= last, found '" +
+                       "' (GENERATE): expected 'first, last[, step]' with first <= last and a "
+                       "positive step, found '" +
                        std::string(t.substr(0, 60)) + "'");
-      set.items.push_back({SetItem::kGenerate, g[0], g[1], g[2], {}, w});
+      set.items.push_back({SetItem::kGenerate, static_cast<std::int64_t>(set.ids.size()), 0, w});
+      set.ids.insert(set.ids.end(), g, g + 3);
     }
   }
 
@@ -825,7 +855,7 @@ class AbaqusReader {
       duplicate("element", id, line_of_element(i), line_of_element(j));
     });
     points(m, n);
-    for (auto& s : sections_) m.cells.push_back(block(*s, nodes));
+    blocks(m, nodes);
     regions(m, nodes, elements);
     notes(m);
     return m;
@@ -855,31 +885,44 @@ class AbaqusReader {
     });
   }
 
-  CellBlock block(Section& s, const IdMap& nodes) {
-    const std::int64_t k = s.type->nodes;
-    Array a = Array::of<std::int64_t>({s.count, k});
-    auto* out = a.as<std::int64_t>();
-    std::int64_t i = 0;
-    s.nodes.drain([&](const std::int64_t* ids, std::size_t len) {
+  // The cell blocks, the node ids of cell_nodes_ resolved into them in order (freed as they go).
+  void blocks(Mesh& m, const IdMap& nodes) {
+    std::vector<std::int64_t*> outs;
+    for (const auto& s : sections_) {
+      m.cells.push_back(CellBlock::fixed(
+          s->type->type, Array::of<std::int64_t>({s->count, std::int64_t{s->type->nodes}})));
+      outs.push_back(m.cells.back().connectivity.as<std::int64_t>());
+    }
+    std::size_t b = 0;
+    std::int64_t i = 0;  // in section b's values
+    cell_nodes_.drain([&](const std::int64_t* ids, std::size_t len) {
       for (std::size_t j = 0; j < len; ++j, ++i) {
+        while (i == sections_[b]->count * sections_[b]->type->nodes) {
+          ++b;
+          i = 0;
+        }
         const auto idx = nodes.find(ids[j]);
         if (idx < 0) {
-          const auto e = s.first + i / k;
+          const auto& s = *sections_[b];
+          const auto e = s.first + i / s.type->nodes;
           fail_at(line_of_element(e), "element " + std::to_string(nth(elem_ids_, e)) +
                                           " refers to node " + std::to_string(ids[j]) +
                                           ", which no *NODE defines");
         }
-        out[i] = idx;
+        outs[b][i] = idx;
       }
     });
-    // Abaqus's 3-node lines are end, middle, end; line3 is end, end, middle.
-    if (!s.meshio_line3 && std::string_view(s.type->type) == "line3")
-      for (std::int64_t c = 0; c < s.count; ++c) std::swap(out[3 * c + 1], out[3 * c + 2]);
-    return CellBlock::fixed(s.type->type, std::move(a));
+    for (std::size_t k = 0; k < sections_.size(); ++k) {
+      const auto& s = *sections_[k];
+      // Abaqus's 3-node lines are end, middle, end; line3 is end, end, middle.
+      if (!s.meshio_line3 && std::string_view(s.type->type) == "line3")
+        for (std::int64_t c = 0; c < s.count; ++c)
+          std::swap(outs[k][3 * c + 1], outs[k][3 * c + 2]);
+    }
   }
 
-  static void unique(std::vector<std::int64_t>& entries, std::int64_t total) {
-    std::vector<bool> seen(static_cast<std::size_t>(total));
+  // `entries` with each kept once, in order; `seen` (false everywhere, as it is left) marks them.
+  static void unique(std::vector<std::int64_t>& entries, std::vector<bool>& seen) {
     std::size_t k = 0;
     for (const auto e : entries) {
       if (seen[static_cast<std::size_t>(e)]) continue;
@@ -887,85 +930,106 @@ class AbaqusReader {
       entries[k++] = e;
     }
     entries.resize(k);
+    for (const auto e : entries) seen[static_cast<std::size_t>(e)] = false;
+  }
+
+  // Where id `k` of `set` (not a GENERATE one) is written: its data lines read again.
+  std::uint64_t line_of_id(const SetDef& set, std::int64_t k) const {
+    const auto fi = where_file(set.data);
+    const auto d = files_[fi]->view();
+    std::size_t pos = where_offset(set.data);
+    std::int64_t seen = 0;
+    while (pos < d.size()) {
+      const auto nl = d.find('\n', pos);
+      const auto end = nl == std::string_view::npos ? d.size() : nl;
+      const auto t = trim(d.substr(pos, end - pos));
+      if (!t.empty() && t.substr(0, 2) != "**") {
+        Fields f(t);
+        while (!f.done()) {
+          std::int64_t id = 0;
+          if (parse_id(f.next(), id) && seen++ == k) return where(fi, where_part(set.data), pos);
+        }
+      }
+      pos = nl == std::string_view::npos ? d.size() : nl + 1;
+    }
+    return set.data;
   }
 
   void regions(Mesh& m, const IdMap& nodes, const IdMap& elements) {
-    std::map<std::string, std::size_t> index[2];  // upper-cased name -> region
-    std::size_t redefined = 0;
-    for (const auto& set : sets_) {
-      auto& names = index[set.cell ? 1 : 0];
-      const auto key = upper(set.name);
-      auto it = names.find(key);
-      std::vector<std::int64_t> entries;
-      if (it != names.end()) {
-        ++redefined;
-        const auto& old = m.regions[it->second].entries;
-        entries.assign(old.as<std::int64_t>(), old.as<std::int64_t>() + old.dim(0));
+    // Each set's entries, by the first definition of its (case-insensitive) name and kind.
+    std::vector<std::vector<std::int64_t>> entries(sets_.size());
+    std::vector<std::size_t> owner(sets_.size());  // the definition whose entries a set adds to
+    std::vector<bool> redefined(sets_.size());
+    std::vector<bool> seen(static_cast<std::size_t>(std::max(m.num_points(), m.num_cells())));
+    std::size_t again = 0;
+    for (std::size_t d = 0; d < sets_.size(); ++d) {
+      const auto& set = sets_[d];
+      const auto range = set_names_[set.cell ? 1 : 0].equal_range(upper(set.name));
+      owner[d] = range.first->second;  // the first definition (multimap: in order)
+      auto& out = entries[owner[d]];
+      if (owner[d] != d) {
+        ++again;
+        redefined[owner[d]] = true;
       }
-      const auto total = set.cell ? m.num_cells() : m.num_points();
-      auto id = [&](std::int64_t v, std::uint64_t at) {
+      auto id = [&](std::int64_t v, auto&& line) {
         const auto i = set.cell ? elements.find(v) : nodes.find(v);
         if (i < 0)
-          fail_at(at, std::string(set.cell ? "*ELSET" : "*NSET") + " '" + set.name +
-                          "': " + (set.cell ? "element " : "node ") + std::to_string(v) +
-                          " does not exist");
-        entries.push_back(i);
+          fail_at(line(), std::string(set.cell ? "*ELSET" : "*NSET") + " '" + set.name +
+                              "': " + (set.cell ? "element " : "node ") + std::to_string(v) +
+                              " does not exist");
+        out.push_back(i);
       };
+      bool names = false;
       for (const auto& item : set.items) {
         switch (item.kind) {
-          case SetItem::kId:
-            id(item.a, item.at);
+          case SetItem::kIds:
+            for (auto k = item.a; k < item.b; ++k)
+              id(set.ids[static_cast<std::size_t>(k)], [&] { return line_of_id(set, k); });
             break;
-          case SetItem::kGenerate:
-            if (item.c <= 0)
-              fail_at(item.at, "set '" + set.name + "' (GENERATE): step is not positive");
-            // Every generated id must exist: at most `total` of them do, so a range of more
-            // fails at its first missing id before it grows past the mesh.
-            for (std::int64_t v = item.a; v <= item.b; v += item.c) {
-              id(v, item.at);
-              if (item.b - v < item.c) break;
+          case SetItem::kGenerate: {
+            const auto* g = set.ids.data() + item.a;
+            // Every generated id must exist: at most as many as the mesh has do, so a range of
+            // more fails at its first missing id before it grows past the mesh.
+            for (std::int64_t v = g[0]; v <= g[1]; v += g[2]) {
+              id(v, [&] { return item.at; });
+              if (g[1] - v < g[2]) break;
             }
             break;
+          }
           case SetItem::kRun:
             if (set.cell) {
               const auto& s = *sections_[static_cast<std::size_t>(item.a)];
-              for (std::int64_t c = 0; c < s.count; ++c) entries.push_back(s.first + c);
+              for (std::int64_t c = 0; c < s.count; ++c) out.push_back(s.first + c);
             } else {
-              for (std::int64_t p = item.a; p < item.b; ++p) entries.push_back(p);
+              for (std::int64_t p = item.a; p < item.b; ++p) out.push_back(p);
             }
             break;
           case SetItem::kName: {
-            const auto ref = names.find(upper(item.name));
-            if (ref == names.end())
-              fail_at(item.at, "set '" + set.name + "' names set '" + item.name +
-                                   "', which is not defined before it");
-            const auto& e = m.regions[ref->second].entries;
-            entries.insert(entries.end(), e.as<std::int64_t>(), e.as<std::int64_t>() + e.dim(0));
+            names = true;
+            const auto& e = entries[owner[static_cast<std::size_t>(item.a)]];
+            if (&e == &out) break;  // itself, defined again: nothing to add
+            out.insert(out.end(), e.begin(), e.end());
             break;
           }
         }
       }
-      // A set naming sets (itself too, defined again) would grow with every name, and one
-      // defined again may repeat entries: their entries are kept once each, in order, as the
-      // sets Abaqus makes of them.
-      if (it != names.end() ||
-          std::any_of(set.items.begin(), set.items.end(),
-                      [](const SetItem& i) { return i.kind == SetItem::kName; }))
-        unique(entries, total);
-      Array a = Array::from_vector(entries);
-      if (it != names.end()) {
-        m.regions[it->second].entries = std::move(a);
-        continue;
-      }
+      // A set naming sets would grow with every name (and a chain of sets naming the two
+      // before them exponentially): its entries are kept once each, in order, as the sets
+      // Abaqus makes of them.
+      if (names) unique(out, seen);
+    }
+    for (std::size_t d = 0; d < sets_.size(); ++d) {
+      if (owner[d] != d) continue;
+      if (redefined[d]) unique(entries[d], seen);  // the entries of all its definitions
       Region r;
-      r.name = set.name;
-      r.kind = set.cell ? RegionKind::kCell : RegionKind::kPoint;
-      r.entries = std::move(a);
-      names[key] = m.regions.size();
+      r.name = sets_[d].name;
+      r.kind = sets_[d].cell ? RegionKind::kCell : RegionKind::kPoint;
+      r.entries = Array::from_vector(entries[d]);
+      std::vector<std::int64_t>().swap(entries[d]);
       m.regions.push_back(std::move(r));
     }
-    if (redefined)
-      m.notes.push_back("abaqus: " + std::to_string(redefined) +
+    if (again)
+      m.notes.push_back("abaqus: " + std::to_string(again) +
                         " sets are defined again under a name used before (names match "
                         "case-insensitively): their entries were appended, as Abaqus does "
                         "(meshio keeps the last definition)");
