@@ -326,3 +326,27 @@ TEST(AbaqusReader, SetsNamingSetsStayBounded) {
                 .find("t.inp:7: *NSET 'a': node 5 does not exist"),
             std::string::npos);
 }
+
+TEST(AbaqusReader, SetsAreHeldToMaxBytes) {
+  // A set naming a big set, defined again and again: each copy is the big set's entries.
+  std::string text = "*NODE\n";
+  for (int i = 1; i <= 1000; ++i) text += std::to_string(i) + ", 0\n";
+  text += "*NSET, NSET=big, GENERATE\n1, 1000\n";
+  for (int i = 0; i < 100; ++i) text += "*NSET, NSET=c" + std::to_string(i) + "\nbig\n";
+  const int fd = memfd_create("abaqus", MFD_CLOEXEC);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  mesh::ReadOptions options;
+  options.max_bytes = 200000;  // the points (8000 bytes) and 24 copies of big; c24 is one more
+  try {
+    mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options);
+    ADD_FAILURE() << "no SizeLimitError";
+  } catch (const mesh::SizeLimitError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "t.inp:1053: set 'c24' makes the mesh's arrays and sets 208000 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  options.max_bytes = 0;
+  EXPECT_EQ(mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options).regions.size(), 101u);
+  close(fd);
+}

@@ -962,6 +962,8 @@ class AbaqusReader {
     std::vector<bool> redefined(sets_.size());
     std::vector<bool> seen(static_cast<std::size_t>(std::max(m.num_points(), m.num_cells())));
     std::size_t again = 0;
+    std::uint64_t bytes = m.points.nbytes();
+    for (const auto& b : m.cells) bytes += b.connectivity.nbytes();
     for (std::size_t d = 0; d < sets_.size(); ++d) {
       const auto& set = sets_[d];
       const auto range = set_names_[set.cell ? 1 : 0].equal_range(upper(set.name));
@@ -980,6 +982,18 @@ class AbaqusReader {
         out.push_back(i);
       };
       bool names = false;
+      // Sets are the one place an input can make more than its size: a set naming a big set,
+      // defined a thousand times over. Held to ReadOptions::max_bytes with the mesh's arrays.
+      auto room = [&](std::size_t more, std::uint64_t at) {
+        bytes += 8 * more;
+        if (options_.max_bytes && bytes > options_.max_bytes) {
+          const auto f = where_file(at);
+          throw SizeLimitError(names_[f] + ":" + std::to_string(line_of(f, where_offset(at))) +
+                               ": set '" + set.name + "' makes the mesh's arrays and sets " +
+                               std::to_string(bytes) + " bytes, over the limit of " +
+                               std::to_string(options_.max_bytes));
+        }
+      };
       for (const auto& item : set.items) {
         switch (item.kind) {
           case SetItem::kIds:
@@ -999,6 +1013,7 @@ class AbaqusReader {
           case SetItem::kRun:
             if (set.cell) {
               const auto& s = *sections_[static_cast<std::size_t>(item.a)];
+              room(static_cast<std::size_t>(s.count), item.at);
               for (std::int64_t c = 0; c < s.count; ++c) out.push_back(s.first + c);
             } else {
               for (std::int64_t p = item.a; p < item.b; ++p) out.push_back(p);
@@ -1008,6 +1023,7 @@ class AbaqusReader {
             names = true;
             const auto& e = entries[owner[static_cast<std::size_t>(item.a)]];
             if (&e == &out) break;  // itself, defined again: nothing to add
+            room(e.size(), item.at);
             out.insert(out.end(), e.begin(), e.end());
             break;
           }
