@@ -21,8 +21,10 @@
 //   block-major cell numbers), dim 0 and tag 0 (Abaqus sets have neither). Names are kept as
 //   written (as meshio does); references to sets and repeated definitions match names
 //   case-insensitively, as Abaqus does: a set defined again gets the new entries appended
-//   (meshio keeps the last definition). An id that no node (element) has is a ReadError naming
-//   the set, the id and the line.
+//   (meshio keeps the last definition); a set that names sets, or is defined again, keeps each
+//   entry once. An id that no node (element) has is a ReadError naming the set, the id and the
+//   line. Sets are the one way an input makes more than its size (a set naming a big set, over
+//   and over): they count against ReadOptions::max_bytes with the points and cells.
 // - *INCLUDE, INPUT=f: the file is read in place (Abaqus's textual inclusion; meshio reads it as
 //   a mesh of its own and appends its points and cells), opened through
 //   ReadOptions::open_sibling relative to the including file's directory; absolute names and
@@ -35,7 +37,8 @@
 //   note lists them with their counts. *HEADING's text is skipped without a note.
 // Values are parsed in place (the file goes through a 2 MiB window); ids are resolved once the
 // whole input is read (an element may come before its nodes), through a dense table when the
-// ids are compact, else a sorted one.
+// ids are compact, else a sorted one. Nothing is kept per value but the value: an error's line
+// is found again from where its section's data starts.
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -428,6 +431,8 @@ class AbaqusReader {
     file_ = fi;
     MappedFile& file = *files_[fi];
     const auto d = file.view();
+    if (d.size() >> kOffsetBits)  // past what where() holds: 1 TiB
+      throw ReadError(names_[fi] + ": " + std::to_string(d.size()) + " bytes is too big a file");
     std::size_t pos = utf8_bom(d);
     while (pos < d.size()) {
       file.advance(pos);
@@ -508,7 +513,7 @@ class AbaqusReader {
       node_runs_.push_back({data_at_, static_cast<std::int64_t>(node_ids_.size())});
       if (const auto it = k.params.find("NSET"); it != k.params.end() && !it->second.empty()) {
         open_run_ = sets_.size();
-        new_set(it->second, false, w);
+        new_set(it->second, false);
         sets_.back().items.push_back(
             {SetItem::kRun, static_cast<std::int64_t>(node_ids_.size()), 0, w});
       }
@@ -516,7 +521,7 @@ class AbaqusReader {
       start_section(k, w);
     } else if (k.name == "NSET" || k.name == "ELSET") {
       const bool cell = k.name == "ELSET";
-      new_set(required(k, cell ? "ELSET" : "NSET", w), cell, w);
+      new_set(required(k, cell ? "ELSET" : "NSET", w), cell);
       generate_ = k.params.count("GENERATE") > 0;
       state_ = State::kSet;
     } else if (k.name == "INCLUDE") {
@@ -550,7 +555,7 @@ class AbaqusReader {
     s->data = data_at_;
     s->first = elements_;
     if (const auto it = k.params.find("ELSET"); it != k.params.end() && !it->second.empty()) {
-      new_set(it->second, true, w);
+      new_set(it->second, true);
       sets_.back().items.push_back(
           {SetItem::kRun, static_cast<std::int64_t>(sections_.size()), 0, w});
     }
@@ -692,11 +697,10 @@ class AbaqusReader {
 
   // Names are resolved as they are read: a set names sets defined before it (as meshio reads
   // them), each once.
-  void new_set(const std::string& name, bool cell, std::uint64_t w) {
+  void new_set(const std::string& name, bool cell) {
     sets_.push_back({name, cell, data_at_, {}, {}});
     set_names_[cell ? 1 : 0].emplace(upper(name), sets_.size() - 1);
     named_.clear();
-    (void)w;
   }
 
   void set_line(std::string_view t, std::uint64_t w) {
