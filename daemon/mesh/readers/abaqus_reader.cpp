@@ -39,6 +39,8 @@
 // whole input is read (an element may come before its nodes), through a dense table when the
 // ids are compact, else a sorted one. Nothing is kept per value but the value: an error's line
 // is found again from where its section's data starts.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -334,7 +336,7 @@ class AbaqusReader {
   AbaqusReader(const InFile& in, const ReadOptions& options) : in_(in), options_(options) {}
 
   Mesh read() {
-    files_.push_back(std::make_unique<MappedFile>(in_, Access::window));
+    files_.push_back(std::make_unique<MappedFile>(in_, access(in_.fd)));
     names_.push_back(in_.path);
     const auto slash = in_.path.rfind('/');
     rel_.push_back(slash == std::string::npos ? in_.path : in_.path.substr(slash + 1));
@@ -402,6 +404,15 @@ class AbaqusReader {
   std::size_t open_run_ = kNoRun;               // the set of the *NODE, NSET= section being read
   std::map<std::string, std::size_t> skipped_;  // keyword -> count
   std::size_t instances_ = 0, instance_lines_ = 0, b33_meshio_ = 0;
+
+  // A big file goes through a 2 MiB window; a small one is mapped: every file stays open to the
+  // end (errors quote lines of it), and a window each for a thousand small includes would hold
+  // 2 GiB.
+  static Access access(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && st.st_size < (std::int64_t{2} << 20) ? Access::map
+                                                                         : Access::window;
+  }
 
   // ---- messages
 
@@ -784,7 +795,7 @@ class AbaqusReader {
     const auto slash0 = names_[0].rfind('/');
     const std::string shown =
         (slash0 == std::string::npos ? std::string() : names_[0].substr(0, slash0 + 1)) + rel;
-    files_.push_back(std::make_unique<MappedFile>(InFile{fd.get(), shown}, Access::window));
+    files_.push_back(std::make_unique<MappedFile>(InFile{fd.get(), shown}, access(fd.get())));
     names_.push_back(shown);
     rel_.push_back(rel);
     chain_.push_back(rel);
