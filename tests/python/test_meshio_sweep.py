@@ -53,6 +53,7 @@ VARIANTS = [
     ("off", {}, ".off"),
     ("medit", {}, ".mesh"),
     ("medit", {}, ".meshb"),
+    ("abaqus", {}, ".inp"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -97,6 +98,12 @@ def written(fmt, options, path, seed):
         cell_data = {}
         if fmt != "ply":
             point_data = {}
+    elif fmt == "abaqus":
+        # meshio 5.3 has no Abaqus element for vertex and pyramid (its writer raises KeyError);
+        # it writes no data (its reader reads none back: nothing to compare).
+        keep = [i for i, (t, _) in enumerate(cells) if t not in ("vertex", "pyramid")]
+        cells = [cells[i] for i in keep]
+        cell_data = {k: [v[i] for i in keep] for k, v in cell_data.items()}
     elif fmt.startswith("gmsh"):
         # One block: meshio 5.0 does not round-trip a gmsh file of several blocks it wrote
         # (KeyError in its 4.1 writer, "incompatible cell data" reading 2.2); files of gmsh's

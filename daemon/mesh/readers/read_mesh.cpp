@@ -56,9 +56,10 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "obj") return read_obj(file);
   if (fmt == "ply") return read_ply(file);
   if (fmt == "mesh" || fmt == "meshb" || fmt == "medit") return read_medit(file);
+  if (fmt == "inp" || fmt == "abaqus") return read_abaqus(file, options);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
-                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb)");
+                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp)");
 }
 }  // namespace
 
@@ -72,7 +73,7 @@ Mesh read_mesh(const std::string& path, std::string_view format, const ReadOptio
   format_for(path, format);  // a name without a format is refused before anything is opened
   const UniqueFd fd = open_regular(path);
   ReadOptions opts = options;
-  if (!opts.open_sibling) {  // a parallel file's (.pvtu, .pvts, ...) pieces: beside it
+  if (!opts.open_sibling) {  // a parallel file's (.pvtu, ...) pieces, *INCLUDEs: beside it
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
     opts.open_sibling = [dir](const std::string& relative) { return open_regular(dir + relative); };

@@ -20,7 +20,8 @@ struct ReadOptions {
   // The most bytes a file's arrays may decode to, summed over the file and checked from the
   // headers before anything is inflated (a compressed VTU claims its sizes up front); 0: none.
   std::uint64_t max_bytes = 0;
-  // Opens a piece a parallel XML file (.pvtu, .pvtp, .pvts, .pvtr, .pvti) names, given as
+  // Opens a piece a parallel XML file (.pvtu, .pvtp, .pvts, .pvtr, .pvti) or a file an Abaqus
+  // *INCLUDE names (relative to the including file's directory), given as
   // written there (relative to its directory; the reader has refused absolute names and any
   // '..' already). The daemon opens it under its roots; read_mesh(path) beside the path.
   // Unset: such a file is a ReadError. (Pieces report no progress: READ counts the parallel
@@ -53,6 +54,9 @@ Mesh read_ply(const InFile& file);  // ascii, binary little / big endian
 // Medit / libMeshb: ascii .mesh and binary .meshb (versions 1-4, either byte order), told apart
 // by content.
 Mesh read_medit(const InFile& file);
+// Abaqus .inp: *NODE, *ELEMENT, *NSET, *ELSET, *INCLUDE (through options.open_sibling; unset:
+// a file with *INCLUDE is a ReadError).
+Mesh read_abaqus(const InFile& file, const ReadOptions& options = {});
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

@@ -82,10 +82,14 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
                          fmt == "meshb" || (fmt == "medit" && format_of(target.leaf) == "meshb"));
     return write_medit(m, target, binary("Medit"));
   }
-  throw WriteError(
-      path + ": no writer for format '" + fmt +
-      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb; each may end in "
-      "-ascii or -binary where it has both, as meshio's names do)");
+  if (fmt == "inp" || fmt == "abaqus") {
+    ascii_only("Abaqus");
+    return write_abaqus(m, target);
+  }
+  throw WriteError(path + ": no writer for format '" + fmt +
+                   "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp; "
+                   "each may end in "
+                   "-ascii or -binary where it has both, as meshio's names do)");
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

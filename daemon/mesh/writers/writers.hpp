@@ -69,14 +69,18 @@ std::vector<std::string> write_off(const Mesh& m, const OutTarget& target);
 // none). Other blocks, data and regions are noted as not written.
 std::vector<std::string> write_medit(const Mesh& m, const OutTarget& target, bool binary);
 
+// Abaqus .inp: *NODE, one *ELEMENT section per block (meshio's element types; a block Abaqus has
+// no element for is a WriteError), *NSET / *ELSET from point and cell regions; data is noted.
+std::vector<std::string> write_abaqus(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off" | "mesh" / "meshb" / "medit" (Medit); empty: the path's extension (.msh: 4.1). meshio's
-  // "-ascii" / "-binary" names
+  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus"; empty: the path's extension
+  // (.msh: 4.1). meshio's "-ascii" / "-binary" names
   // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off: "ascii" (the default, the only one); mesh, meshb, medit: "ascii" |
+  // (default); obj, off, inp: "ascii" (the default, the only one); mesh, meshb, medit: "ascii" |
   // "binary", by default what the path's extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;

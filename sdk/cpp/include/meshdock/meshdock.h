@@ -289,8 +289,9 @@ typedef struct meshdock_mesh meshdock_mesh;
 
 /* Reads `path` with the C++ readers; `format` ("msh", "vtu", "vtp", "vts", "vtr", "vti",
  * "pvtu", "pvtp", "pvts", "pvtr", "pvti" (their pieces beside them), "vtk", "stl", "obj", "ply",
- * "off", "mesh" / "meshb" / "medit" (Medit: ascii or binary, told by content)) NULL or "": by
- * extension. Errors: READ (names the file and line or byte offset),
+ * "off", "mesh" / "meshb" / "medit" (Medit: ascii or binary, told by content), "inp" / "abaqus"
+ * (its *INCLUDEs beside it)) NULL or "": by extension. Errors: READ (names the file and line or
+ * byte offset),
  * INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
 /* An empty mesh to fill with the setters below. */
@@ -379,9 +380,9 @@ typedef struct meshdock_write_options {
   size_t struct_size;   /* sizeof(meshdock_write_options) */
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
-                           the extension); NULL or "": the path's extension */
+                           the extension) | "inp" (Abaqus); NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off: "ascii"; NULL or "": the
+                           "ascii" | "binary" (default); obj, off, inp: "ascii"; NULL or "": the
                            default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;

@@ -1,0 +1,1109 @@
+// Abaqus input files (.inp; meshio's "abaqus"): keyword lines ("*NODE, NSET=all": the keyword
+// and its parameters case-insensitive, a line ending with ',' goes on on the next), data lines
+// of comma-separated values, "**" comment lines, blank lines.
+// - *NODE: "id, x[, y[, z]]". The points have as many coordinates as the node with the most
+//   (2-D when every node has 2, as meshio); a node with fewer has the rest 0, as Abaqus reads
+//   omitted coordinates (noted; meshio fails on such a file). Node ids are labels: the points
+//   are in file order, the ids are not kept (noted when they are not 1..n in order). A second
+//   *NODE section adds to the points (meshio keeps only the last section's). NSET= makes a
+//   point Region of the section's nodes.
+// - *ELEMENT, TYPE=t[, ELSET=name]: "id, n1, n2, ..."; an element's values may go on over
+//   lines (C3D20 has 21 numbers: Abaqus writes 16 a line at most). Every section is one cell
+//   block (as meshio: sections of one type are not merged), the types meshio 5.3 maps and more
+//   (kTypes). Node order is Abaqus's, which is meshio's (VTK's) for every type but the 3-node
+//   lines: Abaqus numbers them end, middle, end; they are reordered to end, end, middle (meshio
+//   reads them unchanged, so its line3 cells have the middle node second). meshio writes line3
+//   as B33H, which in Abaqus is a 2-node beam: a B33 / B33H section whose elements have 3 nodes
+//   is read as meshio wrote it (noted). Element ids are not kept (as meshio; noted when they
+//   are not 1..n in file order). ELSET= makes a cell Region of the section's cells.
+// - *NSET, NSET=n / *ELSET, ELSET=n [, GENERATE]: ids, or names of sets defined before, or with
+//   GENERATE "first, last[, step]" lines; a point or a cell Region (cell entries are global
+//   block-major cell numbers), dim 0 and tag 0 (Abaqus sets have neither). Names are kept as
+//   written (as meshio does); references to sets and repeated definitions match names
+//   case-insensitively, as Abaqus does: a set defined again gets the new entries appended
+//   (meshio keeps the last definition); a set that names sets, or is defined again, keeps each
+//   entry once. An id that no node (element) has is a ReadError naming the set, the id and the
+//   line. Sets are the one way an input makes more than its size (a set naming a big set, over
+//   and over): they count against ReadOptions::max_bytes with the points and cells.
+// - *INCLUDE, INPUT=f: the file is read in place (Abaqus's textual inclusion; meshio reads it as
+//   a mesh of its own and appends its points and cells), opened through
+//   ReadOptions::open_sibling relative to the including file's directory; absolute names and
+//   '..' are refused, and so are chains deeper than kMaxDepth and cycles (naming the chain).
+// - *PART / *ASSEMBLY / *INSTANCE: ids are one space over the whole file. Parts whose node or
+//   element ids collide (each part has its own in Abaqus) are a ReadError naming both parts and
+//   the id (meshio reads such a file wrongly). Instances are not applied (a part is read once,
+//   as defined, without translation or rotation; noted).
+// - Every other keyword (*MATERIAL, *STEP, *BOUNDARY, ...) is skipped with its data lines: one
+//   note lists them with their counts. *HEADING's text is skipped without a note.
+// Values are parsed in place (the file goes through a 2 MiB window); ids are resolved once the
+// whole input is read (an element may come before its nodes), through a dense table when the
+// ids are compact, else a sorted one. Nothing is kept per value but the value: an error's line
+// is found again from where its section's data starts.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+constexpr int kMaxDepth = 8;  // *INCLUDE nesting
+
+struct ElementType {
+  const char* abaqus;
+  const char* type;  // meshio's
+  int nodes;
+};
+
+// meshio 5.3's abaqus_to_meshio_type (C3D4H: "tetra" here, meshio's "tetra4" is no cell type),
+// then the plane stress / strain, axisymmetric, heat transfer and other continuum variants
+// meshio refuses.
+constexpr ElementType kTypes[] = {
+    {"T2D2", "line", 2},
+    {"T2D2H", "line", 2},
+    {"T2D3", "line3", 3},
+    {"T2D3H", "line3", 3},
+    {"T3D2", "line", 2},
+    {"T3D2H", "line", 2},
+    {"T3D3", "line3", 3},
+    {"T3D3H", "line3", 3},
+    {"B21", "line", 2},
+    {"B21H", "line", 2},
+    {"B22", "line3", 3},
+    {"B22H", "line3", 3},
+    {"B31", "line", 2},
+    {"B31H", "line", 2},
+    {"B32", "line3", 3},
+    {"B32H", "line3", 3},
+    {"B33", "line", 2},
+    {"B33H", "line", 2},
+    {"CPS4", "quad", 4},
+    {"CPS4R", "quad", 4},
+    {"S4", "quad", 4},
+    {"S4R", "quad", 4},
+    {"S4RS", "quad", 4},
+    {"S4RSW", "quad", 4},
+    {"S4R5", "quad", 4},
+    {"S8R", "quad8", 8},
+    {"S8R5", "quad8", 8},
+    {"S9R5", "quad9", 9},
+    {"CPS3", "triangle", 3},
+    {"STRI3", "triangle", 3},
+    {"S3", "triangle", 3},
+    {"S3R", "triangle", 3},
+    {"S3RS", "triangle", 3},
+    {"R3D3", "triangle", 3},
+    {"STRI65", "triangle6", 6},
+    {"C3D8", "hexahedron", 8},
+    {"C3D8H", "hexahedron", 8},
+    {"C3D8I", "hexahedron", 8},
+    {"C3D8IH", "hexahedron", 8},
+    {"C3D8R", "hexahedron", 8},
+    {"C3D8RH", "hexahedron", 8},
+    {"C3D20", "hexahedron20", 20},
+    {"C3D20H", "hexahedron20", 20},
+    {"C3D20R", "hexahedron20", 20},
+    {"C3D20RH", "hexahedron20", 20},
+    {"C3D4", "tetra", 4},
+    {"C3D4H", "tetra", 4},
+    {"C3D10", "tetra10", 10},
+    {"C3D10H", "tetra10", 10},
+    {"C3D10I", "tetra10", 10},
+    {"C3D10M", "tetra10", 10},
+    {"C3D10MH", "tetra10", 10},
+    {"C3D6", "wedge", 6},
+    {"C3D15", "wedge15", 15},
+    {"CAX4P", "quad", 4},
+    {"CPE6", "triangle6", 6},
+    // Beyond meshio's table.
+    {"CPE3", "triangle", 3},
+    {"CAX3", "triangle", 3},
+    {"DC2D3", "triangle", 3},
+    {"DS3", "triangle", 3},
+    {"CPE4", "quad", 4},
+    {"CPE4R", "quad", 4},
+    {"CPE4H", "quad", 4},
+    {"CPE4I", "quad", 4},
+    {"CPS4I", "quad", 4},
+    {"CAX4", "quad", 4},
+    {"CAX4R", "quad", 4},
+    {"CAX4H", "quad", 4},
+    {"DC2D4", "quad", 4},
+    {"DS4", "quad", 4},
+    {"R3D4", "quad", 4},
+    {"M3D4", "quad", 4},
+    {"M3D3", "triangle", 3},
+    {"CPS6", "triangle6", 6},
+    {"CPS6M", "triangle6", 6},
+    {"CPE6M", "triangle6", 6},
+    {"CAX6", "triangle6", 6},
+    {"S6", "triangle6", 6},
+    {"CPS8", "quad8", 8},
+    {"CPS8R", "quad8", 8},
+    {"CPE8", "quad8", 8},
+    {"CPE8R", "quad8", 8},
+    {"CAX8", "quad8", 8},
+    {"CAX8R", "quad8", 8},
+    {"S8", "quad8", 8},
+    {"DC3D4", "tetra", 4},
+    {"DC3D8", "hexahedron", 8},
+    {"DC3D10", "tetra10", 10},
+    {"DC3D20", "hexahedron20", 20},
+    {"DC3D6", "wedge", 6},
+    {"DC3D15", "wedge15", 15},
+    {"C3D6H", "wedge", 6},
+    {"C3D15H", "wedge15", 15},
+    {"SC6R", "wedge", 6},
+    {"SC8R", "hexahedron", 8},
+    {"C3D5", "pyramid", 5},
+    {"C3D5H", "pyramid", 5},
+};
+
+const ElementType* element_type(std::string_view upper) {
+  for (const auto& t : kTypes)
+    if (upper == t.abaqus) return &t;
+  return nullptr;
+}
+
+std::string known_types() {
+  std::string s;
+  for (const auto& t : kTypes) s += (s.empty() ? "" : ", ") + std::string(t.abaqus);
+  return s;
+}
+
+std::string upper(std::string_view s) {
+  std::string u(s);
+  for (auto& ch : u)
+    if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
+  return u;
+}
+
+std::string_view trim(std::string_view s) {
+  return Cursor::trim(s);
+}
+
+// Where a value came from, in 64 bits: the file (of the include chain's files), the part, the
+// byte offset of its line. Kept per node and element for the messages that name their lines
+// once ids are resolved at the end.
+constexpr int kIndexBits = 12;
+constexpr std::uint64_t kMaxIndex = (std::uint64_t{1} << kIndexBits) - 1;
+constexpr int kOffsetBits = 64 - 2 * kIndexBits;
+std::uint64_t where(std::size_t file, std::size_t part, std::size_t offset) {
+  return std::uint64_t{file} << (kOffsetBits + kIndexBits) | std::uint64_t{part} << kOffsetBits |
+         offset;
+}
+std::size_t where_file(std::uint64_t w) {
+  return w >> (kOffsetBits + kIndexBits);
+}
+std::size_t where_part(std::uint64_t w) {
+  return (w >> kOffsetBits) & kMaxIndex;
+}
+std::size_t where_offset(std::uint64_t w) {
+  return w & ((std::uint64_t{1} << kOffsetBits) - 1);
+}
+
+// A positive integer field ("12", blanks around it trimmed already); false when it is not one.
+bool parse_id(std::string_view f, std::int64_t& v) {
+  if (f.empty() || f.size() > 18) return false;
+  std::int64_t x = 0;
+  for (const char ch : f) {
+    const auto d = static_cast<unsigned char>(ch - '0');
+    if (d > 9) return false;
+    x = x * 10 + d;
+  }
+  v = x;
+  return x > 0;
+}
+
+bool parse_double(std::string_view f, double& v) {
+  const char* b = f.data();
+  const char* e = b + f.size();
+  if (b < e && *b == '+') ++b;  // from_chars takes no '+'
+  const auto r = std::from_chars(b, e, v);
+  return b < e && r.ec == std::errc() && r.ptr == e;
+}
+
+// The comma-separated fields of a data line, each trimmed.
+class Fields {
+ public:
+  explicit Fields(std::string_view line) : s_(line) {}
+  bool done() const { return at_ > s_.size(); }
+  std::string_view next() {
+    const auto comma = s_.find(',', at_);
+    const auto end = comma == std::string_view::npos ? s_.size() : comma;
+    const auto f = s_.substr(at_, end - at_);
+    at_ = end + 1;
+    return trim(f);
+  }
+
+ private:
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+// Node (or element) ids -> their index: a dense table when the ids are compact (the common
+// case: 1..n), else the ids sorted with their indices.
+class IdMap {
+ public:
+  // `ids` in index order, `top` the largest. `duplicate(i, j, id)` is called (and must throw)
+  // for two equal ids.
+  template <typename Dup>
+  void build(const Chunks<std::int64_t>& ids, std::int64_t top, Dup&& duplicate) {
+    const auto n = static_cast<std::int64_t>(ids.size());
+    dense_ = top <= 4 * n + 1024;
+    std::int64_t i = 0;
+    if (dense_) {
+      table_.assign(static_cast<std::size_t>(top) + 1, -1);
+      ids.for_each([&](const std::int64_t* p, std::size_t k) {
+        for (std::size_t j = 0; j < k; ++j, ++i) {
+          auto& slot = table_[static_cast<std::size_t>(p[j])];
+          if (slot >= 0) duplicate(slot, i, p[j]);
+          slot = i;
+        }
+      });
+      return;
+    }
+    sorted_.reserve(ids.size());
+    ids.for_each([&](const std::int64_t* p, std::size_t k) {
+      for (std::size_t j = 0; j < k; ++j) sorted_.emplace_back(p[j], i++);
+    });
+    std::sort(sorted_.begin(), sorted_.end());
+    for (std::size_t k = 1; k < sorted_.size(); ++k)
+      if (sorted_[k].first == sorted_[k - 1].first)
+        duplicate(sorted_[k - 1].second, sorted_[k].second, sorted_[k].first);
+  }
+  // The index of `id`, -1 when no value has it.
+  std::int64_t find(std::int64_t id) const {
+    if (dense_)
+      return id >= 0 && static_cast<std::size_t>(id) < table_.size()
+                 ? table_[static_cast<std::size_t>(id)]
+                 : -1;
+    const auto it = std::lower_bound(sorted_.begin(), sorted_.end(),
+                                     std::pair<std::int64_t, std::int64_t>{id, -1});
+    return it != sorted_.end() && it->first == id ? it->second : -1;
+  }
+
+ private:
+  bool dense_ = true;
+  ScratchVector<std::int64_t> table_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> sorted_;
+};
+
+// One *ELEMENT section: a cell block.
+struct Section {
+  const ElementType* type;
+  std::string abaqus;         // the type as written, upper-cased
+  std::uint64_t data;         // where its data lines start (the line after its keyword)
+  bool meshio_line3 = false;  // a B33 / B33H section of 3-node elements (meshio's writer's)
+  std::int64_t count = 0;
+  std::int64_t first = 0;  // global number of its first element
+};
+
+// A part of a set's data, in order: a run of its ids, a set it names, a GENERATE line, or the
+// points / cells of a *NODE / *ELEMENT section with NSET= / ELSET=. Ids take 8 bytes each
+// (where they are written is found again for an error), names once a set each.
+struct SetItem {
+  enum Kind { kIds, kName, kGenerate, kRun } kind;
+  // kIds: ids [a, b) of SetDef::ids; kName: the SetDef named; kGenerate: its first, last, step
+  // at ids [a, a + 3); kRun: a *NODE section's nodes [a, b), or *ELEMENT section a.
+  std::int64_t a = 0, b = 0;
+  std::uint64_t at = 0;  // kName, kGenerate: the line
+};
+
+struct SetDef {
+  std::string name;
+  bool cell;
+  std::uint64_t data;  // where its data lines start
+  std::vector<std::int64_t> ids;
+  std::vector<SetItem> items;
+};
+
+class AbaqusReader {
+ public:
+  AbaqusReader(const InFile& in, const ReadOptions& options) : in_(in), options_(options) {}
+
+  Mesh read() {
+    files_.push_back(std::make_unique<MappedFile>(in_, access(in_.fd)));
+    names_.push_back(in_.path);
+    const auto slash = in_.path.rfind('/');
+    rel_.push_back(slash == std::string::npos ? in_.path : in_.path.substr(slash + 1));
+    chain_.push_back(rel_[0]);
+    parts_.emplace_back();  // part 0: outside any *PART
+    Cursor progress(files_[0]->view(), in_.path, in_.progress);
+    progress_ = &progress;
+    try {
+      parse(0, 0);
+    } catch (const ReadError&) {
+      for (const auto& f : files_) f->check_unchanged();
+      throw;
+    }
+    for (const auto& f : files_) f->check_unchanged();
+    Mesh m = build();
+    for (const auto& f : files_) f->check_unchanged();
+    return m;
+  }
+
+ private:
+  enum class State { kNone, kSkip, kNode, kElement, kSet };
+
+  const InFile& in_;
+  const ReadOptions& options_;
+  std::vector<std::unique_ptr<MappedFile>> files_;
+  std::vector<std::string> names_;  // for messages
+  std::vector<std::string> rel_;    // relative to the first file's directory
+  std::vector<std::string> chain_;  // the include chain being read, for its messages
+  Cursor* progress_ = nullptr;
+  std::size_t file_ = 0;  // being read
+  std::size_t part_ = 0;
+  std::vector<std::string> parts_;
+  State state_ = State::kNone;
+  std::string keyword_;  // of the section being read (messages)
+
+  Chunks<double> coords_;  // 3 a node
+  // Ids in file order. Where each node and element is written is not kept (16 bytes a node
+  // and an element more, copied once more at the end: with them, the kernel zeroing fresh
+  // pages was 43% of a 1M-hex read, 17% without); an error finds its line again from where its
+  // section's data starts (line_of_node, line_of_element).
+  Chunks<std::int64_t> node_ids_, elem_ids_;
+  // The node ids of every element as written, section after section: one sequence, not one a
+  // section (a first chunk of 64 KiB for each of a file's thousand one-element sections would
+  // make it allocate far more than its size).
+  Chunks<std::int64_t> cell_nodes_;
+  std::int64_t top_node_ = 0, top_element_ = 0;
+  bool nodes_in_order_ = true, elements_in_order_ = true;  // ids 1..n in file order
+  struct NodeRun {
+    std::uint64_t data;  // where the *NODE section's data lines start
+    std::int64_t first;  // its first node
+  };
+  std::vector<NodeRun> node_runs_;
+  std::uint64_t data_at_ = 0;     // where the data lines of the keyword being read start
+  std::uint64_t pending_at_ = 0;  // the first line of the element being read
+  int dim_ = 0;
+  std::size_t short_nodes_ = 0;  // with fewer coordinates than the points have
+  std::vector<std::unique_ptr<Section>> sections_;
+  std::int64_t elements_ = 0;
+  std::int64_t pending_ = 0;  // values of the element being read so far (0: none)
+  std::vector<SetDef> sets_;
+  std::multimap<std::string, std::size_t>
+      set_names_[2];             // upper-cased name -> SetDef (point, cell)
+  std::set<std::string> named_;  // the names the set being read names
+  bool generate_ = false;
+  static constexpr std::size_t kNoRun = static_cast<std::size_t>(-1);
+  std::size_t open_run_ = kNoRun;               // the set of the *NODE, NSET= section being read
+  std::map<std::string, std::size_t> skipped_;  // keyword -> count
+  std::size_t instances_ = 0, instance_lines_ = 0, b33_meshio_ = 0;
+
+  // A big file goes through a 2 MiB window; a small one is mapped: every file stays open to the
+  // end (errors quote lines of it), and a window each for a thousand small includes would hold
+  // 2 GiB.
+  static Access access(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && st.st_size < (std::int64_t{2} << 20) ? Access::map
+                                                                         : Access::window;
+  }
+
+  // ---- messages
+
+  std::size_t line_of(std::size_t file, std::size_t offset) const {
+    const auto d = files_[file]->view();
+    offset = std::min(offset, d.size());
+    return 1 + static_cast<std::size_t>(std::count(d.begin(), d.begin() + offset, '\n'));
+  }
+  [[noreturn]] void fail_at(std::uint64_t w, const std::string& what) const {
+    const auto f = where_file(w);
+    throw ReadError(names_[f] + ":" + std::to_string(line_of(f, where_offset(w))) + ": " + what);
+  }
+  std::string line_name(std::uint64_t w) const {
+    const auto f = where_file(w);
+    return (f == file_ ? std::string("line ") : names_[f] + ":") +
+           std::to_string(line_of(f, where_offset(w)));
+  }
+  std::string part_name(std::uint64_t w) const {
+    const auto p = where_part(w);
+    return p == 0 ? "outside any *PART" : "in part '" + parts_[p] + "'";
+  }
+
+  // ---- reading
+
+  void parse(std::size_t fi, int depth) {
+    const auto saved = file_;
+    file_ = fi;
+    MappedFile& file = *files_[fi];
+    const auto d = file.view();
+    if (d.size() >> kOffsetBits)  // past what where() holds: 1 TiB
+      throw ReadError(names_[fi] + ": " + std::to_string(d.size()) + " bytes is too big a file");
+    std::size_t pos = utf8_bom(d);
+    while (pos < d.size()) {
+      file.advance(pos);
+      if (fi == 0) {
+        progress_->seek(pos);
+        progress_->tick();
+      }
+      const char* nl = static_cast<const char*>(std::memchr(d.data() + pos, '\n', d.size() - pos));
+      const std::size_t end = nl ? static_cast<std::size_t>(nl - d.data()) : d.size();
+      const std::size_t start = pos;
+      pos = nl ? end + 1 : d.size();
+      auto line = d.substr(start, end - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      const auto t = trim(line);
+      if (t.empty()) continue;
+      const std::uint64_t w = where(fi, part_, start);
+      if (t[0] == '*') {
+        if (t.size() > 1 && t[1] == '*') continue;  // a comment
+        std::string joined;
+        auto text = t;
+        while (text.back() == ',' && pos < d.size()) {  // parameters go on on the next line
+          const char* n2 =
+              static_cast<const char*>(std::memchr(d.data() + pos, '\n', d.size() - pos));
+          const std::size_t e2 = n2 ? static_cast<std::size_t>(n2 - d.data()) : d.size();
+          joined.assign(text);
+          joined += trim(d.substr(pos, e2 - pos));
+          text = joined;
+          pos = n2 ? e2 + 1 : d.size();
+        }
+        data_at_ = where(fi, part_, pos);
+        keyword(text, w, depth);
+        continue;
+      }
+      data_line(t, w);
+    }
+    file_ = saved;
+  }
+
+  struct Keyword {
+    std::string name;                           // upper-cased, blanks single
+    std::map<std::string, std::string> params;  // KEY (upper-cased) -> value as written
+  };
+  static Keyword parse_keyword(std::string_view text) {
+    Keyword k;
+    Fields f(text.substr(1));
+    const auto name = upper(f.next());
+    for (const char ch : name)
+      if (ch != ' ' && ch != '\t')
+        k.name += ch;
+      else if (!k.name.empty() && k.name.back() != ' ')
+        k.name += ' ';
+    while (!f.done()) {
+      const auto p = f.next();
+      if (p.empty()) continue;
+      const auto eq = p.find('=');
+      auto value = eq == std::string_view::npos ? std::string_view() : trim(p.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+        value = value.substr(1, value.size() - 2);
+      k.params[upper(trim(p.substr(0, eq)))] = std::string(value);
+    }
+    return k;
+  }
+
+  std::string required(const Keyword& k, const char* key, std::uint64_t w) const {
+    const auto it = k.params.find(key);
+    if (it == k.params.end() || it->second.empty())
+      fail_at(w, "*" + k.name + " without " + key + "=");
+    return it->second;
+  }
+
+  void keyword(std::string_view text, std::uint64_t w, int depth) {
+    end_section(w);
+    const Keyword k = parse_keyword(text);
+    keyword_ = k.name;
+    state_ = State::kSkip;
+    if (k.name == "NODE") {
+      state_ = State::kNode;
+      node_runs_.push_back({data_at_, static_cast<std::int64_t>(node_ids_.size())});
+      if (const auto it = k.params.find("NSET"); it != k.params.end() && !it->second.empty()) {
+        open_run_ = sets_.size();
+        new_set(it->second, false);
+        sets_.back().items.push_back(
+            {SetItem::kRun, static_cast<std::int64_t>(node_ids_.size()), 0, w});
+      }
+    } else if (k.name == "ELEMENT") {
+      start_section(k, w);
+    } else if (k.name == "NSET" || k.name == "ELSET") {
+      const bool cell = k.name == "ELSET";
+      new_set(required(k, cell ? "ELSET" : "NSET", w), cell);
+      generate_ = k.params.count("GENERATE") > 0;
+      state_ = State::kSet;
+    } else if (k.name == "INCLUDE") {
+      include(required(k, "INPUT", w), w, depth);
+      state_ = State::kNone;  // the included file's last section ended with it
+    } else if (k.name == "PART") {
+      parts_.push_back(required(k, "NAME", w));
+      if (parts_.size() > kMaxIndex) fail_at(w, "more than 4095 *PART sections");
+      part_ = parts_.size() - 1;
+    } else if (k.name == "END PART") {
+      part_ = 0;
+    } else if (k.name == "INSTANCE") {
+      ++instances_;
+      state_ = State::kSkip;
+      keyword_ = "INSTANCE";
+    } else if (k.name == "HEADING" || k.name == "ASSEMBLY" || k.name == "END ASSEMBLY" ||
+               k.name == "END INSTANCE") {
+    } else {
+      ++skipped_[k.name.substr(0, 40)];
+    }
+  }
+
+  void start_section(const Keyword& k, std::uint64_t w) {
+    const auto t = upper(required(k, "TYPE", w));
+    const auto* type = element_type(t);
+    if (!type)
+      fail_at(w, "element type '" + t + "' is not supported (read: " + known_types() + ")");
+    auto s = std::make_unique<Section>();
+    s->type = type;
+    s->abaqus = t;
+    s->data = data_at_;
+    s->first = elements_;
+    if (const auto it = k.params.find("ELSET"); it != k.params.end() && !it->second.empty()) {
+      new_set(it->second, true);
+      sets_.back().items.push_back(
+          {SetItem::kRun, static_cast<std::int64_t>(sections_.size()), 0, w});
+    }
+    sections_.push_back(std::move(s));
+    state_ = State::kElement;
+  }
+
+  // A keyword or the end of the input ends the section being read: an element cut short there
+  // is a ReadError.
+  void end_section(std::uint64_t w) {
+    if (open_run_ != kNoRun) {  // a *NODE, NSET= section: its set ends with it
+      sets_[open_run_].items[0].b = static_cast<std::int64_t>(node_ids_.size());
+      open_run_ = kNoRun;
+    }
+    if (state_ != State::kElement || pending_ == 0) return;
+    const auto& s = *sections_.back();
+    fail_at(pending_at_, "element " + std::to_string(elem_ids_.back()) + " has " +
+                             std::to_string(pending_ - 1) + " nodes where " + s.abaqus + " has " +
+                             std::to_string(s.type->nodes) + " (before " + line_name(w) + ")");
+  }
+
+  void data_line(std::string_view t, std::uint64_t w) {
+    switch (state_) {
+      case State::kNode:
+        return node_line(t, w);
+      case State::kElement:
+        return element_line(t, w);
+      case State::kSet:
+        return set_line(t, w);
+      case State::kSkip:
+        if (keyword_ == "INSTANCE") ++instance_lines_;
+        return;
+      case State::kNone:
+        fail_at(w, "a data line before any keyword ('*NODE', ...): '" +
+                       std::string(t.substr(0, 40)) + "'");
+    }
+  }
+
+  void node_line(std::string_view t, std::uint64_t w) {
+    Fields f(t);
+    std::int64_t id = 0;
+    const auto id_text = f.next();
+    if (!parse_id(id_text, id))
+      fail_at(w, "expected a node id (a positive integer), found '" +
+                     std::string(id_text.substr(0, 40)) + "'");
+    double x[3] = {0, 0, 0};
+    int n = 0;
+    while (!f.done()) {
+      const auto v = f.next();
+      if (v.empty() && f.done()) break;  // a trailing comma
+      if (n == 3) fail_at(w, "node " + std::to_string(id) + " has more than 3 coordinates");
+      if (!parse_double(v, x[n]))
+        fail_at(w, "node " + std::to_string(id) + ": expected a coordinate, found '" +
+                       std::string(v.substr(0, 40)) + "'");
+      ++n;
+    }
+    if (n == 0) fail_at(w, "node " + std::to_string(id) + " has no coordinates");
+    if (n != dim_) {
+      if (n < dim_)
+        ++short_nodes_;
+      else if (dim_ != 0)
+        short_nodes_ = node_ids_.size();  // every node before had fewer
+      dim_ = std::max(dim_, n);
+    }
+    coords_.append(x, 3);
+    nodes_in_order_ = nodes_in_order_ && id == static_cast<std::int64_t>(node_ids_.size()) + 1;
+    top_node_ = std::max(top_node_, id);
+    node_ids_.push_back(id);
+  }
+
+  void element_line(std::string_view t, std::uint64_t w) {
+    auto& s = *sections_.back();
+    if (s.count == 0 && pending_ == 0 && (s.abaqus == "B33" || s.abaqus == "B33H"))
+      b33_layout(s, t);
+    const std::int64_t need = 1 + s.type->nodes;
+    // The hot loop of a big file: ids scanned in place (Fields and parse_id cost a third more).
+    const char* p = t.data();
+    const char* const e = p + t.size();
+    auto blanks = [&] {
+      while (p < e && (*p == ' ' || *p == '\t')) ++p;
+    };
+    while (p < e) {
+      blanks();
+      if (p == e) break;
+      if (*p == ',') {  // an empty field (a trailing comma: the element goes on)
+        ++p;
+        continue;
+      }
+      const char* const b = p;
+      std::int64_t id = 0;
+      while (p < e && p - b < 18 && static_cast<unsigned char>(*p - '0') < 10)
+        id = id * 10 + (*p++ - '0');
+      const char* const digits_end = p;
+      blanks();
+      if (digits_end == b || id == 0 || (p < e && *p != ',')) {
+        const auto field =
+            trim(t.substr(static_cast<std::size_t>(b - t.data()))
+                     .substr(0, t.substr(static_cast<std::size_t>(b - t.data())).find(',')));
+        fail_at(w, std::string(pending_ == 0 ? "expected an element id" : "expected a node id") +
+                       " (a positive integer), found '" + std::string(field.substr(0, 40)) + "'");
+      }
+      if (p < e) ++p;  // the comma
+      if (pending_ == 0) {
+        elem_ids_.push_back(id);
+        pending_at_ = w;
+        elements_in_order_ = elements_in_order_ && id == elements_ + 1;
+        top_element_ = std::max(top_element_, id);
+        ++s.count;
+        ++elements_;
+      } else {
+        cell_nodes_.push_back(id);
+      }
+      if (++pending_ == need) {
+        pending_ = 0;
+        // Values after a whole element on its line would start the next in mid-line: Abaqus
+        // writes one element a line (and meshio's reader would read them so; the file is
+        // more likely wrong).
+        for (; p < e; ++p)
+          if (*p != ' ' && *p != '\t' && *p != ',')
+            fail_at(w, "values after the " + std::to_string(s.type->nodes) + " nodes of " +
+                           s.abaqus + " element " + std::to_string(elem_ids_.back()));
+      }
+    }
+  }
+
+  // B33 / B33H are 2-node beams in Abaqus; meshio writes its line3 cells as B33H with 3 nodes.
+  // The first element's line says which (4 values: meshio's).
+  void b33_layout(Section& s, std::string_view t) {
+    Fields f(t);
+    int n = 0;
+    while (!f.done())
+      if (!f.next().empty()) ++n;
+    if (n != 4) return;
+    static constexpr ElementType kMeshioB33{"B33H", "line3", 3};
+    s.type = &kMeshioB33;
+    s.meshio_line3 = true;
+    ++b33_meshio_;
+  }
+
+  // Names are resolved as they are read: a set names sets defined before it (as meshio reads
+  // them), each once.
+  void new_set(const std::string& name, bool cell) {
+    sets_.push_back({name, cell, data_at_, {}, {}});
+    set_names_[cell ? 1 : 0].emplace(upper(name), sets_.size() - 1);
+    named_.clear();
+  }
+
+  void set_line(std::string_view t, std::uint64_t w) {
+    auto& set = sets_.back();
+    Fields f(t);
+    std::int64_t g[3] = {0, 0, 1};
+    int ng = 0;
+    while (!f.done()) {
+      const auto v = f.next();
+      if (v.empty()) continue;
+      std::int64_t id = 0;
+      const bool number = parse_id(v, id);
+      if (generate_) {
+        if (!number || ng == 3)
+          fail_at(w, "set '" + set.name + "' (GENERATE): expected 'first, last[, step]', found '" +
+                         std::string(t.substr(0, 60)) + "'");
+        g[ng++] = id;
+        continue;
+      }
+      if (number) {
+        if (set.items.empty() || set.items.back().kind != SetItem::kIds)
+          set.items.push_back({SetItem::kIds, static_cast<std::int64_t>(set.ids.size()), 0, 0});
+        set.ids.push_back(id);
+        set.items.back().b = static_cast<std::int64_t>(set.ids.size());
+      } else if (v.front() >= '0' && v.front() <= '9') {
+        fail_at(w, "set '" + set.name + "': '" + std::string(v.substr(0, 40)) +
+                       "' is no id (a positive integer) and no set name");
+      } else {
+        const auto key = upper(v);
+        const auto& names = set_names_[set.cell ? 1 : 0];
+        const auto ref = names.lower_bound(key);  // its first definition
+        // The set being defined is in `names` already: it may name an earlier definition of
+        // itself, not this one.
+        if (ref == names.end() || ref->first != key || ref->second == sets_.size() - 1)
+          fail_at(w, "set '" + set.name + "' names set '" + std::string(v.substr(0, 40)) +
+                         "', which is not defined before it");
+        if (named_.insert(key).second)
+          set.items.push_back({SetItem::kName, static_cast<std::int64_t>(ref->second), 0, w});
+      }
+    }
+    if (generate_) {
+      if (ng < 2 || g[0] > g[1] || g[2] <= 0)
+        fail_at(w, "set '" + set.name +
+                       "' (GENERATE): expected 'first, last[, step]' with first <= last and a "
+                       "positive step, found '" +
+                       std::string(t.substr(0, 60)) + "'");
+      set.items.push_back({SetItem::kGenerate, static_cast<std::int64_t>(set.ids.size()), 0, w});
+      set.ids.insert(set.ids.end(), g, g + 3);
+    }
+  }
+
+  void include(const std::string& name, std::uint64_t w, int depth) {
+    if (!options_.open_sibling)
+      fail_at(w, "*INCLUDE '" + name + "': no directory to open it in (read it by path)");
+    if (name.front() == '/') fail_at(w, "*INCLUDE '" + name + "' is an absolute path; refused");
+    for (std::size_t at = 0; at <= name.size();) {
+      const auto next = std::min(name.find('/', at), name.size());
+      if (name.compare(at, next - at, "..") == 0)
+        fail_at(w, "*INCLUDE '" + name + "' leads out of the directory of the file; refused");
+      at = next + 1;
+    }
+    if (name.find('\0') != std::string::npos) fail_at(w, "*INCLUDE name holds a NUL");
+    const auto& here = rel_[file_];
+    const auto slash = here.rfind('/');
+    const std::string rel =
+        (slash == std::string::npos ? std::string() : here.substr(0, slash + 1)) + name;
+    std::string chain;
+    for (const auto& c : chain_) chain += c + " -> ";
+    chain += rel;
+    if (std::find(chain_.begin(), chain_.end(), rel) != chain_.end())
+      fail_at(w, "*INCLUDE cycle: " + chain);
+    if (depth + 1 > kMaxDepth)
+      fail_at(w, "*INCLUDE nested deeper than " + std::to_string(kMaxDepth) + ": " + chain);
+    if (files_.size() >= kMaxIndex) fail_at(w, "more than 4095 included files");
+    UniqueFd fd;
+    try {
+      fd = options_.open_sibling(rel);
+    } catch (const ReadError& e) {
+      fail_at(w, "*INCLUDE '" + name + "': " + e.what());
+    }
+    const auto slash0 = names_[0].rfind('/');
+    const std::string shown =
+        (slash0 == std::string::npos ? std::string() : names_[0].substr(0, slash0 + 1)) + rel;
+    files_.push_back(std::make_unique<MappedFile>(InFile{fd.get(), shown}, access(fd.get())));
+    names_.push_back(shown);
+    rel_.push_back(rel);
+    chain_.push_back(rel);
+    parse(files_.size() - 1, depth + 1);
+    end_section(where(files_.size() - 1, part_, files_.back()->view().size()));
+    chain_.pop_back();
+  }
+
+  // ---- finding lines again (error paths only)
+
+  static std::int64_t nth(const Chunks<std::int64_t>& c, std::int64_t i) {
+    std::int64_t v = 0, at = 0;
+    c.for_each([&](const std::int64_t* p, std::size_t k) {
+      const auto n = static_cast<std::int64_t>(k);
+      if (i >= at && i < at + n) v = p[i - at];
+      at += n;
+    });
+    return v;
+  }
+
+  // Where the data line holding value `value` (0-based, values counted over the data lines from
+  // `data` on) starts; the values of a section's lines are read again as data_line counted them.
+  std::uint64_t line_of_value(std::uint64_t data, std::int64_t value, bool one_a_line) const {
+    const auto fi = where_file(data);
+    const auto d = files_[fi]->view();
+    std::size_t pos = where_offset(data);
+    std::int64_t seen = 0;
+    while (pos < d.size()) {
+      const auto nl = d.find('\n', pos);
+      const auto end = nl == std::string_view::npos ? d.size() : nl;
+      const auto t = trim(d.substr(pos, end - pos));
+      if (!t.empty() && t.substr(0, 2) != "**") {
+        std::int64_t k = 1;
+        if (!one_a_line) {
+          k = 0;
+          Fields f(t);
+          while (!f.done())
+            if (!f.next().empty()) ++k;
+        }
+        if (value < seen + k) break;
+        seen += k;
+      }
+      pos = nl == std::string_view::npos ? d.size() : nl + 1;
+    }
+    return where(fi, where_part(data), pos);
+  }
+  std::uint64_t line_of_node(std::int64_t i) const {
+    const auto run =
+        std::prev(std::upper_bound(node_runs_.begin(), node_runs_.end(), i,
+                                   [](std::int64_t v, const NodeRun& r) { return v < r.first; }));
+    return line_of_value(run->data, i - run->first, true);
+  }
+  std::uint64_t line_of_element(std::int64_t e) const {
+    const auto it = std::prev(std::upper_bound(
+        sections_.begin(), sections_.end(), e,
+        [](std::int64_t v, const std::unique_ptr<Section>& s) { return v < s->first; }));
+    const auto& s = **it;
+    return line_of_value(s.data, (e - s.first) * (1 + s.type->nodes), false);
+  }
+
+  // ---- the mesh
+
+  Mesh build() {
+    end_section(where(0, part_, files_[0]->view().size()));
+    Mesh m;
+    const auto n = static_cast<std::int64_t>(node_ids_.size());
+    IdMap nodes, elements;
+    nodes.build(node_ids_, top_node_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
+      duplicate("node", id, line_of_node(i), line_of_node(j));
+    });
+    elements.build(elem_ids_, top_element_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
+      duplicate("element", id, line_of_element(i), line_of_element(j));
+    });
+    points(m, n);
+    blocks(m, nodes);
+    regions(m, nodes, elements);
+    notes(m);
+    return m;
+  }
+
+  [[noreturn]] void duplicate(const char* what, std::int64_t id, std::uint64_t first,
+                              std::uint64_t again) const {
+    const auto f = where_file(first);
+    std::string msg = std::string(what) + " id " + std::to_string(id) +
+                      " is defined again (first " + names_[f] + ":" +
+                      std::to_string(line_of(f, where_offset(first))) + ")";
+    if (where_part(first) != where_part(again))
+      msg += ": " + std::string(what) + " ids " + part_name(again) + " collide with those " +
+             part_name(first) +
+             "; parts with ids of their own are not supported (number them apart)";
+    fail_at(again, msg);
+  }
+
+  void points(Mesh& m, std::int64_t n) {
+    const int dim = dim_ == 0 ? 3 : dim_;  // no nodes: (0, 3), as every reader's empty mesh
+    m.points = Array::of<double>({n, dim});
+    double* p = m.points.as<double>();
+    std::int64_t i = 0;
+    coords_.drain([&](const double* c, std::size_t k) {
+      for (std::size_t j = 0; j < k; ++j, ++i)
+        if (i % 3 < dim) p[i / 3 * dim + i % 3] = c[j];
+    });
+  }
+
+  // The cell blocks, the node ids of cell_nodes_ resolved into them in order (freed as they go).
+  void blocks(Mesh& m, const IdMap& nodes) {
+    std::vector<std::int64_t*> outs;
+    for (const auto& s : sections_) {
+      m.cells.push_back(CellBlock::fixed(
+          s->type->type, Array::of<std::int64_t>({s->count, std::int64_t{s->type->nodes}})));
+      outs.push_back(m.cells.back().connectivity.as<std::int64_t>());
+    }
+    std::size_t b = 0;
+    std::int64_t i = 0;  // in section b's values
+    cell_nodes_.drain([&](const std::int64_t* ids, std::size_t len) {
+      for (std::size_t j = 0; j < len; ++j, ++i) {
+        while (i == sections_[b]->count * sections_[b]->type->nodes) {
+          ++b;
+          i = 0;
+        }
+        const auto idx = nodes.find(ids[j]);
+        if (idx < 0) {
+          const auto& s = *sections_[b];
+          const auto e = s.first + i / s.type->nodes;
+          fail_at(line_of_element(e), "element " + std::to_string(nth(elem_ids_, e)) +
+                                          " refers to node " + std::to_string(ids[j]) +
+                                          ", which no *NODE defines");
+        }
+        outs[b][i] = idx;
+      }
+    });
+    for (std::size_t k = 0; k < sections_.size(); ++k) {
+      const auto& s = *sections_[k];
+      // Abaqus's 3-node lines are end, middle, end; line3 is end, end, middle.
+      if (!s.meshio_line3 && std::string_view(s.type->type) == "line3")
+        for (std::int64_t c = 0; c < s.count; ++c)
+          std::swap(outs[k][3 * c + 1], outs[k][3 * c + 2]);
+    }
+  }
+
+  // `entries` with each kept once, in order; `seen` (false everywhere, as it is left) marks them.
+  static void unique(std::vector<std::int64_t>& entries, std::vector<bool>& seen) {
+    std::size_t k = 0;
+    for (const auto e : entries) {
+      if (seen[static_cast<std::size_t>(e)]) continue;
+      seen[static_cast<std::size_t>(e)] = true;
+      entries[k++] = e;
+    }
+    entries.resize(k);
+    for (const auto e : entries) seen[static_cast<std::size_t>(e)] = false;
+  }
+
+  // Where id `k` of `set` (not a GENERATE one) is written: its data lines read again.
+  std::uint64_t line_of_id(const SetDef& set, std::int64_t k) const {
+    const auto fi = where_file(set.data);
+    const auto d = files_[fi]->view();
+    std::size_t pos = where_offset(set.data);
+    std::int64_t seen = 0;
+    while (pos < d.size()) {
+      const auto nl = d.find('\n', pos);
+      const auto end = nl == std::string_view::npos ? d.size() : nl;
+      const auto t = trim(d.substr(pos, end - pos));
+      if (!t.empty() && t.substr(0, 2) != "**") {
+        Fields f(t);
+        while (!f.done()) {
+          std::int64_t id = 0;
+          if (parse_id(f.next(), id) && seen++ == k) return where(fi, where_part(set.data), pos);
+        }
+      }
+      pos = nl == std::string_view::npos ? d.size() : nl + 1;
+    }
+    return set.data;
+  }
+
+  void regions(Mesh& m, const IdMap& nodes, const IdMap& elements) {
+    // Each set's entries, by the first definition of its (case-insensitive) name and kind.
+    std::vector<std::vector<std::int64_t>> entries(sets_.size());
+    std::vector<std::size_t> owner(sets_.size());  // the definition whose entries a set adds to
+    std::vector<bool> redefined(sets_.size());
+    std::vector<bool> seen(static_cast<std::size_t>(std::max(m.num_points(), m.num_cells())));
+    std::size_t again = 0;
+    std::uint64_t bytes = m.points.nbytes();
+    for (const auto& b : m.cells) bytes += b.connectivity.nbytes();
+    for (std::size_t d = 0; d < sets_.size(); ++d) {
+      const auto& set = sets_[d];
+      const auto range = set_names_[set.cell ? 1 : 0].equal_range(upper(set.name));
+      owner[d] = range.first->second;  // the first definition (multimap: in order)
+      auto& out = entries[owner[d]];
+      if (owner[d] != d) {
+        ++again;
+        redefined[owner[d]] = true;
+      }
+      auto id = [&](std::int64_t v, auto&& line) {
+        const auto i = set.cell ? elements.find(v) : nodes.find(v);
+        if (i < 0)
+          fail_at(line(), std::string(set.cell ? "*ELSET" : "*NSET") + " '" + set.name +
+                              "': " + (set.cell ? "element " : "node ") + std::to_string(v) +
+                              " does not exist");
+        out.push_back(i);
+      };
+      bool names = false;
+      // Sets are the one place an input can make more than its size: a set naming a big set,
+      // defined a thousand times over. Held to ReadOptions::max_bytes with the mesh's arrays.
+      auto room = [&](std::size_t more, std::uint64_t at) {
+        bytes += 8 * more;
+        if (options_.max_bytes && bytes > options_.max_bytes) {
+          const auto f = where_file(at);
+          throw SizeLimitError(names_[f] + ":" + std::to_string(line_of(f, where_offset(at))) +
+                               ": set '" + set.name + "' makes the mesh's arrays and sets " +
+                               std::to_string(bytes) + " bytes, over the limit of " +
+                               std::to_string(options_.max_bytes));
+        }
+      };
+      for (const auto& item : set.items) {
+        switch (item.kind) {
+          case SetItem::kIds:
+            for (auto k = item.a; k < item.b; ++k)
+              id(set.ids[static_cast<std::size_t>(k)], [&] { return line_of_id(set, k); });
+            break;
+          case SetItem::kGenerate: {
+            const auto* g = set.ids.data() + item.a;
+            // Every generated id must exist: at most as many as the mesh has do, so a range of
+            // more fails at its first missing id before it grows past the mesh.
+            for (std::int64_t v = g[0]; v <= g[1]; v += g[2]) {
+              id(v, [&] { return item.at; });
+              if (g[1] - v < g[2]) break;
+            }
+            break;
+          }
+          case SetItem::kRun:
+            if (set.cell) {
+              const auto& s = *sections_[static_cast<std::size_t>(item.a)];
+              room(static_cast<std::size_t>(s.count), item.at);
+              for (std::int64_t c = 0; c < s.count; ++c) out.push_back(s.first + c);
+            } else {
+              for (std::int64_t p = item.a; p < item.b; ++p) out.push_back(p);
+            }
+            break;
+          case SetItem::kName: {
+            names = true;
+            const auto& e = entries[owner[static_cast<std::size_t>(item.a)]];
+            if (&e == &out) break;  // itself, defined again: nothing to add
+            room(e.size(), item.at);
+            out.insert(out.end(), e.begin(), e.end());
+            break;
+          }
+        }
+      }
+      // A set naming sets would grow with every name (and a chain of sets naming the two
+      // before them exponentially): its entries are kept once each, in order, as the sets
+      // Abaqus makes of them.
+      if (names) unique(out, seen);
+    }
+    for (std::size_t d = 0; d < sets_.size(); ++d) {
+      if (owner[d] != d) continue;
+      if (redefined[d]) unique(entries[d], seen);  // the entries of all its definitions
+      Region r;
+      r.name = sets_[d].name;
+      r.kind = sets_[d].cell ? RegionKind::kCell : RegionKind::kPoint;
+      r.entries = Array::from_vector(entries[d]);
+      std::vector<std::int64_t>().swap(entries[d]);
+      m.regions.push_back(std::move(r));
+    }
+    if (again)
+      m.notes.push_back("abaqus: " + std::to_string(again) +
+                        " sets are defined again under a name used before (names match "
+                        "case-insensitively): their entries were appended, as Abaqus does "
+                        "(meshio keeps the last definition)");
+  }
+
+ private:
+  void notes(Mesh& m) {
+    if (!nodes_in_order_)
+      m.notes.push_back(
+          "abaqus: node ids are not 1..n in file order; the points are in file order and the "
+          "ids are not kept");
+    if (!elements_in_order_)
+      m.notes.push_back(
+          "abaqus: element ids are not 1..n in file order; the cells are in file order and the "
+          "ids are not kept");
+    if (short_nodes_)
+      m.notes.push_back("abaqus: " + std::to_string(short_nodes_) + " nodes have fewer than " +
+                        std::to_string(dim_) + " coordinates; the rest were read as 0");
+    if (b33_meshio_)
+      m.notes.push_back("abaqus: " + std::to_string(b33_meshio_) +
+                        " B33/B33H sections have 3 nodes an element (meshio's line3; Abaqus's "
+                        "B33 has 2): read as line3 in the order written");
+    if (instances_)
+      m.notes.push_back("abaqus: " + std::to_string(instances_) +
+                        " *INSTANCE not applied: each part is read once as defined" +
+                        (instance_lines_ ? std::string(", without the translations / rotations "
+                                                       "of its instances")
+                                         : std::string()));
+    if (!skipped_.empty()) {
+      std::string s;
+      for (const auto& [k, count] : skipped_)
+        s += (s.empty() ? "" : ", ") + ("*" + k) + " x" + std::to_string(count);
+      m.notes.push_back("abaqus: keywords not read (no mesh data meshdock keeps): " + s);
+    }
+  }
+};
+
+}  // namespace
+
+Mesh read_abaqus(const InFile& file, const ReadOptions& options) {
+  AbaqusReader r(file, options);
+  return r.read();
+}
+
+}  // namespace meshdock::mesh

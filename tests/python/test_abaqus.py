@@ -1,0 +1,117 @@
+"""Abaqus .inp: meshdock's reader against meshio 5.3's on files gmsh and meshio wrote
+(tests/data/abaqus, tools/make_abaqus.py), a round trip through meshdock's writer read back by
+both readers, meshio's format names, *INCLUDE beside the file, and the notes of what a write
+drops. meshio is asked live."""
+import warnings
+
+import numpy as np
+import pytest
+
+import meshdock
+
+meshio = pytest.importorskip("meshio")
+
+GMSH_FILES = ["cube.gmsh.inp", "tet10.gmsh.inp", "hex20.gmsh.inp", "quad.gmsh.inp"]
+
+
+def _read(path, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", meshdock.MeshWarning)
+        return meshdock.read(path, **kw)
+
+
+def _same_as_meshio(m, ref, sets=True):
+    np.testing.assert_array_equal(m.points, ref.points)
+    assert [b.type for b in m.cells] == [b.type for b in ref.cells]
+    for ours, theirs in zip(m.cells, ref.cells):
+        np.testing.assert_array_equal(ours.data, theirs.data)
+    assert not m.point_data and not ref.point_data
+    if not sets:
+        return
+    assert sorted(m.point_sets) == sorted(ref.point_sets)
+    for name, ids in ref.point_sets.items():
+        np.testing.assert_array_equal(m.point_sets[name], ids)
+    assert sorted(m.cell_sets) == sorted(ref.cell_sets)
+    for name, blocks in ref.cell_sets.items():
+        assert len(m.cell_sets[name]) == len(blocks)
+        for ours, theirs in zip(m.cell_sets[name], blocks):
+            np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name", GMSH_FILES)
+def test_reads_what_meshio_reads(data_dir, name):
+    path = data_dir / "abaqus" / name
+    _same_as_meshio(_read(path), meshio.read(path))
+
+
+def test_meshio_written_file(data_dir):
+    """meshio writes a cell set once per block that holds some of it ("*ELSET, ELSET=mixed"
+    twice) and reads back only the last; meshdock appends the second, as Abaqus does, so it
+    reads the set meshio was given."""
+    path = data_dir / "abaqus" / "blocks.meshio.inp"
+    m = _read(path)
+    _same_as_meshio(m, meshio.read(path), sets=False)
+    assert m.points.shape == (12, 2)
+    assert [list(x) for x in m.cell_sets["mixed"]] == [[1], [0, 1], []]
+    np.testing.assert_array_equal(m.point_sets["left"], [0, 3, 8])
+    np.testing.assert_array_equal(m.point_sets["right"], [11, 1])
+
+
+@pytest.mark.parametrize("name", GMSH_FILES)
+def test_round_trip_through_both_readers(data_dir, tmp_path, name):
+    m = _read(data_dir / "abaqus" / name)
+    out = tmp_path / "out.inp"
+    assert meshdock.write(out, m) == []
+    back = _read(out)
+    assert back.notes == []  # ids 1..n in order, no keyword skipped
+    np.testing.assert_array_equal(back.points, m.points)
+    for a, b in zip(back.cells, m.cells):
+        assert a.type == b.type
+        np.testing.assert_array_equal(a.data, b.data)
+    assert [(r.name, r.kind) for r in back.regions] == [(r.name, r.kind) for r in m.regions]
+    for a, b in zip(back.regions, m.regions):
+        np.testing.assert_array_equal(a.entries, b.entries)
+    # meshio reads meshdock's file the same (sets too: each written once, the types meshio's).
+    _same_as_meshio(back, meshio.read(out))
+
+
+def test_line3_is_written_end_middle_end(data_dir, tmp_path):
+    """Abaqus's 3-node beams (B32) are numbered end, middle, end; meshdock's line3 (meshio's,
+    VTK's) is end, end, middle: read and written reordered. meshio keeps the file's order."""
+    m = _read(data_dir / "abaqus" / "corners.inp")
+    assert m.cells[1].type == "line3"
+    np.testing.assert_array_equal(m.cells[1].data, [[0, 2, 1], [4, 6, 5]])
+    out = tmp_path / "l3.inp"
+    meshdock.write(out, m)
+    text = out.read_text()
+    assert "*ELEMENT, TYPE=B32\n2, 1, 2, 3\n3, 5, 6, 7\n" in text
+    np.testing.assert_array_equal(_read(out).cells[1].data, m.cells[1].data)
+
+
+def test_meshio_format_names_and_includes(data_dir, tmp_path):
+    m = _read(data_dir / "abaqus" / "main.inp", file_format="abaqus")
+    assert m.points.shape == (4, 2)
+    np.testing.assert_array_equal(m.cells[0].data, [[0, 1, 2], [0, 2, 3]])
+    out = tmp_path / "x.txt"
+    meshdock.write(out, m, file_format="abaqus")
+    assert out.read_text().startswith("*HEADING\n")
+    np.testing.assert_array_equal(_read(out, file_format="abaqus").points, m.points)
+
+
+def test_write_notes_what_inp_cannot_hold(tmp_path):
+    m = meshdock.Mesh(np.zeros((3, 3)), [("triangle", np.array([[0, 1, 2]]))],
+                      point_data={"t": np.arange(3.0)}, cell_data={"c": [np.ones(1)]})
+    with pytest.warns(meshdock.MeshWarning):
+        notes = meshdock.write(tmp_path / "d.inp", m)
+    assert any("point_data 't' is not written" in n for n in notes)
+    assert any("cell_data 'c' is not written" in n for n in notes)
+
+
+def test_errors_name_file_and_line(tmp_path):
+    p = tmp_path / "bad.inp"
+    p.write_text("*NODE\n1, 0, 0\n*ELEMENT, TYPE=C3D99\n1, 1\n")
+    with pytest.raises(meshdock.ReadError, match=r"bad.inp:3: element type 'C3D99'"):
+        meshdock.read(p)
+    with pytest.raises(meshdock.WriteError, match=r"cells\[0\] \(vertex\)"):
+        meshdock.write(tmp_path / "v.inp",
+                       meshdock.Mesh(np.zeros((1, 3)), [("vertex", np.array([[0]]))]))
