@@ -115,3 +115,35 @@ def test_errors_name_file_and_line(tmp_path):
     with pytest.raises(meshdock.WriteError, match=r"cells\[0\] \(vertex\)"):
         meshdock.write(tmp_path / "v.inp",
                        meshdock.Mesh(np.zeros((1, 3)), [("vertex", np.array([[0]]))]))
+
+
+def test_the_daemon_reads_includes_under_its_roots_and_never_outside(data_dir, tmp_path):
+    """meshdockd opens every *INCLUDE as it opens the file itself: under its roots (openat2
+    RESOLVE_BENEATH), so an include that is a symlink out of the root, or names an absolute
+    path, is refused at its line and no byte of the outside file is published."""
+    import grpc
+    import shutil
+    from daemon_util import Daemon
+    from meshdock.v1 import meshdock_pb2 as pb
+
+    d = Daemon(tmp_path)
+    try:
+        shutil.copy(data_dir / "abaqus" / "main.inp", d.root / "main.inp")
+        shutil.copytree(data_dir / "abaqus" / "sub", d.root / "sub")
+        d.load("main.inp", "inp")
+        info = d.stub.Describe(pb.NameRequest(name="inp"), timeout=10).slot
+        assert (info.num_points, info.num_cells) == (4, 2)
+
+        outside = tmp_path / "outside.inp"
+        outside.write_text("*NODE\n1, 7., 7.\n2, 8., 8.\n3, 9., 9.\n")
+        (d.root / "link.inp").symlink_to(outside)
+        for name, include in (("escape", "link.inp"), ("absolute", str(outside))):
+            (d.root / f"{name}.inp").write_text(
+                f"*HEADING\n*INCLUDE, INPUT={include}\n*ELEMENT, TYPE=CPS3\n1, 1, 2, 3\n")
+            with pytest.raises(grpc.RpcError) as e:
+                d.load(f"{name}.inp", name)
+            assert f"{name}.inp:2" in e.value.details(), e.value.details()
+            assert "7." not in e.value.details()
+        assert sorted(s.name for s in d.stub.List(pb.ListRequest(), timeout=5).slots) == ["inp"]
+    finally:
+        assert d.stop() == 0, d.stderr
