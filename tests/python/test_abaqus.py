@@ -147,3 +147,30 @@ def test_the_daemon_reads_includes_under_its_roots_and_never_outside(data_dir, t
         assert sorted(s.name for s in d.stub.List(pb.ListRequest(), timeout=5).slots) == ["inp"]
     finally:
         assert d.stop() == 0, d.stderr
+
+
+def test_cae_parts_and_instances(data_dir):
+    """An Abaqus/CAE model (cae.inp): parts each numbered from 1, placed by *INSTANCE (block-2
+    translated by (2, 0, 0); rod-1 translated by (0, 0, 1), then turned 90 degrees about the
+    line through (0, 0, 1) and (0, 0, 2)). meshio (5.3) is no reference here: it reads the
+    parts' ids as one space and places no instance (on this file it fails with a KeyError on an
+    assembly set; on parts.inp it keeps the last part's nodes only, both parts' lines pointing
+    at them), so the numbers are written out below."""
+    m = _read(data_dir / "abaqus" / "cae.inp")
+    cube = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]], float)
+    rod = [[0, 0, 1], [0, 1, 1]]  # (0,0,0), (1,0,0) + (0,0,1), then the quarter turn
+    np.testing.assert_allclose(m.points, np.vstack([cube, cube + [2, 0, 0], rod, [[1, 1, 3]]]),
+                               atol=1e-12)
+    assert [b.type for b in m.cells] == ["hexahedron", "hexahedron", "line"]
+    np.testing.assert_array_equal(m.cells[1].data, [list(range(8, 16))])
+    np.testing.assert_array_equal(m.cells[2].data, [[16, 17]])
+    regions = {(r.name, r.kind): list(r.entries) for r in m.regions}
+    assert regions == {
+        ("block-1", "cell"): [0], ("block-2", "cell"): [1], ("rod-1", "cell"): [2],
+        ("block-1.top", "point"): [4, 5, 6, 7], ("block-2.top", "point"): [12, 13, 14, 15],
+        ("block-1.Set-1", "cell"): [0], ("block-2.Set-1", "cell"): [1],
+        ("RP", "point"): [18], ("ends", "point"): [16, 17], ("blocks", "cell"): [0, 1],
+    }
+    assert any("3 *INSTANCE of 2 parts expanded" in n for n in m.notes)
+    assert any("2 translated, 1 rotated" in n for n in m.notes)

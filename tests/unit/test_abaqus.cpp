@@ -194,19 +194,186 @@ TEST(AbaqusReader, IncludeNamesOutsideTheDirectoryAndDeepChainsAreRefused) {
   fs::remove_all(dir);
 }
 
-TEST(AbaqusReader, PartsWhoseIdsCollideAreRefused) {
+TEST(AbaqusReader, PartsNumberedFromOneHaveIdsOfTheirOwn) {
+  // No *INSTANCE: each part once, in file order, in its own ids (both number nodes from 1).
+  const auto m = mesh::read_mesh(data("parts.inp"));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}));
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{2, 3}));
+  ASSERT_NE(region(m, "b", mesh::RegionKind::kCell), nullptr);
+  EXPECT_EQ(ints(region(m, "b", mesh::RegionKind::kCell)->entries), (std::vector<std::int64_t>{1}));
+  EXPECT_TRUE(has_note(m, "2 *PART read once each in ids of its own"));
+  // Instances placed: part b's copy translated by (0, 0, 5); a's set "a" is "a-1.a".
+  const auto p = mesh::read_mesh(data("parts-apart.inp"));
+  EXPECT_EQ(doubles(p.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 5, 1, 1, 5}));
+  EXPECT_EQ(p.cells.size(), 2u);
+  ASSERT_NE(region(p, "a-1.a", mesh::RegionKind::kCell), nullptr);
+  EXPECT_EQ(ints(region(p, "a-1.a", mesh::RegionKind::kCell)->entries),
+            (std::vector<std::int64_t>{0}));
+  EXPECT_TRUE(has_note(p, "2 *INSTANCE of 2 parts expanded"));
+  EXPECT_TRUE(has_note(p, "1 translated, 0 rotated"));
+}
+
+namespace {
+
+// A CAE-like model: part "plate" (a unit square, nodes and elements from 1, with sets), part
+// "pin" (placed nowhere), and an assembly of three instances of the plate.
+const std::string kPlate = R"(*Heading
+** a CAE-like file
+*Part, name=plate
+*Node
+      1,           0.,           0.,           0.
+      2,           1.,           0.,           0.
+      3,           1.,           2.,           0.
+      4,           0.,           2.,           0.
+*Element, type=S4R
+1, 1, 2, 3, 4
+*Nset, nset=corner
+ 3,
+*Elset, elset=all, generate
+ 1,  1,  1
+*End Part
+*Part, name=pin
+*Node
+1, 0., 0., 0.
+*End Part
+*Assembly, name=Assembly
+*Instance, name=plate-1, part=plate
+*End Instance
+*Instance, name=plate-2, part=plate
+ 10., 0., 0.
+ 0., 0., 0., 0., 0., 1., 90.
+*End Instance
+*Instance, name=plate-3, part=plate
+ 10., 0., 0.
+ 10., 0., 0., 10., 0., 1., 180.
+*End Instance
+*Node
+      1,           5.,           5.,           5.
+*Nset, nset=RP
+ 1,
+*Nset, nset=pick, instance=plate-2
+ 1, 2
+*Nset, nset=mixed
+ plate-1.1, plate-3.corner, RP
+*Elset, elset=twos, instance=plate-2, generate
+ 1, 1, 1
+*End Assembly
+)";
+
+}  // namespace
+
+TEST(AbaqusReader, InstancesAreTranslatedThenRotated) {
+  const auto m = read_text(kPlate);
+  // plate-1 as defined; plate-2: +10 in x, then 90 degrees about z through the origin:
+  // (x, y) -> (x + 10, y) -> (-y, x + 10); plate-3: +10 in x, then 180 degrees about the line
+  // x = 10 (parallel to z): (x + 10, y) -> (10 - x, -y); then the assembly's node.
+  const std::vector<double> want = {0,  0,  0, 1, 0,  0, 1,  2,  0, 0,  2,  0,  //
+                                    0,  10, 0, 0, 11, 0, -2, 11, 0, -2, 10, 0,  //
+                                    10, 0,  0, 9, 0,  0, 9,  -2, 0, 10, -2, 0,  //
+                                    5,  5,  5};
+  ASSERT_EQ(m.points.shape(), (std::vector<std::int64_t>{13, 3}));
+  const auto got = doubles(m.points);
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+  ASSERT_EQ(m.cells.size(), 3u);
+  EXPECT_EQ(m.cells[2].type, "quad");
+  EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{4, 5, 6, 7}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (std::vector<std::int64_t>{8, 9, 10, 11}));
+  EXPECT_TRUE(has_note(m, "3 *INSTANCE of 2 parts expanded"));
+  EXPECT_TRUE(has_note(m, "2 translated, 2 rotated"));
+  EXPECT_TRUE(has_note(m, "parts without an *INSTANCE are not in the mesh: 'pin'"));
+  EXPECT_TRUE(has_note(m, "1 nodes outside any part"));
+}
+
+TEST(AbaqusReader, PartAndAssemblySets) {
+  const auto m = read_text(kPlate);
+  auto entries = [&](const std::string& name, mesh::RegionKind kind) {
+    const auto* r = region(m, name, kind);
+    return r ? ints(r->entries) : std::vector<std::int64_t>{-1};
+  };
+  using K = mesh::RegionKind;
+  // A cell region for each instance, its part's sets for each instance.
+  EXPECT_EQ(entries("plate-2", K::kCell), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(entries("plate-1.corner", K::kPoint), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(entries("plate-3.corner", K::kPoint), (std::vector<std::int64_t>{10}));
+  EXPECT_EQ(entries("plate-3.all", K::kCell), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(region(m, "pin", K::kCell), nullptr);
+  // Assembly sets: INSTANCE=, "I.id", "I.set", the assembly's own node and set.
+  EXPECT_EQ(entries("RP", K::kPoint), (std::vector<std::int64_t>{12}));
+  EXPECT_EQ(entries("pick", K::kPoint), (std::vector<std::int64_t>{4, 5}));
+  EXPECT_EQ(entries("mixed", K::kPoint), (std::vector<std::int64_t>{0, 10, 12}));
+  EXPECT_EQ(entries("twos", K::kCell), (std::vector<std::int64_t>{1}));
+}
+
+TEST(AbaqusReader, TwoDimensionalPartsStayTwoDimensional) {
+  const std::string part =
+      "*Part, name=p\n*Node\n1, 1., 0.\n2, 0., 1.\n*Element, type=CPS3\n1, 1, 2, 1\n*End Part\n"
+      "*Assembly, name=a\n*Instance, name=i, part=p\n";
+  // A quarter turn in the plane keeps 2 coordinates; a translation out of it makes 3.
+  const auto flat = read_text(part + "1., 0., 0.\n0., 0., 0., 0., 0., 1., 90.\n*End Instance\n");
+  EXPECT_EQ(flat.points.shape(), (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(doubles(flat.points), (std::vector<double>{0, 2, -1, 1}));
+  const auto lifted = read_text(part + "0., 0., 3.\n*End Instance\n");
+  EXPECT_EQ(doubles(lifted.points), (std::vector<double>{1, 0, 3, 0, 1, 3}));
+}
+
+TEST(AbaqusReader, PartAndInstanceErrorsNameTheLine) {
+  const std::string part =
+      "*Part, name=p\n*Node\n1, 0., 0.\n2, 1., 0.\n*Element, type=T2D2\n1, 1, 2\n*End Part\n"
+      "*Assembly, name=a\n";
+  auto has = [](const std::string& error, const std::string& what) {
+    EXPECT_NE(error.find(what), std::string::npos) << error;
+  };
+  has(error_of(part + "*Instance, name=i, part=nope\n"),
+      "t.inp:9: *INSTANCE 'i' names part 'nope', which no *PART before it defines");
+  has(error_of(part + "*Instance, name=i, part=p\n*End Instance\n*Nset, nset=s, instance=j\n1\n"),
+      "t.inp:11: set 's' names instance 'j', which no *INSTANCE before it defines");
+  has(error_of(part + "*Instance, name=i, part=p\n1., x, 0.\n"),
+      "t.inp:10: *INSTANCE 'i': expected 'tx, ty, tz', found '1., x, 0.'");
+  has(error_of(part + "*Instance, name=i, part=p\n0, 0, 0\n0, 0, 0, 0, 0, 1\n"),
+      "t.inp:11: *INSTANCE 'i': a rotation line has 7 values");
+  has(error_of(part + "*Instance, name=i, part=p\n0, 0, 0\n1, 1, 1, 1, 1, 1, 30\n"),
+      "t.inp:11: *INSTANCE 'i': the rotation axis has points a and b equal");
+  has(error_of(part + "*Instance, name=i, part=p\n*Node\n1, 0., 0.\n"),
+      "t.inp:10: *NODE inside *INSTANCE 'i': an instance's own nodes");
+  has(error_of(part + "*Instance, name=i, part=p\n*End Instance\n*Nset, nset=s, instance=i\n7\n"),
+      "t.inp:12: *NSET 's': node 7 does not exist in part 'p'");
+  has(error_of(part + "*Instance, name=i, part=p\n*End Instance\n*Nset, nset=s\ni.nope\n"),
+      "t.inp:12: set 's' names set 'nope', which is not defined before it in part 'p'");
+  has(error_of("*Part, name=p\n*Node\n1, 0.\n*End Part\n*Part, name=q\n*Element, type=T2D2\n"
+               "1, 1, 2\n*End Part\n"),
+      "t.inp:7: element 1 in part 'q' refers to node 1, which no *NODE there defines");
+  has(error_of(part + "*End Assembly\n*Part, name=P\n*End Part\n"),
+      "t.inp:10: part 'P' is defined again");
+  has(error_of("*Part, name=p\n*Node\n1, 0.\n1, 1.\n*End Part\n"),
+      "t.inp:4: node id 1 is defined again in part 'p' (first t.inp:3)");
+}
+
+TEST(AbaqusReader, InstancesAreHeldToMaxBytes) {
+  // One line an instance makes a copy of the part: 1000 of them are held to max_bytes before
+  // anything is allocated.
+  std::string text = "*Part, name=p\n*Node\n";
+  for (int i = 1; i <= 100; ++i) text += std::to_string(i) + ", 0\n";
+  text += "*End Part\n*Assembly, name=a\n";
+  for (int i = 0; i < 1000; ++i)
+    text += "*Instance, name=i" + std::to_string(i) + ", part=p\n*End Instance\n";
+  const int fd = memfd_create("abaqus", MFD_CLOEXEC);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  mesh::ReadOptions options;
+  options.max_bytes = 100000;  // 4800 bytes an instance counted: the 21st is over
   try {
-    mesh::read_mesh(data("parts.inp"));
-    FAIL() << "colliding parts were read";
-  } catch (const mesh::ReadError& e) {
-    const std::string w = e.what();
-    EXPECT_NE(w.find("parts.inp:10: node id 1 is defined again"), std::string::npos) << w;
-    EXPECT_NE(w.find("in part 'b' collide with those in part 'a'"), std::string::npos) << w;
+    mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options);
+    ADD_FAILURE() << "no SizeLimitError";
+  } catch (const mesh::SizeLimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.inp:145: *INSTANCE 'i20' brings the mesh's arrays "
+                                         "to 100800 bytes, over the limit of 100000"),
+              std::string::npos)
+        << e.what();
   }
-  const auto m = mesh::read_mesh(data("parts-apart.inp"));
-  EXPECT_EQ(m.num_points(), 4);
-  EXPECT_EQ(m.cells.size(), 2u);
-  EXPECT_TRUE(has_note(m, "*INSTANCE not applied"));
+  options.max_bytes = 0;
+  EXPECT_EQ(mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options).num_points(), 100000);
+  close(fd);
 }
 
 TEST(AbaqusReader, MixedDimensionsAndMeshioB33) {

@@ -29,10 +29,22 @@
 //   a mesh of its own and appends its points and cells), opened through
 //   ReadOptions::open_sibling relative to the including file's directory; absolute names and
 //   '..' are refused, and so are chains deeper than kMaxDepth and cycles (naming the chain).
-// - *PART / *ASSEMBLY / *INSTANCE: ids are one space over the whole file. Parts whose node or
-//   element ids collide (each part has its own in Abaqus) are a ReadError naming both parts and
-//   the id (meshio reads such a file wrongly). Instances are not applied (a part is read once,
-//   as defined, without translation or rotation; noted).
+// - *PART, NAME=P ... *END PART: a name space of its own for node, element and set ids (as
+//   Abaqus/CAE writes every part: numbered from 1). *ASSEMBLY ... *END ASSEMBLY holds
+//   *INSTANCE, NAME=I, PART=P ... *END INSTANCE (P defined before) with optional data lines
+//   "tx, ty, tz" then "ax, ay, az, bx, by, bz, angle": Abaqus's keyword reference says the
+//   translation is applied first, then the rotation, by angle degrees (right-handed) about the
+//   axis through a and b, those given in the assembly's frame: x -> a + R (x + t - a).
+//   The mesh is then every instance's copy of its part, in instance order (its points placed,
+//   its cell blocks on its copy's points), then the nodes and elements outside any part (the
+//   assembly's reference nodes); a part without an instance is not in it (noted). One cell
+//   Region per instance, named after it; a part's sets become "I.S" for each instance I.
+//   Assembly sets keep their names: INSTANCE=I makes their ids (and names) I's, "I.12" and
+//   "I.name" name a node / element or a set of I, the rest the assembly's own. With parts but
+//   no instance, each part is read once in file order, in ids of its own (a cell Region per
+//   part, its sets "P.S"). An instance copies its part from one line: the copies are held to
+//   ReadOptions::max_bytes before anything is allocated. An instance's own *NODE / *ELEMENT /
+//   sets are refused (CAE writes none), as are nested parts and a part name used twice.
 // - Every other keyword (*MATERIAL, *STEP, *BOUNDARY, ...) is skipped with its data lines: one
 //   note lists them with their counts. *HEADING's text is skipped without a note.
 // Values are parsed in place (the file goes through a 2 MiB window); ids are resolved once the
@@ -43,9 +55,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numbers>
 #include <set>
 #include <string>
 #include <vector>
@@ -258,12 +272,14 @@ class Fields {
 // case: 1..n), else the ids sorted with their indices.
 class IdMap {
  public:
-  // `ids` in index order, `top` the largest. `duplicate(i, j, id)` is called (and must throw)
-  // for two equal ids.
-  template <typename Dup>
-  void build(const Chunks<std::int64_t>& ids, std::int64_t top, Dup&& duplicate) {
+  // `ids` (Chunks, or anything with size() and for_each) in index order, `top` the largest.
+  // `duplicate(i, j, id)` is called (and must throw) for two equal ids. `slack`: how far past 4 ids
+  // a value the table may go (a part's map gets little: a file of a thousand one-node parts must
+  // not make a thousand tables of 1024).
+  template <typename Ids, typename Dup>
+  void build(const Ids& ids, std::int64_t top, Dup&& duplicate, std::int64_t slack = 1024) {
     const auto n = static_cast<std::int64_t>(ids.size());
-    dense_ = top <= 4 * n + 1024;
+    dense_ = top <= 4 * n + slack;
     std::int64_t i = 0;
     if (dense_) {
       table_.assign(static_cast<std::size_t>(top) + 1, -1);
@@ -309,7 +325,9 @@ struct Section {
   std::uint64_t data;         // where its data lines start (the line after its keyword)
   bool meshio_line3 = false;  // a B33 / B33H section of 3-node elements (meshio's writer's)
   std::int64_t count = 0;
-  std::int64_t first = 0;  // global number of its first element
+  std::int64_t first = 0;        // global number of its first element
+  std::size_t scope = 0;         // its part (0: outside any *PART)
+  std::int64_t local_first = 0;  // number of its first element among its part's
 };
 
 // A part of a set's data, in order: a run of its ids, a set it names, a GENERATE line, or the
@@ -321,6 +339,9 @@ struct SetItem {
   // at ids [a, a + 3); kRun: a *NODE section's nodes [a, b), or *ELEMENT section a.
   std::int64_t a = 0, b = 0;
   std::uint64_t at = 0;  // kName, kGenerate: the line
+  // An assembly set's ids (names) of instance `inst` ("I.12", "I.name", INSTANCE=I); -1: of
+  // the set's own part (or of the assembly).
+  std::int64_t inst = -1;
 };
 
 struct SetDef {
@@ -329,6 +350,34 @@ struct SetDef {
   std::uint64_t data;  // where its data lines start
   std::vector<std::int64_t> ids;
   std::vector<SetItem> items;
+  std::size_t scope = 0;   // the part it is defined in (its name space); 0: outside any
+  std::int64_t inst = -1;  // INSTANCE=: the instance its ids and names are of
+};
+
+// *INSTANCE, NAME=, PART=: a placed copy of a part.
+struct Instance {
+  std::string name;
+  std::size_t part;
+  std::uint64_t at;                        // its keyword line
+  double t[3] = {0, 0, 0};                 // translation
+  double axis[7] = {0, 0, 0, 0, 0, 0, 0};  // a, b, angle (degrees)
+  int lines = 0;                           // 0: no transform, 1: translation, 2: and rotation
+};
+
+// What the mesh holds, in order: the copies of parts (every instance, or every part once when
+// no instance places them) and last what is outside any part (the assembly's nodes).
+struct Copy {
+  std::size_t scope;
+  std::int64_t inst;                   // -1: no instance (a part read once, or outside any part)
+  std::int64_t points = 0, cells = 0;  // the first of each it has in the mesh
+};
+
+// A part's (or the outside's) ids: node and element ids -> their index among the part's.
+struct Scope {
+  IdMap nodes, elements;
+  std::vector<std::int64_t> node_file;  // its nodes' indices in file order (parts only)
+  std::int64_t n_nodes = 0, n_elems = 0;
+  std::vector<std::size_t> sections;  // its *ELEMENT sections, in order
 };
 
 class AbaqusReader {
@@ -357,7 +406,7 @@ class AbaqusReader {
   }
 
  private:
-  enum class State { kNone, kSkip, kNode, kElement, kSet };
+  enum class State { kNone, kSkip, kNode, kElement, kSet, kInstance };
 
   const InFile& in_;
   const ReadOptions& options_;
@@ -404,7 +453,18 @@ class AbaqusReader {
   static constexpr std::size_t kNoRun = static_cast<std::size_t>(-1);
   std::size_t open_run_ = kNoRun;               // the set of the *NODE, NSET= section being read
   std::map<std::string, std::size_t> skipped_;  // keyword -> count
-  std::size_t instances_ = 0, instance_lines_ = 0, b33_meshio_ = 0;
+  std::size_t b33_meshio_ = 0;
+  std::vector<Instance> instances_;
+  // Upper-cased names -> index: a file of many parts or instances must not compare each with
+  // every other.
+  std::map<std::string, std::size_t> part_index_, instance_index_;
+  bool in_assembly_ = false;
+  std::int64_t in_instance_ = -1;  // the *INSTANCE being read
+  // The mesh's layout (build): each part's ids, where a node is among its part's (parts only),
+  // the copies of the parts in the mesh.
+  std::vector<Scope> scopes_;
+  std::vector<std::int64_t> node_local_;
+  std::vector<Copy> copies_;
 
   // A big file goes through a 2 MiB window; a small one is mapped: every file stays open to the
   // end (errors quote lines of it), and a window each for a thousand small includes would hold
@@ -520,6 +580,12 @@ class AbaqusReader {
     const Keyword k = parse_keyword(text);
     keyword_ = k.name;
     state_ = State::kSkip;
+    if (in_instance_ >= 0 &&
+        (k.name == "NODE" || k.name == "ELEMENT" || k.name == "NSET" || k.name == "ELSET"))
+      fail_at(w, "*" + k.name + " inside *INSTANCE '" +
+                     instances_[static_cast<std::size_t>(in_instance_)].name +
+                     "': an instance's own nodes, elements and sets are not supported (define "
+                     "them in its part or the assembly)");
     if (k.name == "NODE") {
       state_ = State::kNode;
       node_runs_.push_back({data_at_, static_cast<std::int64_t>(node_ids_.size())});
@@ -534,26 +600,110 @@ class AbaqusReader {
     } else if (k.name == "NSET" || k.name == "ELSET") {
       const bool cell = k.name == "ELSET";
       new_set(required(k, cell ? "ELSET" : "NSET", w), cell);
+      if (const auto it = k.params.find("INSTANCE"); it != k.params.end()) {
+        if (part_ != 0)
+          fail_at(w, "*" + k.name + " with INSTANCE= inside part '" + parts_[part_] + "'");
+        sets_.back().inst = instance_named(it->second, sets_.back().name, w);
+      }
       generate_ = k.params.count("GENERATE") > 0;
       state_ = State::kSet;
     } else if (k.name == "INCLUDE") {
       include(required(k, "INPUT", w), w, depth);
       state_ = State::kNone;  // the included file's last section ended with it
     } else if (k.name == "PART") {
-      parts_.push_back(required(k, "NAME", w));
-      if (parts_.size() > kMaxIndex) fail_at(w, "more than 4095 *PART sections");
-      part_ = parts_.size() - 1;
+      start_part(required(k, "NAME", w), w);
     } else if (k.name == "END PART") {
       part_ = 0;
+    } else if (k.name == "ASSEMBLY") {
+      if (part_ != 0) fail_at(w, "*ASSEMBLY inside part '" + parts_[part_] + "'");
+      in_assembly_ = true;
+    } else if (k.name == "END ASSEMBLY") {
+      in_assembly_ = false;
     } else if (k.name == "INSTANCE") {
-      ++instances_;
-      state_ = State::kSkip;
-      keyword_ = "INSTANCE";
-    } else if (k.name == "HEADING" || k.name == "ASSEMBLY" || k.name == "END ASSEMBLY" ||
-               k.name == "END INSTANCE") {
+      start_instance(k, w);
+    } else if (k.name == "END INSTANCE") {
+      in_instance_ = -1;
+    } else if (k.name == "HEADING") {
     } else {
       ++skipped_[k.name.substr(0, 40)];
     }
+  }
+
+  // Parts are name spaces of their own: a name used again would merge two (Abaqus refuses it).
+  void start_part(const std::string& name, std::uint64_t w) {
+    if (part_ != 0) fail_at(w, "*PART '" + name + "' inside part '" + parts_[part_] + "'");
+    if (in_assembly_) fail_at(w, "*PART '" + name + "' inside the *ASSEMBLY");
+    if (!part_index_.emplace(upper(name), parts_.size()).second)
+      fail_at(w, "part '" + name + "' is defined again");
+    parts_.push_back(name);
+    if (parts_.size() > kMaxIndex) fail_at(w, "more than 4095 *PART sections");
+    part_ = parts_.size() - 1;
+  }
+  // The part (1..) of that name, case-insensitively as Abaqus matches names; 0: none.
+  std::size_t part_named(const std::string& name) const {
+    const auto it = part_index_.find(upper(name));
+    return it == part_index_.end() ? 0 : it->second;
+  }
+  // The instance of that name, case-insensitively; -1: none.
+  std::int64_t find_instance(std::string_view name) const {
+    const auto it = instance_index_.find(upper(name));
+    return it == instance_index_.end() ? -1 : static_cast<std::int64_t>(it->second);
+  }
+
+  void start_instance(const Keyword& k, std::uint64_t w) {
+    const auto name = required(k, "NAME", w);
+    const auto part = required(k, "PART", w);
+    if (!in_assembly_) fail_at(w, "*INSTANCE '" + name + "' outside an *ASSEMBLY");
+    const auto p = part_named(part);
+    if (p == 0)
+      fail_at(w, "*INSTANCE '" + name + "' names part '" + part +
+                     "', which no *PART before it defines");
+    if (!instance_index_.emplace(upper(name), instances_.size()).second)
+      fail_at(w, "instance '" + name + "' is defined again");
+    instances_.push_back({name, p, w});
+    in_instance_ = static_cast<std::int64_t>(instances_.size()) - 1;
+    state_ = State::kInstance;
+  }
+
+  // The instance a set names (INSTANCE=I or "I.x"); a ReadError when none before it has that
+  // name.
+  std::int64_t instance_named(std::string_view name, const std::string& set,
+                              std::uint64_t w) const {
+    if (const auto i = find_instance(name); i >= 0) return i;
+    fail_at(w, "set '" + set + "' names instance '" + std::string(name.substr(0, 60)) +
+                   "', which no *INSTANCE before it defines");
+  }
+
+  // An *INSTANCE's data lines: "tx, ty, tz", then "ax, ay, az, bx, by, bz, angle".
+  void instance_line(std::string_view t, std::uint64_t w) {
+    auto& inst = instances_.back();
+    const bool rotation = inst.lines == 1;
+    if (inst.lines == 2)
+      fail_at(w, "*INSTANCE '" + inst.name +
+                     "': a third data line (a translation, then a rotation at most): '" +
+                     std::string(t.substr(0, 60)) + "'");
+    double* out = rotation ? inst.axis : inst.t;
+    const int most = rotation ? 7 : 3;
+    int n = 0;
+    Fields f(t);
+    while (!f.done()) {
+      const auto v = f.next();
+      if (v.empty() && f.done()) break;  // a trailing comma
+      if (n == most || !parse_double(v, out[n]))
+        fail_at(w, "*INSTANCE '" + inst.name + "': expected " +
+                       (rotation ? "'ax, ay, az, bx, by, bz, angle'" : "'tx, ty, tz'") +
+                       ", found '" + std::string(t.substr(0, 60)) + "'");
+      ++n;
+    }
+    // Omitted translation components are 0, as Abaqus reads them; a rotation needs its axis.
+    if (rotation && n != 7)
+      fail_at(w, "*INSTANCE '" + inst.name +
+                     "': a rotation line has 7 values (ax, ay, az, bx, by, bz, angle), found '" +
+                     std::string(t.substr(0, 60)) + "'");
+    if (rotation && inst.axis[0] == inst.axis[3] && inst.axis[1] == inst.axis[4] &&
+        inst.axis[2] == inst.axis[5] && inst.axis[6] != 0)
+      fail_at(w, "*INSTANCE '" + inst.name + "': the rotation axis has points a and b equal");
+    ++inst.lines;
   }
 
   void start_section(const Keyword& k, std::uint64_t w) {
@@ -566,6 +716,7 @@ class AbaqusReader {
     s->abaqus = t;
     s->data = data_at_;
     s->first = elements_;
+    s->scope = part_;
     if (const auto it = k.params.find("ELSET"); it != k.params.end() && !it->second.empty()) {
       new_set(it->second, true);
       sets_.back().items.push_back(
@@ -597,8 +748,9 @@ class AbaqusReader {
         return element_line(t, w);
       case State::kSet:
         return set_line(t, w);
+      case State::kInstance:
+        return instance_line(t, w);
       case State::kSkip:
-        if (keyword_ == "INSTANCE") ++instance_lines_;
         return;
       case State::kNone:
         fail_at(w, "a data line before any keyword ('*NODE', ...): '" +
@@ -710,9 +862,23 @@ class AbaqusReader {
   // Names are resolved as they are read: a set names sets defined before it (as meshio reads
   // them), each once.
   void new_set(const std::string& name, bool cell) {
-    sets_.push_back({name, cell, data_at_, {}, {}});
-    set_names_[cell ? 1 : 0].emplace(upper(name), sets_.size() - 1);
+    sets_.push_back({name, cell, data_at_, {}, {}, part_});
+    set_names_[cell ? 1 : 0].emplace(set_key(part_, name), sets_.size() - 1);
     named_.clear();
+  }
+  // Each part is a name space of its own (0: outside any part, the assembly's).
+  static std::string set_key(std::size_t scope, std::string_view name) {
+    return std::to_string(scope) + ':' + upper(name);
+  }
+
+  // In an assembly set, "I.12" is node (element) 12 of instance I and "I.name" a set of I's
+  // part: split when the text before the last '.' names an instance.
+  std::int64_t dotted(std::string_view& v) const {
+    const auto dot = v.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == v.size()) return -1;
+    const auto i = find_instance(v.substr(0, dot));
+    if (i >= 0) v.remove_prefix(dot + 1);
+    return i;
   }
 
   void set_line(std::string_view t, std::uint64_t w) {
@@ -721,8 +887,10 @@ class AbaqusReader {
     std::int64_t g[3] = {0, 0, 1};
     int ng = 0;
     while (!f.done()) {
-      const auto v = f.next();
+      auto v = f.next();
       if (v.empty()) continue;
+      std::int64_t inst = set.inst;
+      if (inst < 0 && set.scope == 0 && !generate_) inst = dotted(v);
       std::int64_t id = 0;
       const bool number = parse_id(v, id);
       if (generate_) {
@@ -733,24 +901,29 @@ class AbaqusReader {
         continue;
       }
       if (number) {
-        if (set.items.empty() || set.items.back().kind != SetItem::kIds)
-          set.items.push_back({SetItem::kIds, static_cast<std::int64_t>(set.ids.size()), 0, 0});
+        if (set.items.empty() || set.items.back().kind != SetItem::kIds ||
+            set.items.back().inst != inst)
+          set.items.push_back(
+              {SetItem::kIds, static_cast<std::int64_t>(set.ids.size()), 0, 0, inst});
         set.ids.push_back(id);
         set.items.back().b = static_cast<std::int64_t>(set.ids.size());
       } else if (v.front() >= '0' && v.front() <= '9') {
         fail_at(w, "set '" + set.name + "': '" + std::string(v.substr(0, 40)) +
                        "' is no id (a positive integer) and no set name");
       } else {
-        const auto key = upper(v);
+        // A name of an instance's set is in the name space of the instance's part.
+        const auto scope = inst >= 0 ? instances_[static_cast<std::size_t>(inst)].part : set.scope;
+        const auto key = set_key(scope, v);
         const auto& names = set_names_[set.cell ? 1 : 0];
         const auto ref = names.lower_bound(key);  // its first definition
         // The set being defined is in `names` already: it may name an earlier definition of
         // itself, not this one.
         if (ref == names.end() || ref->first != key || ref->second == sets_.size() - 1)
           fail_at(w, "set '" + set.name + "' names set '" + std::string(v.substr(0, 40)) +
-                         "', which is not defined before it");
-        if (named_.insert(key).second)
-          set.items.push_back({SetItem::kName, static_cast<std::int64_t>(ref->second), 0, w});
+                         "', which is not defined before it" +
+                         (inst >= 0 ? " in part '" + parts_[scope] + "'" : std::string()));
+        if (named_.insert(std::to_string(inst) + key).second)
+          set.items.push_back({SetItem::kName, static_cast<std::int64_t>(ref->second), 0, w, inst});
       }
     }
     if (generate_) {
@@ -759,7 +932,8 @@ class AbaqusReader {
                        "' (GENERATE): expected 'first, last[, step]' with first <= last and a "
                        "positive step, found '" +
                        std::string(t.substr(0, 60)) + "'");
-      set.items.push_back({SetItem::kGenerate, static_cast<std::int64_t>(set.ids.size()), 0, w});
+      set.items.push_back(
+          {SetItem::kGenerate, static_cast<std::int64_t>(set.ids.size()), 0, w, set.inst});
       set.ids.insert(set.ids.end(), g, g + 3);
     }
   }
@@ -862,17 +1036,34 @@ class AbaqusReader {
   Mesh build() {
     end_section(where(0, part_, files_[0]->view().size()));
     Mesh m;
-    const auto n = static_cast<std::int64_t>(node_ids_.size());
-    IdMap nodes, elements;
-    nodes.build(node_ids_, top_node_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
-      duplicate("node", id, line_of_node(i), line_of_node(j));
-    });
-    elements.build(elem_ids_, top_element_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
-      duplicate("element", id, line_of_element(i), line_of_element(j));
-    });
-    points(m, n);
-    blocks(m, nodes);
-    regions(m, nodes, elements);
+    scopes_.resize(parts_.size());
+    for (std::size_t k = 0; k < sections_.size(); ++k) {
+      auto& sc = scopes_[sections_[k]->scope];
+      sections_[k]->local_first = sc.n_elems;
+      sc.n_elems += sections_[k]->count;
+      sc.sections.push_back(k);
+    }
+    if (parts_.size() == 1) {  // no *PART: one id space, the file's order (the common case)
+      auto& sc = scopes_[0];
+      sc.n_nodes = static_cast<std::int64_t>(node_ids_.size());
+      sc.nodes.build(node_ids_, top_node_, [&](std::int64_t i, std::int64_t j, std::int64_t id) {
+        duplicate("node", id, line_of_node(i), line_of_node(j));
+      });
+      sc.elements.build(elem_ids_, top_element_,
+                        [&](std::int64_t i, std::int64_t j, std::int64_t id) {
+                          duplicate("element", id, line_of_element(i), line_of_element(j));
+                        });
+      copies_.push_back({0, -1});
+      points(m, sc.n_nodes);
+      blocks(m, sc.nodes);
+    } else {
+      part_maps();
+      lay_out();
+      check_size();
+      copy_points(m);
+      copy_blocks(m);
+    }
+    regions(m);
     notes(m);
     return m;
   }
@@ -880,16 +1071,234 @@ class AbaqusReader {
   [[noreturn]] void duplicate(const char* what, std::int64_t id, std::uint64_t first,
                               std::uint64_t again) const {
     const auto f = where_file(first);
-    std::string msg = std::string(what) + " id " + std::to_string(id) +
-                      " is defined again (first " + names_[f] + ":" +
-                      std::to_string(line_of(f, where_offset(first))) + ")";
-    if (where_part(first) != where_part(again))
-      msg += ": " + std::string(what) + " ids " + part_name(again) + " collide with those " +
-             part_name(first) +
-             "; parts with ids of their own are not supported (number them apart)";
-    fail_at(again, msg);
+    fail_at(again, std::string(what) + " id " + std::to_string(id) + " is defined again " +
+                       (where_part(again) ? part_name(again) + " " : "") + "(first " + names_[f] +
+                       ":" + std::to_string(line_of(f, where_offset(first))) + ")");
   }
 
+  // ---- parts: each its own ids, copied once per instance
+
+  // A part's ids, gathered from the file's, for IdMap::build.
+  struct Ids {
+    std::vector<std::int64_t> v;
+    std::int64_t top = 0;
+    std::size_t size() const { return v.size(); }
+    template <typename F>
+    void for_each(F&& f) const {
+      f(v.data(), v.size());
+    }
+  };
+
+  // Element `l` of part `scope` (its index among the part's) in the file's numbering.
+  std::int64_t element_file(std::size_t scope, std::int64_t l) const {
+    const auto& secs = scopes_[scope].sections;
+    const auto it =
+        std::prev(std::upper_bound(secs.begin(), secs.end(), l, [&](std::int64_t v, std::size_t k) {
+          return v < sections_[k]->local_first;
+        }));
+    return sections_[*it]->first + (l - sections_[*it]->local_first);
+  }
+
+  // The node and element ids of each part apart (and of what is outside any part).
+  void part_maps() {
+    std::vector<Ids> nodes(parts_.size()), elements(parts_.size());
+    node_local_.resize(node_ids_.size());
+    std::size_t run = 0;
+    std::int64_t i = 0;
+    node_ids_.for_each([&](const std::int64_t* p, std::size_t k) {
+      for (std::size_t j = 0; j < k; ++j, ++i) {
+        while (run + 1 < node_runs_.size() && node_runs_[run + 1].first <= i) ++run;
+        const auto sc = where_part(node_runs_[run].data);
+        node_local_[static_cast<std::size_t>(i)] = scopes_[sc].n_nodes++;
+        scopes_[sc].node_file.push_back(i);
+        nodes[sc].v.push_back(p[j]);
+        nodes[sc].top = std::max(nodes[sc].top, p[j]);
+      }
+    });
+    std::size_t sec = 0;
+    i = 0;
+    elem_ids_.for_each([&](const std::int64_t* p, std::size_t k) {
+      for (std::size_t j = 0; j < k; ++j, ++i) {
+        while (i >= sections_[sec]->first + sections_[sec]->count) ++sec;
+        const auto sc = sections_[sec]->scope;
+        elements[sc].v.push_back(p[j]);
+        elements[sc].top = std::max(elements[sc].top, p[j]);
+      }
+    });
+    for (std::size_t s = 0; s < parts_.size(); ++s) {
+      auto& sc = scopes_[s];
+      // Little slack: a file of many small parts must not make a big table for each.
+      sc.nodes.build(
+          nodes[s], nodes[s].top,
+          [&](std::int64_t a, std::int64_t b, std::int64_t id) {
+            duplicate("node", id, line_of_node(sc.node_file[static_cast<std::size_t>(a)]),
+                      line_of_node(sc.node_file[static_cast<std::size_t>(b)]));
+          },
+          16);
+      sc.elements.build(
+          elements[s], elements[s].top,
+          [&](std::int64_t a, std::int64_t b, std::int64_t id) {
+            duplicate("element", id, line_of_element(element_file(s, a)),
+                      line_of_element(element_file(s, b)));
+          },
+          16);
+    }
+  }
+
+  // The copies in the mesh: every instance in order (a part without one is left out), or
+  // every part once when no instance places them; then what is outside any part (the
+  // assembly's reference nodes).
+  void lay_out() {
+    if (instances_.empty())
+      for (std::size_t p = 1; p < parts_.size(); ++p) copies_.push_back({p, -1});
+    for (std::size_t i = 0; i < instances_.size(); ++i)
+      copies_.push_back({instances_[i].part, static_cast<std::int64_t>(i)});
+    copies_.push_back({0, -1});
+    std::int64_t points = 0, cells = 0;
+    for (auto& c : copies_) {
+      c.points = points;
+      c.cells = cells;
+      points += scopes_[c.scope].n_nodes;
+      cells += scopes_[c.scope].n_elems;
+    }
+  }
+
+  std::string copy_name(const Copy& c) const {
+    return c.inst >= 0 ? instances_[static_cast<std::size_t>(c.inst)].name : parts_[c.scope];
+  }
+
+  // An instance copies its part: a line makes as much as the part's arrays, so N instances of a
+  // big part are held to ReadOptions::max_bytes before anything is allocated (points: 3-D, and
+  // once more when packed to fewer coordinates).
+  void check_size() const {
+    if (!options_.max_bytes) return;
+    std::uint64_t bytes = 0;
+    for (const auto& c : copies_) {
+      const auto& sc = scopes_[c.scope];
+      bytes += 2 * 3 * 8 * static_cast<std::uint64_t>(sc.n_nodes);
+      for (const auto k : sc.sections)
+        bytes += 8 * static_cast<std::uint64_t>(sections_[k]->count * sections_[k]->type->nodes);
+      if (bytes <= options_.max_bytes) continue;
+      const auto at =
+          c.inst >= 0 ? instances_[static_cast<std::size_t>(c.inst)].at : where(0, 0, 0);
+      const auto f = where_file(at);
+      throw SizeLimitError(names_[f] + ":" + std::to_string(line_of(f, where_offset(at))) + ": " +
+                           (c.inst >= 0 ? "*INSTANCE '" : "part '") + copy_name(c) +
+                           "' brings the mesh's arrays to " + std::to_string(bytes) +
+                           " bytes, over the limit of " + std::to_string(options_.max_bytes));
+    }
+  }
+
+  // An instance's placement as a matrix. Abaqus's *INSTANCE: "the translation is applied
+  // first, followed by the rotation"; the rotation's axis runs through points a and b given in
+  // the assembly's frame (where the part is once translated), right-handed, by the angle in
+  // degrees. So x goes to a + R (x + t - a), R by Rodrigues' formula about u = (b - a) / |b - a|.
+  struct Placement {
+    double t[3] = {0, 0, 0}, a[3] = {0, 0, 0};
+    double r[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    void apply(const double* x, double* o) const {
+      double y[3];
+      for (int k = 0; k < 3; ++k) y[k] = x[k] + t[k] - a[k];
+      for (int k = 0; k < 3; ++k)
+        o[k] = a[k] + r[3 * k] * y[0] + r[3 * k + 1] * y[1] + r[3 * k + 2] * y[2];
+    }
+  };
+  static Placement placement(const Instance* inst) {
+    Placement p;
+    if (!inst) return p;
+    std::copy(inst->t, inst->t + 3, p.t);
+    if (inst->lines < 2 || inst->axis[6] == 0) return p;
+    double u[3] = {inst->axis[3] - inst->axis[0], inst->axis[4] - inst->axis[1],
+                   inst->axis[5] - inst->axis[2]};
+    const double len = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+    for (auto& x : u) x /= len;
+    std::copy(inst->axis, inst->axis + 3, p.a);
+    // Quarter turns exactly (cos 90 degrees is 6e-17 in double): CAE writes 90 and 180 often.
+    const double deg = std::fmod(inst->axis[6], 360.0);
+    double c = std::cos(deg * std::numbers::pi / 180), s = std::sin(deg * std::numbers::pi / 180);
+    if (std::fmod(deg, 90.0) == 0) {
+      static constexpr double kCos[] = {1, 0, -1, 0}, kSin[] = {0, 1, 0, -1};
+      const int q = (static_cast<int>(deg / 90) % 4 + 4) % 4;
+      c = kCos[q];
+      s = kSin[q];
+    }
+    const double k[9] = {0, -u[2], u[1], u[2], 0, -u[0], -u[1], u[0], 0};
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        p.r[3 * i + j] = (i == j ? c : 0) + (1 - c) * u[i] * u[j] + s * k[3 * i + j];
+    return p;
+  }
+
+  void copy_points(Mesh& m) {
+    std::vector<double> xyz(coords_.size());
+    coords_.drain_to(xyz.data());
+    const auto n = copies_.back().points + scopes_[0].n_nodes;
+    Array a = Array::of<double>({n, 3});
+    double* out = a.as<double>();
+    for (const auto& c : copies_) {
+      const auto& sc = scopes_[c.scope];
+      const auto place =
+          placement(c.inst >= 0 ? &instances_[static_cast<std::size_t>(c.inst)] : nullptr);
+      for (std::int64_t l = 0; l < sc.n_nodes; ++l)
+        place.apply(&xyz[3 * static_cast<std::size_t>(sc.node_file[static_cast<std::size_t>(l)])],
+                    out + 3 * (c.points + l));
+    }
+    // As many coordinates as the nodes have, unless a placement moved them out of that plane.
+    int dim = dim_ == 0 ? 3 : dim_;
+    for (std::int64_t i = 0; i < n && dim < 3; ++i)
+      for (int k = dim; k < 3; ++k)
+        if (out[3 * i + k] != 0) dim = 3;
+    if (dim == 3) {
+      m.points = std::move(a);
+      return;
+    }
+    m.points = Array::of<double>({n, dim});
+    double* p = m.points.as<double>();
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int k = 0; k < dim; ++k) p[i * dim + k] = out[3 * i + k];
+  }
+
+  // The cell blocks of every copy: each section's node ids resolved once among its part's,
+  // then copied with the copy's first point added.
+  void copy_blocks(Mesh& m) {
+    std::vector<std::int64_t> conn(cell_nodes_.size());
+    cell_nodes_.drain_to(conn.data());
+    std::vector<std::size_t> start(sections_.size());
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < sections_.size(); ++k) {
+      const auto& s = *sections_[k];
+      const auto& sc = scopes_[s.scope];
+      const auto nodes = static_cast<std::size_t>(s.type->nodes);
+      start[k] = at;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(s.count) * nodes; ++i) {
+        const auto idx = sc.nodes.find(conn[at + i]);
+        if (idx < 0) {
+          const auto e = s.first + static_cast<std::int64_t>(i / nodes);
+          fail_at(line_of_element(e), "element " + std::to_string(nth(elem_ids_, e)) + " " +
+                                          part_name(s.data) + " refers to node " +
+                                          std::to_string(conn[at + i]) +
+                                          ", which no *NODE there defines");
+        }
+        conn[at + i] = idx;
+      }
+      // Abaqus's 3-node lines are end, middle, end; line3 is end, end, middle.
+      if (!s.meshio_line3 && std::string_view(s.type->type) == "line3")
+        for (std::size_t c = 0; c < static_cast<std::size_t>(s.count); ++c)
+          std::swap(conn[at + 3 * c + 1], conn[at + 3 * c + 2]);
+      at += static_cast<std::size_t>(s.count) * nodes;
+    }
+    for (const auto& c : copies_)
+      for (const auto k : scopes_[c.scope].sections) {
+        const auto& s = *sections_[k];
+        auto a = Array::of<std::int64_t>({s.count, std::int64_t{s.type->nodes}});
+        auto* out = a.as<std::int64_t>();
+        const auto len = static_cast<std::size_t>(s.count * s.type->nodes);
+        for (std::size_t i = 0; i < len; ++i) out[i] = conn[start[k] + i] + c.points;
+        m.cells.push_back(CellBlock::fixed(s.type->type, std::move(a)));
+      }
+  }
+
+  // ---- no parts: the file's arrays as they are
   void points(Mesh& m, std::int64_t n) {
     const int dim = dim_ == 0 ? 3 : dim_;  // no nodes: (0, 3), as every reader's empty mesh
     m.points = Array::of<double>({n, dim});
@@ -971,46 +1380,72 @@ class AbaqusReader {
     return set.data;
   }
 
-  void regions(Mesh& m, const IdMap& nodes, const IdMap& elements) {
+  // Which part's ids an item of `set` lists, and where that part's copy starts in the mesh: a
+  // part's set is kept in its part's numbering (copied per instance at the end); an assembly
+  // set's entries are the mesh's.
+  struct Target {
+    std::size_t scope;
+    std::int64_t base;
+  };
+  Target target(const SetDef& set, std::int64_t inst) const {
+    auto base = [&](const Copy& c) { return set.cell ? c.cells : c.points; };
+    if (inst >= 0)
+      return {instances_[static_cast<std::size_t>(inst)].part,
+              base(copies_[static_cast<std::size_t>(inst)])};
+    if (set.scope != 0) return {set.scope, 0};
+    return {0, base(copies_.back())};
+  }
+
+  void regions(Mesh& m) {
     // Each set's entries, by the first definition of its (case-insensitive) name and kind.
     std::vector<std::vector<std::int64_t>> entries(sets_.size());
     std::vector<std::size_t> owner(sets_.size());  // the definition whose entries a set adds to
     std::vector<bool> redefined(sets_.size());
-    std::vector<bool> seen(static_cast<std::size_t>(std::max(m.num_points(), m.num_cells())));
+    const auto most = std::max(
+        {m.num_points(), m.num_cells(), static_cast<std::int64_t>(node_ids_.size()), elements_});
+    std::vector<bool> seen(static_cast<std::size_t>(most));
     std::size_t again = 0;
     std::uint64_t bytes = m.points.nbytes();
     for (const auto& b : m.cells) bytes += b.connectivity.nbytes();
+    // Sets are the one place an input can make more than its size: a set naming a big set,
+    // defined a thousand times over (or a part's set copied to each of its instances). Held
+    // to ReadOptions::max_bytes with the mesh's arrays.
+    auto room = [&](std::size_t more, std::uint64_t at, const std::string& name) {
+      bytes += 8 * more;
+      if (options_.max_bytes && bytes > options_.max_bytes) {
+        const auto f = where_file(at);
+        throw SizeLimitError(names_[f] + ":" + std::to_string(line_of(f, where_offset(at))) +
+                             ": set '" + name + "' makes the mesh's arrays and sets " +
+                             std::to_string(bytes) + " bytes, over the limit of " +
+                             std::to_string(options_.max_bytes));
+      }
+    };
+    copy_regions(m, [&](std::size_t more, const Copy& c) {
+      room(more, c.inst >= 0 ? instances_[static_cast<std::size_t>(c.inst)].at : where(0, 0, 0),
+           copy_name(c));
+    });
     for (std::size_t d = 0; d < sets_.size(); ++d) {
       const auto& set = sets_[d];
-      const auto range = set_names_[set.cell ? 1 : 0].equal_range(upper(set.name));
+      const auto range = set_names_[set.cell ? 1 : 0].equal_range(set_key(set.scope, set.name));
       owner[d] = range.first->second;  // the first definition (multimap: in order)
       auto& out = entries[owner[d]];
       if (owner[d] != d) {
         ++again;
         redefined[owner[d]] = true;
       }
-      auto id = [&](std::int64_t v, auto&& line) {
-        const auto i = set.cell ? elements.find(v) : nodes.find(v);
-        if (i < 0)
-          fail_at(line(), std::string(set.cell ? "*ELSET" : "*NSET") + " '" + set.name +
-                              "': " + (set.cell ? "element " : "node ") + std::to_string(v) +
-                              " does not exist");
-        out.push_back(i);
-      };
       bool names = false;
-      // Sets are the one place an input can make more than its size: a set naming a big set,
-      // defined a thousand times over. Held to ReadOptions::max_bytes with the mesh's arrays.
-      auto room = [&](std::size_t more, std::uint64_t at) {
-        bytes += 8 * more;
-        if (options_.max_bytes && bytes > options_.max_bytes) {
-          const auto f = where_file(at);
-          throw SizeLimitError(names_[f] + ":" + std::to_string(line_of(f, where_offset(at))) +
-                               ": set '" + set.name + "' makes the mesh's arrays and sets " +
-                               std::to_string(bytes) + " bytes, over the limit of " +
-                               std::to_string(options_.max_bytes));
-        }
-      };
       for (const auto& item : set.items) {
+        const auto to = target(set, item.inst);
+        const auto& ids = scopes_[to.scope];
+        auto id = [&](std::int64_t v, auto&& line) {
+          const auto i = set.cell ? ids.elements.find(v) : ids.nodes.find(v);
+          if (i < 0)
+            fail_at(line(), std::string(set.cell ? "*ELSET" : "*NSET") + " '" + set.name +
+                                "': " + (set.cell ? "element " : "node ") + std::to_string(v) +
+                                " does not exist" +
+                                (to.scope ? " in part '" + parts_[to.scope] + "'" : ""));
+          out.push_back(to.base + i);
+        };
         switch (item.kind) {
           case SetItem::kIds:
             for (auto k = item.a; k < item.b; ++k)
@@ -1029,18 +1464,20 @@ class AbaqusReader {
           case SetItem::kRun:
             if (set.cell) {
               const auto& s = *sections_[static_cast<std::size_t>(item.a)];
-              room(static_cast<std::size_t>(s.count), item.at);
-              for (std::int64_t c = 0; c < s.count; ++c) out.push_back(s.first + c);
+              room(static_cast<std::size_t>(s.count), item.at, set.name);
+              for (std::int64_t c = 0; c < s.count; ++c) out.push_back(to.base + s.local_first + c);
             } else {
-              for (std::int64_t p = item.a; p < item.b; ++p) out.push_back(p);
+              for (std::int64_t p = item.a; p < item.b; ++p) out.push_back(to.base + node_local(p));
             }
             break;
           case SetItem::kName: {
             names = true;
             const auto& e = entries[owner[static_cast<std::size_t>(item.a)]];
             if (&e == &out) break;  // itself, defined again: nothing to add
-            room(e.size(), item.at);
-            out.insert(out.end(), e.begin(), e.end());
+            room(e.size(), item.at, set.name);
+            // A part's set named through an instance ("I.name"): moved to that instance's copy.
+            const auto base = item.inst >= 0 ? to.base : 0;
+            for (const auto x : e) out.push_back(base + x);
             break;
           }
         }
@@ -1053,12 +1490,19 @@ class AbaqusReader {
     for (std::size_t d = 0; d < sets_.size(); ++d) {
       if (owner[d] != d) continue;
       if (redefined[d]) unique(entries[d], seen);  // the entries of all its definitions
-      Region r;
-      r.name = sets_[d].name;
-      r.kind = sets_[d].cell ? RegionKind::kCell : RegionKind::kPoint;
-      r.entries = Array::from_vector(entries[d]);
+      const auto& set = sets_[d];
+      const auto kind = set.cell ? RegionKind::kCell : RegionKind::kPoint;
+      if (set.scope == 0) {
+        m.regions.push_back(region(set.name, kind, entries[d], 0));
+      } else {  // a part's set: "I.S" for each copy of its part
+        for (const auto& c : copies_) {
+          if (c.scope != set.scope) continue;
+          room(entries[d].size(), set.data, set.name);
+          m.regions.push_back(region(copy_name(c) + "." + set.name, kind, entries[d],
+                                     set.cell ? c.cells : c.points));
+        }
+      }
       std::vector<std::int64_t>().swap(entries[d]);
-      m.regions.push_back(std::move(r));
     }
     if (again)
       m.notes.push_back("abaqus: " + std::to_string(again) +
@@ -1067,13 +1511,50 @@ class AbaqusReader {
                         "(meshio keeps the last definition)");
   }
 
+  std::int64_t node_local(std::int64_t file_index) const {
+    return node_local_.empty() ? file_index : node_local_[static_cast<std::size_t>(file_index)];
+  }
+
+  static Region region(std::string name, RegionKind kind, const std::vector<std::int64_t>& e,
+                       std::int64_t base) {
+    Region r;
+    r.name = std::move(name);
+    r.kind = kind;
+    if (base == 0) {
+      r.entries = Array::from_vector(e);
+      return r;
+    }
+    r.entries = Array::of<std::int64_t>({static_cast<std::int64_t>(e.size())});
+    auto* p = r.entries.as<std::int64_t>();
+    for (std::size_t i = 0; i < e.size(); ++i) p[i] = base + e[i];
+    return r;
+  }
+
+  // A cell Region for each copy of a part (named after its instance, or its part): its cells.
+  template <typename Room>
+  void copy_regions(Mesh& m, Room&& room) {
+    for (const auto& c : copies_) {
+      if (c.scope == 0) continue;
+      const auto n = scopes_[c.scope].n_elems;
+      room(static_cast<std::size_t>(n), c);
+      Region r;
+      r.name = copy_name(c);
+      r.kind = RegionKind::kCell;
+      r.entries = Array::of<std::int64_t>({n});
+      auto* p = r.entries.as<std::int64_t>();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = c.cells + i;
+      m.regions.push_back(std::move(r));
+    }
+  }
+
  private:
   void notes(Mesh& m) {
-    if (!nodes_in_order_)
+    const bool parts = parts_.size() > 1;  // ids restart in each part: their order says nothing
+    if (!nodes_in_order_ && !parts)
       m.notes.push_back(
           "abaqus: node ids are not 1..n in file order; the points are in file order and the "
           "ids are not kept");
-    if (!elements_in_order_)
+    if (!elements_in_order_ && !parts)
       m.notes.push_back(
           "abaqus: element ids are not 1..n in file order; the cells are in file order and the "
           "ids are not kept");
@@ -1084,18 +1565,47 @@ class AbaqusReader {
       m.notes.push_back("abaqus: " + std::to_string(b33_meshio_) +
                         " B33/B33H sections have 3 nodes an element (meshio's line3; Abaqus's "
                         "B33 has 2): read as line3 in the order written");
-    if (instances_)
-      m.notes.push_back("abaqus: " + std::to_string(instances_) +
-                        " *INSTANCE not applied: each part is read once as defined" +
-                        (instance_lines_ ? std::string(", without the translations / rotations "
-                                                       "of its instances")
-                                         : std::string()));
+    if (parts) part_notes(m);
     if (!skipped_.empty()) {
       std::string s;
       for (const auto& [k, count] : skipped_)
         s += (s.empty() ? "" : ", ") + ("*" + k) + " x" + std::to_string(count);
       m.notes.push_back("abaqus: keywords not read (no mesh data meshdock keeps): " + s);
     }
+  }
+
+  void part_notes(Mesh& m) const {
+    const auto n_parts = std::to_string(parts_.size() - 1);
+    if (instances_.empty()) {
+      m.notes.push_back("abaqus: " + n_parts +
+                        " *PART read once each in ids of its own (no *INSTANCE places them): a "
+                        "cell region named after each part, its sets named 'part.set'; the ids "
+                        "are not kept");
+    } else {
+      std::size_t moved = 0, turned = 0;
+      for (const auto& i : instances_) {
+        moved += i.lines >= 1 && (i.t[0] != 0 || i.t[1] != 0 || i.t[2] != 0);
+        turned += i.lines == 2 && i.axis[6] != 0;
+      }
+      m.notes.push_back(
+          "abaqus: " + std::to_string(instances_.size()) + " *INSTANCE of " + n_parts +
+          " parts expanded: each a copy of its part's points and cells, in instance order, a "
+          "cell region named after it, its part's sets named 'instance.set'; " +
+          std::to_string(moved) + " translated, " + std::to_string(turned) +
+          " rotated (translation first, then rotation, as Abaqus applies them); the ids are not "
+          "kept");
+      std::string alone;
+      for (std::size_t p = 1; p < parts_.size(); ++p) {
+        bool placed = false;
+        for (const auto& i : instances_) placed = placed || i.part == p;
+        if (!placed) alone += (alone.empty() ? "'" : ", '") + parts_[p] + "'";
+      }
+      if (!alone.empty())
+        m.notes.push_back("abaqus: parts without an *INSTANCE are not in the mesh: " + alone);
+    }
+    if (scopes_[0].n_nodes)
+      m.notes.push_back("abaqus: " + std::to_string(scopes_[0].n_nodes) +
+                        " nodes outside any part (the assembly's) follow the parts' points");
   }
 };
 

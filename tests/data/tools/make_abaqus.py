@@ -19,8 +19,12 @@ corners.inp            lower-case keywords, comments, a keyword line going on on
 main.inp               *INCLUDE of sub/nodes.inp, which includes elems.inp beside it
 (sub/nodes.inp,        (relative to the including file), then sets in main.inp.
  sub/elems.inp)
-parts.inp              two *PART sections with ids of their own (node 1 in both): refused.
+parts.inp              two *PART sections with ids of their own (node 1 in both), no assembly.
 parts-apart.inp        two parts numbered apart, an *ASSEMBLY with *INSTANCE (a translation).
+cae.inp                as Abaqus/CAE writes a model (hand-written): two parts each numbered
+                       from 1 with sets, three instances (a translation; a translation then a
+                       rotation), an assembly node and sets (INSTANCE=, "I.set"), a material and
+                       a step to skip.
 cycle.inp              includes itself (a cycle).
 """
 import os
@@ -158,6 +162,77 @@ PARTS_APART = """*PART, NAME=a
 *END INSTANCE
 *END ASSEMBLY
 """
+CAE = """*Heading
+** Job name: cae Model name: Model-1
+*Preprint, echo=NO, model=NO, history=NO, contact=NO
+**
+** PARTS
+**
+*Part, name=block
+*Node
+      1,           0.,           0.,           0.
+      2,           1.,           0.,           0.
+      3,           1.,           1.,           0.
+      4,           0.,           1.,           0.
+      5,           0.,           0.,           1.
+      6,           1.,           0.,           1.
+      7,           1.,           1.,           1.
+      8,           0.,           1.,           1.
+*Element, type=C3D8R
+1, 1, 2, 3, 4, 5, 6, 7, 8
+*Nset, nset=top
+ 5, 6, 7, 8
+*Elset, elset=Set-1, generate
+ 1,  1,  1
+** Section: Section-1
+*Solid Section, elset=Set-1, material=steel
+,
+*End Part
+**
+*Part, name=rod
+*Node
+      1,           0.,           0.,           0.
+      2,           1.,           0.,           0.
+*Element, type=T3D2
+1, 1, 2
+*End Part
+**
+** ASSEMBLY
+**
+*Assembly, name=Assembly
+**
+*Instance, name=block-1, part=block
+*End Instance
+**
+*Instance, name=block-2, part=block
+          2.,           0.,           0.
+*End Instance
+**
+*Instance, name=rod-1, part=rod
+          0.,           0.,           1.
+          0.,           0.,           1.,           0.,           0.,           2.,          90.
+*End Instance
+**
+*Node
+      1,           1.,           1.,           3.
+*Nset, nset=RP
+ 1,
+*Nset, nset=ends, instance=rod-1
+ 1, 2
+*Elset, elset=blocks
+ block-1.Set-1, block-2.Set-1
+*End Assembly
+**
+** MATERIALS
+**
+*Material, name=steel
+*Elastic
+ 210000., 0.3
+*Step, name=Step-1
+*Static
+1., 1., 1e-05, 1.
+*End Step
+"""
 CYCLE = """*NODE
 1, 0., 0., 0.
 *INCLUDE, INPUT=cycle.inp
@@ -203,6 +278,7 @@ def main():
     write("parts.inp", PARTS)
     write("parts-apart.inp", PARTS_APART)
     write("cycle.inp", CYCLE)
+    write("cae.inp", CAE)
 
 
 if __name__ == "__main__":
