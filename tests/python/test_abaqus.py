@@ -174,3 +174,19 @@ def test_cae_parts_and_instances(data_dir):
     }
     assert any("3 *INSTANCE of 2 parts expanded" in n for n in m.notes)
     assert any("2 translated, 1 rotated" in n for n in m.notes)
+
+
+def test_ids_in_order_and_then_not(tmp_path):
+    """Ids 1..n in order are not kept (IdList): ids that leave that order part way through (7
+    after 3, 9 after 2) must still map nodes, cells and sets to what the file says."""
+    p = tmp_path / "ord.inp"
+    p.write_text("*NODE\n1, 0., 0.\n2, 1., 0.\n3, 1., 1.\n7, 0., 1.\n"
+                 "*ELEMENT, TYPE=CPS3\n1, 1, 2, 3\n2, 1, 3, 7\n9, 2, 3, 7\n"
+                 "*ELSET, ELSET=e\n9, 2\n*NSET, NSET=n\n7, 1\n")
+    m = _read(p)
+    assert m.cells[0].data.tolist() == [[0, 1, 2], [0, 2, 3], [1, 2, 3]]
+    assert [a.tolist() for a in m.cell_sets["e"]] == [[2, 1]]
+    assert m.point_sets["n"].tolist() == [3, 0]
+    p.write_text("*NODE\n1, 0., 0.\n2, 1., 0.\n*ELEMENT, TYPE=T2D2\n1, 1, 2\n2, 2, 3\n")
+    with pytest.raises(meshdock.ReadError, match=r"ord.inp:6: .*element 2 refers to node 3"):
+        _read(p)
