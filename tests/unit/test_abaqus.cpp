@@ -2,7 +2,6 @@
 // hand-written corners; tools/make_abaqus.py), texts written here through a memfd (errors name
 // the file and the line), and write -> read round trips. The comparisons with meshio are in
 // tests/python/test_abaqus.py.
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -14,6 +13,7 @@
 
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -24,37 +24,18 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/abaqus/" + name;
 }
 
-std::vector<std::int64_t> ints(const mesh::Array& a) {
-  std::vector<std::int64_t> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::int_at(a, i);
-  return v;
-}
-
-std::vector<double> doubles(const mesh::Array& a) {
-  std::vector<double> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
-  return v;
-}
+using meshdock::test::doubles;
+using meshdock::test::ints;
 
 // Reads `text` as a file named "t.inp" (no directory: an *INCLUDE has nowhere to go).
-mesh::Mesh read_text(const std::string& text) {
-  const int fd = memfd_create("abaqus", MFD_CLOEXEC);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  struct Close {
-    int fd;
-    ~Close() { close(fd); }
-  } closer{fd};
-  return mesh::read_abaqus(mesh::InFile{fd, "t.inp"});
+mesh::Mesh read_text(const std::string& text, const mesh::ReadOptions& options = {}) {
+  return meshdock::test::read_text(
+      [&](const mesh::InFile& f) { return mesh::read_abaqus(f, options); }, text, "t.inp");
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    read_text(text);
-  } catch (const mesh::ReadError& e) {
-    return e.what();
-  }
-  return "no error";
+  return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_abaqus(f); },
+                                    text, "t.inp");
 }
 
 const mesh::Region* region(const mesh::Mesh& m, const std::string& name, mesh::RegionKind kind) {
@@ -358,12 +339,10 @@ TEST(AbaqusReader, InstancesAreHeldToMaxBytes) {
   text += "*End Part\n*Assembly, name=a\n";
   for (int i = 0; i < 1000; ++i)
     text += "*Instance, name=i" + std::to_string(i) + ", part=p\n*End Instance\n";
-  const int fd = memfd_create("abaqus", MFD_CLOEXEC);
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   mesh::ReadOptions options;
   options.max_bytes = 100000;  // 4800 bytes an instance counted: the 21st is over
   try {
-    mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options);
+    read_text(text, options);
     ADD_FAILURE() << "no SizeLimitError";
   } catch (const mesh::SizeLimitError& e) {
     EXPECT_NE(std::string(e.what()).find("t.inp:145: *INSTANCE 'i20' brings the mesh's arrays "
@@ -372,8 +351,7 @@ TEST(AbaqusReader, InstancesAreHeldToMaxBytes) {
         << e.what();
   }
   options.max_bytes = 0;
-  EXPECT_EQ(mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options).num_points(), 100000);
-  close(fd);
+  EXPECT_EQ(read_text(text, options).num_points(), 100000);
 }
 
 TEST(AbaqusReader, MixedDimensionsAndMeshioB33) {
@@ -500,12 +478,10 @@ TEST(AbaqusReader, SetsAreHeldToMaxBytes) {
   for (int i = 1; i <= 1000; ++i) text += std::to_string(i) + ", 0\n";
   text += "*NSET, NSET=big, GENERATE\n1, 1000\n";
   for (int i = 0; i < 100; ++i) text += "*NSET, NSET=c" + std::to_string(i) + "\nbig\n";
-  const int fd = memfd_create("abaqus", MFD_CLOEXEC);
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   mesh::ReadOptions options;
   options.max_bytes = 200000;  // the points (8000 bytes) and 24 copies of big; c24 is one more
   try {
-    mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options);
+    read_text(text, options);
     ADD_FAILURE() << "no SizeLimitError";
   } catch (const mesh::SizeLimitError& e) {
     EXPECT_NE(std::string(e.what()).find(
@@ -514,6 +490,5 @@ TEST(AbaqusReader, SetsAreHeldToMaxBytes) {
         << e.what();
   }
   options.max_bytes = 0;
-  EXPECT_EQ(mesh::read_abaqus(mesh::InFile{fd, "t.inp"}, options).regions.size(), 101u);
-  close(fd);
+  EXPECT_EQ(read_text(text, options).regions.size(), 101u);
 }

@@ -3,7 +3,6 @@
 // texts written here through a memfd for the corners and the errors, and round trips through the
 // writer. The comparisons with meshio are in tests/python/test_medit.py.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -15,17 +14,14 @@
 
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<double> values(const mesh::Array& a) {
-  std::vector<double> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
-  return v;
-}
+using meshdock::test::doubles;
 
 std::string medit(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/medit/" + name;
@@ -33,23 +29,11 @@ std::string medit(const std::string& name) {
 
 // Reads `bytes` as a file named "t" (through a memfd: the real file code runs).
 mesh::Mesh read_bytes(const std::string& bytes) {
-  const int fd = memfd_create("medit", MFD_CLOEXEC);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  struct Close {
-    int fd;
-    ~Close() { close(fd); }
-  } closer{fd};
-  return mesh::read_medit(mesh::InFile{fd, "t"});
+  return meshdock::test::read_text(mesh::read_medit, bytes, "t");
 }
 
 std::string error_of(const std::string& bytes) {
-  try {
-    read_bytes(bytes);
-  } catch (const mesh::ReadError& e) {
-    return e.what();
-  }
-  return "no error";
+  return meshdock::test::read_error(mesh::read_medit, bytes, "t");
 }
 
 // libMeshb's binary layout, little-endian, version 2 (int32 integers and positions, float64
@@ -91,10 +75,10 @@ TEST(MeditReader, GmshAsciiFileGivesPointsBlocksAndRefs) {
   EXPECT_EQ(m.cells[1].connectivity.shape(), (std::vector<std::int64_t>{100, 4}));
   const auto& pref = m.point_data.at("medit:ref");
   EXPECT_EQ(pref.dtype(), kI64);
-  EXPECT_EQ(values(pref)[6], 10);  // "1 1 1 10": gmsh writes the geometric entity
+  EXPECT_EQ(doubles(pref)[6], 10);  // "1 1 1 10": gmsh writes the geometric entity
   const auto& cref = m.cell_data.at("medit:ref");
   ASSERT_EQ(cref.size(), 2u);
-  EXPECT_EQ(values(cref[1])[0], 1);  // gmsh writes the elementary entity (Volume 1)
+  EXPECT_EQ(doubles(cref[1])[0], 1);  // gmsh writes the elementary entity (Volume 1)
   EXPECT_TRUE(m.notes.empty());
 }
 
@@ -107,20 +91,20 @@ TEST(MeditReader, EveryMeditTypeInFileOrderWithRefs) {
     const std::vector<std::string> types{"line",  "triangle", "quad",      "tetra",
                                          "wedge", "pyramid",  "hexahedron"};
     for (std::size_t b = 0; b < 7; ++b) EXPECT_EQ(m.cells[b].type, types[b]);
-    EXPECT_EQ(values(m.cells[5].connectivity), (std::vector<double>{4, 5, 6, 7, 8}));
-    EXPECT_EQ(values(m.points)[24], 0.5);
-    EXPECT_NEAR(values(m.points)[29], 0.1, 1e-8);  // float32 in version 1
-    EXPECT_EQ(values(m.point_data.at("medit:ref")),
+    EXPECT_EQ(doubles(m.cells[5].connectivity), (std::vector<double>{4, 5, 6, 7, 8}));
+    EXPECT_EQ(doubles(m.points)[24], 0.5);
+    EXPECT_NEAR(doubles(m.points)[29], 0.1, 1e-8);  // float32 in version 1
+    EXPECT_EQ(doubles(m.point_data.at("medit:ref")),
               (std::vector<double>{0, 1, 2, 0, 1, 2, 0, 1, 2, 0}));
-    EXPECT_EQ(values(m.cell_data.at("medit:ref")[6]), (std::vector<double>{-9}));
-    EXPECT_EQ(values(m.cell_data.at("medit:ref")[1]), (std::vector<double>{3, 4}));
+    EXPECT_EQ(doubles(m.cell_data.at("medit:ref")[6]), (std::vector<double>{-9}));
+    EXPECT_EQ(doubles(m.cell_data.at("medit:ref")[1]), (std::vector<double>{3, 4}));
   }
   // ascii refs are int64 (meshio's astype(int)); binary ones the file's integer type.
   EXPECT_EQ(mesh::read_mesh(medit("mixed.meshio.mesh")).point_data.at("medit:ref").dtype(), kI64);
   EXPECT_EQ(mesh::read_mesh(medit("v2.be.meshb")).point_data.at("medit:ref").dtype(), kI32);
   EXPECT_EQ(mesh::read_mesh(medit("v4.le.meshb")).cell_data.at("medit:ref")[0].dtype(), kI64);
   // Version 1's float32 reals widen exactly.
-  EXPECT_EQ(values(mesh::read_mesh(medit("v1.le.meshb")).points)[29], double(0.1f));
+  EXPECT_EQ(doubles(mesh::read_mesh(medit("v1.le.meshb")).points)[29], double(0.1f));
 }
 
 TEST(MeditReader, BinaryStepsOverKeywordsWithOneNote) {
@@ -139,9 +123,9 @@ TEST(MeditReader, AsciiSkipsWhatMeshioSkipsInOneNote) {
   EXPECT_EQ(m.cells[0].type, "tetra");
   EXPECT_EQ(m.cells[1].type, "hexahedron");  // Hexaedra
   EXPECT_EQ(m.cells[2].type, "triangle");
-  EXPECT_EQ(values(m.cells[2].connectivity), (std::vector<double>{0, 1, 2, 0, 2, 3}));
-  EXPECT_EQ(values(m.cell_data.at("medit:ref")[2]), (std::vector<double>{4, 5}));
-  EXPECT_EQ(values(m.cell_data.at("medit:ref")[0]), (std::vector<double>{17}));
+  EXPECT_EQ(doubles(m.cells[2].connectivity), (std::vector<double>{0, 1, 2, 0, 2, 3}));
+  EXPECT_EQ(doubles(m.cell_data.at("medit:ref")[2]), (std::vector<double>{4, 5}));
+  EXPECT_EQ(doubles(m.cell_data.at("medit:ref")[0]), (std::vector<double>{17}));
   ASSERT_EQ(m.notes.size(), 2u);
   EXPECT_NE(m.notes[0].find(": sections skipped (meshdock maps them to nothing, as meshio): "
                             "Identifier, Corners (2), Ridges (1), RequiredVertices (2), Normals "
@@ -154,19 +138,19 @@ TEST(MeditReader, AsciiSkipsWhatMeshioSkipsInOneNote) {
 TEST(MeditReader, TwoDimensionalFileGivesTwoDimensionalPoints) {
   const auto m = mesh::read_mesh(medit("flat.meshio.mesh"));
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{4, 2}));
-  EXPECT_EQ(values(m.points), (std::vector<double>{0, 0, 3.5, 0, 3.5, 3.5, 0, 3.5}));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 3.5, 0, 3.5, 3.5, 0, 3.5}));
   const auto b = read_bytes(
       "MeshVersionFormatted 1\nDimension 2\nVertices 3\n0 0 1 1 0 1 0 1 1\n"
       "Triangles 1 1 2 3 0\n");  // values laid out on lines any way
   EXPECT_EQ(b.points.shape(), (std::vector<std::int64_t>{3, 2}));
-  EXPECT_EQ(values(b.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(doubles(b.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
 }
 
 TEST(MeditReader, CellsBeforeVerticesAreCheckedOnceTheVerticesAreRead) {
   const auto m = read_bytes(
       "Dimension 3\nTriangles\n1\n1 2 3 0\nVertices\n3\n0 0 0 0\n1 0 0 0\n"
       "0 1 0 0\n");
-  EXPECT_EQ(values(m.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(doubles(m.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
   EXPECT_EQ(error_of("Dimension 3\nTriangles\n1\n1 2 4 0\nVertices\n3\n0 0 0 0\n1 0 0 0\n"
                      "0 1 0 0\n"),
             "t:2: Triangles refer to vertex 4; the file has 3");
@@ -222,7 +206,7 @@ TEST(MeditReader, BinaryErrorsNameTheFileAndByte) {
             std::string::npos);
   // The file just ends: read, noted.
   const auto m = read_bytes(gmf_head().i(4).i(0).i(1).r(0).r(1).r(2).i(5).b);
-  EXPECT_EQ(values(m.points), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 1, 2}));
   ASSERT_EQ(m.notes.size(), 1u);
   EXPECT_EQ(m.notes[0], "medit: t: the file ends without its End keyword");
 }
@@ -274,10 +258,10 @@ TEST(MeditWriter, RoundTripIsExactInBothEncodings) {
     for (std::size_t b = 0; b < src.cells.size(); ++b) {
       EXPECT_EQ(back.cells[b].type, src.cells[b].type);
       EXPECT_TRUE(same_bytes(back.cells[b].connectivity, src.cells[b].connectivity));
-      EXPECT_EQ(values(back.cell_data.at("medit:ref")[b]),
-                values(src.cell_data.at("medit:ref")[b]));
+      EXPECT_EQ(doubles(back.cell_data.at("medit:ref")[b]),
+                doubles(src.cell_data.at("medit:ref")[b]));
     }
-    EXPECT_EQ(values(back.point_data.at("medit:ref")), values(src.point_data.at("medit:ref")));
+    EXPECT_EQ(doubles(back.point_data.at("medit:ref")), doubles(src.point_data.at("medit:ref")));
   }
   // Binary: version 3 (int32) while everything fits, 4 (int64) once a ref does not.
   auto version = [&](const std::string& name) {
@@ -291,7 +275,7 @@ TEST(MeditWriter, RoundTripIsExactInBothEncodings) {
   src.cell_data.at("medit:ref")[0].as<std::int64_t>()[0] = std::int64_t{1} << 40;
   mesh::write_mesh(src, tmp.file("big.meshb"));
   EXPECT_EQ(version("big.meshb"), 4);
-  EXPECT_EQ(values(mesh::read_mesh(tmp.file("big.meshb")).cell_data.at("medit:ref")[0])[0],
+  EXPECT_EQ(doubles(mesh::read_mesh(tmp.file("big.meshb")).cell_data.at("medit:ref")[0])[0],
             double(std::int64_t{1} << 40));
   // The format name "medit" picks the encoding by the extension, "meshb" is binary.
   mesh::WriteOptions o;
@@ -329,8 +313,8 @@ TEST(MeditWriter, WhatMeditCannotHoldIsNoted) {
                 "cells[0] (vertex) is not written: Medit has no such cells",
                 "points have 1 coordinate; Medit stores 2 or 3, so the rest are written as 0"}));
   const auto back = mesh::read_mesh(tmp.file("o.mesh"));
-  EXPECT_EQ(values(back.points), (std::vector<double>{0, 0, 1, 0, 2, 0}));
+  EXPECT_EQ(doubles(back.points), (std::vector<double>{0, 0, 1, 0, 2, 0}));
   ASSERT_EQ(back.cells.size(), 1u);
-  EXPECT_EQ(values(back.cell_data.at("medit:ref")[0]), (std::vector<double>{6, 7}));
-  EXPECT_EQ(values(back.point_data.at("medit:ref")), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(doubles(back.cell_data.at("medit:ref")[0]), (std::vector<double>{6, 7}));
+  EXPECT_EQ(doubles(back.point_data.at("medit:ref")), (std::vector<double>{0, 0, 0}));
 }

@@ -3,8 +3,6 @@
 // own types split like the faces. Files from tests/data/surface plus small texts written here
 // (through a memfd, so the real file code runs); the comparisons with meshio and VTK are in
 // tests/python/test_surface_readers.py.
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -13,41 +11,21 @@
 #include <vector>
 
 #include "daemon/mesh/readers/readers.hpp"
+#include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
 
 namespace {
 
-std::vector<double> values(const mesh::Array& a) {
-  std::vector<double> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
-  return v;
-}
+using meshdock::test::doubles;
+using meshdock::test::read_text;
 
 std::string surface(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/surface/" + name;
 }
 
-// Reads `text` as a file named `name` with `reader`.
-mesh::Mesh read_text(mesh::Mesh (*reader)(const mesh::InFile&), const std::string& text,
-                     const std::string& name) {
-  const int fd = memfd_create("surface", MFD_CLOEXEC);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-  struct Close {
-    int fd;
-    ~Close() { close(fd); }
-  } closer{fd};
-  return reader(mesh::InFile{fd, name});
-}
-
 std::string error_of(mesh::Mesh (*reader)(const mesh::InFile&), const std::string& text) {
-  try {
-    read_text(reader, text, "t");
-  } catch (const mesh::ReadError& e) {
-    return e.what();
-  }
-  return "no error";
+  return meshdock::test::read_error(reader, text, "t");
 }
 
 constexpr mesh::DType kU8{1, 8, 1};
@@ -60,8 +38,8 @@ TEST(SurfaceReaders, ObjPointsAreAVertexBlockAfterFacesAndLines) {
   ASSERT_EQ(m.cells.size(), 4u);
   EXPECT_EQ(m.cells[3].type, "vertex");
   EXPECT_EQ(m.cells[3].connectivity.shape(), (std::vector<std::int64_t>{6, 1}));
-  EXPECT_EQ(values(m.cells[3].connectivity), (std::vector<double>{0, 1, 4, 2, 3, 3}));
-  EXPECT_EQ(values(m.cell_data.at("obj:group_ids")[3]), (std::vector<double>{-1, -1, 0, 0, 0, 0}));
+  EXPECT_EQ(doubles(m.cells[3].connectivity), (std::vector<double>{0, 1, 4, 2, 3, 3}));
+  EXPECT_EQ(doubles(m.cell_data.at("obj:group_ids")[3]), (std::vector<double>{-1, -1, 0, 0, 0, 0}));
   ASSERT_EQ(m.notes.size(), 1u);  // "p 1 2" and "p 3 -2 4" split
   EXPECT_NE(m.notes[0].find("obj: 2 'p' statements with more than 1 vertex split"),
             std::string::npos);
@@ -74,23 +52,23 @@ TEST(SurfaceReaders, CoffKeepsVertexAndFaceColoursPerBlock) {
   const auto& c = m.point_data.at("colors");
   EXPECT_EQ(c.dtype(), kU8);
   EXPECT_EQ(c.shape(), (std::vector<std::int64_t>{5, 4}));
-  EXPECT_EQ(values(c)[10], 255);  // vertex 2: 0 0 255 128
-  EXPECT_EQ(values(c)[11], 128);
+  EXPECT_EQ(doubles(c)[10], 255);  // vertex 2: 0 0 255 128
+  EXPECT_EQ(doubles(c)[11], 128);
   const auto& fc = m.cell_data.at("colors");
   ASSERT_EQ(fc.size(), 3u);  // triangles, the quad, the pentagon
   EXPECT_EQ(fc[0].dtype(), mesh::kFloat64);
-  EXPECT_EQ(values(fc[0]), (std::vector<double>{0.5, 0.25, 1, 0, 0, 0}));
-  EXPECT_EQ(values(fc[1]), (std::vector<double>{1, 0, 0}));
-  EXPECT_EQ(values(fc[2]), (std::vector<double>{0.1, 0.2, 0.3}));
+  EXPECT_EQ(doubles(fc[0]), (std::vector<double>{0.5, 0.25, 1, 0, 0, 0}));
+  EXPECT_EQ(doubles(fc[1]), (std::vector<double>{1, 0, 0}));
+  EXPECT_EQ(doubles(fc[2]), (std::vector<double>{0.1, 0.2, 0.3}));
 }
 
 TEST(SurfaceReaders, CnoffNormalsAndColormapIndices) {
   const auto m = mesh::read_mesh(surface("normals.off"));
-  EXPECT_EQ(values(m.point_data.at("normals")),
+  EXPECT_EQ(doubles(m.point_data.at("normals")),
             (std::vector<double>{0, 0, 1, 0, 0, 1, 0, 0.6, 0.8, 0, 0, -1}));
   EXPECT_EQ(m.point_data.at("colors").dtype(), mesh::kFloat64);
   EXPECT_EQ(m.cell_data.at("color_index")[0].dtype(), mesh::kInt64);
-  EXPECT_EQ(values(m.cell_data.at("color_index")[0]), (std::vector<double>{7, 2}));
+  EXPECT_EQ(doubles(m.cell_data.at("color_index")[0]), (std::vector<double>{7, 2}));
 }
 
 TEST(SurfaceReaders, OffLinesAreCheckedValueByValue) {
@@ -109,8 +87,8 @@ TEST(SurfaceReaders, OffLinesAreCheckedValueByValue) {
   // The vertex values stay on their line (a colour is not taken for the next coordinate).
   const auto m =
       read_text(mesh::read_off, head + "0 0 0 9 9 9\n1 0 0 8 8 8\n0 1 0 7 7 7\n3 0 1 2\n", "t.off");
-  EXPECT_EQ(values(m.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
-  EXPECT_EQ(values(m.point_data.at("colors")), (std::vector<double>{9, 9, 9, 8, 8, 8, 7, 7, 7}));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(doubles(m.point_data.at("colors")), (std::vector<double>{9, 9, 9, 8, 8, 8, 7, 7, 7}));
 }
 
 TEST(SurfaceReaders, PlyFacePropertiesKeepTheirTypesInEveryBlock) {
@@ -121,20 +99,20 @@ TEST(SurfaceReaders, PlyFacePropertiesKeepTheirTypesInEveryBlock) {
     const auto& red = m.cell_data.at("red");
     ASSERT_EQ(red.size(), 3u);
     EXPECT_EQ(red[0].dtype(), kU8);
-    EXPECT_EQ(values(red[0]), (std::vector<double>{10, 30}));
-    EXPECT_EQ(values(red[1]), (std::vector<double>{20, 40}));
-    EXPECT_EQ(values(red[2]), (std::vector<double>{50}));
+    EXPECT_EQ(doubles(red[0]), (std::vector<double>{10, 30}));
+    EXPECT_EQ(doubles(red[1]), (std::vector<double>{20, 40}));
+    EXPECT_EQ(doubles(red[2]), (std::vector<double>{50}));
     const auto& flags = m.cell_data.at("flags");
     EXPECT_EQ(flags[0].dtype(), kI16);
-    EXPECT_EQ(values(flags[0]), (std::vector<double>{-5, 32767}));
-    EXPECT_EQ(values(flags[2]), (std::vector<double>{-32768}));
+    EXPECT_EQ(doubles(flags[0]), (std::vector<double>{-5, 32767}));
+    EXPECT_EQ(doubles(flags[2]), (std::vector<double>{-32768}));
     EXPECT_EQ(m.cell_data.at("quality")[1].dtype(), mesh::kFloat64);
-    EXPECT_EQ(values(m.cell_data.at("quality")[1]), (std::vector<double>{0.25, -2}));
+    EXPECT_EQ(doubles(m.cell_data.at("quality")[1]), (std::vector<double>{0.25, -2}));
   }
   const auto a = mesh::read_mesh(surface("faceprops.ascii.ply"));
   EXPECT_EQ(a.cell_data.at("flags")[0].dtype(), mesh::kInt32);
   EXPECT_EQ(a.cell_data.at("quality")[0].dtype(), mesh::kFloat32);
-  EXPECT_EQ(values(a.cell_data.at("flags")[2]), (std::vector<double>{-2147483648.0}));
+  EXPECT_EQ(doubles(a.cell_data.at("flags")[2]), (std::vector<double>{-2147483648.0}));
 }
 
 // Trial C: files of tests/data/tools/make_surface_text.py (VTK / meshio wrote them) and texts.
@@ -147,18 +125,18 @@ TEST(SurfaceReaders, PlyVertexPropertiesKeepTheirTypes) {
   for (const char* name : {"vertex-props.ascii.ply", "vertex-props.bin.ply"}) {
     SCOPED_TRACE(name);
     const auto m = mesh::read_mesh(surface(name));
-    EXPECT_EQ(values(m.points), kTextPoints);
+    EXPECT_EQ(doubles(m.points), kTextPoints);
     EXPECT_EQ(m.point_data.at("red").dtype(), kU8);
-    EXPECT_EQ(values(m.point_data.at("red")), (std::vector<double>{0, 128, 255, 7}));
+    EXPECT_EQ(doubles(m.point_data.at("red")), (std::vector<double>{0, 128, 255, 7}));
     EXPECT_EQ(m.point_data.at("label").dtype(), mesh::kInt32);
-    EXPECT_EQ(values(m.point_data.at("label")),
+    EXPECT_EQ(doubles(m.point_data.at("label")),
               (std::vector<double>{-5, 0, 2147483647.0, -2147483648.0}));
     EXPECT_EQ(m.point_data.at("flags").dtype(), (mesh::DType{1, 16, 1}));
-    EXPECT_EQ(values(m.point_data.at("flags")), (std::vector<double>{0, 1, 65535, 300}));
+    EXPECT_EQ(doubles(m.point_data.at("flags")), (std::vector<double>{0, 1, 65535, 300}));
     EXPECT_EQ(m.point_data.at("tiny").dtype(), (mesh::DType{0, 8, 1}));
-    EXPECT_EQ(values(m.point_data.at("tiny")), (std::vector<double>{-128, 127, 0, -1}));
+    EXPECT_EQ(doubles(m.point_data.at("tiny")), (std::vector<double>{-128, 127, 0, -1}));
     EXPECT_EQ(m.point_data.at("big").dtype(), (mesh::DType{1, 32, 1}));
-    EXPECT_EQ(values(m.point_data.at("big"))[1], 4294967295.0);
+    EXPECT_EQ(doubles(m.point_data.at("big"))[1], 4294967295.0);
     EXPECT_EQ(m.point_data.at("weight").dtype(), mesh::kFloat32);
     EXPECT_EQ(m.point_data.at("quality").dtype(), mesh::kFloat64);
     EXPECT_TRUE(m.notes.empty());
@@ -169,9 +147,9 @@ TEST(SurfaceReaders, StlUppercaseWrongCountAndTrailingBytes) {
   for (const char* name : {"upper.stl", "countzero.stl", "solid-countzero.stl", "trailing.stl"}) {
     SCOPED_TRACE(name);
     const auto m = mesh::read_mesh(surface(name));
-    EXPECT_EQ(values(m.points), kTextPoints);
+    EXPECT_EQ(doubles(m.points), kTextPoints);
     ASSERT_EQ(m.cells.size(), 1u);
-    EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+    EXPECT_EQ(doubles(m.cells[0].connectivity), kTextTriangles);
     if (std::string(name) == "upper.stl") {
       EXPECT_TRUE(m.notes.empty());
     } else {
@@ -203,16 +181,16 @@ TEST(SurfaceReaders, StlUppercaseWrongCountAndTrailingBytes) {
 TEST(SurfaceReaders, Utf8ByteOrderMarkIsSkipped) {
   const std::string bom = "\xEF\xBB\xBF";
   const auto obj = read_text(mesh::read_obj, bom + "v 9 9 9\nv 0 0 0\nv 1 0 0\nf 1 2 3\n", "t.obj");
-  EXPECT_EQ(values(obj.points), (std::vector<double>{9, 9, 9, 0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(doubles(obj.points), (std::vector<double>{9, 9, 9, 0, 0, 0, 1, 0, 0}));
   EXPECT_TRUE(obj.notes.empty());
   const auto off =
       read_text(mesh::read_off, bom + "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "t.off");
-  EXPECT_EQ(values(off.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(doubles(off.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
   for (const char* name : {"bom.stl", "bom.obj", "bom.off", "bom.ply"}) {
     SCOPED_TRACE(name);
     const auto m = mesh::read_mesh(surface(name));
-    EXPECT_EQ(values(m.points), kTextPoints);
-    EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+    EXPECT_EQ(doubles(m.points), kTextPoints);
+    EXPECT_EQ(doubles(m.cells[0].connectivity), kTextTriangles);
     EXPECT_TRUE(m.notes.empty());
   }
   // Line numbers stay the file's.
@@ -240,9 +218,9 @@ TEST(SurfaceReaders, PlyWithXAndYOnlyHasTwoDimensionalPoints) {
   const auto m = read_text(mesh::read_ply, head + "0 0.5 7\n1 0 -8\n0 1 9\n3 0 1 2\n", "t.ply");
   ASSERT_EQ(m.points.ndim(), 2u);
   EXPECT_EQ(m.points.dim(1), 2);
-  EXPECT_EQ(values(m.points), (std::vector<double>{0, 0.5, 1, 0, 0, 1}));
-  EXPECT_EQ(values(m.point_data.at("label")), (std::vector<double>{7, -8, 9}));
-  EXPECT_EQ(values(m.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0.5, 1, 0, 0, 1}));
+  EXPECT_EQ(doubles(m.point_data.at("label")), (std::vector<double>{7, -8, 9}));
+  EXPECT_EQ(doubles(m.cells[0].connectivity), (std::vector<double>{0, 1, 2}));
 
   // The same in binary, little endian: float x, y.
   std::string bin =
@@ -253,7 +231,7 @@ TEST(SurfaceReaders, PlyWithXAndYOnlyHasTwoDimensionalPoints) {
   for (std::int32_t i : {0, 1, 2}) bin.append(reinterpret_cast<const char*>(&i), 4);
   const auto b = read_text(mesh::read_ply, bin, "t.ply");
   EXPECT_EQ(b.points.dim(1), 2);
-  EXPECT_EQ(values(b.points), (std::vector<double>{0, 0.5, 1, 0, 0, 1}));
+  EXPECT_EQ(doubles(b.points), (std::vector<double>{0, 0.5, 1, 0, 0, 1}));
 
   // x and z without y is no mesh: the message names what is missing.
   EXPECT_NE(error_of(mesh::read_ply,
@@ -315,9 +293,9 @@ TEST(SurfaceReaders, OffVertexValuesMayBeLaidOutOnAnyLines) {
     SCOPED_TRACE(vertices);
     const auto m =
         read_text(mesh::read_off, "OFF\n4 3 0\n" + std::string(vertices) + faces, "t.off");
-    EXPECT_EQ(values(m.points), kTextPoints);
+    EXPECT_EQ(doubles(m.points), kTextPoints);
     ASSERT_EQ(m.cells.size(), 1u);
-    EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
+    EXPECT_EQ(doubles(m.cells[0].connectivity), kTextTriangles);
     EXPECT_TRUE(m.point_data.empty());
     EXPECT_TRUE(m.notes.empty());
   }
@@ -327,9 +305,9 @@ TEST(SurfaceReaders, OffVertexValuesMayBeLaidOutOnAnyLines) {
                 "STNOFF 3 1 0\n0 0 0 0 0 1 0.25 0.5 1 0 0\n0 0 1 1 0.5 0 1 0 0 0 1\n0 1\n"
                 "3 0 1 2\n",
                 "t.off");
-  EXPECT_EQ(values(n.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
-  EXPECT_EQ(values(n.point_data.at("normals")), (std::vector<double>{0, 0, 1, 0, 0, 1, 0, 0, 1}));
-  EXPECT_EQ(values(n.point_data.at("texture_coords")),
+  EXPECT_EQ(doubles(n.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(doubles(n.point_data.at("normals")), (std::vector<double>{0, 0, 1, 0, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(doubles(n.point_data.at("texture_coords")),
             (std::vector<double>{0.25, 0.5, 1, 0.5, 0, 1}));
   // A bad value names its own line; a stream that does not end with a line (or runs out) leaves
   // the first line that is not one vertex in error, as before.
@@ -354,16 +332,16 @@ TEST(SurfaceReaders, OffVertexValuesMayBeLaidOutOnAnyLines) {
 // the colours with a note when both fit.
 TEST(SurfaceReaders, OffSixValueVertexLinesAreColoursUnlessOnlyTheStreamFits) {
   const auto two = read_text(mesh::read_off, "OFF\n2 0 0\n0 0 0 1 0 0\n", "t.off");
-  EXPECT_EQ(values(two.points), (std::vector<double>{0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(doubles(two.points), (std::vector<double>{0, 0, 0, 1, 0, 0}));
   EXPECT_TRUE(two.point_data.empty());
   const auto coloured =
       read_text(mesh::read_off, "OFF\n2 0 0\n0 0 0 1 0 0\n1 0 0 0 1 0\n", "t.off");
-  EXPECT_EQ(values(coloured.points), (std::vector<double>{0, 0, 0, 1, 0, 0}));
-  EXPECT_EQ(values(coloured.point_data.at("colors")), (std::vector<double>{1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(doubles(coloured.points), (std::vector<double>{0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(doubles(coloured.point_data.at("colors")), (std::vector<double>{1, 0, 0, 0, 1, 0}));
   EXPECT_TRUE(coloured.notes.empty());
   // A colour value outside 0..255 breaks the colour reading too.
   const auto big = read_text(mesh::read_off, "OFF\n2 0 0\n0 0 0 300 0 0\n", "t.off");
-  EXPECT_EQ(values(big.points), (std::vector<double>{0, 0, 0, 300, 0, 0}));
+  EXPECT_EQ(doubles(big.points), (std::vector<double>{0, 0, 0, 300, 0, 0}));
   EXPECT_NE(error_of(mesh::read_off, "OFF\n3 0 0\n0 0 0 1 0 0\n0 0 0 300 0 0\n0 0 0 1 0 0\n")
                 .find("t:4: vertex colour value 300 is outside 0..255"),
             std::string::npos);
@@ -373,8 +351,8 @@ TEST(SurfaceReaders, OffSixValueVertexLinesAreColoursUnlessOnlyTheStreamFits) {
                               "OFF\n4 2 0\n0 0 0 1 0 0\n1 1 0 0 1 0\n4 0 1 2 3 7\n5 0 1 2 3 3\n"
                               "3 0 1 2\n3 0 2 3\n",
                               "t.off");
-  EXPECT_EQ(values(both.points), (std::vector<double>{0, 0, 0, 1, 1, 0, 4, 0, 1, 5, 0, 1}));
-  EXPECT_EQ(values(both.point_data.at("colors")),
+  EXPECT_EQ(doubles(both.points), (std::vector<double>{0, 0, 0, 1, 1, 0, 4, 0, 1, 5, 0, 1}));
+  EXPECT_EQ(doubles(both.point_data.at("colors")),
             (std::vector<double>{1, 0, 0, 0, 1, 0, 2, 3, 7, 2, 3, 3}));
   EXPECT_EQ(both.notes, (std::vector<std::string>{
                             "off: every vertex line holds a vertex and 3 colour values, read so; "
@@ -391,14 +369,14 @@ TEST(SurfaceReaders, ObjBackslashContinuesALine) {
                            "f 2 4 3 \\\n\nl 1 \\\n2 3\np \\\n4\nusemtl x \\\ny\n# a note \\\n"
                            "p 1\n",
                            "t.obj");
-  EXPECT_EQ(values(m.points), kTextPoints);
+  EXPECT_EQ(doubles(m.points), kTextPoints);
   ASSERT_EQ(m.cells.size(), 3u);
-  EXPECT_EQ(values(m.cells[0].connectivity), kTextTriangles);
-  EXPECT_EQ(values(m.cells[1].connectivity), (std::vector<double>{0, 1, 1, 2}));
-  EXPECT_EQ(values(m.cells[2].connectivity), (std::vector<double>{3, 0}));
-  EXPECT_EQ(values(m.cell_data.at("obj:group_ids")[0]), (std::vector<double>{0, 0, 0}));
-  EXPECT_EQ(values(m.point_data.at("obj:vt")), (std::vector<double>{0, 0, 1, 0, 1, 1, 0, 1}));
-  EXPECT_EQ(values(m.point_data.at("obj:vn")),
+  EXPECT_EQ(doubles(m.cells[0].connectivity), kTextTriangles);
+  EXPECT_EQ(doubles(m.cells[1].connectivity), (std::vector<double>{0, 1, 1, 2}));
+  EXPECT_EQ(doubles(m.cells[2].connectivity), (std::vector<double>{3, 0}));
+  EXPECT_EQ(doubles(m.cell_data.at("obj:group_ids")[0]), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(doubles(m.point_data.at("obj:vt")), (std::vector<double>{0, 0, 1, 0, 1, 1, 0, 1}));
+  EXPECT_EQ(doubles(m.point_data.at("obj:vn")),
             (std::vector<double>{0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1}));
   EXPECT_EQ(m.notes,
             (std::vector<std::string>{
@@ -410,7 +388,7 @@ TEST(SurfaceReaders, ObjBackslashContinuesALine) {
   // A lone '\' before a blank line continues nothing.
   const auto lone =
       read_text(mesh::read_obj, "v 0 0 0\n\\\n\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", "t.obj");
-  EXPECT_EQ(values(lone.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(doubles(lone.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
   EXPECT_TRUE(lone.notes.empty());
   // Errors name the statement's first line; the lines after it keep their numbers.
   EXPECT_NE(

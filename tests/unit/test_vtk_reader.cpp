@@ -19,23 +19,15 @@
 
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::int64_t> ints(const mesh::Array& a) {
-  std::vector<std::int64_t> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::int_at(a, i);
-  return v;
-}
-
-std::vector<double> doubles(const mesh::Array& a) {
-  std::vector<double> v(a.size());
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
-  return v;
-}
+using meshdock::test::doubles;
+using meshdock::test::ints;
 
 class TempDir {
  public:

@@ -1,0 +1,57 @@
+// Reader tests: a file's bytes in a memfd, read by a reader under a name (so the reader's real
+// file code runs: map, window, read), the message of the ReadError it throws, and an Array's
+// values as a vector to compare.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/array.hpp"
+#include "daemon/mesh/error.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/mesh.hpp"
+
+namespace meshdock::test {
+
+// read(InFile) of `bytes` as a file named `name`.
+template <typename Read>
+mesh::Mesh read_text(Read&& read, const std::string& bytes, const std::string& name) {
+  const int fd = memfd_create("reader-test", MFD_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  struct Close {
+    int fd;
+    ~Close() { close(fd); }
+  } closer{fd};
+  return read(mesh::InFile{fd, name});
+}
+
+// The message of the ReadError read_text(read, bytes, name) throws; "no error" when it reads.
+template <typename Read>
+std::string read_error(Read&& read, const std::string& bytes, const std::string& name) {
+  try {
+    read_text(read, bytes, name);
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+inline std::vector<std::int64_t> ints(const mesh::Array& a) {
+  std::vector<std::int64_t> v(a.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::int_at(a, i);
+  return v;
+}
+
+inline std::vector<double> doubles(const mesh::Array& a) {
+  std::vector<double> v(a.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
+  return v;
+}
+
+}  // namespace meshdock::test
