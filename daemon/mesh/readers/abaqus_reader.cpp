@@ -1044,25 +1044,32 @@ class AbaqusReader {
   // Where the data line holding value `value` (0-based, values counted over the data lines from
   // `data` on) starts; the values of a section's lines are read again as data_line counted them.
   std::uint64_t line_of_value(std::uint64_t data, std::int64_t value, bool one_a_line) const {
+    std::int64_t seen = 0;
+    return find_data_line(data, [&](std::string_view t) {
+      std::int64_t k = 1;
+      if (!one_a_line) {
+        k = 0;
+        Fields f(t);
+        while (!f.done())
+          if (!f.next().empty()) ++k;
+      }
+      if (value < seen + k) return true;
+      seen += k;
+      return false;
+    });
+  }
+  // Where the first data line from `data` on for which found(trimmed text) says true starts (the
+  // end of the file when none does): data lines skip blank and "**" ones.
+  template <typename Found>
+  std::uint64_t find_data_line(std::uint64_t data, Found&& found) const {
     const auto fi = where_file(data);
     const auto d = files_[fi]->view();
     std::size_t pos = where_offset(data);
-    std::int64_t seen = 0;
     while (pos < d.size()) {
       const auto nl = d.find('\n', pos);
       const auto end = nl == std::string_view::npos ? d.size() : nl;
       const auto t = trim(d.substr(pos, end - pos));
-      if (!t.empty() && t.substr(0, 2) != "**") {
-        std::int64_t k = 1;
-        if (!one_a_line) {
-          k = 0;
-          Fields f(t);
-          while (!f.done())
-            if (!f.next().empty()) ++k;
-        }
-        if (value < seen + k) break;
-        seen += k;
-      }
+      if (!t.empty() && t.substr(0, 2) != "**" && found(t)) break;
       pos = nl == std::string_view::npos ? d.size() : nl + 1;
     }
     return where(fi, where_part(data), pos);
@@ -1410,24 +1417,17 @@ class AbaqusReader {
 
   // Where id `k` of `set` (not a GENERATE one) is written: its data lines read again.
   std::uint64_t line_of_id(const SetDef& set, std::int64_t k) const {
-    const auto fi = where_file(set.data);
-    const auto d = files_[fi]->view();
-    std::size_t pos = where_offset(set.data);
     std::int64_t seen = 0;
-    while (pos < d.size()) {
-      const auto nl = d.find('\n', pos);
-      const auto end = nl == std::string_view::npos ? d.size() : nl;
-      const auto t = trim(d.substr(pos, end - pos));
-      if (!t.empty() && t.substr(0, 2) != "**") {
-        Fields f(t);
-        while (!f.done()) {
-          std::int64_t id = 0;
-          if (parse_id(f.next(), id) && seen++ == k) return where(fi, where_part(set.data), pos);
-        }
+    bool hit = false;
+    const auto at = find_data_line(set.data, [&](std::string_view t) {
+      Fields f(t);
+      while (!f.done()) {
+        std::int64_t id = 0;
+        if (parse_id(f.next(), id) && seen++ == k) return hit = true;
       }
-      pos = nl == std::string_view::npos ? d.size() : nl + 1;
-    }
-    return set.data;
+      return false;
+    });
+    return hit ? at : set.data;
   }
 
   // Which part's ids an item of `set` lists, and where that part's copy starts in the mesh: a
