@@ -376,11 +376,12 @@ struct BinaryLayout {
   std::size_t isize = 4, fsize = 8, psize = 4;
 };
 
-// A section's `n` records of `rec` bytes from byte `begin`, decoded a few MiB at a time:
+// A section's `n` records of `rec` bytes from byte `begin`, decoded 1 MiB at a time:
 // decode(first, count) runs with those records' pages just mapped (populate), and they leave
 // memory right after (release_before). Mapped whole, the file's pages sat beside the arrays
-// built from them: a 48 MB .meshb peaked at 2.04x its arrays (scripts/bench read).
-constexpr std::size_t kRunBytes = std::size_t{4} << 20;
+// built from them: a 48 MB .meshb peaked at 2.04x its arrays (scripts/bench read); in runs of
+// 1, 2 and 4 MiB, 1.06x, 1.12x and 1.16x, each read in 6-11 ms here (too noisy to rank).
+constexpr std::size_t kRunBytes = std::size_t{1} << 20;
 template <typename Decode>
 void in_runs(MappedFile& file, std::size_t begin, std::int64_t n, std::size_t rec,
              Decode&& decode) {
@@ -589,7 +590,7 @@ bool binary_code_word(std::string_view head) {
 }  // namespace
 
 Mesh read_medit(const InFile& in) {
-  // Binary records are decoded straight from the mapping, a few MiB of pages mapped at a time
+  // Binary records are decoded straight from the mapping, 1 MiB of pages mapped at a time
   // (in_runs; a 913k-tet .meshb: 0.007 s mapped, 0.016 s read into a copy first); ascii goes
   // through a window as the other text readers.
   if (binary_code_word(peek_file(in, 4)))
