@@ -1,5 +1,6 @@
-// libFuzzer target for the Gmsh reader family (4.1 / 4.0 / 2.x, ascii / binary; MSH 1): any input either
-// reads or raises ReadError; never a crash, hang, leak or an allocation the input cannot back.
+// libFuzzer target for the Gmsh reader family (4.1 / 4.0 / 2.x, ascii / binary; MSH 1): any input
+// either reads or raises ReadError; never a crash, hang, leak or an allocation the input cannot
+// back.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
