@@ -45,6 +45,33 @@ void utf8_names(Mesh& m, const std::string& path) {
   for (auto& r : m.regions) r.name = fix("region", r.name);
 }
 
+// An .inp file is Abaqus or AVS UCD (deal.II's GridOut::write_ucd names it .inp): the first line
+// that is neither blank nor a '#' comment starts with '*' in Abaqus (a keyword or a "**"
+// comment), with a count (a digit) in UCD. Any other line, or none in the first 64 KiB: UCD
+// when the file has a '#' comment (Abaqus has none), else Abaqus, whose reader says what is
+// wrong in Abaqus's terms (a title line before *HEADING is a misplaced data line there).
+bool inp_is_ucd(const InFile& file) {
+  const std::string head = peek_file(file, 64 * 1024);
+  std::string_view rest(head);
+  if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);
+  bool comment = false;
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    auto line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string_view::npos) continue;
+    if (line[b] == '#') {
+      comment = true;
+      continue;
+    }
+    if (line[b] == '*') return false;
+    if (line[b] >= '0' && line[b] <= '9') return true;
+    break;
+  }
+  return comment;
+}
+
 Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& options) {
   if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
   if (fmt == "vtu" || fmt == "vtp" || fmt == "vts" || fmt == "vtr" || fmt == "vti" ||
@@ -56,10 +83,14 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "obj") return read_obj(file);
   if (fmt == "ply") return read_ply(file);
   if (fmt == "mesh" || fmt == "meshb" || fmt == "medit") return read_medit(file);
-  if (fmt == "inp" || fmt == "abaqus") return read_abaqus(file, options);
-  throw ReadError(file.path + ": format '" + fmt +
-                  "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
-                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp)");
+  if (fmt == "inp") return inp_is_ucd(file) ? read_ucd(file) : read_abaqus(file, options);
+  if (fmt == "abaqus") return read_abaqus(file, options);
+  if (fmt == "avs" || fmt == "ucd" || fmt == "avsucd") return read_ucd(file);
+  throw ReadError(
+      file.path + ": format '" + fmt +
+      "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
+      "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp (Abaqus or AVS UCD), "
+      "avs, ucd)");
 }
 }  // namespace
 

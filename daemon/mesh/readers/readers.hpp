@@ -57,6 +57,9 @@ Mesh read_medit(const InFile& file);
 // Abaqus .inp: *NODE, *ELEMENT, *NSET, *ELSET, *INCLUDE (through options.open_sibling; unset:
 // a file with *INCLUDE is a ReadError).
 Mesh read_abaqus(const InFile& file, const ReadOptions& options = {});
+// AVS UCD ascii (.avs, .ucd, deal.II's .inp): nodes, cells of the 8 UCD types, material ids,
+// node and cell data.
+Mesh read_ucd(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

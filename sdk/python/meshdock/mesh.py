@@ -252,7 +252,7 @@ class Mesh:
 _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-binary": "msh",
                    "vtk-ascii": "vtk", "vtk-binary": "vtk", "vtu-ascii": "vtu", "vtu-binary": "vtu",
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
-                   "abaqus": "inp"}
+                   "abaqus": "inp", "avsucd": "avs"}
 
 
 def _format(format: Optional[str], file_format: Optional[str]) -> str:

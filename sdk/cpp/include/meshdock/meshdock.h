@@ -289,8 +289,9 @@ typedef struct meshdock_mesh meshdock_mesh;
 
 /* Reads `path` with the C++ readers; `format` ("msh", "vtu", "vtp", "vts", "vtr", "vti",
  * "pvtu", "pvtp", "pvts", "pvtr", "pvti" (their pieces beside them), "vtk", "stl", "obj", "ply",
- * "off", "mesh" / "meshb" / "medit" (Medit: ascii or binary, told by content), "inp" / "abaqus"
- * (its *INCLUDEs beside it)) NULL or "": by extension. Errors: READ (names the file and line or
+ * "off", "mesh" / "meshb" / "medit" (Medit: ascii or binary, told by content), "inp" (Abaqus, its
+ * *INCLUDEs beside it, or AVS UCD as deal.II writes it: told by content), "abaqus", "avs" / "ucd" /
+ * "avsucd" (AVS UCD ascii)) NULL or "": by extension. Errors: READ (names the file and line or
  * byte offset),
  * INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);

@@ -1,0 +1,346 @@
+// AVS UCD ascii (.avs, .ucd; deal.II's GridOut::write_ucd and other writers name it .inp, which
+// read_mesh tells from Abaqus by content), as meshio 5.3 reads it ("avsucd"):
+// - '#' comment lines (and blank lines) before and between records; a header line of 5 counts
+//   "nodes cells node_data cell_data model_data";
+// - node lines "id x y z": ids are labels (any integers, any order), mapped to indices;
+// - cell lines "id material type n1 n2 ...", type pt line tri quad tet pyr prism hex, their node
+//   ids mapped (a missing one is a ReadError naming the line). Consecutive cells of one type make
+//   a block (meshio's rule: a type seen again after another starts a new block), nodes in
+//   meshio's order (tet: 0 1 3 2, pyr: 1 2 3 4 0, prism: 3 4 5 0 1 2, hex: 4 5 6 7 0 1 2 3 of the
+//   file's). Material ids -> cell_data "avsucd:material" (int64);
+// - node data, then cell data (when their header counts are not 0): "n c1 .. cn", n lines
+//   "label, unit", a line "id v1 v2 ..." per node (cell), ids mapped as above. Each component
+//   group -> point_data / cell_data named by its label (blanks -> '_', as meshio), float64,
+//   (n,) for 1 component else (n, c). Every entity has exactly one line.
+// Model data is not read (meshio ignores it too), with a note; so is text after the records.
+// Binary UCD is not supported. No writer: meshdock writes no UCD.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/scratch.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+struct UcdType {
+  std::string_view ucd;
+  const char* meshio;
+  std::size_t nodes;
+  std::array<std::uint8_t, 8> order;  // meshio's node k is the file's node order[k]
+};
+
+constexpr std::array<UcdType, 8> kTypes{{
+    {"pt", "vertex", 1, {0}},
+    {"line", "line", 2, {0, 1}},
+    {"tri", "triangle", 3, {0, 1, 2}},
+    {"quad", "quad", 4, {0, 1, 2, 3}},
+    {"tet", "tetra", 4, {0, 1, 3, 2}},
+    {"pyr", "pyramid", 5, {1, 2, 3, 4, 0}},
+    {"prism", "wedge", 6, {3, 4, 5, 0, 1, 2}},
+    {"hex", "hexahedron", 8, {4, 5, 6, 7, 0, 1, 2, 3}},
+}};
+
+// Skips blank lines and '#' comment lines: the cursor at the next record's first value.
+void skip_to_record(Cursor& c) {
+  while (true) {
+    c.skip_ws();
+    if (c.at_end() || c.data()[c.offset()] != '#') return;
+    c.next_line();
+  }
+}
+
+// True when the current line has no more values.
+bool line_done(Cursor& c) {
+  c.skip_blanks();
+  return c.at_end() || c.data()[c.offset()] == '\n';
+}
+
+// Labels (node or cell ids) -> indices: 1..n in order (every writer's) needs no table.
+class IdMap {
+ public:
+  void add(std::int64_t id, std::int64_t index, Cursor& c, const char* what) {
+    if (dense_ && id == index + 1) return;
+    if (dense_) {
+      dense_ = false;
+      ids_.reserve(static_cast<std::size_t>(index) + 1);
+      for (std::int64_t i = 0; i < index; ++i) ids_.emplace(i + 1, i);
+    }
+    if (!ids_.emplace(id, index).second)
+      c.fail(std::string(what) + " id " + std::to_string(id) + " appears twice");
+  }
+  // -1 when `id` is not one.
+  std::int64_t find(std::int64_t id, std::int64_t count) const {
+    if (dense_) return id >= 1 && id <= count ? id - 1 : -1;
+    const auto it = ids_.find(id);
+    return it == ids_.end() ? -1 : it->second;
+  }
+
+ private:
+  bool dense_ = true;
+  std::unordered_map<std::int64_t, std::int64_t> ids_;
+};
+
+template <typename T>
+T line_value(Cursor& c, const char* what, const std::string& missing) {
+  if (line_done(c)) c.fail(missing);
+  return c.number<T>(what);
+}
+
+void end_of_line(Cursor& c, const std::string& what) {
+  if (!line_done(c)) {
+    c.token();
+    c.fail("values left over on " + what);
+  }
+}
+
+struct Group {
+  std::string label;
+  std::int64_t width = 0;
+  ScratchVector<double> values;  // rows x width
+};
+
+// A data section (node or cell data) of `count` entities whose ids `ids` maps.
+std::vector<Group> read_data(Cursor& c, MappedFile& file, std::int64_t count, const IdMap& ids,
+                             const char* entity, std::int64_t header_sum,
+                             std::vector<std::string>& notes) {
+  skip_to_record(c);
+  if (c.at_end())
+    c.fail(std::string("the file ends before the ") + entity + " data its header counts");
+  const auto n = c.number<std::int64_t>("component group count");
+  // Each group has a count on this line and a label line: 4 bytes at least.
+  if (n <= 0 || static_cast<std::size_t>(n) > c.remaining() / 4)
+    c.fail(std::string(entity) + " data: component group count " + std::to_string(n) +
+           " is not 1..what the file holds");
+  std::vector<Group> groups(static_cast<std::size_t>(n));
+  std::int64_t sum = 0;
+  for (auto& g : groups) {
+    g.width = line_value<std::int64_t>(c, "component count",
+                                       std::string(entity) +
+                                           " data: the line lists fewer component counts than " +
+                                           std::to_string(n));
+    if (g.width <= 0 || static_cast<std::size_t>(g.width) > c.remaining() / 2)
+      c.fail(std::string(entity) + " data: component count " + std::to_string(g.width) +
+             " is not 1..what the file holds");
+    sum += g.width;
+    if (static_cast<std::size_t>(sum) > c.remaining() / 2)
+      c.fail(std::string(entity) + " data: more components than the file holds");
+  }
+  end_of_line(c, std::string("the ") + entity + " data's component count line");
+  if (sum != header_sum) {
+    notes.push_back("avsucd: " + c.file() + ":" + std::to_string(c.line()) + ": the " + entity +
+                    " data's components add up to " + std::to_string(sum) + ", the header says " +
+                    std::to_string(header_sum) + "; read as listed here");
+  }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    skip_to_record(c);
+    if (c.at_end()) c.fail(std::string("the file ends before the ") + entity + " data's labels");
+    auto line = Cursor::trim(c.rest_of_line());
+    std::string label(Cursor::trim(line.substr(0, line.find(','))));
+    for (auto& ch : label)
+      if (ch == ' ') ch = '_';
+    for (std::size_t j = 0; j < i; ++j)
+      if (groups[j].label == label)
+        c.fail(std::string(entity) + " data label '" + label + "' appears twice");
+    groups[i].label = std::move(label);
+  }
+  // Each entity line: an id and `sum` values, at least 2 bytes each.
+  if (count > 0 &&
+      static_cast<std::size_t>(count) > c.remaining() / (2 * (static_cast<std::size_t>(sum) + 1)))
+    c.fail(std::string("the ") + std::to_string(count) + " " + entity +
+           " data lines the header counts are more than the file holds");
+  for (auto& g : groups)
+    g.values.resize(static_cast<std::size_t>(count) * static_cast<std::size_t>(g.width));
+  std::vector<bool> seen(static_cast<std::size_t>(count), false);
+  for (std::int64_t r = 0; r < count; ++r) {
+    file.advance(c.offset());
+    skip_to_record(c);
+    if (c.at_end())
+      c.fail(std::string("the file ends after ") + std::to_string(r) + " of the " +
+             std::to_string(count) + " " + entity + " data lines");
+    const auto id = c.number<std::int64_t>("id");
+    const auto at = ids.find(id, count);
+    if (at < 0)
+      c.fail(std::string(entity) + " data: " + entity + " id " + std::to_string(id) +
+             " is not one of the " + entity + "s");
+    if (seen[static_cast<std::size_t>(at)])
+      c.fail(std::string(entity) + " data: " + entity + " id " + std::to_string(id) +
+             " has a line already");
+    seen[static_cast<std::size_t>(at)] = true;
+    for (auto& g : groups) {
+      double* out = g.values.data() + at * g.width;
+      for (std::int64_t k = 0; k < g.width; ++k)
+        out[k] = line_value<double>(c, "value",
+                                    std::string(entity) + " data: the line of " + entity + " id " +
+                                        std::to_string(id) + " has fewer than " +
+                                        std::to_string(sum) + " values");
+    }
+    end_of_line(c, std::string("a ") + entity + " data line");
+  }
+  return groups;
+}
+
+Array group_array(const Group& g, std::int64_t begin, std::int64_t end) {
+  std::vector<std::int64_t> shape{end - begin};
+  if (g.width != 1) shape.push_back(g.width);
+  Array a = Array::of<double>(std::move(shape));
+  if (end > begin)
+    std::memcpy(a.data(), g.values.data() + begin * g.width,
+                static_cast<std::size_t>((end - begin) * g.width) * sizeof(double));
+  return a;
+}
+
+Mesh parse_ucd(std::string_view data, MappedFile& file) {
+  const std::string& path = file.path();
+  Cursor c(data, path, file.progress());
+  c.seek(utf8_bom(data));
+  skip_to_record(c);
+  if (c.at_end()) c.fail("no AVS UCD header (the file holds no line but comments)");
+  const auto header_at = c.offset();
+  std::array<std::int64_t, 5> h{};
+  {
+    // The header line: 5 counts.
+    auto bad = [&] {
+      c.seek(header_at);
+      const auto line = Cursor::trim(c.rest_of_line());
+      c.seek(header_at);
+      c.fail(
+          "expected the AVS UCD header 'nodes cells node_data cell_data model_data' (5 counts), "
+          "found '" +
+          std::string(line.substr(0, 60)) + "'");
+    };
+    for (auto& v : h) {
+      if (line_done(c)) bad();
+      try {
+        v = c.number<std::int64_t>("count");
+      } catch (const ReadError&) {
+        bad();
+      }
+      if (v < 0) bad();
+    }
+    if (!line_done(c)) bad();
+  }
+  const auto [nn, nc, nnd, ncd, nmd] = h;
+  // A node line is at least "1 0 0 0\n", a cell line "1 0 pt 1\n".
+  if (static_cast<std::size_t>(nn) > c.remaining() / 8)
+    c.fail("node count " + std::to_string(nn) + " is more than the file holds");
+  Mesh m;
+  m.points = Array::of<double>({nn, 3});
+  double* p = m.points.as<double>();
+  IdMap node_ids;
+  for (std::int64_t i = 0; i < nn; ++i) {
+    file.advance(c.offset());
+    skip_to_record(c);
+    if (c.at_end())
+      c.fail("the file ends after " + std::to_string(i) + " of the " + std::to_string(nn) +
+             " nodes");
+    const auto id = c.number<std::int64_t>("node id");
+    node_ids.add(id, i, c, "node");
+    for (int k = 0; k < 3; ++k)
+      p[3 * i + k] = line_value<double>(
+          c, "node coordinate",
+          "node " + std::to_string(id) + " has " + std::to_string(k) + " coordinates; 3 needed");
+    end_of_line(c, "node " + std::to_string(id) + "'s line (an id and 3 coordinates)");
+  }
+  if (static_cast<std::size_t>(nc) > c.remaining() / 9)
+    c.fail("cell count " + std::to_string(nc) + " is more than the file holds");
+  struct Block {
+    const UcdType* type;
+    std::int64_t begin;  // its first cell
+    ScratchVector<std::int64_t> conn, material;
+  };
+  std::vector<Block> blocks;
+  IdMap cell_ids;
+  std::array<std::int64_t, 8> nodes{};
+  for (std::int64_t i = 0; i < nc; ++i) {
+    file.advance(c.offset());
+    skip_to_record(c);
+    if (c.at_end())
+      c.fail("the file ends after " + std::to_string(i) + " of the " + std::to_string(nc) +
+             " cells");
+    const auto id = c.number<std::int64_t>("cell id");
+    cell_ids.add(id, i, c, "cell");
+    const std::string cell = "cell " + std::to_string(id);
+    const auto mat = line_value<std::int64_t>(c, "material id", cell + " has no material id");
+    if (line_done(c)) c.fail(cell + " has no cell type");
+    const auto name = c.token();
+    const UcdType* t = nullptr;
+    for (const auto& k : kTypes)
+      if (k.ucd == name) t = &k;
+    if (!t)
+      c.fail(cell + ": cell type '" + std::string(name.substr(0, 40)) +
+             "' is not one of pt, line, tri, quad, tet, pyr, prism, hex");
+    for (std::size_t k = 0; k < t->nodes; ++k) {
+      const auto nid = line_value<std::int64_t>(c, "node id",
+                                                cell + " (" + std::string(t->ucd) + ") lists " +
+                                                    std::to_string(k) + " of its " +
+                                                    std::to_string(t->nodes) + " nodes");
+      nodes[k] = node_ids.find(nid, nn);
+      if (nodes[k] < 0)
+        c.fail(cell + ": node id " + std::to_string(nid) + " is not one of the nodes");
+    }
+    end_of_line(c, cell + "'s line (" + std::string(t->ucd) + " has " + std::to_string(t->nodes) +
+                       " nodes)");
+    if (blocks.empty() || blocks.back().type != t) blocks.push_back(Block{t, i, {}, {}});
+    auto& b = blocks.back();
+    for (std::size_t k = 0; k < t->nodes; ++k) b.conn.push_back(nodes[t->order[k]]);
+    b.material.push_back(mat);
+  }
+  std::vector<Array> material;
+  for (auto& b : blocks) {
+    const auto rows = static_cast<std::int64_t>(b.material.size());
+    m.cells.push_back(CellBlock::fixed(
+        b.type->meshio,
+        Array::from_vector(b.conn, {rows, static_cast<std::int64_t>(b.type->nodes)})));
+    material.push_back(Array::from_vector(b.material, {rows}));
+    b.conn = {};
+  }
+  if (!blocks.empty()) m.cell_data["avsucd:material"] = std::move(material);
+  if (nnd > 0) {
+    for (auto& g : read_data(c, file, nn, node_ids, "node", nnd, m.notes))
+      m.point_data[g.label] = group_array(g, 0, nn);
+  }
+  if (ncd > 0) {
+    for (auto& g : read_data(c, file, nc, cell_ids, "cell", ncd, m.notes)) {
+      if (g.label == "avsucd:material")
+        c.fail("cell data label 'avsucd:material' is the name the material ids are read as");
+      if (blocks.empty()) continue;  // no cells: nothing to hold
+      std::vector<Array> per_block;
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        const auto end =
+            k + 1 < blocks.size() ? blocks[k + 1].begin : static_cast<std::int64_t>(nc);
+        per_block.push_back(group_array(g, blocks[k].begin, end));
+      }
+      m.cell_data[g.label] = std::move(per_block);
+    }
+  }
+  file.release_before(data.size());
+  skip_to_record(c);
+  if (nmd > 0) {
+    m.notes.push_back("avsucd: " + path + ": the header counts " + std::to_string(nmd) +
+                      " model data values; not read");
+  } else if (!c.at_end()) {
+    m.notes.push_back("avsucd: " + path + ":" + std::to_string(c.line_at(c.offset())) +
+                      ": text after the last record the header counts; not read");
+  }
+  return m;
+}
+
+}  // namespace
+
+Mesh read_ucd(const InFile& in) {
+  return parse_mapped(
+      in, [&](std::string_view data, MappedFile& file) { return parse_ucd(data, file); },
+      Access::window);
+}
+
+}  // namespace meshdock::mesh
