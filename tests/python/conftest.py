@@ -35,6 +35,17 @@ def pytest_terminal_summary(terminalreporter):
         tr.write_line(r.longreprtext[-3000:])
 
 
+def read_quietly(path, **kw):
+    """meshdock.read without its MeshWarning (the notes stay in .notes): for tests that compare
+    arrays, where the notes are asserted elsewhere or not at all."""
+    import warnings
+
+    import meshdock
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", meshdock.MeshWarning)
+        return meshdock.read(path, **kw)
+
+
 @pytest.fixture(scope="session")
 def build_dir() -> pathlib.Path:
     return BUILD

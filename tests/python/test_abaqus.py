@@ -2,11 +2,11 @@
 (tests/data/abaqus, tools/make_abaqus.py), a round trip through meshdock's writer read back by
 both readers, meshio's format names, *INCLUDE beside the file, and the notes of what a write
 drops. meshio is asked live."""
-import warnings
 
 import numpy as np
 import pytest
 
+import conftest
 import meshdock
 
 meshio = pytest.importorskip("meshio")
@@ -14,10 +14,7 @@ meshio = pytest.importorskip("meshio")
 GMSH_FILES = ["cube.gmsh.inp", "tet10.gmsh.inp", "hex20.gmsh.inp", "quad.gmsh.inp"]
 
 
-def _read(path, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", meshdock.MeshWarning)
-        return meshdock.read(path, **kw)
+_read = conftest.read_quietly
 
 
 def _same_as_meshio(m, ref, sets=True):

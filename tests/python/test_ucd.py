@@ -3,11 +3,11 @@ deal.II-style ones (tests/data/ucd, tools/make_ucd.py), the same files named .in
 tells UCD from Abaqus by content), meshio's format name, and errors naming file and line.
 meshio is asked live."""
 import shutil
-import warnings
 
 import numpy as np
 import pytest
 
+import conftest
 import meshdock
 
 meshio = pytest.importorskip("meshio")
@@ -15,10 +15,7 @@ meshio = pytest.importorskip("meshio")
 FILES = ["every-type.meshio.avs", "tets.meshio.avs", "dealii-quads.inp", "dealii-hex.ucd"]
 
 
-def _read(path, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", meshdock.MeshWarning)
-        return meshdock.read(path, **kw)
+_read = conftest.read_quietly
 
 
 def _same_as_meshio(m, ref):
