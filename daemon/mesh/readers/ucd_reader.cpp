@@ -59,6 +59,18 @@ void skip_to_record(Cursor& c) {
   }
 }
 
+// The id that starts record `i` of the `n` records of `what` ("nodes", "cells", "node data
+// lines"), past the blank and comment lines before it; the window moved on to it first.
+std::int64_t record_id(Cursor& c, MappedFile& file, std::int64_t i, std::int64_t n,
+                       std::string_view what, const char* id) {
+  file.advance(c.offset());
+  skip_to_record(c);
+  if (c.at_end())
+    c.fail("the file ends after " + std::to_string(i) + " of the " + std::to_string(n) + " " +
+           std::string(what));
+  return c.number<std::int64_t>(id);
+}
+
 // True when the current line has no more values.
 bool line_done(Cursor& c) {
   c.skip_blanks();
@@ -166,13 +178,9 @@ std::vector<Group> read_data(Cursor& c, MappedFile& file, std::int64_t count, co
   for (auto& g : groups)
     g.values.resize(static_cast<std::size_t>(count) * static_cast<std::size_t>(g.width));
   std::vector<bool> seen(static_cast<std::size_t>(count), false);
+  const std::string lines = std::string(entity) + " data lines";
   for (std::int64_t r = 0; r < count; ++r) {
-    file.advance(c.offset());
-    skip_to_record(c);
-    if (c.at_end())
-      c.fail(std::string("the file ends after ") + std::to_string(r) + " of the " +
-             std::to_string(count) + " " + entity + " data lines");
-    const auto id = c.number<std::int64_t>("id");
+    const auto id = record_id(c, file, r, count, lines, "id");
     const auto at = ids.find(id, count);
     if (at < 0)
       c.fail(std::string(entity) + " data: " + entity + " id " + std::to_string(id) +
@@ -264,12 +272,7 @@ Mesh parse_ucd(std::string_view data, MappedFile& file) {
   double* p = m.points.as<double>();
   IdMap node_ids;
   for (std::int64_t i = 0; i < nn; ++i) {
-    file.advance(c.offset());
-    skip_to_record(c);
-    if (c.at_end())
-      c.fail("the file ends after " + std::to_string(i) + " of the " + std::to_string(nn) +
-             " nodes");
-    const auto id = c.number<std::int64_t>("node id");
+    const auto id = record_id(c, file, i, nn, "nodes", "node id");
     node_ids.add(id, i, c, "node");
     for (int k = 0; k < 3; ++k)
       p[3 * i + k] = line_value<double>(c, "node coordinate", [&] {
@@ -295,12 +298,7 @@ Mesh parse_ucd(std::string_view data, MappedFile& file) {
   IdMap cell_ids;
   std::array<std::int64_t, 8> nodes{};
   for (std::int64_t i = 0; i < nc; ++i) {
-    file.advance(c.offset());
-    skip_to_record(c);
-    if (c.at_end())
-      c.fail("the file ends after " + std::to_string(i) + " of the " + std::to_string(nc) +
-             " cells");
-    const auto id = c.number<std::int64_t>("cell id");
+    const auto id = record_id(c, file, i, nc, "cells", "cell id");
     cell_ids.add(id, i, c, "cell");
     const auto cell = [&] { return "cell " + std::to_string(id); };  // for messages only
     const auto mat =
