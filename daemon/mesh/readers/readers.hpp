@@ -60,6 +60,10 @@ Mesh read_abaqus(const InFile& file, const ReadOptions& options = {});
 // AVS UCD ascii (.avs, .ucd, deal.II's .inp): nodes, cells of the 8 UCD types, material ids,
 // node and cell data.
 Mesh read_ucd(const InFile& file);
+// SU2 native mesh (.su2): NDIME, NPOIN, NELEM, NMARK / MARKER_TAG / MARKER_ELEMS (markers ->
+// cell_data "su2:tag" as meshio numbers them, and cell regions named by their tags); zone 1 of a
+// multi-zone file.
+Mesh read_su2(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

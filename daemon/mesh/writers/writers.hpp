@@ -73,15 +73,21 @@ std::vector<std::string> write_medit(const Mesh& m, const OutTarget& target, boo
 // no element for is a WriteError), *NSET / *ELSET from point and cell regions; data is noted.
 std::vector<std::string> write_abaqus(const Mesh& m, const OutTarget& target);
 
+// SU2 .su2 (ascii): NDIME, NPOIN, NELEM with the interior cells, a marker per boundary cell tag
+// (from cell_data "su2:tag", "gmsh:physical" or the first integer cell data; named by the cell
+// region of that tag where there is one), as meshio's su2 reader reads them back. Other blocks,
+// data and regions are noted as not written.
+std::vector<std::string> write_su2(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus"; empty: the path's extension
-  // (.msh: 4.1). meshio's "-ascii" / "-binary" names
-  // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
+  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2"; empty: the path's
+  // extension (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
+  // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp: "ascii" (the default, the only one); mesh, meshb, medit: "ascii" |
-  // "binary", by default what the path's extension says (.meshb: binary, else ascii)
+  // (default); obj, off, inp, su2: "ascii" (the default, the only one); mesh, meshb, medit:
+  // "ascii" | "binary", by default what the path's extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;
 };

@@ -253,6 +253,7 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "vtk-ascii": "vtk", "vtk-binary": "vtk", "vtu-ascii": "vtu", "vtu-binary": "vtu",
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
                    "abaqus": "inp", "avsucd": "avs"}
+# ("su2" is meshio's name and meshdock's alike.)
 
 
 def _format(format: Optional[str], file_format: Optional[str]) -> str:
@@ -407,7 +408,7 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
     given ("vtu" and "vtp" (XML PolyData): encoding "zlib" (default), "raw" or
     "ascii"; "msh": Gmsh 4.1 and "msh22" / "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply":
-    "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"): ascii;
+    "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"), "su2": ascii;
     "mesh" / "meshb" (meshio's "medit": by the extension): Medit ascii / binary; `file_format`:
     meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
