@@ -60,6 +60,10 @@ Mesh read_abaqus(const InFile& file, const ReadOptions& options = {});
 // AVS UCD ascii (.avs, .ucd, deal.II's .inp): nodes, cells of the 8 UCD types, material ids,
 // node and cell data.
 Mesh read_ucd(const InFile& file);
+// Exodus II (.e, .exo, .ex2) in the netCDF classic formats (CDF-1, CDF-2, CDF-5), over
+// meshdock's own netCDF parser: points, blocks, point / cell data of the first time step, node
+// sets, side sets, block names. A netCDF-4 (HDF5) file is a ReadError saying how to convert it.
+Mesh read_exodus(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});
