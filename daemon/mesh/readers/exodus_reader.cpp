@@ -176,15 +176,13 @@ class ExodusReader {
     auto* p = m_.points.as<double>();
     std::fill(p, p + nodes_ * 3, 0.0);
     static constexpr const char* kNames[] = {"coordx", "coordy", "coordz"};
-    std::vector<double> c;
     for (int k = 0; k < 3; ++k) {
       const auto* v = use(kNames[k]);
       if (!v) continue;
+      if (v->record) fail(*v, "is a record variable; expected (num_nodes)");
       expect_values(*v, static_cast<std::uint64_t>(nodes_), "num_nodes");
-      c.resize(static_cast<std::size_t>(nodes_));
       populate(*v);
-      f_.read_as(*v, c.data());
-      for (std::int64_t i = 0; i < nodes_; ++i) p[i * 3 + k] = c[static_cast<std::size_t>(i)];
+      f_.read_strided(*v, p + k, 3);
     }
   }
 
@@ -204,16 +202,9 @@ class ExodusReader {
       Array conn = Array::of<std::int64_t>({s[0], s[1]});
       auto* out = conn.as<std::int64_t>();
       populate(v);
-      f_.read_as(v, out);
-      // One pass with no early exit (it vectorizes); the first bad number is found after.
       const auto limit = static_cast<std::uint64_t>(nodes_);
       const auto n = static_cast<std::size_t>(v.values);
-      bool bad = false;
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto v0 = static_cast<std::uint64_t>(out[i]) - 1;
-        bad |= v0 >= limit;
-        out[i] = static_cast<std::int64_t>(v0);
-      }
+      const bool bad = !f_.read_indices(v, out, limit);
       if (bad) [[unlikely]] {
         for (std::size_t i = 0; i < n; ++i)
           if (static_cast<std::uint64_t>(out[i]) >= limit)

@@ -132,37 +132,56 @@ std::vector<Attribute> att_list(const File& f, Header& h, int version) {
   return atts;
 }
 
-// Values of S at p (big-endian) into out as T.
+// Values of S at p (big-endian) into out[0], out[stride], ... as T.
 template <typename S, typename T>
-void decode(const char* p, T* out, std::uint64_t n) {
-  for (std::uint64_t i = 0; i < n; ++i, p += sizeof(S)) out[i] = static_cast<T>(from_be<S>(p));
+void decode(const char* p, T* out, std::uint64_t n, std::size_t stride) {
+  if (stride == 1) {  // the common case, kept apart so that it vectorizes
+    for (std::uint64_t i = 0; i < n; ++i, p += sizeof(S)) out[i] = static_cast<T>(from_be<S>(p));
+    return;
+  }
+  for (std::uint64_t i = 0; i < n; ++i, p += sizeof(S))
+    out[i * stride] = static_cast<T>(from_be<S>(p));
 }
 
 template <typename T>
-void decode_type(Type t, const char* p, T* out, std::uint64_t n) {
+void decode_type(Type t, const char* p, T* out, std::uint64_t n, std::size_t stride = 1) {
   switch (t) {
     case Type::kByte:
-      return decode<std::int8_t>(p, out, n);
+      return decode<std::int8_t>(p, out, n, stride);
     case Type::kChar:
     case Type::kUByte:
-      return decode<std::uint8_t>(p, out, n);
+      return decode<std::uint8_t>(p, out, n, stride);
     case Type::kShort:
-      return decode<std::int16_t>(p, out, n);
+      return decode<std::int16_t>(p, out, n, stride);
     case Type::kUShort:
-      return decode<std::uint16_t>(p, out, n);
+      return decode<std::uint16_t>(p, out, n, stride);
     case Type::kInt:
-      return decode<std::int32_t>(p, out, n);
+      return decode<std::int32_t>(p, out, n, stride);
     case Type::kUInt:
-      return decode<std::uint32_t>(p, out, n);
+      return decode<std::uint32_t>(p, out, n, stride);
     case Type::kFloat:
-      return decode<float>(p, out, n);
+      return decode<float>(p, out, n, stride);
     case Type::kDouble:
-      return decode<double>(p, out, n);
+      return decode<double>(p, out, n, stride);
     case Type::kInt64:
-      return decode<std::int64_t>(p, out, n);
+      return decode<std::int64_t>(p, out, n, stride);
     case Type::kUInt64:
-      return decode<std::uint64_t>(p, out, n);
+      return decode<std::uint64_t>(p, out, n, stride);
   }
+}
+
+// 1-based indices of S at p into 0-based out in one pass with no early exit (it vectorizes);
+// false when one is outside 1..limit.
+template <typename S>
+bool decode_indices(const char* p, std::int64_t* out, std::uint64_t n, std::uint64_t limit) {
+  bool bad = false;
+  for (std::uint64_t i = 0; i < n; ++i, p += sizeof(S)) {
+    // v - 1 as unsigned: 0 and negatives wrap past every limit.
+    const auto v0 = static_cast<std::uint64_t>(static_cast<std::int64_t>(from_be<S>(p))) - 1;
+    bad |= v0 >= limit;
+    out[i] = static_cast<std::int64_t>(v0);
+  }
+  return !bad;
 }
 
 // The same values in their own type, byte-swapped into out.
@@ -437,6 +456,30 @@ void File::read_as(const Variable& v, T* out, std::int64_t record) const {
 
 template void File::read_as<double>(const Variable&, double*, std::int64_t) const;
 template void File::read_as<std::int64_t>(const Variable&, std::int64_t*, std::int64_t) const;
+
+void File::read_strided(const Variable& v, double* out, std::size_t stride) const {
+  decode_type(v.type, at(v, 0), out, v.values, stride);
+}
+
+bool File::read_indices(const Variable& v, std::int64_t* out, std::uint64_t limit) const {
+  const char* p = at(v, 0);
+  switch (v.type) {
+    case Type::kInt:
+      return decode_indices<std::int32_t>(p, out, v.values, limit);
+    case Type::kInt64:
+      return decode_indices<std::int64_t>(p, out, v.values, limit);
+    default:
+      break;
+  }
+  read_as(v, out);
+  bool bad = false;
+  for (std::uint64_t i = 0; i < v.values; ++i) {
+    const auto v0 = static_cast<std::uint64_t>(out[i]) - 1;
+    bad |= v0 >= limit;
+    out[i] = static_cast<std::int64_t>(v0);
+  }
+  return !bad;
+}
 
 std::vector<std::string> File::strings(const Variable& v) const {
   std::vector<std::string> out;

@@ -88,6 +88,11 @@ class File {
   // The same values converted to T into `out` (v.values values for a record, else all).
   template <typename T>
   void read_as(const Variable& v, T* out, std::int64_t record = -1) const;
+  // A fixed variable's values as float64 into out[0], out[stride], ... (a column of points).
+  void read_strided(const Variable& v, double* out, std::size_t stride) const;
+  // A fixed variable of 1-based indices into 0-based `out`, decoded and checked in one pass;
+  // false when one is outside 1..limit (out then holds them all, for the caller to name one).
+  bool read_indices(const Variable& v, std::int64_t* out, std::uint64_t limit) const;
   // Rows of a char variable (n, len) as strings, each up to its first NUL.
   std::vector<std::string> strings(const Variable& v) const;
 
