@@ -321,6 +321,18 @@ TEST(ExodusReader, HandBuiltTriangle) {
   EXPECT_NE(exodus_error(triangle(0)).find("refers to node 0"), std::string::npos);
 }
 
+// num_nodes is a dimension no data backs: without a coordinate variable of that length it makes
+// the reader allocate nothing.
+TEST(ExodusReader, NodeCountWithoutCoordinates) {
+  Bytes b(1);
+  b.u32(0).dims({{"num_nodes", 0x7fffffff}}).absent().absent();
+  const auto e = exodus_error(b.s);
+  EXPECT_NE(e.find("t.exo: byte 0: netCDF: exodus: num_nodes is 2147483647 but there is no "
+                   "coordx, coordy, coordz or coord variable"),
+            std::string::npos)
+      << e;
+}
+
 TEST(ExodusReader, Hdf5IsRefusedWithHowToConvert) {
   const auto e = exodus_error(std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
   EXPECT_NE(e.find("t.exo: a netCDF-4 (HDF5) file"), std::string::npos) << e;

@@ -172,17 +172,25 @@ class ExodusReader {
         for (std::int64_t k = 0; k < s[0]; ++k) p[i * s[0] + k] = c[k * nodes_ + i];
       return;
     }
-    m_.points = Array::of<double>({nodes_, 3});
-    auto* p = m_.points.as<double>();
-    std::fill(p, p + nodes_ * 3, 0.0);
+    // Checked before the points are allocated: num_nodes is a dimension, which no data need
+    // back, so only a coordinate variable of that length shows the file holds that many.
     static constexpr const char* kNames[] = {"coordx", "coordy", "coordz"};
-    for (int k = 0; k < 3; ++k) {
-      const auto* v = use(kNames[k]);
+    const Variable* coords[3] = {use(kNames[0]), use(kNames[1]), use(kNames[2])};
+    for (const auto* v : coords) {
       if (!v) continue;
       if (v->record) fail(*v, "is a record variable; expected (num_nodes)");
       expect_values(*v, static_cast<std::uint64_t>(nodes_), "num_nodes");
-      populate(*v);
-      f_.read_strided(*v, p + k, 3);
+    }
+    if (nodes_ > 0 && !coords[0] && !coords[1] && !coords[2])
+      f_.fail(0, "exodus: num_nodes is " + std::to_string(nodes_) +
+                     " but there is no coordx, coordy, coordz or coord variable");
+    m_.points = Array::of<double>({nodes_, 3});
+    auto* p = m_.points.as<double>();
+    std::fill(p, p + nodes_ * 3, 0.0);
+    for (int k = 0; k < 3; ++k) {
+      if (!coords[k]) continue;
+      populate(*coords[k]);
+      f_.read_strided(*coords[k], p + k, 3);
     }
   }
 
@@ -246,8 +254,13 @@ class ExodusReader {
       return it == names.end() ? 0 : static_cast<std::size_t>(it - names.begin());
     };
     auto put = [&](const std::string& name, std::vector<std::size_t> cols) {
-      for (const auto c : cols)
-        if (!arrays[c].valid()) return;
+      for (const auto c : cols) {
+        if (arrays[c].valid()) continue;
+        time_notes_.push_back("exodus: " + f_.path() + ": node variable '" + names[c] +
+                              "' has no values read (no vals_nod_var" + std::to_string(c + 1) +
+                              " step); point_data '" + name + "' not made");
+        return;
+      }
       if (cols.size() == 1) {
         m_.point_data[name] = arrays[cols[0]];
         return;
