@@ -446,6 +446,7 @@ TEST(ExodusWriter, RoundTrip) {
   for (std::size_t r = 0; r < m.regions.size(); ++r) {
     EXPECT_EQ(back.regions[r].name, m.regions[r].name);
     EXPECT_EQ(back.regions[r].kind, m.regions[r].kind);
+    EXPECT_EQ(back.regions[r].tag, m.regions[r].tag);  // eb_prop1 / ns_prop1 / ss_prop1
     EXPECT_EQ(ints(back.regions[r].entries), ints(m.regions[r].entries));
   }
 }

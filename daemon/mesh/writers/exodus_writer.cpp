@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,21 @@ class ExodusWriter : wr::WriterState {
     vars_.push_back(std::move(v));
   }
 
+  // Ids must be unique (readers such as VTK's key blocks and sets by them): an entity keeps its
+  // region's tag; the others (0) and a repeated tag take the smallest ids left.
+  static void unique_ids(std::vector<std::int64_t>& ids) {
+    std::set<std::int64_t> taken;
+    for (auto& id : ids)
+      if (id > 0 && !taken.insert(id).second) id = 0;
+    std::int64_t next = 1;
+    for (auto& id : ids) {
+      if (id > 0) continue;
+      while (taken.count(next)) ++next;
+      id = next;
+      taken.insert(id);
+    }
+  }
+
   void int_var(std::string name, std::size_t d, std::vector<std::int64_t> values) {
     NcVar v{std::move(name), {d}, kInt};
     v.count = values.size();
@@ -184,10 +200,8 @@ class ExodusWriter : wr::WriterState {
     if (blocks_.empty()) return;
     dim("num_elem", elems);
     const auto num_el_blk = dim("num_el_blk", blocks_.size());
-    std::vector<std::int64_t> ids;
+    std::vector<std::int64_t> ids(blocks_.size(), 0);  // 0: none yet
     std::vector<std::string> names(blocks_.size());
-    for (std::size_t k = 0; k < blocks_.size(); ++k)
-      ids.push_back(static_cast<std::int64_t>(k) + 1);
     // A cell region holding exactly one block's cells names it.
     std::vector<std::int64_t> starts(m_.cells.size() + 1, 0);
     for (std::size_t b = 0; b < m_.cells.size(); ++b)
@@ -204,13 +218,14 @@ class ExodusWriter : wr::WriterState {
           same = int_at(r.entries, static_cast<std::size_t>(i)) == starts[b] + i;
         if (!same) continue;
         names[k] = r.name;
-        ids[k] = r.tag > 0 && r.tag <= std::numeric_limits<std::int32_t>::max() ? r.tag : ids[k];
+        ids[k] = r.tag > 0 && r.tag <= std::numeric_limits<std::int32_t>::max() ? r.tag : 0;
         named = true;
       }
       if (!named)
         notes_.push_back(wr::not_written("region '" + r.name + "'", "Exodus",
                                          "cell sets but one block's cells (eb_names)"));
     }
+    unique_ids(ids);
     int_var("eb_prop1", num_el_blk, ids);
     vars_.back().text_atts.emplace_back("name", "ID");
     names_var("eb_names", num_el_blk, names);
@@ -343,11 +358,11 @@ class ExodusWriter : wr::WriterState {
       std::vector<std::int64_t> ids;
       std::vector<std::string> names;
       for (const auto* r : rs) {
-        ids.push_back(r->tag > 0 && r->tag <= std::numeric_limits<std::int32_t>::max()
-                          ? r->tag
-                          : static_cast<std::int64_t>(ids.size()) + 1);
+        ids.push_back(r->tag > 0 && r->tag <= std::numeric_limits<std::int32_t>::max() ? r->tag
+                                                                                       : 0);
         names.push_back(r->name);
       }
+      unique_ids(ids);
       int_var(prop, d, ids);
       vars_.back().text_atts.emplace_back("name", "ID");
       names_var(names_name, d, names);
