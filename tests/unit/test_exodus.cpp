@@ -370,8 +370,8 @@ TEST(ExodusReader, MixedBlocksInEveryClassicVersion) {
 
 // numrecs all ones (the streaming form): the records are counted from the file's size.
 TEST(ExodusReader, StreamingRecordCount) {
-  const auto streamed = mesh::read_mesh(std::string(MESHDOCK_TEST_DATA) +
-                                        "/fuzz/exodus_reader/seed-streaming.exo");
+  const auto streamed =
+      mesh::read_mesh(std::string(MESHDOCK_TEST_DATA) + "/fuzz/exodus_reader/seed-streaming.exo");
   const auto m = mesh::read_mesh(data("mixed.cdf1.exo"));
   EXPECT_EQ(doubles(streamed.point_data.at("temp")), doubles(m.point_data.at("temp")));
   EXPECT_EQ(doubles(streamed.point_data.at("velocity_")), doubles(m.point_data.at("velocity_")));
