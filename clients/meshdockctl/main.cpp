@@ -724,11 +724,10 @@ int main(int argc, char** argv) {
   auto* exp = app.add_subcommand("export", "write a loaded mesh to a file (under an export root)");
   exp->add_option("NAME", name, "the mesh")->required()->check(name_validator());
   exp->add_option("PATH", out_path, "the file to write")->required();
-  exp->add_option(
-      "--format", format,
-      "the writer: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, inp, mesh, meshb, su2, or "
-      "meshio's name "
-      "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
+  exp->add_option("--format", format,
+                  "the writer: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, inp, mesh, meshb, "
+                  "su2, exo, or meshio's name "
+                  "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
   exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");
 
   std::string field, npy_path;

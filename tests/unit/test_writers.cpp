@@ -471,12 +471,16 @@ TEST(Writers, EncodingsAreCheckedPerFormat) {
   o.encoding = "binary";
   EXPECT_EQ(error_of2(tet(), tmp.file("a.off"), o),
             tmp.file("a.off") + ": OFF encoding 'binary' is not ascii (its only one)");
+  o.encoding = "ascii";
+  EXPECT_EQ(error_of2(tet(), tmp.file("a.exo"), o),
+            tmp.file("a.exo") + ": Exodus encoding 'ascii' is not binary (its only one)");
   o = {};
   EXPECT_EQ(
       error_of2(tet(), tmp.file("a.xyz"), o),
       tmp.file("a.xyz") +
           ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
-          "off, mesh, meshb, inp, su2; each may end in -ascii or -binary where it has both, as "
+          "off, mesh, meshb, inp, su2, exo; each may end in -ascii or -binary where it has both, "
+          "as "
           "meshio's names do)");
   o.encoding = "binary";
   EXPECT_EQ(error_of2(tet(), tmp.file("a.vtp"), o),

@@ -64,6 +64,10 @@ Mesh read_ucd(const InFile& file);
 // cell_data "su2:tag" as meshio numbers them, and cell regions named by their tags); zone 1 of a
 // multi-zone file.
 Mesh read_su2(const InFile& file);
+// Exodus II (.e, .exo, .ex2) in the netCDF classic formats (CDF-1, CDF-2, CDF-5), over
+// meshdock's own netCDF parser: points, blocks, point / cell data of the first time step, node
+// sets, side sets, block names. A netCDF-4 (HDF5) file is a ReadError saying how to convert it.
+Mesh read_exodus(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

@@ -90,9 +90,14 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("SU2");
     return write_su2(m, target);
   }
+  if (fmt == "e" || fmt == "exo" || fmt == "ex2" || fmt == "exodus") {
+    if (!enc.empty() && enc != "binary")
+      throw WriteError(path + ": Exodus encoding '" + enc + "' is not binary (its only one)");
+    return write_exodus(m, target);
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
-      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2; "
+      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

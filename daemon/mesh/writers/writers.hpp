@@ -79,15 +79,24 @@ std::vector<std::string> write_abaqus(const Mesh& m, const OutTarget& target);
 // data and regions are noted as not written.
 std::vector<std::string> write_su2(const Mesh& m, const OutTarget& target);
 
+// Exodus II (.e, .exo, .ex2): a netCDF CDF-2 (64-bit offset) file: coordinates, one connect<k>
+// per block (meshio's Exodus names), point data as node variables and one-value-a-cell cell
+// data as element variables of one time step, point regions as node sets, side regions as side
+// sets, a cell region that is one block's cells as its eb_names entry; the rest is noted. A
+// ragged or polyhedron block, or a type Exodus has no name for, is a WriteError naming it.
+std::vector<std::string> write_exodus(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2"; empty: the path's
-  // extension (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
-  // "vtu-binary" is zlib) set the encoding too.
+  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
+  // "e" / "exo" / "ex2" / "exodus" (Exodus II); empty: the path's extension (.msh: 4.1).
+  // meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib)
+  // set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2: "ascii" (the default, the only one); mesh, meshb, medit:
-  // "ascii" | "binary", by default what the path's extension says (.meshb: binary, else ascii)
+  // (default); obj, off, inp, su2: "ascii" (the default, the only one); e, exo, ex2, exodus:
+  // "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default what the path's
+  // extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;
 };

@@ -291,7 +291,9 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "pvtu", "pvtp", "pvts", "pvtr", "pvti" (their pieces beside them), "vtk", "stl", "obj", "ply",
  * "off", "mesh" / "meshb" / "medit" (Medit: ascii or binary, told by content), "inp" (Abaqus, its
  * *INCLUDEs beside it, or AVS UCD as deal.II writes it: told by content), "abaqus", "avs" / "ucd" /
- * "avsucd" (AVS UCD ascii), "su2" (SU2: zone 1 of a multi-zone file)) NULL or "": by extension.
+ * "avsucd" (AVS UCD ascii), "su2" (SU2: zone 1 of a multi-zone file), "e" / "exo" / "ex2" /
+ * "exodus" (Exodus II, netCDF classic; a netCDF-4 / HDF5 file is a READ error saying how to
+ * convert it)) NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
 /* An empty mesh to fill with the setters below. */
@@ -380,11 +382,11 @@ typedef struct meshdock_write_options {
   size_t struct_size;   /* sizeof(meshdock_write_options) */
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
-                           the extension) | "inp" (Abaqus) | "su2"; NULL or "": the path's
-                           extension */
+                           the extension) | "inp" (Abaqus) | "su2" | "exo" / "e" / "ex2"
+                           (Exodus II, netCDF CDF-2); NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp, su2: "ascii"; NULL or "": the
-                           default */
+                           "ascii" | "binary" (default); obj, off, inp, su2: "ascii"; exo:
+                           "binary"; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
 MESHDOCK_API void meshdock_write_options_init(meshdock_write_options* options);
