@@ -86,9 +86,11 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "inp") return inp_is_ucd(file) ? read_ucd(file) : read_abaqus(file, options);
   if (fmt == "abaqus") return read_abaqus(file, options);
   if (fmt == "avs" || fmt == "ucd" || fmt == "avsucd") return read_ucd(file);
-  throw ReadError(file.path + ": format '" + fmt +
-                  "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
-                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd)");
+  if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran") return read_nastran(file);
+  throw ReadError(
+      file.path + ": format '" + fmt +
+      "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
+      "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, bdf, nas, fem)");
 }
 }  // namespace
 

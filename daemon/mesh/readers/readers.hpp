@@ -60,6 +60,9 @@ Mesh read_abaqus(const InFile& file, const ReadOptions& options = {});
 // AVS UCD ascii (.avs, .ucd, deal.II's .inp): nodes, cells of the 8 UCD types, material ids,
 // node and cell data.
 Mesh read_ucd(const InFile& file);
+// Nastran bulk data (.bdf, .nas, .fem): small, large and free field; GRID and the element cards
+// meshio reads, property ids; every other card skipped (noted).
+Mesh read_nastran(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

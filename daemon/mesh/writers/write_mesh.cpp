@@ -86,10 +86,15 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("Abaqus");
     return write_abaqus(m, target);
   }
-  throw WriteError(path + ": no writer for format '" + fmt +
-                   "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp; "
-                   "each may end in "
-                   "-ascii or -binary where it has both, as meshio's names do)");
+  if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran") {
+    ascii_only("Nastran");
+    return write_nastran(m, target);
+  }
+  throw WriteError(
+      path + ": no writer for format '" + fmt +
+      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, bdf; "
+      "each may end in "
+      "-ascii or -binary where it has both, as meshio's names do)");
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

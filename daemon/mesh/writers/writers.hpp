@@ -73,15 +73,21 @@ std::vector<std::string> write_medit(const Mesh& m, const OutTarget& target, boo
 // no element for is a WriteError), *NSET / *ELSET from point and cell regions; data is noted.
 std::vector<std::string> write_abaqus(const Mesh& m, const OutTarget& target);
 
+// Nastran bulk data (.bdf, .nas, .fem), free field: GRID (CP from point_data "nastran:ref"), an
+// element card a cell (meshio's cards; PID from cell_data "nastran:ref"); a block Nastran has no
+// card for is a WriteError; other data and regions are noted.
+std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
-  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus"; empty: the path's extension
+  // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "bdf" / "nas" / "fem" /
+  // "nastran"; empty: the path's extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names
   // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp: "ascii" (the default, the only one); mesh, meshb, medit: "ascii" |
-  // "binary", by default what the path's extension says (.meshb: binary, else ascii)
+  // (default); obj, off, inp, bdf: "ascii" (the default, the only one); mesh, meshb, medit: "ascii"
+  // | "binary", by default what the path's extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;
 };

@@ -252,7 +252,7 @@ class Mesh:
 _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-binary": "msh",
                    "vtk-ascii": "vtk", "vtk-binary": "vtk", "vtu-ascii": "vtu", "vtu-binary": "vtu",
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
-                   "abaqus": "inp", "avsucd": "avs"}
+                   "abaqus": "inp", "avsucd": "avs", "nastran": "bdf"}
 
 
 def _format(format: Optional[str], file_format: Optional[str]) -> str:
@@ -407,7 +407,8 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
     given ("vtu" and "vtp" (XML PolyData): encoding "zlib" (default), "raw" or
     "ascii"; "msh": Gmsh 4.1 and "msh22" / "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply":
-    "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"): ascii;
+    "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"), "bdf" /
+    "nas" / "fem" (Nastran free field; meshio's "nastran"): ascii;
     "mesh" / "meshb" (meshio's "medit": by the extension): Medit ascii / binary; `file_format`:
     meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
