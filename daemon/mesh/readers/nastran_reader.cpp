@@ -137,10 +137,10 @@ class Cards {
 
   // The next card into `card`; false at ENDDATA or the end of the file.
   bool next(Card& card) {
-    std::string_view line;
+    Line line;
     if (!next_line(line)) return false;
     card.fields.clear();
-    card.at = static_cast<std::size_t>(line.data() - data_.data());
+    card.at = static_cast<std::size_t>(line.text.data() - data_.data());
     const auto first = field1(line);
     if (is_continuation(first)) fail_at(card.at, "a continuation line with no card before it");
     card.name = trim_spaces(first);
@@ -151,12 +151,11 @@ class Cards {
       return false;
     }
     split(line, large, card.fields);
-    while (true) {
-      const auto before = pos_;
-      if (!next_line(line)) break;
+    while (next_line(line)) {
       const auto f1 = field1(line);
       if (!is_continuation(f1)) {
-        pos_ = before;  // the next card's line
+        pending_ = line;  // the next card's first line: read once, kept for next()
+        has_pending_ = true;
         break;
       }
       split(line, !f1.empty() && f1[0] == '*', card.fields);
@@ -164,7 +163,10 @@ class Cards {
     return true;
   }
   bool saw_enddata() const { return enddata_; }
-  std::size_t offset() const { return pos_; }
+  // Where the next card starts (at most: a card's lines may follow it).
+  std::size_t offset() const {
+    return has_pending_ ? static_cast<std::size_t>(pending_.text.data() - data_.data()) : pos_;
+  }
 
   [[noreturn]] void fail_at(std::size_t at, const std::string& what) const {
     const Cursor c(data_, path_);
@@ -176,33 +178,46 @@ class Cards {
   }
 
  private:
+  // A line without its comment and line end; `comma`: where its first ',' is (a free-field
+  // line), npos on a fixed-field one.
+  struct Line {
+    std::string_view text;
+    std::size_t comma = std::string_view::npos;
+  };
   std::string_view data_;
   std::size_t pos_;
   const std::string& path_;
   bool enddata_ = false;
+  Line pending_;
+  bool has_pending_ = false;
 
-  // The next line that is not blank or a comment, without its comment and line end.
-  bool next_line(std::string_view& line) {
+  // The next line that is not blank or a comment.
+  bool next_line(Line& line) {
+    if (has_pending_) {
+      has_pending_ = false;
+      line = pending_;
+      return true;
+    }
     while (pos_ < data_.size()) {
       const char* b = data_.data() + pos_;
       const char* nl = static_cast<const char*>(std::memchr(b, '\n', data_.size() - pos_));
       const std::size_t len = nl ? static_cast<std::size_t>(nl - b) : data_.size() - pos_;
       pos_ += len + (nl ? 1 : 0);
-      line = std::string_view(b, len);
-      if (const auto d = line.find('$'); d != std::string_view::npos) line = line.substr(0, d);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line.empty() || line[0] == '#' || line.substr(0, 2) == "//") continue;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      auto text = std::string_view(b, len);
+      if (const auto d = text.find('$'); d != std::string_view::npos) text = text.substr(0, d);
+      if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+      if (text.empty() || text[0] == '#' || text.substr(0, 2) == "//") continue;
+      if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      line.text = text;
+      line.comma = text.find(',');
       return true;
     }
     return false;
   }
 
-  static bool is_free(std::string_view line) { return line.find(',') != std::string_view::npos; }
-
-  static std::string_view field1(std::string_view line) {
-    if (is_free(line)) return line.substr(0, line.find(','));
-    return line.substr(0, 8);
+  static std::string_view field1(const Line& line) {
+    return line.comma != std::string_view::npos ? line.text.substr(0, line.comma)
+                                                : line.text.substr(0, 8);
   }
   static bool is_continuation(std::string_view f1) {
     const auto t = trim_spaces(f1);
@@ -210,11 +225,12 @@ class Cards {
   }
 
   // Appends the data fields of `line` (fields 2 to 9 small, 2 to 5 large), blank ones padded.
-  void split(std::string_view line, bool large, std::vector<std::string_view>& out) {
+  void split(const Line& l, bool large, std::vector<std::string_view>& out) {
     const std::size_t per_line = large ? 4 : 8;
-    if (is_free(line)) {
+    const std::string_view line = l.text;
+    if (l.comma != std::string_view::npos) {
       const auto from = out.size();
-      std::size_t p = line.find(',') + 1;
+      std::size_t p = l.comma + 1;
       while (true) {
         const auto e = line.find(',', p);
         auto f = line.substr(p, e == std::string_view::npos ? line.size() - p : e - p);
@@ -254,11 +270,26 @@ std::string_view field(const Card& card, std::size_t i) {
   return i < card.fields.size() ? card.fields[i] : std::string_view();
 }
 
-// An integer field; false when it is not one (blank included).
+// An integer field; false when it is not one (blank included). Up to 18 digits (every id) are
+// summed with no checks (from_chars was a tenth of a 1M-element read); more go to from_chars.
 bool parse_int(std::string_view f, std::int64_t& v) {
   const char* p = f.data();
   const char* e = p + f.size();
-  if (p < e && *p == '+') ++p;
+  const bool plus = p < e && *p == '+';
+  if (plus) ++p;
+  const bool neg = !plus && p < e && *p == '-';
+  const char* d = p + (neg ? 1 : 0);
+  if (d < e && e - d <= 18) {
+    std::int64_t x = 0;
+    for (const char* q = d; q < e; ++q) {
+      const auto c = static_cast<unsigned char>(*q - '0');
+      if (c > 9) return false;
+      x = x * 10 + c;
+    }
+    v = neg ? -x : x;
+    return true;
+  }
+  if (plus && p < e && *p == '-') return false;
   const auto r = std::from_chars(p, e, v);
   return r.ec == std::errc() && r.ptr == e && p < e;
 }
@@ -365,6 +396,8 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
   std::vector<Block> blocks;
   std::map<std::string, std::int64_t> skipped;
   std::array<std::int64_t, 20> nodes{};
+  std::string_view last_name;
+  const ElementType* last_type = nullptr;
 
   auto bad = [&](std::string_view f, const std::string& what) {
     // A field past the card's last one has no place in the file: the card's line stands for it.
@@ -408,7 +441,12 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
       ++np;
       continue;
     }
-    const ElementType* t = element_type(card.name);
+    // Element cards come in runs of one name: the last one's type is looked up once.
+    if (card.name != last_name) {
+      last_name = card.name;
+      last_type = element_type(card.name);
+    }
+    const ElementType* t = last_type;
     if (!t) {
       ++skipped[terminal_safe(upper(card.name.substr(0, 24)))];
       continue;
