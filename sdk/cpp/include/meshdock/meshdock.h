@@ -291,7 +291,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "pvtu", "pvtp", "pvts", "pvtr", "pvti" (their pieces beside them), "vtk", "stl", "obj", "ply",
  * "off", "mesh" / "meshb" / "medit" (Medit: ascii or binary, told by content), "inp" (Abaqus, its
  * *INCLUDEs beside it, or AVS UCD as deal.II writes it: told by content), "abaqus", "avs" / "ucd" /
- * "avsucd" (AVS UCD ascii)) NULL or "": by extension. Errors: READ (names the file and line or
+ * "avsucd" (AVS UCD ascii), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data)) NULL or "": by
+ * extension. Errors: READ (names the file and line or
  * byte offset),
  * INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
@@ -381,9 +382,10 @@ typedef struct meshdock_write_options {
   size_t struct_size;   /* sizeof(meshdock_write_options) */
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
-                           the extension) | "inp" (Abaqus); NULL or "": the path's extension */
+                           the extension) | "inp" (Abaqus) | "bdf" (Nastran, free field); NULL
+                           or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp: "ascii"; NULL or "": the
+                           "ascii" | "binary" (default); obj, off, inp, bdf: "ascii"; NULL or "": the
                            default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
