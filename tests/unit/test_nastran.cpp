@@ -213,6 +213,10 @@ TEST(NastranReader, ErrorsNameFileLineAndColumn) {
             "t.bdf:3: column 9: GRID: grid id 1 appears twice, found '1'");
   EXPECT_EQ(error_of(head + "CTETRA  1       1       1       1       1\n"),
             "t.bdf:3: column 42: CTETRA: CTETRA lists 3 grids; it takes 4 or 10, found '(blank)'");
+  EXPECT_EQ(error_of(head + "CTRIA3,1,1,1,+-1,1\n"),
+            "t.bdf:3: column 14: CTRIA3: expected grid id 2 of 3, found '+-1'");
+  EXPECT_EQ(error_of(head + "CTRIA3,+1,1,1,1,1234567890123456789012\n"),
+            "t.bdf:3: column 17: CTRIA3: expected grid id 3 of 3, found '1234567890123456789012'");
   EXPECT_EQ(error_of(head + "CTRIA3  1       1       1       a\n"),
             "t.bdf:3: column 33: CTRIA3: expected grid id 2 of 3, found 'a'");
   EXPECT_EQ(error_of("BEGIN BULK\n$ c\n+       1\n"),

@@ -396,7 +396,8 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
   std::vector<Block> blocks;
   std::map<std::string, std::int64_t> skipped;
   std::array<std::int64_t, 20> nodes{};
-  std::string_view last_name;
+  // A copy: a view would point at the run's first card, in a page the window has let go of.
+  std::string last_name;
   const ElementType* last_type = nullptr;
 
   auto bad = [&](std::string_view f, const std::string& what) {
@@ -443,7 +444,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
     }
     // Element cards come in runs of one name: the last one's type is looked up once.
     if (card.name != last_name) {
-      last_name = card.name;
+      last_name.assign(card.name);
       last_type = element_type(card.name);
     }
     const ElementType* t = last_type;
