@@ -68,6 +68,9 @@ Mesh read_su2(const InFile& file);
 // meshdock's own netCDF parser: points, blocks, point / cell data of the first time step, node
 // sets, side sets, block names. A netCDF-4 (HDF5) file is a ReadError saying how to convert it.
 Mesh read_exodus(const InFile& file);
+// Nastran bulk data (.bdf, .nas, .fem): small, large and free field; GRID and the element cards
+// meshio reads, property ids; every other card skipped (noted).
+Mesh read_nastran(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

@@ -95,9 +95,14 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
       throw WriteError(path + ": Exodus encoding '" + enc + "' is not binary (its only one)");
     return write_exodus(m, target);
   }
+  if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran") {
+    ascii_only("Nastran");
+    return write_nastran(m, target);
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
-      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo; "
+      "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
+      "bdf; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

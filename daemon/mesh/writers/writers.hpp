@@ -86,15 +86,20 @@ std::vector<std::string> write_su2(const Mesh& m, const OutTarget& target);
 // ragged or polyhedron block, or a type Exodus has no name for, is a WriteError naming it.
 std::vector<std::string> write_exodus(const Mesh& m, const OutTarget& target);
 
+// Nastran bulk data (.bdf, .nas, .fem), free field: GRID (CP from point_data "nastran:ref"), an
+// element card a cell (meshio's cards; PID from cell_data "nastran:ref"); a block Nastran has no
+// card for is a WriteError; other data and regions are noted.
+std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
-  // "e" / "exo" / "ex2" / "exodus" (Exodus II); empty: the path's extension (.msh: 4.1).
-  // meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib)
-  // set the encoding too.
+  // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran"; empty: the
+  // path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii",
+  // "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2: "ascii" (the default, the only one); e, exo, ex2, exodus:
+  // (default); obj, off, inp, su2, bdf: "ascii" (the default, the only one); e, exo, ex2, exodus:
   // "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default what the path's
   // extension says (.meshb: binary, else ascii)
   std::string encoding;

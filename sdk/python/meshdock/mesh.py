@@ -252,7 +252,7 @@ class Mesh:
 _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-binary": "msh",
                    "vtk-ascii": "vtk", "vtk-binary": "vtk", "vtu-ascii": "vtu", "vtu-binary": "vtu",
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
-                   "abaqus": "inp", "avsucd": "avs", "exodus": "exo"}
+                   "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf"}
 # ("su2" is meshio's name and meshdock's alike.)
 
 
@@ -408,9 +408,10 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     """Write `mesh` to `path` with the C++ writers; the format comes from the extension unless
     given ("vtu" and "vtp" (XML PolyData): encoding "zlib" (default), "raw" or
     "ascii"; "msh": Gmsh 4.1 and "msh22" / "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply":
-    "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"), "su2": ascii;
-    "mesh" / "meshb" (meshio's "medit": by the extension): Medit ascii / binary; "exo" / "e" /
-    "ex2" (meshio's "exodus"): Exodus II as netCDF CDF-2; `file_format`: meshio's name for it).
+    "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"), "su2", "bdf" /
+    "nas" / "fem" (Nastran free field; meshio's "nastran"): ascii; "mesh" / "meshb" (meshio's
+    "medit": by the extension): Medit ascii / binary; "exo" / "e" / "ex2" (meshio's "exodus"):
+    Exodus II as netCDF CDF-2; `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
     polygons; noted when that moves a block, cell data and regions move with it). STL, OBJ,
     PLY and OFF hold faces (STL: triangles; quads and polygons go as triangle fans, noted).

@@ -293,7 +293,7 @@ typedef struct meshdock_mesh meshdock_mesh;
  * *INCLUDEs beside it, or AVS UCD as deal.II writes it: told by content), "abaqus", "avs" / "ucd" /
  * "avsucd" (AVS UCD ascii), "su2" (SU2: zone 1 of a multi-zone file), "e" / "exo" / "ex2" /
  * "exodus" (Exodus II, netCDF classic; a netCDF-4 / HDF5 file is a READ error saying how to
- * convert it)) NULL or "": by extension.
+ * convert it), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data)) NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
 /* An empty mesh to fill with the setters below. */
@@ -383,9 +383,10 @@ typedef struct meshdock_write_options {
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
                            the extension) | "inp" (Abaqus) | "su2" | "exo" / "e" / "ex2"
-                           (Exodus II, netCDF CDF-2); NULL or "": the path's extension */
+                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field); NULL or "":
+                           the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp, su2: "ascii"; exo:
+                           "ascii" | "binary" (default); obj, off, inp, su2, bdf: "ascii"; exo:
                            "binary"; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;

@@ -1,0 +1,588 @@
+// Nastran bulk data (.bdf, .nas, .fem; meshio's "nastran"), read as meshio 5.0 reads it:
+// - the executive and case control sections are skipped up to BEGIN BULK; without one (gmsh's
+//   -format bdf writes none; meshio refuses such a file) the bulk data starts at the first
+//   GRID or element card, noted. ENDDATA ends it (its absence is noted);
+// - every line is small field (8-column fields, 10 a line), large field (the card name ends in
+//   '*': 16-column data fields, 4 a line) or free field (a ',' on the line; more than 10 fields
+//   on one free line are all data). A line whose field 1 starts with '+' (small) or '*' (large)
+//   or is blank continues the card above; field 10 (the continuation marker) is not data, and
+//   continuations are taken in file order (markers are not matched). '$' starts a comment
+//   (whole lines, and the rest of a line); so do '#' and '//' at a line's start, as in meshio.
+//   Tabs in fixed-field lines are a ReadError (not expanded);
+// - reals as Nastran writes them: 1.0, 1., .5, 1.0E-3, 1.0-3 and 1.0+3 (implicit exponent),
+//   1.0D-3; a blank coordinate is 0.0 (Nastran's default; meshio fails on it);
+// - GRID id cp x1 x2 x3: ids are labels (any order; elements may come before their grids),
+//   points in file order; a CP field that is not blank -> point_data "nastran:ref" (0 where
+//   blank). Coordinates given in a local system (CP not 0) are read as written and noted (meshio
+//   reads them as written, silently): the coordinate cards are not read;
+// - the element cards of meshio's table -> cell blocks of meshio's types, consecutive cells of
+//   one type a block (meshio's rule), nodes in meshio's order (CTRIAX6 / CTRAX6 corners then
+//   mid-sides, CHEXA 20 and CPENTA 15 as meshio reorders them); the property id (field 3) ->
+//   cell_data "nastran:ref" (a blank one: the element id, Nastran's default, noted). Lines
+//   (CBAR, CBEAM, CROD, CBUSH, CBUSH1D, CGAP) take their first two grids (the orientation is not
+//   read), CELAS1 its first (a vertex); solids are first or second order by how many grids they
+//   list (CTETRA 4 / 10, CPYRA(M) 5 / 13, CPENTA 6 / 15, CHEXA 8 / 20). meshio's own fictive
+//   names (CTETRA_, CHEXA_, ...; its writer's) read as the card they stand for;
+// - every other card is skipped, and one note lists them with their counts.
+// A grid id no GRID defines is a ReadError naming the element's line.
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/mesh/cursor.hpp"
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+struct ElementType {
+  std::string_view card;
+  const char* meshio;         // first order (or the only one)
+  const char* meshio2;        // second order, nullptr when there is none
+  std::uint8_t nodes;         // grids read (first order)
+  std::uint8_t nodes2;        // second order
+  const std::uint8_t* order;  // meshio's node k is the card's order[k]; nullptr: as listed
+};
+
+constexpr std::uint8_t kAxisym6[] = {0, 2, 4, 1, 3, 5};
+constexpr std::uint8_t kHex20[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+                                   10, 11, 16, 17, 18, 19, 12, 13, 14, 15};
+constexpr std::uint8_t kWedge15[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14, 9, 10, 11};
+
+// meshio 5.0's nastran_to_meshio_type. nodes2 == 0: a fixed count (the fields after it, an
+// orientation or a thickness, are not grids); else the card lists nodes or nodes2 grids.
+constexpr ElementType kTypes[] = {
+    {"CELAS1", "vertex", nullptr, 1, 0, nullptr},
+    {"CBEAM", "line", nullptr, 2, 0, nullptr},
+    {"CBUSH", "line", nullptr, 2, 0, nullptr},
+    {"CBUSH1D", "line", nullptr, 2, 0, nullptr},
+    {"CROD", "line", nullptr, 2, 0, nullptr},
+    {"CGAP", "line", nullptr, 2, 0, nullptr},
+    {"CBAR", "line", nullptr, 2, 0, nullptr},
+    {"CTRIAR", "triangle", nullptr, 3, 0, nullptr},
+    {"CTRIA3", "triangle", nullptr, 3, 0, nullptr},
+    {"CTRAX6", "triangle6", nullptr, 6, 0, kAxisym6},
+    {"CTRIAX6", "triangle6", nullptr, 6, 0, kAxisym6},
+    {"CTRIA6", "triangle6", nullptr, 6, 0, nullptr},
+    {"CQUADR", "quad", nullptr, 4, 0, nullptr},
+    {"CSHEAR", "quad", nullptr, 4, 0, nullptr},
+    {"CQUAD4", "quad", nullptr, 4, 0, nullptr},
+    {"CQUAD8", "quad8", nullptr, 8, 0, nullptr},
+    {"CQUAD9", "quad9", nullptr, 9, 0, nullptr},
+    {"CTETRA", "tetra", "tetra10", 4, 10, nullptr},
+    {"CTETRA_", "tetra", "tetra10", 4, 10, nullptr},
+    {"CPYRAM", "pyramid", "pyramid13", 5, 13, nullptr},
+    {"CPYRA", "pyramid", "pyramid13", 5, 13, nullptr},
+    {"CPYRA_", "pyramid", "pyramid13", 5, 13, nullptr},
+    {"CPENTA", "wedge", "wedge15", 6, 15, nullptr},
+    {"CPENTA_", "wedge", "wedge15", 6, 15, nullptr},
+    {"CHEXA", "hexahedron", "hexahedron20", 8, 20, nullptr},
+    {"CHEXA_", "hexahedron", "hexahedron20", 8, 20, nullptr},
+};
+
+// Card names compare without case (Nastran's rule); `upper` is already upper case.
+bool same_name(std::string_view name, std::string_view upper) {
+  if (name.size() != upper.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (c != upper[i]) return false;
+  }
+  return true;
+}
+
+const ElementType* element_type(std::string_view name) {
+  if (name.empty() || (name[0] != 'C' && name[0] != 'c')) return nullptr;
+  for (const auto& t : kTypes)
+    if (same_name(name, t.card)) return &t;
+  return nullptr;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// One card: its name (without the large-field '*') and its data fields (field 2 on, the
+// continuation markers left out), each a view into the file (a blank one: empty, at its place).
+struct Card {
+  std::string_view name;
+  std::size_t at = 0;  // the first line's offset
+  std::vector<std::string_view> fields;
+};
+
+// The cards of the bulk data section, one at a time.
+class Cards {
+ public:
+  Cards(std::string_view data, std::size_t from, const std::string& path)
+      : data_(data), pos_(from), path_(path) {}
+
+  // The next card into `card`; false at ENDDATA or the end of the file.
+  bool next(Card& card) {
+    Line line;
+    if (!next_line(line)) return false;
+    card.fields.clear();
+    card.at = static_cast<std::size_t>(line.text.data() - data_.data());
+    const auto first = field1(line);
+    if (is_continuation(first)) fail_at(card.at, "a continuation line with no card before it");
+    card.name = trim_spaces(first);
+    const bool large = !card.name.empty() && card.name.back() == '*';
+    if (large) card.name.remove_suffix(1);
+    if (same_name(card.name, "ENDDATA")) {
+      enddata_ = true;
+      return false;
+    }
+    split(line, large, card.fields);
+    while (next_line(line)) {
+      const auto f1 = field1(line);
+      if (!is_continuation(f1)) {
+        pending_ = line;  // the next card's first line: read once, kept for next()
+        has_pending_ = true;
+        break;
+      }
+      split(line, !f1.empty() && f1[0] == '*', card.fields);
+    }
+    return true;
+  }
+  bool saw_enddata() const { return enddata_; }
+  // Where the next card starts (at most: a card's lines may follow it).
+  std::size_t offset() const {
+    return has_pending_ ? static_cast<std::size_t>(pending_.text.data() - data_.data()) : pos_;
+  }
+
+  [[noreturn]] void fail_at(std::size_t at, const std::string& what) const {
+    const Cursor c(data_, path_);
+    const auto line = c.line_at(at);
+    const auto nl = data_.rfind('\n', at == 0 ? 0 : at - 1);
+    const auto start = at == 0 || nl == std::string_view::npos ? 0 : nl + 1;
+    throw ReadError(path_ + ":" + std::to_string(line) + ": column " +
+                    std::to_string(at - start + 1) + ": " + what);
+  }
+
+ private:
+  // A line without its comment and line end; `comma`: where its first ',' is (a free-field
+  // line), npos on a fixed-field one.
+  struct Line {
+    std::string_view text;
+    std::size_t comma = std::string_view::npos;
+  };
+  std::string_view data_;
+  std::size_t pos_;
+  const std::string& path_;
+  bool enddata_ = false;
+  Line pending_;
+  bool has_pending_ = false;
+
+  // The next line that is not blank or a comment.
+  bool next_line(Line& line) {
+    if (has_pending_) {
+      has_pending_ = false;
+      line = pending_;
+      return true;
+    }
+    while (pos_ < data_.size()) {
+      const char* b = data_.data() + pos_;
+      const char* nl = static_cast<const char*>(std::memchr(b, '\n', data_.size() - pos_));
+      const std::size_t len = nl ? static_cast<std::size_t>(nl - b) : data_.size() - pos_;
+      pos_ += len + (nl ? 1 : 0);
+      auto text = std::string_view(b, len);
+      if (const auto d = text.find('$'); d != std::string_view::npos) text = text.substr(0, d);
+      if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+      if (text.empty() || text[0] == '#' || text.substr(0, 2) == "//") continue;
+      if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      line.text = text;
+      line.comma = text.find(',');
+      return true;
+    }
+    return false;
+  }
+
+  static std::string_view field1(const Line& line) {
+    return line.comma != std::string_view::npos ? line.text.substr(0, line.comma)
+                                                : line.text.substr(0, 8);
+  }
+  static bool is_continuation(std::string_view f1) {
+    const auto t = trim_spaces(f1);
+    return t.empty() || t[0] == '+' || t[0] == '*';
+  }
+
+  // Appends the data fields of `line` (fields 2 to 9 small, 2 to 5 large), blank ones padded.
+  void split(const Line& l, bool large, std::vector<std::string_view>& out) {
+    const std::size_t per_line = large ? 4 : 8;
+    const std::string_view line = l.text;
+    if (l.comma != std::string_view::npos) {
+      const auto from = out.size();
+      std::size_t p = l.comma + 1;
+      while (true) {
+        const auto e = line.find(',', p);
+        auto f = line.substr(p, e == std::string_view::npos ? line.size() - p : e - p);
+        while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
+        while (!f.empty() && (f.back() == ' ' || f.back() == '\t')) f.remove_suffix(1);
+        out.push_back(f.empty() ? line.substr(p, 0) : f);
+        if (e == std::string_view::npos) break;
+        p = e + 1;
+      }
+      const auto n = out.size() - from;
+      // Up to the continuation marker's place, the last field is the marker; a longer line
+      // (what people write by hand: a CHEXA on one line) is all data.
+      if (n == per_line + 1) out.pop_back();
+      const auto end = line.substr(line.size());
+      while ((out.size() - from) % per_line != 0) out.push_back(end);
+      return;
+    }
+    if (line.find('\t') != std::string_view::npos)
+      fail_at(static_cast<std::size_t>(line.data() + line.find('\t') - data_.data()),
+              "a tab in a fixed-field line (tabs are not expanded: write spaces or commas)");
+    const std::size_t width = large ? 16 : 8;
+    for (std::size_t k = 0; k < per_line; ++k) {
+      const std::size_t b = 8 + k * width;
+      if (b >= line.size()) {
+        out.push_back(line.substr(line.size()));
+        continue;
+      }
+      const auto raw = line.substr(b, width);
+      const auto f = trim_spaces(raw);
+      out.push_back(f.empty() ? raw.substr(0, 0) : f);
+    }
+  }
+};
+
+// The card's data field `i` (blank past its end).
+std::string_view field(const Card& card, std::size_t i) {
+  return i < card.fields.size() ? card.fields[i] : std::string_view();
+}
+
+// An integer field; false when it is not one (blank included). Up to 18 digits (every id) are
+// summed with no checks (from_chars was a tenth of a 1M-element read); more go to from_chars.
+bool parse_int(std::string_view f, std::int64_t& v) {
+  const char* p = f.data();
+  const char* e = p + f.size();
+  const bool plus = p < e && *p == '+';
+  if (plus) ++p;
+  const bool neg = !plus && p < e && *p == '-';
+  const char* d = p + (neg ? 1 : 0);
+  if (d < e && e - d <= 18) {
+    std::int64_t x = 0;
+    for (const char* q = d; q < e; ++q) {
+      const auto c = static_cast<unsigned char>(*q - '0');
+      if (c > 9) return false;
+      x = x * 10 + c;
+    }
+    v = neg ? -x : x;
+    return true;
+  }
+  if (plus && p < e && *p == '-') return false;
+  const auto r = std::from_chars(p, e, v);
+  return r.ec == std::errc() && r.ptr == e && p < e;
+}
+
+// A Nastran real: 1.0, 1., .5, 1.0E-3, 1.0-3 (the exponent's 'E' left out), 1.0D-3; false when
+// it is not one (integers pass, as in meshio).
+bool parse_real(std::string_view f, double& v) {
+  char buf[64];
+  if (f.empty() || f.size() > 40) return false;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    char c = f[i];
+    if (c == 'D' || c == 'd') c = 'E';
+    if ((c == '+' || c == '-') && i > 0 && buf[n - 1] != 'E' && buf[n - 1] != 'e') buf[n++] = 'E';
+    buf[n++] = c;
+  }
+  const char* p = buf;
+  if (*p == '+') ++p;
+  const auto r = std::from_chars(p, buf + n, v);
+  return r.ec == std::errc() && r.ptr == buf + n;
+}
+
+// Grid ids -> point indices: 1..n in order (every writer's) needs no table.
+class IdMap {
+ public:
+  // False when `id` is one already.
+  bool add(std::int64_t id, std::int64_t index) {
+    if (dense_ && id == index + 1) return true;
+    if (dense_) {
+      if (id >= 1 && id <= index) return false;
+      dense_ = false;
+      ids_.reserve(static_cast<std::size_t>(index) + 1);
+      for (std::int64_t i = 0; i < index; ++i) ids_.emplace(i + 1, i);
+    }
+    return ids_.emplace(id, index).second;
+  }
+  // -1 when `id` is not one.
+  std::int64_t find(std::int64_t id, std::int64_t count) const {
+    if (dense_) return id >= 1 && id <= count ? id - 1 : -1;
+    const auto it = ids_.find(id);
+    return it == ids_.end() ? -1 : it->second;
+  }
+
+ private:
+  bool dense_ = true;
+  std::unordered_map<std::int64_t, std::int64_t> ids_;
+};
+
+// Where the bulk data starts: after BEGIN BULK, else (gmsh's files) at the first GRID or element
+// card; npos when neither is there.
+std::size_t bulk_start(std::string_view data, bool& begin_bulk) {
+  std::size_t pos = 0;
+  begin_bulk = false;
+  while (pos < data.size()) {
+    const auto nl = data.find('\n', pos);
+    const auto end = nl == std::string_view::npos ? data.size() : nl;
+    auto line = data.substr(pos, end - pos);
+    const auto start = pos;
+    pos = end + (nl == std::string_view::npos ? 0 : 1);
+    const auto b = line.find_first_not_of(" \t");
+    if (b == std::string_view::npos) continue;
+    line.remove_prefix(b);
+    const auto word_end = line.find_first_of(" \t,*\r$");
+    const auto word = line.substr(0, word_end);
+    if (same_name(word, "BEGIN")) {
+      const auto rest = line.substr(word.size());
+      const auto k = rest.find_first_not_of(" \t");
+      if (k != std::string_view::npos && same_name(rest.substr(k, 4), "BULK")) {
+        begin_bulk = true;
+        return pos;
+      }
+      continue;
+    }
+    if (b == 0 && (same_name(word, "GRID") || element_type(word))) return start;
+  }
+  return std::string_view::npos;
+}
+
+struct Block {
+  const char* type;
+  std::int64_t nodes;
+  std::int64_t rows = 0;
+};
+
+Mesh parse_nastran(std::string_view data, MappedFile& file) {
+  const std::string& path = file.path();
+  bool begin_bulk = false;
+  const auto start = bulk_start(data, begin_bulk);
+  if (start == std::string_view::npos)
+    throw ReadError(path + ": no BEGIN BULK and no GRID or element card: not Nastran bulk data");
+  Mesh m;
+  if (!begin_bulk)
+    m.notes.push_back("nastran: " + path +
+                      ": no BEGIN BULK; the bulk data is read from the first GRID or element "
+                      "card (meshio reads no such file)");
+  Cursor progress(data, path, file.progress());
+  Cards cards(data, start, path);
+  Card card;
+  Chunks<double> xyz;
+  Chunks<std::int64_t> cps, conn, refs;
+  IdMap grid_ids;
+  std::int64_t np = 0, local_cp = 0, blank_pid = 0;
+  bool any_cp = false, any_pid = false;
+  std::vector<Block> blocks;
+  std::map<std::string, std::int64_t> skipped;
+  std::array<std::int64_t, 20> nodes{};
+  // A copy: a view would point at the run's first card, in a page the window has let go of.
+  std::string last_name;
+  const ElementType* last_type = nullptr;
+
+  auto bad = [&](std::string_view f, const std::string& what) {
+    // A field past the card's last one has no place in the file: the card's line stands for it.
+    const auto at = f.data() ? static_cast<std::size_t>(f.data() - data.data()) : card.at;
+    cards.fail_at(at, terminal_safe(card.name) + ": " + what + ", found '" +
+                          (f.empty() ? std::string("(blank)") : terminal_safe(f.substr(0, 40))) +
+                          "'");
+  };
+  auto int_field = [&](std::size_t i, const char* what) {
+    const auto f = field(card, i);
+    std::int64_t v = 0;
+    if (!parse_int(f, v)) [[unlikely]]
+      bad(f, std::string("expected an integer ") + what);
+    return v;
+  };
+
+  while (true) {
+    file.advance(cards.offset());
+    progress.seek(cards.offset());
+    progress.tick();
+    if (!cards.next(card)) break;
+    if (same_name(card.name, "GRID")) {
+      const auto id = int_field(0, "grid id");
+      if (!grid_ids.add(id, np)) [[unlikely]]
+        bad(field(card, 0), "grid id " + std::to_string(id) + " appears twice");
+      const auto cp_field = field(card, 1);
+      std::int64_t cp = 0;
+      if (!cp_field.empty()) {
+        if (!parse_int(cp_field, cp)) bad(cp_field, "expected an integer CP (coordinate system)");
+        any_cp = true;
+        if (cp != 0) ++local_cp;
+      }
+      cps.push_back(cp);
+      for (std::size_t k = 0; k < 3; ++k) {
+        const auto f = field(card, 2 + k);
+        double x = 0;
+        if (!f.empty() && !parse_real(f, x)) [[unlikely]]
+          bad(f, "expected a real coordinate X" + std::to_string(k + 1));
+        xyz.push_back(x);
+      }
+      ++np;
+      continue;
+    }
+    // Element cards come in runs of one name: the last one's type is looked up once.
+    if (card.name != last_name) {
+      last_name.assign(card.name);
+      last_type = element_type(card.name);
+    }
+    const ElementType* t = last_type;
+    if (!t) {
+      ++skipped[terminal_safe(upper(card.name.substr(0, 24)))];
+      continue;
+    }
+    const auto eid = int_field(0, "element id");
+    std::int64_t pid = eid;
+    if (const auto f = field(card, 1); !f.empty()) {
+      pid = int_field(1, "property id");
+      any_pid = true;
+    } else {
+      ++blank_pid;
+    }
+    std::size_t n = t->nodes;
+    const char* type = t->meshio;
+    if (t->nodes2) {
+      // A solid lists its corner grids, then its mid-side ones when it is second order.
+      n = 0;
+      while (n < t->nodes2 && !field(card, 2 + n).empty()) ++n;
+      for (std::size_t k = n; k + 2 < card.fields.size(); ++k)
+        if (!card.fields[k + 2].empty())
+          bad(card.fields[k + 2], "grid " + std::to_string(k + 1) + " after a blank one (" +
+                                      std::string(t->card) + " takes " + std::to_string(t->nodes) +
+                                      " or " + std::to_string(t->nodes2) + " grids, none blank)");
+      if (n != t->nodes && n != t->nodes2)
+        bad(field(card, 2 + n), std::string(t->card) + " lists " + std::to_string(n) +
+                                    " grids; it takes " + std::to_string(t->nodes) + " or " +
+                                    std::to_string(t->nodes2));
+      if (n == t->nodes2) type = t->meshio2;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto f = field(card, 2 + k);
+      if (!parse_int(f, nodes[k])) [[unlikely]]
+        bad(f, "expected grid id " + std::to_string(k + 1) + " of " + std::to_string(n));
+    }
+    const std::uint8_t* order = n == 20 ? kHex20 : n == 15 ? kWedge15 : t->order;
+    for (std::size_t k = 0; k < n; ++k) conn.push_back(nodes[order ? order[k] : k]);
+    refs.push_back(pid);
+    if (blocks.empty() || std::strcmp(blocks.back().type, type) != 0)
+      blocks.push_back(Block{type, static_cast<std::int64_t>(n)});
+    ++blocks.back().rows;
+  }
+  file.release_before(data.size());
+
+  m.points = Array::of<double>({np, 3});
+  double* p = m.points.as<double>();
+  xyz.drain([&](const double* v, std::size_t k) {
+    std::memcpy(p, v, k * sizeof(double));
+    p += k;
+  });
+  if (any_cp) {
+    Array a = Array::of<std::int64_t>({np});
+    auto* out = a.as<std::int64_t>();
+    cps.drain([&](const std::int64_t* v, std::size_t k) {
+      std::memcpy(out, v, k * sizeof(std::int64_t));
+      out += k;
+    });
+    m.point_data["nastran:ref"] = std::move(a);
+  }
+
+  // The blocks' arrays filled from the sequences, grid ids mapped to indices.
+  std::vector<Array> ref_arrays;
+  std::int64_t conn_at = 0;
+  std::size_t b = 0, b_at = 0;
+  for (const auto& blk : blocks) {
+    m.cells.push_back(CellBlock::fixed(blk.type, Array::of<std::int64_t>({blk.rows, blk.nodes})));
+    ref_arrays.push_back(Array::of<std::int64_t>({blk.rows}));
+  }
+  auto missing = [&](std::int64_t id, std::int64_t at) {
+    // Which element lists it: the cards read again up to it (error path only).
+    std::int64_t c = 0, seen = 0;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      if (at < seen + blocks[k].rows * blocks[k].nodes) {
+        c += (at - seen) / blocks[k].nodes;
+        break;
+      }
+      seen += blocks[k].rows * blocks[k].nodes;
+      c += blocks[k].rows;
+    }
+    Cards again(data, start, path);
+    for (std::int64_t e = -1; again.next(card);)
+      if (element_type(card.name) && ++e == c)
+        again.fail_at(card.at, terminal_safe(card.name) + " " + terminal_safe(field(card, 0)) +
+                                   ": grid id " + std::to_string(id) + " is not one of the GRIDs");
+    throw ReadError(path + ": grid id " + std::to_string(id) + " is not one of the GRIDs");
+  };
+  conn.drain([&](const std::int64_t* v, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i, ++conn_at) {
+      while (b_at == static_cast<std::size_t>(blocks[b].rows * blocks[b].nodes)) {
+        ++b;
+        b_at = 0;
+      }
+      const auto index = grid_ids.find(v[i], np);
+      if (index < 0) [[unlikely]]
+        missing(v[i], conn_at);
+      m.cells[b].connectivity.as<std::int64_t>()[b_at++] = index;
+    }
+  });
+  b = 0;
+  b_at = 0;
+  refs.drain([&](const std::int64_t* v, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i) {
+      while (b_at == static_cast<std::size_t>(blocks[b].rows)) {
+        ++b;
+        b_at = 0;
+      }
+      ref_arrays[b].as<std::int64_t>()[b_at++] = v[i];
+    }
+  });
+  if (any_pid && !blocks.empty()) m.cell_data["nastran:ref"] = std::move(ref_arrays);
+
+  const std::string where = "nastran: " + path + ": ";
+  if (local_cp > 0)
+    m.notes.push_back(where + std::to_string(local_cp) +
+                      " GRIDs give their coordinates in a local coordinate system (CP not 0); "
+                      "read as written, not transformed (coordinate system cards are not read)");
+  if (any_pid && blank_pid > 0)
+    m.notes.push_back(where + std::to_string(blank_pid) +
+                      " elements have a blank property id; nastran:ref holds their element id "
+                      "(Nastran's default)");
+  if (!skipped.empty()) {
+    std::string list;
+    for (const auto& [name, count] : skipped)
+      list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(count) + ")";
+    m.notes.push_back(where + "cards not read (meshdock reads GRID and element cards): " + list);
+  }
+  if (!cards.saw_enddata()) m.notes.push_back(where + "no ENDDATA; read to the end of the file");
+  return m;
+}
+
+}  // namespace
+
+Mesh read_nastran(const InFile& in) {
+  return parse_mapped(
+      in, [&](std::string_view data, MappedFile& file) { return parse_nastran(data, file); },
+      Access::window);
+}
+
+}  // namespace meshdock::mesh

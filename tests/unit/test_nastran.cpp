@@ -1,0 +1,303 @@
+// The Nastran bulk data reader and writer: texts written here through a memfd (the field
+// formats, continuations, Nastran reals, the cards read and skipped; errors name the file, the
+// line and the column), the files of tests/data/nastran (tools/make_nastran.py), and a round
+// trip through write_nastran. The comparisons with meshio are in tests/python/test_nastran.py.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/validate.hpp"
+#include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/reader_text.hpp"
+
+namespace mesh = meshdock::mesh;
+
+namespace {
+
+using meshdock::test::doubles;
+using meshdock::test::ints;
+
+mesh::Mesh read_text(const std::string& text, const std::string& name = "t.bdf") {
+  auto m = meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_nastran(f); },
+                                     text, name);
+  mesh::validate_mesh(m, name);
+  return m;
+}
+
+std::string error_of(const std::string& text) {
+  return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_nastran(f); },
+                                    text, "t.bdf");
+}
+
+bool has_note(const mesh::Mesh& m, const std::string& part) {
+  for (const auto& n : m.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+TEST(NastranReader, SmallFieldGridsAndElements) {
+  const auto m = read_text(
+      "BEGIN BULK\n"
+      "GRID    1               0.      0.      0.\n"
+      "GRID    2               1.      0.      0.\n"
+      "GRID    3               0.      1.      0.\n"
+      "GRID    4               0.      0.      1.\n"
+      "CTETRA  9       5       1       2       3       4\n"
+      "CTRIA3  10      6       1       2       3\n"
+      "ENDDATA\n");
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(m.cells[0].type, "tetra");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(m.cells[1].type, "triangle");
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(ints(m.cell_data.at("nastran:ref")[0]), (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(ints(m.cell_data.at("nastran:ref")[1]), (std::vector<std::int64_t>{6}));
+  EXPECT_EQ(m.point_data.count("nastran:ref"), 0u);  // every CP blank, as meshio
+  EXPECT_TRUE(m.notes.empty());
+}
+
+TEST(NastranReader, NastranReals) {
+  const auto m = read_text(
+      "BEGIN BULK\n"
+      "GRID    1               1.0-3   -2.5+2  1.\n"
+      "GRID    2               .5      1.0D-3  7.E+0\n"
+      "GRID,3,,70.-1,.7E1,-1.25d+1\n"
+      "GRID    4               0.7+1   1       \n"  // an integer, and a blank X3 (0.0)
+      "ENDDATA\n");
+  EXPECT_EQ(doubles(m.points),
+            (std::vector<double>{0.001, -250, 1, 0.5, 0.001, 7, 7, 7, -12.5, 7, 1, 0}));
+}
+
+TEST(NastranReader, LargeFieldWithContinuations) {
+  // GRID* and CHEXA* (meshio reads no large-field element), '*' continuation lines.
+  const auto m = read_text(
+      "BEGIN BULK\n"
+      "GRID*   1                               0.1234567890123 0.0             *G1\n"
+      "*G1     -1.0E-12\n"
+      "GRID    2               1.      0.      0.\n"
+      "GRID    3               1.      1.      0.\n"
+      "GRID    4               0.      1.      0.\n"
+      "GRID    5               0.      0.      1.\n"
+      "GRID    6               1.      0.      1.\n"
+      "GRID    7               1.      1.      1.\n"
+      "GRID    8               0.      1.      1.\n"
+      "CHEXA*  1               3               1               2               *\n"
+      "*       3               4               5               6               *\n"
+      "*       7               8\n"
+      "ENDDATA\n");
+  EXPECT_EQ(doubles(m.points)[0], 0.1234567890123);
+  EXPECT_EQ(doubles(m.points)[2], -1.0e-12);
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(m.cells[0].type, "hexahedron");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(ints(m.cell_data.at("nastran:ref")[0]), (std::vector<std::int64_t>{3}));
+}
+
+TEST(NastranReader, FreeFieldAndMixedFormats) {
+  // Free field with a '+' continuation, a long free line (all data), a large free GRID*, a
+  // blank field 1 continuation, a comment inside a card, lower-case names.
+  const auto m = read_text(
+      "BEGIN BULK\n"
+      "GRID,1,,0.,0.,0.\n"
+      "grid,2,,1.,0.,0.\n"
+      "GRID*,3,,1.,1.,+\n"
+      "*,0.\n"
+      "GRID    4               0.      1.      0.\n"
+      "GRID,5,,0.,0.,1.\n"
+      "GRID,6,,1.,0.,1.\n"
+      "GRID,7,,1.,1.,1.\n"
+      "GRID,8,,0.,1.,1.\n"
+      "CHEXA,1,2,1,2,3,4,5,6,+\n"
+      "$ a comment inside the card\n"
+      "+,7,8\n"
+      "CHEXA,2,2,1,2,3,4,5,6,7,8\n"
+      "CHEXA   3       2       1       2       3       4       5       6\n"
+      "        7       8\n"
+      "ENDDATA\n");
+  ASSERT_EQ(m.num_points(), 8);
+  EXPECT_EQ(doubles(m.points)[6], 1.0);
+  EXPECT_EQ(doubles(m.points)[8], 0.0);
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(m.cells[0].size(), 3);
+  EXPECT_EQ(ints(m.cells[0].connectivity),
+            (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3,
+                                       4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(NastranReader, IdsAsLabelsGridsAfterElements) {
+  const auto m = read_text(
+      "BEGIN BULK\n"
+      "CTRIA3  7       1       30      10      20\n"
+      "CQUAD4  8       1       10      20      30      40\n"
+      "CTRIA3  9       1       40      10      20\n"
+      "GRID    30              0.      1.      0.\n"
+      "GRID    10              0.      0.      0.\n"
+      "GRID    20              1.      0.      0.\n"
+      "GRID    40              1.      1.      0.\n"
+      "ENDDATA\n");
+  ASSERT_EQ(m.cells.size(), 3u);  // meshio's rule: a type seen again starts a new block
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{1, 2, 0, 3}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (std::vector<std::int64_t>{3, 1, 2}));
+}
+
+TEST(NastranReader, SecondOrderSolidsInMeshioOrder) {
+  std::string grids;
+  for (int i = 1; i <= 20; ++i) grids += "GRID," + std::to_string(i) + ",,0.,0.,0.\n";
+  std::string hex = "CHEXA,1,1", wedge = "CPENTA,2,1", tet = "CTETRA,3,1", pyr = "CPYRAM,4,1";
+  for (int i = 1; i <= 20; ++i) hex += "," + std::to_string(i);
+  for (int i = 1; i <= 15; ++i) wedge += "," + std::to_string(i);
+  for (int i = 1; i <= 10; ++i) tet += "," + std::to_string(i);
+  for (int i = 1; i <= 13; ++i) pyr += "," + std::to_string(i);
+  const auto m = read_text("BEGIN BULK\n" + grids + hex + "\n" + wedge + "\n" + tet + "\n" + pyr +
+                           "\nCTRIAX6,5,1,1,2,3,4,5,6\nENDDATA\n");
+  ASSERT_EQ(m.cells.size(), 5u);
+  EXPECT_EQ(m.cells[0].type, "hexahedron20");
+  EXPECT_EQ(ints(m.cells[0].connectivity),
+            (std::vector<std::int64_t>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,
+                                       10, 11, 16, 17, 18, 19, 12, 13, 14, 15}));
+  EXPECT_EQ(m.cells[1].type, "wedge15");
+  EXPECT_EQ(ints(m.cells[1].connectivity),
+            (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14, 9, 10, 11}));
+  EXPECT_EQ(m.cells[2].type, "tetra10");
+  EXPECT_EQ(m.cells[3].type, "pyramid13");
+  EXPECT_EQ(m.cells[4].type, "triangle6");  // corners, then mid-sides
+  EXPECT_EQ(ints(m.cells[4].connectivity), (std::vector<std::int64_t>{0, 2, 4, 1, 3, 5}));
+}
+
+TEST(NastranReader, LinesTakeTwoGridsAndSkippedCardsAreNoted) {
+  const auto m = read_text(
+      "$ no BEGIN BULK: gmsh writes none\n"
+      "GRID    1       0       0.      0.      0.\n"
+      "GRID    2       0       1.      0.      0.\n"
+      "GRID    3       3       1.      1.      0.\n"
+      "CBAR    1       1       1       2       0.      0.      1.\n"
+      "CROD    2       1       2       3\n"
+      "CELAS1  3       1       3\n"
+      "MAT1    1       2.1+5           .3\n"
+      "MAT1    2       2.1+5           .3\n"
+      "PSHELL  1       1       .1\n");
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(m.cells[0].type, "line");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 1, 2}));
+  EXPECT_EQ(m.cells[1].type, "vertex");
+  EXPECT_EQ(ints(m.point_data.at("nastran:ref")), (std::vector<std::int64_t>{0, 0, 3}));
+  EXPECT_TRUE(has_note(m, "no BEGIN BULK"));
+  EXPECT_TRUE(has_note(m,
+                       "cards not read (meshdock reads GRID and element cards): MAT1 (2), "
+                       "PSHELL (1)"));
+  EXPECT_TRUE(has_note(m, "1 GRIDs give their coordinates in a local coordinate system"));
+  EXPECT_TRUE(has_note(m, "no ENDDATA"));
+}
+
+TEST(NastranReader, ExecutiveControlSkippedAndTextAfterEnddata) {
+  const auto m = read_text(
+      "SOL 101\nCEND\nTITLE = x\nbegin bulk\n"
+      "GRID,1,,0.,0.,0.\nCELAS1,1,,1\nENDDATA\nGRID,2,,zz\n");
+  EXPECT_EQ(m.num_points(), 1);
+  EXPECT_EQ(m.cell_data.count("nastran:ref"), 0u);  // no property id given
+  EXPECT_TRUE(m.notes.empty());
+}
+
+TEST(NastranReader, ErrorsNameFileLineAndColumn) {
+  const std::string head = "BEGIN BULK\nGRID    1               0.      0.      0.\n";
+  EXPECT_EQ(error_of(head + "GRID    2               0.      x.      0.\n"),
+            "t.bdf:3: column 33: GRID: expected a real coordinate X2, found 'x.'");
+  EXPECT_EQ(error_of(head + "CTRIA3,1,1,1,1,9\n"),
+            "t.bdf:3: column 1: CTRIA3 1: grid id 9 is not one of the GRIDs");
+  EXPECT_EQ(error_of(head + "GRID    1               0.      0.      0.\n"),
+            "t.bdf:3: column 9: GRID: grid id 1 appears twice, found '1'");
+  EXPECT_EQ(error_of(head + "CTETRA  1       1       1       1       1\n"),
+            "t.bdf:3: column 42: CTETRA: CTETRA lists 3 grids; it takes 4 or 10, found '(blank)'");
+  EXPECT_EQ(error_of(head + "CTRIA3,1,1,1,+-1,1\n"),
+            "t.bdf:3: column 14: CTRIA3: expected grid id 2 of 3, found '+-1'");
+  EXPECT_EQ(error_of(head + "CTRIA3,+1,1,1,1,1234567890123456789012\n"),
+            "t.bdf:3: column 17: CTRIA3: expected grid id 3 of 3, found '1234567890123456789012'");
+  EXPECT_EQ(error_of(head + "CTRIA3  1       1       1       a\n"),
+            "t.bdf:3: column 33: CTRIA3: expected grid id 2 of 3, found 'a'");
+  EXPECT_EQ(error_of("BEGIN BULK\n$ c\n+       1\n"),
+            "t.bdf:3: column 1: a continuation line with no card before it");
+  EXPECT_EQ(error_of(head + "GRID\t2\t\t0.\t0.\t0.\n"),
+            "t.bdf:3: column 5: a tab in a fixed-field line (tabs are not expanded: write spaces "
+            "or commas)");
+  EXPECT_EQ(error_of("hello\nworld\n"),
+            "t.bdf: no BEGIN BULK and no GRID or element card: not Nastran bulk data");
+}
+
+TEST(NastranReader, ReadMeshDispatchesTheExtensions) {
+  for (const char* ext : {".bdf", ".nas", ".fem"}) {
+    const auto m = meshdock::test::read_text(
+        [](const mesh::InFile& f) { return mesh::read_mesh(f); },
+        "BEGIN BULK\nGRID,1,,0.,0.,0.\nENDDATA\n", std::string("t") + ext);
+    EXPECT_EQ(m.num_points(), 1) << ext;
+  }
+}
+
+TEST(NastranReader, GmshFiles) {
+  const std::string dir = std::string(MESHDOCK_TEST_DATA) + "/nastran/";
+  const auto cube = mesh::read_mesh(dir + "cube2.gmsh.bdf");
+  ASSERT_EQ(cube.cells.size(), 1u);
+  EXPECT_EQ(cube.cells[0].type, "tetra10");
+  const auto square = mesh::read_mesh(dir + "square2.gmsh.nas");
+  ASSERT_EQ(square.cells.size(), 2u);
+  EXPECT_EQ(square.cells[0].type, "line");
+  EXPECT_EQ(square.cells[1].type, "triangle6");
+}
+
+TEST(NastranWriter, RoundTripsEveryTypeExactly) {
+  mesh::Mesh m;
+  m.points = mesh::Array::of<double>({20, 3});
+  auto* p = m.points.as<double>();
+  for (int i = 0; i < 60; ++i) p[i] = 0.1 * i + 1e-17 * i - (i % 7 == 0 ? 1e300 : 0);
+  const std::vector<std::pair<const char*, int>> types = {
+      {"vertex", 1},     {"line", 2},  {"triangle", 3}, {"triangle6", 6},  {"quad", 4},
+      {"quad8", 8},      {"quad9", 9}, {"tetra", 4},    {"tetra10", 10},   {"pyramid", 5},
+      {"pyramid13", 13}, {"wedge", 6}, {"wedge15", 15}, {"hexahedron", 8}, {"hexahedron20", 20}};
+  std::vector<mesh::Array> refs;
+  for (const auto& [type, n] : types) {
+    auto a = mesh::Array::of<std::int64_t>({2, n});
+    for (int i = 0; i < 2 * n; ++i) a.as<std::int64_t>()[i] = (i * 7 + n) % 20;
+    m.cells.push_back(mesh::CellBlock::fixed(type, std::move(a)));
+    auto r = mesh::Array::of<std::int64_t>({2});
+    r.as<std::int64_t>()[0] = n;
+    r.as<std::int64_t>()[1] = 100 + n;
+    refs.push_back(std::move(r));
+  }
+  m.cell_data["nastran:ref"] = refs;
+  const std::string path = ::testing::TempDir() + "nastran-round-trip.bdf";
+  const auto notes = mesh::write_mesh(m, path);
+  EXPECT_TRUE(notes.empty());
+  const auto back = mesh::read_mesh(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(doubles(back.points), doubles(m.points));
+  ASSERT_EQ(back.cells.size(), m.cells.size());
+  for (std::size_t b = 0; b < m.cells.size(); ++b) {
+    EXPECT_EQ(back.cells[b].type, m.cells[b].type);
+    EXPECT_EQ(ints(back.cells[b].connectivity), ints(m.cells[b].connectivity)) << b;
+    EXPECT_EQ(ints(back.cell_data.at("nastran:ref")[b]), ints(refs[b]));
+  }
+}
+
+TEST(NastranWriter, RefusesWhatNastranCannotHold) {
+  mesh::Mesh m;
+  m.points = mesh::Array::of<double>({3, 2});
+  auto a = mesh::Array::of<std::int64_t>({1, 3});
+  for (int i = 0; i < 3; ++i) a.as<std::int64_t>()[i] = i;
+  for (int i = 0; i < 6; ++i) m.points.as<double>()[i] = i;
+  m.cells.push_back(mesh::CellBlock::fixed("line3", std::move(a)));
+  const std::string path = ::testing::TempDir() + "nastran-refused.bdf";
+  EXPECT_THROW(mesh::write_mesh(m, path), mesh::WriteError);
+  m.cells.clear();
+  m.point_data["T"] = mesh::Array::of<double>({3});
+  const auto notes = mesh::write_mesh(m, path);
+  std::remove(path.c_str());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("points have 2 coordinates"), std::string::npos);
+  EXPECT_NE(notes[1].find("point_data 'T' is not written"), std::string::npos);
+}
+
+}  // namespace
