@@ -481,6 +481,23 @@ bool File::read_indices(const Variable& v, std::int64_t* out, std::uint64_t limi
   return !bad;
 }
 
+bool File::read_indices(const Variable& v, std::int64_t* out, std::uint64_t limit,
+                        std::uint64_t first, std::uint64_t count) const {
+  if (first > v.values || count > v.values - first)
+    fail(v.header_at, "variable '" + v.name + "': values " + std::to_string(first) + ".." +
+                          std::to_string(first + count) + " of " + std::to_string(v.values));
+  const char* p = at(v, 0);
+  switch (v.type) {
+    case Type::kInt:
+      return decode_indices<std::int32_t>(p + first * 4, out + first, count, limit);
+    case Type::kInt64:
+      return decode_indices<std::int64_t>(p + first * 8, out + first, count, limit);
+    default:
+      fail(v.header_at, "variable '" + v.name + "' (" + type_name(v.type) +
+                            ") read in runs: only int and int64 are");
+  }
+}
+
 std::vector<std::string> File::strings(const Variable& v) const {
   std::vector<std::string> out;
   if (v.type != Type::kChar || v.dims.empty()) return out;

@@ -93,6 +93,11 @@ class File {
   // A fixed variable of 1-based indices into 0-based `out`, decoded and checked in one pass;
   // false when one is outside 1..limit (out then holds them all, for the caller to name one).
   bool read_indices(const Variable& v, std::int64_t* out, std::uint64_t limit) const;
+  // Values [first, first + count) only, into out[first..]: a big variable decoded in runs, so a
+  // lazily mapped file's pages can come and go run by run. Integer variables only (int, int64);
+  // false for a value outside 1..limit, as above.
+  bool read_indices(const Variable& v, std::int64_t* out, std::uint64_t limit, std::uint64_t first,
+                    std::uint64_t count) const;
   // Rows of a char variable (n, len) as strings, each up to its first NUL.
   std::vector<std::string> strings(const Variable& v) const;
 
