@@ -621,8 +621,8 @@ MeshInfo Registry::load_named(const LoadRequest& r, const Progress& report,
   {
     std::lock_guard lock(m_);
     read_options.max_bytes = decoded_size_limit(c_);
-    // The pieces a parallel XML file (.pvtu, .pvts, ...) names and the files an Abaqus .inp
-    // includes: under the same roots, beside it.
+    // The pieces a parallel XML file (.pvtu, .pvts, ...) names and the files an Abaqus .inp or
+    // a Nastran deck includes: under the same roots, beside it.
     read_options.open_sibling =
         [roots, dir = path.substr(0, path.rfind('/') + 1)](const std::string& relative) {
           try {

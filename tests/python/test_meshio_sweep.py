@@ -59,6 +59,9 @@ VARIANTS = [
     # (most seeds skip); its small-field GRID writes 8 characters of each (what it reads back).
     ("nastran", {}, ".bdf"),
     ("nastran", dict(point_format="fixed-small"), ".nas"),
+    # TetGen: a pair, read from either file.
+    ("tetgen", {}, ".node"),
+    ("tetgen", {}, ".ele"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -138,6 +141,16 @@ def written(fmt, options, path, seed):
             ("tetra", "hexahedron", "wedge", "pyramid")
         cells = [(t, c) for t, c in cells if t in keep]
         point_data, cell_data = {}, {}
+    elif fmt == "tetgen":
+        # meshio 5.0's tetgen writer: 3-D points (2-D: WriteError, skipped), one tetra block (a
+        # second writes a second header into the .ele), scalar point data (it formats a row of a
+        # vector as a string), cell data as integers (its reader reads them so) - the region
+        # attribute here.
+        tets = [c for t, c in cells if t == "tetra"][:1] or \
+            [np.random.default_rng(seed).integers(0, len(points), (7, 4))]
+        cells = [("tetra", tets[0])]
+        point_data = {k: v for k, v in point_data.items() if v.ndim == 1}
+        cell_data = {"tetgen:ref": [np.arange(len(tets[0])) % 5]}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)
     quiet = contextlib.redirect_stdout(io.StringIO())
     try:

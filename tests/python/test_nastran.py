@@ -1,7 +1,8 @@
 """Nastran bulk data: meshdock's reader against meshio 5.0's ("nastran") on gmsh's small, large
 and free field files, meshio's own and a hand-written one (tests/data/nastran,
 tools/make_nastran.py); meshio's format name; a round trip through meshdock's writer read back
-by both readers; notes and errors naming file and line. meshio is asked live.
+by both readers; notes and errors naming file and line; INCLUDE (a split deck against meshio
+on the same deck inlined, and the daemon's includes under its roots). meshio is asked live.
 
 gmsh writes no BEGIN BULK, which meshio 5.0 requires: meshio reads a copy with one put first
 (meshdock reads the file as it is, noted)."""
@@ -101,3 +102,63 @@ def test_errors_name_file_and_line(tmp_path):
     p.write_text("BEGIN BULK\nGRID    1               0.      0.      1.0-x\n")
     with pytest.raises(meshdock.ReadError, match=r"bad.bdf:2: column 41: GRID: expected a real"):
         meshdock.read(p)
+
+
+def test_includes_read_as_meshio_reads_the_inlined_deck(data_dir):
+    """include/deck.bdf (INCLUDEs after BEGIN BULK, one nested, one name over two lines, a CHEXA
+    continued into the next file) reads as meshio reads include/inlined.bdf, the same deck with
+    the files' lines in place of the INCLUDEs. meshio 5.0 does not follow INCLUDE: it skips the
+    line as a card it does not know, so on deck.bdf it finds no GRID for the elements' ids and
+    fails (a KeyError)."""
+    d = data_dir / "nastran" / "include"
+    m = _read(d / "deck.bdf")
+    _same_as_meshio(m, meshio.read(d / "inlined.bdf", file_format="nastran"))
+    assert m.points.shape == (10, 3)
+    assert any("1 INCLUDE statements before BEGIN BULK" in n for n in m.notes)
+    with pytest.raises(KeyError):
+        meshio.read(d / "deck.bdf", file_format="nastran")
+
+
+def test_include_errors_name_the_included_file_and_its_line(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "main.bdf").write_text("BEGIN BULK\n$ grids\nINCLUDE 'sub/grids.bdf'\n")
+    (tmp_path / "sub" / "grids.bdf").write_text("GRID    1               0.      x\n")
+    with pytest.raises(meshdock.ReadError, match=r"sub/grids.bdf:1: column 33: GRID: expected a"):
+        meshdock.read(tmp_path / "main.bdf")
+    (tmp_path / "up.bdf").write_text("BEGIN BULK\nINCLUDE '../x.bdf'\n")
+    with pytest.raises(meshdock.ReadError, match=r"up.bdf:2: column 1: INCLUDE '../x.bdf' leads"):
+        meshdock.read(tmp_path / "up.bdf")
+
+
+def test_the_daemon_reads_includes_under_its_roots_and_never_outside(data_dir, tmp_path):
+    """meshdockd opens every INCLUDE as it opens the file itself: under its roots (openat2
+    RESOLVE_BENEATH), so an include that is a symlink out of the root, or names an absolute
+    path, is refused at its line, no byte of the outside file is published, and the daemon
+    goes on serving."""
+    import grpc
+    import shutil
+    from daemon_util import Daemon
+    from meshdock.v1 import meshdock_pb2 as pb
+
+    d = Daemon(tmp_path)
+    try:
+        shutil.copytree(data_dir / "nastran" / "include", d.root / "deck")
+        d.load("deck/deck.bdf", "bdf")
+        info = d.stub.Describe(pb.NameRequest(name="bdf"), timeout=10).slot
+        assert (info.num_points, info.num_cells) == (10, 5)
+
+        outside = tmp_path / "outside.bdf"
+        outside.write_text("GRID    1               7.      7.      7.\n"
+                           "GRID    2               8.      8.      8.\n"
+                           "GRID    3               9.      9.      9.\n")
+        (d.root / "link.bdf").symlink_to(outside)
+        for name, include in (("escape", "link.bdf"), ("absolute", str(outside))):
+            (d.root / f"{name}.bdf").write_text(
+                f"BEGIN BULK\nINCLUDE '{include}'\nCTRIA3  1       1       1       2       3\n")
+            with pytest.raises(grpc.RpcError) as e:
+                d.load(f"{name}.bdf", name)
+            assert f"{name}.bdf:2" in e.value.details(), e.value.details()
+            assert "7." not in e.value.details()
+        assert sorted(s.name for s in d.stub.List(pb.ListRequest(), timeout=5).slots) == ["bdf"]
+    finally:
+        assert d.stop() == 0, d.stderr

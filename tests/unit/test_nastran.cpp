@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -145,6 +147,45 @@ TEST(NastranReader, IdsAsLabelsGridsAfterElements) {
   EXPECT_EQ(ints(m.cells[2].connectivity), (std::vector<std::int64_t>{3, 1, 2}));
 }
 
+// Refs equal to their element's place + 1 are not stored until one is not: each of these
+// files starts with such a run and breaks it at a different point (or never).
+TEST(NastranReader, RefsOfEveryRunOfPlaceNumberedElements) {
+  const std::string grids =
+      "GRID    1               0.      0.      0.\n"
+      "GRID    2               1.      0.      0.\n"
+      "GRID    3               0.      1.      0.\n";
+  auto refs = [&](const std::string& elements) {
+    const auto m = read_text("BEGIN BULK\n" + grids + elements + "ENDDATA\n");
+    if (!m.cell_data.count("nastran:ref")) return std::vector<std::int64_t>{};
+    std::vector<std::int64_t> all;
+    for (const auto& a : m.cell_data.at("nastran:ref")) {
+      const auto v = ints(a);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  // All blank, numbered 1..n: no cell_data (as before).
+  EXPECT_EQ(refs("CTRIA3  1               1       2       3\n"
+                 "CTRIA3  2               1       2       3\n"),
+            (std::vector<std::int64_t>{}));
+  // Blank then given: the blank ones are their element ids.
+  EXPECT_EQ(refs("CTRIA3  1               1       2       3\n"
+                 "CTRIA3  2               1       2       3\n"
+                 "CTRIA3  3       7       1       2       3\n"
+                 "CTRIA3  4               1       2       3\n"),
+            (std::vector<std::int64_t>{1, 2, 7, 4}));
+  // Given and equal to the place + 1 throughout: never stored, still 1..n.
+  EXPECT_EQ(refs("CTRIA3  1       1       1       2       3\n"
+                 "CQUAD4  2       2       1       2       3       1\n"
+                 "CTRIA3  3       3       1       2       3\n"),
+            (std::vector<std::int64_t>{1, 2, 3}));
+  // Element ids out of order with blank properties: the first one breaks the run.
+  EXPECT_EQ(refs("CTRIA3  1               1       2       3\n"
+                 "CTRIA3  5       2       1       2       3\n"
+                 "CTRIA3  9               1       2       3\n"),
+            (std::vector<std::int64_t>{1, 2, 9}));
+}
+
 TEST(NastranReader, SecondOrderSolidsInMeshioOrder) {
   std::string grids;
   for (int i = 1; i <= 20; ++i) grids += "GRID," + std::to_string(i) + ",,0.,0.,0.\n";
@@ -246,6 +287,132 @@ TEST(NastranReader, GmshFiles) {
   ASSERT_EQ(square.cells.size(), 2u);
   EXPECT_EQ(square.cells[0].type, "line");
   EXPECT_EQ(square.cells[1].type, "triangle6");
+}
+
+// A directory of files for INCLUDE tests, removed with it.
+class IncludeDir {
+ public:
+  explicit IncludeDir(const std::string& tag)
+      : dir_(fs::temp_directory_path() / ("nastran-" + tag + "-" + std::to_string(getpid()))) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~IncludeDir() { fs::remove_all(dir_); }
+  void put(const std::string& name, const std::string& text) const {
+    fs::create_directories((dir_ / name).parent_path());
+    FILE* f = fopen((dir_ / name).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs(text.c_str(), f);
+    fclose(f);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string error(const std::string& name) const {
+    try {
+      mesh::read_mesh(path(name));
+    } catch (const mesh::ReadError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+
+ private:
+  fs::path dir_;
+};
+
+TEST(NastranReader, IncludesAreReadInPlaceRelativeToTheIncludingFile) {
+  const std::string dir = std::string(MESHDOCK_TEST_DATA) + "/nastran/include/";
+  const auto m = mesh::read_mesh(dir + "deck.bdf");
+  const auto inlined = mesh::read_mesh(dir + "inlined.bdf");
+  EXPECT_EQ(doubles(m.points), doubles(inlined.points));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1,
+                                                    1, 0, 1, 1, 1, 1, 0, 1, 1, 2, 0, 0, 2, 1, 0}));
+  ASSERT_EQ(m.cells.size(), 4u);
+  // The CHEXA's last two grids are on its continuation line, in the next included file.
+  const std::vector<std::string> types{"hexahedron", "triangle", "line", "triangle"};
+  const std::vector<std::vector<std::int64_t>> conn{
+      {0, 1, 2, 3, 4, 5, 6, 7}, {1, 8, 9, 9, 2, 3}, {0, 8}, {3, 8, 9}};
+  for (std::size_t b = 0; b < 4; ++b) {
+    EXPECT_EQ(m.cells[b].type, types[b]);
+    EXPECT_EQ(ints(m.cells[b].connectivity), conn[b]) << b;
+    EXPECT_EQ(ints(m.cells[b].connectivity), ints(inlined.cells[b].connectivity)) << b;
+    EXPECT_EQ(ints(m.cell_data.at("nastran:ref")[b]), ints(inlined.cell_data.at("nastran:ref")[b]));
+  }
+  // The case control INCLUDE is not opened (its file is not there): a note says so.
+  EXPECT_TRUE(has_note(m, "1 INCLUDE statements before BEGIN BULK"));
+  // Without open_sibling (an fd with no directory) an INCLUDE is a ReadError at its line.
+  EXPECT_NE(error_of("BEGIN BULK\nGRID    1               0.      0.      0.\n"
+                     "INCLUDE 'x.bdf'\n")
+                .find("t.bdf:3: column 1: INCLUDE 'x.bdf': no directory to open it in"),
+            std::string::npos)
+      << error_of("BEGIN BULK\nINCLUDE 'x.bdf'\n");
+}
+
+TEST(NastranReader, BulkDataStartingInAnIncludedFile) {
+  const IncludeDir d("bulk");
+  // The executive and case control in the main file, BEGIN BULK in the included one.
+  d.put("run.dat", "SOL 101\nCEND\nTITLE = t\ninclude 'model/bulk.bdf'\n");
+  d.put("model/bulk.bdf",
+        "BEGIN BULK\nINCLUDE 'grids.bdf'\nCTRIA3  1       1       1       2       3\nENDDATA\n"
+        "GRID    9               9.      9.      9.\n");
+  d.put("model/grids.bdf",
+        "GRID    1               0.      0.      0.\nGRID    2               1.      0.      0.\n"
+        "GRID    3               0.      1.      0.\n");
+  const auto m = mesh::read_mesh(d.path("run.dat"), "nastran");
+  EXPECT_EQ(m.points.shape()[0], 3);  // ENDDATA in bulk.bdf ends the bulk data
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_FALSE(has_note(m, "no BEGIN BULK"));
+  // No BEGIN BULK anywhere (gmsh's way): the grids in an include before the first element.
+  d.put("gmsh.bdf", "INCLUDE 'model/grids.bdf'\nCTRIA3  1       1       1       2       3\n");
+  const auto g = mesh::read_mesh(d.path("gmsh.bdf"));
+  EXPECT_EQ(g.points.shape()[0], 3);
+  EXPECT_EQ(ints(g.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_TRUE(has_note(g, "no BEGIN BULK"));
+  // The same file included twice: its grids twice, an error naming the second one's line.
+  d.put("twice.bdf", "BEGIN BULK\nINCLUDE 'model/grids.bdf'\nINCLUDE 'model/grids.bdf'\n");
+  EXPECT_NE(d.error("twice.bdf").find("grids.bdf:1: column 9: GRID: grid id 1 appears twice"),
+            std::string::npos)
+      << d.error("twice.bdf");
+}
+
+TEST(NastranReader, IncludeErrorsNameTheFileAndTheLine) {
+  const IncludeDir d("errors");
+  d.put("up.bdf", "BEGIN BULK\nINCLUDE '../x.bdf'\n");
+  d.put("abs.bdf", "BEGIN BULK\n$ c\nINCLUDE '/etc/passwd'\n");
+  d.put("cycle.bdf", "BEGIN BULK\nINCLUDE 'sub/a.bdf'\n");
+  d.put("sub/a.bdf", "INCLUDE 'b.bdf'\n");
+  d.put("sub/b.bdf", "$\nINCLUDE 'a.bdf'\n");
+  for (int i = 0; i < 12; ++i)
+    d.put("d" + std::to_string(i) + ".bdf",
+          "BEGIN BULK\nINCLUDE 'd" + std::to_string(i + 1) + ".bdf'\n");
+  d.put("missing.bdf", "BEGIN BULK\nINCLUDE 'none.bdf'\n");
+  d.put("quote.bdf", "BEGIN BULK\nINCLUDE 'never\nclosed.bdf\n");
+  d.put("noquote.bdf", "BEGIN BULK\nINCLUDE grids.bdf\n");
+  d.put("after.bdf", "BEGIN BULK\nINCLUDE 'g.bdf' x\n");
+  d.put("bad.bdf", "BEGIN BULK\nINCLUDE 'inner.bdf'\nCTRIA3  1       1       1       2       3\n");
+  d.put("inner.bdf", "GRID    1               0.      0.      0.\nGRID    2               x\n");
+  d.put("grid.bdf",
+        "BEGIN BULK\nINCLUDE 'elems.bdf'\nGRID    1               0.      0.      0.\n");
+  d.put("elems.bdf", "$ one element\nCTRIA3  1       1       1       2       3\n");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"up.bdf", "up.bdf:2: column 1: INCLUDE '../x.bdf' leads out of the directory"},
+      {"abs.bdf", "abs.bdf:3: column 1: INCLUDE '/etc/passwd' is an absolute path; refused"},
+      {"cycle.bdf",
+       "sub/b.bdf:2: column 1: INCLUDE cycle: cycle.bdf -> sub/a.bdf -> sub/b.bdf -> sub/a.bdf"},
+      {"d0.bdf", "d8.bdf:2: column 1: INCLUDE nested deeper than 8: d0.bdf -> d1.bdf"},
+      {"missing.bdf", "missing.bdf:2: column 1: INCLUDE 'none.bdf': "},
+      {"quote.bdf", "quote.bdf:2: column 1: INCLUDE: the file name's closing quote is missing"},
+      {"noquote.bdf", "noquote.bdf:2: column 1: INCLUDE: expected the file name in single quotes"},
+      {"after.bdf", "after.bdf:2: column 17: INCLUDE: 'x' after the file name's closing quote"},
+      // Errors inside an included file name it and its line.
+      {"bad.bdf", "inner.bdf:2: column 25: GRID: expected a real coordinate X1, found 'x'"},
+      {"grid.bdf", "elems.bdf:2: column 1: CTRIA3 1: grid id 2 is not one of the GRIDs"},
+  };
+  for (const auto& [name, message] : cases) {
+    const auto e = d.error(name);
+    EXPECT_NE(e.find(d.path("")), std::string::npos) << e;  // the path as the daemon shows it
+    EXPECT_NE(e.find(message), std::string::npos) << name << ": " << e;
+  }
 }
 
 TEST(NastranWriter, RoundTripsEveryTypeExactly) {

@@ -23,13 +23,30 @@
 //   read), CELAS1 its first (a vertex); solids are first or second order by how many grids they
 //   list (CTETRA 4 / 10, CPYRA(M) 5 / 13, CPENTA 6 / 15, CHEXA 8 / 20). meshio's own fictive
 //   names (CTETRA_, CHEXA_, ...; its writer's) read as the card they stand for;
-// - every other card is skipped, and one note lists them with their counts.
+// - every other card is skipped, and one note lists them with their counts;
+// - INCLUDE 'file name' (INCLUDE in columns 1-7, the name in single quotes, continued over as
+//   many lines as it takes to its closing quote: each piece trimmed of its blanks and joined, as
+//   MSC's Quick Reference shows a long path split over lines) is Nastran's textual inclusion:
+//   the file's lines are read where the INCLUDE stands (a card may go on in it, ENDDATA in it
+//   ends the bulk data; ids are global), opened through ReadOptions::open_sibling relative to
+//   the including file's directory (the daemon opens it under its roots). Absolute names, any
+//   '..', chains deeper than kMaxDepth and cycles are ReadErrors naming the file and line (and
+//   the chain); so is any INCLUDE when open_sibling is unset. Errors inside an included file
+//   name it and its line. meshio 5.0 does not follow INCLUDE (it skips the line as a card it
+//   does not know). INCLUDEs before the main file's BEGIN BULK are in the executive or case
+//   control sections: not opened (noted). Without a BEGIN BULK in the main file, INCLUDEs are
+//   followed from its first line, so a BEGIN BULK, GRID or element card inside one starts the
+//   bulk data there.
 // A grid id no GRID defines is a ReadError naming the element's line.
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -121,26 +138,108 @@ std::string_view trim_spaces(std::string_view s) {
   return s;
 }
 
+constexpr std::size_t kMaxDepth = 8;         // INCLUDE nesting
+constexpr std::size_t kMaxFiles = 4096;      // distinct included files (each holds an fd)
+constexpr std::size_t kMaxNameBytes = 4096;  // an INCLUDE's file name
+
+// The files of the deck: the one read (index 0) and those its INCLUDEs name, each opened once;
+// every file stays open to the end (errors quote lines of any of them).
+class Sources {
+ public:
+  Sources(MappedFile& main, const ReadOptions& options) : options_(options) {
+    files_.push_back(&main);
+    names_.push_back(main.path());
+    const auto slash = main.path().rfind('/');
+    rels_.push_back(slash == std::string::npos ? main.path() : main.path().substr(slash + 1));
+  }
+
+  std::size_t size() const { return files_.size(); }
+  MappedFile& file(std::size_t i) const { return *files_[i]; }
+  std::string_view data(std::size_t i) const { return files_[i]->view(); }
+  const std::string& name(std::size_t i) const { return names_[i]; }
+  const std::string& rel(std::size_t i) const { return rels_[i]; }
+  bool can_open() const { return static_cast<bool>(options_.open_sibling); }
+
+  // The index of `rel` (relative to the main file's directory), opened on its first use.
+  std::size_t open(const std::string& rel) {
+    for (std::size_t i = 1; i < rels_.size(); ++i)
+      if (rels_[i] == rel) return i;
+    if (files_.size() >= kMaxFiles)
+      throw ReadError("more than " + std::to_string(kMaxFiles) + " included files");
+    UniqueFd fd = options_.open_sibling(rel);
+    const auto slash0 = names_[0].rfind('/');
+    std::string shown =
+        (slash0 == std::string::npos ? std::string() : names_[0].substr(0, slash0 + 1)) + rel;
+    // A big file goes through a 2 MiB window, a small one is mapped (a window each for a
+    // thousand small includes would hold 2 GiB).
+    struct stat st {};
+    const auto access = ::fstat(fd.get(), &st) == 0 && st.st_size < (std::int64_t{2} << 20)
+                            ? Access::map
+                            : Access::window;
+    owned_.push_back(std::make_unique<MappedFile>(InFile{fd.get(), shown}, access));
+    files_.push_back(owned_.back().get());
+    names_.push_back(std::move(shown));
+    rels_.push_back(rel);
+    return files_.size() - 1;
+  }
+
+  // The file holding byte `p` of some file's view.
+  std::size_t locate(const char* p) const {
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      const auto d = data(i);
+      if (p >= d.data() && p <= d.data() + d.size()) return i;
+    }
+    return 0;
+  }
+
+  void check_unchanged() const {
+    for (const auto& f : owned_) f->check_unchanged();
+  }
+
+  [[noreturn]] void fail_at(const char* p, const std::string& what) const {
+    const auto i = locate(p);
+    const auto d = data(i);
+    const auto at = static_cast<std::size_t>(p - d.data());
+    const Cursor c(d, names_[i]);
+    const auto nl = d.rfind('\n', at == 0 ? 0 : at - 1);
+    const auto start = at == 0 || nl == std::string_view::npos ? 0 : nl + 1;
+    throw ReadError(names_[i] + ":" + std::to_string(c.line_at(at)) + ": column " +
+                    std::to_string(at - start + 1) + ": " + what);
+  }
+
+ private:
+  const ReadOptions& options_;
+  std::vector<MappedFile*> files_;
+  std::vector<std::unique_ptr<MappedFile>> owned_;
+  std::vector<std::string> names_;  // for messages
+  std::vector<std::string> rels_;   // relative to the main file's directory
+};
+
+// Where the deck is being read: a file and an offset in it, one a level of INCLUDE.
+struct Frame {
+  std::size_t file = 0;
+  std::size_t pos = 0;
+};
+
 // One card: its name (without the large-field '*') and its data fields (field 2 on, the
-// continuation markers left out), each a view into the file (a blank one: empty, at its place).
+// continuation markers left out), each a view into its file (a blank one: empty, at its place).
 struct Card {
   std::string_view name;
-  std::size_t at = 0;  // the first line's offset
+  const char* at = nullptr;  // the first line
   std::vector<std::string_view> fields;
 };
 
-// The cards of the bulk data section, one at a time.
+// The cards of the bulk data section, one at a time, INCLUDEs read in place.
 class Cards {
  public:
-  Cards(std::string_view data, std::size_t from, const std::string& path)
-      : data_(data), pos_(from), path_(path) {}
+  Cards(Sources& sources, std::vector<Frame> from) : src_(sources), frames_(std::move(from)) {}
 
   // The next card into `card`; false at ENDDATA or the end of the file.
   bool next(Card& card) {
     Line line;
     if (!next_line(line)) return false;
     card.fields.clear();
-    card.at = static_cast<std::size_t>(line.text.data() - data_.data());
+    card.at = line.text.data();
     const auto first = field1(line);
     if (is_continuation(first)) fail_at(card.at, "a continuation line with no card before it");
     card.name = trim_spaces(first);
@@ -163,19 +262,39 @@ class Cards {
     return true;
   }
   bool saw_enddata() const { return enddata_; }
-  // Where the next card starts (at most: a card's lines may follow it).
-  std::size_t offset() const {
-    return has_pending_ ? static_cast<std::size_t>(pending_.text.data() - data_.data()) : pos_;
+  // Where the main file is read to (its progress).
+  std::size_t main_offset() const { return frames_.empty() ? 0 : frames_[0].pos; }
+  // Where the bulk data starts when the main file has no BEGIN BULK: after a BEGIN BULK in an
+  // included file, or at the first GRID or element card (in column 1); INCLUDEs on the way are
+  // followed. False when there is neither. The frames then say where (start()).
+  bool find_bulk(bool& begin_bulk) {
+    Line line;
+    while (next_line(line)) {
+      auto t = line.text;
+      const auto b = t.find_first_not_of(" \t");
+      t.remove_prefix(b);
+      const auto word = t.substr(0, t.find_first_of(" \t,*\r"));
+      if (same_name(word, "BEGIN")) {
+        const auto rest = t.substr(word.size());
+        const auto k = rest.find_first_not_of(" \t");
+        if (k != std::string_view::npos && same_name(rest.substr(k, 4), "BULK")) {
+          begin_bulk = true;
+          return true;
+        }
+        continue;
+      }
+      if (b == 0 && (same_name(word, "GRID") || element_type(word))) {
+        // The frames as they were before this line: a card begins with it.
+        auto& f = frames_.back();
+        f.pos = static_cast<std::size_t>(line.text.data() - src_.data(f.file).data());
+        return true;
+      }
+    }
+    return false;
   }
+  const std::vector<Frame>& frames() const { return frames_; }
 
-  [[noreturn]] void fail_at(std::size_t at, const std::string& what) const {
-    const Cursor c(data_, path_);
-    const auto line = c.line_at(at);
-    const auto nl = data_.rfind('\n', at == 0 ? 0 : at - 1);
-    const auto start = at == 0 || nl == std::string_view::npos ? 0 : nl + 1;
-    throw ReadError(path_ + ":" + std::to_string(line) + ": column " +
-                    std::to_string(at - start + 1) + ": " + what);
-  }
+  [[noreturn]] void fail_at(const char* p, const std::string& what) const { src_.fail_at(p, what); }
 
  private:
   // A line without its comment and line end; `comma`: where its first ',' is (a free-field
@@ -184,26 +303,37 @@ class Cards {
     std::string_view text;
     std::size_t comma = std::string_view::npos;
   };
-  std::string_view data_;
-  std::size_t pos_;
-  const std::string& path_;
+  Sources& src_;
+  std::vector<Frame> frames_;  // the include chain being read, the innermost last
   bool enddata_ = false;
   Line pending_;
   bool has_pending_ = false;
 
-  // The next line that is not blank or a comment.
+  // The next line that is not blank or a comment; an INCLUDE's file is read in its place.
   bool next_line(Line& line) {
     if (has_pending_) {
       has_pending_ = false;
       line = pending_;
       return true;
     }
-    while (pos_ < data_.size()) {
-      const char* b = data_.data() + pos_;
-      const char* nl = static_cast<const char*>(std::memchr(b, '\n', data_.size() - pos_));
-      const std::size_t len = nl ? static_cast<std::size_t>(nl - b) : data_.size() - pos_;
-      pos_ += len + (nl ? 1 : 0);
+    while (!frames_.empty()) {
+      auto& f = frames_.back();
+      const auto data = src_.data(f.file);
+      if (f.pos >= data.size()) {
+        if (frames_.size() == 1) return false;
+        frames_.pop_back();  // the included file ends: on after its INCLUDE
+        continue;
+      }
+      src_.file(f.file).advance(f.pos);
+      const char* b = data.data() + f.pos;
+      const char* nl = static_cast<const char*>(std::memchr(b, '\n', data.size() - f.pos));
+      const std::size_t len = nl ? static_cast<std::size_t>(nl - b) : data.size() - f.pos;
+      f.pos += len + (nl ? 1 : 0);
       auto text = std::string_view(b, len);
+      if ((*b == 'I' || *b == 'i') && is_include(text)) {
+        include(text);
+        continue;
+      }
       if (const auto d = text.find('$'); d != std::string_view::npos) text = text.substr(0, d);
       if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
       if (text.empty() || text[0] == '#' || text.substr(0, 2) == "//") continue;
@@ -213,6 +343,92 @@ class Cards {
       return true;
     }
     return false;
+  }
+
+  static bool is_include(std::string_view text) {
+    return text.size() >= 7 && same_name(text.substr(0, 7), "INCLUDE") &&
+           (text.size() == 7 || text[7] == ' ' || text[7] == '\t' || text[7] == '\'' ||
+            text[7] == '\r');
+  }
+
+  // The file name of the INCLUDE on `text` (the quoted string may go on over the lines after
+  // it: the frame's position moves past them).
+  std::string include_name(std::string_view text) {
+    auto& f = frames_.back();
+    const auto data = src_.data(f.file);
+    auto rest = text.substr(7);
+    const auto q = rest.find_first_not_of(" \t");
+    if (q == std::string_view::npos || rest[q] != '\'')
+      fail_at(text.data(), "INCLUDE: expected the file name in single quotes ('name')");
+    rest.remove_prefix(q + 1);
+    std::string name;
+    while (true) {
+      if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
+      const auto close = rest.find('\'');
+      name += trim_blanks(rest.substr(0, close));
+      if (name.size() > kMaxNameBytes)
+        fail_at(text.data(), "INCLUDE: a file name longer than " + std::to_string(kMaxNameBytes) +
+                                 " bytes (no closing quote?)");
+      if (close != std::string_view::npos) {
+        auto after = trim_blanks(rest.substr(close + 1));
+        if (!after.empty() && after[0] != '$')
+          fail_at(after.data(), "INCLUDE: '" + terminal_safe(after.substr(0, 40)) +
+                                    "' after the file name's closing quote");
+        return name;
+      }
+      if (f.pos >= data.size())
+        fail_at(text.data(), "INCLUDE: the file name's closing quote is missing");
+      const char* b = data.data() + f.pos;
+      const char* nl = static_cast<const char*>(std::memchr(b, '\n', data.size() - f.pos));
+      const std::size_t len = nl ? static_cast<std::size_t>(nl - b) : data.size() - f.pos;
+      f.pos += len + (nl ? 1 : 0);
+      rest = std::string_view(b, len);
+    }
+  }
+
+  static std::string_view trim_blanks(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  }
+
+  void include(std::string_view text) {
+    const char* at = text.data();
+    const auto name = include_name(text);
+    const auto quoted = "INCLUDE '" + terminal_safe(name) + "'";
+    if (!src_.can_open())
+      fail_at(at, quoted + ": no directory to open it in (read the file by path)");
+    if (name.empty()) fail_at(at, "INCLUDE: an empty file name");
+    if (name.front() == '/') fail_at(at, quoted + " is an absolute path; refused");
+    for (std::size_t p = 0; p <= name.size();) {
+      const auto next = std::min(name.find('/', p), name.size());
+      if (name.compare(p, next - p, "..") == 0)
+        fail_at(at, quoted + " leads out of the directory of the file; refused");
+      p = next + 1;
+    }
+    if (name.find('\0') != std::string::npos) fail_at(at, "INCLUDE: the file name holds a NUL");
+    const auto& here = src_.rel(frames_.back().file);
+    const auto slash = here.rfind('/');
+    const std::string rel =
+        (slash == std::string::npos ? std::string() : here.substr(0, slash + 1)) + name;
+    std::string chain;
+    bool cycle = false;
+    for (const auto& fr : frames_) {
+      chain += src_.rel(fr.file) + " -> ";
+      cycle = cycle || src_.rel(fr.file) == rel;
+    }
+    chain += rel;
+    if (cycle) fail_at(at, "INCLUDE cycle: " + terminal_safe(chain));
+    if (frames_.size() > kMaxDepth)
+      fail_at(at, "INCLUDE nested deeper than " + std::to_string(kMaxDepth) + ": " +
+                      terminal_safe(chain));
+    std::size_t file = 0;
+    try {
+      file = src_.open(rel);
+    } catch (const ReadError& e) {
+      fail_at(at, quoted + ": " + e.what());
+    }
+    frames_.push_back(Frame{file, 0});
   }
 
   static std::string_view field1(const Line& line) {
@@ -249,7 +465,7 @@ class Cards {
       return;
     }
     if (line.find('\t') != std::string_view::npos)
-      fail_at(static_cast<std::size_t>(line.data() + line.find('\t') - data_.data()),
+      fail_at(line.data() + line.find('\t'),
               "a tab in a fixed-field line (tabs are not expanded: write spaces or commas)");
     const std::size_t width = large ? 16 : 8;
     for (std::size_t k = 0; k < per_line; ++k) {
@@ -339,10 +555,11 @@ class IdMap {
 };
 
 // Where the bulk data starts: after BEGIN BULK, else (gmsh's files) at the first GRID or element
-// card; npos when neither is there.
-std::size_t bulk_start(std::string_view data, bool& begin_bulk) {
+// card; npos when neither is there. `includes`: the INCLUDE lines before it.
+std::size_t bulk_start(std::string_view data, bool& begin_bulk, std::size_t& includes) {
   std::size_t pos = 0;
   begin_bulk = false;
+  includes = 0;
   while (pos < data.size()) {
     const auto nl = data.find('\n', pos);
     const auto end = nl == std::string_view::npos ? data.size() : nl;
@@ -354,6 +571,11 @@ std::size_t bulk_start(std::string_view data, bool& begin_bulk) {
     line.remove_prefix(b);
     const auto word_end = line.find_first_of(" \t,*\r$");
     const auto word = line.substr(0, word_end);
+    if (b == 0 && same_name(word.substr(0, 7), "INCLUDE") &&
+        (word.size() == 7 || word[7] == '\'')) {
+      ++includes;
+      continue;
+    }
     if (same_name(word, "BEGIN")) {
       const auto rest = line.substr(word.size());
       const auto k = rest.find_first_not_of(" \t");
@@ -374,24 +596,43 @@ struct Block {
   std::int64_t rows = 0;
 };
 
-Mesh parse_nastran(std::string_view data, MappedFile& file) {
+Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   const std::string& path = file.path();
   bool begin_bulk = false;
-  const auto start = bulk_start(data, begin_bulk);
-  if (start == std::string_view::npos)
-    throw ReadError(path + ": no BEGIN BULK and no GRID or element card: not Nastran bulk data");
+  std::size_t pre_bulk_includes = 0;
+  const auto bulk_at = bulk_start(data, begin_bulk, pre_bulk_includes);
+  std::vector<Frame> start{Frame{0, bulk_at}};
   Mesh m;
-  if (!begin_bulk)
-    m.notes.push_back("nastran: " + path +
-                      ": no BEGIN BULK; the bulk data is read from the first GRID or element "
-                      "card (meshio reads no such file)");
+  if (begin_bulk) {
+    if (pre_bulk_includes > 0)
+      m.notes.push_back("nastran: " + path + ": " + std::to_string(pre_bulk_includes) +
+                        " INCLUDE statements before BEGIN BULK (executive and case control "
+                        "sections) not opened");
+  } else {
+    // No BEGIN BULK in the file: INCLUDEs from its first line on may hold the bulk data.
+    Cards scan(sources, {Frame{0, 0}});
+    if (!scan.find_bulk(begin_bulk))
+      throw ReadError(path + ": no BEGIN BULK and no GRID or element card" +
+                      (sources.size() > 1 ? " (in it or the files it includes)" : "") +
+                      ": not Nastran bulk data");
+    start = scan.frames();
+    if (!begin_bulk)
+      m.notes.push_back("nastran: " + path +
+                        ": no BEGIN BULK; the bulk data is read from the first GRID or element "
+                        "card (meshio reads no such file)");
+  }
   Cursor progress(data, path, file.progress());
-  Cards cards(data, start, path);
+  Cards cards(sources, start);
   Card card;
   Chunks<double> xyz;
   Chunks<std::int64_t> cps, conn, refs;
   IdMap grid_ids;
   std::int64_t np = 0, local_cp = 0, blank_pid = 0;
+  // Element k's ref (its property id, or its element id where that is blank) is stored only
+  // from the first one that is not k + 1: files that number their elements 1..n and leave the
+  // property blank (meshio's, gmsh's) store none (8 bytes a cell beside the connectivity).
+  std::int64_t cells = 0;
+  bool refs_stored = false;
   bool any_cp = false, any_pid = false;
   std::vector<Block> blocks;
   std::map<std::string, std::int64_t> skipped;
@@ -402,10 +643,9 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
 
   auto bad = [&](std::string_view f, const std::string& what) {
     // A field past the card's last one has no place in the file: the card's line stands for it.
-    const auto at = f.data() ? static_cast<std::size_t>(f.data() - data.data()) : card.at;
-    cards.fail_at(at, terminal_safe(card.name) + ": " + what + ", found '" +
-                          (f.empty() ? std::string("(blank)") : terminal_safe(f.substr(0, 40))) +
-                          "'");
+    cards.fail_at(f.data() ? f.data() : card.at,
+                  terminal_safe(card.name) + ": " + what + ", found '" +
+                      (f.empty() ? std::string("(blank)") : terminal_safe(f.substr(0, 40))) + "'");
   };
   auto int_field = [&](std::size_t i, const char* what) {
     const auto f = field(card, i);
@@ -416,8 +656,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
   };
 
   while (true) {
-    file.advance(cards.offset());
-    progress.seek(cards.offset());
+    progress.seek(cards.main_offset());
     progress.tick();
     if (!cards.next(card)) break;
     if (same_name(card.name, "GRID")) {
@@ -484,12 +723,20 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
     }
     const std::uint8_t* order = n == 20 ? kHex20 : n == 15 ? kWedge15 : t->order;
     for (std::size_t k = 0; k < n; ++k) conn.push_back(nodes[order ? order[k] : k]);
-    refs.push_back(pid);
+    if (!refs_stored && pid != cells + 1) [[unlikely]] {
+      for (std::int64_t i = 1; i <= cells; ++i) refs.push_back(i);
+      refs_stored = true;
+    }
+    if (refs_stored) refs.push_back(pid);
+    ++cells;
     if (blocks.empty() || std::strcmp(blocks.back().type, type) != 0)
       blocks.push_back(Block{type, static_cast<std::int64_t>(n)});
     ++blocks.back().rows;
   }
   file.release_before(data.size());
+  // No element gave a property id (meshio's and gmsh's files leave it blank): no cell_data is
+  // made of them, so their values go now rather than sit beside the arrays (8 bytes a cell).
+  if (!any_pid) refs.clear();
 
   m.points = Array::of<double>({np, 3});
   double* p = m.points.as<double>();
@@ -513,7 +760,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
   std::size_t b = 0, b_at = 0;
   for (const auto& blk : blocks) {
     m.cells.push_back(CellBlock::fixed(blk.type, Array::of<std::int64_t>({blk.rows, blk.nodes})));
-    ref_arrays.push_back(Array::of<std::int64_t>({blk.rows}));
+    if (any_pid) ref_arrays.push_back(Array::of<std::int64_t>({blk.rows}));
   }
   auto missing = [&](std::int64_t id, std::int64_t at) {
     // Which element lists it: the cards read again up to it (error path only).
@@ -526,7 +773,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
       seen += blocks[k].rows * blocks[k].nodes;
       c += blocks[k].rows;
     }
-    Cards again(data, start, path);
+    Cards again(sources, start);
     for (std::int64_t e = -1; again.next(card);)
       if (element_type(card.name) && ++e == c)
         again.fail_at(card.at, terminal_safe(card.name) + " " + terminal_safe(field(card, 0)) +
@@ -547,6 +794,13 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
   });
   b = 0;
   b_at = 0;
+  if (any_pid && !refs_stored) {  // every ref was its element's place + 1
+    std::int64_t ref = 1;
+    for (auto& a : ref_arrays) {
+      auto* out = a.as<std::int64_t>();
+      for (std::size_t i = 0; i < a.size(); ++i) out[i] = ref++;
+    }
+  }
   refs.drain([&](const std::int64_t* v, std::size_t k) {
     for (std::size_t i = 0; i < k; ++i) {
       while (b_at == static_cast<std::size_t>(blocks[b].rows)) {
@@ -579,9 +833,20 @@ Mesh parse_nastran(std::string_view data, MappedFile& file) {
 
 }  // namespace
 
-Mesh read_nastran(const InFile& in) {
+Mesh read_nastran(const InFile& in, const ReadOptions& options) {
   return parse_mapped(
-      in, [&](std::string_view data, MappedFile& file) { return parse_nastran(data, file); },
+      in,
+      [&](std::string_view data, MappedFile& file) {
+        Sources sources(file, options);
+        try {
+          auto m = parse_nastran(data, file, sources);
+          sources.check_unchanged();
+          return m;
+        } catch (const ReadError&) {
+          sources.check_unchanged();
+          throw;
+        }
+      },
       Access::window);
 }
 

@@ -88,11 +88,13 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "avs" || fmt == "ucd" || fmt == "avsucd") return read_ucd(file);
   if (fmt == "su2") return read_su2(file);
   if (fmt == "e" || fmt == "exo" || fmt == "ex2" || fmt == "exodus") return read_exodus(file);
-  if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran") return read_nastran(file);
+  if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran")
+    return read_nastran(file, options);
+  if (fmt == "node" || fmt == "ele" || fmt == "tetgen") return read_tetgen(file, options);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem)");
+                  "exo, ex2, bdf, nas, fem, node, ele)");
 }
 }  // namespace
 

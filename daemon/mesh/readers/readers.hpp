@@ -21,7 +21,7 @@ struct ReadOptions {
   // headers before anything is inflated (a compressed VTU claims its sizes up front); 0: none.
   std::uint64_t max_bytes = 0;
   // Opens a piece a parallel XML file (.pvtu, .pvtp, .pvts, .pvtr, .pvti) or a file an Abaqus
-  // *INCLUDE names (relative to the including file's directory), given as
+  // *INCLUDE or a Nastran INCLUDE names (relative to the including file's directory), given as
   // written there (relative to its directory; the reader has refused absolute names and any
   // '..' already). The daemon opens it under its roots; read_mesh(path) beside the path.
   // Unset: such a file is a ReadError. (Pieces report no progress: READ counts the parallel
@@ -69,8 +69,14 @@ Mesh read_su2(const InFile& file);
 // sets, side sets, block names. A netCDF-4 (HDF5) file is a ReadError saying how to convert it.
 Mesh read_exodus(const InFile& file);
 // Nastran bulk data (.bdf, .nas, .fem): small, large and free field; GRID and the element cards
-// meshio reads, property ids; every other card skipped (noted).
-Mesh read_nastran(const InFile& file);
+// meshio reads, property ids; every other card skipped (noted); INCLUDE 'f' read in place
+// (through options.open_sibling; unset: a file with an INCLUDE is a ReadError).
+Mesh read_nastran(const InFile& file, const ReadOptions& options = {});
+
+// TetGen .node + .ele, read from either: the other is opened through options.open_sibling by
+// the base name and its extension (unset: a ReadError). Points with attributes and markers,
+// 4- and 10-node tets with region attributes, as meshio names them.
+Mesh read_tetgen(const InFile& file, const ReadOptions& options = {});
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

@@ -252,7 +252,8 @@ class Mesh:
 _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-binary": "msh",
                    "vtk-ascii": "vtk", "vtk-binary": "vtk", "vtu-ascii": "vtu", "vtu-binary": "vtu",
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
-                   "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf"}
+                   "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
+                   "tetgen": "node"}
 # ("su2" is meshio's name and meshdock's alike.)
 
 
@@ -285,6 +286,9 @@ def _buffer_format(verb: str, buf, format, file_format) -> str:
     if fmt in _PARALLEL:
         raise MeshError(f"meshdock.{verb}: {_buffer_name(buf)}: a parallel file ({fmt}) names "
                         "piece files beside it; read it from its path")
+    if fmt in ("node", "ele"):
+        raise MeshError(f"meshdock.{verb}: {_buffer_name(buf)}: a TetGen mesh is two files (.node "
+                        "and .ele), which one buffer cannot hold; read it from a path")
     return fmt
 
 

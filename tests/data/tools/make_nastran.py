@@ -23,6 +23,14 @@ corners.bdf            by hand, every construct meshio 5.0 reads too: executive 
                        GRID* with a '*' continuation marker, free field, small field, implicit
                        exponents (1.0+0, 10.-1, -2.5+2), a comment inside a card, MAT1 / PSHELL
                        / PSOLID / FORCE / SPC (skipped), text after ENDDATA.
+include/deck.bdf       by hand: INCLUDE (meshio 5.0 does not follow it: it skips the line as a
+                       card it does not know, and the deck reads without grids). An INCLUDE in
+                       the case control section (of a file that is not there: not opened), then
+                       after BEGIN BULK 'mesh/grids.bdf' (which includes 'more-grids.bdf' beside
+                       it, a CHEXA continued from grids.bdf into it) and 'mesh/elements.bdf'
+                       with its name split over two lines; elements list grids of both files.
+include/inlined.bdf    the same deck with every bulk INCLUDE replaced by the file's lines (what
+                       meshio is compared on).
 """
 import os
 import subprocess
@@ -108,6 +116,71 @@ text after ENDDATA is not read
 """
 
 
+INCLUDE_FILES = {
+    "deck.bdf": """SOL 101
+CEND
+TITLE = split deck
+INCLUDE 'loads-not-here.dat'
+BEGIN BULK
+$ the grids, then the elements, each in a file of its own
+INCLUDE 'mesh/grids.bdf'
+INCLUDE 'mesh/
+   elements.bdf'   $ a name split over two lines
+CTRIA3  7       3       4       5       6
+ENDDATA
+""",
+    "mesh/grids.bdf": """GRID    1               0.      0.      0.
+GRID    2               1.      0.      0.
+GRID    3               1.      1.      0.
+CHEXA   5       2       1       2       3       4       7       8       +C5
+INCLUDE 'more-grids.bdf'
+""",
+    "mesh/more-grids.bdf": """+C5     9       10
+GRID    4               0.      1.      0.
+GRID    7               0.      0.      1.
+GRID    8               1.      0.      1.
+GRID    9               1.      1.      1.
+GRID    10              0.      1.      1.
+GRID,5,,2.,0.,0.
+GRID*   6                               2.0             1.0             *G6
+*G6     0.0
+""",
+    "mesh/elements.bdf": """$ elements of grids in both files
+CTRIA3  1       1       2       5       6
+CTRIA3  2       1       6       3       4
+CBAR    3       4       1       5       0.      0.      1.
+""",
+}
+
+
+def includes():
+    """The split deck and its inlined copy (INCLUDE lines replaced by the files' lines)."""
+    base = os.path.join(OUT, "include")
+    for name, text in INCLUDE_FILES.items():
+        os.makedirs(os.path.dirname(os.path.join(base, name)), exist_ok=True)
+        with open(os.path.join(base, name), "w") as f:
+            f.write(text)
+
+    def inline(text, here):
+        out, lines = [], iter(text.splitlines(keepends=True))
+        for line in lines:
+            if not line.startswith("INCLUDE"):
+                out.append(line)
+                continue
+            while line.count("'") < 2:
+                line = line.rstrip() + next(lines).strip()
+            name = line.split("'")[1]
+            path = os.path.normpath(os.path.join(here, name))
+            if path not in INCLUDE_FILES:
+                out.append("$ " + line)  # executive / case control: no file
+                continue
+            out.append(inline(INCLUDE_FILES[path], os.path.dirname(path)))
+        return "".join(out)
+
+    with open(os.path.join(base, "inlined.bdf"), "w") as f:
+        f.write(inline(INCLUDE_FILES["deck.bdf"], ""))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gmsh(SQUARE, "square.gmsh.bdf", 2, 1, 1)
@@ -117,6 +190,7 @@ def main():
     every_type()
     with open(os.path.join(OUT, "corners.bdf"), "w") as f:
         f.write(CORNERS)
+    includes()
 
 
 if __name__ == "__main__":

@@ -293,7 +293,9 @@ typedef struct meshdock_mesh meshdock_mesh;
  * *INCLUDEs beside it, or AVS UCD as deal.II writes it: told by content), "abaqus", "avs" / "ucd" /
  * "avsucd" (AVS UCD ascii), "su2" (SU2: zone 1 of a multi-zone file), "e" / "exo" / "ex2" /
  * "exodus" (Exodus II, netCDF classic; a netCDF-4 / HDF5 file is a READ error saying how to
- * convert it), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data)) NULL or "": by extension.
+ * convert it), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data), "node" / "ele" / "tetgen"
+ * (TetGen: the .node and .ele files of one base name, read from either; the other beside it))
+ * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
 /* An empty mesh to fill with the setters below. */

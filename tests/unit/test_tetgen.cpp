@@ -1,0 +1,214 @@
+// The TetGen reader: pairs written here (the other file served through open_sibling from a
+// memfd, or both in a temporary folder read by path), the files of tests/data/tetgen
+// (tools/make_tetgen.py), and errors that name the file (.node or .ele) and the line. The
+// comparisons with meshio are in tests/python/test_tetgen.py.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/validate.hpp"
+#include "tests/support/reader_text.hpp"
+
+namespace mesh = meshdock::mesh;
+
+namespace {
+
+using meshdock::test::doubles;
+using meshdock::test::ints;
+
+mesh::UniqueFd memfd_of(const std::string& text) {
+  const int fd = memfd_create("tetgen-test", MFD_CLOEXEC);
+  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  return mesh::UniqueFd(fd);
+}
+
+// `main` read as `name` (t.node or t.ele); the other file, `other`, served as open_sibling's;
+// `asked` gets the name it was asked for.
+mesh::Mesh read_pair(const std::string& main, const std::string& other,
+                     const std::string& name = "dir/t.node", std::string* asked = nullptr) {
+  mesh::ReadOptions options;
+  options.open_sibling = [&](const std::string& rel) {
+    if (asked) *asked = rel;
+    return memfd_of(other);
+  };
+  return meshdock::test::read_text(
+      [&](const mesh::InFile& f) { return mesh::read_tetgen(f, options); }, main, name);
+}
+
+std::string error_of(const std::string& node, const std::string& ele,
+                     const std::string& name = "t.node") {
+  try {
+    read_pair(name == "t.node" ? node : ele, name == "t.node" ? ele : node, name);
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const char* kNode =
+    "# two tets, 1-based\n"
+    "5 3 1 1\n"
+    "1 0 0 0 0.5 1\n"
+    "2 1 0 0 1.5 0\n"
+    "3 0 1 0 2.5 0  # a comment after the values\n"
+    "\n"
+    "4 0 0 1 3.5 2\n"
+    "5 1 1 1 4.5 0\n";
+const char* kEle =
+    "2 4 1\n"
+    "# first tet\n"
+    "1 1 2 3 4 7\n"
+    "2 2 3 4 5 8\n";
+
+TEST(TetgenReader, PointsAttributesMarkersAndRegions) {
+  std::string asked;
+  const auto m = read_pair(kNode, kEle, "dir/t.node", &asked);
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(asked, "t.ele");  // the base name only: open_sibling resolves it beside the file
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(m.cells[0].type, "tetra");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2, 3, 1, 2, 3, 4}));
+  EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(doubles(m.point_data.at("tetgen:attr1")),
+            (std::vector<double>{0.5, 1.5, 2.5, 3.5, 4.5}));
+  // float64, as meshio's (its markers come out of the coordinates' array).
+  EXPECT_EQ(m.point_data.at("tetgen:ref").dtype(), mesh::kFloat64);
+  EXPECT_EQ(doubles(m.point_data.at("tetgen:ref")), (std::vector<double>{1, 0, 0, 2, 0}));
+  EXPECT_EQ(m.cell_data.at("tetgen:ref")[0].dtype(), mesh::kInt64);
+  EXPECT_EQ(ints(m.cell_data.at("tetgen:ref")[0]), (std::vector<std::int64_t>{7, 8}));
+  EXPECT_TRUE(m.notes.empty());
+}
+
+TEST(TetgenReader, ReadFromTheEleFileToo) {
+  std::string asked;
+  const auto m = read_pair(kEle, kNode, "t.ele", &asked);
+  EXPECT_EQ(asked, "t.node");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2, 3, 1, 2, 3, 4}));
+}
+
+TEST(TetgenReader, ZeroBasedShortHeadersAndCrlf) {
+  // TetGen's defaults for a header that stops early: dimension 3, no attributes or markers; 4
+  // nodes a tet.
+  const auto m =
+      read_pair("4\r\n0 0 0 0\r\n1 1 0 0\r\n2 0 1 0\r\n3 0 0 1\r\n", "1\r\n0 3 2 1 0\r\n");
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{3, 2, 1, 0}));
+  EXPECT_TRUE(m.point_data.empty());
+  EXPECT_TRUE(m.cell_data.empty());
+}
+
+TEST(TetgenReader, NonConsecutiveIndicesAreMapped) {
+  // meshio refuses these; meshdock maps them as labels.
+  const auto m =
+      read_pair("4 3 0 0\n10 0 0 0\n30 1 0 0\n20 0 1 0\n-5 0 0 1\n", "1 4 0\n1 -5 20 30 10\n");
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{3, 2, 1, 0}));
+}
+
+TEST(TetgenReader, TenNodeTetsAndSeveralRegionAttributes) {
+  std::string node = "10 3 0 2\n";
+  for (int i = 0; i < 10; ++i)
+    node += std::to_string(i) + " " + std::to_string(i) + " 0 0 1 " + std::to_string(i) + "\n";
+  const auto m = read_pair(node, "1 10 2\n0 0 1 2 3 4 5 6 7 8 9 3 2.5\n");
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(m.cells[0].type, "tetra10");
+  EXPECT_EQ(ints(m.cells[0].connectivity),
+            (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(doubles(m.point_data.at("tetgen:ref2"))[9], 9.0);
+  EXPECT_EQ(ints(m.cell_data.at("tetgen:ref")[0]), (std::vector<std::int64_t>{3}));
+  // Not a whole number: float64, noted.
+  EXPECT_EQ(m.cell_data.at("tetgen:ref2")[0].dtype(), mesh::kFloat64);
+  EXPECT_EQ(doubles(m.cell_data.at("tetgen:ref2")[0]), (std::vector<double>{2.5}));
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("'tetgen:ref2'"), std::string::npos) << m.notes[0];
+}
+
+TEST(TetgenReader, BothFilesInAFolderReadByPath) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("meshdock-tetgen-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "box.node") << kNode;
+  std::ofstream(dir / "box.ele") << kEle;
+  for (const char* name : {"box.node", "box.ele"}) {
+    const auto m = mesh::read_mesh((dir / name).string());
+    EXPECT_EQ(m.cells[0].connectivity.shape(), (std::vector<std::int64_t>{2, 4})) << name;
+    EXPECT_EQ(m.point_data.size(), 2u);
+  }
+  const auto m = mesh::read_mesh((dir / "box.node").string(), "tetgen");
+  EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{5, 3}));
+  std::filesystem::remove(dir / "box.ele");
+  try {
+    mesh::read_mesh((dir / "box.node").string());
+    ADD_FAILURE() << "no error";
+  } catch (const mesh::ReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("box.node: the TetGen mesh's tetrahedra are in box.ele"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TetgenReader, ErrorsNameTheFileAndLine) {
+  EXPECT_EQ(error_of("4 2 0 0\n", kEle).rfind("t.node:1: dimension 2", 0), 0u)
+      << error_of("4 2 0 0\n", kEle);
+  EXPECT_NE(
+      error_of("2 3 0 0\n1 0 0 0\n2 1 0     \n", kEle).find("t.node:3: point 2's line holds fewer"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("2 3 0 0\n1 0 0 0\n1 1 0 0\n", kEle).find("t.node:3: point index 1 appears twice"),
+      std::string::npos);
+  EXPECT_NE(error_of("2 3 0 0\n1 0 0 0 9\n2 0 0 0\n", kEle).find("t.node:2: values left over"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(kNode, "1 4 0\n1 1 2 3 9\n").find("t.ele:2: tetrahedron 1: point index 9 is not"),
+      std::string::npos)
+      << error_of(kNode, "1 4 0\n1 1 2 3 9\n");
+  EXPECT_NE(error_of(kNode, "1 6 0\n").find("t.ele:1: nodes per tetrahedron 6"), std::string::npos);
+  EXPECT_NE(error_of(kNode, "3 4 0\n1 1 2 3 4\n# a comment, no more tets\n")
+                .find("t.ele:3: the file ends after 1 of the 3"),
+            std::string::npos)
+      << error_of(kNode, "3 4 0\n1 1 2 3 4\n# a comment, no more tets\n");
+  // A count the file cannot hold is refused before anything is allocated.
+  EXPECT_NE(
+      error_of("900000000000 3 0 0\n", kEle).find("t.node:1: point count 900000000000 is more"),
+      std::string::npos);
+  EXPECT_NE(error_of(kNode, "1 4 99999999999999\n").find("t.ele:1: region attribute count"),
+            std::string::npos);
+  EXPECT_NE(error_of(kNode, "").find("t.ele:1: no header"), std::string::npos)
+      << error_of(kNode, "");
+  // The error names the file it is in when reading from the .ele file.
+  EXPECT_NE(error_of("2 3 0 0\n1 0 0\n# a comment, no more\n", kEle, "t.ele").find("t.node:2:"),
+            std::string::npos)
+      << error_of("2 3 0 0\n1 0 0\n# a comment, no more\n", kEle, "t.ele");
+  const auto e = meshdock::test::read_error(
+      [](const mesh::InFile& f) { return mesh::read_tetgen(f); }, kNode, "x.node");
+  EXPECT_EQ(e,
+            "x.node: the TetGen mesh's tetrahedra are in x.ele, and there is no directory to "
+            "open it in");
+  const auto t = meshdock::test::read_error(
+      [](const mesh::InFile& f) { return mesh::read_tetgen(f); }, kNode, "x.txt");
+  EXPECT_NE(t.find("x.txt: a TetGen mesh is read from its .node or .ele file"), std::string::npos);
+}
+
+TEST(TetgenReader, TextAfterTheRecordsIsNoted) {
+  const auto m = read_pair(kNode, std::string(kEle) + "3 1 2 3 4 9\n");
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("dir/t.ele:5: text after"), std::string::npos) << m.notes[0];
+}
+
+TEST(TetgenReader, FilesOfTestData) {
+  const std::string dir = std::string(MESHDOCK_TEST_DATA) + "/tetgen/";
+  for (const char* name : {"cube.node", "cube.ele", "corners.node", "tet10.ele"}) {
+    const auto m = mesh::read_mesh(dir + name);
+    mesh::validate_mesh(m, name);
+    EXPECT_GT(m.cells[0].connectivity.shape()[0], 0) << name;
+  }
+}
+
+}  // namespace
