@@ -46,6 +46,33 @@ def read_quietly(path, **kw):
         return meshdock.read(path, **kw)
 
 
+def assert_same_as_meshio(m, ref, dtypes=True):
+    """A meshdock.Mesh against meshio's reading of the same file: points, cell blocks (types in
+    order, connectivity), point_data and cell_data (names, shapes, values; dtypes unless
+    `dtypes` is False, for a format whose data meshdock reads as float64 where meshio keeps
+    float32)."""
+    import numpy as np
+    np.testing.assert_array_equal(m.points, ref.points)
+    assert [b.type for b in m.cells] == [b.type for b in ref.cells]
+    for ours, theirs in zip(m.cells, ref.cells):
+        np.testing.assert_array_equal(ours.data, theirs.data)
+    assert sorted(m.point_data) == sorted(ref.point_data)
+    for name, v in ref.point_data.items():
+        assert m.point_data[name].shape == v.shape, name
+        if dtypes:
+            assert m.point_data[name].dtype == v.dtype, name
+        np.testing.assert_array_equal(m.point_data[name], v)
+    assert sorted(m.cell_data) == sorted(ref.cell_data)
+    for name, blocks in ref.cell_data.items():
+        assert len(m.cell_data[name]) == len(blocks), name
+        for ours, theirs in zip(m.cell_data[name], blocks):
+            theirs = np.asarray(theirs)
+            assert ours.shape == theirs.shape, name
+            if dtypes:
+                assert ours.dtype == theirs.dtype, name
+            np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.fixture(scope="session")
 def build_dir() -> pathlib.Path:
     return BUILD

@@ -30,22 +30,7 @@ def _meshio_read(path):
 
 
 def _same_as_meshio(m, ref):
-    np.testing.assert_array_equal(m.points, ref.points)
-    assert [b.type for b in m.cells] == [b.type for b in ref.cells]
-    for ours, theirs in zip(m.cells, ref.cells):
-        np.testing.assert_array_equal(ours.data, theirs.data)
-    assert sorted(m.point_data) == sorted(ref.point_data)
-    for name, v in ref.point_data.items():
-        assert m.point_data[name].shape == v.shape
-        np.testing.assert_array_equal(m.point_data[name], v)
-    assert sorted(m.cell_data) == sorted(ref.cell_data)
-    for name, blocks in ref.cell_data.items():
-        assert len(m.cell_data[name]) == len(blocks)
-        for ours, theirs in zip(m.cell_data[name], blocks):
-            np.testing.assert_array_equal(ours, theirs)
-    assert sorted(m.point_sets) == sorted(ref.point_sets)
-    for name, ids in ref.point_sets.items():
-        np.testing.assert_array_equal(m.point_sets[name], ids)
+    conftest.assert_same_as_meshio(m, ref, dtypes=False)
 
 
 @pytest.mark.parametrize("name", FILES)

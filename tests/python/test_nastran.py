@@ -29,20 +29,7 @@ def _meshio_read(path, tmp_path):
 
 
 def _same_as_meshio(m, ref):
-    np.testing.assert_array_equal(m.points, ref.points)
-    assert [b.type for b in m.cells] == [b.type for b in ref.cells]
-    for ours, theirs in zip(m.cells, ref.cells):
-        np.testing.assert_array_equal(ours.data, theirs.data)
-    assert sorted(m.point_data) == sorted(ref.point_data)
-    for name, v in ref.point_data.items():
-        assert m.point_data[name].dtype == v.dtype
-        np.testing.assert_array_equal(m.point_data[name], v)
-    assert sorted(m.cell_data) == sorted(ref.cell_data)
-    for name, blocks in ref.cell_data.items():
-        assert len(m.cell_data[name]) == len(blocks)
-        for ours, theirs in zip(m.cell_data[name], blocks):
-            assert ours.dtype == theirs.dtype
-            np.testing.assert_array_equal(ours, theirs)
+    conftest.assert_same_as_meshio(m, ref)
 
 
 @pytest.mark.parametrize("name", GMSH + OTHERS)

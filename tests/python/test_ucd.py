@@ -4,7 +4,6 @@ tells UCD from Abaqus by content), meshio's format name, and errors naming file 
 meshio is asked live."""
 import shutil
 
-import numpy as np
 import pytest
 
 import conftest
@@ -19,22 +18,7 @@ _read = conftest.read_quietly
 
 
 def _same_as_meshio(m, ref):
-    np.testing.assert_array_equal(m.points, ref.points)
-    assert [b.type for b in m.cells] == [b.type for b in ref.cells]
-    for ours, theirs in zip(m.cells, ref.cells):
-        np.testing.assert_array_equal(ours.data, theirs.data)
-    assert sorted(m.point_data) == sorted(ref.point_data)
-    for name, v in ref.point_data.items():
-        assert m.point_data[name].shape == v.shape
-        assert m.point_data[name].dtype == v.dtype
-        np.testing.assert_array_equal(m.point_data[name], v)
-    assert sorted(m.cell_data) == sorted(ref.cell_data)
-    for name, blocks in ref.cell_data.items():
-        assert len(m.cell_data[name]) == len(blocks)
-        for ours, theirs in zip(m.cell_data[name], blocks):
-            assert ours.shape == theirs.shape
-            assert ours.dtype == theirs.dtype
-            np.testing.assert_array_equal(ours, theirs)
+    conftest.assert_same_as_meshio(m, ref)
 
 
 @pytest.mark.parametrize("name", FILES)
