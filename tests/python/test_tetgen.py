@@ -48,10 +48,12 @@ def test_meshio_writes_random_tets(tmp_path):
 
 
 def test_ten_node_tets(data_dir):
-    # meshio refuses them (4 nodes a tet only); TetGen's order is VTK's, kept as written.
+    # meshio refuses them (4 nodes a tet only). TetGen's own -o2 output (tools/make_tetgen.py)
+    # lists the mid-edge nodes for the edges 34 14 12 23 24 13: each must land where VTK's
+    # (meshio's) tetra10 puts it.
     m = _read(data_dir / "tetgen" / "tet10.ele")
     assert [b.type for b in m.cells] == ["tetra10"]
-    np.testing.assert_array_equal(m.cells[0].data[1], [1, 2, 3, 4, 6, 10, 9, 11, 12, 13])
+    assert m.cells[0].data.shape == (6, 10)
     corners = m.points[m.cells[0].data[:, :4]]
     edges = [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)]
     for k, (a, b) in enumerate(edges):

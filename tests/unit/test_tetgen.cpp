@@ -118,8 +118,9 @@ TEST(TetgenReader, TenNodeTetsAndSeveralRegionAttributes) {
   const auto m = read_pair(node, "1 10 2\n0 0 1 2 3 4 5 6 7 8 9 3 2.5\n");
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.cells[0].type, "tetra10");
+  // TetGen's mid-edge nodes (edges 34 14 12 23 24 13) in VTK's places (12 23 13 14 24 34).
   EXPECT_EQ(ints(m.cells[0].connectivity),
-            (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+            (std::vector<std::int64_t>{0, 1, 2, 3, 6, 7, 9, 5, 8, 4}));
   EXPECT_EQ(doubles(m.point_data.at("tetgen:ref2"))[9], 9.0);
   EXPECT_EQ(ints(m.cell_data.at("tetgen:ref")[0]), (std::vector<std::int64_t>{3}));
   // Not a whole number: float64, noted.
@@ -209,6 +210,26 @@ TEST(TetgenReader, FilesOfTestData) {
     mesh::validate_mesh(m, name);
     EXPECT_GT(m.cells[0].connectivity.shape()[0], 0) << name;
   }
+  // TetGen's own -o2 output: every mid-edge node at the middle of the edge VTK's tetra10 puts
+  // it on (corners a b c d, then ab bc ac ad bd cd).
+  const auto m = mesh::read_mesh(dir + "tet10.ele");
+  ASSERT_EQ(m.cells[0].type, "tetra10");
+  const auto conn = ints(m.cells[0].connectivity);
+  const auto xyz = doubles(m.points);
+  constexpr int kEdges[6][2] = {{0, 1}, {1, 2}, {0, 2}, {0, 3}, {1, 3}, {2, 3}};
+  ASSERT_EQ(conn.size(), 60u);
+  for (std::size_t t = 0; t < conn.size() / 10; ++t)
+    for (int e = 0; e < 6; ++e)
+      for (int k = 0; k < 3; ++k) {
+        const auto at = [&](std::size_t node) {
+          return xyz[static_cast<std::size_t>(conn[t * 10 + node]) * 3 + k];
+        };
+        EXPECT_DOUBLE_EQ(at(4 + static_cast<std::size_t>(e)),
+                         (at(static_cast<std::size_t>(kEdges[e][0])) +
+                          at(static_cast<std::size_t>(kEdges[e][1]))) /
+                             2)
+            << "tet " << t << " edge " << e;
+      }
 }
 
 }  // namespace

@@ -10,9 +10,10 @@
 //   coordinates);
 // - x.ele: a header "<#tets> <nodes a tet 4 or 10> <#region attributes>" (defaults 4, 0), then
 //   "index n1 .. n4|n10 [attributes]" a tet, node indices mapped as above. 4 nodes -> "tetra",
-//   10 -> "tetra10" (meshio refuses them) with the nodes in the file's order, taken to be
-//   TetGen's -o2 order: the corners, then the midpoints of the edges 12, 23, 31, 14, 24, 34 -
-//   VTK's (meshio's) order (not checked against a TetGen run: none was at hand).
+//   10 -> "tetra10" (meshio refuses them) in VTK's (meshio's) order: the corners, then the
+//   midpoints of the edges 12, 23, 13, 14, 24, 34. TetGen -o2 (1.5.0, Debian's, run on a cube:
+//   tests/data/tools/make_tetgen.py) writes them for the edges 34, 14, 12, 23, 24, 13, so they
+//   are reordered.
 //   Region attributes -> cell_data "tetgen:ref", "tetgen:ref2", ... (int64 as meshio's when every
 //   value is a whole number; float64, noted, when one is not: meshio cannot read those);
 // - '#' starts a comment anywhere (TetGen's rule; meshio's only before the header), blank lines
@@ -37,6 +38,10 @@
 namespace meshdock::mesh {
 
 namespace {
+
+// Where TetGen's -o2 node k goes in VTK's tetra10: its mid-edge nodes are the edges 34, 14, 12,
+// 23, 24, 13 (corners 1-4), VTK's 12, 23, 13, 14, 24, 34.
+constexpr std::int64_t kFromTetgen10[10] = {0, 1, 2, 3, 9, 7, 4, 5, 8, 6};
 
 // Skips blank lines, '#' comments and the rest of a line a comment ends: the cursor at the next
 // record's first value.
@@ -244,7 +249,7 @@ void parse_ele(std::string_view data, MappedFile& file, const Nodes& nodes, Mesh
       if (row < 0) [[unlikely]]
         c.fail("tetrahedron " + std::to_string(id) + ": point index " + std::to_string(pid) +
                " is not one of the .node file's points");
-      out[i * per + k] = row;
+      out[i * per + (per == 10 ? kFromTetgen10[k] : k)] = row;
     }
     for (auto& a : attrs)
       a[static_cast<std::size_t>(i)] = line_value<double>(c, "an attribute", missing);
