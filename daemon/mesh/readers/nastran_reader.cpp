@@ -49,12 +49,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/id_rows.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/text.hpp"
 
@@ -528,32 +528,6 @@ bool parse_real(std::string_view f, double& v) {
   return r.ec == std::errc() && r.ptr == buf + n;
 }
 
-// Grid ids -> point indices: 1..n in order (every writer's) needs no table.
-class IdMap {
- public:
-  // False when `id` is one already.
-  bool add(std::int64_t id, std::int64_t index) {
-    if (dense_ && id == index + 1) return true;
-    if (dense_) {
-      if (id >= 1 && id <= index) return false;
-      dense_ = false;
-      ids_.reserve(static_cast<std::size_t>(index) + 1);
-      for (std::int64_t i = 0; i < index; ++i) ids_.emplace(i + 1, i);
-    }
-    return ids_.emplace(id, index).second;
-  }
-  // -1 when `id` is not one.
-  std::int64_t find(std::int64_t id, std::int64_t count) const {
-    if (dense_) return id >= 1 && id <= count ? id - 1 : -1;
-    const auto it = ids_.find(id);
-    return it == ids_.end() ? -1 : it->second;
-  }
-
- private:
-  bool dense_ = true;
-  std::unordered_map<std::int64_t, std::int64_t> ids_;
-};
-
 // Where the bulk data starts: after BEGIN BULK, else (gmsh's files) at the first GRID or element
 // card; npos when neither is there. `includes`: the INCLUDE lines before it.
 std::size_t bulk_start(std::string_view data, bool& begin_bulk, std::size_t& includes) {
@@ -626,7 +600,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   Card card;
   Chunks<double> xyz;
   Chunks<std::int64_t> cps, conn, refs;
-  IdMap grid_ids;
+  IdRows grid_ids;
   std::int64_t np = 0, local_cp = 0, blank_pid = 0;
   // Element k's ref (its property id, or its element id where that is blank) is stored only
   // from the first one that is not k + 1: files that number their elements 1..n and leave the

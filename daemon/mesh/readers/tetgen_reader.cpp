@@ -26,13 +26,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/formats.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/id_rows.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 
 namespace meshdock::mesh {
@@ -95,41 +95,6 @@ void read_header(Cursor& c, std::array<std::int64_t, N>& counts, const char* for
   end_of_line(c, [&] { return std::string("the header line '") + form + "'"; });
 }
 
-// Point indices -> rows: base, base+1, ... (every writer's) need no table.
-class IdMap {
- public:
-  void add(std::int64_t id, std::int64_t row, Cursor& c) {
-    if (row == 0) base_ = id;
-    // Unsigned: any two int64 subtract without overflow.
-    if (dense_ && static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(base_) ==
-                      static_cast<std::uint64_t>(row))
-      return;
-    if (dense_) {
-      dense_ = false;
-      ids_.reserve(static_cast<std::size_t>(row) + 1);
-      for (std::int64_t i = 0; i < row; ++i) ids_.emplace(base_ + i, i);
-    }
-    if (!ids_.emplace(id, row).second)
-      c.fail("point index " + std::to_string(id) + " appears twice");
-  }
-  // -1 when `id` is no point's index.
-  std::int64_t find(std::int64_t id, std::int64_t count) const {
-    if (dense_) {
-      // id >= base_: their difference is exact as unsigned.
-      const auto d = static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(base_);
-      return id < base_ || d >= static_cast<std::uint64_t>(count) ? -1
-                                                                  : static_cast<std::int64_t>(d);
-    }
-    const auto it = ids_.find(id);
-    return it == ids_.end() ? -1 : it->second;
-  }
-
- private:
-  bool dense_ = true;
-  std::int64_t base_ = 0;
-  std::unordered_map<std::int64_t, std::int64_t> ids_;
-};
-
 // Counts a line can hold: `bytes` per line times `lines` must fit in what remains.
 void check_fits(Cursor& c, std::int64_t lines, std::size_t bytes, const std::string& what) {
   if (static_cast<std::size_t>(lines) > c.remaining() / bytes)
@@ -140,7 +105,7 @@ struct Nodes {
   std::int64_t count = 0;
   Array points;
   std::vector<Array> attrs, markers;
-  IdMap ids;
+  IdRows ids;
 };
 
 Nodes parse_node(std::string_view data, MappedFile& file, std::vector<std::string>& notes) {
@@ -178,7 +143,7 @@ Nodes parse_node(std::string_view data, MappedFile& file, std::vector<std::strin
       c.fail("the file ends after " + std::to_string(i) + " of the " + std::to_string(n) +
              " points its header counts");
     const auto id = c.number<std::int64_t>("a point index");
-    out.ids.add(id, i, c);
+    if (!out.ids.add(id, i)) c.fail("point index " + std::to_string(id) + " appears twice");
     auto missing = [&] {
       return "point " + std::to_string(id) + "'s line holds fewer than its index and " +
              std::to_string(width) + " values (x y z, " + std::to_string(na) + " attributes, " +

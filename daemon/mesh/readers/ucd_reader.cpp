@@ -19,12 +19,12 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/id_rows.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/scratch.hpp"
 
@@ -77,31 +77,6 @@ bool line_done(Cursor& c) {
   return c.at_end() || c.data()[c.offset()] == '\n';
 }
 
-// Labels (node or cell ids) -> indices: 1..n in order (every writer's) needs no table.
-class IdMap {
- public:
-  void add(std::int64_t id, std::int64_t index, Cursor& c, const char* what) {
-    if (dense_ && id == index + 1) return;
-    if (dense_) {
-      dense_ = false;
-      ids_.reserve(static_cast<std::size_t>(index) + 1);
-      for (std::int64_t i = 0; i < index; ++i) ids_.emplace(i + 1, i);
-    }
-    if (!ids_.emplace(id, index).second)
-      c.fail(std::string(what) + " id " + std::to_string(id) + " appears twice");
-  }
-  // -1 when `id` is not one.
-  std::int64_t find(std::int64_t id, std::int64_t count) const {
-    if (dense_) return id >= 1 && id <= count ? id - 1 : -1;
-    const auto it = ids_.find(id);
-    return it == ids_.end() ? -1 : it->second;
-  }
-
- private:
-  bool dense_ = true;
-  std::unordered_map<std::int64_t, std::int64_t> ids_;
-};
-
 // The next value of the line; missing() (called only then: a string built for every value
 // made a 1M-tet file read at 55 MB/s) says what is missing when the line has no more.
 template <typename T, typename Missing>
@@ -127,7 +102,7 @@ struct Group {
 };
 
 // A data section (node or cell data) of `count` entities whose ids `ids` maps.
-std::vector<Group> read_data(Cursor& c, MappedFile& file, std::int64_t count, const IdMap& ids,
+std::vector<Group> read_data(Cursor& c, MappedFile& file, std::int64_t count, const IdRows& ids,
                              const char* entity, std::int64_t header_sum,
                              std::vector<std::string>& notes) {
   skip_to_record(c);
@@ -270,10 +245,10 @@ Mesh parse_ucd(std::string_view data, MappedFile& file) {
   Mesh m;
   m.points = Array::of<double>({nn, 3});
   double* p = m.points.as<double>();
-  IdMap node_ids;
+  IdRows node_ids;
   for (std::int64_t i = 0; i < nn; ++i) {
     const auto id = record_id(c, file, i, nn, "nodes", "node id");
-    node_ids.add(id, i, c, "node");
+    if (!node_ids.add(id, i)) c.fail("node id " + std::to_string(id) + " appears twice");
     for (int k = 0; k < 3; ++k)
       p[3 * i + k] = line_value<double>(c, "node coordinate", [&] {
         return "node " + std::to_string(id) + " has " + std::to_string(k) +
@@ -295,11 +270,11 @@ Mesh parse_ucd(std::string_view data, MappedFile& file) {
   // twice (vectors copied into their Arrays made the read peak at 2x).
   Chunks<std::int64_t> conn, materials;
   std::vector<Block> blocks;
-  IdMap cell_ids;
+  IdRows cell_ids;
   std::array<std::int64_t, 8> nodes{};
   for (std::int64_t i = 0; i < nc; ++i) {
     const auto id = record_id(c, file, i, nc, "cells", "cell id");
-    cell_ids.add(id, i, c, "cell");
+    if (!cell_ids.add(id, i)) c.fail("cell id " + std::to_string(id) + " appears twice");
     const auto cell = [&] { return "cell " + std::to_string(id); };  // for messages only
     const auto mat =
         line_value<std::int64_t>(c, "material id", [&] { return cell() + " has no material id"; });
