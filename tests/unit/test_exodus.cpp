@@ -283,8 +283,9 @@ std::string exodus_error(const std::string& bytes) {
                                     bytes, "t.exo");
 }
 
-// A triangle over three nodes, hand-built: coordx, coordy, connect1 "TRI3" with node `last`.
-std::string triangle(std::int32_t last) {
+// A triangle over three nodes, hand-built: coordx, coordy, connect1 "TRI3" with node `last`,
+// int (or double when `real`: netCDF lets a writer store indices as reals).
+std::string triangle(double last, bool real = false) {
   Bytes b(1);
   b.u32(0).dims({{"num_nodes", 3}, {"num_el_in_blk1", 1}, {"num_nod_per_el1", 3}}).absent();
   b.u32(11).count(3);
@@ -292,7 +293,7 @@ std::string triangle(std::int32_t last) {
     x.var("coordx", {0}, nc::Type::kDouble, h).var("coordy", {0}, nc::Type::kDouble, h + 24);
     x.name("connect1").count(2).count(1).count(2);
     x.u32(12).count(1).name("elem_type").u32(2).count(4).raw("TRI3");
-    x.u32(4).count(12).begin(h + 48);
+    x.u32(real ? 6 : 4).count(real ? 24 : 12).begin(h + 48);
   };
   Bytes probe = b;
   vars(probe, 0);
@@ -302,7 +303,12 @@ std::string triangle(std::int32_t last) {
     std::memcpy(&u, &v, 8);
     b.u64(u);
   }
-  b.u32(1).u32(2).u32(static_cast<std::uint32_t>(last));
+  if (!real) return b.u32(1).u32(2).u32(static_cast<std::uint32_t>(last)).s;
+  for (const double v : {1.0, 2.0, last}) {
+    std::uint64_t u;
+    std::memcpy(&u, &v, 8);
+    b.u64(u);
+  }
   return b.s;
 }
 
@@ -319,6 +325,24 @@ TEST(ExodusReader, HandBuiltTriangle) {
             std::string::npos)
       << e;
   EXPECT_NE(exodus_error(triangle(0)).find("refers to node 0"), std::string::npos);
+}
+
+// Connectivity stored as doubles reads as integers when every value is a whole number; any
+// other value (1e300 and NaN: converting them to int64 is undefined behaviour, found by
+// fuzz_exodus_reader under UBSan; 2.5: truncated to node 2 before) is an error naming it.
+TEST(ExodusReader, RealConnectivity) {
+  const auto m = read_bytes(triangle(3, true));
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_NE(exodus_error(triangle(4, true)).find("element 1 refers to node 4"), std::string::npos);
+  for (const auto& [value, text] : std::vector<std::pair<double, std::string>>{
+           {1e300, "1.0000000000000001e+300"}, {2.5, "2.5"}, {std::nan(""), "nan"}}) {
+    const auto e = exodus_error(triangle(value, true));
+    EXPECT_NE(e.find("variable 'connect1' (double): value 3 is " + text +
+                     ", where a whole number is expected"),
+              std::string::npos)
+        << e;
+  }
 }
 
 // num_nodes is a dimension no data backs: without a coordinate variable of that length it makes

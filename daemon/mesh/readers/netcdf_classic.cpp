@@ -14,8 +14,11 @@
 #include "daemon/mesh/readers/netcdf_classic.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "daemon/mesh/error.hpp"
 
@@ -446,12 +449,38 @@ Array File::read(const Variable& v) const {
 
 template <typename T>
 void File::read_as(const Variable& v, T* out, std::int64_t record) const {
+  if constexpr (std::is_integral_v<T>) {
+    if (v.type == Type::kFloat || v.type == Type::kDouble) return read_whole(v, out, record);
+  }
   if (!v.record || record >= 0) {
     decode_type(v.type, at(v, record < 0 ? 0 : static_cast<std::uint64_t>(record)), out, v.values);
     return;
   }
   for (std::uint64_t r = 0; r < numrecs_; ++r)
     decode_type(v.type, at(v, r), out + r * v.values, v.values);
+}
+
+// Real-typed values read as integers (a writer may store ids and indices so): converting a
+// value that is not a whole number of int64's range is undefined behaviour in C++, so each is
+// checked first and the first other one is an error naming it.
+void File::read_whole(const Variable& v, std::int64_t* out, std::int64_t record) const {
+  const auto one = [&](const char* p, std::int64_t* o) {
+    for (std::uint64_t i = 0; i < v.values; ++i) {
+      const double x =
+          v.type == Type::kFloat ? from_be<float>(p + 4 * i) : from_be<double>(p + 8 * i);
+      if (!(x >= -0x1p63 && x < 0x1p63) || x != std::trunc(x)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.17g", x);
+        fail(v.header_at, "variable '" + v.name + "' (" + type_name(v.type) + "): value " +
+                              std::to_string(i + 1) + " is " + text +
+                              ", where a whole number is expected");
+      }
+      o[i] = static_cast<std::int64_t>(x);
+    }
+  };
+  if (!v.record || record >= 0)
+    return one(at(v, record < 0 ? 0 : static_cast<std::uint64_t>(record)), out);
+  for (std::uint64_t r = 0; r < numrecs_; ++r) one(at(v, r), out + r * v.values);
 }
 
 template void File::read_as<double>(const Variable&, double*, std::int64_t) const;

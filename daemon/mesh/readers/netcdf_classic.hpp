@@ -85,7 +85,8 @@ class File {
   // axis), as an Array of type_dtype(v.type) in native byte order.
   Array read(const Variable& v) const;
   Array read_record(const Variable& v, std::uint64_t record) const;
-  // The same values converted to T into `out` (v.values values for a record, else all).
+  // The same values converted to T into `out` (v.values values for a record, else all). Into
+  // integers, a float or double value that is not a whole number of int64's range is an error.
   template <typename T>
   void read_as(const Variable& v, T* out, std::int64_t record = -1) const;
   // A fixed variable's values as float64 into out[0], out[stride], ... (a column of points).
@@ -104,6 +105,8 @@ class File {
   [[noreturn]] void fail(std::size_t at, const std::string& what) const;
 
  private:
+  // read_as into integers of a float or double variable: each value checked to be whole.
+  void read_whole(const Variable& v, std::int64_t* out, std::int64_t record) const;
   std::string_view data_;
   std::string path_;
   int version_ = 0;
