@@ -231,8 +231,102 @@ TEST(NastranReader, LinesTakeTwoGridsAndSkippedCardsAreNoted) {
   EXPECT_TRUE(has_note(m,
                        "cards not read (meshdock reads GRID and element cards): MAT1 (2), "
                        "PSHELL (1)"));
-  EXPECT_TRUE(has_note(m, "1 GRIDs give their coordinates in a local coordinate system"));
+  EXPECT_TRUE(has_note(m,
+                       "1 GRIDs name coordinate systems no CORD card defines (CP 3); their "
+                       "coordinates are read as written"));
   EXPECT_TRUE(has_note(m, "no ENDDATA"));
+}
+
+// Points of GRIDs given in local systems, against values worked out by hand: system 1 is
+// rectangular, turned 90 degrees about z (x along basic y) at (1, 2, 3); 2 is cylindrical and
+// 3 spherical on the basic axes; 5 is defined in 2 (cylindrical A, B, C) as the same turn at
+// the origin; 6 and 7 by GRIDs 10, 11, 12 (one CORD1R card, small field); 4, in 1 (small
+// field, a continuation), is 1 again (a chain).
+TEST(NastranReader, GridsInLocalCoordinateSystems) {
+  const auto m = read_text(
+      "BEGIN BULK\n"
+      "CORD2R,1,0,1.,2.,3.,1.,2.,4.,1.,3.,3.\n"
+      "CORD2C,2,,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"
+      "cord2s,3,0,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"
+      "CORD2R  4       1       0.      0.      0.      0.      0.      1.      +C4\n"
+      "+C4     1.      0.      0.\n"
+      "CORD2R,5,2,0.,0.,0.,0.,0.,1.,1.,90.,0.\n"
+      "CORD1R  6       10      11      12      7       10      12      11\n"
+      "GRID,1,1,1.,0.,0.\n"
+      "GRID,2,1,0.,1.,0.\n"
+      "GRID,3,2,2.,90.,5.\n"
+      "GRID,4,2,2.,180.,0.\n"
+      "GRID,5,3,1.,90.,0.\n"
+      "GRID,6,3,1.,90.,90.\n"
+      "GRID,7,3,2.,0.,0.\n"
+      "GRID,8,4,1.,0.,0.\n"
+      "GRID,9,5,1.,0.,0.\n"
+      "GRID,10,,5.,0.,0.\n"
+      "GRID,11,0,5.,0.,1.\n"
+      "GRID,12,0,6.,0.,0.\n"
+      "GRID,13,6,1.,1.,1.\n"
+      "GRID,14,7,1.,0.,0.\n"
+      "GRID,15,7,0.,1.,0.\n"
+      "CTETRA,1,1,1,2,3,4\n"
+      "ENDDATA\n");
+  const std::vector<double> want{1, 3, 3, 0, 2, 3, 0, 2, 5, -2, 0, 0, 1, 0,  0,
+                                 0, 1, 0, 0, 0, 2, 1, 3, 3, 0,  1, 0, 5, 0,  0,
+                                 5, 0, 1, 6, 0, 0, 6, 1, 1, 5,  0, 1, 5, -1, 0};
+  const auto got = doubles(m.points);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-12) << "point " << i / 3 + 1 << " coordinate " << i % 3;
+  // nastran:ref keeps each GRID's CP, as meshio's.
+  EXPECT_EQ(ints(m.point_data.at("nastran:ref")),
+            (std::vector<std::int64_t>{1, 1, 2, 2, 3, 3, 3, 4, 5, 0, 0, 0, 6, 7, 7}));
+  EXPECT_TRUE(has_note(m,
+                       "12 GRIDs give their coordinates in a local coordinate system (CP not "
+                       "0): taken to the basic system through their CORD cards"));
+  EXPECT_FALSE(has_note(m, "cards not read"));  // CORD cards are read, not listed as skipped
+}
+
+TEST(NastranReader, CoordinateSystemErrorsNameTheirCard) {
+  const std::string head = "BEGIN BULK\nGRID,1,9,1.,0.,0.\nGRID,2,8,1.,0.,0.\n";
+  // A system no GRID uses is never built: a broken one costs nothing.
+  EXPECT_EQ(read_text(head + "CORD2R,9,0,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"
+                             "CORD2R,8,0,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"
+                             "CORD2R,7,0,0.,0.,0.,0.,0.,0.,1.,0.,0.\n")
+                .points.size(),
+            6u);
+  const std::string ok9 = "CORD2R,9,0,0.,0.,0.,0.,0.,1.,1.,0.,0.\n";
+  EXPECT_EQ(error_of(head + ok9 + "CORD2R,8,0,0.,0.,0.,0.,0.,0.,1.,0.,0.\n"),
+            "t.bdf:5: column 1: CORD2R: coordinate system 8: points A and B coincide (B - A sets "
+            "the z axis)");
+  EXPECT_EQ(error_of(head + ok9 + "CORD2C,8,0,0.,0.,0.,0.,0.,1.,0.,0.,3.\n"),
+            "t.bdf:5: column 1: CORD2C: coordinate system 8: point C lies on the z axis through "
+            "A and B (C sets the xz plane)");
+  EXPECT_EQ(error_of(head + "CORD2R,9,8,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"
+                            "CORD2R,8,9,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"),
+            "t.bdf:4: column 1: CORD2R: coordinate system 9: it is defined through itself");
+  EXPECT_EQ(error_of(head + ok9 + "CORD2R,8,3,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"),
+            "t.bdf:5: column 1: CORD2R: coordinate system 8: its reference system RID 3 is not "
+            "one a CORD card defines");
+  EXPECT_EQ(error_of(head + ok9 + "CORD1R,8,1,77,2\n"),
+            "t.bdf:5: column 1: CORD1R: coordinate system 8: grid 77 is not one of the GRIDs");
+  EXPECT_EQ(error_of(head + ok9 + "CORD2R,9,0,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"),
+            "t.bdf:5: column 8: CORD2R: coordinate system 9 is defined a second time, found '9'");
+  EXPECT_EQ(error_of(head + "CORD2R,0,0,0.,0.,0.,0.,0.,1.,1.,0.,0.\n"),
+            "t.bdf:4: column 8: CORD2R: a coordinate system id is a positive integer, found '0'");
+  EXPECT_EQ(error_of(head + "CORD2R,9,0,0.,0.,x,0.,0.,1.,1.,0.,0.\n"),
+            "t.bdf:4: column 18: CORD2R: expected a real A3, found 'x'");
+  // A chain of 70 systems, each defined in the one before: deeper than kMaxChain.
+  std::string chain = "BEGIN BULK\nGRID,1,70,1.,0.,0.\n";
+  for (int k = 1; k <= 70; ++k)
+    chain += "CORD2R," + std::to_string(k) + "," + std::to_string(k - 1) +
+             ",0.,0.,1.,0.,0.,2.,1.,0.,1.\n";
+  EXPECT_NE(error_of(chain).find("goes through more than 64 coordinate systems"),
+            std::string::npos);
+  // 64 deep is fine: the GRID ends 64 units up.
+  std::string deep = "BEGIN BULK\nGRID,1,64,1.,0.,0.\n";
+  for (int k = 1; k <= 64; ++k)
+    deep += "CORD2R," + std::to_string(k) + "," + std::to_string(k - 1) +
+            ",0.,0.,1.,0.,0.,2.,1.,0.,1.\n";
+  EXPECT_EQ(doubles(read_text(deep).points), (std::vector<double>{1, 0, 64}));
 }
 
 TEST(NastranReader, ExecutiveControlSkippedAndTextAfterEnddata) {
@@ -465,6 +559,28 @@ TEST(NastranWriter, RefusesWhatNastranCannotHold) {
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_NE(notes[0].find("points have 2 coordinates"), std::string::npos);
   EXPECT_NE(notes[1].find("point_data 'T' is not written"), std::string::npos);
+}
+
+// A CP kept from nastran:ref is written as meshio writes it, with a note: the coordinates are
+// basic and no CORD card defines the system. meshdock reads the file back as written.
+TEST(NastranWriter, LocalCoordinateSystemsAreNoted) {
+  const auto m = read_text(
+      "BEGIN BULK\nCORD2C,2,,1.,0.,0.,1.,0.,1.,2.,0.,0.\nGRID,1,2,1.,90.,0.\nGRID,2,,0.,0.,0.\n"
+      "CROD,1,1,1,2\n");
+  const std::string path = ::testing::TempDir() + "nastran-cp.bdf";
+  const auto notes = mesh::write_mesh(m, path);
+  const auto back = mesh::read_mesh(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("1 GRIDs written with their CP from nastran:ref (not 0) and basic "
+                          "coordinates; no CORD cards are written"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_EQ(ints(back.point_data.at("nastran:ref")), (std::vector<std::int64_t>{2, 0}));
+  const auto p = doubles(back.points);
+  EXPECT_NEAR(p[0], 1, 1e-15);  // (1, 90, 0) around the axis through (1, 0, 0): (1, 1, 0)
+  EXPECT_NEAR(p[1], 1, 1e-15);
+  EXPECT_EQ(p[2], 0);
 }
 
 }  // namespace

@@ -13,8 +13,11 @@
 //   1.0D-3; a blank coordinate is 0.0 (Nastran's default; meshio fails on it);
 // - GRID id cp x1 x2 x3: ids are labels (any order; elements may come before their grids),
 //   points in file order; a CP field that is not blank -> point_data "nastran:ref" (0 where
-//   blank). Coordinates given in a local system (CP not 0) are read as written and noted (meshio
-//   reads them as written, silently): the coordinate cards are not read;
+//   blank). Coordinates given in a local system (CP not 0) are taken to the basic system
+//   through the deck's CORD1R / CORD1C / CORD1S / CORD2R / CORD2C / CORD2S cards
+//   (nastran_coords.hpp; noted: meshio reads them as written, silently); a CP no card defines
+//   is read as written and noted; a system that cannot be built (through itself, A = B, C on
+//   the z axis, an unknown RID or grid) is a ReadError naming its card's line;
 // - the element cards of meshio's table -> cell blocks of meshio's types, consecutive cells of
 //   one type a block (meshio's rule), nodes in meshio's order (CTRIAX6 / CTRAX6 corners then
 //   mid-sides, CHEXA 20 and CPENTA 15 as meshio reorders them); the property id (field 3) ->
@@ -55,6 +58,7 @@
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/id_rows.hpp"
+#include "daemon/mesh/readers/nastran_coords.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/text.hpp"
 
@@ -564,11 +568,54 @@ std::size_t bulk_start(std::string_view data, bool& begin_bulk, std::size_t& inc
   return std::string_view::npos;
 }
 
+// CORD1R / CORD1C / CORD1S (systems by three GRIDs, two a card) and CORD2R / CORD2C / CORD2S
+// (a system by A, B and C in a reference system): 1 or 2 and the kind of axes; 0 for any
+// other card.
+int cord_card(std::string_view name, nastran::Axes& axes) {
+  if (name.size() != 6 || !same_name(name.substr(0, 4), "CORD")) return 0;
+  const char n = name[4];
+  char k = name[5];
+  if (k >= 'a' && k <= 'z') k = static_cast<char>(k - 'a' + 'A');
+  if ((n != '1' && n != '2') || (k != 'R' && k != 'C' && k != 'S')) return 0;
+  axes = k == 'R'   ? nastran::Axes::kRectangular
+         : k == 'C' ? nastran::Axes::kCylindrical
+                    : nastran::Axes::kSpherical;
+  return n - '0';
+}
+
 struct Block {
   const char* type;
   std::int64_t nodes;
   std::int64_t rows = 0;
 };
+
+// Points whose CP is a system the deck defines, taken to the basic system in place; returns how
+// many. GRIDs naming a system no card defines keep their coordinates (counted by CP in
+// `unknown`). A system that cannot be built goes to `fail`, which throws.
+template <typename Fail>
+std::int64_t to_basic(nastran::CoordSystems& systems, double* p, const std::int64_t* cp,
+                      std::int64_t np, std::map<std::int64_t, std::int64_t>& unknown,
+                      const Fail& fail) {
+  std::int64_t moved = 0;
+  try {
+    // Every system is built before a point moves: a CORD1 system reads its GRIDs as written.
+    for (std::int64_t i = 0; i < np; ++i)
+      if (cp[i] != 0 && systems.defines(cp[i])) systems.prepare(cp[i]);
+    for (std::int64_t i = 0; i < np; ++i, p += 3) {
+      if (cp[i] == 0) continue;
+      if (!systems.defines(cp[i])) {
+        ++unknown[cp[i]];
+        continue;
+      }
+      const auto b = systems.to_basic(cp[i], {p[0], p[1], p[2]});
+      std::copy(b.begin(), b.end(), p);
+      ++moved;
+    }
+  } catch (const nastran::CoordError& e) {
+    fail(e);
+  }
+  return moved;
+}
 
 Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   const std::string& path = file.path();
@@ -614,6 +661,19 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   // A copy: a view would point at the run's first card, in a page the window has let go of.
   std::string last_name;
   const ElementType* last_type = nullptr;
+  // The coordinate systems; their GRIDs are looked up in the points and CPs as read, once the
+  // cards are all read (the arrays below).
+  const double* raw_points = nullptr;
+  const std::int64_t* raw_cps = nullptr;
+  nastran::CoordSystems systems([&](std::int64_t id, std::int64_t& cp, nastran::Vec3& x) {
+    const auto row = grid_ids.find(id, np);
+    if (row < 0) return false;
+    const auto i = static_cast<std::size_t>(row);
+    cp = raw_cps ? raw_cps[i] : 0;
+    x = {raw_points[3 * i], raw_points[3 * i + 1], raw_points[3 * i + 2]};
+    return true;
+  });
+  std::size_t cord_cards = 0;
 
   auto bad = [&](std::string_view f, const std::string& what) {
     // A field past the card's last one has no place in the file: the card's line stands for it.
@@ -627,6 +687,51 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
     if (!parse_int(f, v)) [[unlikely]]
       bad(f, std::string("expected an integer ") + what);
     return v;
+  };
+  auto real_field = [&](std::size_t i, const std::string& what) {
+    const auto f = field(card, i);
+    double v = 0;
+    if (!f.empty() && !parse_real(f, v)) [[unlikely]]
+      bad(f, "expected a real " + what);
+    return v;
+  };
+  // A CORD card's systems into `systems`.
+  auto read_cord = [&](int kind, nastran::Axes axes) {
+    const auto add = [&](nastran::CoordCard& c, std::size_t cid_field) {
+      c.axes = axes;
+      c.card = cord_cards;
+      if (c.cid <= 0) bad(field(card, cid_field), "a coordinate system id is a positive integer");
+      if (!systems.add(c))
+        bad(field(card, cid_field),
+            "coordinate system " + std::to_string(c.cid) + " is defined a second time");
+    };
+    if (kind == 2) {
+      nastran::CoordCard c;
+      c.cid = int_field(0, "coordinate system id (CID)");
+      if (!field(card, 1).empty()) c.rid = int_field(1, "reference system id (RID)");
+      static constexpr const char* kNames[] = {"A1", "A2", "A3", "B1", "B2",
+                                               "B3", "C1", "C2", "C3"};
+      for (std::size_t k = 0; k < 9; ++k) c.abc[k] = real_field(2 + k, kNames[k]);
+      add(c, 0);
+    } else {
+      // CIDA G1A G2A G3A, then CIDB G1B G2B G3B when the card goes on.
+      const auto goes_on = [&] {
+        for (std::size_t k = 4; k < card.fields.size(); ++k)
+          if (!card.fields[k].empty()) return true;
+        return false;
+      };
+      for (std::size_t at = 0; at == 0 || (at == 4 && goes_on()); at += 4) {
+        const char* ab = at == 0 ? "A" : "B";
+        nastran::CoordCard c;
+        c.by_grids = true;
+        c.cid = int_field(at, (std::string("coordinate system id (CID") + ab + ")").c_str());
+        for (std::size_t k = 0; k < 3; ++k)
+          c.grids[k] =
+              int_field(at + 1 + k, ("grid id (G" + std::to_string(k + 1) + ab + ")").c_str());
+        add(c, at);
+      }
+    }
+    ++cord_cards;
   };
 
   while (true) {
@@ -662,6 +767,11 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
     }
     const ElementType* t = last_type;
     if (!t) {
+      nastran::Axes axes;
+      if (const int kind = cord_card(card.name, axes)) {
+        read_cord(kind, axes);
+        continue;
+      }
       ++skipped[terminal_safe(upper(card.name.substr(0, 24)))];
       continue;
     }
@@ -727,6 +837,23 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
     });
     m.point_data["nastran:ref"] = std::move(a);
   }
+  std::int64_t moved = 0;
+  std::map<std::int64_t, std::int64_t> unknown_cp;  // CP -> GRIDs
+  if (local_cp > 0) {
+    raw_points = m.points.as<double>();
+    raw_cps = m.point_data.at("nastran:ref").as<std::int64_t>();
+    moved = to_basic(systems, m.points.as<double>(), raw_cps, np, unknown_cp,
+                     [&](const nastran::CoordError& e) {
+                       // Which card: the cards read again up to it (error path only).
+                       Cards again(sources, start);
+                       for (std::size_t k = 0; again.next(card);) {
+                         nastran::Axes axes;
+                         if (cord_card(card.name, axes) && k++ == e.card)
+                           again.fail_at(card.at, terminal_safe(card.name) + ": " + e.what);
+                       }
+                       throw ReadError(path + ": " + e.what);
+                     });
+  }
 
   // The blocks' arrays filled from the sequences, grid ids mapped to indices.
   std::vector<Array> ref_arrays;
@@ -787,10 +914,22 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   if (any_pid && !blocks.empty()) m.cell_data["nastran:ref"] = std::move(ref_arrays);
 
   const std::string where = "nastran: " + path + ": ";
-  if (local_cp > 0)
-    m.notes.push_back(where + std::to_string(local_cp) +
-                      " GRIDs give their coordinates in a local coordinate system (CP not 0); "
-                      "read as written, not transformed (coordinate system cards are not read)");
+  if (moved > 0)
+    m.notes.push_back(where + std::to_string(moved) +
+                      " GRIDs give their coordinates in a local coordinate system (CP not 0): "
+                      "taken to the basic system through their CORD cards (meshio reads them as "
+                      "written); nastran:ref keeps each GRID's CP");
+  if (!unknown_cp.empty()) {
+    std::int64_t grids = 0;
+    std::string list;
+    for (const auto& [cp, n] : unknown_cp) {
+      grids += n;
+      if (list.size() < 80) list += (list.empty() ? "" : ", ") + std::to_string(cp);
+    }
+    m.notes.push_back(where + std::to_string(grids) +
+                      " GRIDs name coordinate systems no CORD card defines (CP " + list +
+                      "); their coordinates are read as written");
+  }
   if (any_pid && blank_pid > 0)
     m.notes.push_back(where + std::to_string(blank_pid) +
                       " elements have a blank property id; nastran:ref holds their element id "

@@ -1,5 +1,6 @@
 // Nastran bulk data writer (.bdf, .nas, .fem), free field: "BEGIN BULK", a GRID a point (ids
-// 1..n, CP from point_data "nastran:ref" when it is one integer a point, else blank; each
+// 1..n, CP from point_data "nastran:ref" when it is one integer a point, else blank (as meshio;
+// a CP not 0 is noted: the coordinates are basic and no CORD card is written); each
 // coordinate the shortest text that reads back exactly, with the '.' Nastran needs in a real:
 // small field's 8 columns would round them, large field's 16 too), then an element card a cell
 // (ids 1..N over the blocks in order; PID from cell_data "nastran:ref", else blank: Nastran's
@@ -107,11 +108,16 @@ std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target) {
   OutFile out(target);
   wr::Sink s(out);
   s.put("$ written by meshdock\nBEGIN BULK\n");
+  std::int64_t local_cp = 0;
   for (std::int64_t i = 0; i < m.num_points(); ++i) {
     s.put("GRID,");
     s.text(i + 1);
     s.put(',');
-    if (cp) s.text(int_at(*cp, static_cast<std::size_t>(i)));
+    if (cp) {
+      const auto c = int_at(*cp, static_cast<std::size_t>(i));
+      local_cp += c != 0;
+      s.text(c);
+    }
     for (int k = 0; k < 3; ++k) {
       s.put(',');
       real(s, wr::coord(m, i, k));
@@ -143,6 +149,12 @@ std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target) {
   s.put("ENDDATA\n");
   s.flush();
   out.commit();
+  // meshdock's points are in the basic system (its reader takes GRIDs in CORD systems there), so
+  // a CP kept from nastran:ref names a system these coordinates are not in, and no CORD card.
+  if (local_cp > 0)
+    notes.push_back("nastran: " + target.path + ": " + std::to_string(local_cp) +
+                    " GRIDs written with their CP from nastran:ref (not 0) and basic "
+                    "coordinates; no CORD cards are written (Nastran needs them defined)");
   return notes;
 }
 
