@@ -136,3 +136,16 @@ def test_errors_name_file_and_line(tmp_path):
     p.write_text('VARIABLES = "X" "Y"\nZONE N=3, E=1, ZONETYPE=FETRIANGLE\n0 1 0\n0 0 1\n1 2 9\n')
     with pytest.raises(meshdock.ReadError, match=r"bad.dat:5: zone 1: element 1 of 1 .*node 9"):
         meshdock.read(p)
+
+
+def test_names_with_blanks_come_back_joined(tmp_path):
+    src = meshdock.Mesh(np.array([[0, 0], [1, 0], [0, 1]], dtype=float),
+                        [("triangle", np.array([[0, 1, 2]]))],
+                        point_data={"wall shear": np.array([1.0, 2.0, 3.0])})
+    out = tmp_path / "m.tec"
+    with pytest.warns(meshdock.MeshWarning):
+        notes = meshdock.write(out, src)
+    assert notes == ["point_data 'wall shear' is read back as 'wall_shear' (Tecplot readers, "
+                     "meshdock's and meshio's, join its words with '_')"]
+    conftest.assert_same_as_meshio(_read(out), _meshio_read(out))
+    np.testing.assert_array_equal(_read(out).point_data["wall_shear"], [1, 2, 3])

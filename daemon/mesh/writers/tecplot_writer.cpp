@@ -11,6 +11,7 @@
 // entity are a variable each, (n, k) arrays k variables name_0 .. name_{k-1} (meshio's names);
 // other shapes, names Tecplot cannot quote, the coordinates' names, field data and regions are
 // noted as not written. Numbers are the shortest text that reads back to the same value.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -192,6 +193,12 @@ class TecplotWriter : wr::WriterState {
                          "' is not written: Tecplot quotes names, which cannot hold '\"' or a "
                          "newline");
         return false;
+      }
+      if (name.find(' ') != std::string::npos) {
+        std::string back = name;
+        std::replace(back.begin(), back.end(), ' ', '_');
+        notes_.push_back(what + " '" + name + "' is read back as '" + back +
+                         "' (Tecplot readers, meshdock's and meshio's, join its words with '_')");
       }
       return true;
     };
