@@ -163,8 +163,9 @@ TEST(TecplotReader, ErrorsNameFileLineAndZone) {
                      "VARLOCATION=([3]=CELLCENTERED)\n"),
             "t.dat:2: zone 1: variable 'P' is CELLCENTERED in a POINT-packed zone (Tecplot allows "
             "it in BLOCK only)");
-  EXPECT_EQ(error_of(vars + "ZONE N=3, E=1, ZONETYPE=FETRIANGLE\n7*0\n1 2 3\n# 18 bytes at least\n"),
-            "t.dat:3: zone 1: a repeat count runs 1 values past the zone's values");
+  EXPECT_EQ(
+      error_of(vars + "ZONE N=3, E=1, ZONETYPE=FETRIANGLE\n7*0\n1 2 3\n# 18 bytes at least\n"),
+      "t.dat:3: zone 1: a repeat count runs 1 values past the zone's values");
   EXPECT_EQ(error_of(vars + "ZONE N=3, E=1, ZONETYPE=FETRIANGLE\n0 1 0 0 0 1\n1 2 3\n7\n"),
             "t.dat:5: expected a record (TITLE, VARIABLES, ZONE), found the value '7' (more values "
             "than the last zone's counts take)");
