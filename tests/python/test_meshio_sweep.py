@@ -62,6 +62,9 @@ VARIANTS = [
     # TetGen: a pair, read from either file.
     ("tetgen", {}, ".node"),
     ("tetgen", {}, ".ele"),
+    # Tecplot: meshio writes one FE zone (mixed blocks as bricks / quads with repeated nodes,
+    # lower-dimensional blocks and other types skipped), data as float64 variables.
+    ("tecplot", {}, ".dat"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -151,6 +154,17 @@ def written(fmt, options, path, seed):
         cells = [("tetra", tets[0])]
         point_data = {k: v for k, v in point_data.items() if v.ndim == 1}
         cell_data = {"tetgen:ref": [np.arange(len(tets[0])) % 5]}
+    elif fmt == "tecplot":
+        # meshio 5.0's writer takes the zone type from the first block's dimension before it
+        # drops the 2-D blocks of a mesh with 3-D ones (an FEQUADRILATERAL zone of 8-node rows,
+        # which its reader reads back as 8-node "quads"; meshdock refuses it naming the line):
+        # only the blocks of the highest dimension it writes. Every variable reads back float64.
+        dims = {"line": 1, "triangle": 2, "quad": 2, "tetra": 3, "hexahedron": 3, "wedge": 3,
+                "pyramid": 3}
+        top = max(dims.get(t, 0) for t, _ in cells)
+        keep = [i for i, (t, _) in enumerate(cells) if dims.get(t, 0) == top]
+        cells = [cells[i] for i in keep]
+        cell_data = {k: [v[i] for i in keep] for k, v in cell_data.items()}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)
     quiet = contextlib.redirect_stdout(io.StringIO())
     try:

@@ -78,6 +78,12 @@ Mesh read_nastran(const InFile& file, const ReadOptions& options = {});
 // 4- and 10-node tets with region attributes, as meshio names them.
 Mesh read_tetgen(const InFile& file, const ReadOptions& options = {});
 
+// Tecplot ASCII data (.dat, .tec; meshio's "tecplot"): finite-element zones (FELINESEG,
+// FETRIANGLE, FEQUADRILATERAL, FETETRAHEDRON, FEBRICK; ZONETYPE / DATAPACKING or the old F= /
+// ET=), BLOCK and POINT packing, nodal and cell-centred variables; every zone read, a block each,
+// points appended. Ordered and polygon / polyhedron zones are ReadErrors.
+Mesh read_tecplot(const InFile& file);
+
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});
 // Opens `path` (open_regular), then read_mesh(InFile).

@@ -99,10 +99,14 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("Nastran");
     return write_nastran(m, target);
   }
+  if (fmt == "dat" || fmt == "tec" || fmt == "tecplot") {
+    ascii_only("Tecplot");
+    return write_tecplot(m, target);
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf; "
+      "bdf, dat; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

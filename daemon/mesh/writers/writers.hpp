@@ -91,17 +91,24 @@ std::vector<std::string> write_exodus(const Mesh& m, const OutTarget& target);
 // card for is a WriteError; other data and regions are noted.
 std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target);
 
+// Tecplot ASCII (.dat, .tec), as meshio writes it: one FE zone, BLOCK packing; one cell type
+// as its zone type (pyramid / wedge as FEBRICK with repeated nodes), mixed blocks as
+// FEQUADRILATERAL or FEBRICK with repeated nodes (noted), the blocks of lower dimension than
+// the highest noted and left out; point_data nodal and cell_data CELLCENTERED variables
+// (components as name_0, name_1, ...); the rest noted.
+std::vector<std::string> write_tecplot(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
-  // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran"; empty: the
-  // path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii",
-  // "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
+  // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
+  // "dat" / "tec" / "tecplot"; empty: the path's extension (.msh: 4.1). meshio's "-ascii" /
+  // "-binary" names ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf: "ascii" (the default, the only one); e, exo, ex2, exodus:
-  // "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default what the path's
-  // extension says (.meshb: binary, else ascii)
+  // (default); obj, off, inp, su2, bdf, dat: "ascii" (the default, the only one); e, exo, ex2,
+  // exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default what the
+  // path's extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;
 };

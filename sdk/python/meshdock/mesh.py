@@ -254,7 +254,7 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
                    "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
                    "tetgen": "node"}
-# ("su2" is meshio's name and meshdock's alike.)
+# ("su2" and "tecplot" are meshio's names and meshdock's alike.)
 
 
 def _format(format: Optional[str], file_format: Optional[str]) -> str:
@@ -413,7 +413,8 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     given ("vtu" and "vtp" (XML PolyData): encoding "zlib" (default), "raw" or
     "ascii"; "msh": Gmsh 4.1 and "msh22" / "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply":
     "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"), "su2", "bdf" /
-    "nas" / "fem" (Nastran free field; meshio's "nastran"): ascii; "mesh" / "meshb" (meshio's
+    "nas" / "fem" (Nastran free field; meshio's "nastran"), "dat" / "tec" (Tecplot; meshio's
+    "tecplot"): ascii; "mesh" / "meshb" (meshio's
     "medit": by the extension): Medit ascii / binary; "exo" / "e" / "ex2" (meshio's "exodus"):
     Exodus II as netCDF CDF-2; `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,

@@ -294,7 +294,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "avsucd" (AVS UCD ascii), "su2" (SU2: zone 1 of a multi-zone file), "e" / "exo" / "ex2" /
  * "exodus" (Exodus II, netCDF classic; a netCDF-4 / HDF5 file is a READ error saying how to
  * convert it), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data), "node" / "ele" / "tetgen"
- * (TetGen: the .node and .ele files of one base name, read from either; the other beside it))
+ * (TetGen: the .node and .ele files of one base name, read from either; the other beside it),
+ * "dat" / "tec" / "tecplot" (Tecplot ASCII: finite-element zones, every zone a block))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
@@ -385,10 +386,10 @@ typedef struct meshdock_write_options {
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
                            the extension) | "inp" (Abaqus) | "su2" | "exo" / "e" / "ex2"
-                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field); NULL or "":
-                           the path's extension */
+                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field) | "dat" /
+                           "tec" (Tecplot ASCII); NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp, su2, bdf: "ascii"; exo:
+                           "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat: "ascii"; exo:
                            "binary"; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
