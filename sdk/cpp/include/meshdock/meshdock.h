@@ -385,10 +385,11 @@ typedef struct meshdock_write_options {
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
                            the extension) | "inp" (Abaqus) | "su2" | "exo" / "e" / "ex2"
-                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field); NULL or "":
-                           the path's extension */
+                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field) | "avs" /
+                           "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen" (TetGen: x.node
+                           and x.ele both written); NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp, su2, bdf: "ascii"; exo:
+                           "ascii" | "binary" (default); obj, off, inp, su2, bdf, avs, node: "ascii"; exo:
                            "binary"; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
