@@ -1150,19 +1150,32 @@ Registry::Exported Registry::export_to(const std::string& name, const std::strin
   } catch (const RootsError& err) {
     refuse(err);
   }
-  // What the name holds now (not followed): never a loaded mesh's source, never a directory.
-  // The writer links or renames into the directory fd, so what it replaces is the name itself.
+  // What each name the writer writes holds now (not followed): never a loaded mesh's source,
+  // never a directory. The writer links or renames into the directory fd, so what it replaces is
+  // the name itself. TetGen writes two names (x.node and x.ele, both in this directory fd).
+  mesh::WriteOptions o;
+  o.format = format;
+  mesh::OutTarget target{dir.fd.get(), dir.leaf, dir.path, overwrite};
+  const auto names = mesh::written_names(target, o);
+  // A name beside dir.leaf as the client would write it (for messages).
+  auto shown_as = [&](const std::string& leaf) {
+    return dir.path.ends_with(dir.leaf)
+               ? dir.path.substr(0, dir.path.size() - dir.leaf.size()) + leaf
+               : leaf;
+  };
   struct stat st {};
-  if (::fstatat(dir.fd.get(), dir.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+  for (const auto& leaf : names) {
+    const std::string shown = shown_as(leaf);
+    if (::fstatat(dir.fd.get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode))
-      throw ServiceError(Status::kInvalidArgument, dir.path + " is a directory, not a file");
+      throw ServiceError(Status::kInvalidArgument, shown + " is a directory, not a file");
     if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-      throw ServiceError(Status::kInvalidArgument, dir.path + " is not a regular file");
+      throw ServiceError(Status::kInvalidArgument, shown + " is not a regular file");
     std::lock_guard lock(m_);
     for (const auto& [other, entry] : entries_)
       if (S_ISREG(st.st_mode) && entry->source_dev == st.st_dev && entry->source_ino == st.st_ino)
         throw ServiceError(Status::kFailedPrecondition,
-                           dir.path + " is the source of the loaded mesh '" + other +
+                           shown + " is the source of the loaded mesh '" + other +
                                "'; export never replaces it (unload it first, or pick another "
                                "name)");
   }
@@ -1175,16 +1188,19 @@ Registry::Exported Registry::export_to(const std::string& name, const std::strin
     std::lock_guard lock(e->m);
     snapshot = e->mesh;
   }
-  mesh::WriteOptions o;
-  o.format = format;
-  mesh::OutTarget target{dir.fd.get(), dir.leaf, dir.path, overwrite};
   Exported out;
   try {
     out.notes = mesh::write_mesh(snapshot, target, o);
     for (const auto& n : out.notes) log_.info(name + ": export: " + n);
   } catch (const mesh::FileExists&) {
+    std::string existing = dir.path;  // the name that exists (TetGen's pair: either)
+    for (const auto& leaf : names)
+      if (::fstatat(dir.fd.get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        existing = shown_as(leaf);
+        break;
+      }
     throw ServiceError(Status::kAlreadyExists,
-                       dir.path +
+                       existing +
                            " exists; export replaces a file only when asked (overwrite "
                            "in the request, meshdockctl export --force, "
                            "Client.export(overwrite=True))");

@@ -1,11 +1,14 @@
-// The TetGen reader: pairs written here (the other file served through open_sibling from a
-// memfd, or both in a temporary folder read by path), the files of tests/data/tetgen
-// (tools/make_tetgen.py), and errors that name the file (.node or .ele) and the line. The
-// comparisons with meshio are in tests/python/test_tetgen.py.
+// The TetGen reader and writer (TetgenWriter: written, read back exactly): pairs written here (the
+// other file served through open_sibling from a memfd, or both in a temporary folder read by path),
+// the files of tests/data/tetgen (tools/make_tetgen.py), and errors that name the file (.node or
+// .ele) and the line. The comparisons with meshio are in tests/python/test_tetgen.py.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/validate.hpp"
+#include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
@@ -230,6 +234,172 @@ TEST(TetgenReader, FilesOfTestData) {
                              2)
             << "tet " << t << " edge " << e;
       }
+}
+
+// --- write_tetgen: both files written from either name, read back by read_tetgen ---
+
+// A temporary folder, opened as the daemon opens a root's directory (an O_PATH fd).
+class Folder {
+ public:
+  Folder() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("meshdock-tetgen-w-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+    fd_ = mesh::UniqueFd(::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+  ~Folder() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  mesh::OutTarget target(const std::string& leaf, bool overwrite) const {
+    return mesh::OutTarget{fd_.get(), leaf, file(leaf), overwrite};
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(path_))
+      out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::string slurp(const std::string& name) const {
+    std::ifstream f(file(name));
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+
+ private:
+  std::filesystem::path path_;
+  mesh::UniqueFd fd_;
+};
+
+mesh::Mesh two_tets() {
+  mesh::Mesh m;
+  m.points = mesh::Array::of<double>({5, 3});
+  const double p[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1.0 / 3, 1e-300, -2.5e17};
+  std::copy(std::begin(p), std::end(p), m.points.as<double>());
+  auto c = mesh::Array::of<std::int64_t>({2, 4});
+  const std::int64_t cs[] = {0, 1, 2, 3, 1, 2, 3, 4};
+  std::copy(std::begin(cs), std::end(cs), c.as<std::int64_t>());
+  m.cells.push_back(mesh::CellBlock::fixed("tetra", std::move(c)));
+  for (const char* name : {"tetgen:attr1", "tetgen:attr2", "tetgen:ref"}) {
+    auto a = mesh::Array::of<double>({5});
+    for (int i = 0; i < 5; ++i) a.as<double>()[i] = 0.1 * i + std::string(name).size();
+    m.point_data[name] = std::move(a);
+  }
+  for (const char* name : {"tetgen:ref", "tetgen:ref2"}) {
+    std::vector<mesh::Array> v;
+    v.push_back(mesh::Array::of<std::int64_t>({2}));
+    v[0].as<std::int64_t>()[0] = -7;
+    v[0].as<std::int64_t>()[1] = std::string(name).size();
+    m.cell_data[name] = std::move(v);
+  }
+  return m;
+}
+
+TEST(TetgenWriter, BothFilesFromEitherNameReadBackExactly) {
+  const Folder d;
+  const auto m = two_tets();
+  for (const char* leaf : {"a.node", "b.ele"}) {
+    EXPECT_EQ(mesh::write_mesh(m, d.file(leaf)), std::vector<std::string>{}) << leaf;
+    const auto back = mesh::read_mesh(d.file(leaf));
+    EXPECT_EQ(doubles(back.points), doubles(m.points));
+    ASSERT_EQ(back.cells.size(), 1u);
+    EXPECT_EQ(back.cells[0].type, "tetra");
+    EXPECT_EQ(ints(back.cells[0].connectivity), ints(m.cells[0].connectivity));
+    ASSERT_EQ(back.point_data.size(), 3u);
+    for (const auto& [name, a] : m.point_data)
+      EXPECT_EQ(doubles(back.point_data.at(name)), doubles(a)) << name;
+    ASSERT_EQ(back.cell_data.size(), 2u);
+    for (const auto& [name, a] : m.cell_data)
+      EXPECT_EQ(ints(back.cell_data.at(name)[0]), ints(a[0])) << name;
+  }
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"a.ele", "a.node", "b.ele", "b.node"}));
+  EXPECT_EQ(d.slurp("a.ele"), "# written by meshdock\n2 4 2\n0 0 1 2 3 -7 -7\n1 1 2 3 4 10 11\n");
+  EXPECT_EQ(d.slurp("a.node").substr(0, 47), "# written by meshdock\n5 3 2 1\n0 0 0 0 12 12 10\n");
+}
+
+// TetGen -o2's order back from VTK's: the inverse of what TenNodeTetsAndSeveralRegionAttributes
+// reads; the reader's mid-edge check then holds for a tet written here.
+TEST(TetgenWriter, TenNodeTetsInTetgensOrder) {
+  const Folder d;
+  mesh::Mesh m;
+  m.points = mesh::Array::of<double>({10, 3});
+  const double corners[4][3] = {{0, 0, 0}, {2, 0, 0}, {0, 2, 0}, {0, 0, 2}};
+  const int edges[6][2] = {{0, 1}, {1, 2}, {0, 2}, {0, 3}, {1, 3}, {2, 3}};  // VTK's
+  auto* p = m.points.as<double>();
+  for (int i = 0; i < 4; ++i)
+    for (int k = 0; k < 3; ++k) p[3 * i + k] = corners[i][k];
+  for (int e = 0; e < 6; ++e)
+    for (int k = 0; k < 3; ++k)
+      p[3 * (4 + e) + k] = (corners[edges[e][0]][k] + corners[edges[e][1]][k]) / 2;
+  auto c = mesh::Array::of<std::int64_t>({1, 10});
+  for (int i = 0; i < 10; ++i) c.as<std::int64_t>()[i] = i;
+  m.cells.push_back(mesh::CellBlock::fixed("tetra10", std::move(c)));
+  mesh::write_mesh(m, d.file("q.ele"));
+  // Edges 34 14 12 23 24 13: VTK's nodes 9 7 4 5 8 6.
+  EXPECT_EQ(d.slurp("q.ele"), "# written by meshdock\n1 10 0\n0 0 1 2 3 9 7 4 5 8 6\n");
+  const auto back = mesh::read_mesh(d.file("q.node"));
+  EXPECT_EQ(back.cells[0].type, "tetra10");
+  EXPECT_EQ(ints(back.cells[0].connectivity), ints(m.cells[0].connectivity));
+}
+
+// An existing x.ele and overwrite false: FileExists, and neither file is written (the .node's
+// temporary is made first, and goes).
+TEST(TetgenWriter, AnExistingNameWritesNeither) {
+  const Folder d;
+  std::ofstream(d.file("x.ele")) << "old";
+  mesh::WriteOptions o;
+  EXPECT_THROW(mesh::write_mesh(two_tets(), d.target("x.node", false), o), mesh::FileExists);
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"x.ele"}));
+  EXPECT_EQ(d.slurp("x.ele"), "old");
+  std::ofstream(d.file("y.node")) << "old";
+  EXPECT_THROW(mesh::write_mesh(two_tets(), d.target("y.ele", false), o), mesh::FileExists);
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"x.ele", "y.node"}));
+  // Asked to: both replaced.
+  mesh::write_mesh(two_tets(), d.target("x.node", true), o);
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"x.ele", "x.node", "y.node"}));
+  EXPECT_EQ(ints(mesh::read_mesh(d.file("x.ele")).cells[0].connectivity),
+            ints(two_tets().cells[0].connectivity));
+}
+
+TEST(TetgenWriter, RefusesAndNotesWhatTetgenCannotHold) {
+  const Folder d;
+  auto m = two_tets();
+  auto zeros = [](mesh::Array a) {
+    std::memset(a.data(), 0, a.size() * a.itemsize());
+    return a;
+  };
+  m.cells.insert(m.cells.begin(),
+                 mesh::CellBlock::fixed("triangle", zeros(mesh::Array::of<std::int64_t>({1, 3}))));
+  for (auto& [name, v] : m.cell_data)
+    v.insert(v.begin(), zeros(mesh::Array::of<std::int64_t>({1})));
+  m.point_data["tetgen:attr3x"] = zeros(mesh::Array::of<double>({5}));
+  m.point_data.erase("tetgen:attr1");  // attr2 without attr1: not an attribute
+  m.field_data["f"] = mesh::Array::of<double>({1});
+  const auto notes = mesh::write_mesh(m, d.file("n.node"));
+  ASSERT_EQ(notes.size(), 4u);
+  EXPECT_EQ(notes[0],
+            "cells[0] (triangle) is not written: TetGen holds tetra and tetra10 cells only");
+  EXPECT_EQ(notes[1].find("point_data 'tetgen:attr2' is not written: TetGen holds no point "
+                          "data but tetgen:attr1"),
+            0u)
+      << notes[1];
+  EXPECT_EQ(notes[2].find("point_data 'tetgen:attr3x' is not written"), 0u) << notes[2];
+  EXPECT_EQ(notes[3], "field_data 'f' is not written: TetGen holds no field data");
+  EXPECT_EQ(ints(mesh::read_mesh(d.file("n.ele")).cell_data.at("tetgen:ref2")[0]),
+            (std::vector<std::int64_t>{-7, 11}));
+  m.cells.erase(m.cells.begin() + 1);
+  for (auto& [name, v] : m.cell_data) v.erase(v.begin() + 1);
+  try {
+    mesh::write_mesh(m, d.file("none.node"));
+    ADD_FAILURE() << "no error";
+  } catch (const mesh::WriteError& e) {
+    EXPECT_EQ(std::string(e.what()), d.file("none.node") +
+                                         ": the mesh has no tetra or tetra10 block, the only "
+                                         "cells a TetGen mesh holds; write it as VTU or MSH");
+  }
+  mesh::WriteOptions o;
+  o.format = "tetgen";
+  EXPECT_THROW(mesh::write_mesh(two_tets(), d.file("t.vtu"), o), mesh::WriteError);
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"n.ele", "n.node"}));
 }
 
 }  // namespace

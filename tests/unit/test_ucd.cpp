@@ -1,14 +1,21 @@
-// The AVS UCD reader: the files of tests/data/ucd (meshio's and deal.II-style ones;
+// The AVS UCD reader and writer: the files of tests/data/ucd (meshio's and deal.II-style ones;
 // tools/make_ucd.py), texts written here through a memfd (errors name the file and the line),
 // and read_mesh's choice between Abaqus and UCD for .inp. The comparisons with meshio are in
-// tests/python/test_ucd.py.
+// tests/python/test_ucd.py. write_ucd's files are read back by read_ucd (UcdWriter).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/ucd_types.hpp"
 #include "daemon/mesh/validate.hpp"
+#include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
@@ -174,6 +181,158 @@ TEST(UcdReader, Notes) {
   const auto e = read_text("\xEF\xBB\xBF# c\n\n0 0 0 0 0\n");
   EXPECT_EQ(e.points.dim(0), 0);
   EXPECT_TRUE(e.cells.empty());
+}
+
+// --- write_ucd: written here, read back by read_ucd, compared exactly ---
+
+std::string temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("meshdock-ucd-" + std::to_string(::getpid()) + "-" + name);
+}
+
+// An array of zeros (Array::of leaves its memory as it finds it).
+template <typename T>
+mesh::Array zeros(std::vector<std::int64_t> shape) {
+  auto a = mesh::Array::of<T>(std::move(shape));
+  std::fill_n(a.template as<T>(), a.size(), T{});
+  return a;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+TEST(UcdWriter, RoundTripsEveryTypeExactly) {
+  mesh::Mesh m;
+  m.points = mesh::Array::of<double>({20, 3});
+  auto* p = m.points.as<double>();
+  for (int i = 0; i < 60; ++i) p[i] = 0.1 * i + 1e-17 * i - (i % 7 == 0 ? 1e300 : 0);
+  std::vector<mesh::Array> material, heat, flux;
+  for (const auto& t : mesh::kUcdTypes) {
+    const auto n = static_cast<std::int64_t>(t.nodes);
+    auto a = mesh::Array::of<std::int64_t>({2, n});
+    for (int i = 0; i < 2 * n; ++i) a.as<std::int64_t>()[i] = (i * 7 + n) % 20;
+    m.cells.push_back(mesh::CellBlock::fixed(std::string(t.meshio), std::move(a)));
+    auto mat = mesh::Array::of<std::int64_t>({2});
+    mat.as<std::int64_t>()[0] = n;
+    mat.as<std::int64_t>()[1] = -100 - n;
+    material.push_back(std::move(mat));
+    auto h = mesh::Array::of<double>({2});
+    h.as<double>()[0] = 1.0 / 3 + n;
+    h.as<double>()[1] = -2e-300;
+    heat.push_back(std::move(h));
+    auto f = mesh::Array::of<float>({2, 2});
+    for (int i = 0; i < 4; ++i) f.as<float>()[i] = 0.1f * static_cast<float>(i + n);
+    flux.push_back(std::move(f));
+  }
+  m.cell_data["avsucd:material"] = material;
+  m.cell_data["heat"] = heat;
+  m.cell_data["flux"] = flux;
+  m.point_data["T"] = mesh::Array::of<double>({20});
+  m.point_data["u"] = mesh::Array::of<std::int32_t>({20, 3});
+  for (int i = 0; i < 20; ++i) m.point_data["T"].as<double>()[i] = 1.0 / (i + 1);
+  for (int i = 0; i < 60; ++i) m.point_data["u"].as<std::int32_t>()[i] = i * 1000003 - 7;
+  const auto path = temp_file("every-type.avs");
+  EXPECT_EQ(mesh::write_mesh(m, path), std::vector<std::string>{});
+  const auto back = mesh::read_mesh(path);
+  std::remove(path.c_str());
+  mesh::validate_mesh(back, "back");
+  EXPECT_EQ(doubles(back.points), doubles(m.points));
+  ASSERT_EQ(back.cells.size(), m.cells.size());
+  for (std::size_t b = 0; b < m.cells.size(); ++b) {
+    EXPECT_EQ(back.cells[b].type, m.cells[b].type);
+    EXPECT_EQ(ints(back.cells[b].connectivity), ints(m.cells[b].connectivity)) << b;
+    EXPECT_EQ(ints(back.cell_data.at("avsucd:material")[b]), ints(material[b]));
+    EXPECT_EQ(doubles(back.cell_data.at("heat")[b]), doubles(heat[b]));
+    EXPECT_EQ(doubles(back.cell_data.at("flux")[b]), doubles(flux[b]));  // float -> float64
+    EXPECT_EQ(back.cell_data.at("flux")[b].shape(), (std::vector<std::int64_t>{2, 2}));
+  }
+  EXPECT_EQ(doubles(back.point_data.at("T")), doubles(m.point_data["T"]));
+  EXPECT_EQ(doubles(back.point_data.at("u")), doubles(m.point_data["u"]));
+  EXPECT_EQ(back.point_data.at("u").shape(), (std::vector<std::int64_t>{20, 3}));
+}
+
+// The file as meshio lays it out: AVS's node order (tet 0 1 3 2, pyr 4 0 1 2 3), material 0
+// without avsucd:material, 2-D points padded, groups "label, real".
+TEST(UcdWriter, WritesMeshiosLayout) {
+  mesh::Mesh m;
+  m.points = mesh::Array::of<double>({5, 2});
+  for (int i = 0; i < 10; ++i) m.points.as<double>()[i] = i * 0.5;
+  auto tet = mesh::Array::of<std::int64_t>({1, 4});
+  auto pyr = mesh::Array::of<std::int64_t>({1, 5});
+  for (int i = 0; i < 4; ++i) tet.as<std::int64_t>()[i] = i;
+  for (int i = 0; i < 5; ++i) pyr.as<std::int64_t>()[i] = i;
+  m.cells.push_back(mesh::CellBlock::fixed("tetra", std::move(tet)));
+  m.cells.push_back(mesh::CellBlock::fixed("pyramid", std::move(pyr)));
+  m.point_data["a b"] = zeros<std::int64_t>({5});
+  std::vector<mesh::Array> v;
+  v.push_back(zeros<double>({1, 2}));
+  v.push_back(zeros<double>({1, 2}));
+  v[1].as<double>()[1] = 2.5;
+  m.cell_data["v"] = v;
+  m.field_data["f"] = mesh::Array::of<double>({1});
+  const auto path = temp_file("layout.ucd");
+  const auto notes = mesh::write_mesh(m, path);
+  EXPECT_EQ(slurp(path),
+            "# written by meshdock\n"
+            "5 2 1 2 0\n"
+            "1 0 0.5 0\n2 1 1.5 0\n3 2 2.5 0\n4 3 3.5 0\n5 4 4.5 0\n"
+            "1 0 tet 1 2 4 3\n"
+            "2 0 pyr 5 1 2 3 4\n"
+            "1 1\na_b, real\n1 0\n2 0\n3 0\n4 0\n5 0\n"
+            "1 2\nv, real\n1 0 0\n2 0 2.5\n");
+  ASSERT_EQ(notes.size(), 3u);
+  EXPECT_EQ(notes[0], "points have 2 coordinates; AVS UCD stores 3, so the rest are written as 0");
+  EXPECT_EQ(notes[1], "field_data 'f' is not written: AVS UCD holds no field data");
+  EXPECT_EQ(notes[2],
+            "point_data 'a b' reads back as 'a_b' (AVS UCD readers turn blanks into '_')");
+  const auto back = mesh::read_mesh(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(ints(back.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(doubles(back.cell_data.at("v")[1]), (std::vector<double>{0, 2.5}));
+}
+
+TEST(UcdWriter, RefusesWhatUcdCannotHold) {
+  mesh::Mesh m;
+  m.points = zeros<double>({10, 3});
+  auto a = mesh::Array::of<std::int64_t>({1, 10});
+  for (int i = 0; i < 10; ++i) a.as<std::int64_t>()[i] = i;
+  m.cells.push_back(mesh::CellBlock::fixed("tetra10", std::move(a)));
+  const auto path = temp_file("refused.avs");
+  try {
+    mesh::write_mesh(m, path);
+    ADD_FAILURE() << "no error";
+  } catch (const mesh::WriteError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": cells[0] (tetra10) cannot be written to AVS "
+                                                 "UCD, which has pt, line, tri, quad, tet",
+                                          0),
+              0u)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  m.cells.clear();
+  m.point_data["x,y"] = mesh::Array::of<double>({10});
+  m.point_data["#c"] = mesh::Array::of<double>({10});
+  m.point_data["t"] = mesh::Array::of<double>({10, 2, 2});
+  m.regions.push_back(mesh::Region{});
+  m.regions.back().name = "r";
+  m.regions.back().kind = mesh::RegionKind::kPoint;
+  m.regions.back().entries = mesh::Array::of<std::int64_t>({0});
+  mesh::WriteOptions o;
+  o.format = "avsucd";
+  const auto out = temp_file("refused.txt");
+  const auto notes = mesh::write_mesh(m, out, o);
+  ASSERT_EQ(notes.size(), 4u);
+  EXPECT_EQ(notes[0], "region 'r' is not written: AVS UCD holds no sets");
+  EXPECT_NE(notes[1].find("point_data '#c' is not written: an AVS UCD label cannot"),
+            std::string::npos);
+  EXPECT_EQ(notes[2].find("point_data 't' is not written"), 0u) << notes[2];
+  EXPECT_NE(notes[3].find("point_data 'x,y' is not written"), std::string::npos);
+  EXPECT_EQ(slurp(out).substr(0, 33), "# written by meshdock\n10 0 0 0 0\n");
+  std::remove(out.c_str());
+  o.encoding = "binary";
+  EXPECT_THROW(mesh::write_mesh(m, out, o), mesh::WriteError);
 }
 
 }  // namespace

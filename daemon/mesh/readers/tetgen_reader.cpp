@@ -19,7 +19,7 @@
 // - '#' starts a comment anywhere (TetGen's rule; meshio's only before the header), blank lines
 //   and CRLF are fine, each line holds exactly its values (more: a ReadError naming the line).
 // .face, .edge, .neigh and .vol files are not read (nor looked for); text after the last record
-// is noted. No writer: meshdock writes no TetGen.
+// is noted. write_tetgen writes the pair back (tetgen_order.hpp's order shared).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -34,14 +34,11 @@
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/id_rows.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/tetgen_order.hpp"
 
 namespace meshdock::mesh {
 
 namespace {
-
-// Where TetGen's -o2 node k goes in VTK's tetra10: its mid-edge nodes are the edges 34, 14, 12,
-// 23, 24, 13 (corners 1-4), VTK's 12, 23, 13, 14, 24, 34.
-constexpr std::int64_t kFromTetgen10[10] = {0, 1, 2, 3, 9, 7, 4, 5, 8, 6};
 
 // Skips blank lines, '#' comments and the rest of a line a comment ends: the cursor at the next
 // record's first value.

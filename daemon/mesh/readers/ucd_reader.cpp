@@ -13,7 +13,8 @@
 //   group -> point_data / cell_data named by its label (blanks -> '_', as meshio), float64,
 //   (n,) for 1 component else (n, c). Every entity has exactly one line.
 // Model data is not read (meshio ignores it too), with a note; so is text after the records.
-// Binary UCD is not supported. No writer: meshdock writes no UCD.
+// Binary UCD is not supported. The cell types and orders are ucd_types.hpp's, which write_ucd
+// shares.
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -27,28 +28,11 @@
 #include "daemon/mesh/readers/id_rows.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/scratch.hpp"
+#include "daemon/mesh/ucd_types.hpp"
 
 namespace meshdock::mesh {
 
 namespace {
-
-struct UcdType {
-  std::string_view ucd;
-  const char* meshio;
-  std::size_t nodes;
-  std::array<std::uint8_t, 8> order;  // meshio's node k is the file's node order[k]
-};
-
-constexpr std::array<UcdType, 8> kTypes{{
-    {"pt", "vertex", 1, {0}},
-    {"line", "line", 2, {0, 1}},
-    {"tri", "triangle", 3, {0, 1, 2}},
-    {"quad", "quad", 4, {0, 1, 2, 3}},
-    {"tet", "tetra", 4, {0, 1, 3, 2}},
-    {"pyr", "pyramid", 5, {1, 2, 3, 4, 0}},
-    {"prism", "wedge", 6, {3, 4, 5, 0, 1, 2}},
-    {"hex", "hexahedron", 8, {4, 5, 6, 7, 0, 1, 2, 3}},
-}};
 
 // Skips blank lines and '#' comment lines: the cursor at the next record's first value.
 void skip_to_record(Cursor& c) {
@@ -281,7 +265,7 @@ Mesh parse_ucd(std::string_view data, MappedFile& file) {
     if (line_done(c)) c.fail(cell() + " has no cell type");
     const auto name = c.token();
     const UcdType* t = nullptr;
-    for (const auto& k : kTypes)
+    for (const auto& k : kUcdTypes)
       if (k.ucd == name) t = &k;
     if (!t)
       c.fail(cell() + ": cell type '" + std::string(name.substr(0, 40)) +
@@ -308,7 +292,7 @@ Mesh parse_ucd(std::string_view data, MappedFile& file) {
   std::vector<std::int64_t*> conn_out, material_out;
   for (const auto& b : blocks) {
     m.cells.push_back(CellBlock::fixed(
-        b.type->meshio,
+        std::string(b.type->meshio),
         Array::of<std::int64_t>({b.rows, static_cast<std::int64_t>(b.type->nodes)})));
     conn_out.push_back(m.cells.back().connectivity.as<std::int64_t>());
     material.push_back(Array::of<std::int64_t>({b.rows}));

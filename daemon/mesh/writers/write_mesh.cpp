@@ -103,12 +103,35 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("Tecplot");
     return write_tecplot(m, target);
   }
+  if (fmt == "avs" || fmt == "ucd" || fmt == "avsucd") {
+    ascii_only("AVS UCD");
+    return write_ucd(m, target);
+  }
+  if (fmt == "node" || fmt == "ele" || fmt == "tetgen") {
+    ascii_only("TetGen");
+    return write_tetgen(m, target);
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat; "
+      "bdf, dat, avs, node; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
+}
+
+std::vector<std::string> written_names(const OutTarget& target, const WriteOptions& options) {
+  std::string fmt;
+  try {
+    const std::string asked = options.format.empty() ? "" : format_of("." + options.format);
+    fmt = split_encoding(asked, options.encoding, target.path).first;
+  } catch (const WriteError&) {
+    return {target.leaf};
+  }
+  if (fmt.empty()) fmt = format_of(target.leaf);
+  if (fmt != "node" && fmt != "ele" && fmt != "tetgen") return {target.leaf};
+  const auto sibling = tetgen_sibling(target.leaf);
+  if (sibling.empty()) return {target.leaf};
+  return {target.leaf, sibling};
 }
 
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

@@ -82,6 +82,16 @@ inline void text_value(Sink& s, const Array& a, std::size_t i) {
   }
 }
 
+// Element i (flat) of a numeric array as text a reader of float64 values reads back exactly:
+// a float32 as the shortest text of its float64 value (float32's shortest, "0.1", would read
+// back as a different float64), integers as text_value.
+inline void text_f64(Sink& s, const Array& a, std::size_t i) {
+  if (a.dtype().code == 2)
+    s.text(value_at(a, i));
+  else
+    text_value(s, a, i);
+}
+
 // Element i (flat) of a numeric array, its bytes reversed (legacy VTK's big-endian binary).
 inline void be_value(Sink& s, const Array& a, std::size_t i) {
   const std::size_t item = a.itemsize();

@@ -98,23 +98,44 @@ std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target);
 // (components as name_0, name_1, ...); the rest noted.
 std::vector<std::string> write_tecplot(const Mesh& m, const OutTarget& target);
 
+// AVS UCD (.avs, .ucd), ascii: nodes, cells with their material from cell_data
+// "avsucd:material" (else 0), point_data / cell_data of 1 or 2 dimensions as component groups
+// (meshio's layout). A block AVS UCD has no cell type for is a WriteError naming it; field data
+// and regions are noted.
+std::vector<std::string> write_ucd(const Mesh& m, const OutTarget& target);
+
+// TetGen: x.node and x.ele, both written (in target.dir_fd) from a target named either: points
+// with point_data tetgen:attr* / tetgen:ref* as attributes and markers, the tetra (or tetra10,
+// in TetGen's -o2 order) blocks with cell_data tetgen:ref* as region attributes; the rest is
+// noted, a mesh with no tetra block a WriteError. A FileExists for either name writes neither.
+std::vector<std::string> write_tetgen(const Mesh& m, const OutTarget& target);
+// The other name of a TetGen pair: "x.ele" for "x.node" and back (the extension's case aside,
+// as read_tetgen names it); "" for a name that is neither.
+std::string tetgen_sibling(const std::string& leaf);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
-  // "dat" / "tec" / "tecplot"; empty: the path's extension (.msh: 4.1). meshio's "-ascii" /
-  // "-binary" names ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
+  // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
+  // (TetGen); empty: the path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names
+  // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf, dat: "ascii" (the default, the only one); e, exo, ex2,
-  // exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default what the
-  // path's extension says (.meshb: binary, else ascii)
+  // (default); obj, off, inp, su2, bdf, dat, avs, node: "ascii" (the default, the only one); e,
+  // exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default
+  // what the path's extension says (.meshb: binary, else ascii)
   std::string encoding;
   int zlib_level = 6;
 };
 // The format is options.format or the extension of target.leaf.
 std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
                                     const WriteOptions& options = {});
+// The names in the target's directory that write_mesh(m, target, options) writes: target.leaf,
+// and for TetGen the other file of the pair (x.ele beside x.node and back). The daemon's Export
+// checks each (never a loaded mesh's source) before writing. A format write_mesh would refuse
+// gives target.leaf alone (the write then fails with its own message).
+std::vector<std::string> written_names(const OutTarget& target, const WriteOptions& options = {});
 // Opens the parent directory of `path` (following symlinks: no roots here) and replaces an
 // existing file: the in-process Python write and tests.
 std::vector<std::string> write_mesh(const Mesh& m, const std::string& path,

@@ -288,7 +288,8 @@ def _buffer_format(verb: str, buf, format, file_format) -> str:
                         "piece files beside it; read it from its path")
     if fmt in ("node", "ele"):
         raise MeshError(f"meshdock.{verb}: {_buffer_name(buf)}: a TetGen mesh is two files (.node "
-                        "and .ele), which one buffer cannot hold; read it from a path")
+                        "and .ele), which one buffer cannot hold; "
+                        f"{verb} it {'from' if verb == 'read' else 'to'} a path")
     return fmt
 
 
@@ -414,7 +415,8 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     "ascii"; "msh": Gmsh 4.1 and "msh22" / "gmsh22": Gmsh 2.2, "vtk" (legacy), "stl", "ply":
     "binary" (default) or "ascii"; "obj", "off", "inp" (Abaqus; meshio's "abaqus"), "su2", "bdf" /
     "nas" / "fem" (Nastran free field; meshio's "nastran"), "dat" / "tec" (Tecplot; meshio's
-    "tecplot"): ascii; "mesh" / "meshb" (meshio's
+    "tecplot"), "avs" / "ucd" (AVS UCD; meshio's "avsucd"), "node" / "ele" (TetGen: both x.node
+    and x.ele are written; meshio's "tetgen"): ascii; "mesh" / "meshb" (meshio's
     "medit": by the extension): Medit ascii / binary; "exo" / "e" / "ex2" (meshio's "exodus"):
     Exodus II as netCDF CDF-2; `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,

@@ -387,9 +387,12 @@ typedef struct meshdock_write_options {
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
                            the extension) | "inp" (Abaqus) | "su2" | "exo" / "e" / "ex2"
                            (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field) | "dat" /
-                           "tec" (Tecplot ASCII); NULL or "": the path's extension */
+                           "tec" (Tecplot ASCII) | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" /
+                           "ele" / "tetgen" (TetGen: x.node and x.ele both written); NULL or "":
+                           the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat: "ascii"; exo:
+                           "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat, avs, node:
+                           "ascii"; exo:
                            "binary"; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
