@@ -91,10 +91,11 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran")
     return read_nastran(file, options);
   if (fmt == "node" || fmt == "ele" || fmt == "tetgen") return read_tetgen(file, options);
+  if (fmt == "ugrid") return read_ugrid(file);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem, node, ele)");
+                  "exo, ex2, bdf, nas, fem, node, ele, ugrid)");
 }
 }  // namespace
 

@@ -91,10 +91,18 @@ std::vector<std::string> write_exodus(const Mesh& m, const OutTarget& target);
 // card for is a WriteError; other data and regions are noted.
 std::vector<std::string> write_nastran(const Mesh& m, const OutTarget& target);
 
+// UGRID (.ugrid) in the variant the target's name says as meshio names them (x.ugrid ascii;
+// x.b8 / .b4 / .lb8 / .lb4 / .b8l / .lb8l.ugrid C binary; x.r8 / .r4 / .lr8 / .lr4.ugrid
+// Fortran unformatted): points, the triangle, quad, tetra, pyramid, wedge and hexahedron blocks
+// (another block is a WriteError naming it), surface ids from cell_data "ugrid:ref" (else the
+// first integer cell data, else 1, noted); other data and regions are noted.
+std::vector<std::string> write_ugrid(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
-  // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran"; empty: the
+  // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" | "ugrid"
+  // (the variant from the name: x.b8.ugrid ...); empty: the
   // path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii",
   // "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
   std::string format;

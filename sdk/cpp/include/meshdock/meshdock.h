@@ -294,7 +294,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "avsucd" (AVS UCD ascii), "su2" (SU2: zone 1 of a multi-zone file), "e" / "exo" / "ex2" /
  * "exodus" (Exodus II, netCDF classic; a netCDF-4 / HDF5 file is a READ error saying how to
  * convert it), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data), "node" / "ele" / "tetgen"
- * (TetGen: the .node and .ele files of one base name, read from either; the other beside it))
+ * (TetGen: the .node and .ele files of one base name, read from either; the other beside it)),
+ * "ugrid" (UGRID: ascii, or binary by the name's suffix: x.b8.ugrid, x.lb4.ugrid, x.r8.ugrid ...)
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
@@ -385,11 +386,12 @@ typedef struct meshdock_write_options {
   const char* format;   /* "vtu" | "vtp" | "msh" (4.1) | "msh22" (2.2) | "vtk" | "stl" | "obj" |
                            "ply" | "off" | "mesh" / "meshb" (Medit ascii / binary; "medit": by
                            the extension) | "inp" (Abaqus) | "su2" | "exo" / "e" / "ex2"
-                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field); NULL or "":
-                           the path's extension */
+                           (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field) | "ugrid"
+                           (the variant by the name: x.b8.ugrid ...); NULL or "": the
+                           path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
                            "ascii" | "binary" (default); obj, off, inp, su2, bdf: "ascii"; exo:
-                           "binary"; NULL or "": the default */
+                           "binary"; ugrid: the name's; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
 MESHDOCK_API void meshdock_write_options_init(meshdock_write_options* options);
