@@ -65,6 +65,12 @@ VARIANTS = [
     # Tecplot: meshio writes one FE zone (mixed blocks as bricks / quads with repeated nodes,
     # lower-dimensional blocks and other types skipped), data as float64 variables.
     ("tecplot", {}, ".dat"),
+    # UGRID: the variant is the name's (ascii, C binary big / little-endian with 8-byte
+    # integers, Fortran unformatted with 4-byte reals).
+    ("ugrid", {}, ".ugrid"),
+    ("ugrid", {}, ".b8.ugrid"),
+    ("ugrid", {}, ".lb8l.ugrid"),
+    ("ugrid", {}, ".lr4.ugrid"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -165,6 +171,18 @@ def written(fmt, options, path, seed):
         keep = [i for i, (t, _) in enumerate(cells) if dims.get(t, 0) == top]
         cells = [cells[i] for i in keep]
         cell_data = {k: [v[i] for i in keep] for k, v in cell_data.items()}
+    elif fmt == "ugrid":
+        # meshio 5.0's ugrid writer: 3-D points (it writes a 2-D point's 2 values as they are),
+        # one block of each of the six types (it refuses a second), no data (it fails on any
+        # integer cell data: it reshapes the per-block list; it writes every surface id as 1).
+        if points.shape[1] == 2:
+            points = np.column_stack([points, np.zeros(len(points), points.dtype)])
+        merged = {}
+        for t, c in cells:
+            if t in ("triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron"):
+                merged.setdefault(t, []).append(c)
+        cells = [(t, np.concatenate(c)) for t, c in merged.items()]
+        point_data, cell_data = {}, {}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)
     quiet = contextlib.redirect_stdout(io.StringIO())
     try:

@@ -91,11 +91,12 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran")
     return read_nastran(file, options);
   if (fmt == "node" || fmt == "ele" || fmt == "tetgen") return read_tetgen(file, options);
+  if (fmt == "ugrid") return read_ugrid(file);
   if (fmt == "dat" || fmt == "tec" || fmt == "tecplot") return read_tecplot(file);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec)");
+                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid)");
 }
 }  // namespace
 

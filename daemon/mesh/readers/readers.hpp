@@ -84,6 +84,11 @@ Mesh read_tetgen(const InFile& file, const ReadOptions& options = {});
 // points appended. Ordered and polygon / polyhedron zones are ReadErrors.
 Mesh read_tecplot(const InFile& file);
 
+// UGRID (.ugrid; AFLR3, FUN3D, USM3D): the variant from the name's suffix before .ugrid
+// (ascii; .b8 .b4 .lb8 .lb4 .b8l .lb8l C binary; .r8 .r4 .lr8 .lr4 Fortran unformatted), as
+// meshio names them: points, the six cell types, surface ids as cell_data "ugrid:ref".
+Mesh read_ugrid(const InFile& file);
+
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});
 // Opens `path` (open_regular), then read_mesh(InFile).

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "daemon/mesh/formats.hpp"
+#include "daemon/mesh/readers/ugrid_variant.hpp"
 #include "daemon/mesh/unique_fd.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 
@@ -111,10 +112,20 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("TetGen");
     return write_tetgen(m, target);
   }
+  if (fmt == "ugrid") {
+    // The variant is the name's (x.ugrid ascii, x.b8.ugrid binary, ...), as meshio tells it: an
+    // encoding asked for must agree with it.
+    const bool named_binary = ugrid_variant(target.leaf).kind != UgridVariant::kAscii;
+    if (!enc.empty() && enc != (named_binary ? "binary" : "ascii"))
+      throw WriteError(path + ": UGRID encoding '" + enc + "': the name '" + target.leaf +
+                       "' says " + (named_binary ? "binary" : "ascii") +
+                       " (x.ugrid is ascii; x.b8.ugrid, x.lb8.ugrid, x.r8.ugrid ... binary)");
+    return write_ugrid(m, target);
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node; "
+      "bdf, dat, avs, node, ugrid; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

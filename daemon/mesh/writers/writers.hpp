@@ -113,13 +113,21 @@ std::vector<std::string> write_tetgen(const Mesh& m, const OutTarget& target);
 // as read_tetgen names it); "" for a name that is neither.
 std::string tetgen_sibling(const std::string& leaf);
 
+// UGRID (.ugrid) in the variant the target's name says as meshio names them (x.ugrid ascii;
+// x.b8 / .b4 / .lb8 / .lb4 / .b8l / .lb8l.ugrid C binary; x.r8 / .r4 / .lr8 / .lr4.ugrid
+// Fortran unformatted): points, the triangle, quad, tetra, pyramid, wedge and hexahedron blocks
+// (another block is a WriteError naming it), surface ids from cell_data "ugrid:ref" (else the
+// first integer cell data, else 1, noted); other data and regions are noted.
+std::vector<std::string> write_ugrid(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
-  // (TetGen); empty: the path's extension (.msh: 4.1). meshio's "-ascii" / "-binary" names
-  // ("vtk-ascii", "gmsh22-binary"; "vtu-binary" is zlib) set the encoding too.
+  // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...); empty: the path's extension
+  // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
+  // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
   // (default); obj, off, inp, su2, bdf, dat, avs, node: "ascii" (the default, the only one); e,
