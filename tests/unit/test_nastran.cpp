@@ -359,6 +359,12 @@ TEST(NastranReader, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(error_of(head + "GRID\t2\t\t0.\t0.\t0.\n"),
             "t.bdf:3: column 5: a tab in a fixed-field line (tabs are not expanded: write spaces "
             "or commas)");
+  // 40 signs: each gets an implicit exponent's 'E' before it (overflowed parse_real's buffer:
+  // fuzz_nastran_reader under ASan).
+  std::string signs;
+  for (int i = 0; i < 20; ++i) signs += "+-";
+  EXPECT_EQ(error_of(head + "GRID,2,," + signs + ",0.,0.\n"),
+            "t.bdf:3: column 9: GRID: expected a real coordinate X1, found '" + signs + "'");
   EXPECT_EQ(error_of("hello\nworld\n"),
             "t.bdf: no BEGIN BULK and no GRID or element card: not Nastran bulk data");
 }

@@ -517,8 +517,10 @@ bool parse_int(std::string_view f, std::int64_t& v) {
 // A Nastran real: 1.0, 1., .5, 1.0E-3, 1.0-3 (the exponent's 'E' left out), 1.0D-3; false when
 // it is not one (integers pass, as in meshio).
 bool parse_real(std::string_view f, double& v) {
-  char buf[64];
-  if (f.empty() || f.size() > 40) return false;
+  constexpr std::size_t kMax = 40;
+  // Each character may get an 'E' put before it ("+-+-": "+E-E+E-"): twice the field at most.
+  char buf[2 * kMax];
+  if (f.empty() || f.size() > kMax) return false;
   std::size_t n = 0;
   for (std::size_t i = 0; i < f.size(); ++i) {
     char c = f[i];
