@@ -186,7 +186,8 @@ class UcdWriter : wr::WriterState {
     std::int64_t id = 0;
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
       const UcdType* t = ucd_type(m_.cells[b]);
-      const std::string type = " " + std::string(t->ucd);
+      std::string type(1, ' ');  // not " " + std::string(..): g++ 12 -O2 warns (-Wrestrict)
+      type += t->ucd;
       const Array* mat = material_ ? &(*material_)[b] : nullptr;
       std::int64_t row = 0;
       std::int64_t file[8];
