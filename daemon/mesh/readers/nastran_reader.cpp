@@ -619,6 +619,20 @@ std::int64_t to_basic(nastran::CoordSystems& systems, double* p, const std::int6
   return moved;
 }
 
+// Error paths only: the bulk data read again from `start` up to the card numbered `k` (from 0)
+// among those whose name `is` accepts, and a ReadError naming that card's line with
+// `what(card)`; `otherwise` when the file holds fewer such cards. The fast pass keeps no card
+// positions, so the error pays for finding the line.
+template <class Is, class What>
+[[noreturn]] void fail_at_nth_card(Sources& sources, const std::vector<Frame>& start, Is is,
+                                   std::int64_t k, What what, const std::string& otherwise) {
+  Cards again(sources, start);
+  Card card;
+  for (std::int64_t seen = -1; again.next(card);)
+    if (is(card.name) && ++seen == k) again.fail_at(card.at, what(card));
+  throw ReadError(otherwise);
+}
+
 Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   const std::string& path = file.path();
   bool begin_bulk = false;
@@ -846,14 +860,15 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
     raw_cps = m.point_data.at("nastran:ref").as<std::int64_t>();
     moved = to_basic(systems, m.points.as<double>(), raw_cps, np, unknown_cp,
                      [&](const nastran::CoordError& e) {
-                       // Which card: the cards read again up to it (error path only).
-                       Cards again(sources, start);
-                       for (std::size_t k = 0; again.next(card);) {
-                         nastran::Axes axes;
-                         if (cord_card(card.name, axes) && k++ == e.card)
-                           again.fail_at(card.at, terminal_safe(card.name) + ": " + e.what);
-                       }
-                       throw ReadError(path + ": " + e.what);
+                       fail_at_nth_card(
+                           sources, start,
+                           [](std::string_view name) {
+                             nastran::Axes axes;
+                             return cord_card(name, axes) != 0;
+                           },
+                           static_cast<std::int64_t>(e.card),
+                           [&](const Card& c) { return terminal_safe(c.name) + ": " + e.what; },
+                           path + ": " + e.what);
                      });
   }
 
@@ -876,12 +891,13 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
       seen += blocks[k].rows * blocks[k].nodes;
       c += blocks[k].rows;
     }
-    Cards again(sources, start);
-    for (std::int64_t e = -1; again.next(card);)
-      if (element_type(card.name) && ++e == c)
-        again.fail_at(card.at, terminal_safe(card.name) + " " + terminal_safe(field(card, 0)) +
-                                   ": grid id " + std::to_string(id) + " is not one of the GRIDs");
-    throw ReadError(path + ": grid id " + std::to_string(id) + " is not one of the GRIDs");
+    const auto what = "grid id " + std::to_string(id) + " is not one of the GRIDs";
+    fail_at_nth_card(
+        sources, start, [](std::string_view name) { return element_type(name) != nullptr; }, c,
+        [&](const Card& e) {
+          return terminal_safe(e.name) + " " + terminal_safe(field(e, 0)) + ": " + what;
+        },
+        path + ": " + what);
   };
   conn.drain([&](const std::int64_t* v, std::size_t k) {
     for (std::size_t i = 0; i < k; ++i, ++conn_at) {
