@@ -167,10 +167,11 @@ class ExodusWriter : wr::WriterState {
       NcVar v{kCoord[k], {num_nodes}, kDouble};
       v.count = np;
       v.write = [this, k](wr::Sink& s) {
-        for (std::int64_t i = 0; i < m_.num_points(); ++i) {
-          s.be(wr::coord(m_, i, k));
-          s.maybe_flush();
-        }
+        s.run<double>(static_cast<std::size_t>(m_.num_points()), [&](double* out, std::size_t at,
+                                                                     std::size_t n) {
+          for (std::size_t i = 0; i < n; ++i)
+            out[i] = wr::Sink::swapped(wr::coord(m_, static_cast<std::int64_t>(at + i), k));
+        });
       };
       vars_.push_back(std::move(v));
     }
@@ -240,6 +241,7 @@ class ExodusWriter : wr::WriterState {
       v.text_atts.emplace_back("elem_type", exodus_name(blk));
       v.count = static_cast<std::uint64_t>(blk.connectivity.size());
       v.write = [&blk](wr::Sink& s) {
+        if (!blk.ragged()) return wr::cell_ids<std::int32_t>(s, blk, {}, 1, true);
         wr::each_cell(blk, [&](const std::int64_t* c, std::size_t n) {
           for (std::size_t i = 0; i < n; ++i) s.be(static_cast<std::int32_t>(c[i] + 1));
           s.maybe_flush();

@@ -98,17 +98,17 @@ class VtkWriter : wr::WriterState {
 
   // One array: `tuples` rows of `comps` values, ascii (a row a line) or big-endian.
   void values(wr::Sink& s, const Array& a, std::int64_t comps) {
+    if (binary_) {
+      wr::be_array(s, a);
+      s.put('\n');
+      return;
+    }
     const std::size_t n = a.size();
     for (std::size_t i = 0; i < n; ++i) {
-      if (binary_) {
-        wr::be_value(s, a, i);
-      } else {
-        wr::text_value(s, a, i);
-        s.put((i + 1) % static_cast<std::size_t>(comps) == 0 ? '\n' : ' ');
-      }
+      wr::text_value(s, a, i);
+      s.put((i + 1) % static_cast<std::size_t>(comps) == 0 ? '\n' : ' ');
       if ((i & 1023) == 0) s.maybe_flush();
     }
-    if (binary_) s.put('\n');
   }
 
   void points(wr::Sink& s) {
@@ -141,6 +141,16 @@ class VtkWriter : wr::WriterState {
     };
     id(0);
     for (const auto& b : m_.cells) {
+      if (binary_ && !b.ragged()) {  // a fixed block's offsets: in runs, no append a value
+        const auto npc = b.connectivity.dim(1);
+        s.run<std::int64_t>(static_cast<std::size_t>(b.size()), [&](std::int64_t* out,
+                                                                    std::size_t at, std::size_t k) {
+          for (std::size_t i = 0; i < k; ++i)
+            out[i] = wr::Sink::swapped(end + static_cast<std::int64_t>(at + i + 1) * npc);
+        });
+        end += b.size() * npc;
+        continue;
+      }
       wr::each_cell(b, [&](const std::int64_t*, std::size_t n) {
         end += static_cast<std::int64_t>(n);
         id(end);
@@ -151,6 +161,10 @@ class VtkWriter : wr::WriterState {
     s.put("CONNECTIVITY vtktypeint64\n");
     for (const auto& b : m_.cells) {
       const auto perm = b.ragged() ? std::span<const int>{} : vtk_order(b.type);
+      if (binary_ && !b.ragged()) {
+        wr::cell_ids<std::int64_t>(s, b, perm, 0, true);
+        continue;
+      }
       wr::each_cell(b, [&](const std::int64_t* c, std::size_t n) {
         for (std::size_t k = 0; k < n; ++k) {
           const auto v = c[perm.empty() ? k : static_cast<std::size_t>(perm[k])];
@@ -168,6 +182,13 @@ class VtkWriter : wr::WriterState {
     s.put("CELL_TYPES " + std::to_string(nc) + "\n");
     for (const auto& b : m_.cells) {
       const auto t = static_cast<std::int32_t>(*vtk_type_number(b.type));
+      if (binary_) {
+        s.run<std::int32_t>(static_cast<std::size_t>(b.size()),
+                            [t](std::int32_t* out, std::size_t, std::size_t k) {
+                              std::fill_n(out, k, wr::Sink::swapped(t));
+                            });
+        continue;
+      }
       for (std::int64_t i = 0; i < b.size(); ++i) {
         if (binary_) {
           s.be(t);
