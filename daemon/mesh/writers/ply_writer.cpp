@@ -86,7 +86,11 @@ class PlyWriter : wr::WriterState {
     wr::Sink s(out);
     s.put(h);
     const auto np = m_.num_points();
-    for (std::int64_t i = 0; i < np; ++i) {
+    const bool raw_points = binary_ && vprops.empty() && m_.points.dim(1) == 3 &&
+                            (pf32 || m_.points.dtype() == kFloat64);
+    if (raw_points)  // the points' own bytes are the vertex rows
+      s.le_run(static_cast<const char*>(m_.points.data()), m_.points.nbytes());
+    for (std::int64_t i = 0; !raw_points && i < np; ++i) {
       for (int k = 0; k < 3; ++k) {
         if (binary_) {
           if (pf32)
@@ -106,6 +110,20 @@ class PlyWriter : wr::WriterState {
     }
     std::size_t face = 0;
     for (const auto& b : m_.cells) {
+      if (binary_ && !wide && fprops.empty() && !b.ragged()) {
+        // Fixed faces with nothing after their ids: rows of the count byte and int32 ids.
+        const auto npc = static_cast<std::size_t>(b.connectivity.dim(1));
+        const auto* c = b.connectivity.as<std::int64_t>();
+        s.rows(static_cast<std::size_t>(b.size()), 1 + 4 * npc, [&](char* row, std::size_t i) {
+          row[0] = static_cast<char>(npc);
+          for (std::size_t k = 0; k < npc; ++k) {
+            const auto id = static_cast<std::int32_t>(c[i * npc + k]);
+            std::memcpy(row + 1 + 4 * k, &id, 4);
+          }
+        });
+        face += static_cast<std::size_t>(b.size());
+        continue;
+      }
       wr::each_cell(b, [&](const std::int64_t* c, std::size_t n) {
         if (binary_) {
           if (wide)

@@ -75,6 +75,31 @@ class Sink {
       out_.write(out, k * sizeof(T));
     }
   }
+  // n rows of `width` bytes, row i written by fill(char* row, std::size_t i) (with memcpy: a
+  // row need not be aligned), in pieces of whole rows filled in the scratch buffer and handed
+  // to the file: interleaved binary records (a PLY face: its count byte and node ids) without
+  // an append a field.
+  template <typename Fill>
+  void rows(std::size_t n, std::size_t width, Fill&& fill) {
+    if (n == 0 || width == 0) return;
+    if (width > kChunk) {  // a row longer than the scratch buffer: one at a time
+      std::string row(width, '\0');
+      for (std::size_t i = 0; i < n; ++i) {
+        fill(row.data(), i);
+        put(row);
+      }
+      return;
+    }
+    if (!scratch_) scratch_ = std::make_unique_for_overwrite<std::byte[]>(kChunk);
+    auto* out = reinterpret_cast<char*>(scratch_.get());
+    const std::size_t per = kChunk / width;
+    flush();
+    for (std::size_t at = 0; at < n; at += per) {
+      const auto k = std::min(per, n - at);
+      for (std::size_t i = 0; i < k; ++i) fill(out + i * width, at + i);
+      out_.write(out, k * width);
+    }
+  }
   // v with its bytes reversed (a float stays a float: its bits are swapped).
   template <typename T>
   static T swapped(T v) {
