@@ -463,12 +463,12 @@ class TecplotParser {
   }
 
   // An ordered zone's I, J, K (J and K 1 when not given), its point count I*J*K (overflow
-  // checked: the counts come from the file) and its cells: one of the (I-1), (J-1), (K-1) that
-  // are not 0, as VTK's vtkStructuredGrid makes them (a hexahedron, a quad in the two directions
-  // that vary, a line; a vertex for a zone of one point, as VTK, so a probe's point zone reads).
-  // The count of a cell-centred variable is the same product, each dimension of 1 counted as 1
-  // (Tecplot's Data Format Guide for ASCII; vtkTecplotReader 9.1 reads that many). Packing:
-  // DATAPACKING, else the old F = POINT / BLOCK, else POINT (Tecplot's default for ordered
+  // checked: the counts come from the file) and its cells: the product of those of (I-1),
+  // (J-1), (K-1) that are not 0, of the type VTK's vtkStructuredGrid makes (a hexahedron, a quad in
+  // the two directions that vary, a line; a vertex for a zone of one point, as VTK, so a probe's
+  // point zone reads). The count of a cell-centred variable is the same product, each dimension of
+  // 1 counted as 1 (Tecplot's Data Format Guide for ASCII; vtkTecplotReader 9.1 reads that many).
+  // Packing: DATAPACKING, else the old F = POINT / BLOCK, else POINT (Tecplot's default for ordered
   // zones, and vtkTecplotReader's). Returns whether it is BLOCK-packed.
   bool ordered_shape(const Header& h, Zone& z, const std::string& zname, std::size_t at) {
     auto fail_at = [&](const std::string& why) { fail_zone(at, zname, why); };
