@@ -1,7 +1,9 @@
 """Tecplot ASCII: meshdock's reader against meshio 5.0's ("tecplot") on meshio-written files of
 gmsh's meshes and hand-written ones (tests/data/tecplot, tools/make_tecplot.py), meshdock's writer
 read back by both readers, meshio's writer read by meshdock, the format's names and extensions,
-the zones meshio does not read, and errors naming file and line. meshio is asked live."""
+the zones meshio does not read, and errors naming file and line. meshio is asked live. Ordered
+(I, J, K) zones, which meshio refuses, are compared with VTK's vtkTecplotReader (python3-vtk9):
+points, cells by point ids, point and cell data."""
 import shutil
 import warnings
 
@@ -121,8 +123,11 @@ def test_writer_mixed_blocks_as_meshio(tmp_path):
 
 def test_errors_name_file_and_line(tmp_path):
     p = tmp_path / "bad.dat"
-    p.write_text('VARIABLES = "X" "Y"\nZONE I=2, J=2\n0 1 0 1\n0 0 1 1\n')
-    with pytest.raises(meshdock.ReadError, match=r"bad.dat:2: zone 1: an ordered \(I, J, K\) zone"):
+    p.write_text('VARIABLES = "X" "Y"\nZONE T="blade", I=2, J=0\n0 1 0 1\n0 0 1 1\n')
+    with pytest.raises(meshdock.ReadError, match=r"bad.dat:2: zone 1 \('blade'\): J = 0"):
+        meshdock.read(p)
+    p.write_text('VARIABLES = "X" "Y"\nZONE I=3037000500, J=3037000500, K=2\n')
+    with pytest.raises(meshdock.ReadError, match=r"bad.dat:2: zone 1: I\*J\*K = .* overflows"):
         meshdock.read(p)
     p.write_text('VARIABLES = "X" "Y"\nZONE N=3, E=1, ZONETYPE=FETRIANGLE\n0 1 0\n0 0 1\n1 2 9\n')
     with pytest.raises(meshdock.ReadError, match=r"bad.dat:5: zone 1: element 1 of 1 .*node 9"):
@@ -140,3 +145,81 @@ def test_names_with_blanks_come_back_joined(tmp_path):
                      "meshdock's and meshio's, join its words with '_')"]
     conftest.assert_same_as_meshio(_read(out), _meshio_read(out))
     np.testing.assert_array_equal(_read(out).point_data["wall_shear"], [1, 2, 3])
+
+
+# Ordered (I, J, K) zones against VTK's reader (meshio refuses them).
+ORDERED = ["ordered-3d-point.dat", "ordered-3d-block.dat", "ordered-2d.dat", "ordered-line.dat",
+           "ordered-xy.dat", "ordered-fe.dat"]
+_VTK_TYPES = {1: "vertex", 3: "line", 9: "quad", 12: "hexahedron"}
+
+
+def _vtk_read(path):
+    """vtkTecplotReader's zones as meshdock appends them: points, [(type, point ids)] offset by
+    the zones before, point data appended, cell data a list per zone."""
+    vtk = pytest.importorskip("vtk")
+    from vtk.util.numpy_support import vtk_to_numpy
+
+    r = vtk.vtkTecplotReader()
+    r.SetFileName(str(path))
+    r.Update()
+    out = r.GetOutput()
+    points, cells, point_data, cell_data = [], [], {}, {}
+    offset = 0
+    for b in range(out.GetNumberOfBlocks()):
+        g = out.GetBlock(b)
+        assert g is not None, f"VTK dropped zone {b + 1} of {path}"
+        points.append(vtk_to_numpy(g.GetPoints().GetData()))
+        ids = vtk.vtkIdList()
+        conn, kind = [], set()
+        for c in range(g.GetNumberOfCells()):
+            g.GetCellPoints(c, ids)
+            conn.append([ids.GetId(i) + offset for i in range(ids.GetNumberOfIds())])
+            kind.add(_VTK_TYPES[g.GetCellType(c)])
+        assert len(kind) == 1
+        cells.append((kind.pop(), np.array(conn)))
+        for data, into in ((g.GetPointData(), point_data), (g.GetCellData(), cell_data)):
+            for i in range(data.GetNumberOfArrays()):
+                into.setdefault(data.GetArrayName(i), []).append(vtk_to_numpy(data.GetArray(i)))
+        offset += g.GetNumberOfPoints()
+    return (np.concatenate(points), cells, {k: np.concatenate(v) for k, v in point_data.items()},
+            cell_data)
+
+
+@pytest.mark.parametrize("name", ORDERED)
+def test_ordered_zones_as_vtk_reads_them(data_dir, name):
+    path = data_dir / "tecplot" / name
+    m = _read(path)
+    points, cells, point_data, cell_data = _vtk_read(path)
+    dim = m.points.shape[1]
+    np.testing.assert_array_equal(m.points, points[:, :dim])  # VTK pads 2-D points with 0
+    if dim == 2:
+        assert not points[:, 2].any()
+    assert [b.type for b in m.cells] == [t for t, _ in cells]
+    for block, (_, conn) in zip(m.cells, cells):
+        np.testing.assert_array_equal(block.data, conn)
+    assert sorted(m.point_data) == sorted(point_data)
+    for k, v in point_data.items():
+        np.testing.assert_array_equal(m.point_data[k], v)
+    assert sorted(m.cell_data) == sorted(cell_data)
+    for k, blocks in cell_data.items():
+        assert len(m.cell_data[k]) == len(blocks)
+        for mine, theirs in zip(m.cell_data[k], blocks):
+            np.testing.assert_array_equal(mine, theirs)
+    assert all("ordered zone I, J, K" in n or "zones read" in n for n in m.notes)
+
+
+def test_ordered_round_trip_through_both_readers(data_dir, tmp_path):
+    # meshdock's writer writes one FE zone: the ordered bricks come back as FEBRICK cells.
+    src = _read(data_dir / "tecplot" / "ordered-3d-block.dat")
+    out = tmp_path / "o.dat"
+    assert meshdock.write(out, src) == []
+    back = _read(out)
+    conftest.assert_same_as_meshio(back, src)
+    conftest.assert_same_as_meshio(back, _meshio_read(out))
+
+
+@pytest.mark.parametrize("name", ["ordered-3d-point.dat", "ordered-xy.dat", "ordered-2d.dat"])
+def test_meshio_cannot_read_ordered_zones(data_dir, name):
+    # KeyError 'DT'; "Zone type 'ZONETYPE' not found" and sys.exit(1) ...
+    with pytest.raises((Exception, SystemExit)):
+        _meshio_read(data_dir / "tecplot" / name)

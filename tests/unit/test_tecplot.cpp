@@ -133,13 +133,11 @@ TEST(TecplotReader, MultiLineHeaderKeysInAnyCaseAndAuxData) {
 
 TEST(TecplotReader, ErrorsNameFileLineAndZone) {
   const std::string vars = "VARIABLES = X Y\n";
-  EXPECT_EQ(error_of(vars + "ZONE I=3, J=2\n1 2 3\n"),
-            "t.dat:2: zone 1: an ordered (I, J, K) zone; meshdock reads finite-element zones");
   EXPECT_EQ(error_of(vars + "ZONE N=3, E=1\n0 1 0\n"),
-            "t.dat:2: zone 1: no ZONETYPE = (or F =): an ordered zone; meshdock reads "
-            "finite-element zones");
+            "t.dat:2: zone 1: N = / E = in a zone with no finite-element ZONETYPE = (or F = "
+            "FEPOINT / FEBLOCK): an ordered zone's size is I, J, K");
   EXPECT_EQ(error_of(vars + "ZONE N=3, E=1, ZONETYPE=FEPOLYGON\n"),
-            "t.dat:2: zone 1: ZONETYPE = FEPOLYGON is not FELINESEG, FETRIANGLE, "
+            "t.dat:2: zone 1: ZONETYPE = FEPOLYGON is not ORDERED, FELINESEG, FETRIANGLE, "
             "FEQUADRILATERAL, FETETRAHEDRON or FEBRICK (FEPOLYGON and FEPOLYHEDRON are not read)");
   EXPECT_EQ(error_of("ZONE N=3, E=1, ZONETYPE=FETRIANGLE\n"),
             "t.dat:1: zone 1: ZONE before VARIABLES (the variables' names are not known)");
@@ -169,9 +167,140 @@ TEST(TecplotReader, ErrorsNameFileLineAndZone) {
   EXPECT_EQ(error_of(vars + "ZONE N=3, E=1, ZONETYPE=FETRIANGLE\n0 1 0 0 0 1\n1 2 3\n7\n"),
             "t.dat:5: expected a record (TITLE, VARIABLES, ZONE), found the value '7' (more values "
             "than the last zone's counts take)");
-  EXPECT_EQ(error_of(vars),
-            "t.dat: no ZONE record: not a Tecplot ASCII file with a "
-            "finite-element zone");
+  EXPECT_EQ(error_of(vars), "t.dat: no ZONE record: not a Tecplot ASCII file with a zone");
+}
+
+// Ordered (I, J, K) zones: the cells as VTK's vtkStructuredGrid makes them (tests/python/
+// test_tecplot.py compares the files of tools/make_tecplot.py with vtkTecplotReader).
+
+TEST(TecplotOrdered, LineIsIOnlyPointPackedByDefault) {
+  const auto m = read_text("VARIABLES = X Y P\nZONE T=\"l\", I=4\n0 0 1\n1 0 2\n2 0 3\n3 1 4\n");
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(doubles(m.points), (D{0, 0, 1, 0, 2, 0, 3, 1}));
+  EXPECT_EQ(types(m), (std::vector<std::string>{"line"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 1, 2, 2, 3}));
+  EXPECT_EQ(doubles(m.point_data.at("P")), (D{1, 2, 3, 4}));
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_EQ(m.notes[0],
+            "tecplot: t.dat:2: zone 1 ('l'): ordered zone I, J, K = 4, 1, 1 read as 3 line cells "
+            "(the I, J, K structure is not kept; meshio refuses ordered zones)");
+}
+
+TEST(TecplotOrdered, PlanesIjIkJkAreQuadsInTheirTwoDirections) {
+  // I x J: ids i + 4 j; I x K (J = 1): i + 3 k; J x K (I = 1): j + 2 k, points appended.
+  const auto m = mesh::read_mesh(data("ordered-2d.dat"));
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(m.points.shape(), (I{12 + 9 + 6, 3}));
+  EXPECT_EQ(types(m), (std::vector<std::string>{"quad", "quad", "quad"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity),
+            (I{0, 1, 5, 4, 1, 2, 6, 5, 2, 3, 7, 6, 4, 5, 9, 8, 5, 6, 10, 9, 6, 7, 11, 10}));
+  EXPECT_EQ(ints(m.cells[1].connectivity),
+            (I{12, 13, 16, 15, 13, 14, 17, 16, 15, 16, 19, 18, 16, 17, 20, 19}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (I{21, 22, 24, 23, 23, 24, 26, 25}));
+  // (n-1)(m-1) cell-centred values a plane, a dimension of 1 counted as 1.
+  const auto& c = m.cell_data.at("C");
+  EXPECT_EQ(doubles(c[0]), (D{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(doubles(c[1]), (D{100, 101, 102, 103}));
+  EXPECT_EQ(doubles(c[2]), (D{200, 201}));
+  EXPECT_EQ(m.notes.size(), 4u);  // three ordered zones, several zones
+}
+
+TEST(TecplotOrdered, BricksPointAndBlockPackingReadTheSameMesh) {
+  const auto p = mesh::read_mesh(data("ordered-3d-point.dat"));
+  const auto b = mesh::read_mesh(data("ordered-3d-block.dat"));
+  mesh::validate_mesh(p, "t");
+  EXPECT_EQ(p.points.shape(), (I{24, 3}));
+  EXPECT_EQ(doubles(p.points), doubles(b.points));
+  EXPECT_EQ(doubles(p.point_data.at("P")), doubles(b.point_data.at("P")));
+  // (i, j, k) = i + 4 j + 12 k; VTK's hexahedron: the k face counter-clockwise, then k + 1.
+  const I first{0, 1, 5, 4, 12, 13, 17, 16}, last{6, 7, 11, 10, 18, 19, 23, 22};
+  for (const auto* m : {&p, &b}) {
+    EXPECT_EQ(types(*m), (std::vector<std::string>{"hexahedron"}));
+    const auto c = ints(m->cells[0].connectivity);
+    ASSERT_EQ(c.size(), 6u * 8);
+    EXPECT_EQ(I(c.begin(), c.begin() + 8), first);
+    EXPECT_EQ(I(c.end() - 8, c.end()), last);
+  }
+  // x = i + j / 8, y = j + k i / 4, z = k / 2 + i j / 16 (tools/make_tecplot.py).
+  const auto pts = doubles(p.points);
+  EXPECT_EQ((D{pts[69], pts[70], pts[71]}), (D{3.25, 2.75, 0.875}));
+  EXPECT_EQ(doubles(b.cell_data.at("C")[0]), (D{1, 1.5, 2, 2.5, 3, 3.5}));
+  EXPECT_TRUE(p.cell_data.empty());
+}
+
+TEST(TecplotOrdered, ZonetypeOrderedBlockAndCellCentredValuesInCellOrder) {
+  // (I-1)(J-1) = 2 cell values for a 3 x 2 zone, in the order of the cells (I fastest).
+  const auto m = read_text(
+      "VARIABLES = X Y C\nZONE ZONETYPE=ORDERED, I=3, J=2, DATAPACKING=BLOCK, "
+      "VARLOCATION=([3]=CELLCENTERED)\n0 1 2 0 1 2\n0 0 0 1 1 1\n7 8\n");
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 4, 3, 1, 2, 5, 4}));
+  EXPECT_EQ(doubles(m.cell_data.at("C")[0]), (D{7, 8}));
+  EXPECT_EQ(m.points.shape(), (I{6, 2}));
+}
+
+TEST(TecplotOrdered, SinglePointIsAVertexAndOldFBlock) {
+  const auto m = mesh::read_mesh(data("ordered-line.dat"));
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(types(m), (std::vector<std::string>{"quad", "line", "vertex", "line"}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (I{4, 5, 5, 6, 6, 7, 7, 8}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (I{9}));
+  EXPECT_EQ(ints(m.cells[3].connectivity), (I{10, 11, 11, 12}));
+  EXPECT_EQ(doubles(m.point_data.at("P"))[9], 10);
+}
+
+TEST(TecplotOrdered, OrderedAndFiniteElementZonesAppended) {
+  const auto m = mesh::read_mesh(data("ordered-fe.dat"));
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(m.points.shape(), (I{12 + 8 + 4, 3}));
+  EXPECT_EQ(types(m), (std::vector<std::string>{"hexahedron", "hexahedron", "quad"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 4, 3, 6, 7, 10, 9, 1, 2, 5, 4, 7, 8, 11, 10}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (I{12, 13, 15, 14, 16, 17, 19, 18}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (I{20, 21, 23, 22}));
+  EXPECT_EQ(doubles(m.point_data.at("P"))[23], 0.25);
+  ASSERT_EQ(m.notes.size(), 3u);
+  EXPECT_NE(m.notes[2].find("3 zones read"), std::string::npos);
+}
+
+TEST(TecplotOrdered, ErrorsNameFileLineZoneAndWhatWasExpected) {
+  const std::string vars = "VARIABLES = X Y\n";
+  EXPECT_EQ(error_of(vars + "ZONE T=\"blade\", I=0, J=2\n"),
+            "t.dat:2: zone 1 ('blade'): I = 0 (an ordered zone has 1 point at least in each "
+            "direction)");
+  EXPECT_EQ(error_of(vars + "ZONE I=4294967296, J=4294967296, K=2\n"),
+            "t.dat:2: zone 1: I*J*K = 4294967296*4294967296*2 overflows");
+  EXPECT_EQ(error_of(vars + "ZONE I=99999999999999999999\n"),
+            "t.dat:2: zone 1: expected a count after I =, found '99999999999999999999'");
+  EXPECT_EQ(error_of(vars + "ZONE I=2, J=-3\n"),
+            "t.dat:2: zone 1: expected a count after J =, found '-3'");
+  EXPECT_EQ(error_of(vars + "ZONE I=3, J=2\n1 2 3\n"),
+            "t.dat:2: zone 1: I*J*K = 6 is more than the rest of the file holds (2 values each, "
+            "at least 2 bytes a value)");
+  EXPECT_EQ(error_of(vars + "ZONE I=9223372036854775807\n"),
+            "t.dat:2: zone 1: I*J*K = 9223372036854775807 is more than the rest of the file "
+            "holds (2 values each, at least 2 bytes a value)");
+  EXPECT_EQ(error_of("VARIABLES = X Y C\nZONE I=2, J=2, DATAPACKING=BLOCK, "
+                     "VARLOCATION=([3]=CELLCENTERED)\n0 1 0 1 0 0 1 1\n"),
+            "t.dat:2: zone 1: cell count 1 is more than the rest of the file holds (1 values "
+            "each, at least 2 bytes a value)");
+  EXPECT_EQ(error_of(vars + "ZONE T=\"w\", I=3, DATAPACKING=BLOCK\n0 1 2\n0 0\n# padding\n"),
+            "t.dat:6: the file ends in zone 1 ('w'): variable 'Y' (value 3 of 3)");
+  EXPECT_EQ(error_of(vars + "ZONE I=2, J=2\n0 0 1 0 0 1 1\nZONE I=1\n0 0\n"),
+            "t.dat:4: expected a number in zone 1: a POINT row's values, found 'ZONE' (fewer "
+            "values than the zone's counts need)");
+  EXPECT_EQ(error_of(vars + "ZONE T=\"b\", DATAPACKING=POINT\n0 0\n"),
+            "t.dat:2: zone 1 ('b'): an ordered zone (no finite-element ZONETYPE = or F =) with no "
+            "I = count");
+  EXPECT_EQ(error_of(vars + "ZONE I=2, F=FOO\n0 0 1 1\n"),
+            "t.dat:2: zone 1: F = FOO is not POINT, BLOCK (ordered zones), FEPOINT or FEBLOCK");
+  EXPECT_EQ(error_of(vars + "ZONE I=2, DATAPACKING=FEPOINT\n0 0 1 1\n"),
+            "t.dat:2: zone 1: DATAPACKING = FEPOINT is not BLOCK or POINT");
+  EXPECT_EQ(error_of("VARIABLES = X Y C\nZONE I=2, VARLOCATION=([3]=CELLCENTERED)\n0 0 1 1 2\n"),
+            "t.dat:2: zone 1: variable 'C' is CELLCENTERED in a POINT-packed zone (Tecplot "
+            "allows it in BLOCK only)");
+  EXPECT_EQ(error_of("VARIABLES = X Y C\nZONE I=2, DATAPACKING=BLOCK\n0 1 0 0 5 6\nZONE I=2, "
+                     "DATAPACKING=BLOCK, VARLOCATION=([3]=CELLCENTERED)\n0 1 0 0 5\n"),
+            "t.dat:4: zone 2: variable 'C' is cell-centred here, nodal in zone 1 (meshdock "
+            "appends the zones' values)");
 }
 
 class Tmp {

@@ -80,8 +80,9 @@ Mesh read_tetgen(const InFile& file, const ReadOptions& options = {});
 
 // Tecplot ASCII data (.dat, .tec; meshio's "tecplot"): finite-element zones (FELINESEG,
 // FETRIANGLE, FEQUADRILATERAL, FETETRAHEDRON, FEBRICK; ZONETYPE / DATAPACKING or the old F= /
-// ET=), BLOCK and POINT packing, nodal and cell-centred variables; every zone read, a block each,
-// points appended. Ordered and polygon / polyhedron zones are ReadErrors.
+// ET=), ordered (I, J, K) zones as VTK's structured-grid cells (hexahedron, quad, line, vertex),
+// BLOCK and POINT packing, nodal and cell-centred variables; every zone read, a block each,
+// points appended. Polygon / polyhedron zones are ReadErrors.
 Mesh read_tecplot(const InFile& file);
 
 // UGRID (.ugrid; AFLR3, FUN3D, USM3D): the variant from the name's suffix before .ugrid

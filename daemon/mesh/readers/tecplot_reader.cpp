@@ -10,19 +10,27 @@
 //   ELEMENTS; VARLOCATION = ([3-5] = CELLCENTERED, ...) (BLOCK only) or meshio's NV = k (the
 //   variables from k on cell-centred); DT, T, STRANDID, SOLUTIONTIME, C, AUXDATA read past. The
 //   header may span lines; the zone's values start with the first number where a key would be;
+// - ZONE records of ordered zones (ZONETYPE = ORDERED, or no ZONETYPE and no F = FE...): I, J, K
+//   (J, K 1 when not given), DATAPACKING = POINT (default) | BLOCK or the old F = POINT | BLOCK,
+//   VARLOCATION as above; I*J*K points, I varying fastest, then J, then K; no connectivity in the
+//   file: the cells are made as VTK's vtkStructuredGrid makes them (hexahedron, quad, line by how
+//   many of I, J, K exceed 1; a vertex for a single point), (I-1)(J-1)(K-1) of them (a dimension
+//   of 1 counted as 1), which is also the count of a cell-centred variable's values in ASCII;
 // - values: N (nodal) or E (cell-centred) per variable, one variable after another (BLOCK) or
 //   a node's variables after another's (POINT); "3*0.5" repeat counts, Fortran 'D' exponents;
-//   then E lines of 1-based node numbers. Every zone's counts are checked against the bytes left
-//   (2 a value) before anything is allocated.
+//   then (finite-element zones) E lines of 1-based node numbers. Every zone's counts are checked
+//   against the bytes left (2 a value) before anything is allocated (I*J*K overflow checked).
 // - the coordinate variables X, Y and Z (else x, y, z; Z optional: points (n, 2)), as meshio
 //   picks them, -> points; the other nodal variables -> point_data, the cell-centred ones ->
 //   cell_data, float64 (meshio's too, whatever DT says);
-// - each zone -> one cell block (line, triangle, quad, tetra, hexahedron); collapsed corners (a
+// - each zone -> one cell block (vertex, line, triangle, quad, tetra, hexahedron); collapsed
+// corners (a
 //   triangle as a quad with its last node twice, a tet / wedge / pyramid as a brick) stay as
 //   written, as meshio keeps them. Every zone is read, its points after the zone before's and its
 //   connectivity offset by them (meshio reads the first zone only): noted when there are several.
-//   A variable must be nodal in every zone or cell-centred in every zone.
-// Ordered (I, J, K) zones, FEPOLYGON / FEPOLYHEDRON zones, VARSHARELIST, CONNECTIVITYSHAREZONE,
+//   A variable must be nodal in every zone or cell-centred in every zone. An ordered zone is
+//   noted (its I, J, K structure is not kept; meshio refuses ordered zones).
+// FEPOLYGON / FEPOLYHEDRON zones, VARSHARELIST, CONNECTIVITYSHAREZONE,
 // PASSIVEVARLIST and face neighbour connections are ReadErrors naming the line and the zone.
 // Writer: tecplot_writer.cpp.
 #include <algorithm>
@@ -76,10 +84,16 @@ std::string upper(std::string_view s) {
   return u;
 }
 
+// The cells of an ordered zone by how many of I, J, K exceed 1 (VTK's vtkStructuredGrid's).
+constexpr std::array<const char*, 4> kOrderedTypes{"vertex", "line", "quad", "hexahedron"};
+
 // One zone as read: its block, its points, and each variable's values (invalid for the
 // coordinates, which are in `points`).
 struct Zone {
-  std::size_t type = 0;
+  const char* cell_type = nullptr;  // meshio's name
+  std::size_t npe = 0;              // nodes a cell
+  bool ordered = false;
+  std::array<std::int64_t, 3> ijk{};  // an ordered zone's I, J, K
   std::int64_t nodes = 0, cells = 0;
   Array points;
   Array conn;
@@ -270,7 +284,8 @@ class TecplotParser {
     std::int64_t nodes = -1, cells = -1;
     std::string zonetype, packing, f, et, varlocation;
     std::int64_t nv = -1;
-    bool ordered_ijk = false;
+    std::array<std::string, 3> ijk;  // I, J, K as written (read in ordered zones only)
+    std::string title;               // T =
   };
 
   std::int64_t int_value(const std::string& key, const std::string& v) {
@@ -321,9 +336,11 @@ class TecplotParser {
       } else if (key == "NV") {
         h.nv = int_value(key, v);
       } else if (key == "I" || key == "J" || key == "K") {
-        h.ordered_ijk = true;
-      } else if (key == "T" || key == "DT" || key == "STRANDID" || key == "SOLUTIONTIME" ||
-                 key == "C" || key == "PARENTZONE" || key == "FACENEIGHBORMODE") {
+        h.ijk[static_cast<std::size_t>(key[0] - 'I')] = v;
+      } else if (key == "T") {
+        h.title = v;
+      } else if (key == "DT" || key == "STRANDID" || key == "SOLUTIONTIME" || key == "C" ||
+                 key == "PARENTZONE" || key == "FACENEIGHBORMODE") {
         // Read past: nothing of the mesh (DT: values are read as float64 whatever it says).
       } else {
         c_.seek(key_at);
@@ -398,17 +415,22 @@ class TecplotParser {
     return cell;
   }
 
-  void zone(std::size_t at) {
-    const std::string zname = "zone " + std::to_string(zones_.size() + 1);
-    if (!have_variables_) {
-      c_.seek(at);
-      c_.fail(zname + ": ZONE before VARIABLES (the variables' names are not known)");
-    }
-    const Header h = header(zname);
-    auto fail_at = [&](const std::string& why) {
-      c_.seek(at);
-      c_.fail(zname + ": " + why);
-    };
+  // Tecplot's two kinds of zone: finite-element ones name their type (ZONETYPE = FE..., or the
+  // old F = FEPOINT / FEBLOCK); any other is ordered (ZONETYPE = ORDERED, F = POINT / BLOCK, or
+  // neither, as Tecplot's default).
+  static bool is_ordered(const Header& h) {
+    if (!h.zonetype.empty()) return h.zonetype == "ORDERED";
+    return h.f != "FEPOINT" && h.f != "FEBLOCK";
+  }
+
+  [[noreturn]] void fail_zone(std::size_t at, const std::string& zname, const std::string& why) {
+    c_.seek(at);
+    c_.fail(zname + ": " + why);
+  }
+
+  // A finite-element zone's type and counts from its header; returns whether it is BLOCK-packed.
+  bool fe_shape(const Header& h, Zone& z, const std::string& zname, std::size_t at) {
+    auto fail_at = [&](const std::string& why) { fail_zone(at, zname, why); };
     std::string type_name;
     bool block = true;
     if (!h.zonetype.empty()) {
@@ -416,32 +438,95 @@ class TecplotParser {
       if (!h.packing.empty() && h.packing != "BLOCK" && h.packing != "POINT")
         fail_at("DATAPACKING = " + h.packing + " is not BLOCK or POINT");
       block = h.packing != "POINT";
-    } else if (!h.f.empty()) {
-      if (h.f != "FEPOINT" && h.f != "FEBLOCK")
-        fail_at("F = " + h.f + ": an ordered (I, J, K) zone; meshdock reads finite-element zones");
+    } else {
       if (h.et.empty()) fail_at("F = " + h.f + " with no ET = element type");
       block = h.f == "FEBLOCK";
       for (const auto& t : kTypes)
         if (t.et == h.et) type_name = t.zonetype;
       if (type_name.empty())
         fail_at("ET = " + h.et + " is not LINESEG, TRIANGLE, QUADRILATERAL, TETRAHEDRON or BRICK");
-    } else {
-      fail_at(h.ordered_ijk ? "an ordered (I, J, K) zone; meshdock reads finite-element zones"
-                            : "no ZONETYPE = (or F =): an ordered zone; meshdock reads "
-                              "finite-element zones");
     }
-    std::size_t type = kTypes.size();
-    for (std::size_t t = 0; t < kTypes.size(); ++t)
-      if (kTypes[t].zonetype == type_name) type = t;
-    if (type == kTypes.size())
+    const FeType* type = nullptr;
+    for (const auto& t : kTypes)
+      if (t.zonetype == type_name) type = &t;
+    if (!type)
       fail_at("ZONETYPE = " + type_name +
-              (type_name == "ORDERED" ? ": an ordered (I, J, K) zone; meshdock reads "
-                                        "finite-element zones"
-                                      : " is not FELINESEG, FETRIANGLE, FEQUADRILATERAL, "
-                                        "FETETRAHEDRON or FEBRICK (FEPOLYGON and FEPOLYHEDRON "
-                                        "are not read)"));
+              " is not ORDERED, FELINESEG, FETRIANGLE, FEQUADRILATERAL, FETETRAHEDRON or FEBRICK "
+              "(FEPOLYGON and FEPOLYHEDRON are not read)");
     if (h.nodes < 0) fail_at("no N = (NODES =) count");
     if (h.cells < 0) fail_at("no E = (ELEMENTS =) count");
+    z.cell_type = type->meshio;
+    z.npe = type->nodes;
+    z.nodes = h.nodes;
+    z.cells = h.cells;
+    return block;
+  }
+
+  // An ordered zone's I, J, K (J and K 1 when not given), its point count I*J*K (overflow
+  // checked: the counts come from the file) and its cells: the product of those of (I-1),
+  // (J-1), (K-1) that are not 0, of the type VTK's vtkStructuredGrid makes (a hexahedron, a quad in
+  // the two directions that vary, a line; a vertex for a zone of one point, as VTK, so a probe's
+  // point zone reads). The count of a cell-centred variable is the same product, each dimension of
+  // 1 counted as 1 (Tecplot's Data Format Guide for ASCII; vtkTecplotReader 9.1 reads that many).
+  // Packing: DATAPACKING, else the old F = POINT / BLOCK, else POINT (Tecplot's default for ordered
+  // zones, and vtkTecplotReader's). Returns whether it is BLOCK-packed.
+  bool ordered_shape(const Header& h, Zone& z, const std::string& zname, std::size_t at) {
+    auto fail_at = [&](const std::string& why) { fail_zone(at, zname, why); };
+    if (!h.f.empty() && h.f != "POINT" && h.f != "BLOCK")
+      fail_at("F = " + h.f + " is not POINT, BLOCK (ordered zones), FEPOINT or FEBLOCK");
+    if (h.nodes >= 0 || h.cells >= 0)
+      fail_at(
+          "N = / E = in a zone with no finite-element ZONETYPE = (or F = FEPOINT / FEBLOCK): "
+          "an ordered zone's size is I, J, K");
+    if (h.ijk[0].empty())
+      fail_at("an ordered zone (no finite-element ZONETYPE = or F =) with no I = count");
+    const std::string packing = !h.packing.empty() ? h.packing : !h.f.empty() ? h.f : "POINT";
+    if (packing != "BLOCK" && packing != "POINT")
+      fail_at("DATAPACKING = " + packing + " is not BLOCK or POINT");
+    for (std::size_t d = 0; d < 3; ++d) {
+      const std::string key(1, static_cast<char>('I' + d));
+      const auto& v = h.ijk[d];
+      std::int64_t n = 1;
+      if (!v.empty()) {
+        const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0)
+          fail_at("expected a count after " + key + " =, found '" + v.substr(0, 40) + "'");
+        if (n == 0) fail_at(key + " = 0 (an ordered zone has 1 point at least in each direction)");
+      }
+      z.ijk[d] = n;
+    }
+    std::int64_t nodes = 1, cells = 1;
+    std::size_t varying = 0;
+    for (const auto n : z.ijk) {
+      if (__builtin_mul_overflow(nodes, n, &nodes))
+        fail_at("I*J*K = " + std::to_string(z.ijk[0]) + "*" + std::to_string(z.ijk[1]) + "*" +
+                std::to_string(z.ijk[2]) + " overflows");
+      if (n > 1) {
+        cells *= n - 1;  // no overflow: cells <= nodes
+        ++varying;
+      }
+    }
+    z.ordered = true;
+    z.cell_type = kOrderedTypes[varying];
+    z.npe = std::size_t{1} << varying;
+    z.nodes = nodes;
+    z.cells = cells;
+    return packing == "BLOCK";
+  }
+
+  void zone(std::size_t at) {
+    std::string zname = "zone " + std::to_string(zones_.size() + 1);
+    if (!have_variables_) {
+      c_.seek(at);
+      c_.fail(zname + ": ZONE before VARIABLES (the variables' names are not known)");
+    }
+    const Header h = header(zname);
+    auto fail_at = [&](const std::string& why) { fail_zone(at, zname, why); };
+    Zone z;
+    const bool ordered = is_ordered(h);
+    // An ordered zone is named by its title too: structured codes write many, named by block.
+    if (ordered && !h.title.empty()) zname += " ('" + h.title.substr(0, 40) + "')";
+    const bool block = ordered ? ordered_shape(h, z, zname, at) : fe_shape(h, z, zname, at);
     const auto cell = locations(h, zname, block);
     for (std::size_t v = 0; v < cell.size(); ++v) {
       if (cell[v] && !block)
@@ -460,10 +545,6 @@ class TecplotParser {
                   " here, " + (cell[v] ? "nodal" : "cell-centred") +
                   " in zone 1 (meshdock appends the zones' values)");
     }
-    Zone z;
-    z.type = type;
-    z.nodes = h.nodes;
-    z.cells = h.cells;
     check_counts(z, cell, zname, at);
     const int dim = zi_ >= 0 ? 3 : 2;
     z.points = Array::of<double>({z.nodes, dim});
@@ -496,8 +577,18 @@ class TecplotParser {
     if (repeat_left_ > 0)
       c_.fail(zname + ": a repeat count runs " + std::to_string(repeat_left_) +
               " values past the zone's values");
-    z.conn = Array::of<std::int64_t>({z.cells, static_cast<std::int64_t>(kTypes[type].nodes)});
-    read_connectivity(z, zname);
+    z.conn = Array::of<std::int64_t>({z.cells, static_cast<std::int64_t>(z.npe)});
+    if (ordered) {
+      ordered_connectivity(z);
+      notes_.push_back("tecplot: " + where(at) + ": " + zname +
+                       ": ordered zone I, J, K = " + std::to_string(z.ijk[0]) + ", " +
+                       std::to_string(z.ijk[1]) + ", " + std::to_string(z.ijk[2]) + " read as " +
+                       std::to_string(z.cells) + " " + z.cell_type +
+                       " cells (the I, J, K structure is not kept; meshio refuses "
+                       "ordered zones)");
+    } else {
+      read_connectivity(z, zname);
+    }
     total_nodes_ += z.nodes;
     zones_.push_back(std::move(z));
   }
@@ -520,8 +611,13 @@ class TecplotParser {
     };
     std::size_t nodal = 0, centred = 0;
     for (const auto c : cell) (c ? centred : nodal) += 1;
-    add(z.nodes, nodal, "N =");
-    add(z.cells, centred + kTypes[z.type].nodes, "E =");
+    if (z.ordered) {  // the connectivity is not in the file
+      add(z.nodes, nodal, "I*J*K =");
+      add(z.cells, centred, "cell count");
+    } else {
+      add(z.nodes, nodal, "N =");
+      add(z.cells, centred + z.npe, "E =");
+    }
   }
 
   // n values into out[0], out[stride], ...: variable `var` of the zone (names_.size(): a POINT
@@ -610,7 +706,7 @@ class TecplotParser {
   void read_connectivity(Zone& z, const std::string& zname) {
     const char* const begin = data_.data();
     const char* const end = begin + data_.size();
-    const auto npe = kTypes[z.type].nodes;
+    const auto npe = z.npe;
     const std::size_t n = static_cast<std::size_t>(z.cells) * npe;
     auto* out = z.conn.as<std::int64_t>();
     const auto base = total_nodes_;
@@ -637,7 +733,7 @@ class TecplotParser {
           continue;
         }
         const std::string cell = zname + ": element " + std::to_string(i / npe + 1) + " of " +
-                                 std::to_string(z.cells) + " (" + kTypes[z.type].meshio + ", " +
+                                 std::to_string(z.cells) + " (" + z.cell_type + ", " +
                                  std::to_string(npe) + " nodes)";
         if (p == end) c_.fail("the file ends in " + cell);
         const auto tok = preview();
@@ -652,11 +748,42 @@ class TecplotParser {
     }
   }
 
+  // The cells of an ordered zone, I varying fastest, then J, then K (the order of its points and
+  // of its cell-centred values): each (a, b, c) cell of the directions that vary, with the
+  // corners of VTK's (meshio's) hexahedron, quad and line: (a,b,c) (a+1,b,c) (a+1,b+1,c) (a,b+1,c),
+  // then the same at c+1.
+  void ordered_connectivity(Zone& z) const {
+    std::array<std::int64_t, 3> n{1, 1, 1}, s{0, 0, 0};  // the varying directions' sizes, strides
+    std::size_t k = 0;
+    std::int64_t stride = 1;
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (z.ijk[d] > 1) {
+        n[k] = z.ijk[d];
+        s[k++] = stride;
+      }
+      stride *= z.ijk[d];
+    }
+    const std::array<std::int64_t, 8> corner{0,    s[0],        s[0] + s[1],        s[1],
+                                             s[2], s[0] + s[2], s[0] + s[1] + s[2], s[1] + s[2]};
+    auto* out = z.conn.as<std::int64_t>();
+    const auto npe = z.npe;
+    const auto na = std::max<std::int64_t>(n[0] - 1, 1), nb = std::max<std::int64_t>(n[1] - 1, 1),
+               nc = std::max<std::int64_t>(n[2] - 1, 1);
+    for (std::int64_t c = 0; c < nc; ++c)
+      for (std::int64_t b = 0; b < nb; ++b) {
+        const std::int64_t row = total_nodes_ + b * s[1] + c * s[2];
+        for (std::int64_t a = 0; a < na; ++a) {
+          const std::int64_t p = row + a * s[0];
+          for (std::size_t q = 0; q < npe; ++q) *out++ = p + corner[q];
+        }
+      }
+  }
+
   Mesh finish() {
     if (zones_.empty())
       throw ReadError(path_ + ": no ZONE record" +
                       (have_variables_ ? std::string() : " and no VARIABLES record") +
-                      ": not a Tecplot ASCII file with a finite-element zone");
+                      ": not a Tecplot ASCII file with a zone");
     file_.release_before(c_.offset());
     Mesh m;
     const bool one = zones_.size() == 1;
@@ -665,8 +792,7 @@ class TecplotParser {
                        " zones read, each a cell block, their points appended in zone order "
                        "(meshio reads the first zone only)");
     m.points = one ? std::move(zones_[0].points) : concat(&Zone::points, -1);
-    for (auto& z : zones_)
-      m.cells.push_back(CellBlock::fixed(kTypes[z.type].meshio, std::move(z.conn)));
+    for (auto& z : zones_) m.cells.push_back(CellBlock::fixed(z.cell_type, std::move(z.conn)));
     for (std::size_t v = 0; v < names_.size(); ++v) {
       const int iv = static_cast<int>(v);
       if (iv == xi_ || iv == yi_ || iv == zi_) continue;

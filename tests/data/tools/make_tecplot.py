@@ -21,6 +21,26 @@ repeat.dat         by hand (meshio cannot read it): repeat counts "4*0.5", DT = 
                    'D' exponents, '+' signs, commas between values, CRLF line ends.
 zones.dat          by hand: two zones, a triangle and a quad one (meshio reads the first only;
                    meshdock both, points appended).
+
+Ordered (I, J, K) zones (meshio refuses them; tests compare with VTK's vtkTecplotReader), values
+from a curved grid (ordered_grid) written here:
+ordered-3d-point.dat  one 4 x 3 x 2 zone titled "blade", no DATAPACKING (POINT, Tecplot's
+                      default), DT, AUXDATA, a nodal "P".
+ordered-3d-block.dat  the same grid, DATAPACKING = BLOCK, VARLOCATION = ([5] = CELLCENTERED):
+                      "C" has (I-1)(J-1)(K-1) = 6 values. (No ZONETYPE = ORDERED here:
+                      vtkTecplotReader 9.1 reads such a zone's values as POINT whatever
+                      DATAPACKING says; meshdock reads it as the guide says, test_tecplot.cpp.)
+ordered-2d.dat        three planes, BLOCK with a cell-centred "C": I x J (K = 1), I x K (J = 1)
+                      and J x K (I = 1) zones, each (n-1)(m-1) cell values.
+ordered-line.dat      a 2 x 2 quad zone, the old F = BLOCK on an I = 5 line, a single-point zone
+                      (I = J = K = 1: a vertex), a J line (I = 1, J = 3, default POINT).
+                      (vtkTecplotReader 9.1 drops I-only and single-point zones unless a zone
+                      before has two dimensions, and I-only zones POINT-packed: hence the
+                      first zone and the BLOCK packing.)
+ordered-xy.dat        2-D points (no Z): an I x J zone, POINT by default.
+ordered-fe.dat        ordered and finite-element zones in one file: an ordered brick zone (the
+                      old F = BLOCK), an FEBRICK zone, an ordered quad zone (ZONETYPE = ORDERED,
+                      DATAPACKING = POINT).
 """
 import os
 import subprocess
@@ -156,10 +176,78 @@ ZONE T="quad", N=4, E=1, DATAPACKING=BLOCK, ZONETYPE=FEQUADRILATERAL
 }
 
 
+def ordered_grid(ni, nj, nk, z=True):
+    """A curved I x J x K grid, I fastest: rows of X Y [Z] P, P = 2 X + Y."""
+    rows = []
+    for k in range(nk):
+        for j in range(nj):
+            for i in range(ni):
+                x = i + 0.125 * j
+                y = j + 0.25 * k * i
+                zz = 0.5 * k + 0.0625 * i * j
+                rows.append([x, y] + ([zz] if z else []) + [2 * x + y])
+    return np.array(rows)
+
+
+def ordered_zone(header, rows, packing, cell=None):
+    """A zone's text: its rows POINT-packed (a row a line) or BLOCK-packed (a variable a line),
+    then the cell-centred values (BLOCK)."""
+    lines = [header]
+    fmt = lambda v: repr(float(v))
+    if packing == "POINT":
+        lines += [" ".join(fmt(v) for v in r) for r in rows]
+    else:
+        lines += [" ".join(fmt(v) for v in col) for col in rows.T]
+        if cell is not None:
+            lines.append(" ".join(fmt(v) for v in cell))
+    return "\n".join(lines) + "\n"
+
+
+def ordered_files():
+    g = ordered_grid(4, 3, 2)
+    files = {}
+    files["ordered-3d-point.dat"] = (
+        'TITLE = "ordered"\nVARIABLES = "X", "Y", "Z", "P"\n' +
+        ordered_zone('ZONE T="blade", I=4, J=3, K=2, DT=(DOUBLE DOUBLE DOUBLE SINGLE)\n'
+                     'AUXDATA solver="hand"', g, "POINT"))
+    files["ordered-3d-block.dat"] = (
+        'VARIABLES = "X" "Y" "Z" "P" "C"\n' +
+        ordered_zone("ZONE T=\"blade\", I=4, J=3, K=2, DATAPACKING=BLOCK, "
+                     "VARLOCATION=([5]=CELLCENTERED)", g, "BLOCK", np.arange(6) * 0.5 + 1))
+    text = 'VARIABLES = "X" "Y" "Z" "P" "C"\n'
+    planes = [("ij", 4, 3, 1), ("ik", 3, 1, 3), ("jk", 1, 2, 3)]
+    for n, (name, ni, nj, nk) in enumerate(planes):
+        cells = max(ni - 1, 1) * max(nj - 1, 1) * max(nk - 1, 1)
+        text += ordered_zone(f'ZONE T="{name}", I={ni}, J={nj}, K={nk}, DATAPACKING=BLOCK, '
+                             "VARLOCATION=([5]=CELLCENTERED)", ordered_grid(ni, nj, nk) + 10 * n,
+                             "BLOCK", np.arange(cells) + 100 * n)
+    files["ordered-2d.dat"] = text
+    files["ordered-line.dat"] = (
+        'VARIABLES = "X" "Y" "Z" "P"\n' +
+        ordered_zone('ZONE T="quad", I=2, J=2', ordered_grid(2, 2, 1) + 20, "POINT") +
+        ordered_zone('ZONE T="line", I=5, F=BLOCK', ordered_grid(5, 1, 1), "BLOCK") +
+        ordered_zone('ZONE T="probe", I=1, J=1, K=1, DATAPACKING=BLOCK',
+                     np.array([[7.0, 8.0, 9.0, 10.0]]), "BLOCK") +
+        ordered_zone("ZONE I=1, J=3, K=1", ordered_grid(1, 3, 1), "POINT"))
+    files["ordered-xy.dat"] = ('VARIABLES = "X" "Y" "P"\n' +
+                               ordered_zone("ZONE I=3, J=2", ordered_grid(3, 2, 1, z=False), "POINT"))
+    brick = ordered_grid(2, 2, 2) + [5, 0, 0, 1]
+    files["ordered-fe.dat"] = (
+        'VARIABLES = "X" "Y" "Z" "P"\n' +
+        ordered_zone("ZONE T=\"o1\", I=3, J=2, K=2, F=BLOCK", ordered_grid(3, 2, 2),
+                     "BLOCK") +
+        ordered_zone('ZONE T="fe", N=8, E=1, ZONETYPE=FEBRICK, DATAPACKING=POINT', brick, "POINT") +
+        "1 2 4 3 5 6 8 7\n" +
+        ordered_zone('ZONE T="o2", ZONETYPE=ORDERED, I=2, J=2, DATAPACKING=POINT',
+                     ordered_grid(2, 2, 1) - 3,
+                     "POINT"))
+    return files
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     meshio_files()
-    for name, text in HAND.items():
+    for name, text in list(HAND.items()) + list(ordered_files().items()):
         with open(os.path.join(OUT, name), "w", newline="") as f:
             f.write(text)
 

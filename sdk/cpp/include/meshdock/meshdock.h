@@ -295,8 +295,9 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "exodus" (Exodus II, netCDF classic; a netCDF-4 / HDF5 file is a READ error saying how to
  * convert it), "bdf" / "nas" / "fem" / "nastran" (Nastran bulk data), "node" / "ele" / "tetgen"
  * (TetGen: the .node and .ele files of one base name, read from either; the other beside it),
- * "dat" / "tec" / "tecplot" (Tecplot ASCII: finite-element zones, every zone a block), "ugrid"
- * (UGRID: ascii, or binary by the name's suffix: x.b8.ugrid, x.lb4.ugrid, x.r8.ugrid ...))
+ * "dat" / "tec" / "tecplot" (Tecplot ASCII: finite-element and ordered I, J, K zones, every zone
+ * a block), "ugrid" (UGRID: ascii, or binary by the name's suffix: x.b8.ugrid, x.lb4.ugrid,
+ * x.r8.ugrid ...))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
