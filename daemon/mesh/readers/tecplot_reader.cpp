@@ -24,14 +24,13 @@
 //   picks them, -> points; the other nodal variables -> point_data, the cell-centred ones ->
 //   cell_data, float64 (meshio's too, whatever DT says);
 // - each zone -> one cell block (vertex, line, triangle, quad, tetra, hexahedron); collapsed
-// corners (a
-//   triangle as a quad with its last node twice, a tet / wedge / pyramid as a brick) stay as
-//   written, as meshio keeps them. Every zone is read, its points after the zone before's and its
-//   connectivity offset by them (meshio reads the first zone only): noted when there are several.
-//   A variable must be nodal in every zone or cell-centred in every zone. An ordered zone is
-//   noted (its I, J, K structure is not kept; meshio refuses ordered zones).
-// FEPOLYGON / FEPOLYHEDRON zones, VARSHARELIST, CONNECTIVITYSHAREZONE,
-// PASSIVEVARLIST and face neighbour connections are ReadErrors naming the line and the zone.
+//   corners (a triangle as a quad with its last node twice, a tet / wedge / pyramid as a brick)
+//   stay as written, as meshio keeps them. Every zone is read, its points after the zone
+//   before's and its connectivity offset by them (meshio reads the first zone only): noted when
+//   there are several. A variable must be nodal in every zone or cell-centred in every zone. An
+//   ordered zone is noted (its I, J, K structure is not kept; meshio refuses ordered zones).
+// FEPOLYGON / FEPOLYHEDRON zones, VARSHARELIST, CONNECTIVITYSHAREZONE, PASSIVEVARLIST and face
+// neighbour connections are ReadErrors naming the line and the zone.
 // Writer: tecplot_writer.cpp.
 #include <algorithm>
 #include <array>
@@ -525,7 +524,7 @@ class TecplotParser {
     Zone z;
     const bool ordered = is_ordered(h);
     // An ordered zone is named by its title too: structured codes write many, named by block.
-    if (ordered && !h.title.empty()) zname += " ('" + h.title.substr(0, 40) + "')";
+    if (ordered && !h.title.empty()) zname += " ('" + terminal_safe(h.title.substr(0, 40)) + "')";
     const bool block = ordered ? ordered_shape(h, z, zname, at) : fe_shape(h, z, zname, at);
     const auto cell = locations(h, zname, block);
     for (std::size_t v = 0; v < cell.size(); ++v) {
