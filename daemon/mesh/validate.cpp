@@ -43,8 +43,8 @@ struct Checker {
     const auto* v = a.as<std::int64_t>();
     const auto step = static_cast<std::size_t>(stride);
     const auto bad = [&](std::size_t i) { return v[i] < 0 || v[i] >= n; };
-    // In pieces whose test has no early exit (so it vectorises: a write's whole check was a
-    // fifth of a binary write's time), the entry found again only in a bad piece.
+    // In pieces whose test has no early exit (branch-free, a fifth of a binary write's time
+    // before: every write runs this check), the entry found again only in a bad piece.
     constexpr std::size_t kPiece = 4096;
     for (std::size_t at = 0; at < a.size(); at += kPiece * step) {
       const auto end = std::min(a.size(), at + kPiece * step);

@@ -211,7 +211,7 @@ void cell_ids(Sink& s, const CellBlock& b, std::span<const int> perm, std::int64
   const auto npc = static_cast<std::size_t>(b.connectivity.dim(1));
   if (npc == 0) return;
   s.run<T>(b.connectivity.size(), [&](T* out, std::size_t at, std::size_t k) {
-    if (perm.empty()) {  // the common case, in loops the compiler vectorises
+    if (perm.empty()) {  // the common case: a plain loop, then the swaps in one of their own
       for (std::size_t i = 0; i < k; ++i) out[i] = static_cast<T>(c[at + i] + add);
     } else {
       std::size_t cell = at / npc, j = at % npc;
