@@ -14,10 +14,10 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 # Lines under 80 columns (cpack indents each by one space).
 set(CPACK_PACKAGE_DESCRIPTION
     "meshdockd reads meshes (Gmsh, VTK XML and legacy, STL, OBJ, PLY, OFF,
-Medit, Abaqus, AVS UCD, Nastran, SU2, Exodus II, TetGen, Tecplot, UGRID)
-once, keeps them in GPU or host memory and publishes them in shared-memory
-slots; consumers (libmeshdock in C++, the meshdock Python package) adopt every
-array as a DLPack tensor in place.
+Medit, Abaqus, AVS UCD, Nastran, SU2, Exodus II, TetGen, Tecplot, UGRID,
+FLAC3D) once, keeps them in GPU or host memory and publishes them in
+shared-memory slots; consumers (libmeshdock in C++, the meshdock Python
+package) adopt every array as a DLPack tensor in place.
 gRPC control plane (meshdockctl).")
 # lintian (check_deb.py) refuses a description line over 80 columns: say so at configure time.
 string(REPLACE ";" "," _md_desc "${CPACK_PACKAGE_DESCRIPTION}")

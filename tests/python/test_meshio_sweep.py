@@ -71,6 +71,9 @@ VARIANTS = [
     ("ugrid", {}, ".b8.ugrid"),
     ("ugrid", {}, ".lb8l.ugrid"),
     ("ugrid", {}, ".lr4.ugrid"),
+    # FLAC3D, ascii and binary: zones only (meshio's writer asserts every block is one).
+    ("flac3d", {"binary": False}, ".f3grid"),
+    ("flac3d", {"binary": True}, ".f3grid"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -182,6 +185,14 @@ def written(fmt, options, path, seed):
             if t in ("triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron"):
                 merged.setdefault(t, []).append(c)
         cells = [(t, np.concatenate(c)) for t, c in merged.items()]
+        point_data, cell_data = {}, {}
+    elif fmt == "flac3d":
+        # meshio 5.0's flac3d writer: 3-D points (it formats 3 values a point), zone blocks only
+        # (it asserts on any other, faces too), no data (it writes none; its reader gives
+        # cell_data "cell_ids").
+        if points.shape[1] == 2:
+            points = np.column_stack([points, np.zeros(len(points), points.dtype)])
+        cells = [(t, c) for t, c in cells if t in ("tetra", "pyramid", "wedge", "hexahedron")]
         point_data, cell_data = {}, {}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)
     quiet = contextlib.redirect_stdout(io.StringIO())

@@ -90,6 +90,11 @@ Mesh read_tecplot(const InFile& file);
 // meshio names them: points, the six cell types, surface ids as cell_data "ugrid:ref".
 Mesh read_ugrid(const InFile& file);
 
+// FLAC3D grid (.f3grid; meshio's "flac3d"), ascii or binary told by content as meshio: grid
+// points, zones (tetra, pyramid, wedge, hexahedron) and faces (triangle, quad) in VTK's node
+// order, cell_data "cell_ids", zone / face groups as cell regions "zone:<name>:<slot>".
+Mesh read_flac3d(const InFile& file);
+
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});
 // Opens `path` (open_regular), then read_mesh(InFile).

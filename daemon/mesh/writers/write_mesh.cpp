@@ -122,10 +122,16 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
                        " (x.ugrid is ascii; x.b8.ugrid, x.lb8.ugrid, x.r8.ugrid ... binary)");
     return write_ugrid(m, target);
   }
+  if (fmt == "f3grid" || fmt == "flac3d") {
+    // ascii unless asked: meshio's writer's default.
+    if (!enc.empty() && enc != "ascii" && enc != "binary")
+      throw WriteError(path + ": FLAC3D encoding '" + enc + "' is not one of ascii, binary");
+    return write_flac3d(m, target, enc == "binary");
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid; "
+      "bdf, dat, avs, node, ugrid, f3grid; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

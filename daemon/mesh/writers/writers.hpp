@@ -120,19 +120,27 @@ std::string tetgen_sibling(const std::string& leaf);
 // first integer cell data, else 1, noted); other data and regions are noted.
 std::vector<std::string> write_ugrid(const Mesh& m, const OutTarget& target);
 
+// FLAC3D grid (.f3grid), ascii (the default, as meshio's) or binary: grid points, zones from
+// the tetra / pyramid / wedge / hexahedron blocks and faces from the triangle / quad blocks
+// (higher-order kinds by their corners, noted; another block is a WriteError naming it), cell
+// regions as ZGROUP / FGROUP; data and other regions are noted.
+std::vector<std::string> write_flac3d(const Mesh& m, const OutTarget& target, bool binary);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
-  // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...); empty: the path's extension
+  // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d";
+  // empty: the path's extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
   // (default); obj, off, inp, su2, bdf, dat, avs, node: "ascii" (the default, the only one); e,
   // exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default
-  // what the path's extension says (.meshb: binary, else ascii)
+  // what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d: "ascii" (the
+  // default, as meshio's) | "binary"
   std::string encoding;
   int zlib_level = 6;
 };
