@@ -14,7 +14,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 # Lines under 80 columns (cpack indents each by one space).
 set(CPACK_PACKAGE_DESCRIPTION
     "meshdockd reads meshes (Gmsh, VTK XML and legacy, STL, OBJ, PLY, OFF,
-Medit, Abaqus, AVS UCD, Nastran, SU2, Exodus II, TetGen, Tecplot, UGRID)
+Medit, Abaqus, AVS UCD, Nastran, SU2, Exodus II, TetGen, Tecplot, UGRID,
+Netgen)
 once, keeps them in GPU or host memory and publishes them in shared-memory
 slots; consumers (libmeshdock in C++, the meshdock Python package) adopt every
 array as a DLPack tensor in place.

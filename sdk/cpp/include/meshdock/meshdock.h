@@ -297,7 +297,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * (TetGen: the .node and .ele files of one base name, read from either; the other beside it),
  * "dat" / "tec" / "tecplot" (Tecplot ASCII: finite-element and ordered I, J, K zones, every zone
  * a block), "ugrid" (UGRID: ascii, or binary by the name's suffix: x.b8.ugrid, x.lb4.ugrid,
- * x.r8.ugrid ...))
+ * x.r8.ugrid ...), "vol" / "netgen" (Netgen; x.vol.gz gzipped, inflated to at most the daemon's
+ * max_bytes))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
@@ -391,10 +392,11 @@ typedef struct meshdock_write_options {
                            (Exodus II, netCDF CDF-2) | "bdf" (Nastran, free field) | "dat" /
                            "tec" (Tecplot ASCII) | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" /
                            "ele" / "tetgen" (TetGen: x.node and x.ele both written) | "ugrid"
-                           (the variant by the name: x.b8.ugrid ...); NULL or "": the path's
+                           (the variant by the name: x.b8.ugrid ...) | "vol" / "netgen"
+                           (Netgen; x.vol.gz gzipped); NULL or "": the path's
                            extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
-                           "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat, avs, node:
+                           "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat, avs, node, vol:
                            "ascii"; exo: "binary"; ugrid: the name's; NULL or "": the default */
   int zlib_level;       /* default 6 */
 } meshdock_write_options;
