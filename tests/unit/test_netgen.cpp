@@ -167,8 +167,8 @@ TEST(NetgenReader, GzipBombIsRefusedAtMaxBytes) {
 TEST(NetgenReader, ErrorsNameFileLineAndSection) {
   EXPECT_EQ(error_of("# c\nmesh2d\n"),
             "t.vol:2: not a Netgen mesh: expected 'mesh3d' as the first line, found 'mesh2d'");
-  EXPECT_EQ(error_of("mesh3d\npoints\n3\n0 0 0\n1 0 0\n"),
-            "t.vol:3: section 'points': count 3 is negative or more rows than the rest of the "
+  EXPECT_EQ(error_of("mesh3d\npoints\n4\n0 0 0\n1 0 0\n"),
+            "t.vol:3: section 'points': count 4 is negative or more rows than the rest of the "
             "file holds");
   EXPECT_EQ(error_of("mesh3d\npoints\n2\n0 0 0\n1 0\n"),
             "t.vol:5: section 'points': point 2 has 2 coordinates, expected 3");
@@ -188,6 +188,8 @@ TEST(NetgenReader, ErrorsNameFileLineAndSection) {
             "t.vol:3: section 'surfaceelements': count 999999999 is negative or more rows than "
             "the rest of the file holds");
   EXPECT_EQ(error_of("mesh3d\ndimension\n4\n"), "t.vol:3: dimension 4: Netgen's is 2 or 3");
+  EXPECT_EQ(error_of("mesh3d\npoints\n3\n0 0 0\n1 0 0\n"),
+            "t.vol:5: section 'points': the file ends after 2 of the 3 points its count gives");
   EXPECT_EQ(error_of("mesh3d\nbogus\n1\n").substr(0, 36), "t.vol:2: unknown Netgen section 'bog");
   EXPECT_EQ(error_of("mesh3d\npointelements\n1\n1 x\n"), "t.vol:4: expected index, found 'x'");
 }

@@ -145,6 +145,7 @@ class NetgenParser {
   std::int64_t max_node_ = 0;
   std::size_t max_node_at_ = 0;
   bool two_line_edges_ = false;
+  std::size_t key_at_ = 0;  // where the last keyword line starts
   struct Name {
     std::string name;
     std::int64_t index;
@@ -174,11 +175,13 @@ class NetgenParser {
     advance();
     skip_to_line();
     if (c_.at_end()) return {};
+    key_at_ = c_.offset();
     return Cursor::trim(c_.rest_of_line());
   }
 
   // A section's count: an integer alone on its line (blank and comment lines before it are
-  // skipped; meshio wants it on the next line), at most what `min_row`-byte rows could fill.
+  // skipped; meshio wants it on the next line), at most what `min_row`-byte rows could fill
+  // (min_row 0: a value, not a count: dimension, geomtype).
   std::int64_t count(std::string_view key, std::size_t min_row) {
     skip_to_line();
     const auto at = c_.offset();
@@ -190,7 +193,7 @@ class NetgenParser {
       c_.fail("expected the count of section '" + std::string(key) + "', found '" +
               std::string(line.substr(0, 60)) + "'");
     }
-    if (n < 0 || static_cast<std::size_t>(n) > c_.remaining() / min_row) {
+    if (min_row > 0 && (n < 0 || static_cast<std::size_t>(n) > c_.remaining() / min_row)) {
       c_.seek(at);
       c_.fail("section '" + std::string(key) + "': count " + std::to_string(n) +
               " is negative or more rows than the rest of the file holds");
@@ -201,14 +204,14 @@ class NetgenParser {
   void section(std::string_view key) {
     const auto at = c_.offset();
     if (key == "dimension") {
-      const auto d = count(key, 1);
+      const auto d = count(key, 0);
       if (d != 2 && d != 3) c_.fail("dimension " + std::to_string(d) + ": Netgen's is 2 or 3");
       if (have_points_ && d != dim_)
         c_.fail("dimension " + std::to_string(d) + " after the points were read as " +
                 std::to_string(dim_) + "-D");
       dim_ = static_cast<int>(d);
     } else if (key == "geomtype") {
-      const auto g = count(key, 1);
+      const auto g = count(key, 0);
       if (g != 0 && g != 1 && (g < 10 || g > 13))
         notes_.push_back("netgen: " + where(at) + ": geomtype " + std::to_string(g) +
                          " is not one Netgen writes (0, 1, 10-13); the mesh is read as any");
@@ -229,14 +232,16 @@ class NetgenParser {
                        " entries: periodic point pairs) is not read (meshio keeps it in "
                        "Mesh.info, which meshdock has no place for)");
     } else if (key == "face_colours" || key.starts_with("singular_")) {
-      if (!is_skipped(key))
+      if (!is_skipped(key)) {
+        c_.seek(key_at_);
         c_.fail("unknown Netgen section '" + std::string(key.substr(0, 60)) + "'");
+      }
       const auto n = count(key, 1);
       for (std::int64_t i = 0; i < n; ++i) c_.next_line();  // meshio's _skip_block: raw lines
       notes_.push_back("netgen: " + where(at) + ": section '" + std::string(key) + "' (" +
                        std::to_string(n) + " rows) is not read (meshio skips it too)");
     } else {
-      c_.seek(at);
+      c_.seek(key_at_);
       c_.fail("unknown Netgen section '" + std::string(key.substr(0, 60)) +
               "' (expected dimension, geomtype, points, surfaceelements, volumeelements, "
               "edgesegments, pointelements, materials, bcnames, cd2names, identifications, "
