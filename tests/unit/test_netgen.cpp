@@ -62,7 +62,7 @@ bool has_note(const mesh::Mesh& m, const std::string& part) {
 // `text` gzipped (a gzip member, as Python's gzip writes).
 std::string gzipped(const std::string& text) {
   z_stream z{};
-  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
   std::string out(deflateBound(&z, text.size()) + 64, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
   z.avail_in = static_cast<uInt>(text.size());
@@ -162,6 +162,31 @@ TEST(NetgenReader, GzipBombIsRefusedAtMaxBytes) {
   EXPECT_EQ(read_text(gzipped(text)).points.dim(0), 0);
   const auto cut = gzipped(text).substr(0, 60);
   EXPECT_NE(error_of(cut).find("t.vol: the gzip data is truncated"), std::string::npos);
+}
+
+// A .vol.gz reports the compressed bytes as it inflates them (the daemon's READ progress) and
+// stops when asked (its Cancel).
+TEST(NetgenReader, GzipReportsProgressAndStopsWhenAsked) {
+  std::string text = "mesh3d\npoints\n300000\n";
+  std::uint64_t x = 12345;
+  for (int i = 0; i < 300000; ++i)
+    for (int k = 0; k < 3; ++k) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      text += std::to_string(static_cast<double>(x >> 11) * 0x1p-53) + (k == 2 ? "\n" : " ");
+    }
+  const auto gz = gzipped(text);
+  ASSERT_GT(gz.size(), 2 * mesh::ReadProgress::kEvery);
+  mesh::ReadProgress progress, cancelled;
+  auto with = [](mesh::ReadProgress& p) {
+    return [&p](const mesh::InFile& f) {
+      return mesh::read_netgen(mesh::InFile{f.fd, f.path, &p});
+    };
+  };
+  EXPECT_EQ(meshdock::test::read_text(with(progress), gz, "p.vol.gz").num_points(), 300000);
+  EXPECT_EQ(progress.bytes(), gz.size());
+  cancelled.cancel();
+  EXPECT_EQ(meshdock::test::read_error(with(cancelled), gz, "p.vol.gz").substr(0, 42),
+            "p.vol.gz: read stopped by its caller at by");
 }
 
 TEST(NetgenReader, ErrorsNameFileLineAndSection) {

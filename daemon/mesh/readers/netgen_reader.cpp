@@ -508,8 +508,10 @@ bool is_gzip(std::string_view data) {
 }
 
 // The gzip member(s) of `data` inflated, refused (SizeLimitError) past `limit` bytes before
-// that much is allocated: a gzip bomb stops at the limit.
-std::string inflate_gzip(std::string_view data, const std::string& path, std::uint64_t limit) {
+// that much is allocated: a gzip bomb stops at the limit. `progress` (may be null) hears the
+// compressed bytes consumed, at most 4 MiB of output apart, and may stop the inflate.
+std::string inflate_gzip(std::string_view data, const std::string& path, std::uint64_t limit,
+                         ReadProgress* progress) {
   z_stream z{};
   if (inflateInit2(&z, 15 + 16) != Z_OK) throw ReadError(path + ": zlib could not start");
   std::string out;
@@ -527,13 +529,21 @@ std::string inflate_gzip(std::string_view data, const std::string& path, std::ui
       out.resize(std::min<std::uint64_t>(limit, std::uint64_t{out.size()} * 2));
     }
     const auto in_now = std::min<std::size_t>(in_left, 1u << 30);
-    const auto out_now = std::min<std::size_t>(out.size() - used, 1u << 30);
+    const auto out_now = std::min<std::size_t>(out.size() - used, 4u << 20);
     z.avail_in = static_cast<uInt>(in_now);
     z.next_out = reinterpret_cast<Bytef*>(out.data() + used);
     z.avail_out = static_cast<uInt>(out_now);
     rc = inflate(&z, Z_NO_FLUSH);
     in_left -= in_now - z.avail_in;
     used += out_now - z.avail_out;
+    if (progress) {
+      try {
+        progress->reached(data.size() - in_left, path);
+      } catch (...) {
+        inflateEnd(&z);
+        throw;
+      }
+    }
     if (rc == Z_STREAM_END) {
       // Concatenated members (gzip allows them; Python's gzip reads them all).
       if (in_left > 0 &&
@@ -564,8 +574,9 @@ Mesh read_netgen(const InFile& in, const ReadOptions& options) {
         in,
         [&](std::string_view data, MappedFile&) {
           const std::string text = inflate_gzip(
-              data, in.path, options.max_bytes ? options.max_bytes : kDefaultInflateLimit);
-          // Progress counts the file's bytes; the inflated text has other offsets: none.
+              data, in.path, options.max_bytes ? options.max_bytes : kDefaultInflateLimit,
+              in.progress);
+          // Progress counted the file's bytes as they inflated; the text's offsets are others.
           return NetgenParser(text, in.path, nullptr, nullptr).parse();
         },
         Access::map);
