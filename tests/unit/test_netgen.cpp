@@ -105,6 +105,11 @@ TEST(NetgenReader, CornersReadAsMeshioWithNotesForWhatItSkips) {
   EXPECT_TRUE(has_note(m, "section 'identifications' (1 entries"));
   EXPECT_TRUE(has_note(m, "section 'identificationtypes'"));
   EXPECT_TRUE(has_note(m, "section 'singular_points' (0 rows)"));
+  EXPECT_TRUE(has_note(m,
+                       "corners.vol:11: section 'surfaceelementsgi': the surfnr, domin and "
+                       "domout columns (bcnr is netgen:index) are not read"));
+  EXPECT_TRUE(has_note(m, "section 'surfaceelementsgi': the values after each element's nodes"));
+  EXPECT_FALSE(has_note(m, "section 'volumeelements'"));
 }
 
 TEST(NetgenReader, TwoLineEdgeSegments) {
@@ -128,6 +133,7 @@ TEST(NetgenReader, QuadraticPyramidAndWedgeInVtkOrder) {
 TEST(NetgenReader, TwoDimensionalMeshHasTwoColumnPoints) {
   const auto m = mesh::read_mesh(data("plate2d.vol"));
   mesh::validate_mesh(m, "t");
+  EXPECT_EQ(m.notes, std::vector<std::string>{});  // meshio's writer's columns: nothing dropped
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{7, 2}));
   EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "line", "vertex"}));
   EXPECT_EQ(ints(m.field_data.at("steel")), (std::vector<std::int64_t>{1, 2}));

@@ -10,9 +10,11 @@
 //   ("surfnr bcnr domin domout np p1 .. pnp ...": triangle, quad, triangle6, quad8 by np) and
 //   volumeelements ("matnr np p1 .. pnp": tetra, pyramid, wedge, hexahedron, tetra10,
 //   pyramid13, wedge15, hexahedron20 by np): 1-based nodes in Netgen's order, taken to VTK's
-//   through meshio's permutations; values after the nodes (geometry info, distances) not read,
-//   as meshio. Consecutive cells of one type, across sections too, make one block (meshio's);
-//   cell_data "netgen:index" (int64): surfnr / surfid / matnr / the point element's index;
+//   through meshio's permutations; values after the nodes (geometry info, distances), a face's
+//   surfnr / domin / domout and an edge's second column not read, as meshio (noted per section
+//   where they hold more than meshio's writer writes: 1 0 0, 0, nothing after the nodes).
+//   Consecutive cells of one type, across sections too, make one block (meshio's); cell_data
+//   "netgen:index" (int64): surfnr / surfid / matnr / the point element's index;
 // - a "surf1 surf2 p1 p2" line: the edge segment sections after it take two lines a row (old
 //   Netgen); meshio then skips every other row of every later cell section, here only of edge
 //   segment sections (the lines are Netgen's, meshio's skip of the others a bug);
@@ -349,6 +351,8 @@ class NetgenParser {
 
   void read_cells(std::string_view key, const Layout& lay, std::int64_t n) {
     const bool two_lines = two_line_edges_ && lay.dim == 1;
+    const auto at = key_at_;  // notes name the section's keyword line
+    bool columns_dropped = false, trailing_dropped = false;
     std::array<std::int64_t, 32> v;
     for (std::int64_t i = 0; i < n; ++i) {
       advance();
@@ -378,6 +382,15 @@ class NetgenParser {
         for (std::size_t k = 0; k < type.nodes; ++k) nodes[k] = int_on_line(key, "nodes");
       }
       const auto index = v[static_cast<std::size_t>(lay.index_col)];
+      // What meshio does not read either, noted where it says more than its writer writes:
+      // a face's surfnr / domin / domout (its writer: 1 0 0), an edge's second column (0), and
+      // the values after the nodes of faces and volumes (geometry info; edges always have some).
+      if (lay.dim == 2 && (v[0] != 1 || v[2] != 0 || v[3] != 0)) [[unlikely]]
+        columns_dropped = true;
+      if (lay.dim == 1 && v[1] != 0) [[unlikely]]
+        columns_dropped = true;
+      if ((lay.dim == 2 || lay.dim == 3) && !trailing_dropped && !line_done())
+        trailing_dropped = true;
       end_row();
       if (two_lines) skip_row(key, i, n);
       Block& b = block_for(t);
@@ -396,6 +409,15 @@ class NetgenParser {
       }
       b.index.push_back(index);
     }
+    if (columns_dropped)
+      notes_.push_back("netgen: " + where(at) + ": section '" + std::string(key) + "': " +
+                       (lay.dim == 2 ? "the surfnr, domin and domout columns (bcnr is netgen:index)"
+                                     : "the second column (surfid is netgen:index)") +
+                       " are not read (meshio reads none of them either)");
+    if (trailing_dropped)
+      notes_.push_back("netgen: " + where(at) + ": section '" + std::string(key) +
+                       "': the values after each element's nodes (geometry info) are not read "
+                       "(meshio reads none of them either)");
   }
 
   // The block the next cell of type t goes to: the last one when it is of that type.
