@@ -1,3 +1,4 @@
+#include <cctype>
 #include <filesystem>
 
 #include "daemon/mesh/formats.hpp"
@@ -72,6 +73,14 @@ bool inp_is_ucd(const InFile& file) {
   return comment;
 }
 
+// x.vol.gz: a gzipped Netgen mesh (the only .gz name meshdock reads, as meshio).
+bool is_vol_gz(const std::string& path) {
+  if (path.size() < 7) return false;
+  std::string tail = path.substr(path.size() - 7);
+  for (auto& ch : tail) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return tail == ".vol.gz";
+}
+
 Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& options) {
   if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
   if (fmt == "vtu" || fmt == "vtp" || fmt == "vts" || fmt == "vtr" || fmt == "vti" ||
@@ -94,10 +103,12 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "ugrid") return read_ugrid(file);
   if (fmt == "f3grid" || fmt == "flac3d") return read_flac3d(file);
   if (fmt == "dat" || fmt == "tec" || fmt == "tecplot") return read_tecplot(file);
+  if (fmt == "vol" || fmt == "netgen") return read_netgen(file, options);
+  if (fmt == "gz" && is_vol_gz(file.path)) return read_netgen(file, options);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid)");
+                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol)");
 }
 }  // namespace
 

@@ -94,6 +94,11 @@ Mesh read_ugrid(const InFile& file);
 // points, zones (tetra, pyramid, wedge, hexahedron) and faces (triangle, quad) in VTK's node
 // order, cell_data "cell_ids", zone / face groups as cell regions "zone:<name>:<slot>".
 Mesh read_flac3d(const InFile& file);
+// Netgen (.vol, .vol.gz gzipped; Netgen / NGSolve's Mesh.Save) as meshio's "netgen": points,
+// vertex / line / triangle(6) / quad(8) / tetra(10) / pyramid(13) / wedge(15) / hexahedron(20)
+// in VTK's order, cell_data "netgen:index", materials / bcnames / cd2names as field_data and
+// cell regions. A gzipped file inflates to at most options.max_bytes (else 16 GiB).
+Mesh read_netgen(const InFile& file, const ReadOptions& options = {});
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

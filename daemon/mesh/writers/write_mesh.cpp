@@ -1,5 +1,6 @@
 #include <fcntl.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -28,6 +29,14 @@ std::pair<std::string, std::string> split_encoding(const std::string& format,
   if (!encoding.empty() && encoding != suffix && encoding != implied)
     throw WriteError(path + ": format '" + format + "' and encoding '" + encoding + "' disagree");
   return {base, encoding.empty() ? implied : encoding};
+}
+
+// x.vol.gz (any case): a gzipped Netgen mesh.
+bool leaf_is_vol_gz(const std::string& leaf) {
+  if (leaf.size() < 7) return false;
+  std::string tail = leaf.substr(leaf.size() - 7);
+  for (auto& ch : tail) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return tail == ".vol.gz";
 }
 
 }  // namespace
@@ -128,10 +137,15 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
       throw WriteError(path + ": FLAC3D encoding '" + enc + "' is not one of ascii, binary");
     return write_flac3d(m, target, enc == "binary");
   }
+  const bool vol_gz = leaf_is_vol_gz(target.leaf);
+  if (fmt == "vol" || fmt == "netgen" || (fmt == "gz" && vol_gz)) {
+    ascii_only("Netgen");
+    return write_netgen(m, target, vol_gz);  // x.vol.gz is gzipped, as meshio writes it
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid, f3grid; "
+      "bdf, dat, avs, node, ugrid, f3grid, vol; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

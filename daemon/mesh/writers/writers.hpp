@@ -125,22 +125,28 @@ std::vector<std::string> write_ugrid(const Mesh& m, const OutTarget& target);
 // (higher-order kinds by their corners, noted; another block is a WriteError naming it), cell
 // regions as ZGROUP / FGROUP; data and other regions are noted.
 std::vector<std::string> write_flac3d(const Mesh& m, const OutTarget& target, bool binary);
+// Netgen (.vol; gzipped when `gzip`, as meshio for x.vol.gz): what meshio's netgen writer
+// writes (surface, volume, edge segment and point elements; cell_data "netgen:index", else the
+// first integer cell data; field_data [index, dim] names as materials / bcnames / cd2names).
+// A block Netgen has no element for is a WriteError naming it; the rest is noted.
+std::vector<std::string> write_netgen(const Mesh& m, const OutTarget& target, bool gzip);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
-  // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d";
-  // empty: the path's extension
+  // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d" |
+  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz); empty: the path's
+  // extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf, dat, avs, node: "ascii" (the default, the only one); e,
-  // exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by default
-  // what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d: "ascii" (the
-  // default, as meshio's) | "binary"
+  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol: "ascii" (the default, the only one);
+  // e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
+  // default what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d:
+  // "ascii" (the default, as meshio's) | "binary"
   std::string encoding;
   int zlib_level = 6;
 };
