@@ -534,8 +534,17 @@ bool is_gzip(std::string_view data) {
 // compressed bytes consumed, at most 4 MiB of output apart, and may stop the inflate.
 std::string inflate_gzip(std::string_view data, const std::string& path, std::uint64_t limit,
                          ReadProgress* progress) {
-  z_stream z{};
+  // The stream ends on every way out (a throw from resize or from the progress callback too).
+  struct Stream {
+    z_stream z{};
+    bool live = false;
+    ~Stream() {
+      if (live) inflateEnd(&z);
+    }
+  } st;
+  auto& z = st.z;
   if (inflateInit2(&z, 15 + 16) != Z_OK) throw ReadError(path + ": zlib could not start");
+  st.live = true;
   std::string out;
   out.resize(std::min<std::uint64_t>(limit, std::max<std::size_t>(data.size() * 4, 1 << 16)));
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
@@ -543,11 +552,9 @@ std::string inflate_gzip(std::string_view data, const std::string& path, std::ui
   int rc = Z_OK;
   while (true) {
     if (used == out.size()) {
-      if (out.size() >= limit) {
-        inflateEnd(&z);
+      if (out.size() >= limit)
         throw SizeLimitError(path + ": the gzipped Netgen mesh inflates to more than the " +
                              std::to_string(limit) + "-byte limit (max_bytes); not read");
-      }
       out.resize(std::min<std::uint64_t>(limit, std::uint64_t{out.size()} * 2));
     }
     const auto in_now = std::min<std::size_t>(in_left, 1u << 30);
@@ -558,14 +565,7 @@ std::string inflate_gzip(std::string_view data, const std::string& path, std::ui
     rc = inflate(&z, Z_NO_FLUSH);
     in_left -= in_now - z.avail_in;
     used += out_now - z.avail_out;
-    if (progress) {
-      try {
-        progress->reached(data.size() - in_left, path);
-      } catch (...) {
-        inflateEnd(&z);
-        throw;
-      }
-    }
+    if (progress) progress->reached(data.size() - in_left, path);
     if (rc == Z_STREAM_END) {
       // Concatenated members (gzip allows them; Python's gzip reads them all).
       if (in_left > 0 &&
@@ -579,7 +579,6 @@ std::string inflate_gzip(std::string_view data, const std::string& path, std::ui
     if (rc != Z_OK && rc != Z_BUF_ERROR) break;
   }
   const std::string msg = z.msg ? z.msg : "";
-  inflateEnd(&z);
   if (rc != Z_STREAM_END)
     throw ReadError(path + ": the gzip data is " +
                     (rc == Z_BUF_ERROR ? std::string("truncated") : "corrupt (" + msg + ")") +
