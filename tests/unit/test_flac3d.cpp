@@ -15,6 +15,7 @@
 #include "daemon/mesh/validate.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -183,16 +184,9 @@ TEST(Flac3dReader, UnknownLinesNotedGroupsEndAtABlankLine) {
   EXPECT_NE(m.notes[0].find("line 10"), std::string::npos) << m.notes[0];
 }
 
-class Tmp {
- public:
-  Tmp() : path_(fs::temp_directory_path() / ("meshdock-flac3dw-" + std::to_string(getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~Tmp() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+// The writer tests' files: a directory of their own (tests/support/temp_dir.hpp).
+struct Tmp : meshdock::test::TempDir {
+  Tmp() : TempDir("flac3dw") {}
 };
 
 TEST(Flac3dWriter, RoundTripInBothEncodings) {

@@ -15,6 +15,7 @@
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -224,16 +225,9 @@ TEST(MeditReader, ContentNotNameTellsAsciiFromBinary) {
 
 namespace {
 
-class Tmp {
- public:
-  Tmp() : path_(fs::temp_directory_path() / ("meshdock-meditw-" + std::to_string(getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~Tmp() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+// The writer tests' files: a directory of their own (tests/support/temp_dir.hpp).
+struct Tmp : meshdock::test::TempDir {
+  Tmp() : TempDir("meditw") {}
 };
 
 bool same_bytes(const mesh::Array& a, const mesh::Array& b) {

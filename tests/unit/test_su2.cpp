@@ -13,6 +13,7 @@
 #include "daemon/mesh/validate.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -155,16 +156,9 @@ TEST(Su2Reader, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of("% nothing\n"), "t.su2: not an SU2 mesh: no NDIME=, NPOIN= or NELEM= line");
 }
 
-class Tmp {
- public:
-  Tmp() : path_(fs::temp_directory_path() / ("meshdock-su2w-" + std::to_string(getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~Tmp() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+// The writer tests' files: a directory of their own (tests/support/temp_dir.hpp).
+struct Tmp : meshdock::test::TempDir {
+  Tmp() : TempDir("su2w") {}
 };
 
 TEST(Su2Writer, RoundTripKeepsBlocksTagsAndMarkerNames) {

@@ -16,6 +16,7 @@
 #include "daemon/mesh/validate.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -212,16 +213,9 @@ TEST(UgridReader, ErrorsNameTheFileAndLineOrByte) {
             "file'");
 }
 
-class Tmp {
- public:
-  Tmp() : path_(fs::temp_directory_path() / ("meshdock-ugridw-" + std::to_string(getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~Tmp() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
+// The writer tests' files: a directory of their own (tests/support/temp_dir.hpp).
+struct Tmp : meshdock::test::TempDir {
+  Tmp() : TempDir("ugridw") {}
 };
 
 TEST(UgridWriter, RoundTripInEveryVariant) {
