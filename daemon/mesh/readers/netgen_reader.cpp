@@ -42,36 +42,14 @@
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/netgen_types.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 
 namespace meshdock::mesh {
 
 namespace {
 
-// meshio's netgen_to_meshio_pmap: VTK's node k is Netgen's node perm[k].
-struct NetgenType {
-  const char* meshio;
-  int dim;
-  std::size_t nodes;
-  std::array<std::uint8_t, 20> perm;
-};
-
-constexpr std::array<NetgenType, 14> kTypes{{
-    {"vertex", 0, 1, {0}},
-    {"line", 1, 2, {0, 1}},
-    {"triangle", 2, 3, {0, 1, 2}},
-    {"triangle6", 2, 6, {0, 1, 2, 5, 3, 4}},
-    {"quad", 2, 4, {0, 1, 2, 3}},
-    {"quad8", 2, 8, {0, 1, 2, 3, 4, 7, 5, 6}},
-    {"tetra", 3, 4, {0, 2, 1, 3}},
-    {"tetra10", 3, 10, {0, 2, 1, 3, 5, 7, 4, 6, 9, 8}},
-    {"pyramid", 3, 5, {0, 3, 2, 1, 4}},
-    {"pyramid13", 3, 13, {0, 3, 2, 1, 4, 7, 6, 8, 5, 9, 12, 11, 10}},
-    {"wedge", 3, 6, {0, 2, 1, 3, 5, 4}},
-    {"wedge15", 3, 15, {0, 2, 1, 3, 5, 4, 7, 8, 6, 13, 14, 12, 9, 11, 10}},
-    {"hexahedron", 3, 8, {0, 3, 2, 1, 4, 7, 6, 5}},
-    {"hexahedron20", 3, 20, {0, 3, 2, 1, 4, 7, 6, 5, 10, 9, 11, 8, 16, 19, 18, 17, 14, 13, 15, 12}},
-}};
+using netgen::kTypes;
 
 // kTypes' index of the `dim`-dimensional element of `nodes` nodes; kTypes.size(): none.
 std::size_t type_index(int dim, std::int64_t nodes) {
@@ -395,7 +373,7 @@ class NetgenParser {
       if (two_lines) skip_row(key, i, n);
       Block& b = block_for(t);
       for (std::size_t k = 0; k < type.nodes; ++k) {
-        const auto node = nodes[type.perm[k]];
+        const auto node = nodes[type.to_vtk[k]];
         if (node < 1) [[unlikely]] {
           c_.seek(row_at);
           c_.fail("section '" + std::string(key) + "': node " + std::to_string(node) +

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/mesh/readers/netgen_types.hpp"
 #include "daemon/mesh/validate.hpp"
 #include "daemon/mesh/writers/write_util.hpp"
 #include "daemon/mesh/writers/writers.hpp"
@@ -31,35 +32,14 @@ namespace meshdock::mesh {
 
 namespace {
 
-struct NetgenType {
-  const char* meshio;
-  int dim;
-  std::int64_t nodes;
-  std::array<std::uint8_t, 20> perm;  // Netgen's node k is VTK's node perm[k]
-};
-
-// meshio's meshio_to_netgen_pmap (the inverse of the reader's permutations).
-constexpr std::array<NetgenType, 14> kTypes{{
-    {"vertex", 0, 1, {0}},
-    {"line", 1, 2, {0, 1}},
-    {"triangle", 2, 3, {0, 1, 2}},
-    {"triangle6", 2, 6, {0, 1, 2, 4, 5, 3}},
-    {"quad", 2, 4, {0, 1, 2, 3}},
-    {"quad8", 2, 8, {0, 1, 2, 3, 4, 6, 7, 5}},
-    {"tetra", 3, 4, {0, 2, 1, 3}},
-    {"tetra10", 3, 10, {0, 2, 1, 3, 6, 4, 7, 5, 9, 8}},
-    {"pyramid", 3, 5, {0, 3, 2, 1, 4}},
-    {"pyramid13", 3, 13, {0, 3, 2, 1, 4, 8, 6, 5, 7, 9, 12, 11, 10}},
-    {"wedge", 3, 6, {0, 2, 1, 3, 5, 4}},
-    {"wedge15", 3, 15, {0, 2, 1, 3, 5, 4, 8, 6, 7, 12, 14, 13, 11, 9, 10}},
-    {"hexahedron", 3, 8, {0, 3, 2, 1, 4, 7, 6, 5}},
-    {"hexahedron20", 3, 20, {0, 3, 2, 1, 4, 7, 6, 5, 11, 9, 8, 10, 19, 17, 16, 18, 12, 15, 14, 13}},
-}};
+using NetgenType = netgen::Type;
+using netgen::kTypes;
 
 const NetgenType* netgen_type(const CellBlock& b) {
   if (b.ragged() || b.face_offsets.valid()) return nullptr;
   for (const auto& t : kTypes)
-    if (b.type == t.meshio && b.connectivity.dim(1) == t.nodes) return &t;
+    if (b.type == t.meshio && b.connectivity.dim(1) == static_cast<std::int64_t>(t.nodes))
+      return &t;
   return nullptr;
 }
 
@@ -218,24 +198,26 @@ class NetgenWriter : wr::WriterState {
       const auto& t = *types_[b];
       if (t.dim != dim) continue;
       const auto* c = m_.cells[b].connectivity.as<std::int64_t>();
-      for (std::int64_t i = 0; i < m_.cells[b].size(); ++i, c += t.nodes) {
+      const auto perm = netgen::from_vtk(t);
+      const auto npc = static_cast<std::int64_t>(t.nodes);
+      for (std::int64_t i = 0; i < m_.cells[b].size(); ++i, c += npc) {
         const auto ix = index(b, i);
         if (dim == 2) {
           s.put("1 ");
           s.text(ix);
           s.put(" 0 0 ");
-          s.text(t.nodes);
+          s.text(npc);
         } else if (dim == 3) {
           s.text(ix);
           s.put(' ');
-          s.text(t.nodes);
+          s.text(npc);
         } else if (dim == 1) {
           s.text(ix);
           s.put(" 0");
         }
-        for (std::int64_t k = 0; k < t.nodes; ++k) {
+        for (std::int64_t k = 0; k < npc; ++k) {
           if (k || dim != 0) s.put(' ');
-          s.text(c[t.perm[static_cast<std::size_t>(k)]] + 1);
+          s.text(c[perm[static_cast<std::size_t>(k)]] + 1);
         }
         if (dim == 1) s.put(" -1 -1 0 0 1 0 1 0");
         if (dim == 0) {
