@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,30 @@ inline std::vector<double> doubles(const mesh::Array& a) {
   std::vector<double> v(a.size());
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = mesh::value_at(a, i);
   return v;
+}
+
+// The mesh's cell block types in order ("tetra", "triangle", ...).
+inline std::vector<std::string> cell_types(const mesh::Mesh& m) {
+  std::vector<std::string> t;
+  for (const auto& b : m.cells) t.push_back(b.type);
+  return t;
+}
+
+// The bytes of `values` as type T in this machine's (little-endian) order: binary file bodies.
+template <typename T>
+std::string le_bytes(std::initializer_list<T> values) {
+  std::string s;
+  for (const T x : values) s.append(reinterpret_cast<const char*>(&x), sizeof(T));
+  return s;
+}
+inline std::string u4(std::initializer_list<std::uint32_t> v) {
+  return le_bytes(v);
+}
+inline std::string i4(std::initializer_list<std::int32_t> v) {
+  return le_bytes(v);
+}
+inline std::string f8(std::initializer_list<double> v) {
+  return le_bytes(v);
 }
 
 }  // namespace meshdock::test

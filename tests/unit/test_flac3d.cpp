@@ -26,8 +26,11 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/flac3d/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
+using meshdock::test::f8;
 using meshdock::test::ints;
+using meshdock::test::u4;
 
 mesh::Mesh read_bytes(const std::string& bytes) {
   return meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_flac3d(f); },
@@ -39,23 +42,6 @@ std::string error_of(const std::string& bytes) {
                                     bytes, "t.f3grid");
 }
 
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
-}
-
-std::string u4(std::initializer_list<std::uint32_t> v) {
-  std::string s;
-  for (auto x : v) s.append(reinterpret_cast<const char*>(&x), 4);
-  return s;
-}
-std::string f8(std::initializer_list<double> v) {
-  std::string s;
-  for (auto x : v) s.append(reinterpret_cast<const char*>(&x), 8);
-  return s;
-}
-
 using I = std::vector<std::int64_t>;
 
 TEST(Flac3dReader, CornersLabelsB7FacesFirstAndGroups) {
@@ -63,8 +49,8 @@ TEST(Flac3dReader, CornersLabelsB7FacesFirstAndGroups) {
   EXPECT_TRUE(m.notes.empty());
   EXPECT_EQ(m.points.dim(0), 9);
   EXPECT_EQ(doubles(m.points)[3 * 7 + 2], 1.5);
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "hexahedron", "tetra",
-                                                "pyramid", "hexahedron", "wedge"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "quad", "hexahedron", "tetra",
+                                                     "pyramid", "hexahedron", "wedge"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 3}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 2, 3}));
   // B8 10 11 13 20 12 23 21 22: FLAC3D's brick order to VTK's (meshio's table).
@@ -95,7 +81,7 @@ TEST(Flac3dReader, AsciiAndBinaryOfOneMeshReadTheSame) {
     const auto a = mesh::read_mesh(data(std::string(stem) + ".f3grid"));
     const auto b = mesh::read_mesh(data(std::string(stem) + ".bin.f3grid"));
     EXPECT_EQ(doubles(a.points), doubles(b.points)) << stem;
-    ASSERT_EQ(types(a), types(b)) << stem;
+    ASSERT_EQ(cell_types(a), cell_types(b)) << stem;
     for (std::size_t k = 0; k < a.cells.size(); ++k)
       EXPECT_EQ(ints(a.cells[k].connectivity), ints(b.cells[k].connectivity)) << stem;
     ASSERT_EQ(a.regions.size(), b.regions.size()) << stem;
@@ -103,7 +89,7 @@ TEST(Flac3dReader, AsciiAndBinaryOfOneMeshReadTheSame) {
       EXPECT_EQ(ints(a.regions[k].entries), ints(b.regions[k].entries)) << stem;
   }
   const auto m = mesh::read_mesh(data("mixed.bin.f3grid"));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"tetra", "pyramid", "wedge", "hexahedron"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"tetra", "pyramid", "wedge", "hexahedron"}));
   ASSERT_EQ(m.regions.size(), 2u);
   EXPECT_EQ(m.regions[0].name, "zone:left:Default");
   EXPECT_EQ(ints(m.regions[0].entries), (I{0, 3, 6, 7}));
@@ -118,7 +104,7 @@ TEST(Flac3dReader, BinaryBytesBuiltHere) {
   b += u4({1, 3, 3, 9, 8, 7, 1});     // 1 face, id 3; 1 face group
   b += std::string("\x02\x00", 2) + "ab" + std::string("\x01\x00", 2) + "s" + u4({1, 3});
   const auto m = read_bytes(b);
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "tetra"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "tetra"}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 2, 3}));
   EXPECT_EQ(ints(m.cell_data.at("cell_ids")[1]), (I{6}));
   ASSERT_EQ(m.regions.size(), 1u);
@@ -205,7 +191,7 @@ TEST(Flac3dWriter, RoundTripInBothEncodings) {
       EXPECT_TRUE(back.notes.empty()) << name << enc;
       EXPECT_EQ(doubles(back.points), doubles(src.points)) << name << enc;
       // Faces come back first (they are first already in what read_flac3d gives).
-      ASSERT_EQ(types(back), types(src)) << name << enc;
+      ASSERT_EQ(cell_types(back), cell_types(src)) << name << enc;
       for (std::size_t b = 0; b < src.cells.size(); ++b)
         EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity))
             << name << enc << b;
@@ -240,7 +226,7 @@ TEST(Flac3dWriter, OtherBlocksAreErrorsHigherOrderAndDataNoted) {
   EXPECT_EQ(notes[3], "point_data 'T' is not written: FLAC3D holds no point data");
   const auto back = mesh::read_mesh(tmp.file("t.f3grid"));
   EXPECT_EQ(doubles(back.points), (std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0}));
-  EXPECT_EQ(types(back), (std::vector<std::string>{"triangle"}));
+  EXPECT_EQ(cell_types(back), (std::vector<std::string>{"triangle"}));
   m.cells.push_back(mesh::CellBlock::fixed(
       "line", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1}, {1, 2})));
   try {

@@ -27,6 +27,7 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/netgen/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
 using meshdock::test::ints;
 
@@ -38,12 +39,6 @@ mesh::Mesh read_text(const std::string& text) {
 std::string error_of(const std::string& text, const mesh::ReadOptions& o = {}) {
   return meshdock::test::read_error([&](const mesh::InFile& f) { return mesh::read_netgen(f, o); },
                                     text, "t.vol");
-}
-
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
 }
 
 const mesh::Region& region(const mesh::Mesh& m, const std::string& name) {
@@ -80,7 +75,7 @@ TEST(NetgenReader, CornersReadAsMeshioWithNotesForWhatItSkips) {
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{6, 3}));
   EXPECT_EQ(doubles(m.points)[15], -0.25);
-  EXPECT_EQ(types(m),
+  EXPECT_EQ(cell_types(m),
             (std::vector<std::string>{"triangle", "quad", "tetra", "pyramid", "line", "vertex"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 2}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 4, 3}));
@@ -115,7 +110,7 @@ TEST(NetgenReader, CornersReadAsMeshioWithNotesForWhatItSkips) {
 
 TEST(NetgenReader, TwoLineEdgeSegments) {
   const auto m = mesh::read_mesh(data("twoline.vol"));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"tetra", "line"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"tetra", "line"}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 1, 2}));
   EXPECT_EQ(ints(m.cell_data.at("netgen:index")[1]), (std::vector<std::int64_t>{1, 2}));
 }
@@ -123,7 +118,7 @@ TEST(NetgenReader, TwoLineEdgeSegments) {
 TEST(NetgenReader, QuadraticPyramidAndWedgeInVtkOrder) {
   const auto m = mesh::read_mesh(data("quadratic.vol"));
   mesh::validate_mesh(m, "t");
-  EXPECT_EQ(types(m), (std::vector<std::string>{"pyramid13", "wedge15"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"pyramid13", "wedge15"}));
   EXPECT_EQ(ints(m.cells[0].connectivity),
             (std::vector<std::int64_t>{0, 3, 2, 1, 4, 7, 6, 8, 5, 9, 12, 11, 10}));
   EXPECT_EQ(ints(m.cells[1].connectivity),
@@ -136,7 +131,7 @@ TEST(NetgenReader, TwoDimensionalMeshHasTwoColumnPoints) {
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.notes, std::vector<std::string>{});  // meshio's writer's columns: nothing dropped
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{7, 2}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "line", "vertex"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "quad", "line", "vertex"}));
   EXPECT_EQ(ints(m.field_data.at("steel")), (std::vector<std::int64_t>{1, 2}));
   EXPECT_EQ(ints(m.field_data.at("load")), (std::vector<std::int64_t>{2, 1}));
   EXPECT_EQ(ints(region(m, "steel").entries), (std::vector<std::int64_t>{1, 2}));
@@ -147,7 +142,7 @@ TEST(NetgenReader, GzippedFileReadsAsThePlainOne) {
   const auto a = mesh::read_mesh(data("gmsh-tets.vol"));
   const auto b = mesh::read_mesh(data("gmsh-tets.vol.gz"));
   EXPECT_EQ(doubles(a.points), doubles(b.points));
-  ASSERT_EQ(types(a), types(b));
+  ASSERT_EQ(cell_types(a), cell_types(b));
   for (std::size_t k = 0; k < a.cells.size(); ++k)
     EXPECT_EQ(ints(a.cells[k].connectivity), ints(b.cells[k].connectivity));
   EXPECT_EQ(ints(b.field_data.at("solid")), (std::vector<std::int64_t>{7, 3}));
@@ -240,7 +235,7 @@ TEST(NetgenWriter, RoundTripKeepsBlocksIndexAndNames) {
       mesh::write_mesh(src, tmp.file(out));
       const auto back = mesh::read_mesh(tmp.file(out));
       EXPECT_EQ(doubles(back.points), doubles(src.points)) << name;
-      ASSERT_EQ(types(back).size(), types(src).size()) << name;
+      ASSERT_EQ(cell_types(back).size(), cell_types(src).size()) << name;
       // Blocks come back by dimension (surface, volume, edge, point elements), as meshio's.
       for (std::size_t b = 0; b < src.cells.size(); ++b) {
         bool found = false;

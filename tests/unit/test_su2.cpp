@@ -24,6 +24,7 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/su2/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
 using meshdock::test::ints;
 
@@ -35,12 +36,6 @@ mesh::Mesh read_text(const std::string& text) {
 std::string error_of(const std::string& text) {
   return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_su2(f); }, text,
                                     "t.su2");
-}
-
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
 }
 
 const mesh::Region& region(const mesh::Mesh& m, const std::string& name) {
@@ -55,7 +50,7 @@ TEST(Su2Reader, Gmsh2dMarkersMergeIntoOneLineBlockWithMeshiosTags) {
   const auto m = mesh::read_mesh(data("gmsh-2d.su2"));
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{12, 2}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "line"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "line"}));
   EXPECT_EQ(ints(m.cells[0].connectivity)[0], 5);  // "5 5 2 10 0"
   EXPECT_EQ(ints(m.cells[1].connectivity),
             (std::vector<std::int64_t>{3, 7, 7, 0, 0, 4, 4, 1, 2, 6, 6, 3, 1, 5, 5, 2}));
@@ -73,7 +68,7 @@ TEST(Su2Reader, Gmsh2dMarkersMergeIntoOneLineBlockWithMeshiosTags) {
 TEST(Su2Reader, Gmsh3dTrianglesOfEveryMarkerMakeOneBlock) {
   const auto m = mesh::read_mesh(data("gmsh-3d.su2"));
   mesh::validate_mesh(m, "t");
-  EXPECT_EQ(types(m), (std::vector<std::string>{"tetra", "triangle"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"tetra", "triangle"}));
   EXPECT_EQ(m.cells[1].size(), 508);
   EXPECT_EQ(region(m, "sides").entries.size(), 272u);
   EXPECT_EQ(region(m, "top").dim, 2);
@@ -82,7 +77,7 @@ TEST(Su2Reader, Gmsh3dTrianglesOfEveryMarkerMakeOneBlock) {
 TEST(Su2Reader, CornersCommentsIndicesDomainPointsAndNamedTags) {
   const auto m = mesh::read_mesh(data("corners.su2"));
   mesh::validate_mesh(m, "t");
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "line"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "quad", "line"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 4, 0, 4, 3}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{1, 2, 5, 4}));
   EXPECT_EQ(doubles(m.points), (std::vector<double>{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2.5, 1}));
@@ -94,7 +89,7 @@ TEST(Su2Reader, CornersCommentsIndicesDomainPointsAndNamedTags) {
 TEST(Su2Reader, BlanksAroundTheEqualsSignAndCellsBeforeNdime) {
   const auto m = mesh::read_mesh(data("spaces.su2"));
   mesh::validate_mesh(m, "t");
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "line"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "line"}));
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{4, 2}));
   EXPECT_EQ(ints(region(m, "wall").entries), (std::vector<std::int64_t>{2, 3}));
 }
@@ -168,7 +163,7 @@ TEST(Su2Writer, RoundTripKeepsBlocksTagsAndMarkerNames) {
     EXPECT_TRUE(mesh::write_mesh(src, tmp.file("o.su2")).empty()) << name;
     const auto back = mesh::read_mesh(tmp.file("o.su2"));
     EXPECT_EQ(doubles(back.points), doubles(src.points)) << name;
-    ASSERT_EQ(types(back), types(src)) << name;
+    ASSERT_EQ(cell_types(back), cell_types(src)) << name;
     for (std::size_t b = 0; b < src.cells.size(); ++b) {
       EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity)) << name;
       EXPECT_EQ(ints(back.cell_data.at("su2:tag")[b]), ints(src.cell_data.at("su2:tag")[b]))

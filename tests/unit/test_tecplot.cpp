@@ -25,6 +25,7 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/tecplot/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
 using meshdock::test::ints;
 
@@ -38,12 +39,6 @@ std::string error_of(const std::string& text) {
                                     text, "t.dat");
 }
 
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
-}
-
 using D = std::vector<double>;
 using I = std::vector<std::int64_t>;
 
@@ -51,7 +46,7 @@ TEST(TecplotReader, MeshioTriangles2dWithNodalAndCellCentredVariables) {
   const auto m = mesh::read_mesh(data("meshio-tri.dat"));
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (I{30, 2}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle"}));
   EXPECT_EQ(m.cells[0].size(), 42);
   ASSERT_EQ(m.point_data.size(), 3u);  // p, v_0, v_1
   const auto p = doubles(m.point_data.at("p"));
@@ -68,7 +63,7 @@ TEST(TecplotReader, MeshioTriangles2dWithNodalAndCellCentredVariables) {
 
 TEST(TecplotReader, MeshioMixedIsOneBrickZoneKeptWithRepeatedNodes) {
   const auto m = mesh::read_mesh(data("meshio-mixed.dat"));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"hexahedron"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"hexahedron"}));
   // meshio writes tets as 0 1 2 2 3 3 3 3 and pyramids 0 1 2 3 4 4 4 4; both read them so.
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 3, 3, 9, 9, 9, 9, 1, 2, 3, 3, 9, 9, 9, 9,
                                               4, 5, 6, 7, 8, 8, 8, 8, 0, 1, 2, 3, 4, 5, 6, 7}));
@@ -80,7 +75,7 @@ TEST(TecplotReader, PointPackingCommentsAndLowerCaseCoordinates) {
   EXPECT_EQ(m.points.shape(), (I{6, 3}));
   EXPECT_EQ(doubles(m.points)[14], 0.25);
   EXPECT_EQ(doubles(m.point_data.at("P")), (D{1.5, 2.5, 3.5, 4.5, 5.5, 6.5}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"quad"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"quad"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 4, 3, 1, 2, 5, 4}));
 }
 
@@ -92,7 +87,7 @@ TEST(TecplotReader, OldFePointAndFeBlockHeaders) {
   const auto b = mesh::read_mesh(data("feblock.dat"));  // NV=4: "id" is cell-centred
   EXPECT_EQ(doubles(b.point_data.at("rho")), (D{1.5, 2.5, 3.5, 4.5, 5.5}));
   EXPECT_EQ(doubles(b.cell_data.at("id")[0]), (D{7, 8}));
-  EXPECT_EQ(types(b), (std::vector<std::string>{"tetra"}));
+  EXPECT_EQ(cell_types(b), (std::vector<std::string>{"tetra"}));
   EXPECT_EQ(ints(b.cells[0].connectivity), (I{0, 1, 2, 3, 0, 2, 1, 4}));
 }
 
@@ -101,7 +96,7 @@ TEST(TecplotReader, VarlocationAndNamesOverTwoLines) {
   EXPECT_TRUE(m.point_data.empty());
   EXPECT_EQ(doubles(m.cell_data.at("Velocity_X")[0]), (D{0.125}));
   EXPECT_EQ(doubles(m.cell_data.at("Q")[0]), (D{-2.5}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"hexahedron"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"hexahedron"}));
 }
 
 TEST(TecplotReader, RepeatCountsFortranExponentsCommasCrlf) {
@@ -115,7 +110,7 @@ TEST(TecplotReader, EveryZoneIsReadPointsAppended) {
   const auto m = mesh::read_mesh(data("zones.dat"));
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (I{7, 2}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "quad"}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{3, 4, 5, 6}));
   EXPECT_EQ(doubles(m.point_data.at("s")), (D{1, 2, 3, 4, 5, 6, 7}));
   ASSERT_EQ(m.notes.size(), 1u);
@@ -178,7 +173,7 @@ TEST(TecplotOrdered, LineIsIOnlyPointPackedByDefault) {
   const auto m = read_text("VARIABLES = X Y P\nZONE T=\"l\", I=4\n0 0 1\n1 0 2\n2 0 3\n3 1 4\n");
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(doubles(m.points), (D{0, 0, 1, 0, 2, 0, 3, 1}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"line"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"line"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 1, 2, 2, 3}));
   EXPECT_EQ(doubles(m.point_data.at("P")), (D{1, 2, 3, 4}));
   ASSERT_EQ(m.notes.size(), 1u);
@@ -192,7 +187,7 @@ TEST(TecplotOrdered, PlanesIjIkJkAreQuadsInTheirTwoDirections) {
   const auto m = mesh::read_mesh(data("ordered-2d.dat"));
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (I{12 + 9 + 6, 3}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"quad", "quad", "quad"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"quad", "quad", "quad"}));
   EXPECT_EQ(ints(m.cells[0].connectivity),
             (I{0, 1, 5, 4, 1, 2, 6, 5, 2, 3, 7, 6, 4, 5, 9, 8, 5, 6, 10, 9, 6, 7, 11, 10}));
   EXPECT_EQ(ints(m.cells[1].connectivity),
@@ -216,7 +211,7 @@ TEST(TecplotOrdered, BricksPointAndBlockPackingReadTheSameMesh) {
   // (i, j, k) = i + 4 j + 12 k; VTK's hexahedron: the k face counter-clockwise, then k + 1.
   const I first{0, 1, 5, 4, 12, 13, 17, 16}, last{6, 7, 11, 10, 18, 19, 23, 22};
   for (const auto* m : {&p, &b}) {
-    EXPECT_EQ(types(*m), (std::vector<std::string>{"hexahedron"}));
+    EXPECT_EQ(cell_types(*m), (std::vector<std::string>{"hexahedron"}));
     const auto c = ints(m->cells[0].connectivity);
     ASSERT_EQ(c.size(), 6u * 8);
     EXPECT_EQ(I(c.begin(), c.begin() + 8), first);
@@ -242,7 +237,7 @@ TEST(TecplotOrdered, ZonetypeOrderedBlockAndCellCentredValuesInCellOrder) {
 TEST(TecplotOrdered, SinglePointIsAVertexAndOldFBlock) {
   const auto m = mesh::read_mesh(data("ordered-line.dat"));
   mesh::validate_mesh(m, "t");
-  EXPECT_EQ(types(m), (std::vector<std::string>{"quad", "line", "vertex", "line"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"quad", "line", "vertex", "line"}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{4, 5, 5, 6, 6, 7, 7, 8}));
   EXPECT_EQ(ints(m.cells[2].connectivity), (I{9}));
   EXPECT_EQ(ints(m.cells[3].connectivity), (I{10, 11, 11, 12}));
@@ -253,7 +248,7 @@ TEST(TecplotOrdered, OrderedAndFiniteElementZonesAppended) {
   const auto m = mesh::read_mesh(data("ordered-fe.dat"));
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (I{12 + 8 + 4, 3}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"hexahedron", "hexahedron", "quad"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"hexahedron", "hexahedron", "quad"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 4, 3, 6, 7, 10, 9, 1, 2, 5, 4, 7, 8, 11, 10}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{12, 13, 15, 14, 16, 17, 19, 18}));
   EXPECT_EQ(ints(m.cells[2].connectivity), (I{20, 21, 23, 22}));
@@ -317,7 +312,7 @@ TEST(TecplotWriter, RoundTripKeepsPointsCellsAndData) {
     EXPECT_TRUE(mesh::write_mesh(src, tmp.file("o.tec")).empty()) << name;
     const auto back = mesh::read_mesh(tmp.file("o.tec"));
     EXPECT_EQ(doubles(back.points), doubles(src.points)) << name;
-    ASSERT_EQ(types(back), types(src)) << name;
+    ASSERT_EQ(cell_types(back), cell_types(src)) << name;
     EXPECT_EQ(ints(back.cells[0].connectivity), ints(src.cells[0].connectivity)) << name;
     ASSERT_EQ(back.point_data.size(), src.point_data.size()) << name;
     for (const auto& [k, a] : src.point_data)
@@ -354,7 +349,7 @@ TEST(TecplotWriter, MixedBlocksAreBricksWithRepeatedNodesAndLowerDimensionsNoted
   EXPECT_EQ(notes[3], "cell_data 'k' is not float64: written as its numbers, read back as float64");
   EXPECT_EQ(notes[4], "field_data 'f' is not written: Tecplot holds no field data");
   const auto back = mesh::read_mesh(tmp.file("m.dat"));
-  EXPECT_EQ(types(back), (std::vector<std::string>{"hexahedron"}));
+  EXPECT_EQ(cell_types(back), (std::vector<std::string>{"hexahedron"}));
   EXPECT_EQ(ints(back.cells[0].connectivity), (I{0, 1, 2, 2, 3, 3, 3, 3, 0, 1, 4, 3, 2, 2, 5, 5}));
   EXPECT_EQ(doubles(back.cell_data.at("k")[0]), (D{8, 9}));
 }

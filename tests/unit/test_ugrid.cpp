@@ -27,7 +27,10 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/ugrid/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
+using meshdock::test::f8;
+using meshdock::test::i4;
 using meshdock::test::ints;
 
 mesh::Mesh read_bytes(const std::string& bytes, const std::string& name = "t.ugrid") {
@@ -40,31 +43,13 @@ std::string error_of(const std::string& bytes, const std::string& name = "t.ugri
                                     bytes, name);
 }
 
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
-}
-
-// Little-endian int32 / float64 bytes.
-std::string i4(std::initializer_list<std::int32_t> v) {
-  std::string s;
-  for (auto x : v) s.append(reinterpret_cast<const char*>(&x), 4);
-  return s;
-}
-std::string f8(std::initializer_list<double> v) {
-  std::string s;
-  for (auto x : v) s.append(reinterpret_cast<const char*>(&x), 8);
-  return s;
-}
-
 TEST(UgridReader, CornersAsciiPyramidToVtkOrderSurfaceIdsAndTrailingVolumeIds) {
   const auto m = mesh::read_mesh(data("corners.ugrid"));
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (std::vector<std::int64_t>{5, 3}));
   EXPECT_EQ(doubles(m.points),
             (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0.5, 0.5, 1}));
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "pyramid"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "pyramid"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (std::vector<std::int64_t>{0, 1, 4, 1, 2, 4}));
   // The file's "2 1 5 4 3" (base 1 2 5 4, apex 3) -> VTK's base 0 1 3 2, apex 4 (as meshio).
   EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 3, 2, 4}));
@@ -82,14 +67,14 @@ TEST(UgridReader, CornersAsciiPyramidToVtkOrderSurfaceIdsAndTrailingVolumeIds) {
 
 TEST(UgridReader, EveryVariantOfOneMeshReadsTheSame) {
   const auto ref = mesh::read_mesh(data("gmsh-tets.ugrid"));
-  EXPECT_EQ(types(ref), (std::vector<std::string>{"triangle", "tetra"}));
+  EXPECT_EQ(cell_types(ref), (std::vector<std::string>{"triangle", "tetra"}));
   EXPECT_GT(ref.cells[1].size(), 100);
   EXPECT_TRUE(ref.notes.empty());
   for (const char* v : {"b8", "lb4", "b8l", "lb8l", "r8", "lr4"}) {
     const auto m = mesh::read_mesh(data(std::string("gmsh-tets.") + v + ".ugrid"));
     mesh::validate_mesh(m, v);
     EXPECT_EQ(doubles(m.points), doubles(ref.points)) << v;
-    ASSERT_EQ(types(m), types(ref)) << v;
+    ASSERT_EQ(cell_types(m), cell_types(ref)) << v;
     for (std::size_t b = 0; b < m.cells.size(); ++b) {
       EXPECT_EQ(ints(m.cells[b].connectivity), ints(ref.cells[b].connectivity)) << v;
       EXPECT_EQ(ints(m.cell_data.at("ugrid:ref")[b]), ints(ref.cell_data.at("ugrid:ref")[b])) << v;
@@ -106,8 +91,8 @@ TEST(UgridReader, MixedSixTypesInEveryVariant) {
        {"mixed.ugrid", "mixed.b4.ugrid", "mixed.lr8.ugrid", "mixed.lb8l.ugrid"}) {
     const auto m = mesh::read_mesh(data(name));
     mesh::validate_mesh(m, name);
-    EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "tetra", "pyramid", "wedge",
-                                                  "hexahedron"}))
+    EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "quad", "tetra", "pyramid",
+                                                       "wedge", "hexahedron"}))
         << name;
     EXPECT_EQ(ints(m.cells[3].connectivity), (std::vector<std::int64_t>{4, 5, 6, 7, 8})) << name;
     EXPECT_EQ(ints(m.cells[4].connectivity), (std::vector<std::int64_t>{1, 10, 2, 5, 12, 6}))
@@ -122,7 +107,7 @@ TEST(UgridReader, BinaryBytesBuiltHere) {
                             i4({1, 2, 3, 9, 1, 2, 3, 4});
   const auto m = read_bytes(bytes, "x.lb8.ugrid");
   EXPECT_EQ(doubles(m.points)[3], 1.0);
-  EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "tetra"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "tetra"}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (std::vector<std::int64_t>{0, 1, 2, 3}));
   EXPECT_EQ(ints(m.cell_data.at("ugrid:ref")[0]), (std::vector<std::int64_t>{9}));
   // Two more bytes: noted, not read.
@@ -229,7 +214,7 @@ TEST(UgridWriter, RoundTripInEveryVariant) {
       const auto back = mesh::read_mesh(out);
       EXPECT_TRUE(back.notes.empty()) << name << v;
       EXPECT_EQ(doubles(back.points), doubles(src.points)) << name << v;
-      ASSERT_EQ(types(back), types(src)) << name << v;
+      ASSERT_EQ(cell_types(back), cell_types(src)) << name << v;
       for (std::size_t b = 0; b < src.cells.size(); ++b) {
         EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity)) << name << v;
         EXPECT_EQ(ints(back.cell_data.at("ugrid:ref")[b]), ints(src.cell_data.at("ugrid:ref")[b]))

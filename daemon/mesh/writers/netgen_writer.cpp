@@ -57,15 +57,12 @@ class TextOut {
   TextOut(OutFile& out, bool gzip, const std::string& path) : out_(out), path_(path) {
     s_.reserve(kChunk + 4096);
     if (!gzip) return;
-    z_ = std::make_unique<z_stream>();
-    if (deflateInit2(z_.get(), 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-      z_.reset();
+    zbuf_.resize(kChunk);  // before the stream: nothing to end if this throws
+    auto z = std::make_unique<z_stream>();
+    if (deflateInit2(z.get(), 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       throw WriteError(path_ + ": zlib could not start");
     }
-    zbuf_.resize(kChunk);
-  }
-  ~TextOut() {
-    if (z_) deflateEnd(z_.get());
+    z_.reset(z.release());  // started: from here the deleter ends it
   }
   std::string& str() { return s_; }
   void put(std::string_view x) { s_.append(x); }
@@ -84,7 +81,13 @@ class TextOut {
   OutFile& out_;
   const std::string& path_;
   std::string s_;
-  std::unique_ptr<z_stream> z_;
+  struct DeflateEnd {
+    void operator()(z_stream* z) const {
+      deflateEnd(z);
+      std::default_delete<z_stream>()(z);
+    }
+  };
+  std::unique_ptr<z_stream, DeflateEnd> z_;
   std::string zbuf_;
 
   void flush(bool last) {
