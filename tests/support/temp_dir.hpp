@@ -5,7 +5,10 @@
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace meshdock::test {
@@ -25,6 +28,15 @@ class TempDir {
   }
   // A path in the directory.
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  // Writes `bytes` to the file `name` in the directory; its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(file(name), std::ios::binary) << bytes;
+    return file(name);
+  }
+  // How many files and directories it holds (a failed writer must leave none behind).
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path_), {}));
+  }
 
  private:
   std::filesystem::path path_;

@@ -20,6 +20,7 @@
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -29,22 +30,8 @@ namespace {
 using meshdock::test::doubles;
 using meshdock::test::ints;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("meshdock-vtk-reader-" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(file(name), std::ios::binary) << bytes;
-    return file(name);
-  }
-
- private:
-  fs::path path_;
+struct TempDir : meshdock::test::TempDir {
+  TempDir() : meshdock::test::TempDir("vtk-reader") {}
 };
 
 std::string slurp(const std::string& path) {

@@ -21,7 +21,9 @@
 
 #include "daemon/mesh/parallel.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/writers/write_util.hpp"
 #include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
@@ -43,21 +45,8 @@ std::vector<std::int64_t> all_ids(const mesh::Mesh& m) {
   return v;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("meshdock-writers-" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path_), {}));
-  }
-
- private:
-  fs::path path_;
+struct TempDir : meshdock::test::TempDir {
+  TempDir() : meshdock::test::TempDir("writers") {}
 };
 
 bool msh_writable(const mesh::Mesh& m) {
@@ -956,4 +945,46 @@ TEST(Writers, ConcurrentOutFilesOfOneNameLeaveOneWholeFile) {
     ASSERT_TRUE(got == a || got == b) << "round " << round << ": " << got.size() << " bytes";
   }
   EXPECT_EQ(tmp.entries(), 1u);
+}
+
+// Sink::run and Sink::rows hand pieces of at most 1 MiB to the file: values and rows that
+// straddle a piece, and rows longer than a piece (written one at a time), arrive whole and in
+// order after what was put before them.
+TEST(Writers, SinkRunsAndRowsCrossTheirPiecesInOrder) {
+  TempDir tmp;
+  DirFd dir(tmp.file(""));
+  const std::size_t n = (1 << 20) / 8 * 2 + 5;  // two pieces of uint64 and a bit
+  const std::size_t width = (1 << 20) + 3;      // a row longer than a piece
+  {
+    mesh::OutFile out(mesh::OutTarget{dir.fd, "sink.bin", "sink.bin", false});
+    mesh::wr::Sink s(out);
+    s.put("head");
+    s.run<std::uint64_t>(n, [](std::uint64_t* o, std::size_t at, std::size_t k) {
+      for (std::size_t i = 0; i < k; ++i) o[i] = at + i;
+    });
+    s.rows(3, width, [](char* row, std::size_t i) {
+      std::memset(row, 'a' + static_cast<int>(i), (1 << 20) + 3);
+    });
+    s.rows(100003, 7, [](char* row, std::size_t i) { std::memcpy(row, &i, 7); });
+    s.put("tail");
+    s.flush();
+    out.commit();
+  }
+  const auto got = slurp(tmp.file("sink.bin"));
+  ASSERT_EQ(got.size(), 4 + n * 8 + 3 * width + 100003 * 7 + 4);
+  EXPECT_EQ(got.substr(0, 4), "head");
+  std::size_t at = 4;
+  for (std::size_t i = 0; i < n; ++i, at += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, got.data() + at, 8);
+    ASSERT_EQ(v, i) << "value " << i;
+  }
+  for (int r = 0; r < 3; ++r, at += width)
+    ASSERT_EQ(got.find_first_not_of(static_cast<char>('a' + r), at), at + width) << "row " << r;
+  for (std::size_t i = 0; i < 100003; ++i, at += 7) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, got.data() + at, 7);
+    ASSERT_EQ(v, i) << "row " << i;
+  }
+  EXPECT_EQ(got.substr(at), "tail");
 }
