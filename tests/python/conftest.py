@@ -1,6 +1,7 @@
 """Shared fixtures: where the build is, where the test data is, the C++ cross-checks."""
 import os
 import pathlib
+import signal
 import sys
 
 import pytest
@@ -11,6 +12,13 @@ DATA = pathlib.Path(os.environ.get("MESHDOCK_TEST_DATA", ROOT / "tests" / "data"
 
 if str(BUILD / "python") not in sys.path:
     sys.path.insert(0, str(BUILD / "python"))
+
+# A shell starts a background job (`scripts/test &`, nohup) with SIGINT ignored, and an ignored
+# signal stays ignored across exec: the Python children the Ctrl-C tests start would then get no
+# KeyboardInterrupt at all. A handled signal is reset to its default at exec, so the children
+# start as under a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # Tests that failed and then passed on their rerun (ctest's pytest entry runs with --reruns 1
