@@ -79,7 +79,7 @@ TEST(AnsysReader, FluentLayoutFacesZonesAndMixedZone) {
   EXPECT_TRUE(has_note(m, "3 wall walls"));
   EXPECT_TRUE(has_note(m, "(39) zone sections are skipped"));
   EXPECT_TRUE(has_note(m, "(18) periodic shadow face sections are skipped"));
-  EXPECT_TRUE(has_note(m, "(12) cell zone without a body"));
+  EXPECT_TRUE(has_note(m, "(12) cell zones without a body"));
   EXPECT_TRUE(has_note(m, "adjacent cells (c0 c1)"));
 }
 
@@ -131,7 +131,7 @@ TEST(AnsysReader, Float32NodesNoNdAndFormatNames) {
 TEST(AnsysReader, ErrorsNameTheFileLineAndSection) {
   EXPECT_EQ(read_error(data("bad-node.msh")),
             data("bad-node.msh") +
-                ":5: section (13 opened at line 5): node id 32 (row 1) is not one of the nodes' "
+                ":6: section (13 opened at line 6): node id 32 (row 1) is not one of the nodes' "
                 "ids 1..3");
   EXPECT_EQ(read_error(data("bad-hex.msh")),
             data("bad-hex.msh") +
@@ -168,6 +168,15 @@ TEST(AnsysReader, ErrorsNameTheFileLineAndSection) {
             "reads them)");
   EXPECT_EQ(error_of("(0 \"never closed\"\n"),
             "t.msh:2: section (0 opened at line 1): the section is not closed (a ')' is missing)");
+}
+
+TEST(AnsysReader, HexInEitherCaseBomAndSectionsOnOneLine) {
+  const auto m = read_bytes(
+      "\xEF\xBB\xBF(2 2)(10 (1 A f 1 2)(1 2 3 4 5 6 7 8 9 10 11 12))\r\n"
+      "(13 (2 1 2 3 2)(A b 0 0\r\nF e 1 0))(0 \"done\")");
+  EXPECT_EQ(m.points.dim(0), 6);
+  EXPECT_EQ(types(m), (S{"line"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 5, 4}));
 }
 
 TEST(AnsysReader, MshNeitherGmshNorFluentNamesBoth) {

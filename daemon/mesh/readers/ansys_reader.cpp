@@ -60,14 +60,16 @@ inline bool is_ws(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-// A block being read: its type, nodes a cell, the node ids as the file gives them, and where
-// its section starts (for the error naming a node id no node has).
+// A block being read: its type, nodes a cell, the node ids as the file gives them (a fixed
+// zone's straight into its connectivity, whose size the header gives; a mixed zone's grown in
+// `ids`), and where its section starts (for the error naming a node id no node has).
 struct Block {
   const char* type;
   int nodes;
-  std::vector<std::int64_t> ids;
   std::size_t at;
   std::string section;
+  Array conn;
+  std::vector<std::int64_t> ids;
 };
 
 enum class Body { kAscii, kInt32, kInt64 };
@@ -77,6 +79,7 @@ class Parser {
   Parser(std::string_view data, const std::string& path) : d_(data), path_(path) {}
 
   Mesh parse() {
+    if (d_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark
     while (true) {
       skip_ws();
       if (pos_ >= d_.size()) break;
@@ -396,9 +399,11 @@ class Parser {
     if (!body_open()) {
       // "(12 (zone first last type elem))": cells defined by their faces alone.
       if (h.size() >= 3 && h[0] != 0)
-        skip("(12) cell zone without a body (cells defined by their faces, which are read)",
-             "zone " + std::to_string(h[0]) + ", element type " +
-                 (h.size() >= 5 ? std::to_string(h[4]) : "?"));
+        skip(
+            "(12) cell zones without a body (Fluent gives their cells by the faces, which are "
+            "read as face blocks);",
+            "zone " + std::to_string(h[0]) + ", element type " +
+                (h.size() >= 5 ? std::to_string(h[4]) : "?"));
       return;
     }
     if (h.size() < 5) fail(start_, "expected a header (zone first last type element-type)");
@@ -421,9 +426,9 @@ class Parser {
     const std::size_t width = kind == Body::kAscii ? 2 : kind == Body::kInt32 ? 4 : 8;
     const std::size_t row = static_cast<std::size_t>(t.nodes + extra);
     const auto n = count(h, width * row, "rows");
-    Block b{t.name, t.nodes, {}, start_, index_};
-    b.ids.resize(n * static_cast<std::size_t>(t.nodes));
-    std::int64_t* out = b.ids.data();
+    Block b{t.name, t.nodes, start_, index_, {}, {}};
+    b.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), t.nodes});
+    std::int64_t* out = b.conn.as<std::int64_t>();
     if (kind != Body::kAscii) pos_ = binary_start(n * row * width);
     if (extra == 0) {
       const std::size_t values = n * row;
@@ -483,7 +488,7 @@ class Parser {
       const Type& ft = kFaceTypes[t];
       std::size_t b = first_block;
       while (b < blocks_.size() && blocks_[b].type != ft.name) ++b;
-      if (b == blocks_.size()) blocks_.push_back(Block{ft.name, ft.nodes, {}, start_, index_});
+      if (b == blocks_.size()) blocks_.push_back(Block{ft.name, ft.nodes, start_, index_, {}, {}});
       auto& ids = blocks_[b].ids;
       for (int k = 0; k < ft.nodes; ++k) ids.push_back(one(kind, "a node id"));
       one(kind, "the face's cell c0");
@@ -503,27 +508,33 @@ class Parser {
     if (!xyz_.empty()) std::memcpy(m.points.data(), xyz_.data(), xyz_.size() * sizeof(double));
     std::vector<double>().swap(xyz_);
     for (auto& b : blocks_) {
-      const auto n = static_cast<std::int64_t>(b.ids.size()) / b.nodes;
-      Array conn = Array::of<std::int64_t>({n, b.nodes});
-      auto* c = conn.as<std::int64_t>();
+      if (!b.conn.valid()) {  // a mixed zone's type: its ids grown row by row
+        b.conn =
+            Array::of<std::int64_t>({static_cast<std::int64_t>(b.ids.size()) / b.nodes, b.nodes});
+        if (!b.ids.empty())
+          std::memcpy(b.conn.data(), b.ids.data(), b.ids.size() * sizeof(std::int64_t));
+        std::vector<std::int64_t>().swap(b.ids);
+      }
+      auto* c = b.conn.as<std::int64_t>();
+      const auto count = static_cast<std::size_t>(b.conn.size());
+      // Ids to rows, checked in one branch-free pass (the loop the compiler vectorises).
       std::uint64_t bad = 0;
-      for (std::size_t k = 0; k < b.ids.size(); ++k) {
-        c[k] = b.ids[k] - first_node_;
+      for (std::size_t k = 0; k < count; ++k) {
+        c[k] -= first_node_;
         bad |= static_cast<std::uint64_t>(c[k]) >= static_cast<std::uint64_t>(points);
       }
       if (bad) {
-        for (std::size_t k = 0; k < b.ids.size(); ++k)
+        for (std::size_t k = 0; k < count; ++k)
           if (static_cast<std::uint64_t>(c[k]) >= static_cast<std::uint64_t>(points)) {
             index_ = b.section;
             start_ = b.at;
-            fail(b.at, "node id " + std::to_string(b.ids[k]) + " (row " +
+            fail(b.at, "node id " + std::to_string(c[k] + first_node_) + " (row " +
                            std::to_string(k / static_cast<std::size_t>(b.nodes) + 1) +
                            ") is not one of the nodes' ids " + std::to_string(first_node_) + ".." +
                            std::to_string(first_node_ + points - 1));
           }
       }
-      std::vector<std::int64_t>().swap(b.ids);
-      m.cells.push_back(CellBlock::fixed(b.type, std::move(conn)));
+      m.cells.push_back(CellBlock::fixed(b.type, std::move(b.conn)));
     }
     const std::string tag = "ansys: " + path_ + ": ";
     if (float32_)
@@ -536,6 +547,8 @@ class Parser {
                        "not kept (as meshio)");
     for (auto& [kind, list] : skipped_) {
       std::string s = tag + kind + " sections are skipped (as meshio skips them): ";
+      if (kind.back() == ';')
+        s = tag + kind.substr(0, kind.size() - 1) + " give no cells (as meshio): ";
       for (std::size_t i = 0; i < list.size(); ++i) s += (i ? "; " : "") + list[i];
       notes_.push_back(std::move(s));
     }
@@ -545,15 +558,6 @@ class Parser {
 };
 
 }  // namespace
-
-bool ansys_by_content(const InFile& file) {
-  const std::string head = peek_file(file, 4096);
-  for (const char c : head) {
-    if (is_ws(c)) continue;
-    return c == '(';
-  }
-  return false;
-}
 
 Mesh read_ansys(const InFile& in) {
   return parse_mapped(in, [&](std::string_view data, MappedFile& file) {

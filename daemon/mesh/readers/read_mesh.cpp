@@ -86,7 +86,8 @@ bool is_vol_gz(const std::string& path) {
 // neither is refused naming both (an empty one goes to the Gmsh reader, which says it is empty).
 Mesh msh_kind(const InFile& file) {
   const std::string head = peek_file(file, 4096);
-  const auto b = head.find_first_not_of(" \t\r\n");
+  const auto bom = head.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // Gmsh's reader skips one
+  const auto b = head.find_first_not_of(" \t\r\n", bom);
   if (b == std::string::npos || head[b] == '$') return read_msh(file);
   if (head[b] == '(') return read_ansys(file);
   throw ReadError(file.path +
