@@ -76,6 +76,10 @@ VARIANTS = [
     ("flac3d", {"binary": True}, ".f3grid"),
     ("netgen", {}, ".vol"),
     ("netgen", {}, ".vol.gz"),
+    # ANSYS Fluent, binary (meshio's default) and ascii: meshio's six cell types as (12)
+    # sections; read by content (.msh), meshio told the format.
+    ("ansys", {"binary": True}, ".msh"),
+    ("ansys", {"binary": False}, ".msh"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -204,13 +208,21 @@ def written(fmt, options, path, seed):
         cells = [cells[i] for i in keep]
         cell_data = {k: [v[i] for i in keep] for k, v in cell_data.items()}
         point_data = {}
+    elif fmt == "ansys":
+        # meshio 5.0's ansys writer: triangle, tetra, quad, hexahedron, pyramid, wedge (others a
+        # KeyError), no data; float64 points (it writes float32 bytes under 3010, which says
+        # float64: its own reader then misreads them).
+        points = points.astype(np.float64)
+        cells = [(t, c) for t, c in cells
+                 if t in ("triangle", "tetra", "quad", "hexahedron", "pyramid", "wedge")]
+        point_data, cell_data = {}, {}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)
     quiet = contextlib.redirect_stdout(io.StringIO())
     try:
         with quiet, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             meshio.write(path, mesh, file_format=fmt, **options)
-            return meshio.read(path)
+            return meshio.read(path, file_format="ansys") if fmt == "ansys" else meshio.read(path)
     except (Exception, SystemExit):  # meshio's writer or reader refuses this combination
         return None
 

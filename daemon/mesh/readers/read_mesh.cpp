@@ -81,8 +81,28 @@ bool is_vol_gz(const std::string& path) {
   return tail == ".vol.gz";
 }
 
+// .msh is Gmsh's and ANSYS Fluent's: a Fluent file's first byte that is not blank is the '(' of
+// a section; Gmsh's is the '$' of $MeshFormat, $NOD or $Comments. A file that starts with
+// neither is refused naming both (an empty one goes to the Gmsh reader, which says it is empty).
+Mesh msh_kind(const InFile& file) {
+  const std::string head = peek_file(file, 4096);
+  const auto bom = head.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // Gmsh's reader skips one
+  const auto b = head.find_first_not_of(" \t\r\n", bom);
+  if (b == std::string::npos || head[b] == '$') return read_msh(file);
+  if (head[b] == '(') return read_ansys(file);
+  throw ReadError(file.path +
+                  ":1: not a .msh mesh: tried Gmsh (which starts with $MeshFormat, "
+                  "$NOD or $Comments) and ANSYS Fluent (whose first section starts with '('), "
+                  "found '" +
+                  terminal_safe(head.substr(
+                      b, std::min<std::size_t>(20, head.find_first_of(" \t\r\n", b) - b))) +
+                  "'");
+}
+
 Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& options) {
-  if (fmt == "msh" || fmt == "gmsh") return read_msh(file);
+  if (fmt == "msh") return msh_kind(file);
+  if (fmt == "gmsh") return read_msh(file);
+  if (fmt == "ansys" || fmt == "fluent") return read_ansys(file);
   if (fmt == "vtu" || fmt == "vtp" || fmt == "vts" || fmt == "vtr" || fmt == "vti" ||
       fmt == "pvtu" || fmt == "pvtp" || fmt == "pvts" || fmt == "pvtr" || fmt == "pvti")
     return read_vtu(file, options);
@@ -108,7 +128,7 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol)");
+                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys)");
 }
 }  // namespace
 

@@ -94,6 +94,11 @@ Mesh read_ugrid(const InFile& file);
 // points, zones (tetra, pyramid, wedge, hexahedron) and faces (triangle, quad) in VTK's node
 // order, cell_data "cell_ids", zone / face groups as cell regions "zone:<name>:<slot>".
 Mesh read_flac3d(const InFile& file);
+// ANSYS Fluent mesh (.msh told from Gmsh's by content: a first '(' ; formats "ansys" /
+// "fluent"), as meshio's "ansys": nodes (10 / 2010 / 3010), cell blocks with bodies (12 / 2012
+// / 3012: triangle tetra quad hexahedron pyramid wedge), face zones (13 / 2013 / 3013: line
+// triangle quad; mixed zones a block a type, binary too) in file order; other sections noted.
+Mesh read_ansys(const InFile& file);
 // Netgen (.vol, .vol.gz gzipped; Netgen / NGSolve's Mesh.Save) as meshio's "netgen": points,
 // vertex / line / triangle(6) / quad(8) / tetra(10) / pyramid(13) / wedge(15) / hexahedron(20)
 // in VTK's order, cell_data "netgen:index", materials / bcnames / cd2names as field_data and

@@ -130,6 +130,11 @@ std::vector<std::string> write_flac3d(const Mesh& m, const OutTarget& target, bo
 // first integer cell data; field_data [index, dim] names as materials / bcnames / cd2names).
 // A block Netgen has no element for is a WriteError naming it; the rest is noted.
 std::vector<std::string> write_netgen(const Mesh& m, const OutTarget& target, bool gzip);
+// ANSYS Fluent mesh, binary (the default, as meshio's) or ascii, as meshio's "ansys" writes it:
+// (2 dim), the node and cell counts, the nodes (3010 / 10) and a (3012 / 12) cell section a
+// triangle, tetra, quad, hexahedron, pyramid or wedge block (another block is a WriteError
+// naming it; no faces, as meshio); data and regions are noted.
+std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
@@ -137,7 +142,8 @@ struct WriteOptions {
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
   // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d" |
-  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz); empty: the path's
+  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "ansys" / "fluent"
+  // (ANSYS Fluent; named, never by .msh, which is Gmsh's); empty: the path's
   // extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
@@ -146,7 +152,8 @@ struct WriteOptions {
   // (default); obj, off, inp, su2, bdf, dat, avs, node, vol: "ascii" (the default, the only one);
   // e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
   // default what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d:
-  // "ascii" (the default, as meshio's) | "binary"
+  // "ascii" (the default, as meshio's) | "binary"; ansys, fluent: "binary" (the default, as
+  // meshio's) | "ascii"
   std::string encoding;
   int zlib_level = 6;
 };

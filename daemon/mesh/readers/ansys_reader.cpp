@@ -1,0 +1,568 @@
+// ANSYS Fluent mesh files (.msh told from Gmsh's by content, or format "ansys" / "fluent"), read
+// as meshio 5.0 reads them ("ansys"). The file is a run of Lisp-like sections "(index ...)";
+// every id and count in a section's header and every integer in an ascii body is hexadecimal.
+//   (0 "comment") (1 "header") (2 dim)     skipped (dim is the nodes' default ND, see below)
+//   (10 (zone first last type [ND]) ( x y [z] ... ))     nodes; (2010 ...) / (3010 ...) bodies
+//       are raw float32 / float64. Sections must follow each other's ids (meshio's rule); the
+//       first section's first id is node 0. ND missing (meshio refuses it): the (2 dim) value.
+//   (12 (zone first last type elem) ( n0 n1 ... ))       a cell block (1 triangle, 2 tetra,
+//       3 quad, 4 hexahedron, 5 pyramid, 6 wedge), nodes as written (no reordering, as meshio);
+//       (2012 / 3012: int32 / int64 bodies). A declaration without a body, a dead zone (type 0),
+//       mixed (elem 0) and polyhedral (7) zones give no cells: Fluent defines those cells by
+//       their faces (meshio skips them too). Each is noted.
+//   (13 (zone first last bc elem) ( n0 .. c0 c1 ))      a face block (2 line, 3 triangle,
+//       4 quad) of the nodes; the adjacent cells c0 c1 are not kept (as meshio). A mixed zone
+//       (elem 0: each row "type n0 .. c0 c1") gives a block a face type, in the order the types
+//       first appear (meshio's order), in binary too (meshio refuses binary mixed zones).
+//   (18 periodic), (39) / (45) zones, (58) / (59) trees, anything else: skipped and noted (the
+//       zone names of (39) / (45) in the note).
+// Every block's nodes are checked against the nodes read (meshio does not check). Binary
+// bodies start right after the body's '(' (Fluent) or after its newline (meshio's writer):
+// the one followed by ')' after the body's size is taken. Counts (last - first + 1) are
+// checked against the bytes left before anything is allocated; errors name the file, the line
+// and the section, and what was expected.
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
+
+namespace meshdock::mesh {
+
+namespace {
+
+struct Type {
+  const char* name;
+  int nodes;
+};
+// Fluent's element types: cells (12) 1..6, faces (13) 2..4 (others: no fixed type).
+constexpr Type kCellTypes[8] = {{nullptr, 0},      {"triangle", 3}, {"tetra", 4}, {"quad", 4},
+                                {"hexahedron", 8}, {"pyramid", 5},  {"wedge", 6}, {nullptr, 0}};
+constexpr Type kFaceTypes[5] = {
+    {nullptr, 0}, {nullptr, 0}, {"line", 2}, {"triangle", 3}, {"quad", 4}};
+
+struct HexTable {
+  signed char v[256];
+  constexpr HexTable() : v() {
+    for (int i = 0; i < 256; ++i) v[i] = -1;
+    for (int i = 0; i < 10; ++i) v['0' + i] = static_cast<signed char>(i);
+    for (int i = 0; i < 6; ++i) v['a' + i] = v['A' + i] = static_cast<signed char>(10 + i);
+  }
+};
+constexpr HexTable kHex;
+
+inline bool is_ws(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// A block being read: its type, nodes a cell, the node ids as the file gives them (a fixed
+// zone's straight into its connectivity, whose size the header gives; a mixed zone's grown in
+// `ids`), and where its section starts (for the error naming a node id no node has).
+struct Block {
+  const char* type;
+  int nodes;
+  std::size_t at;
+  std::string section;
+  Array conn;
+  std::vector<std::int64_t> ids;
+};
+
+enum class Body { kAscii, kInt32, kInt64 };
+
+class Parser {
+ public:
+  Parser(std::string_view data, const std::string& path) : d_(data), path_(path) {}
+
+  Mesh parse() {
+    if (d_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark
+    while (true) {
+      skip_ws();
+      if (pos_ >= d_.size()) break;
+      section();
+    }
+    return finish();
+  }
+
+ private:
+  std::string_view d_;
+  const std::string& path_;
+  std::size_t pos_ = 0;
+  // The section being read: its index text and where its '(' is.
+  std::string index_;
+  std::size_t start_ = 0;
+
+  std::int64_t dim_ = 0;  // (2 dim), 0 before one
+  std::vector<double> xyz_;
+  std::int64_t nd_ = 0;  // the nodes' coordinates a node
+  std::int64_t first_node_ = -1, next_node_ = -1;
+  bool float32_ = false;
+  std::vector<Block> blocks_;
+  std::vector<std::string> notes_;
+  // Skipped sections, a note each kind: "(39) zone sections" -> their summaries.
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped_;
+  bool faces_read_ = false;
+
+  std::size_t line_at(std::size_t at) const {
+    at = std::min(at, d_.size());
+    return 1 + static_cast<std::size_t>(std::count(d_.begin(), d_.begin() + at, '\n'));
+  }
+  [[noreturn, gnu::cold]] void fail(std::size_t at, const std::string& what) const {
+    std::string where = path_ + ":" + std::to_string(line_at(at)) + ": ";
+    if (!index_.empty())
+      where += "section (" + index_ + " opened at line " + std::to_string(line_at(start_)) + "): ";
+    throw ReadError(where + what);
+  }
+  std::string preview(std::size_t at) const {
+    if (at >= d_.size()) return "end of file";
+    std::size_t e = at;
+    while (e < d_.size() && e - at < 40 && !is_ws(d_[e])) ++e;
+    return "'" + terminal_safe(d_.substr(at, std::max<std::size_t>(e - at, 1))) + "'";
+  }
+
+  void skip_ws() {
+    while (pos_ < d_.size() && is_ws(d_[pos_])) ++pos_;
+  }
+
+  // A hexadecimal integer (either case) ending at whitespace, ')' or the end.
+  std::int64_t hex(const char* what) {
+    skip_ws();
+    const char* p = d_.data() + pos_;
+    const char* e = d_.data() + d_.size();
+    std::uint64_t v = 0;
+    const char* b = p;
+    while (p < e) {
+      const int h = kHex.v[static_cast<unsigned char>(*p)];
+      if (h < 0) break;
+      v = v << 4 | static_cast<unsigned>(h);
+      ++p;
+    }
+    if (p == b || p - b > 15 || (p < e && !is_ws(*p) && *p != ')')) [[unlikely]]
+      fail(pos_, std::string("expected ") + what + " (hexadecimal" +
+                     (p - b > 15 ? ", under 2^60" : "") + "), found " + preview(pos_));
+    pos_ = static_cast<std::size_t>(p - d_.data());
+    return static_cast<std::int64_t>(v);
+  }
+
+  double real() {
+    skip_ws();
+    const char* b = d_.data() + pos_;
+    const char* e = d_.data() + d_.size();
+    if (b < e && *b == '+') ++b;
+    double v = 0;
+    const auto r = std::from_chars(b, e, v);
+    if (r.ec != std::errc() || (r.ptr < e && !is_ws(*r.ptr) && *r.ptr != ')')) [[unlikely]]
+      fail(pos_, "expected a coordinate (a real number), found " + preview(pos_));
+    pos_ = static_cast<std::size_t>(r.ptr - d_.data());
+    return v;
+  }
+
+  void expect(char c, const std::string& what) {
+    skip_ws();
+    if (pos_ >= d_.size() || d_[pos_] != c)
+      fail(pos_, "expected " + what + ", found " + preview(pos_));
+    ++pos_;
+  }
+
+  // Moves past the ')' that closes `depth` open parentheses (counted as meshio counts them:
+  // every '(' and ')' byte, strings included).
+  void skip_close(int depth) {
+    while (depth > 0) {
+      if (pos_ >= d_.size()) fail(pos_, "the section is not closed (a ')' is missing)");
+      const char c = d_[pos_++];
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    }
+  }
+
+  // The header's "(a b c ...)" numbers.
+  std::vector<std::int64_t> header() {
+    expect('(', "'(' opening the section's header");
+    std::vector<std::int64_t> h;
+    while (true) {
+      skip_ws();
+      if (pos_ < d_.size() && d_[pos_] == ')') break;
+      if (h.size() == 16) fail(pos_, "more than 16 numbers in the header");
+      h.push_back(hex("a header number"));
+    }
+    ++pos_;
+    return h;
+  }
+
+  // After the header: true at a body's '(' (moved past it), false at the section's ')' (a
+  // declaration; moved past it).
+  bool body_open() {
+    skip_ws();
+    if (pos_ < d_.size() && (d_[pos_] == '(' || d_[pos_] == ')')) return d_[pos_++] == '(';
+    fail(pos_, "expected '(' opening the body or ')' closing the section, found " + preview(pos_));
+  }
+
+  // After the body's values: its ')' and then the section's, with anything but parentheses
+  // between (a binary body's "End of Binary Section 3010").
+  void end_body() {
+    skip_ws();
+    if (pos_ >= d_.size() || d_[pos_] != ')')
+      fail(pos_, "expected ')' closing the body after the values its header counts, found " +
+                     preview(pos_));
+    ++pos_;
+    skip_close(1);
+  }
+
+  // last - first + 1 from the header, checked: at most what `bytes_each` a row can fit in the
+  // bytes left.
+  std::size_t count(const std::vector<std::int64_t>& h, std::size_t bytes_each, const char* rows) {
+    const auto first = h[1], last = h[2];
+    if (last < first - 1)
+      fail(start_,
+           "first id " + std::to_string(first) + " is after last id " + std::to_string(last));
+    const auto n = static_cast<std::uint64_t>(last - first + 1);
+    if (n > (d_.size() - pos_) / bytes_each)
+      fail(start_, std::to_string(n) + " " + rows + " (ids " + std::to_string(first) + ".." +
+                       std::to_string(last) + ") of " + std::to_string(bytes_each) +
+                       " bytes at least do not fit in the " + std::to_string(d_.size() - pos_) +
+                       " bytes left");
+    return static_cast<std::size_t>(n);
+  }
+
+  // A binary body of `bytes`: where it starts (after the '(' or after the newline that
+  // follows it, whichever is followed by ')' after `bytes`).
+  std::size_t binary_start(std::size_t bytes) {
+    auto closes = [&](std::size_t s) {
+      if (s > d_.size() || bytes > d_.size() - s) return false;
+      std::size_t e = s + bytes;
+      while (e < d_.size() && is_ws(d_[e])) ++e;
+      return e < d_.size() && d_[e] == ')';
+    };
+    std::size_t nl = pos_;
+    if (nl < d_.size() && d_[nl] == '\r') ++nl;
+    if (nl < d_.size() && d_[nl] == '\n' && closes(nl + 1)) return nl + 1;
+    if (closes(pos_)) return pos_;
+    fail(pos_, "a binary body of " + std::to_string(bytes) +
+                   " bytes (as its header counts) followed by ')' (a truncated file?)");
+  }
+
+  Body body_kind() const {
+    return index_.starts_with("20")   ? Body::kInt32
+           : index_.starts_with("30") ? Body::kInt64
+                                      : Body::kAscii;
+  }
+
+  void section() {
+    start_ = pos_;
+    index_.clear();
+    if (d_[pos_] != '(') fail(pos_, "expected '(' starting a section, found " + preview(pos_));
+    ++pos_;
+    skip_ws();
+    while (pos_ < d_.size() && d_[pos_] >= '0' && d_[pos_] <= '9' && index_.size() < 12)
+      index_ += d_[pos_++];
+    if (index_.empty() || (pos_ < d_.size() && !is_ws(d_[pos_]) && d_[pos_] != '(' &&
+                           d_[pos_] != ')' && d_[pos_] != '"'))
+      fail(pos_, "expected a section index (a decimal number) after '(', found " + preview(pos_));
+    const std::string& i = index_;
+    if (i == "0" || i == "1") {
+      skip_close(1);
+    } else if (i == "2") {
+      dim_ = hex("the dimension");
+      skip_close(1);
+    } else if (i == "10" || i == "2010" || i == "3010") {
+      nodes();
+    } else if (i == "12" || i == "2012" || i == "3012") {
+      cells();
+    } else if (i == "13" || i == "2013" || i == "3013") {
+      faces();
+    } else {
+      skip_other();
+    }
+    index_.clear();
+  }
+
+  void skip(const std::string& kind, std::string summary) {
+    for (auto& [k, list] : skipped_)
+      if (k == kind) {
+        if (list.size() < 8)
+          list.push_back(std::move(summary));
+        else if (list.size() == 8)
+          list.push_back("...");
+        return;
+      }
+    skipped_.push_back({kind, {std::move(summary)}});
+  }
+
+  // A section meshio skips: its kind and what it holds, for the note.
+  void skip_other() {
+    const std::size_t from = pos_;
+    skip_close(1);
+    // The first "(...)" group (a zone section's "(id type name)") as the summary.
+    std::string_view text = d_.substr(from, pos_ - 1 - from);
+    std::string summary = "line " + std::to_string(line_at(start_));
+    const auto open = text.find('('), close = text.find(')');
+    if (open != std::string_view::npos && close != std::string_view::npos && open < close)
+      summary += " (" +
+                 terminal_safe(text.substr(open + 1, std::min<std::size_t>(close - open - 1, 80))) +
+                 ")";
+    const std::string& i = index_;
+    const std::string kind = i == "39" || i == "45" ? "(" + i + ") zone"
+                             : i == "18"            ? "(18) periodic shadow face"
+                             : i == "58"            ? "(58) cell tree"
+                             : i == "59"            ? "(59) face tree"
+                                                    : "(" + i + ")";
+    skip(kind, std::move(summary));
+  }
+
+  void nodes() {
+    const auto h = header();
+    if (!body_open()) return;  // "(10 (0 first last 0))": the node count, declared
+    if (h.size() < 4) fail(start_, "expected a header (zone first last type [ND])");
+    const auto nd = h.size() >= 5 ? h[4] : dim_;
+    if (nd < 1 || nd > 3)
+      fail(start_, h.size() >= 5 ? "ND " + std::to_string(nd) + " is not 1, 2 or 3"
+                                 : "the header has no ND and no (2 dim) section came before");
+    if (nd_ != 0 && nd != nd_)
+      fail(start_,
+           "ND " + std::to_string(nd) + " differs from the earlier nodes' " + std::to_string(nd_));
+    if (first_node_ >= 0 && h[1] != next_node_)
+      fail(start_, "the first node id " + std::to_string(h[1]) +
+                       " does not follow the previous node section's last, " +
+                       std::to_string(next_node_ - 1) +
+                       " (node sections must be consecutive, as meshio reads them)");
+    const Body kind = body_kind();
+    const std::size_t width = kind == Body::kInt32 ? 4 : 8;
+    const auto n = count(h, kind == Body::kAscii ? 2 * nd : width * nd, "nodes");
+    if (first_node_ < 0) first_node_ = h[1];
+    next_node_ = h[2] + 1;
+    nd_ = nd;
+    const std::size_t values = n * static_cast<std::size_t>(nd);
+    const std::size_t at = xyz_.size();
+    xyz_.resize(at + values);
+    double* out = xyz_.data() + at;
+    if (kind == Body::kAscii) {
+      for (std::size_t k = 0; k < values; ++k) out[k] = real();
+    } else {
+      pos_ = binary_start(values * width);
+      const char* p = d_.data() + pos_;
+      if (kind == Body::kInt64) {
+        std::memcpy(out, p, values * 8);
+      } else {
+        float32_ = true;
+        for (std::size_t k = 0; k < values; ++k) {
+          float f;
+          std::memcpy(&f, p + 4 * k, 4);
+          out[k] = f;
+        }
+      }
+      pos_ += values * width;
+    }
+    end_body();
+  }
+
+  // `values` integers of the body into out.
+  template <Body kind>
+  void ints(std::int64_t* out, std::size_t values) {
+    if constexpr (kind == Body::kAscii) {
+      for (std::size_t k = 0; k < values; ++k) out[k] = hex("a node id");
+    } else if constexpr (kind == Body::kInt64) {
+      std::memcpy(out, d_.data() + pos_, values * 8);
+      pos_ += values * 8;
+    } else {
+      const char* p = d_.data() + pos_;
+      for (std::size_t k = 0; k < values; ++k) {
+        std::int32_t v;
+        std::memcpy(&v, p + 4 * k, 4);
+        out[k] = v;
+      }
+      pos_ += values * 4;
+    }
+  }
+
+  // One value of a mixed face zone's body.
+  std::int64_t one(Body kind, const char* what) {
+    if (kind == Body::kAscii) return hex(what);
+    const std::size_t w = kind == Body::kInt32 ? 4 : 8;
+    if (d_.size() - pos_ < w) fail(pos_, std::string("expected ") + what + ": the file ends");
+    std::int64_t v;
+    if (kind == Body::kInt32) {
+      std::int32_t v32;
+      std::memcpy(&v32, d_.data() + pos_, 4);
+      v = v32;
+    } else {
+      std::memcpy(&v, d_.data() + pos_, 8);
+    }
+    pos_ += w;
+    return v;
+  }
+
+  void cells() {
+    const auto h = header();
+    if (!body_open()) {
+      // "(12 (zone first last type elem))": cells defined by their faces alone.
+      if (h.size() >= 3 && h[0] != 0)
+        skip(
+            "(12) cell zones without a body (Fluent gives their cells by the faces, which are "
+            "read as face blocks);",
+            "zone " + std::to_string(h[0]) + ", element type " +
+                (h.size() >= 5 ? std::to_string(h[4]) : "?"));
+      return;
+    }
+    if (h.size() < 5) fail(start_, "expected a header (zone first last type element-type)");
+    if (h[3] == 0 || h[4] == 0 || h[4] == 7) {
+      skip_close(2);
+      skip(h[3] == 0 ? "(12) dead cell zone" : "(12) mixed or polyhedral cell zone",
+           "zone " + std::to_string(h[0]) + ", element type " + std::to_string(h[4]));
+      return;
+    }
+    if (h[4] < 0 || h[4] > 7)
+      fail(start_, "element type " + std::to_string(h[4]) +
+                       " is not 1 (triangle), 2 (tetra), 3 (quad), 4 (hexahedron), 5 (pyramid) "
+                       "or 6 (wedge) (0 mixed and 7 polyhedral are skipped)");
+    read_block(h, kCellTypes[h[4]], 0);
+  }
+
+  // A fixed-type body: `extra` values a row after the nodes (a face's c0 c1) are not kept.
+  void read_block(const std::vector<std::int64_t>& h, Type t, int extra) {
+    const Body kind = body_kind();
+    const std::size_t width = kind == Body::kAscii ? 2 : kind == Body::kInt32 ? 4 : 8;
+    const std::size_t row = static_cast<std::size_t>(t.nodes + extra);
+    const auto n = count(h, width * row, "rows");
+    Block b{t.name, t.nodes, start_, index_, {}, {}};
+    b.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), t.nodes});
+    std::int64_t* out = b.conn.as<std::int64_t>();
+    if (kind != Body::kAscii) pos_ = binary_start(n * row * width);
+    if (extra == 0) {
+      const std::size_t values = n * row;
+      if (kind == Body::kAscii)
+        ints<Body::kAscii>(out, values);
+      else if (kind == Body::kInt32)
+        ints<Body::kInt32>(out, values);
+      else
+        ints<Body::kInt64>(out, values);
+    } else {
+      std::int64_t skip[2];
+      for (std::size_t r = 0; r < n; ++r) {
+        std::int64_t* o = out + r * static_cast<std::size_t>(t.nodes);
+        if (kind == Body::kAscii) {
+          ints<Body::kAscii>(o, static_cast<std::size_t>(t.nodes));
+          ints<Body::kAscii>(skip, 2);
+        } else if (kind == Body::kInt32) {
+          ints<Body::kInt32>(o, static_cast<std::size_t>(t.nodes));
+          ints<Body::kInt32>(skip, 2);
+        } else {
+          ints<Body::kInt64>(o, static_cast<std::size_t>(t.nodes));
+          ints<Body::kInt64>(skip, 2);
+        }
+      }
+    }
+    end_body();
+    blocks_.push_back(std::move(b));
+  }
+
+  void faces() {
+    const auto h = header();
+    if (!body_open()) return;  // "(13 (0 first last 0 0))": the face count, declared
+    if (h.size() < 5) fail(start_, "expected a header (zone first last bc-type face-type)");
+    const auto et = h[4];
+    if (et != 0 && (et < 2 || et > 4))
+      fail(start_, "face type " + std::to_string(et) +
+                       " is not 0 (mixed), 2 (line), 3 (triangle) or 4 (quad)" +
+                       (et == 5 ? " (polygonal faces are not read, as meshio)" : ""));
+    faces_read_ = true;
+    if (et != 0) return read_block(h, kFaceTypes[et], 2);
+    // Mixed: each row "type n0 .. c0 c1", a block a type in the order they first appear.
+    const Body kind = body_kind();
+    const std::size_t width = kind == Body::kAscii ? 2 : kind == Body::kInt32 ? 4 : 8;
+    const auto n = count(h, 5 * width, "rows");
+    if (kind != Body::kAscii && pos_ < d_.size() && d_[pos_] == '\n') {
+      // meshio's layout puts a newline after '('; Fluent's starts the bytes there. A row's
+      // first value is its type (2..4): a newline byte (10) cannot be one's first byte.
+      ++pos_;
+    }
+    const std::size_t first_block = blocks_.size();
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::size_t at = pos_;
+      const auto t = one(kind, "a face's type");
+      if (t < 2 || t > 4)
+        fail(at, "a mixed zone's face type " + std::to_string(t) +
+                     " is not 2 (line), 3 (triangle) or 4 (quad)");
+      const Type& ft = kFaceTypes[t];
+      std::size_t b = first_block;
+      while (b < blocks_.size() && blocks_[b].type != ft.name) ++b;
+      if (b == blocks_.size()) blocks_.push_back(Block{ft.name, ft.nodes, start_, index_, {}, {}});
+      auto& ids = blocks_[b].ids;
+      for (int k = 0; k < ft.nodes; ++k) ids.push_back(one(kind, "a node id"));
+      one(kind, "the face's cell c0");
+      one(kind, "the face's cell c1");
+    }
+    end_body();
+  }
+
+  Mesh finish() {
+    if (first_node_ < 0)
+      throw ReadError(path_ +
+                      ": no node section with coordinates ((10), (2010) or (3010) "
+                      "with a body): not an ANSYS Fluent mesh, or one without nodes");
+    Mesh m;
+    const auto points = static_cast<std::int64_t>(xyz_.size()) / nd_;
+    m.points = Array::of<double>({points, nd_});
+    if (!xyz_.empty()) std::memcpy(m.points.data(), xyz_.data(), xyz_.size() * sizeof(double));
+    std::vector<double>().swap(xyz_);
+    for (auto& b : blocks_) {
+      if (!b.conn.valid()) {  // a mixed zone's type: its ids grown row by row
+        b.conn =
+            Array::of<std::int64_t>({static_cast<std::int64_t>(b.ids.size()) / b.nodes, b.nodes});
+        if (!b.ids.empty())
+          std::memcpy(b.conn.data(), b.ids.data(), b.ids.size() * sizeof(std::int64_t));
+        std::vector<std::int64_t>().swap(b.ids);
+      }
+      auto* c = b.conn.as<std::int64_t>();
+      const auto count = static_cast<std::size_t>(b.conn.size());
+      // Ids to rows, checked in one branch-free pass (the loop the compiler vectorises).
+      std::uint64_t bad = 0;
+      for (std::size_t k = 0; k < count; ++k) {
+        c[k] -= first_node_;
+        bad |= static_cast<std::uint64_t>(c[k]) >= static_cast<std::uint64_t>(points);
+      }
+      if (bad) {
+        for (std::size_t k = 0; k < count; ++k)
+          if (static_cast<std::uint64_t>(c[k]) >= static_cast<std::uint64_t>(points)) {
+            index_ = b.section;
+            start_ = b.at;
+            fail(b.at, "node id " + std::to_string(c[k] + first_node_) + " (row " +
+                           std::to_string(k / static_cast<std::size_t>(b.nodes) + 1) +
+                           ") is not one of the nodes' ids " + std::to_string(first_node_) + ".." +
+                           std::to_string(first_node_ + points - 1));
+          }
+      }
+      m.cells.push_back(CellBlock::fixed(b.type, std::move(b.conn)));
+    }
+    const std::string tag = "ansys: " + path_ + ": ";
+    if (float32_)
+      notes_.push_back(tag +
+                       "single-precision (2010) node coordinates are read as float64 "
+                       "(meshio keeps float32)");
+    if (faces_read_)
+      notes_.push_back(tag +
+                       "the faces' adjacent cells (c0 c1), zone ids and boundary types are "
+                       "not kept (as meshio)");
+    for (auto& [kind, list] : skipped_) {
+      std::string s = tag + kind + " sections are skipped (as meshio skips them): ";
+      if (kind.back() == ';')
+        s = tag + kind.substr(0, kind.size() - 1) + " give no cells (as meshio): ";
+      for (std::size_t i = 0; i < list.size(); ++i) s += (i ? "; " : "") + list[i];
+      notes_.push_back(std::move(s));
+    }
+    m.notes = std::move(notes_);
+    return m;
+  }
+};
+
+}  // namespace
+
+Mesh read_ansys(const InFile& in) {
+  return parse_mapped(in, [&](std::string_view data, MappedFile& file) {
+    return Parser(data, file.path()).parse();
+  });
+}
+
+}  // namespace meshdock::mesh

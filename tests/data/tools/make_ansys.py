@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""Writes the ANSYS Fluent mesh test files into tests/data/ansys/ (gmsh meshes written by
+meshio 5.0's ansys writer, ascii and binary, since gmsh writes no Fluent mesh, and hand-made
+files in Fluent's own layout: faces, zones, comments):
+
+    /usr/bin/python3 tests/data/tools/make_ansys.py
+
+meshio-tets[.ascii].msh      gmsh: a tetrahedral box (meshio: binary (3010 / 3012) or ascii).
+meshio-mixed[.ascii].msh     meshio: every type meshio writes (triangle, tetra, quad,
+                             hexahedron, pyramid, wedge), 3-D points.
+meshio-2d[.ascii].msh        gmsh: a square of triangles and quads, 2-D points.
+meshio-int32.msh             meshio-mixed with int32 cells (meshio writes 2012 sections).
+float32.msh                  meshio's binary layout with (2010) float32 nodes (by hand).
+fluent-3d.msh                by hand, Fluent's layout: two hexahedra given by their faces:
+                             comments with parentheses, header, (2 3), declarations, two node
+                             sections (upper / lower case hex, '(' on the next line), an
+                             interior, a wall and a mixed face zone (quads and two
+                             triangles), a cell zone without a body, (18), (39), (45).
+fluent-2d.crlf.msh           by hand: two quads given by their line faces, CRLF line ends.
+fluent-bin.msh               by hand, Fluent's binary layout (bytes right after '('): 3010
+                             nodes, 2013 int32 faces, a mixed 3013 zone (meshio refuses it;
+                             its readline cannot read this layout at all).
+no-nd.msh                    by hand: a node header without ND (meshio refuses; (2 3) gives it).
+bad-node.msh                 by hand: a face naming node 0x20 of 4 (line 6's section).
+lying.msh                    by hand: a node count of 2^60 - 1 in a 60-byte file.
+reversed.msh                 by hand: nodes first 5 > last 2.
+bad-hex.msh                  by hand: a face row with 'g' (line 5).
+truncated.bin.msh            meshio-mixed.msh cut inside its cell bodies.
+../fuzz/ansys_reader/<file>  fuzz_ansys_reader's seeds: the small files above.
+"""
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+
+import meshio
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ansys")
+
+BOX = """SetFactory("OpenCASCADE");
+Box(1) = {0,0,0, 1,1,0.5};
+Mesh.CharacteristicLengthMax = 0.35;
+"""
+
+SQUARE = """lc = 0.3;
+Point(1) = {0,0,0,lc}; Point(2) = {1,0,0,lc}; Point(3) = {1,1,0,lc}; Point(4) = {0,1,0,lc};
+Point(5) = {2,0,0,lc}; Point(6) = {2,1,0,lc};
+Line(1) = {1,2}; Line(2) = {2,3}; Line(3) = {3,4}; Line(4) = {4,1};
+Line(5) = {2,5}; Line(6) = {5,6}; Line(7) = {6,3};
+Curve Loop(1) = {1,2,3,4}; Plane Surface(1) = {1};
+Curve Loop(2) = {5,6,7,-2}; Plane Surface(2) = {2};
+Transfinite Surface{2}; Recombine Surface{2};
+"""
+
+
+def gmsh(geo, dim, types):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "g.geo")
+        with open(path, "w") as f:
+            f.write(geo)
+        out = os.path.join(d, "g.msh")
+        subprocess.run(["gmsh", f"-{dim}", path, "-o", out, "-format", "msh41"], check=True,
+                       stdout=subprocess.DEVNULL)
+        m = meshio.read(out)
+    return meshio.Mesh(m.points, [(b.type, b.data) for b in m.cells if b.type in types])
+
+
+def write(mesh, stem):
+    for binary in (False, True):
+        name = f"{stem}.msh" if binary else f"{stem}.ascii.msh"
+        meshio.write(os.path.join(OUT, name), mesh, file_format="ansys", binary=binary)
+
+
+def mixed():
+    pts = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                    [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1],
+                    [0.5, 0.5, 1.5], [0.5, 0.5, -0.5], [2, 0, 0], [2, 1, 0],
+                    [2, 0, 1], [2, 1, 1], [0.25, 0.75, 2.125]])
+    cells = [("triangle", [[0, 1, 2], [2, 3, 0]]), ("tetra", [[0, 1, 3, 9], [1, 3, 2, 9]]),
+             ("quad", [[0, 1, 5, 4]]), ("hexahedron", [[0, 1, 2, 3, 4, 5, 6, 7]]),
+             ("pyramid", [[4, 5, 6, 7, 8]]), ("wedge", [[1, 10, 2, 5, 12, 6]]),
+             ("tetra", [[4, 5, 7, 14]])]
+    return meshio.Mesh(pts, [(t, np.array(c)) for t, c in cells])
+
+
+# Node id = 1 + i + 3 j + 6 k at (i, j, k): two unit hexahedra side by side along x.
+FLUENT_3D = """(0 "Fluent mesh written by hand (two hexahedra; a comment with (parentheses))")
+(1 "meshdock test")
+
+(0 "Dimensions:")
+(2 3)
+(10 (0 1 c 0 3))
+(12 (0 1 2 0))
+(13 (0 1 c 0))
+(10 (1 1 6 1 3)(
+0 0 0
+1.0 0 0
+2 0 0
+0 1 0
+1 1 0
+2 1 0
+))
+(10 (2 7 C 1 3)
+(
+0 0 1.0e0
+1 0 1
+2 0 1
+0 1 1
+1 1 1
+2 1 1
+))
+(0 "Cells:")
+(12 (5 1 2 1 4))
+(0 "Faces:")
+(13 (2 1 1 2 4)(
+2 5 b 8 1 2
+))
+(13 (3 2 5 3 4)(
+1 7 A 4 1 0
+3 6 C 9 2 0
+1 2 8 7 1 0
+2 3 9 8 2 0
+))
+(13 (4 6 c 3 0)(
+4 4 a b 5 1 0
+4 5 b c 6 2 0
+
+4 1 4 5 2 1 0
+3 2 5 6 2 0
+3 2 6 3 2 0
+4 7 8 b a 1 0
+4 8 9 c b 2 0
+))
+(18 (1 1 2 3)(
+1 1
+))
+(39 (5 fluid fluid-1)())
+(45 (3 wall walls)())
+(45 (4 wall top-and-sides)())
+"""
+
+# Node id = 1 + i + 3 j: two unit quads side by side along x, given by their line faces.
+FLUENT_2D = """(0 "2-d, CRLF line ends")
+(2 2)
+(10 (0 1 6 0 2))
+(10 (1 1 6 1 2)(
+0 0
+1 0
+2 0
+0 1
+1 1
+2 1
+))
+(12 (0 1 2 0))
+(12 (7 1 2 1 3))
+(13 (2 1 1 2 2)(
+2 5 1 2
+))
+(13 (3 2 7 3 2)(
+1 2 1 0
+2 3 2 0
+3 6 2 0
+6 5 2 0
+5 4 1 0
+4 1 1 0
+))
+(45 (7 fluid surface)())
+""".replace("\n", "\r\n")
+
+
+def fluent_bin():
+    pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], dtype="<f8")
+    out = b'(1 "Fluent binary layout")\n(2 3)\n(10 (0 1 5 0 3))\n'
+    out += b"(3010 (1 1 5 1 3)(" + pts.tobytes() + b")End of Binary Section   3010)\n"
+    # A fixed triangle zone (int32 rows n0 n1 n2 c0 c1), then a mixed one (type n.. c0 c1).
+    tri = np.array([[1, 2, 3, 1, 0], [1, 3, 4, 1, 0]], dtype="<i4")
+    out += b"(2013 (3 1 2 3 3)(" + tri.tobytes() + b")End of Binary Section   2013)\n"
+    mixed = np.array([3, 1, 2, 4, 1, 0, 4, 2, 3, 4, 5, 1, 2, 3, 2, 5, 4, 2, 0, 2, 3, 1, 1, 0],
+                     dtype="<i8")
+    out += b"(3013 (4 3 6 3 0)(" + mixed.tobytes() + b")End of Binary Section   3013)\n"
+    out += b"(12 (2 1 2 1 2))\n"
+    return out
+
+
+def float32():
+    pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.5]], dtype="<f4")
+    out = b'(1 "float32 nodes")\n(2 3)\n(10 (0 1 4 0))\n(12 (0 1 1 0))\n'
+    out += b"(2010 (1 1 4 1 3)(\n" + pts.tobytes() + b"\n)End of Binary Section 2010)\n"
+    cells = np.array([[1, 2, 3, 4]], dtype="<i8")
+    out += b"(3012 (1 1 1 1 2)(\n" + cells.tobytes() + b"\n)End of Binary Section 3012)\n"
+    return out
+
+
+NO_ND = """(2 3)
+(10 (1 1 3 1)(
+0 0 0
+1 0 0
+0 1 0
+))
+(13 (2 1 1 3 3)(
+1 2 3 1 0
+))
+"""
+
+BAD_NODE = """(2 3)
+(10 (1 1 3 1 3)(
+0 0 0 1 0 0 0 1 0
+))
+(0 "a face naming node 20 (hex) of 1..3")
+(13 (2 1 1 3 3)(
+1 2 20 1 0
+))
+"""
+
+LYING = """(10 (1 1 fffffffffffffff 1 3)(
+0 0 0
+))
+"""
+
+REVERSED = """(10 (1 5 2 1 3)(
+0 0 0
+))
+"""
+
+BAD_HEX = """(10 (1 1 3 1 3)(
+0 0 0 1 0 0 0 1 0
+))
+(13 (2 1 1 3 3)(
+1 2 g 1 0
+))
+"""
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    write(gmsh(BOX, 3, ("tetra",)), "meshio-tets")
+    write(mixed(), "meshio-mixed")
+    sq = gmsh(SQUARE, 2, ("triangle", "quad"))
+    write(meshio.Mesh(sq.points[:, :2], sq.cells), "meshio-2d")
+    m = mixed()
+    meshio.write(os.path.join(OUT, "meshio-int32.msh"),
+                 meshio.Mesh(m.points, [(b.type, b.data.astype(np.int32)) for b in m.cells]),
+                 file_format="ansys")
+    files = {"float32.msh": float32(), "fluent-3d.msh": FLUENT_3D.encode(),
+             "fluent-2d.crlf.msh": FLUENT_2D.encode(), "fluent-bin.msh": fluent_bin(),
+             "no-nd.msh": NO_ND.encode(), "bad-node.msh": BAD_NODE.encode(),
+             "lying.msh": LYING.encode(), "reversed.msh": REVERSED.encode(),
+             "bad-hex.msh": BAD_HEX.encode()}
+    with open(os.path.join(OUT, "meshio-mixed.msh"), "rb") as f:
+        files["truncated.bin.msh"] = f.read()[:700]
+    for name, data in files.items():
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(data)
+    seeds = os.path.join(OUT, "..", "fuzz", "ansys_reader")
+    os.makedirs(seeds, exist_ok=True)
+    for name in ["fluent-3d.msh", "fluent-2d.crlf.msh", "fluent-bin.msh", "float32.msh",
+                 "meshio-mixed.msh", "meshio-mixed.ascii.msh", "meshio-int32.msh", "no-nd.msh",
+                 "lying.msh", "truncated.bin.msh", "bad-node.msh"]:
+        shutil.copy(os.path.join(OUT, name), os.path.join(seeds, name))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""ANSYS Fluent mesh: meshdock's reader against meshio 5.0's ("ansys") on the files of
+tests/data/ansys (meshes written by meshio's writer, ascii and binary; hand-made files in
+Fluent's own layout: faces, zones, comments, CRLF; tools/make_ansys.py), meshdock's writer read
+back by both readers in both encodings, meshio's writer read back by meshdock's, a Gmsh .msh
+still read as Gmsh, and errors naming the file, the line and the section. meshio is asked
+live."""
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+import conftest
+import meshdock
+
+meshio = pytest.importorskip("meshio")
+
+STEMS = ["meshio-tets", "meshio-mixed", "meshio-2d"]
+# Every file meshio reads (float32.msh: meshio keeps float32 points, meshdock float64).
+FILES = ([f"{s}{e}" for s in STEMS for e in (".msh", ".ascii.msh")]
+         + ["meshio-int32.msh", "fluent-3d.msh", "fluent-2d.crlf.msh"])
+
+_read = conftest.read_quietly
+
+
+def _meshio_read(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return meshio.read(path, file_format="ansys")
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_reads_what_meshio_reads(data_dir, name):
+    path = data_dir / "ansys" / name
+    m = _read(path)
+    ref = _meshio_read(path)
+    # meshio keeps 2012's int32 cells; meshdock's connectivity is int64.
+    conftest.assert_same_as_meshio(m, ref, dtypes=name != "meshio-int32.msh")
+    if name.startswith("meshio-"):
+        assert m.notes == []
+
+
+def test_float32_nodes(data_dir):
+    path = data_dir / "ansys" / "float32.msh"
+    m = meshdock.read(path)
+    assert any("single-precision (2010)" in n for n in m.notes), m.notes
+    conftest.assert_same_as_meshio(m, _meshio_read(path), dtypes=False)
+    assert m.points.dtype == np.float64
+
+
+def test_notes_name_skipped_sections(data_dir):
+    m = _read(data_dir / "ansys" / "fluent-3d.msh")
+    text = "\n".join(m.notes)
+    for part in ["(39) zone sections are skipped", "5 fluid fluid-1", "(45) zone sections",
+                 "4 wall top-and-sides", "(18) periodic shadow face", "(12) cell zones without a body",
+                 "zone 5, element type 4", "adjacent cells (c0 c1)"]:
+        assert part in text, part
+
+
+def test_format_names_and_gmsh_msh_still_gmsh(data_dir, tmp_path):
+    path = tmp_path / "grid.txt"
+    shutil.copy(data_dir / "ansys" / "meshio-mixed.msh", path)
+    m = _read(path, file_format="ansys")
+    assert [b.type for b in m.cells] == ["triangle", "tetra", "quad", "hexahedron", "pyramid",
+                                         "wedge", "tetra"]
+    # A Gmsh .msh is still Gmsh's.
+    gmsh = sorted((data_dir / "meshes").glob("*.msh"))[0]
+    g = _read(gmsh)
+    ref = meshio.read(gmsh)
+    np.testing.assert_array_equal(g.points, ref.points)
+
+
+@pytest.mark.parametrize("name", ["meshio-mixed.msh", "meshio-2d.ascii.msh", "meshio-tets.msh"])
+@pytest.mark.parametrize("fmt", ["ansys", "ansys-ascii", "ansys-binary"])
+def test_meshdock_writer_read_back_by_both_readers(data_dir, tmp_path, name, fmt):
+    src = _read(data_dir / "ansys" / name)
+    out = tmp_path / "o.msh"
+    assert meshdock.write(out, src, file_format=fmt) == []
+    if fmt == "ansys-ascii":
+        assert out.read_bytes().startswith(b'(1 "meshdock")\n') and b"(10 (1 1 " in out.read_bytes()
+    else:
+        assert b"(3010 (1 1 " in out.read_bytes()
+    back = _read(out)
+    np.testing.assert_array_equal(back.points, src.points)
+    assert [b.type for b in back.cells] == [b.type for b in src.cells]
+    for ours, theirs in zip(back.cells, src.cells):
+        np.testing.assert_array_equal(ours.data, theirs.data)
+    conftest.assert_same_as_meshio(back, _meshio_read(out), dtypes=True)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_meshio_writer_read_by_meshdock(tmp_path, binary):
+    rng = np.random.default_rng(7)
+    pts = rng.standard_normal((30, 3))
+    cells = [("tetra", rng.integers(0, 30, (6, 4))), ("pyramid", rng.integers(0, 30, (3, 5))),
+             ("wedge", rng.integers(0, 30, (2, 6))), ("hexahedron", rng.integers(0, 30, (2, 8))),
+             ("triangle", rng.integers(0, 30, (4, 3))), ("quad", rng.integers(0, 30, (2, 4)))]
+    path = tmp_path / "r.msh"
+    meshio.write(path, meshio.Mesh(pts, cells), file_format="ansys", binary=binary)
+    m = _read(path)
+    conftest.assert_same_as_meshio(m, _meshio_read(path), dtypes=True)
+    np.testing.assert_array_equal(m.points, pts)
+
+
+def test_errors_name_file_line_and_section(data_dir, tmp_path):
+    d = data_dir / "ansys"
+    with pytest.raises(meshdock.MeshError, match=r"bad-node\.msh:6: section \(13 opened at line 6\): "
+                                                 r"node id 32 \(row 1\) is not one of"):
+        meshdock.read(d / "bad-node.msh")
+    with pytest.raises(meshdock.MeshError, match=r"lying\.msh:1: section \(10 opened at line 1\): "
+                                                 r"1152921504606846975 nodes .* do not fit"):
+        meshdock.read(d / "lying.msh")
+    with pytest.raises(meshdock.MeshError, match=r"truncated\.bin\.msh:\d+: section \(3012"):
+        meshdock.read(d / "truncated.bin.msh")
+    with pytest.raises(meshdock.MeshError, match=r"bad-hex\.msh:5: .*expected a node id"):
+        meshdock.read(d / "bad-hex.msh")
+    bad = tmp_path / "x.msh"
+    bad.write_text("hello\n")
+    with pytest.raises(meshdock.MeshError, match=r"x\.msh:1: not a \.msh mesh: tried Gmsh .* and "
+                                                 r"ANSYS Fluent"):
+        meshdock.read(bad)
+
+
+def test_writer_refuses_other_cells(tmp_path):
+    m = meshio.Mesh(np.zeros((3, 3)), [("line", np.array([[0, 1]]))])
+    with pytest.raises(meshdock.MeshError, match=r"cells\[0\] \(line\) cannot be written"):
+        meshdock.write(tmp_path / "l.msh", m, file_format="ansys")
+    m = meshio.Mesh(np.zeros((3, 1)), [("triangle", np.array([[0, 1, 2]]))])
+    with pytest.raises(meshdock.MeshError, match=r"2-D or 3-D points; these have 1"):
+        meshdock.write(tmp_path / "l.msh", m, file_format="ansys")

@@ -1,0 +1,241 @@
+// The ANSYS Fluent mesh reader and writer: the files of tests/data/ansys (meshes written by
+// meshio's ansys writer, ascii and binary; hand-made files in Fluent's own layout with faces,
+// zones, comments, CRLF; tools/make_ansys.py), bytes written here through a memfd (errors name
+// the file, the line and the section), .msh told from Gmsh's by content, and round trips
+// through write_ansys in both encodings. The comparisons with meshio are in
+// tests/python/test_ansys.py.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace mesh = meshdock::mesh;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(MESHDOCK_TEST_DATA) + "/ansys/" + name;
+}
+
+using meshdock::test::doubles;
+using meshdock::test::ints;
+
+mesh::Mesh read_bytes(const std::string& bytes) {
+  return meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_ansys(f); }, bytes,
+                                   "t.msh");
+}
+
+std::string error_of(const std::string& bytes) {
+  return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_ansys(f); },
+                                    bytes, "t.msh");
+}
+
+std::string read_error(const std::string& path) {
+  try {
+    mesh::read_mesh(path);
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::vector<std::string> types(const mesh::Mesh& m) {
+  std::vector<std::string> t;
+  for (const auto& b : m.cells) t.push_back(b.type);
+  return t;
+}
+
+bool has_note(const mesh::Mesh& m, const std::string& part) {
+  for (const auto& n : m.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+using I = std::vector<std::int64_t>;
+using D = std::vector<double>;
+using S = std::vector<std::string>;
+
+}  // namespace
+
+TEST(AnsysReader, FluentLayoutFacesZonesAndMixedZone) {
+  // .msh with a '(' first: told from Gmsh's by content.
+  const auto m = mesh::read_mesh(data("fluent-3d.msh"));
+  ASSERT_EQ(m.points.dim(0), 12);
+  ASSERT_EQ(m.points.dim(1), 3);
+  EXPECT_EQ(doubles(m.points)[3], 1.0);
+  EXPECT_EQ(doubles(m.points)[6 * 3 + 2], 1.0);
+  // interior, wall, then the mixed zone's quads and triangles (first seen first).
+  EXPECT_EQ(types(m), (S{"quad", "quad", "quad", "triangle"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{1, 4, 10, 7}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 6, 9, 3, 2, 5, 11, 8, 0, 1, 7, 6, 1, 2, 8, 7}));
+  EXPECT_EQ(m.cells[2].size(), 5);
+  EXPECT_EQ(ints(m.cells[3].connectivity), (I{1, 4, 5, 1, 5, 2}));
+  EXPECT_TRUE(has_note(m, "(45) zone sections are skipped"));
+  EXPECT_TRUE(has_note(m, "3 wall walls"));
+  EXPECT_TRUE(has_note(m, "(39) zone sections are skipped"));
+  EXPECT_TRUE(has_note(m, "(18) periodic shadow face sections are skipped"));
+  EXPECT_TRUE(has_note(m, "(12) cell zones without a body"));
+  EXPECT_TRUE(has_note(m, "adjacent cells (c0 c1)"));
+}
+
+TEST(AnsysReader, TwoDimensionalCrlfLineFaces) {
+  const auto m = mesh::read_mesh(data("fluent-2d.crlf.msh"));
+  ASSERT_EQ(m.points.dim(1), 2);
+  EXPECT_EQ(doubles(m.points), (D{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1}));
+  EXPECT_EQ(types(m), (S{"line", "line"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{1, 4}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 1, 2, 2, 5, 5, 4, 4, 3, 3, 0}));
+}
+
+TEST(AnsysReader, FluentBinaryLayoutAndBinaryMixedZone) {
+  // meshio cannot read this layout (bytes right after '('), nor binary mixed zones.
+  const auto m = mesh::read_mesh(data("fluent-bin.msh"));
+  EXPECT_EQ(doubles(m.points), (D{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(types(m), (S{"triangle", "triangle", "quad", "line"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 2, 0, 2, 3}));
+  EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 3, 1, 4, 3}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (I{1, 2, 3, 4}));
+  EXPECT_EQ(ints(m.cells[3].connectivity), (I{2, 0}));
+}
+
+TEST(AnsysReader, MeshioAsciiAndBinaryReadTheSame) {
+  for (const char* stem : {"meshio-tets", "meshio-mixed", "meshio-2d"}) {
+    const auto a = mesh::read_mesh(data(std::string(stem) + ".ascii.msh"));
+    const auto b = mesh::read_mesh(data(std::string(stem) + ".msh"));
+    EXPECT_EQ(doubles(a.points), doubles(b.points)) << stem;
+    ASSERT_EQ(types(a), types(b)) << stem;
+    for (std::size_t k = 0; k < a.cells.size(); ++k)
+      EXPECT_EQ(ints(a.cells[k].connectivity), ints(b.cells[k].connectivity)) << stem;
+    EXPECT_TRUE(a.notes.empty()) << stem;
+  }
+  const auto m = mesh::read_mesh(data("meshio-int32.msh"));
+  EXPECT_EQ(types(m), (S{"triangle", "tetra", "quad", "hexahedron", "pyramid", "wedge", "tetra"}));
+  EXPECT_EQ(ints(m.cells[5].connectivity), (I{1, 10, 2, 5, 12, 6}));
+}
+
+TEST(AnsysReader, Float32NodesNoNdAndFormatNames) {
+  const auto m = mesh::read_mesh(data("float32.msh"));
+  EXPECT_EQ(doubles(m.points), (D{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1.5}));
+  EXPECT_TRUE(has_note(m, "single-precision (2010)"));
+  const auto n = mesh::read_mesh(data("no-nd.msh"), "ansys");
+  EXPECT_EQ(n.points.dim(1), 3);
+  EXPECT_EQ(ints(n.cells[0].connectivity), (I{0, 1, 2}));
+  EXPECT_EQ(mesh::read_mesh(data("no-nd.msh"), "fluent").points.dim(0), 3);
+}
+
+TEST(AnsysReader, ErrorsNameTheFileLineAndSection) {
+  EXPECT_EQ(read_error(data("bad-node.msh")),
+            data("bad-node.msh") +
+                ":6: section (13 opened at line 6): node id 32 (row 1) is not one of the nodes' "
+                "ids 1..3");
+  EXPECT_EQ(read_error(data("bad-hex.msh")),
+            data("bad-hex.msh") +
+                ":5: section (13 opened at line 4): expected a node id (hexadecimal), found 'g'");
+  const auto lying = read_error(data("lying.msh"));
+  EXPECT_NE(lying.find(":1: section (10 opened at line 1): 1152921504606846975 nodes"),
+            std::string::npos)
+      << lying;
+  EXPECT_NE(lying.find("do not fit in the"), std::string::npos) << lying;
+  EXPECT_EQ(
+      read_error(data("reversed.msh")),
+      data("reversed.msh") + ":1: section (10 opened at line 1): first id 5 is after last id 2");
+  const auto trunc = read_error(data("truncated.bin.msh"));
+  EXPECT_NE(trunc.find("section (3012"), std::string::npos) << trunc;
+  EXPECT_EQ(error_of("(10 (1 1 2 1 3)(\n0 0 0\n1 1 1\n2 2 2\n))\n"),
+            "t.msh:4: section (10 opened at line 1): expected ')' closing the body after the "
+            "values its header counts, found '2'");
+  EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 0\n))\n(13 (1 1 1 3 3)(\n1 1 1 0 0\n"),
+            "t.msh:6: section (13 opened at line 4): expected ')' closing the body after the "
+            "values its header counts, found end of file");
+  EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 x\n))\n"),
+            "t.msh:2: section (10 opened at line 1): expected a coordinate (a real number), "
+            "found 'x'");
+  EXPECT_EQ(error_of("hello"), "t.msh:1: expected '(' starting a section, found 'hello'");
+  EXPECT_EQ(error_of("(0 \"x\")\n"),
+            "t.msh: no node section with coordinates ((10), (2010) or (3010) with a body): not "
+            "an ANSYS Fluent mesh, or one without nodes");
+  EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 0\n))\n(13 (1 1 1 3 5)(\n"),
+            "t.msh:4: section (13 opened at line 4): face type 5 is not 0 (mixed), 2 (line), 3 "
+            "(triangle) or 4 (quad) (polygonal faces are not read, as meshio)");
+  EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 0\n))\n(10 (1 3 3 1 3)(\n0 0 0\n))\n"),
+            "t.msh:4: section (10 opened at line 4): the first node id 3 does not follow the "
+            "previous node section's last, 1 (node sections must be consecutive, as meshio "
+            "reads them)");
+  EXPECT_EQ(error_of("(0 \"never closed\"\n"),
+            "t.msh:2: section (0 opened at line 1): the section is not closed (a ')' is missing)");
+}
+
+TEST(AnsysReader, HexInEitherCaseBomAndSectionsOnOneLine) {
+  const auto m = read_bytes(
+      "\xEF\xBB\xBF(2 2)(10 (1 A f 1 2)(1 2 3 4 5 6 7 8 9 10 11 12))\r\n"
+      "(13 (2 1 2 3 2)(A b 0 0\r\nF e 1 0))(0 \"done\")");
+  EXPECT_EQ(m.points.dim(0), 6);
+  EXPECT_EQ(types(m), (S{"line"}));
+  EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 5, 4}));
+}
+
+TEST(AnsysReader, MshNeitherGmshNorFluentNamesBoth) {
+  meshdock::test::TempDir tmp("ansys-neither");
+  const auto p = tmp.file("x.msh");
+  {
+    FILE* f = fopen(p.c_str(), "w");
+    fputs("hello world\n", f);
+    fclose(f);
+  }
+  EXPECT_EQ(read_error(p), p + ":1: not a .msh mesh: tried Gmsh (which starts with $MeshFormat, "
+                               "$NOD or $Comments) and ANSYS Fluent (whose first section starts "
+                               "with '('), found 'hello'");
+}
+
+TEST(AnsysWriter, RoundTripInBothEncodings) {
+  meshdock::test::TempDir tmp("ansys-writer");
+  for (const char* name : {"meshio-mixed.msh", "meshio-2d.msh", "meshio-tets.ascii.msh"}) {
+    const auto src = mesh::read_mesh(data(name));
+    for (const char* fmt : {"ansys", "ansys-ascii", "fluent"}) {
+      mesh::WriteOptions o;
+      o.format = fmt;
+      const auto out = tmp.file(std::string("o-") + fmt + ".msh");
+      EXPECT_TRUE(mesh::write_mesh(src, out, o).empty()) << name << fmt;
+      const auto back = mesh::read_mesh(out);
+      EXPECT_TRUE(back.notes.empty()) << name << fmt;
+      EXPECT_EQ(doubles(back.points), doubles(src.points)) << name << fmt;
+      ASSERT_EQ(types(back), types(src)) << name << fmt;
+      for (std::size_t b = 0; b < src.cells.size(); ++b)
+        EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity))
+            << name << fmt << b;
+    }
+  }
+}
+
+TEST(AnsysWriter, OtherBlocksAreErrorsDataNoted) {
+  meshdock::test::TempDir tmp("ansys-writer-errors");
+  auto m = mesh::read_mesh(data("fluent-2d.crlf.msh"));  // line blocks (faces)
+  mesh::WriteOptions o;
+  o.format = "ansys";
+  const auto out = tmp.file("o.msh");
+  try {
+    mesh::write_mesh(m, out, o);
+    ADD_FAILURE() << "no error";
+  } catch (const mesh::WriteError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              out +
+                  ": cells[0] (line) cannot be written: ANSYS Fluent (as meshio writes it) "
+                  "holds triangle, tetra, quad, hexahedron, pyramid and wedge cells only");
+  }
+  auto t = mesh::read_mesh(data("meshio-mixed.msh"));
+  t.point_data["p"] = mesh::Array::from_vector(std::vector<double>(15, 1.0), {15});
+  const auto notes = mesh::write_mesh(t, out, o);
+  EXPECT_EQ(notes, (S{"point_data 'p' is not written: ANSYS Fluent holds no point data"}));
+  o.encoding = "zlib";
+  try {
+    mesh::write_mesh(t, out, o);
+    ADD_FAILURE() << "no error";
+  } catch (const mesh::WriteError& e) {
+    EXPECT_EQ(std::string(e.what()), out + ": ANSYS encoding 'zlib' is not one of ascii, binary");
+  }
+}
