@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/read_progress.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/text.hpp"
 
@@ -76,7 +77,8 @@ enum class Body { kAscii, kInt32, kInt64 };
 
 class Parser {
  public:
-  Parser(std::string_view data, const std::string& path) : d_(data), path_(path) {}
+  Parser(std::string_view data, const std::string& path, ReadProgress* progress)
+      : d_(data), path_(path), progress_(progress) {}
 
   Mesh parse() {
     if (d_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark
@@ -84,6 +86,7 @@ class Parser {
       skip_ws();
       if (pos_ >= d_.size()) break;
       section();
+      tick();
     }
     return finish();
   }
@@ -91,6 +94,8 @@ class Parser {
  private:
   std::string_view d_;
   const std::string& path_;
+  ReadProgress* progress_;  // null: nobody listens
+  std::uint64_t next_report_ = 0;
   std::size_t pos_ = 0;
   // The section being read: its index text and where its '(' is.
   std::string index_;
@@ -122,6 +127,16 @@ class Parser {
     std::size_t e = at;
     while (e < d_.size() && e - at < 40 && !is_ws(d_[e])) ++e;
     return "'" + terminal_safe(d_.substr(at, std::max<std::size_t>(e - at, 1))) + "'";
+  }
+
+  // Tells the caller's ReadProgress how far the read got, every ReadProgress::kEvery bytes (a
+  // cancelled read stops here with a ReadError). Called between sections and every 4096 values
+  // of an ascii body: one section can be the whole file.
+  void tick() {
+    if (progress_ && pos_ >= next_report_) {
+      progress_->reached(pos_, path_);
+      next_report_ = pos_ + ReadProgress::kEvery;
+    }
   }
 
   void skip_ws() {
@@ -339,7 +354,10 @@ class Parser {
     xyz_.resize(at + values);
     double* out = xyz_.data() + at;
     if (kind == Body::kAscii) {
-      for (std::size_t k = 0; k < values; ++k) out[k] = real();
+      for (std::size_t k = 0; k < values; ++k) {
+        if ((k & 4095) == 0) tick();
+        out[k] = real();
+      }
     } else {
       pos_ = binary_start(values * width);
       const char* p = d_.data() + pos_;
@@ -362,7 +380,10 @@ class Parser {
   template <Body kind>
   void ints(std::int64_t* out, std::size_t values) {
     if constexpr (kind == Body::kAscii) {
-      for (std::size_t k = 0; k < values; ++k) out[k] = hex("a node id");
+      for (std::size_t k = 0; k < values; ++k) {
+        if ((k & 4095) == 0) tick();
+        out[k] = hex("a node id");
+      }
     } else if constexpr (kind == Body::kInt64) {
       std::memcpy(out, d_.data() + pos_, values * 8);
       pos_ += values * 8;
@@ -480,6 +501,7 @@ class Parser {
     }
     const std::size_t first_block = blocks_.size();
     for (std::size_t r = 0; r < n; ++r) {
+      if ((r & 1023) == 0) tick();
       const std::size_t at = pos_;
       const auto t = one(kind, "a face's type");
       if (t < 2 || t > 4)
@@ -561,7 +583,7 @@ class Parser {
 
 Mesh read_ansys(const InFile& in) {
   return parse_mapped(in, [&](std::string_view data, MappedFile& file) {
-    return Parser(data, file.path()).parse();
+    return Parser(data, file.path(), file.progress()).parse();
   });
 }
 
