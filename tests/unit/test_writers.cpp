@@ -478,7 +478,7 @@ TEST(Writers, EncodingsAreCheckedPerFormat) {
   EXPECT_EQ(error_of2(tet(), tmp.file("a.xyz"), o),
             tmp.file("a.xyz") +
                 ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
-                "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol; each "
+                "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol, mdpa; each "
                 "may end in "
                 "-ascii or -binary where it has "
                 "both, as "

@@ -130,6 +130,10 @@ std::vector<std::string> write_flac3d(const Mesh& m, const OutTarget& target, bo
 // first integer cell data; field_data [index, dim] names as materials / bcnames / cd2names).
 // A block Netgen has no element for is a WriteError naming it; the rest is noted.
 std::vector<std::string> write_netgen(const Mesh& m, const OutTarget& target, bool gzip);
+// Kratos Multiphysics model part (.mdpa): what meshio's mdpa writer writes (Nodes, an Elements
+// block per cell block in meshio's names, NodalData / ElementalData), and the point and cell
+// regions as SubModelParts; a block meshio names no element for is noted, not written.
+std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
@@ -137,14 +141,15 @@ struct WriteOptions {
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
   // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d" |
-  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz); empty: the path's
+  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "mdpa" (Kratos); empty:
+  // the path's
   // extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol: "ascii" (the default, the only one);
-  // e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
+  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol, mdpa: "ascii" (the default, the only
+  // one); e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
   // default what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d:
   // "ascii" (the default, as meshio's) | "binary"
   std::string encoding;

@@ -254,8 +254,8 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
                    "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
                    "tetgen": "node"}
-# ("su2", "tecplot", "ugrid", "flac3d" and "netgen" are meshio's names and meshdock's alike;
-# meshdock reads and writes x.vol.gz gzipped, as meshio.)
+# ("su2", "tecplot", "ugrid", "flac3d", "netgen" and "mdpa" are meshio's names and meshdock's
+# alike; meshdock reads and writes x.vol.gz gzipped, as meshio.)
 
 
 def _format(format: Optional[str], file_format: Optional[str]) -> str:
@@ -422,6 +422,7 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     Exodus II as netCDF CDF-2; "ugrid": the variant by the name as meshio's (x.ugrid ascii,
     x.b8.ugrid, x.lb4.ugrid, x.r8.ugrid ... binary); "f3grid" (meshio's "flac3d"): FLAC3D grid,
     "ascii" (default, as meshio's) or "binary"; "vol" / "netgen": Netgen, x.vol.gz gzipped;
+    "mdpa": Kratos Multiphysics, regions as SubModelParts (meshio's reader skips them);
     `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
     polygons; noted when that moves a block, cell data and regions move with it). STL, OBJ,
