@@ -112,11 +112,11 @@ def test_meshio_format_name(data_dir, tmp_path):
 
 def test_errors_name_file_and_line(data_dir):
     with pytest.raises(meshdock.MeshError,
-                       match=r"bad-node\.mdpa:6: node 9 is in no Nodes block before this line"):
+                       match=r"bad-node\.mdpa:7: node 9 is in no Nodes block before this line"):
         meshdock.read(data_dir / "mdpa" / "bad-node.mdpa")
     with pytest.raises(meshdock.MeshError,
-                       match=r"bad-name\.mdpa:6: unknown Elements name 'MyOwnThing': known are"):
+                       match=r"bad-name\.mdpa:7: unknown Elements name 'MyOwnThing': known are"):
         meshdock.read(data_dir / "mdpa" / "bad-name.mdpa")
-    with pytest.raises(meshdock.MeshError, match=r"bad-count\.mdpa:8: a Triangle2D3 \(triangle\) "
+    with pytest.raises(meshdock.MeshError, match=r"bad-count\.mdpa:9: a Triangle2D3 \(triangle\) "
                                                  r"has 3 nodes; the line lists 2"):
         meshdock.read(data_dir / "mdpa" / "bad-count.mdpa")

@@ -138,15 +138,15 @@ TEST(MdpaReader, KratosSolidAndSurfaceNames) {
 
 TEST(MdpaReader, ErrorsNameFileLineAndWhatWasExpected) {
   EXPECT_NE(file_error(("bad-node.mdpa"))
-                .find("bad-node.mdpa:6: node 9 is in no Nodes block before this line"),
+                .find("bad-node.mdpa:7: node 9 is in no Nodes block before this line"),
             std::string::npos);
   const auto name = file_error(("bad-name.mdpa"));
-  EXPECT_NE(name.find("bad-name.mdpa:6: unknown Elements name 'MyOwnThing': known are Line2D2"),
+  EXPECT_NE(name.find("bad-name.mdpa:7: unknown Elements name 'MyOwnThing': known are Line2D2"),
             std::string::npos)
       << name;
   EXPECT_NE(name.find("Element2D3N"), std::string::npos);
   EXPECT_NE(file_error(("bad-count.mdpa"))
-                .find("bad-count.mdpa:8: a Triangle2D3 (triangle) has 3 nodes; the line lists 2"),
+                .find("bad-count.mdpa:9: a Triangle2D3 (triangle) has 3 nodes; the line lists 2"),
             std::string::npos);
   EXPECT_NE(file_error(("unclosed.mdpa"))
                 .find("unclosed.mdpa:3: the file ends in a Nodes block (no End)"),

@@ -214,11 +214,11 @@ class MdpaParser {
   Mesh parse() {
     std::vector<std::size_t> open_parts;  // parts_ indices of the SubModelParts we are in
     while (true) {
-      file_.advance(c_.offset());
-      const auto at = c_.offset();
+      std::size_t at = 0;
       std::string_view line;
-      if (!next_words(line)) break;
+      if (!next_words(line, &at)) break;
       const auto w = words(line);
+      if (w.empty()) continue;
       if (w[0] == "End") {
         if (open_parts.empty() || (w.size() > 1 && w[1] != "SubModelPart")) {
           c_.seek(at);
@@ -261,10 +261,12 @@ class MdpaParser {
 
   std::string where(std::size_t at) const { return path_ + ":" + std::to_string(c_.line_at(at)); }
 
-  // The next line that has words (blank and comment lines skipped): false at the end.
-  bool next_words(std::string_view& line) {
+  // The next line that has words (blank and comment lines skipped), `at` its offset (may be
+  // null): false at the end.
+  bool next_words(std::string_view& line, std::size_t* at = nullptr) {
     while (!c_.at_end()) {
       file_.advance(c_.offset());
+      if (at) *at = c_.offset();
       line = c_.rest_of_line();
       const auto t = Cursor::trim(line);
       if (!t.empty() && !t.starts_with("//")) return true;
@@ -413,14 +415,15 @@ class MdpaParser {
       c_.fail("unknown " + std::string(kind) + " name '" + std::string(name.substr(0, 60)) +
               "': known are " + known_names());
     }
-    if (blocks_.empty() || blocks_.back().type != t) blocks_.push_back(Block{t, 0, {}});
-    auto& b = blocks_.back();
     const auto nodes = kTypes[t].nodes;
     auto& rows = elements ? element_rows_ : condition_rows_;
     auto& count = elements ? nelements_ : nconditions_;
     auto& runs = elements ? element_runs_ : condition_runs_;
     runs.push_back(Run{count, ncells_, 0});
     while (data_line(kind)) {
+      // A block of no lines makes none (as meshio's); one of the type before adds to it.
+      if (blocks_.empty() || blocks_.back().type != t) blocks_.push_back(Block{t, 0, {}});
+      auto& b = blocks_.back();
       std::array<std::int64_t, 2> head;
       if (!fast_cell(b, nodes, head)) [[unlikely]]
         checked_cell(b, nodes, name, head);

@@ -22,7 +22,7 @@ kratos3d.mdpa        by hand: Element3D4N, Element3D8N, Element3D6N, SurfaceCond
                      SurfaceCondition3D4N, with Geometries.
 bad-node.mdpa        by hand: an element naming node 9, which no Nodes line gives.
 bad-name.mdpa        by hand: Elements of an unknown name (line 7).
-bad-count.mdpa       by hand: a Triangle2D3 line of 2 nodes (line 8).
+bad-count.mdpa       by hand: a Triangle2D3 line of 2 nodes (line 9).
 unclosed.mdpa        by hand: a Nodes block with no End.
 ../fuzz/mdpa_reader/<file>  fuzz_mdpa_reader's seeds: the small files above.
 """
