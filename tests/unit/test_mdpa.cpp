@@ -211,7 +211,7 @@ TEST(MdpaWriter, MeshiosNamesPropertyZeroAndNotes) {
   mesh::Region side;
   side.name = "s";
   side.kind = mesh::RegionKind::kSide;
-  side.entries = mesh::Array::from_vector(std::vector<std::int64_t>{0, 0});
+  side.entries = mesh::Array::from_vector(std::vector<std::int64_t>{0, 0}, {1, 2});
   m.regions.push_back(side);
   mesh::Region cells;
   cells.name = "all";
