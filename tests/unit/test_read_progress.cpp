@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"g.obj", ""}, Case{"g.ply", "ascii"}, Case{"g.ply", "binary"},
                       Case{"g.off", ""}, Case{"g.ugrid", ""}, Case{"g.b8.ugrid", ""},
                       Case{"g.lr4.ugrid", ""}, Case{"g.f3grid", "ascii"},
-                      Case{"g.f3grid", "binary"}, Case{"g.vol", ""}),
+                      Case{"g.f3grid", "binary"}, Case{"g.vol", ""}, Case{"g.mdpa", ""}),
     [](const auto& info) {
       std::string s = std::string(info.param.file) + "_" + info.param.encoding;
       for (auto& ch : s)
