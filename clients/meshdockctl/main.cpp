@@ -724,12 +724,13 @@ int main(int argc, char** argv) {
   auto* exp = app.add_subcommand("export", "write a loaded mesh to a file (under an export root)");
   exp->add_option("NAME", name, "the mesh")->required()->check(name_validator());
   exp->add_option("PATH", out_path, "the file to write")->required();
-  exp->add_option("--format", format,
-                  "the writer: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, inp, mesh, meshb, "
-                  "su2, exo, bdf, dat (Tecplot), avs, node (TetGen: writes x.node and x.ele), "
-                  "ugrid, f3grid (FLAC3D), vol (Netgen; x.vol.gz gzipped), ansys (Fluent), or "
-                  "meshio's name "
-                  "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
+  exp->add_option(
+      "--format", format,
+      "the writer: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, inp, mesh, meshb, "
+      "su2, exo, bdf, dat (Tecplot), avs, node (TetGen: writes x.node and x.ele), "
+      "ugrid, f3grid (FLAC3D), vol (Netgen; x.vol.gz gzipped), ansys (Fluent), mdpa (Kratos), or "
+      "meshio's name "
+      "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
   exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");
 
   std::string field, npy_path;

@@ -464,14 +464,15 @@ TEST(Writers, EncodingsAreCheckedPerFormat) {
   EXPECT_EQ(error_of2(tet(), tmp.file("a.exo"), o),
             tmp.file("a.exo") + ": Exodus encoding 'ascii' is not binary (its only one)");
   o = {};
-  EXPECT_EQ(error_of2(tet(), tmp.file("a.xyz"), o),
-            tmp.file("a.xyz") +
-                ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
-                "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol, ansys; "
-                "each may end in "
-                "-ascii or -binary where it has "
-                "both, as "
-                "meshio's names do)");
+  EXPECT_EQ(
+      error_of2(tet(), tmp.file("a.xyz"), o),
+      tmp.file("a.xyz") +
+          ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
+          "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol, ansys, mdpa; "
+          "each may end in "
+          "-ascii or -binary where it has "
+          "both, as "
+          "meshio's names do)");
   o.encoding = "binary";
   EXPECT_EQ(error_of2(tet(), tmp.file("a.vtp"), o),
             tmp.file("a.vtp") + ": VTP encoding 'binary' is not one of ascii, raw, zlib");

@@ -99,6 +99,11 @@ Mesh read_flac3d(const InFile& file);
 // / 3012: triangle tetra quad hexahedron pyramid wedge), face zones (13 / 2013 / 3013: line
 // triangle quad; mixed zones a block a type, binary too) in file order; other sections noted.
 Mesh read_ansys(const InFile& file);
+// Kratos Multiphysics model part (.mdpa; meshio's "mdpa"): Nodes as points (n, 3), Elements and
+// Conditions blocks by their Kratos name (meshio's names, or <Name><d>D<k>N), node / element /
+// condition ids as labels, SubModelParts as point and cell regions "outer.inner", scalar
+// NodalData as point_data; other blocks noted.
+Mesh read_mdpa(const InFile& file);
 // Netgen (.vol, .vol.gz gzipped; Netgen / NGSolve's Mesh.Save) as meshio's "netgen": points,
 // vertex / line / triangle(6) / quad(8) / tetra(10) / pyramid(13) / wedge(15) / hexahedron(20)
 // in VTK's order, cell_data "netgen:index", materials / bcnames / cd2names as field_data and

@@ -138,6 +138,10 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     return write_flac3d(m, target, enc == "binary");
   }
   if (fmt == "ansys" || fmt == "fluent") return write_ansys(m, target, binary("ANSYS"));
+  if (fmt == "mdpa") {
+    ascii_only("mdpa");
+    return write_mdpa(m, target);
+  }
   const bool vol_gz = leaf_is_vol_gz(target.leaf);
   if (fmt == "vol" || fmt == "netgen" || (fmt == "gz" && vol_gz)) {
     ascii_only("Netgen");
@@ -146,7 +150,7 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys; "
+      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, mdpa; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

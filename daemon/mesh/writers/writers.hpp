@@ -136,6 +136,11 @@ std::vector<std::string> write_netgen(const Mesh& m, const OutTarget& target, bo
 // naming it; no faces, as meshio); data and regions are noted.
 std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary);
 
+// Kratos Multiphysics model part (.mdpa): what meshio's mdpa writer writes (Nodes, an Elements
+// block per cell block in meshio's names, NodalData / ElementalData), and the point and cell
+// regions as SubModelParts; a block meshio names no element for is noted, not written.
+std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
@@ -143,14 +148,14 @@ struct WriteOptions {
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
   // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d" |
   // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "ansys" / "fluent"
-  // (ANSYS Fluent; named, never by .msh, which is Gmsh's); empty: the path's
+  // (ANSYS Fluent; named, never by .msh, which is Gmsh's) | "mdpa" (Kratos); empty: the path's
   // extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol: "ascii" (the default, the only one);
-  // e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
+  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol, mdpa: "ascii" (the default, the only
+  // one); e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
   // default what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d:
   // "ascii" (the default, as meshio's) | "binary"; ansys, fluent: "binary" (the default, as
   // meshio's) | "ascii"

@@ -254,7 +254,7 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
                    "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
                    "tetgen": "node"}
-# ("su2", "tecplot", "ugrid", "flac3d", "netgen" and "ansys" are meshio's names and meshdock's
+# ("su2", "tecplot", "ugrid", "flac3d", "netgen", "ansys" and "mdpa" are meshio's names and meshdock's
 # alike ("ansys-ascii" / "ansys-binary" set the encoding in the writer);
 # meshdock reads and writes x.vol.gz gzipped, as meshio.)
 
@@ -425,6 +425,7 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     "ascii" (default, as meshio's) or "binary"; "vol" / "netgen": Netgen, x.vol.gz gzipped;
     "ansys" / "ansys-ascii" / "ansys-binary" (meshio's "ansys"): ANSYS Fluent, binary by
     default as meshio's (x.msh is Gmsh's unless the format is given);
+    "mdpa": Kratos Multiphysics, regions as SubModelParts (meshio's reader skips them);
     `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
     polygons; noted when that moves a block, cell data and regions move with it). STL, OBJ,

@@ -300,7 +300,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * a block), "ugrid" (UGRID: ascii, or binary by the name's suffix: x.b8.ugrid, x.lb4.ugrid,
  * x.r8.ugrid ...), "f3grid" / "flac3d" (FLAC3D grid, ascii or binary told by content),
  * "vol" / "netgen" (Netgen; x.vol.gz gzipped, inflated to at most the daemon's max_bytes),
- * "ansys" / "fluent" (ANSYS Fluent mesh; a .msh whose first byte is '(' is read as one))
+ * "ansys" / "fluent" (ANSYS Fluent mesh; a .msh whose first byte is '(' is read as one),
+ * "mdpa" (Kratos Multiphysics model part; SubModelParts as point and cell regions))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
@@ -396,11 +397,12 @@ typedef struct meshdock_write_options {
                            "ele" / "tetgen" (TetGen: x.node and x.ele both written) | "ugrid"
                            (the variant by the name: x.b8.ugrid ...) | "f3grid" / "flac3d"
                            (FLAC3D grid) | "vol" / "netgen" (Netgen; x.vol.gz gzipped) |
-                           "ansys" / "fluent" (ANSYS Fluent; never by .msh, Gmsh's);
+                           "ansys" / "fluent" (ANSYS Fluent; never by .msh, Gmsh's) |
+                           "mdpa" (Kratos; regions as SubModelParts);
                            NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
                            "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat, avs, node,
-                           vol: "ascii"; exo: "binary"; ugrid: the name's; f3grid: "ascii"
+                           vol, mdpa: "ascii"; exo: "binary"; ugrid: the name's; f3grid: "ascii"
                            (default) | "binary"; ansys: "binary" (default) | "ascii"; NULL or
                            "": the default */
   int zlib_level;       /* default 6 */

@@ -1,0 +1,122 @@
+"""Kratos mdpa: meshdock's reader against meshio 5.0's ("mdpa") on the files of tests/data/mdpa
+(gmsh meshes and meshio-made meshes written by meshio's writer; tools/make_mdpa.py), meshdock's
+writer read back by both readers, meshio's writer read back by meshdock's, what meshdock reads
+beyond meshio (SubModelParts, scalar NodalData, Kratos names, id labels) and errors naming the
+file and line. meshio is asked live."""
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+import conftest
+import meshdock
+
+meshio = pytest.importorskip("meshio")
+
+# The files meshio reads (its reader stops at comments inside blocks and maps Kratos' own
+# element names by node count: corners.mdpa and kratos3d.mdpa are compared by number instead).
+FILES = ["gmsh-tri.mdpa", "gmsh-tet.mdpa", "every2d.mdpa", "every3d.mdpa"]
+
+_read = conftest.read_quietly
+
+
+def _meshio_read(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return meshio.read(path, file_format="mdpa")
+
+
+def _without_point_data(m):
+    """meshio 5.0's mdpa reader reads no NodalData: meshdock's scalar point_data aside."""
+    m.point_data = {}
+    return m
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_reads_what_meshio_reads(data_dir, name):
+    path = data_dir / "mdpa" / name
+    m = _read(path)
+    ref = _meshio_read(path)
+    conftest.assert_same_as_meshio(_without_point_data(m), ref, dtypes=True)
+    assert m.cell_sets == {} and m.point_sets == {}
+
+
+def test_scalar_nodal_data_is_point_data(data_dir):
+    m = _read(data_dir / "mdpa" / "gmsh-tri.mdpa")
+    np.testing.assert_array_equal(m.point_data["temp"], 2 * m.points[:, 0] + 1)
+    assert "vel" not in m.point_data
+
+
+def test_corners_beyond_meshio(data_dir):
+    for name in ["corners.mdpa", "crlf.mdpa"]:
+        m = _read(data_dir / "mdpa" / name)
+        np.testing.assert_array_equal(m.points[:, 0], [0, 1, 1, 0, 2])
+        assert [b.type for b in m.cells] == ["triangle", "quad", "line"]
+        np.testing.assert_array_equal(m.cells[0].data, [[0, 1, 2], [0, 2, 3]])
+        np.testing.assert_array_equal(m.point_data["TEMPERATURE"],
+                                      [300, np.nan, 310.5, np.nan, -4])
+        assert [(r.name, r.kind, np.asarray(r.entries).tolist()) for r in m.regions] == [
+            ("Body", "point", [0, 1, 2, 3]), ("Body", "cell", [0, 1]),
+            ("Body.Left", "point", [0, 3]), ("Body.Left.Corner", "point", [0]),
+            ("Boundary", "cell", [2, 4, 3])]
+        assert len(m.notes) == 7
+
+
+def test_kratos_names(data_dir):
+    m = _read(data_dir / "mdpa" / "kratos3d.mdpa")
+    assert [b.type for b in m.cells] == ["hexahedron", "tetra", "wedge", "quad", "triangle"]
+
+
+@pytest.mark.parametrize("name", FILES + ["corners.mdpa"])
+def test_meshdock_writer_read_back_by_both_readers(data_dir, tmp_path, name):
+    src = _read(data_dir / "mdpa" / name)
+    out = tmp_path / "o.mdpa"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", meshdock.MeshWarning)
+        meshdock.write(out, src)
+    back = _read(out)
+    np.testing.assert_array_equal(back.points, src.points)
+    assert [b.type for b in back.cells] == [b.type for b in src.cells]
+    for ours, theirs in zip(back.cells, src.cells):
+        np.testing.assert_array_equal(ours.data, theirs.data)
+    assert sorted(back.point_data) == sorted(src.point_data)
+    for k in src.point_data:
+        np.testing.assert_array_equal(back.point_data[k], src.point_data[k])
+    assert [(r.name, r.kind, np.asarray(r.entries).tolist()) for r in back.regions] == [
+        (r.name, r.kind, np.asarray(r.entries).tolist()) for r in src.regions]
+    ref = _meshio_read(out)
+    conftest.assert_same_as_meshio(_without_point_data(back), ref, dtypes=True)
+
+
+def test_meshio_writer_read_by_meshdock(tmp_path):
+    rng = np.random.default_rng(7)
+    pts = rng.standard_normal((30, 3))
+    cells = [("tetra", rng.integers(0, 30, (6, 4))), ("triangle", rng.integers(0, 30, (3, 3))),
+             ("hexahedron20", rng.integers(0, 30, (2, 20))), ("line", rng.integers(0, 30, (2, 2)))]
+    p = rng.standard_normal(30)
+    path = tmp_path / "r.mdpa"
+    meshio.write(path, meshio.Mesh(pts, cells, point_data={"p": p}), file_format="mdpa")
+    m = _read(path)
+    np.testing.assert_array_equal(m.points, pts)
+    np.testing.assert_array_equal(m.point_data["p"], p)  # meshio writes repr(): exact
+    conftest.assert_same_as_meshio(_without_point_data(m), _meshio_read(path), dtypes=True)
+
+
+def test_meshio_format_name(data_dir, tmp_path):
+    path = tmp_path / "model.txt"
+    shutil.copy(data_dir / "mdpa" / "every3d.mdpa", path)
+    m = _read(path, file_format="mdpa")
+    assert [b.type for b in m.cells][:2] == ["triangle", "tetra"]
+
+
+def test_errors_name_file_and_line(data_dir):
+    with pytest.raises(meshdock.MeshError,
+                       match=r"bad-node\.mdpa:7: node 9 is in no Nodes block before this line"):
+        meshdock.read(data_dir / "mdpa" / "bad-node.mdpa")
+    with pytest.raises(meshdock.MeshError,
+                       match=r"bad-name\.mdpa:7: unknown Elements name 'MyOwnThing': known are"):
+        meshdock.read(data_dir / "mdpa" / "bad-name.mdpa")
+    with pytest.raises(meshdock.MeshError, match=r"bad-count\.mdpa:9: a Triangle2D3 \(triangle\) "
+                                                 r"has 3 nodes; the line lists 2"):
+        meshdock.read(data_dir / "mdpa" / "bad-count.mdpa")

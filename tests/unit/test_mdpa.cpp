@@ -1,0 +1,237 @@
+// The Kratos mdpa reader and writer: the files of tests/data/mdpa (meshio-written gmsh meshes and
+// hand-written corners; tools/make_mdpa.py), texts written here through a memfd (errors name the
+// file and the line), and round trips through write_mdpa. The comparisons with meshio are in
+// tests/python/test_mdpa.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/validate.hpp"
+#include "daemon/mesh/writers/writers.hpp"
+#include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace mesh = meshdock::mesh;
+
+namespace {
+
+std::string data(const std::string& name) {
+  return std::string(MESHDOCK_TEST_DATA) + "/mdpa/" + name;
+}
+
+using meshdock::test::doubles;
+using meshdock::test::ints;
+
+std::string error_of(const std::string& text) {
+  return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_mdpa(f); }, text,
+                                    "t.mdpa");
+}
+
+// The ReadError's message for tests/data/mdpa/<name>.
+std::string file_error(const std::string& name) {
+  try {
+    mesh::read_mesh(data(name));
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::vector<std::string> types(const mesh::Mesh& m) {
+  std::vector<std::string> t;
+  for (const auto& b : m.cells) t.push_back(b.type);
+  return t;
+}
+
+bool has_note(const mesh::Mesh& m, const std::string& part) {
+  for (const auto& n : m.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+using I = std::vector<std::int64_t>;
+
+TEST(MdpaReader, MeshioWrittenGmshTrianglesMergeLineBlocks) {
+  const auto m = mesh::read_mesh(data("gmsh-tri.mdpa"));
+  mesh::validate_mesh(m, "t");
+  EXPECT_EQ(m.points.shape(), (I{30, 3}));
+  // meshio's two Line2D2 blocks make one block, as meshio reads them.
+  EXPECT_EQ(types(m), (std::vector<std::string>{"vertex", "line", "triangle"}));
+  EXPECT_EQ(m.cells[1].size(), 8);
+  EXPECT_EQ(m.cells[2].size(), 42);
+  EXPECT_EQ(doubles(m.points)[4 * 3], 2.4999999999941089e-01);
+  // temp = 2 x + 1 (scalar: point_data); vel (3 values a line) and area (ElementalData) noted.
+  ASSERT_EQ(m.point_data.count("temp"), 1u);
+  EXPECT_EQ(doubles(m.point_data.at("temp"))[1], 3.0);
+  EXPECT_EQ(m.point_data.count("vel"), 0u);
+  EXPECT_TRUE(has_note(m, "NodalData vel is not read"));
+  EXPECT_TRUE(has_note(m, "block 'ElementalData area' is not read"));
+}
+
+TEST(MdpaReader, EveryKindMeshioWrites) {
+  const auto m2 = mesh::read_mesh(data("every2d.mdpa"));
+  EXPECT_EQ(types(m2), (std::vector<std::string>{"vertex", "line", "line3", "triangle", "triangle6",
+                                                 "quad", "quad8", "quad9"}));
+  EXPECT_EQ(ints(m2.cells[7].connectivity), (I{12, 14, 24, 22, 13, 19, 23, 17, 18}));
+  EXPECT_TRUE(m2.notes.empty());
+  const auto m3 = mesh::read_mesh(data("every3d.mdpa"));
+  EXPECT_EQ(types(m3), (std::vector<std::string>{"triangle", "tetra", "tetra10", "wedge",
+                                                 "hexahedron", "hexahedron20", "hexahedron27"}));
+  // Node order as in the file (meshio 5.0 reorders neither way).
+  I seq(27);
+  for (std::int64_t i = 0; i < 27; ++i) seq[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(ints(m3.cells[6].connectivity), seq);
+}
+
+TEST(MdpaReader, CornersIdsCommentsKratosNamesDataAndNestedSubModelParts) {
+  for (const char* name : {"corners.mdpa", "crlf.mdpa"}) {
+    const auto m = mesh::read_mesh(data(name));
+    mesh::validate_mesh(m, "t");
+    EXPECT_EQ(doubles(m.points),
+              (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 2, 0.5, -1.5e-3}))
+        << name;
+    EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "line"}));
+    EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 2, 0, 2, 3}));
+    EXPECT_EQ(ints(m.cells[1].connectivity), (I{1, 4, 2, 2}));
+    EXPECT_EQ(ints(m.cells[2].connectivity), (I{0, 1, 1, 4}));
+    const auto t = doubles(m.point_data.at("TEMPERATURE"));
+    EXPECT_EQ(t[0], 300.0);
+    EXPECT_TRUE(std::isnan(t[1]));
+    EXPECT_EQ(t[2], 310.5);
+    EXPECT_EQ(t[4], -4.0);
+    EXPECT_EQ(doubles(m.point_data.at("PRESSURE"))[1], 7.25);
+    EXPECT_EQ(m.point_data.count("VELOCITY"), 0u);
+    ASSERT_EQ(m.regions.size(), 5u);
+    EXPECT_EQ(m.regions[0].name, "Body");
+    EXPECT_EQ(m.regions[0].kind, mesh::RegionKind::kPoint);
+    EXPECT_EQ(ints(m.regions[0].entries), (I{0, 1, 2, 3}));
+    EXPECT_EQ(m.regions[1].name, "Body");
+    EXPECT_EQ(m.regions[1].kind, mesh::RegionKind::kCell);
+    EXPECT_EQ(ints(m.regions[1].entries), (I{0, 1}));
+    EXPECT_EQ(m.regions[1].dim, 2);
+    EXPECT_EQ(m.regions[2].name, "Body.Left");
+    EXPECT_EQ(ints(m.regions[2].entries), (I{0, 3}));
+    EXPECT_EQ(m.regions[3].name, "Body.Left.Corner");
+    EXPECT_EQ(ints(m.regions[3].entries), (I{0}));
+    EXPECT_EQ(m.regions[4].name, "Boundary");
+    EXPECT_EQ(ints(m.regions[4].entries), (I{2, 4, 3}));  // element 9, conditions 2, 1
+    for (const char* n :
+         {"block 'ModelPartData' is not read", "block 'Properties 1' is not read",
+          "block 'Table 1 TIME DISPLACEMENT_X' is not read", "NodalData VELOCITY is not read",
+          "block 'ElementalData THICKNESS' is not read", "TEMPERATURE: the fixed flags",
+          "property ids are not kept"})
+      EXPECT_TRUE(has_note(m, n)) << n;
+    EXPECT_EQ(m.notes.size(), 7u) << name;
+  }
+}
+
+TEST(MdpaReader, KratosSolidAndSurfaceNames) {
+  const auto m = mesh::read_mesh(data("kratos3d.mdpa"));
+  EXPECT_EQ(types(m),
+            (std::vector<std::string>{"hexahedron", "tetra", "wedge", "quad", "triangle"}));
+  EXPECT_EQ(ints(m.cells[2].connectivity), (I{0, 1, 3, 4, 5, 7}));
+  EXPECT_TRUE(has_note(m, "kratos3d.mdpa:28: block 'Geometries Triangle3D3' is not read"));
+}
+
+TEST(MdpaReader, ErrorsNameFileLineAndWhatWasExpected) {
+  EXPECT_NE(file_error(("bad-node.mdpa"))
+                .find("bad-node.mdpa:7: node 9 is in no Nodes block before this line"),
+            std::string::npos);
+  const auto name = file_error(("bad-name.mdpa"));
+  EXPECT_NE(name.find("bad-name.mdpa:7: unknown Elements name 'MyOwnThing': known are Line2D2"),
+            std::string::npos)
+      << name;
+  EXPECT_NE(name.find("Element2D3N"), std::string::npos);
+  EXPECT_NE(file_error(("bad-count.mdpa"))
+                .find("bad-count.mdpa:9: a Triangle2D3 (triangle) has 3 nodes; the line lists 2"),
+            std::string::npos);
+  EXPECT_NE(file_error(("unclosed.mdpa"))
+                .find("unclosed.mdpa:3: the file ends in a Nodes block (no End)"),
+            std::string::npos);
+  EXPECT_NE(error_of("Begin Nodes\n 1 0 0 0\n 1 1 0 0\nEnd Nodes\n")
+                .find("t.mdpa:3: node id 1 is given twice"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("Begin Nodes\n 1 0 0\nEnd Nodes\n").find("t.mdpa:2: node 1: expected 'id x y z'"),
+      std::string::npos);
+  EXPECT_NE(error_of("Nodes\n").find("t.mdpa:1: expected a block's 'Begin <Name>' line"),
+            std::string::npos);
+  EXPECT_NE(error_of("Begin SubModelPart P\n Begin SubModelPartElements\n 4\n End "
+                     "SubModelPartElements\nEnd SubModelPart\n")
+                .find("t.mdpa:3: element 4 is in no Elements block before this line"),
+            std::string::npos);
+  EXPECT_NE(error_of("Begin SubModelPart P\n").find("t.mdpa:1: SubModelPart P has no 'End"),
+            std::string::npos);
+}
+
+struct Tmp : meshdock::test::TempDir {
+  Tmp() : TempDir("mdpaw") {}
+};
+
+TEST(MdpaWriter, RoundTripKeepsPointsBlocksScalarDataAndRegions) {
+  Tmp tmp;
+  for (const char* name : {"gmsh-tri.mdpa", "gmsh-tet.mdpa", "every2d.mdpa", "every3d.mdpa",
+                           "corners.mdpa", "kratos3d.mdpa"}) {
+    const auto src = mesh::read_mesh(data(name));
+    mesh::write_mesh(src, tmp.file("o.mdpa"));
+    const auto back = mesh::read_mesh(tmp.file("o.mdpa"));
+    EXPECT_EQ(doubles(back.points), doubles(src.points)) << name;
+    ASSERT_EQ(types(back), types(src)) << name;
+    for (std::size_t b = 0; b < src.cells.size(); ++b)
+      EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity)) << name;
+    ASSERT_EQ(back.point_data.size(), src.point_data.size()) << name;
+    for (const auto& [k, a] : src.point_data) {
+      const auto x = doubles(a), y = doubles(back.point_data.at(k));
+      for (std::size_t i = 0; i < x.size(); ++i)
+        EXPECT_TRUE(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i]))) << name << k;
+    }
+    ASSERT_EQ(back.regions.size(), src.regions.size()) << name;
+    for (std::size_t r = 0; r < src.regions.size(); ++r) {
+      EXPECT_EQ(back.regions[r].name, src.regions[r].name);
+      EXPECT_EQ(back.regions[r].kind, src.regions[r].kind);
+      EXPECT_EQ(ints(back.regions[r].entries), ints(src.regions[r].entries));
+    }
+  }
+}
+
+TEST(MdpaWriter, MeshiosNamesPropertyZeroAndNotes) {
+  Tmp tmp;
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(std::vector<double>{0, 0, 1, 0, 0, 1, 1, 1, 0.5, 2}, {5, 2});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2}, {1, 3})));
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "pyramid", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 3, 2, 4}, {1, 5})));
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "line", mesh::Array::from_vector(std::vector<std::int64_t>{3, 4}, {1, 2})));
+  m.field_data["F"] = mesh::Array::from_vector(std::vector<std::int64_t>{1, 2});
+  mesh::Region side;
+  side.name = "s";
+  side.kind = mesh::RegionKind::kSide;
+  side.entries = mesh::Array::from_vector(std::vector<std::int64_t>{0, 0}, {1, 2});
+  m.regions.push_back(side);
+  mesh::Region cells;
+  cells.name = "all";
+  cells.kind = mesh::RegionKind::kCell;
+  cells.entries = mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2});
+  m.regions.push_back(cells);
+  const auto notes = mesh::write_mesh(m, tmp.file("w.mdpa"));
+  const auto back = mesh::read_mesh(tmp.file("w.mdpa"));
+  EXPECT_EQ(types(back), (std::vector<std::string>{"triangle", "line"}));
+  EXPECT_EQ(ints(back.cells[1].connectivity), (I{3, 4}));
+  EXPECT_EQ(doubles(back.points)[14], 0.0);  // z = 0 added
+  ASSERT_EQ(back.regions.size(), 1u);
+  EXPECT_EQ(ints(back.regions[0].entries), (I{0, 1}));  // the pyramid's cell is not written
+  std::string all;
+  for (const auto& n : notes) all += n + "\n";
+  for (const char* n : {"points have 2 coordinates", "cells[1] (pyramid) is not written",
+                        "field_data 'F' is not written", "region 's' is not written",
+                        "region 'all': 1 cells of blocks not written"})
+    EXPECT_NE(all.find(n), std::string::npos) << n << "\n" << all;
+  EXPECT_TRUE(back.notes.empty());
+}
+
+}  // namespace
