@@ -217,6 +217,7 @@ def written(fmt, options, path, seed):
         points = points.astype(np.float64)
         cells = [(t, c) for t, c in cells
                  if t in ("triangle", "tetra", "quad", "hexahedron", "pyramid", "wedge")]
+        point_data, cell_data = {}, {}
     elif fmt == "mdpa":
         # meshio 5.0's mdpa writer has no name for pyramid (KeyError); its reader reads no
         # NodalData / ElementalData back (meshdock's scalar point data: test_mdpa.py).
