@@ -22,6 +22,7 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/ansys/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
 using meshdock::test::ints;
 
@@ -44,12 +45,6 @@ std::string read_error(const std::string& path) {
   return "no error";
 }
 
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
-}
-
 bool has_note(const mesh::Mesh& m, const std::string& part) {
   for (const auto& n : m.notes)
     if (n.find(part) != std::string::npos) return true;
@@ -70,7 +65,7 @@ TEST(AnsysReader, FluentLayoutFacesZonesAndMixedZone) {
   EXPECT_EQ(doubles(m.points)[3], 1.0);
   EXPECT_EQ(doubles(m.points)[6 * 3 + 2], 1.0);
   // interior, wall, then the mixed zone's quads and triangles (first seen first).
-  EXPECT_EQ(types(m), (S{"quad", "quad", "quad", "triangle"}));
+  EXPECT_EQ(cell_types(m), (S{"quad", "quad", "quad", "triangle"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{1, 4, 10, 7}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 6, 9, 3, 2, 5, 11, 8, 0, 1, 7, 6, 1, 2, 8, 7}));
   EXPECT_EQ(m.cells[2].size(), 5);
@@ -87,7 +82,7 @@ TEST(AnsysReader, TwoDimensionalCrlfLineFaces) {
   const auto m = mesh::read_mesh(data("fluent-2d.crlf.msh"));
   ASSERT_EQ(m.points.dim(1), 2);
   EXPECT_EQ(doubles(m.points), (D{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1}));
-  EXPECT_EQ(types(m), (S{"line", "line"}));
+  EXPECT_EQ(cell_types(m), (S{"line", "line"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{1, 4}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 1, 2, 2, 5, 5, 4, 4, 3, 3, 0}));
 }
@@ -96,7 +91,7 @@ TEST(AnsysReader, FluentBinaryLayoutAndBinaryMixedZone) {
   // meshio cannot read this layout (bytes right after '('), nor binary mixed zones.
   const auto m = mesh::read_mesh(data("fluent-bin.msh"));
   EXPECT_EQ(doubles(m.points), (D{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}));
-  EXPECT_EQ(types(m), (S{"triangle", "triangle", "quad", "line"}));
+  EXPECT_EQ(cell_types(m), (S{"triangle", "triangle", "quad", "line"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 2, 0, 2, 3}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 3, 1, 4, 3}));
   EXPECT_EQ(ints(m.cells[2].connectivity), (I{1, 2, 3, 4}));
@@ -108,13 +103,14 @@ TEST(AnsysReader, MeshioAsciiAndBinaryReadTheSame) {
     const auto a = mesh::read_mesh(data(std::string(stem) + ".ascii.msh"));
     const auto b = mesh::read_mesh(data(std::string(stem) + ".msh"));
     EXPECT_EQ(doubles(a.points), doubles(b.points)) << stem;
-    ASSERT_EQ(types(a), types(b)) << stem;
+    ASSERT_EQ(cell_types(a), cell_types(b)) << stem;
     for (std::size_t k = 0; k < a.cells.size(); ++k)
       EXPECT_EQ(ints(a.cells[k].connectivity), ints(b.cells[k].connectivity)) << stem;
     EXPECT_TRUE(a.notes.empty()) << stem;
   }
   const auto m = mesh::read_mesh(data("meshio-int32.msh"));
-  EXPECT_EQ(types(m), (S{"triangle", "tetra", "quad", "hexahedron", "pyramid", "wedge", "tetra"}));
+  EXPECT_EQ(cell_types(m),
+            (S{"triangle", "tetra", "quad", "hexahedron", "pyramid", "wedge", "tetra"}));
   EXPECT_EQ(ints(m.cells[5].connectivity), (I{1, 10, 2, 5, 12, 6}));
 }
 
@@ -175,7 +171,7 @@ TEST(AnsysReader, HexInEitherCaseBomAndSectionsOnOneLine) {
       "\xEF\xBB\xBF(2 2)(10 (1 A f 1 2)(1 2 3 4 5 6 7 8 9 10 11 12))\r\n"
       "(13 (2 1 2 3 2)(A b 0 0\r\nF e 1 0))(0 \"done\")");
   EXPECT_EQ(m.points.dim(0), 6);
-  EXPECT_EQ(types(m), (S{"line"}));
+  EXPECT_EQ(cell_types(m), (S{"line"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 5, 4}));
 }
 
@@ -204,7 +200,7 @@ TEST(AnsysWriter, RoundTripInBothEncodings) {
       const auto back = mesh::read_mesh(out);
       EXPECT_TRUE(back.notes.empty()) << name << fmt;
       EXPECT_EQ(doubles(back.points), doubles(src.points)) << name << fmt;
-      ASSERT_EQ(types(back), types(src)) << name << fmt;
+      ASSERT_EQ(cell_types(back), cell_types(src)) << name << fmt;
       for (std::size_t b = 0; b < src.cells.size(); ++b)
         EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity))
             << name << fmt << b;

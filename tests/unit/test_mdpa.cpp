@@ -22,6 +22,7 @@ std::string data(const std::string& name) {
   return std::string(MESHDOCK_TEST_DATA) + "/mdpa/" + name;
 }
 
+using meshdock::test::cell_types;
 using meshdock::test::doubles;
 using meshdock::test::ints;
 
@@ -40,12 +41,6 @@ std::string file_error(const std::string& name) {
   return "no error";
 }
 
-std::vector<std::string> types(const mesh::Mesh& m) {
-  std::vector<std::string> t;
-  for (const auto& b : m.cells) t.push_back(b.type);
-  return t;
-}
-
 bool has_note(const mesh::Mesh& m, const std::string& part) {
   for (const auto& n : m.notes)
     if (n.find(part) != std::string::npos) return true;
@@ -59,7 +54,7 @@ TEST(MdpaReader, MeshioWrittenGmshTrianglesMergeLineBlocks) {
   mesh::validate_mesh(m, "t");
   EXPECT_EQ(m.points.shape(), (I{30, 3}));
   // meshio's two Line2D2 blocks make one block, as meshio reads them.
-  EXPECT_EQ(types(m), (std::vector<std::string>{"vertex", "line", "triangle"}));
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"vertex", "line", "triangle"}));
   EXPECT_EQ(m.cells[1].size(), 8);
   EXPECT_EQ(m.cells[2].size(), 42);
   EXPECT_EQ(doubles(m.points)[4 * 3], 2.4999999999941089e-01);
@@ -73,13 +68,14 @@ TEST(MdpaReader, MeshioWrittenGmshTrianglesMergeLineBlocks) {
 
 TEST(MdpaReader, EveryKindMeshioWrites) {
   const auto m2 = mesh::read_mesh(data("every2d.mdpa"));
-  EXPECT_EQ(types(m2), (std::vector<std::string>{"vertex", "line", "line3", "triangle", "triangle6",
-                                                 "quad", "quad8", "quad9"}));
+  EXPECT_EQ(cell_types(m2), (std::vector<std::string>{"vertex", "line", "line3", "triangle",
+                                                      "triangle6", "quad", "quad8", "quad9"}));
   EXPECT_EQ(ints(m2.cells[7].connectivity), (I{12, 14, 24, 22, 13, 19, 23, 17, 18}));
   EXPECT_TRUE(m2.notes.empty());
   const auto m3 = mesh::read_mesh(data("every3d.mdpa"));
-  EXPECT_EQ(types(m3), (std::vector<std::string>{"triangle", "tetra", "tetra10", "wedge",
-                                                 "hexahedron", "hexahedron20", "hexahedron27"}));
+  EXPECT_EQ(cell_types(m3),
+            (std::vector<std::string>{"triangle", "tetra", "tetra10", "wedge", "hexahedron",
+                                      "hexahedron20", "hexahedron27"}));
   // Node order as in the file (meshio 5.0 reorders neither way).
   I seq(27);
   for (std::int64_t i = 0; i < 27; ++i) seq[static_cast<std::size_t>(i)] = i;
@@ -93,7 +89,7 @@ TEST(MdpaReader, CornersIdsCommentsKratosNamesDataAndNestedSubModelParts) {
     EXPECT_EQ(doubles(m.points),
               (std::vector<double>{0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 2, 0.5, -1.5e-3}))
         << name;
-    EXPECT_EQ(types(m), (std::vector<std::string>{"triangle", "quad", "line"}));
+    EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "quad", "line"}));
     EXPECT_EQ(ints(m.cells[0].connectivity), (I{0, 1, 2, 0, 2, 3}));
     EXPECT_EQ(ints(m.cells[1].connectivity), (I{1, 4, 2, 2}));
     EXPECT_EQ(ints(m.cells[2].connectivity), (I{0, 1, 1, 4}));
@@ -130,7 +126,7 @@ TEST(MdpaReader, CornersIdsCommentsKratosNamesDataAndNestedSubModelParts) {
 
 TEST(MdpaReader, KratosSolidAndSurfaceNames) {
   const auto m = mesh::read_mesh(data("kratos3d.mdpa"));
-  EXPECT_EQ(types(m),
+  EXPECT_EQ(cell_types(m),
             (std::vector<std::string>{"hexahedron", "tetra", "wedge", "quad", "triangle"}));
   EXPECT_EQ(ints(m.cells[2].connectivity), (I{0, 1, 3, 4, 5, 7}));
   EXPECT_TRUE(has_note(m, "kratos3d.mdpa:28: block 'Geometries Triangle3D3' is not read"));
@@ -167,6 +163,36 @@ TEST(MdpaReader, ErrorsNameFileLineAndWhatWasExpected) {
             std::string::npos);
 }
 
+// What a hostile file's shape could make slow or large: a note a skipped block (each names its
+// line: a scan from the start), SubModelParts nested without end (each name holds its parents'),
+// many blocks and long SubModelParts (a cell's block found by a search). Cells of blocks with an
+// empty block between them are still found.
+TEST(MdpaReader, ManyBlocksDeepNestingAndEmptyBlocksStayBounded) {
+  std::string text = "Begin Nodes\n1 0 0 0\n2 1 0 0\n3 0 1 0\nEnd Nodes\n";
+  for (int i = 0; i < 100; ++i) text += "Begin Table " + std::to_string(i) + "\n1 2\nEnd Table\n";
+  text +=
+      "Begin Elements Element2D3N\n10 0 1 2 3\n11 0 3 2 1\nEnd Elements\n"
+      "Begin Elements Element2D4N\nEnd Elements\n"
+      "Begin Elements Element2D2N\n12 0 1 2\nEnd Elements\n"
+      "Begin SubModelPart P\nBegin SubModelPartElements\n12 10\nEnd SubModelPartElements\n"
+      "End SubModelPart\n";
+  const auto m = meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_mdpa(f); },
+                                           text, "t.mdpa");
+  EXPECT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "line"}));
+  ASSERT_EQ(m.regions.size(), 1u);
+  EXPECT_EQ(ints(m.regions[0].entries), (I{2, 0}));
+  EXPECT_EQ(m.regions[0].dim, 2);
+  EXPECT_EQ(m.notes.size(), 33u);
+  EXPECT_TRUE(has_note(m, "t.mdpa:6: block 'Table 0' is not read"));
+  EXPECT_TRUE(has_note(m, "t.mdpa: 68 more blocks are not read"));
+
+  std::string deep = "Begin Nodes\n1 0 0 0\nEnd Nodes\n";
+  for (int i = 0; i < 65; ++i) deep += "Begin SubModelPart p\n";
+  EXPECT_NE(error_of(deep).find("t.mdpa:68: SubModelParts nested more than 64 deep"),
+            std::string::npos)
+      << error_of(deep);
+}
+
 struct Tmp : meshdock::test::TempDir {
   Tmp() : TempDir("mdpaw") {}
 };
@@ -179,7 +205,7 @@ TEST(MdpaWriter, RoundTripKeepsPointsBlocksScalarDataAndRegions) {
     mesh::write_mesh(src, tmp.file("o.mdpa"));
     const auto back = mesh::read_mesh(tmp.file("o.mdpa"));
     EXPECT_EQ(doubles(back.points), doubles(src.points)) << name;
-    ASSERT_EQ(types(back), types(src)) << name;
+    ASSERT_EQ(cell_types(back), cell_types(src)) << name;
     for (std::size_t b = 0; b < src.cells.size(); ++b)
       EXPECT_EQ(ints(back.cells[b].connectivity), ints(src.cells[b].connectivity)) << name;
     ASSERT_EQ(back.point_data.size(), src.point_data.size()) << name;
@@ -220,7 +246,7 @@ TEST(MdpaWriter, MeshiosNamesPropertyZeroAndNotes) {
   m.regions.push_back(cells);
   const auto notes = mesh::write_mesh(m, tmp.file("w.mdpa"));
   const auto back = mesh::read_mesh(tmp.file("w.mdpa"));
-  EXPECT_EQ(types(back), (std::vector<std::string>{"triangle", "line"}));
+  EXPECT_EQ(cell_types(back), (std::vector<std::string>{"triangle", "line"}));
   EXPECT_EQ(ints(back.cells[1].connectivity), (I{3, 4}));
   EXPECT_EQ(doubles(back.points)[14], 0.0);  // z = 0 added
   ASSERT_EQ(back.regions.size(), 1u);

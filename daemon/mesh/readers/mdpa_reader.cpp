@@ -24,11 +24,13 @@
 //   block: skipped, each noted by name and line (an empty ModelPartData or Properties, as
 //   meshio writes them, needs no note).
 // The writer is mdpa_writer.cpp.
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -257,9 +259,22 @@ class MdpaParser {
   std::vector<Part> parts_;
   std::vector<NodalValues> nodal_;
   bool nonzero_property_ = false;
+  static constexpr std::size_t kMaxNesting = 64;
   std::vector<std::string> notes_;
 
   std::string where(std::size_t at) const { return path_ + ":" + std::to_string(c_.line_at(at)); }
+
+  // A note about the block at `at` ("mdpa: file:line: " + what). Finding a line costs a scan
+  // from the file's start, so only the first kLineNotes get one each; the rest are counted in
+  // one note (a file of a million skipped blocks must not take a million scans).
+  static constexpr std::size_t kLineNotes = 32;
+  std::size_t line_notes_ = 0, more_notes_ = 0;
+  void note_at(std::size_t at, const std::string& what) {
+    if (line_notes_++ < kLineNotes)
+      notes_.push_back("mdpa: " + where(at) + ": " + what);
+    else
+      ++more_notes_;
+  }
 
   // The next line that has words (blank and comment lines skipped), `at` its offset (may be
   // null): false at the end.
@@ -308,6 +323,11 @@ class MdpaParser {
     if (w.size() < 3) {
       c_.seek(at);
       c_.fail("expected 'Begin SubModelPart <name>', found no name");
+    }
+    // Each level's name holds its parents': deeper nesting would cost memory quadratic in it.
+    if (open_parts.size() == kMaxNesting) {
+      c_.seek(at);
+      c_.fail("SubModelParts nested more than " + std::to_string(kMaxNesting) + " deep");
     }
     parts_.push_back(Part{prefix + std::string(w[2]), at, {}, {}, {}});
     open_parts.push_back(parts_.size() - 1);
@@ -499,9 +519,9 @@ class MdpaParser {
       const bool ok = (n == 2 || n == 3) && (layout == 0 || layout == n) && parse_word(w[0], id) &&
                       parse_word(w.back(), v);
       if (!ok) {
-        notes_.push_back("mdpa: " + where(line_at) + ": NodalData " + std::string(var) +
-                         " is not read: its lines are not 'id value' or 'id fixed value' of "
-                         "one scalar");
+        note_at(line_at, "NodalData " + std::string(var) +
+                             " is not read: its lines are not 'id value' or 'id fixed value' of "
+                             "one scalar");
         skip_rest("NodalData");
         return;
       }
@@ -512,8 +532,8 @@ class MdpaParser {
     }
     end_line("NodalData");
     if (layout == 3)
-      notes_.push_back("mdpa: " + where(at) + ": NodalData " + std::string(var) +
-                       ": the fixed flags are not kept, the values are point_data");
+      note_at(at, "NodalData " + std::string(var) +
+                      ": the fixed flags are not kept, the values are point_data");
     nodal_.push_back(std::move(nv));
   }
 
@@ -550,7 +570,7 @@ class MdpaParser {
     if (!skip_rest(w[1]) && quiet_if_empty) return;
     std::string name;
     for (std::size_t i = 1; i < w.size(); ++i) name += (i > 1 ? " " : "") + std::string(w[i]);
-    notes_.push_back("mdpa: " + where(at) + ": block '" + name + "' is not read");
+    note_at(at, "block '" + name + "' is not read");
   }
 
   // The row of node `id`, which a Nodes block before the line read last must give.
@@ -561,10 +581,15 @@ class MdpaParser {
     return r;
   }
 
+  // Runs start at rising rows (an empty block's run shares its row with the next): the last
+  // run starting at or before `row` holds it, if any does. A search, not a scan: a file of many
+  // blocks and long SubModelParts stays linear.
   static std::int64_t global_of(const std::vector<Run>& runs, std::int64_t row) {
-    for (const auto& r : runs)
-      if (row >= r.row && row < r.row + r.count) return r.global + (row - r.row);
-    return -1;
+    const auto it = std::upper_bound(runs.begin(), runs.end(), row,
+                                     [](std::int64_t x, const Run& r) { return x < r.row; });
+    if (it == runs.begin()) return -1;
+    const auto& r = *std::prev(it);
+    return row < r.row + r.count ? r.global + (row - r.row) : -1;
   }
 
   Mesh finish() {
@@ -579,6 +604,9 @@ class MdpaParser {
     if (nonzero_property_)
       notes_.push_back("mdpa: " + path_ +
                        ": the cells' property ids are not kept (meshio keeps none either)");
+    if (more_notes_)
+      notes_.push_back("mdpa: " + path_ + ": " + std::to_string(more_notes_) +
+                       " more blocks are not read, or read in part, as the notes above say");
     point_data(m);
     regions(m);
     file_.release_before(c_.offset());
@@ -609,9 +637,9 @@ class MdpaParser {
       starts.push_back(s);
       s += b.size();
     }
-    for (const auto g : cells) {
-      std::size_t b = 0;
-      while (b + 1 < starts.size() && starts[b + 1] <= g) ++b;
+    for (const auto g : cells) {  // the block holding g: the last one starting at or before it
+      const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
+                                              starts.begin() - 1);
       dim = std::max(dim, kTypes[type_of(m.cells[b].type)].dim);
       if (dim == 3) break;
     }
