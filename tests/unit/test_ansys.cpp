@@ -188,6 +188,24 @@ TEST(AnsysReader, MshNeitherGmshNorFluentNamesBoth) {
                                "with '('), found 'hello'");
 }
 
+// A million skipped sections, or sections of a million kinds, must not cost a line scan each:
+// a kind keeps its first 8 summaries (each names its line), the 17th kind and on are "(other)".
+TEST(AnsysReader, SkippedSectionsAreSummarisedWithinBounds) {
+  std::string text = "(10 (1 1 1 1 3)(\n0 0 0\n))\n";
+  for (int i = 0; i < 40; ++i)
+    text += "(39 (" + std::to_string(i) + " wall w" + std::to_string(i) + ")())\n";
+  for (int i = 0; i < 40; ++i) text += "(" + std::to_string(100 + i) + " x)\n";
+  const auto m = read_bytes(text);
+  ASSERT_EQ(m.notes.size(), 17u);  // (39), 15 kinds, (other)
+  EXPECT_TRUE(has_note(
+      m, "(39) zone sections are skipped (as meshio skips them): line 4 (0 wall w0); line 5"));
+  EXPECT_TRUE(has_note(m, "line 11 (7 wall w7); ..."));
+  EXPECT_FALSE(has_note(m, "w8)"));
+  EXPECT_TRUE(has_note(m, "(114) sections are skipped (as meshio skips them): line 58"));
+  EXPECT_TRUE(has_note(m, "(other) sections are skipped (as meshio skips them): line 59; line 60"));
+  EXPECT_FALSE(has_note(m, "(115)"));
+}
+
 TEST(AnsysWriter, RoundTripInBothEncodings) {
   meshdock::test::TempDir tmp("ansys-writer");
   for (const char* name : {"meshio-mixed.msh", "meshio-2d.msh", "meshio-tets.ascii.msh"}) {

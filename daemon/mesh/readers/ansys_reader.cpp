@@ -21,9 +21,11 @@
 // the one followed by ')' after the body's size is taken. Counts (last - first + 1) are
 // checked against the bytes left before anything is allocated; errors name the file, the line
 // and the section, and what was expected.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,7 +110,11 @@ class Parser {
   bool float32_ = false;
   std::vector<Block> blocks_;
   std::vector<std::string> notes_;
-  // Skipped sections, a note each kind: "(39) zone sections" -> their summaries.
+  // Skipped sections, a note each kind: "(39) zone sections" -> their first summaries. At most
+  // kMaxKinds kinds (then "(other)") and kMaxSummaries summaries a kind, each made only when it
+  // is kept: a summary names a line (a scan from the start), and a hostile file may hold a
+  // million sections of a million kinds.
+  static constexpr std::size_t kMaxKinds = 16, kMaxSummaries = 8;
   std::vector<std::pair<std::string, std::vector<std::string>>> skipped_;
   bool faces_read_ = false;
 
@@ -294,37 +300,48 @@ class Parser {
     index_.clear();
   }
 
-  void skip(const std::string& kind, std::string summary) {
-    for (auto& [k, list] : skipped_)
-      if (k == kind) {
-        if (list.size() < 8)
-          list.push_back(std::move(summary));
-        else if (list.size() == 8)
-          list.push_back("...");
-        return;
+  template <typename Summary>
+  void skip(const std::string& kind, Summary&& summary) {
+    auto it = std::find_if(skipped_.begin(), skipped_.end(),
+                           [&](const auto& k) { return k.first == kind; });
+    if (it == skipped_.end()) {
+      const std::string other = "(other)";
+      if (skipped_.size() >= kMaxKinds)
+        it = std::find_if(skipped_.begin(), skipped_.end(),
+                          [&](const auto& k) { return k.first == other; });
+      if (it == skipped_.end()) {
+        skipped_.push_back({skipped_.size() >= kMaxKinds ? other : kind, {}});
+        it = std::prev(skipped_.end());
       }
-    skipped_.push_back({kind, {std::move(summary)}});
+    }
+    auto& list = it->second;
+    if (list.size() < kMaxSummaries)
+      list.push_back(summary());
+    else if (list.size() == kMaxSummaries)
+      list.push_back("...");
   }
 
   // A section meshio skips: its kind and what it holds, for the note.
   void skip_other() {
     const std::size_t from = pos_;
     skip_close(1);
-    // The first "(...)" group (a zone section's "(id type name)") as the summary.
-    std::string_view text = d_.substr(from, pos_ - 1 - from);
-    std::string summary = "line " + std::to_string(line_at(start_));
-    const auto open = text.find('('), close = text.find(')');
-    if (open != std::string_view::npos && close != std::string_view::npos && open < close)
-      summary += " (" +
-                 terminal_safe(text.substr(open + 1, std::min<std::size_t>(close - open - 1, 80))) +
-                 ")";
     const std::string& i = index_;
     const std::string kind = i == "39" || i == "45" ? "(" + i + ") zone"
                              : i == "18"            ? "(18) periodic shadow face"
                              : i == "58"            ? "(58) cell tree"
                              : i == "59"            ? "(59) face tree"
                                                     : "(" + i + ")";
-    skip(kind, std::move(summary));
+    skip(kind, [&] {
+      // The first "(...)" group (a zone section's "(id type name)") as the summary.
+      std::string_view text = d_.substr(from, pos_ - 1 - from);
+      std::string summary = "line " + std::to_string(line_at(start_));
+      const auto open = text.find('('), close = text.find(')');
+      if (open != std::string_view::npos && close != std::string_view::npos && open < close)
+        summary +=
+            " (" +
+            terminal_safe(text.substr(open + 1, std::min<std::size_t>(close - open - 1, 80))) + ")";
+      return summary;
+    });
   }
 
   void nodes() {
@@ -423,15 +440,18 @@ class Parser {
         skip(
             "(12) cell zones without a body (Fluent gives their cells by the faces, which are "
             "read as face blocks);",
-            "zone " + std::to_string(h[0]) + ", element type " +
-                (h.size() >= 5 ? std::to_string(h[4]) : "?"));
+            [&] {
+              return "zone " + std::to_string(h[0]) + ", element type " +
+                     (h.size() >= 5 ? std::to_string(h[4]) : "?");
+            });
       return;
     }
     if (h.size() < 5) fail(start_, "expected a header (zone first last type element-type)");
     if (h[3] == 0 || h[4] == 0 || h[4] == 7) {
       skip_close(2);
-      skip(h[3] == 0 ? "(12) dead cell zone" : "(12) mixed or polyhedral cell zone",
-           "zone " + std::to_string(h[0]) + ", element type " + std::to_string(h[4]));
+      skip(h[3] == 0 ? "(12) dead cell zone" : "(12) mixed or polyhedral cell zone", [&] {
+        return "zone " + std::to_string(h[0]) + ", element type " + std::to_string(h[4]);
+      });
       return;
     }
     if (h[4] < 0 || h[4] > 7)
