@@ -28,6 +28,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "daemon/mesh/mapped_file.hpp"
@@ -79,14 +80,15 @@ enum class Body { kAscii, kInt32, kInt64 };
 
 class Parser {
  public:
-  Parser(std::string_view data, const std::string& path, ReadProgress* progress)
-      : d_(data), path_(path), progress_(progress) {}
+  Parser(std::string_view data, MappedFile& file)
+      : d_(data), file_(file), path_(file.path()), progress_(file.progress()) {}
 
   Mesh parse() {
     if (d_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark
     while (true) {
       skip_ws();
       if (pos_ >= d_.size()) break;
+      file_.advance(pos_);
       section();
       tick();
     }
@@ -95,6 +97,7 @@ class Parser {
 
  private:
   std::string_view d_;
+  MappedFile& file_;  // Access::window: advance() as the parse goes, read_at() for binary runs
   const std::string& path_;
   ReadProgress* progress_;  // null: nobody listens
   std::uint64_t next_report_ = 0;
@@ -372,47 +375,57 @@ class Parser {
     double* out = xyz_.data() + at;
     if (kind == Body::kAscii) {
       for (std::size_t k = 0; k < values; ++k) {
+        file_.advance(pos_);
         if ((k & 4095) == 0) tick();
         out[k] = real();
       }
     } else {
       pos_ = binary_start(values * width);
-      const char* p = d_.data() + pos_;
       if (kind == Body::kInt64) {
-        std::memcpy(out, p, values * 8);
+        binary_rows<double>(out, values, 1, 1);
       } else {
         float32_ = true;
-        for (std::size_t k = 0; k < values; ++k) {
-          float f;
-          std::memcpy(&f, p + 4 * k, 4);
-          out[k] = f;
-        }
+        binary_rows<float>(out, values, 1, 1);
       }
-      pos_ += values * width;
+      tick();
     }
     end_body();
   }
 
-  // `values` integers of the body into out.
-  template <Body kind>
-  void ints(std::int64_t* out, std::size_t values) {
-    if constexpr (kind == Body::kAscii) {
-      for (std::size_t k = 0; k < values; ++k) {
-        if ((k & 4095) == 0) tick();
-        out[k] = hex("a node id");
-      }
-    } else if constexpr (kind == Body::kInt64) {
-      std::memcpy(out, d_.data() + pos_, values * 8);
-      pos_ += values * 8;
-    } else {
-      const char* p = d_.data() + pos_;
-      for (std::size_t k = 0; k < values; ++k) {
-        std::int32_t v;
-        std::memcpy(&v, p + 4 * k, 4);
-        out[k] = v;
-      }
-      pos_ += values * 4;
+  // `values` hexadecimal integers of an ascii body into out.
+  void hex_ints(std::int64_t* out, std::size_t values) {
+    for (std::size_t k = 0; k < values; ++k) {
+      file_.advance(pos_);
+      if ((k & 4095) == 0) tick();
+      out[k] = hex("a node id");
     }
+  }
+
+  // A binary body's n rows of `row` values of type T at pos_ (int32 / int64 ids, float32 /
+  // float64 coordinates), the first `keep` of each row into out (rows of keep), read with pread
+  // (MappedFile::read_at): straight into out when nothing is converted or dropped, else through
+  // a 1 MiB buffer. The mapping's pages are never touched, so a binary file is read at about
+  // the size of its arrays (through the mapping, its pages would stay resident beside them).
+  template <typename T, typename Out>
+  void binary_rows(Out* out, std::size_t n, std::size_t row, std::size_t keep) {
+    if constexpr (std::is_same_v<T, Out>) {
+      if (keep == row) {
+        file_.read_at(pos_, n * row * sizeof(T), reinterpret_cast<char*>(out));
+        pos_ += n * row * sizeof(T);
+        return;
+      }
+    }
+    const std::size_t per = std::max<std::size_t>(1, (std::size_t{1} << 20) / (row * sizeof(T)));
+    std::vector<T> buf(std::min(n, per) * row);
+    for (std::size_t r = 0; r < n; r += per) {
+      const auto k = std::min(per, n - r);
+      file_.read_at(pos_ + r * row * sizeof(T), k * row * sizeof(T),
+                    reinterpret_cast<char*>(buf.data()));
+      for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t j = 0; j < keep; ++j)
+          out[(r + i) * keep + j] = static_cast<Out>(buf[i * row + j]);
+    }
+    pos_ += n * row * sizeof(T);
   }
 
   // One value of a mixed face zone's body.
@@ -470,29 +483,21 @@ class Parser {
     Block b{t.name, t.nodes, start_, index_, {}, {}};
     b.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), t.nodes});
     std::int64_t* out = b.conn.as<std::int64_t>();
-    if (kind != Body::kAscii) pos_ = binary_start(n * row * width);
-    if (extra == 0) {
-      const std::size_t values = n * row;
-      if (kind == Body::kAscii)
-        ints<Body::kAscii>(out, values);
-      else if (kind == Body::kInt32)
-        ints<Body::kInt32>(out, values);
+    const auto keep = static_cast<std::size_t>(t.nodes);
+    if (kind != Body::kAscii) {
+      pos_ = binary_start(n * row * width);
+      if (kind == Body::kInt32)
+        binary_rows<std::int32_t>(out, n, row, keep);
       else
-        ints<Body::kInt64>(out, values);
+        binary_rows<std::int64_t>(out, n, row, keep);
+      tick();
+    } else if (extra == 0) {
+      hex_ints(out, n * row);
     } else {
       std::int64_t skip[2];
       for (std::size_t r = 0; r < n; ++r) {
-        std::int64_t* o = out + r * static_cast<std::size_t>(t.nodes);
-        if (kind == Body::kAscii) {
-          ints<Body::kAscii>(o, static_cast<std::size_t>(t.nodes));
-          ints<Body::kAscii>(skip, 2);
-        } else if (kind == Body::kInt32) {
-          ints<Body::kInt32>(o, static_cast<std::size_t>(t.nodes));
-          ints<Body::kInt32>(skip, 2);
-        } else {
-          ints<Body::kInt64>(o, static_cast<std::size_t>(t.nodes));
-          ints<Body::kInt64>(skip, 2);
-        }
+        hex_ints(out + r * keep, keep);
+        hex_ints(skip, 2);
       }
     }
     end_body();
@@ -521,6 +526,7 @@ class Parser {
     }
     const std::size_t first_block = blocks_.size();
     for (std::size_t r = 0; r < n; ++r) {
+      file_.advance(pos_);
       if ((r & 1023) == 0) tick();
       const std::size_t at = pos_;
       const auto t = one(kind, "a face's type");
@@ -602,9 +608,9 @@ class Parser {
 }  // namespace
 
 Mesh read_ansys(const InFile& in) {
-  return parse_mapped(in, [&](std::string_view data, MappedFile& file) {
-    return Parser(data, file.path(), file.progress()).parse();
-  });
+  return parse_mapped(
+      in, [&](std::string_view data, MappedFile& file) { return Parser(data, file).parse(); },
+      Access::window);
 }
 
 }  // namespace meshdock::mesh
