@@ -88,9 +88,12 @@ class AnsysWriter : wr::WriterState {
     s.put(")(\n");
     const auto values = n * static_cast<std::uint64_t>(dim);
     if (binary_) {
-      s.run<double>(values, [&](double* out, std::size_t at, std::size_t k) {
-        for (std::size_t i = 0; i < k; ++i) out[i] = value_at(m_.points, at + i);
-      });
+      if (m_.points.dtype() == kFloat64)  // the common case: the points' bytes as they are
+        s.le_run(m_.points.as<double>(), values);
+      else
+        s.run<double>(values, [&](double* out, std::size_t at, std::size_t k) {
+          for (std::size_t i = 0; i < k; ++i) out[i] = value_at(m_.points, at + i);
+        });
       s.put("\n)End of Binary Section 3010)\n");
     } else {
       for (std::uint64_t i = 0; i < n; ++i) {
@@ -117,9 +120,7 @@ class AnsysWriter : wr::WriterState {
       hex(s, static_cast<std::uint64_t>(type_[b]->fluent));
       s.put(")(\n");
       if (binary_) {
-        s.run<std::int64_t>(cells * w, [&](std::int64_t* out, std::size_t at, std::size_t k) {
-          for (std::size_t i = 0; i < k; ++i) out[i] = c[at + i] + 1;
-        });
+        wr::cell_ids<std::int64_t>(s, blk, {}, 1, false);
         s.put("\n)End of Binary Section 3012)\n");
       } else {
         for (std::uint64_t i = 0; i < cells; ++i) {
