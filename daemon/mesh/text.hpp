@@ -9,6 +9,38 @@
 
 namespace meshdock::mesh {
 
+// The hot text parsers' fast path for integers: the plain decimal digits at p (no sign, at
+// most 18 of them, so no overflow) into x. Returns where the digits end: p itself when there
+// are none; the caller checks what follows and takes its checked path for anything else.
+inline const char* plain_digits(const char* p, const char* end, std::int64_t& x) {
+  x = 0;
+  const char* q = p;
+  while (q < end && q - p < 18 && static_cast<unsigned char>(*q - '0') < 10)
+    x = x * 10 + (*q++ - '0');
+  return q;
+}
+
+// A line of plain decimal integers from p (at its first digit) to its '\n' or the end, separated
+// by ' ', '\t' or '\r': the values into v (at most max), the count returned, `stop` set to the
+// '\n' (or the end). 0, with nothing else set, for a line holding anything else (a sign, a
+// letter, a comment, more than max values): the caller's checked path then reads or reports it.
+inline std::size_t plain_ints_line(const char* p, const char* end, std::int64_t* v, std::size_t max,
+                                   const char*& stop) {
+  std::size_t n = 0;
+  while (true) {
+    std::int64_t x;
+    const char* q = plain_digits(p, end, x);
+    if (q == p || n == max) return 0;
+    if (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') return 0;
+    v[n++] = x;
+    while (q < end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+    p = q;
+    if (q == end || *q == '\n') break;
+  }
+  stop = p;
+  return n;
+}
+
 // The length of the well-formed UTF-8 sequence at text[i] (lead byte >= 0x80), 0 when there is
 // none: a bad lead byte, a missing continuation, an overlong form, a surrogate, past U+10FFFF.
 // C1 controls (U+0080..U+009F: CSI is U+009B) count as not well-formed for terminal_safe's sake

@@ -41,6 +41,7 @@
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/id_rows.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
@@ -401,20 +402,9 @@ class MdpaParser {
     const char* const begin = c_.data().data();
     const char* const end = begin + c_.data().size();
     const char* p = begin + c_.offset();
-    std::array<std::int64_t, 29> v;
-    std::size_t n = 0;
-    while (true) {
-      const char* q = p;
-      std::int64_t x = 0;
-      while (q < end && q - p < 18 && static_cast<unsigned char>(*q - '0') < 10)
-        x = x * 10 + (*q++ - '0');
-      if (q == p || n == v.size()) return false;
-      if (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') return false;
-      v[n++] = x;
-      while (q < end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-      p = q;
-      if (q == end || *q == '\n') break;
-    }
+    std::array<std::int64_t, 29> v;  // id, property, 27 nodes at most
+    const std::size_t n = plain_ints_line(p, end, v.data(), v.size(), p);
+    if (n == 0) return false;
     if (static_cast<std::int64_t>(n) != nodes + 2) return false;
     for (std::size_t k = 2; k < n; ++k) {
       v[k] = node_rows_.find(v[k], npoints_);

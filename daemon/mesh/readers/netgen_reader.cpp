@@ -44,6 +44,7 @@
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/netgen_types.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
@@ -309,10 +310,8 @@ class NetgenParser {
     const char* const begin = c_.data().data();
     const char* const end = begin + c_.data().size();
     const char* p = begin + c_.offset();
-    const char* q = p;
-    std::int64_t x = 0;
-    while (q < end && q - p < 18 && static_cast<unsigned char>(*q - '0') < 10)
-      x = x * 10 + (*q++ - '0');
+    std::int64_t x;
+    const char* q = plain_digits(p, end, x);
     if (q > p && (q == end || *q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')) [[likely]] {
       c_.seek(static_cast<std::size_t>(q - begin));
       return x;

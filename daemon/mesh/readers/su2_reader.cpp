@@ -36,6 +36,7 @@
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
@@ -304,19 +305,8 @@ class Su2Parser {
     const char* const end = begin + c_.data().size();
     const char* p = begin + c_.offset();
     std::array<std::int64_t, 10> v;  // type, 8 nodes at most, index
-    std::size_t n = 0;
-    while (true) {
-      const char* q = p;
-      std::int64_t x = 0;
-      while (q < end && q - p < 18 && static_cast<unsigned char>(*q - '0') < 10)
-        x = x * 10 + (*q++ - '0');
-      if (q == p || n == v.size()) return false;
-      if (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') return false;
-      v[n++] = x;
-      while (q < end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-      p = q;
-      if (q == end || *q == '\n') break;
-    }
+    const std::size_t n = plain_ints_line(p, end, v.data(), v.size(), p);
+    if (n == 0) return false;
     const auto t = type_index(v[0]);
     if (t == kTypes.size()) return false;
     const auto nodes = kTypes[t].nodes;

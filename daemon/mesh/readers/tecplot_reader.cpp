@@ -46,6 +46,7 @@
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
@@ -716,12 +717,11 @@ class TecplotParser {
       const char* p = begin + c_.offset();
       while (i < stop) {
         while (p < end && is_sep(*p)) ++p;
-        const char* q = p;
-        std::uint64_t v = 0;
-        while (q < end && q - p < 18 && static_cast<unsigned char>(*q - '0') < 10)
-          v = v * 10 + static_cast<unsigned char>(*q++ - '0');
-        if (q > p && (q == end || is_sep(*q)) && v >= 1 && v <= max) [[likely]] {
-          out[i++] = static_cast<std::int64_t>(v - 1) + base;
+        std::int64_t v;
+        const char* q = plain_digits(p, end, v);
+        if (q > p && (q == end || is_sep(*q)) && v >= 1 && static_cast<std::uint64_t>(v) <= max)
+            [[likely]] {
+          out[i++] = v - 1 + base;
           p = q;
           continue;
         }
