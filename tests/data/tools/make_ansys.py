@@ -30,7 +30,6 @@ truncated.bin.msh            meshio-mixed.msh cut inside its cell bodies.
 """
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 
