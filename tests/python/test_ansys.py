@@ -116,8 +116,8 @@ def test_errors_name_file_line_and_section(data_dir, tmp_path):
         meshdock.read(d / "bad-hex.msh")
     bad = tmp_path / "x.msh"
     bad.write_text("hello\n")
-    with pytest.raises(meshdock.MeshError, match=r"x\.msh:1: not a \.msh mesh: tried Gmsh .* and "
-                                                 r"ANSYS Fluent"):
+    with pytest.raises(meshdock.MeshError, match=r"x\.msh:1: expected a section header.*found "
+                                                 r"'hello'.* \(nor is it an ANSYS Fluent mesh"):
         meshdock.read(bad)
 
 

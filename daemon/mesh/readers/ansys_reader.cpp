@@ -135,7 +135,11 @@ class Parser {
     if (at >= d_.size()) return "end of file";
     std::size_t e = at;
     while (e < d_.size() && e - at < 40 && !is_ws(d_[e])) ++e;
-    return "'" + terminal_safe(d_.substr(at, std::max<std::size_t>(e - at, 1))) + "'";
+    // Built by appends: GCC 12's -Wrestrict misfires on "'" + std::string at -O3.
+    std::string s(1, '\'');
+    s += terminal_safe(d_.substr(at, std::max<std::size_t>(e - at, 1)));
+    s += '\'';
+    return s;
   }
 
   // Tells the caller's ReadProgress how far the read got, every ReadProgress::kEvery bytes (a

@@ -559,7 +559,10 @@ class MdpaParser {
   void skip_block(const std::vector<std::string_view>& w, std::size_t at, bool quiet_if_empty) {
     if (!skip_rest(w[1]) && quiet_if_empty) return;
     std::string name;
-    for (std::size_t i = 1; i < w.size(); ++i) name += (i > 1 ? " " : "") + std::string(w[i]);
+    for (std::size_t i = 1; i < w.size(); ++i) {
+      if (i > 1) name += ' ';
+      name += w[i];
+    }
     note_at(at, "block '" + name + "' is not read");
   }
 

@@ -82,21 +82,21 @@ bool is_vol_gz(const std::string& path) {
 }
 
 // .msh is Gmsh's and ANSYS Fluent's: a Fluent file's first byte that is not blank is the '(' of
-// a section; Gmsh's is the '$' of $MeshFormat, $NOD or $Comments. A file that starts with
-// neither is refused naming both (an empty one goes to the Gmsh reader, which says it is empty).
+// a section, and it goes to the Fluent reader; anything else to Gmsh's (the default, as meshio).
+// A file that starts with neither '$' nor '(' gets Gmsh's error (the line, what was expected,
+// what was found) with a word that Fluent was ruled out too.
 Mesh msh_kind(const InFile& file) {
   const std::string head = peek_file(file, 4096);
   const auto bom = head.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // Gmsh's reader skips one
   const auto b = head.find_first_not_of(" \t\r\n", bom);
+  if (b != std::string::npos && head[b] == '(') return read_ansys(file);
   if (b == std::string::npos || head[b] == '$') return read_msh(file);
-  if (head[b] == '(') return read_ansys(file);
-  throw ReadError(file.path +
-                  ":1: not a .msh mesh: tried Gmsh (which starts with $MeshFormat, "
-                  "$NOD or $Comments) and ANSYS Fluent (whose first section starts with '('), "
-                  "found '" +
-                  terminal_safe(head.substr(
-                      b, std::min<std::size_t>(20, head.find_first_of(" \t\r\n", b) - b))) +
-                  "'");
+  try {
+    return read_msh(file);
+  } catch (const ReadError& e) {
+    throw ReadError(std::string(e.what()) +
+                    " (nor is it an ANSYS Fluent mesh, whose first section starts with '(')");
+  }
 }
 
 Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& options) {

@@ -74,9 +74,9 @@ class AnsysWriter : wr::WriterState {
     const auto n = static_cast<std::uint64_t>(m_.num_points());
     std::uint64_t total = 0;
     for (const auto& b : m_.cells) total += static_cast<std::uint64_t>(b.size());
-    s.put("(1 \"meshdock\")\n(2 ");
-    s.text(dim);
-    s.put(")\n(10 (0 1 ");
+    // dim is 2 or 3 (write() checked): a literal (GCC 12's -Wrestrict misfires at -O3 on the
+    // number appended here).
+    s.put(dim == 2 ? "(1 \"meshdock\")\n(2 2)\n(10 (0 1 " : "(1 \"meshdock\")\n(2 3)\n(10 (0 1 ");
     hex(s, n);
     s.put(" 0))\n(12 (0 1 ");
     hex(s, total);
