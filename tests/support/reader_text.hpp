@@ -16,6 +16,7 @@
 #include "daemon/mesh/error.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/mesh.hpp"
+#include "daemon/mesh/readers/readers.hpp"
 
 namespace meshdock::test {
 
@@ -41,6 +42,24 @@ std::string read_error(Read&& read, const std::string& bytes, const std::string&
     return e.what();
   }
   return "no error";
+}
+
+// The message of the ReadError read_mesh(path) throws (a test data file); "no error" when it
+// reads.
+inline std::string path_error(const std::string& path) {
+  try {
+    mesh::read_mesh(path);
+  } catch (const mesh::ReadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Whether one of the mesh's notes holds `part`.
+inline bool has_note(const mesh::Mesh& m, const std::string& part) {
+  for (const auto& n : m.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
 }
 
 inline std::vector<std::int64_t> ints(const mesh::Array& a) {

@@ -25,6 +25,7 @@ std::string data(const std::string& name) {
 }
 
 using meshdock::test::doubles;
+using meshdock::test::has_note;
 using meshdock::test::ints;
 
 // Reads `text` as a file named "t.inp" (no directory: an *INCLUDE has nowhere to go).
@@ -42,12 +43,6 @@ const mesh::Region* region(const mesh::Mesh& m, const std::string& name, mesh::R
   for (const auto& r : m.regions)
     if (r.name == name && r.kind == kind) return &r;
   return nullptr;
-}
-
-bool has_note(const mesh::Mesh& m, const std::string& part) {
-  for (const auto& n : m.notes)
-    if (n.find(part) != std::string::npos) return true;
-  return false;
 }
 
 }  // namespace

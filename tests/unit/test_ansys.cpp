@@ -24,7 +24,9 @@ std::string data(const std::string& name) {
 
 using meshdock::test::cell_types;
 using meshdock::test::doubles;
+using meshdock::test::has_note;
 using meshdock::test::ints;
+using meshdock::test::path_error;
 
 mesh::Mesh read_bytes(const std::string& bytes) {
   return meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_ansys(f); }, bytes,
@@ -34,21 +36,6 @@ mesh::Mesh read_bytes(const std::string& bytes) {
 std::string error_of(const std::string& bytes) {
   return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_ansys(f); },
                                     bytes, "t.msh");
-}
-
-std::string read_error(const std::string& path) {
-  try {
-    mesh::read_mesh(path);
-  } catch (const mesh::ReadError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-bool has_note(const mesh::Mesh& m, const std::string& part) {
-  for (const auto& n : m.notes)
-    if (n.find(part) != std::string::npos) return true;
-  return false;
 }
 
 using I = std::vector<std::int64_t>;
@@ -125,22 +112,22 @@ TEST(AnsysReader, Float32NodesNoNdAndFormatNames) {
 }
 
 TEST(AnsysReader, ErrorsNameTheFileLineAndSection) {
-  EXPECT_EQ(read_error(data("bad-node.msh")),
+  EXPECT_EQ(path_error(data("bad-node.msh")),
             data("bad-node.msh") +
                 ":6: section (13 opened at line 6): node id 32 (row 1) is not one of the nodes' "
                 "ids 1..3");
-  EXPECT_EQ(read_error(data("bad-hex.msh")),
+  EXPECT_EQ(path_error(data("bad-hex.msh")),
             data("bad-hex.msh") +
                 ":5: section (13 opened at line 4): expected a node id (hexadecimal), found 'g'");
-  const auto lying = read_error(data("lying.msh"));
+  const auto lying = path_error(data("lying.msh"));
   EXPECT_NE(lying.find(":1: section (10 opened at line 1): 1152921504606846975 nodes"),
             std::string::npos)
       << lying;
   EXPECT_NE(lying.find("do not fit in the"), std::string::npos) << lying;
   EXPECT_EQ(
-      read_error(data("reversed.msh")),
+      path_error(data("reversed.msh")),
       data("reversed.msh") + ":1: section (10 opened at line 1): first id 5 is after last id 2");
-  const auto trunc = read_error(data("truncated.bin.msh"));
+  const auto trunc = path_error(data("truncated.bin.msh"));
   EXPECT_NE(trunc.find("section (3012"), std::string::npos) << trunc;
   EXPECT_EQ(error_of("(10 (1 1 2 1 3)(\n0 0 0\n1 1 1\n2 2 2\n))\n"),
             "t.msh:4: section (10 opened at line 1): expected ')' closing the body after the "
@@ -183,7 +170,7 @@ TEST(AnsysReader, MshNeitherGmshNorFluentNamesBoth) {
     fputs("hello world\n", f);
     fclose(f);
   }
-  const auto e = read_error(p);  // Gmsh's error, and Fluent ruled out
+  const auto e = path_error(p);  // Gmsh's error, and Fluent ruled out
   EXPECT_EQ(e.rfind(p + ":1: expected a section header", 0), 0u) << e;
   EXPECT_NE(e.find("found 'hello world'"), std::string::npos) << e;
   EXPECT_NE(e.find(" (nor is it an ANSYS Fluent mesh, whose first section starts with '(')"),

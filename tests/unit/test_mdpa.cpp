@@ -24,27 +24,13 @@ std::string data(const std::string& name) {
 
 using meshdock::test::cell_types;
 using meshdock::test::doubles;
+using meshdock::test::has_note;
 using meshdock::test::ints;
+using meshdock::test::path_error;
 
 std::string error_of(const std::string& text) {
   return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_mdpa(f); }, text,
                                     "t.mdpa");
-}
-
-// The ReadError's message for tests/data/mdpa/<name>.
-std::string file_error(const std::string& name) {
-  try {
-    mesh::read_mesh(data(name));
-  } catch (const mesh::ReadError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-bool has_note(const mesh::Mesh& m, const std::string& part) {
-  for (const auto& n : m.notes)
-    if (n.find(part) != std::string::npos) return true;
-  return false;
 }
 
 using I = std::vector<std::int64_t>;
@@ -133,18 +119,18 @@ TEST(MdpaReader, KratosSolidAndSurfaceNames) {
 }
 
 TEST(MdpaReader, ErrorsNameFileLineAndWhatWasExpected) {
-  EXPECT_NE(file_error(("bad-node.mdpa"))
+  EXPECT_NE(path_error(data("bad-node.mdpa"))
                 .find("bad-node.mdpa:7: node 9 is in no Nodes block before this line"),
             std::string::npos);
-  const auto name = file_error(("bad-name.mdpa"));
+  const auto name = path_error(data("bad-name.mdpa"));
   EXPECT_NE(name.find("bad-name.mdpa:7: unknown Elements name 'MyOwnThing': known are Line2D2"),
             std::string::npos)
       << name;
   EXPECT_NE(name.find("Element2D3N"), std::string::npos);
-  EXPECT_NE(file_error(("bad-count.mdpa"))
+  EXPECT_NE(path_error(data("bad-count.mdpa"))
                 .find("bad-count.mdpa:9: a Triangle2D3 (triangle) has 3 nodes; the line lists 2"),
             std::string::npos);
-  EXPECT_NE(file_error(("unclosed.mdpa"))
+  EXPECT_NE(path_error(data("unclosed.mdpa"))
                 .find("unclosed.mdpa:3: the file ends in a Nodes block (no End)"),
             std::string::npos);
   EXPECT_NE(error_of("Begin Nodes\n 1 0 0 0\n 1 1 0 0\nEnd Nodes\n")

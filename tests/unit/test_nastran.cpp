@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using meshdock::test::doubles;
+using meshdock::test::has_note;
 using meshdock::test::ints;
 
 mesh::Mesh read_text(const std::string& text, const std::string& name = "t.bdf") {
@@ -33,12 +34,6 @@ mesh::Mesh read_text(const std::string& text, const std::string& name = "t.bdf")
 std::string error_of(const std::string& text) {
   return meshdock::test::read_error([](const mesh::InFile& f) { return mesh::read_nastran(f); },
                                     text, "t.bdf");
-}
-
-bool has_note(const mesh::Mesh& m, const std::string& part) {
-  for (const auto& n : m.notes)
-    if (n.find(part) != std::string::npos) return true;
-  return false;
 }
 
 TEST(NastranReader, SmallFieldGridsAndElements) {

@@ -29,6 +29,7 @@ std::string data(const std::string& name) {
 
 using meshdock::test::cell_types;
 using meshdock::test::doubles;
+using meshdock::test::has_note;
 using meshdock::test::ints;
 
 mesh::Mesh read_text(const std::string& text) {
@@ -47,12 +48,6 @@ const mesh::Region& region(const mesh::Mesh& m, const std::string& name) {
   ADD_FAILURE() << "no region " << name;
   static const mesh::Region none;
   return none;
-}
-
-bool has_note(const mesh::Mesh& m, const std::string& part) {
-  for (const auto& n : m.notes)
-    if (n.find(part) != std::string::npos) return true;
-  return false;
 }
 
 // `text` gzipped (a gzip member, as Python's gzip writes).

@@ -15,6 +15,7 @@
 
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/readers.hpp"
+#include "tests/support/reader_text.hpp"
 
 namespace mesh = meshdock::mesh;
 
@@ -495,14 +496,7 @@ class ParallelDir {
   std::filesystem::path dir_;
 };
 
-std::string read_error(const std::string& path) {
-  try {
-    mesh::read_mesh(path);
-  } catch (const mesh::ReadError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using meshdock::test::path_error;
 
 }  // namespace
 
@@ -510,7 +504,7 @@ TEST(XmlVtkReader, PvtsPiecesStayInItsDirectory) {
   ParallelDir d("dots");
   EXPECT_EQ(mesh::read_mesh(d.pvts("pgrid-appzlib_1.vts")).num_points(), 24);
   for (const std::string src : {"../outside.vts", "x/../../outside.vts", "/etc/passwd"}) {
-    const auto what = read_error(d.pvts(src));
+    const auto what = path_error(d.pvts(src));
     EXPECT_TRUE(holds(what, "a.pvts:"));
     EXPECT_TRUE(holds(what, "piece '" + src + "'"));
     EXPECT_TRUE(holds(what, "refused"));
@@ -519,7 +513,7 @@ TEST(XmlVtkReader, PvtsPiecesStayInItsDirectory) {
 
 TEST(XmlVtkReader, PvtsPieceOfTheWrongTypeNamesBoth) {
   ParallelDir d("type");
-  const auto what = read_error(d.pvts("pieces-ascii_0.vtu"));
+  const auto what = path_error(d.pvts("pieces-ascii_0.vtu"));
   EXPECT_TRUE(holds(what, "pieces-ascii_0.vtu:"));
   EXPECT_TRUE(holds(what, "VTKFile type is 'UnstructuredGrid'"));
   EXPECT_TRUE(holds(what, "a.pvts (a PStructuredGrid)"));
@@ -528,14 +522,14 @@ TEST(XmlVtkReader, PvtsPieceOfTheWrongTypeNamesBoth) {
 
 TEST(XmlVtkReader, PvtsMissingPieceNamesIt) {
   ParallelDir d("missing");
-  const auto what = read_error(d.pvts("nothere.vts"));
+  const auto what = path_error(d.pvts("nothere.vts"));
   EXPECT_TRUE(holds(what, "a.pvts:"));
   EXPECT_TRUE(holds(what, "piece 'nothere.vts': "));
 }
 
 TEST(XmlVtkReader, PvtsPieceOutsideItsExtentIsAnError) {
   ParallelDir d("extent");
-  const auto what = read_error(d.pvts("pgrid-appzlib_1.vts", "0 2 0 2 0 1"));
+  const auto what = path_error(d.pvts("pgrid-appzlib_1.vts", "0 2 0 2 0 1"));
   EXPECT_TRUE(holds(what, "a.pvts:"));
   EXPECT_TRUE(holds(what,
                     "piece 'pgrid-appzlib_1.vts' holds extent 0 2 0 3 0 1, outside the Extent "
@@ -837,7 +831,7 @@ TEST(XmlVtkReader, PvtuPiecesFollowTheSameRules) {
                     "(a_1.vtu): read as Int16 in every piece, their common type"));
   PvtuDir bad("ncomp", ug_file({tet_piece(array("Float64", "A", "1 2 3 4"))}),
               ug_file({tet_piece(array("Float64", "A", "1 2 3 4 5 6 7 8", 2))}));
-  EXPECT_EQ(read_error(bad.path()),
+  EXPECT_EQ(path_error(bad.path()),
             bad.path() +
                 ":4: point data 'A' has 2 components in piece 1 (a_1.vtu) but 1 in piece "
                 "0 (a_0.vtu)");
