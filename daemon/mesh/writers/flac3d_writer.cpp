@@ -203,16 +203,7 @@ class Flac3dWriter : wr::WriterState {
 
   void ascii(wr::Sink& s) {
     s.put("* FLAC3D grid produced by meshdock\n* GRIDPOINTS\n");
-    for (std::int64_t i = 0; i < m_.num_points(); ++i) {
-      s.put("G ");
-      s.text(i + 1);
-      for (int k = 0; k < 3; ++k) {
-        s.put(' ');
-        s.text(wr::coord(m_, i, k));
-      }
-      s.put('\n');
-      s.maybe_flush();
-    }
+    wr::numbered_points(s, m_, "G ");
     for (int zone = 1; zone >= 0; --zone) {
       s.put(zone ? "* ZONES\n" : "* FACES\n");
       std::int64_t nodes[8];

@@ -81,16 +81,7 @@ class MdpaWriter : wr::WriterState {
     s.put(
         "Begin ModelPartData\n//  VARIABLE_NAME value\nEnd ModelPartData\n\n"
         "Begin Properties 0\nEnd Properties\n\nBegin Nodes\n");
-    for (std::int64_t i = 0; i < m_.num_points(); ++i) {
-      s.put(' ');
-      s.text(i + 1);
-      for (int k = 0; k < 3; ++k) {
-        s.put(' ');
-        s.text(wr::coord(m_, i, k));
-      }
-      s.put('\n');
-      s.maybe_flush();
-    }
+    wr::numbered_points(s, m_, " ");
     s.put("End Nodes\n\n");
     write_cells(s);
     for (const auto& [name, a] : m_.point_data) data(s, "NodalData", "point_data", name, {&a});

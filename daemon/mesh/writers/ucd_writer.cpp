@@ -170,17 +170,7 @@ class UcdWriter : wr::WriterState {
     }
   }
 
-  void write_nodes(wr::Sink& s) {
-    for (std::int64_t i = 0; i < m_.num_points(); ++i) {
-      s.text(i + 1);
-      for (int k = 0; k < 3; ++k) {
-        s.put(' ');
-        s.text(wr::coord(m_, i, k));
-      }
-      s.put('\n');
-      s.maybe_flush();
-    }
-  }
+  void write_nodes(wr::Sink& s) { wr::numbered_points(s, m_, ""); }
 
   void write_cells(wr::Sink& s) {
     std::int64_t id = 0;

@@ -235,6 +235,22 @@ inline double coord(const Mesh& m, std::int64_t i, int k) {
   return value_at(m.points, static_cast<std::size_t>(i * d + k));
 }
 
+// The points as lines "<lead><id> x y z", ids 1..n, three coordinates each (0 past the points'
+// own dimension), numbers the shortest that read back: the node tables of FLAC3D ("G "), AVS
+// UCD ("") and Kratos mdpa (" ").
+inline void numbered_points(Sink& s, const Mesh& m, std::string_view lead) {
+  for (std::int64_t i = 0; i < m.num_points(); ++i) {
+    s.put(lead);
+    s.text(i + 1);
+    for (int k = 0; k < 3; ++k) {
+      s.put(' ');
+      s.text(coord(m, i, k));
+    }
+    s.put('\n');
+    s.maybe_flush();
+  }
+}
+
 // Calls f(const std::int64_t* ids, std::size_t n) for every cell of a fixed or ragged (polygon)
 // block; not for polyhedra (callers refuse them first).
 template <typename F>
