@@ -272,6 +272,12 @@ class Parser {
                    " bytes (as its header counts) followed by ')' (a truncated file?)");
   }
 
+  // The fewest bytes one value of a body takes: a digit and a separator (ascii), or its binary
+  // width (4 for the 20xx sections, 8 for the 30xx ones), for count() and binary_start().
+  static std::size_t value_bytes(Body kind) {
+    return kind == Body::kAscii ? 2 : kind == Body::kInt32 ? 4 : 8;
+  }
+
   Body body_kind() const {
     return index_.starts_with("20")   ? Body::kInt32
            : index_.starts_with("30") ? Body::kInt64
@@ -368,8 +374,8 @@ class Parser {
                        std::to_string(next_node_ - 1) +
                        " (node sections must be consecutive, as meshio reads them)");
     const Body kind = body_kind();
-    const std::size_t width = kind == Body::kInt32 ? 4 : 8;
-    const auto n = count(h, kind == Body::kAscii ? 2 * nd : width * nd, "nodes");
+    const std::size_t width = value_bytes(kind);
+    const auto n = count(h, width * static_cast<std::size_t>(nd), "nodes");
     if (first_node_ < 0) first_node_ = h[1];
     next_node_ = h[2] + 1;
     nd_ = nd;
@@ -481,7 +487,7 @@ class Parser {
   // A fixed-type body: `extra` values a row after the nodes (a face's c0 c1) are not kept.
   void read_block(const std::vector<std::int64_t>& h, Type t, int extra) {
     const Body kind = body_kind();
-    const std::size_t width = kind == Body::kAscii ? 2 : kind == Body::kInt32 ? 4 : 8;
+    const std::size_t width = value_bytes(kind);
     const std::size_t row = static_cast<std::size_t>(t.nodes + extra);
     const auto n = count(h, width * row, "rows");
     Block b{t.name, t.nodes, start_, index_, {}, {}};
@@ -521,7 +527,7 @@ class Parser {
     if (et != 0) return read_block(h, kFaceTypes[et], 2);
     // Mixed: each row "type n0 .. c0 c1", a block a type in the order they first appear.
     const Body kind = body_kind();
-    const std::size_t width = kind == Body::kAscii ? 2 : kind == Body::kInt32 ? 4 : 8;
+    const std::size_t width = value_bytes(kind);
     const auto n = count(h, 5 * width, "rows");
     if (kind != Body::kAscii && pos_ < d_.size() && d_[pos_] == '\n') {
       // meshio's layout puts a newline after '('; Fluent's starts the bytes there. A row's
