@@ -18,7 +18,10 @@ meshio = pytest.importorskip("meshio")
 STEMS = ["meshio-tets", "meshio-mixed", "meshio-2d"]
 # Every file meshio reads (float32.msh: meshio keeps float32 points, meshdock float64).
 FILES = ([f"{s}{e}" for s in STEMS for e in (".msh", ".ascii.msh")]
-         + ["meshio-int32.msh", "fluent-3d.msh", "fluent-2d.crlf.msh"])
+         + ["meshio-int32.msh", "fluent-3d.msh", "fluent-2d.crlf.msh", "fluent-hybrid.msh",
+            "fluent-2d-cells.msh"])
+# The cell blocks meshdock builds from a file's faces, after the face blocks meshio reads.
+BUILT = {"fluent-2d.crlf.msh": 1, "fluent-hybrid.msh": 4, "fluent-2d-cells.msh": 2}
 
 _read = conftest.read_quietly
 
@@ -35,9 +38,77 @@ def test_reads_what_meshio_reads(data_dir, name):
     m = _read(path)
     ref = _meshio_read(path)
     # meshio keeps 2012's int32 cells; meshdock's connectivity is int64.
-    conftest.assert_same_as_meshio(m, ref, dtypes=name != "meshio-int32.msh")
+    conftest.assert_same_as_meshio(m, ref, dtypes=name != "meshio-int32.msh",
+                                   extra_blocks=BUILT.get(name, 0))
     if name.startswith("meshio-"):
         assert m.notes == []
+
+
+# Each type's faces by VTK's node order, every face running the same way round (outward, for
+# the 3-D cells): a cell's faces, each started from its smallest node, name the cell and its
+# orientation whichever node VTK or meshdock starts the cell from.
+FACES = {"tetra": [(0, 2, 1), (0, 1, 3), (1, 2, 3), (0, 3, 2)],
+         "pyramid": [(0, 3, 2, 1), (0, 1, 4), (1, 2, 4), (2, 3, 4), (3, 0, 4)],
+         "wedge": [(0, 2, 1), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)],
+         "hexahedron": [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6),
+                        (3, 0, 4, 7)],
+         "triangle": [(0, 1, 2)], "quad": [(0, 1, 2, 3)]}
+VTK_TYPES = {5: "triangle", 9: "quad", 10: "tetra", 12: "hexahedron", 13: "wedge",
+             14: "pyramid"}
+
+
+def _cell_key(kind, nodes, oriented=True):
+    faces = []
+    for f in FACES[kind]:
+        ids = [int(nodes[i]) for i in f]
+        turns = [ids, ids[::-1]] if not oriented else [ids]
+        faces.append(min(tuple(t[k:] + t[:k]) for t in turns for k in range(len(t))))
+    return kind, tuple(sorted(faces))
+
+
+def _vtk_fluent(path, oriented):
+    """Points and cell keys as VTK's FLUENT reader builds them (a block a cell zone)."""
+    pytest.importorskip("vtkmodules")
+    from vtkmodules.vtkCommonCore import vtkObject
+    from vtkmodules.vtkIOGeometry import vtkFLUENTReader
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    vtkObject.GlobalWarningDisplayOff()  # it looks for a .dat file beside the mesh
+    r = vtkFLUENTReader()
+    r.SetFileName(str(path))
+    r.Update()
+    out = r.GetOutput()
+    points, keys = None, []
+    for b in range(out.GetNumberOfBlocks()):
+        g = out.GetBlock(b)
+        points = vtk_to_numpy(g.GetPoints().GetData())
+        for c in range(g.GetNumberOfCells()):
+            ids = g.GetCell(c).GetPointIds()
+            keys.append(_cell_key(VTK_TYPES[g.GetCellType(c)],
+                                  [ids.GetId(i) for i in range(ids.GetNumberOfIds())], oriented))
+    return points, keys
+
+
+@pytest.mark.parametrize("name,built", [("fluent-hybrid.msh", 4), ("fluent-2d-cells.msh", 2)])
+def test_cells_built_from_faces_are_vtks(data_dir, name, built):
+    """Fluent's cells given by their faces alone: meshio reads none of them, VTK's FLUENT reader
+    builds them; meshdock builds the same cells, with VTK's orientation in 3-D. (VTK keeps the
+    line faces' turn in 2-D, clockwise by Fluent's rule; meshdock's 2-D cells run
+    counter-clockwise: test_ansys.cpp.)"""
+    path = data_dir / "ansys" / name
+    m = _read(path)
+    oriented = m.points.shape[1] == 3
+    points, want = _vtk_fluent(path, oriented)
+    np.testing.assert_allclose(m.points, points[:, :m.points.shape[1]])
+    got = [_cell_key(b.type, row, oriented) for b in m.cells[-built:] for row in b.data]
+    assert len(got) == len(want) and sorted(got) == sorted(want)
+    assert any("cells built from their faces" in n for n in m.notes), m.notes
+    if name == "fluent-hybrid.msh":  # the binary layout builds the same blocks
+        b = _read(data_dir / "ansys" / "fluent-hybrid.bin.msh")
+        assert [c.type for c in b.cells] == [c.type for c in m.cells]
+        for x, y in zip(b.cells, m.cells):
+            np.testing.assert_array_equal(x.data, y.data)
+        assert [r.name for r in m.regions] == ["int_fluid", "inlet-wall", "outer", "tets",
+                                               "hybrid"]
 
 
 def test_float32_nodes(data_dir):
@@ -51,9 +122,10 @@ def test_float32_nodes(data_dir):
 def test_notes_name_skipped_sections(data_dir):
     m = _read(data_dir / "ansys" / "fluent-3d.msh")
     text = "\n".join(m.notes)
-    for part in ["(39) zone sections are skipped", "5 fluid fluid-1", "(45) zone sections",
-                 "4 wall top-and-sides", "(18) periodic shadow face", "(12) cell zones without a body",
-                 "zone 5, element type 4", "adjacent cells (c0 c1)"]:
+    for part in ["(39) zone sections: only their names are kept", "5 fluid fluid-1",
+                 "(45) zone sections", "4 wall top-and-sides", "(18) periodic shadow face",
+                 "cell zone 5 (line 27)'s cells are not built from the faces: cell 2 (a "
+                 "hexahedron) has 7 faces, not 6", "adjacent cells (c0 c1)"]:
         assert part in text, part
 
 

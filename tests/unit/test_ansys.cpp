@@ -6,6 +6,8 @@
 // tests/python/test_ansys.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,19 +59,173 @@ TEST(AnsysReader, FluentLayoutFacesZonesAndMixedZone) {
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 6, 9, 3, 2, 5, 11, 8, 0, 1, 7, 6, 1, 2, 8, 7}));
   EXPECT_EQ(m.cells[2].size(), 5);
   EXPECT_EQ(ints(m.cells[3].connectivity), (I{1, 4, 5, 1, 5, 2}));
-  EXPECT_TRUE(has_note(m, "(45) zone sections are skipped"));
+  EXPECT_TRUE(has_note(m, "(45) zone sections: only their names are kept, as the zones' regions"));
   EXPECT_TRUE(has_note(m, "3 wall walls"));
-  EXPECT_TRUE(has_note(m, "(39) zone sections are skipped"));
+  EXPECT_TRUE(has_note(m, "(39) zone sections: only their names"));
   EXPECT_TRUE(has_note(m, "(18) periodic shadow face sections are skipped"));
-  EXPECT_TRUE(has_note(m, "(12) cell zones without a body"));
+  // Cell 2's faces are a hexahedron's with one quad split in two: zone 5 stays unbuilt.
+  EXPECT_TRUE(has_note(m,
+                       "cell zone 5 (line 27)'s cells are not built from the faces: cell 2 "
+                       "(a hexahedron) has 7 faces, not 6"));
   EXPECT_TRUE(has_note(m, "adjacent cells (c0 c1)"));
+  // Zones a (39) / (45) section names are regions of their faces.
+  ASSERT_EQ(m.regions.size(), 2u);
+  EXPECT_EQ(m.regions[0].name, "walls");
+  EXPECT_EQ(m.regions[0].tag, 3);
+  EXPECT_EQ(m.regions[0].dim, 2);
+  EXPECT_EQ(ints(m.regions[0].entries), (I{1, 2, 3, 4}));
+  EXPECT_EQ(m.regions[1].name, "top-and-sides");
+  EXPECT_EQ(ints(m.regions[1].entries), (I{5, 6, 7, 8, 9, 10, 11}));
+}
+
+namespace {
+
+// A 3-D cell's volume by VTK's node order (positive when the cell is oriented as VTK's).
+double volume(const mesh::Mesh& m, const std::string& type, const std::int64_t* n) {
+  const double* p = m.points.as<double>();
+  auto tet = [&](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
+    double u[3], v[3], w[3];
+    for (int k = 0; k < 3; ++k) {
+      u[k] = p[3 * b + k] - p[3 * a + k];
+      v[k] = p[3 * c + k] - p[3 * a + k];
+      w[k] = p[3 * d + k] - p[3 * a + k];
+    }
+    return (u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) +
+            u[2] * (v[0] * w[1] - v[1] * w[0])) /
+           6;
+  };
+  if (type == "tetra") return tet(n[0], n[1], n[2], n[3]);
+  if (type == "pyramid") return tet(n[0], n[1], n[2], n[4]) + tet(n[0], n[2], n[3], n[4]);
+  if (type == "wedge")  // the base (0 1 2) faces the top, as VTK's FLUENT reader builds it
+    return tet(n[0], n[1], n[2], n[3]) + tet(n[1], n[2], n[3], n[4]) + tet(n[2], n[3], n[4], n[5]);
+  // hexahedron: five tetrahedra
+  return tet(n[0], n[1], n[3], n[4]) + tet(n[1], n[2], n[3], n[6]) + tet(n[1], n[4], n[5], n[6]) +
+         tet(n[3], n[4], n[6], n[7]) + tet(n[1], n[3], n[4], n[6]);
+}
+
+}  // namespace
+
+TEST(AnsysReader, CellsAreBuiltFromTheirFaces) {
+  // A grid of 16 unit boxes in Fluent's layout (tools/make_ansys.py): a tetra zone and a mixed
+  // zone (hexahedra, pyramids, wedges) given by their faces alone, in ascii and binary.
+  for (const char* name : {"fluent-hybrid.msh", "fluent-hybrid.bin.msh"}) {
+    SCOPED_TRACE(name);
+    const auto m = mesh::read_mesh(data(name));
+    // The face zones first (as meshio reads them), then the built cells, zone by zone.
+    EXPECT_EQ(cell_types(m), (S{"triangle", "quad", "quad", "triangle", "quad", "tetra",
+                                "hexahedron", "pyramid", "wedge"}));
+    ASSERT_EQ(m.cells.size(), 9u);
+    EXPECT_EQ(m.cells[5].size(), 40);
+    EXPECT_EQ(m.cells[6].size(), 4);
+    EXPECT_EQ(m.cells[7].size(), 28);
+    EXPECT_EQ(m.cells[8].size(), 8);
+    // Every cell has its volume, with VTK's orientation: tetrahedra 1/12 (a pyramid of the
+    // unit box's centre, halved), hexahedra 1, pyramids 1/6, wedges 1/2.
+    const std::map<std::string, double> want{
+        {"tetra", 1.0 / 12}, {"hexahedron", 1}, {"pyramid", 1.0 / 6}, {"wedge", 0.5}};
+    for (std::size_t b = 5; b < 9; ++b) {
+      const auto& blk = m.cells[b];
+      const auto k = blk.connectivity.dim(1);
+      for (std::int64_t c = 0; c < blk.size(); ++c)
+        ASSERT_NEAR(volume(m, blk.type, blk.connectivity.as<std::int64_t>() + c * k),
+                    want.at(blk.type), 1e-12)
+            << blk.type << " " << c;
+    }
+    // The first hexahedron is the box at the origin: nodes 0 1 6 5 / 15 16 21 20.
+    auto first = ints(m.cells[6].connectivity);
+    first.resize(8);
+    std::sort(first.begin(), first.end());
+    EXPECT_EQ(first, (I{0, 1, 5, 6, 15, 16, 20, 21}));
+    EXPECT_TRUE(has_note(m,
+                         "cells built from their faces, after the face blocks: 40 tetra "
+                         "(zone 2), 4 hexahedron (zone 3), 28 pyramid (zone 3), 8 wedge "
+                         "(zone 3)"));
+    // Every zone is named: a region each, cells and faces alike.
+    S names;
+    for (const auto& r : m.regions) names.push_back(r.name);
+    EXPECT_EQ(names, (S{"int_fluid", "inlet-wall", "outer", "tets", "hybrid"}));
+    EXPECT_EQ(m.regions[3].dim, 3);
+    EXPECT_EQ(m.regions[3].tag, 2);
+    EXPECT_EQ(m.regions[3].entries.dim(0), 40);
+    EXPECT_EQ(m.regions[4].entries.dim(0), 40);
+    EXPECT_EQ(ints(m.regions[4].entries).back(), m.num_cells() - 1);
+  }
+}
+
+TEST(AnsysReader, TwoDimensionalCellsFromLineFaces) {
+  const auto m = mesh::read_mesh(data("fluent-2d-cells.msh"));
+  EXPECT_EQ(cell_types(m), (S{"line", "line", "line", "quad", "triangle"}));
+  ASSERT_EQ(m.cells[3].size(), 4);
+  ASSERT_EQ(m.cells[4].size(), 4);
+  // Counter-clockwise (VTK's order): every square's area 1, every triangle's 1/2 ...
+  const double* p = m.points.as<double>();
+  for (const auto& blk : {m.cells[3], m.cells[4]}) {
+    const auto k = blk.connectivity.dim(1);
+    const auto* n = blk.connectivity.as<std::int64_t>();
+    for (std::int64_t c = 0; c < blk.size(); ++c) {
+      double area = 0;
+      for (std::int64_t i = 0; i < k; ++i) {
+        const auto a = n[c * k + i], b = n[c * k + (i + 1) % k];
+        area += p[2 * a] * p[2 * b + 1] - p[2 * b] * p[2 * a + 1];
+      }
+      EXPECT_DOUBLE_EQ(area / 2, blk.type == "quad" ? 1.0 : 0.5) << blk.type << " " << c;
+    }
+  }
+  // ... and the square of the 2-D CRLF file's two quads too.
+  const auto crlf = mesh::read_mesh(data("fluent-2d.crlf.msh"));
+  EXPECT_EQ(cell_types(crlf), (S{"line", "line", "quad"}));
+  EXPECT_EQ(ints(crlf.cells[2].connectivity), (I{1, 4, 3, 0, 1, 2, 5, 4}));
+  ASSERT_EQ(crlf.regions.size(), 1u);
+  EXPECT_EQ(crlf.regions[0].name, "surface");
+  EXPECT_EQ(ints(crlf.regions[0].entries), (I{7, 8}));
+}
+
+TEST(AnsysReader, ZonesTheFacesCannotBuildAreNoted) {
+  // Two tetrahedra's worth of faces around nodes 1..5 (the two share the face 1 2 3).
+  const std::string head = "(10 (1 1 5 1 3)(0 0 0 1 0 0 0 1 0 0 0 1 0 0 -1))\n";
+  const std::string faces =
+      "(13 (3 1 7 3 3)(1 2 3 1 2\n1 2 4 1 0\n2 3 4 1 0\n1 3 4 1 0\n"
+      "1 2 5 2 0\n2 3 5 2 0\n1 3 5 2 0))\n";
+  // Built: the two tetrahedra.
+  auto m = read_bytes(head + "(12 (2 1 2 1 2))\n" + faces);
+  EXPECT_EQ(cell_types(m), (S{"triangle", "tetra"}));
+  // Zones claiming more cells than 7 faces can bound (8 sides name a cell: 2 at most), ids from 0,
+  // overlapping ids: noted, not built, the read goes on.
+  m = read_bytes(head + "(12 (2 1 5 1 2))\n" + faces);
+  EXPECT_EQ(cell_types(m), S{"triangle"});
+  EXPECT_TRUE(has_note(m,
+                       "cell zone 2 (line 2)'s cells are not built from the faces: it claims "
+                       "5 cells, more than the 8 face sides naming a cell can bound"));
+  m = read_bytes(head + "(12 (2 0 1 1 2))\n" + faces);
+  EXPECT_TRUE(has_note(m, "its ids 0..1 are no cells"));
+  m = read_bytes(head + "(12 (2 1 2 1 2))\n(12 (4 2 2 1 2))\n" + faces);
+  EXPECT_EQ(cell_types(m), (S{"triangle", "tetra"}));
+  EXPECT_TRUE(has_note(m,
+                       "cell zone 4 (line 3)'s cells are not built from the faces: its ids "
+                       "overlap cell zone 2 (line 2)'s"));
+  // A wedge zone whose faces are a tetrahedron's; a hexahedron with too few faces.
+  m = read_bytes(head + "(12 (2 1 2 1 6))\n" + faces);
+  EXPECT_TRUE(has_note(m, "cell 1 (a wedge) has 4 faces, not 5"));
+  // A mixed zone's types: tetra, then a polyhedron (7: noted, not built).
+  m = read_bytes(head + "(12 (2 1 2 1 0)(2 7))\n" + faces);
+  EXPECT_EQ(cell_types(m), (S{"triangle", "tetra"}));
+  EXPECT_EQ(m.cells[1].size(), 1);
+  EXPECT_TRUE(has_note(m, "polyhedral cells of mixed zones"));
+  // Dead, inactive and polyhedral zones are noted, never built.
+  for (const char* z : {"(12 (2 1 2 0 2))", "(12 (2 1 2 20 2))", "(12 (2 1 2 1 7))"}) {
+    m = read_bytes(head + z + "\n" + faces);
+    EXPECT_EQ(cell_types(m), S{"triangle"}) << z;
+  }
+  EXPECT_EQ(error_of(head + "(12 (2 1 2 1 0)(2 9))\n" + faces),
+            "t.msh:2: section (12 opened at line 2): cell 2 of the mixed zone has element type "
+            "9, not 1..7");
 }
 
 TEST(AnsysReader, TwoDimensionalCrlfLineFaces) {
   const auto m = mesh::read_mesh(data("fluent-2d.crlf.msh"));
   ASSERT_EQ(m.points.dim(1), 2);
   EXPECT_EQ(doubles(m.points), (D{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1}));
-  EXPECT_EQ(cell_types(m), (S{"line", "line"}));
+  EXPECT_EQ(cell_types(m), (S{"line", "line", "quad"}));
   EXPECT_EQ(ints(m.cells[0].connectivity), (I{1, 4}));
   EXPECT_EQ(ints(m.cells[1].connectivity), (I{0, 1, 1, 2, 2, 5, 5, 4, 4, 3, 3, 0}));
 }
@@ -187,8 +343,10 @@ TEST(AnsysReader, SkippedSectionsAreSummarisedWithinBounds) {
   for (int i = 0; i < 40; ++i) text += "(" + std::to_string(100 + i) + " x)\n";
   const auto m = read_bytes(text);
   ASSERT_EQ(m.notes.size(), 17u);  // (39), 15 kinds, (other)
-  EXPECT_TRUE(has_note(
-      m, "(39) zone sections are skipped (as meshio skips them): line 4 (0 wall w0); line 5"));
+  EXPECT_TRUE(
+      has_note(m,
+               "(39) zone sections: only their names are kept, as the zones' regions (meshio skips "
+               "them): line 4 (0 wall w0); line 5"));
   EXPECT_TRUE(has_note(m, "line 11 (7 wall w7); ..."));
   EXPECT_FALSE(has_note(m, "w8)"));
   EXPECT_TRUE(has_note(m, "(114) sections are skipped (as meshio skips them): line 58"));

@@ -7,15 +7,18 @@
 //       first section's first id is node 0. ND missing (meshio refuses it): the (2 dim) value.
 //   (12 (zone first last type elem) ( n0 n1 ... ))       a cell block (1 triangle, 2 tetra,
 //       3 quad, 4 hexahedron, 5 pyramid, 6 wedge), nodes as written (no reordering, as meshio);
-//       (2012 / 3012: int32 / int64 bodies). A declaration without a body, a dead zone (type 0),
-//       mixed (elem 0) and polyhedral (7) zones give no cells: Fluent defines those cells by
-//       their faces (meshio skips them too). Each is noted.
+//       (2012 / 3012: int32 / int64 bodies). A zone without a body (Fluent's usual layout) or
+//       a mixed one (elem 0, its body each cell's type) is given by its faces: its cells are
+//       built from them at the end (fluent_cells.hpp; meshio reads none), after the blocks
+//       meshio reads. Dead (type 0), inactive (32) and polyhedral (7) zones give no cells,
+//       noted.
 //   (13 (zone first last bc elem) ( n0 .. c0 c1 ))      a face block (2 line, 3 triangle,
-//       4 quad) of the nodes; the adjacent cells c0 c1 are not kept (as meshio). A mixed zone
-//       (elem 0: each row "type n0 .. c0 c1") gives a block a face type, in the order the types
-//       first appear (meshio's order), in binary too (meshio refuses binary mixed zones).
-//   (18 periodic), (39) / (45) zones, (58) / (59) trees, anything else: skipped and noted (the
-//       zone names of (39) / (45) in the note).
+//       4 quad) of the nodes; the adjacent cells c0 c1 build the cells, and are not kept. A
+//       mixed zone (elem 0: each row "type n0 .. c0 c1") gives a block a face type, in the order
+//       the types first appear (meshio's order), in binary too (meshio refuses binary mixed
+//       zones).
+//   (39) / (45) zones: a zone they name is a cell region (its faces or built cells).
+//   (18 periodic), (58) / (59) trees, anything else: skipped and noted.
 // Every block's nodes are checked against the nodes read (meshio does not check). Binary
 // bodies start right after the body's '(' (Fluent) or after its newline (meshio's writer):
 // the one followed by ')' after the body's size is taken. Counts (last - first + 1) are
@@ -26,13 +29,16 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "daemon/mesh/cell_types.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/read_progress.hpp"
+#include "daemon/mesh/readers/fluent_cells.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/text.hpp"
 
@@ -74,6 +80,9 @@ struct Block {
   std::string section;
   Array conn;
   std::vector<std::int64_t> ids;
+  std::int64_t zone = 0;
+  bool face = false;
+  std::vector<std::int64_t> adj;  // a face block's rows' c0 c1 (for fluent::cells_from_faces)
 };
 
 enum class Body { kAscii, kInt32, kInt64 };
@@ -120,6 +129,9 @@ class Parser {
   static constexpr std::size_t kMaxKinds = 16, kMaxSummaries = 8;
   std::vector<std::pair<std::string, std::vector<std::string>>> skipped_;
   bool faces_read_ = false;
+  std::vector<fluent::CellZone> face_zones_;        // cell zones the faces give, built in finish()
+  std::map<std::int64_t, std::string> zone_names_;  // (39) / (45): zone id -> name
+  std::vector<std::int64_t> block_zone_;            // the built blocks' zones
 
   std::size_t line_at(std::size_t at) const {
     at = std::min(at, d_.size());
@@ -344,9 +356,10 @@ class Parser {
                              : i == "58"            ? "(58) cell tree"
                              : i == "59"            ? "(59) face tree"
                                                     : "(" + i + ")";
+    std::string_view text = d_.substr(from, pos_ - 1 - from);
+    if (i == "39" || i == "45") zone_name(text);
     skip(kind, [&] {
       // The first "(...)" group (a zone section's "(id type name)") as the summary.
-      std::string_view text = d_.substr(from, pos_ - 1 - from);
       std::string summary = "line " + std::to_string(line_at(start_));
       const auto open = text.find('('), close = text.find(')');
       if (open != std::string_view::npos && close != std::string_view::npos && open < close)
@@ -355,6 +368,30 @@ class Parser {
             terminal_safe(text.substr(open + 1, std::min<std::size_t>(close - open - 1, 80))) + ")";
       return summary;
     });
+  }
+
+  // A (39) / (45) zone section's "(id type name ...)": the name, for the zone's region.
+  void zone_name(std::string_view text) {
+    const auto open = text.find('(');
+    if (open == std::string_view::npos) return;
+    std::string_view rest = text.substr(open + 1);
+    rest = rest.substr(0, rest.find(')'));
+    std::vector<std::string_view> words;
+    while (words.size() < 3) {
+      const auto b = rest.find_first_not_of(" \t\r\n");
+      if (b == std::string_view::npos) break;
+      const auto e = std::min(rest.find_first_of(" \t\r\n", b), rest.size());
+      words.push_back(rest.substr(b, e - b));
+      rest = rest.substr(e);
+    }
+    std::int64_t id = 0;
+    if (words.size() < 3 || words[0].size() > 15) return;
+    for (char c : words[0]) {
+      const int h = kHex.v[static_cast<unsigned char>(c)];
+      if (h < 0) return;
+      id = id << 4 | h;
+    }
+    zone_names_[id] = terminal_safe(words[2].substr(0, 128));
   }
 
   void nodes() {
@@ -403,11 +440,11 @@ class Parser {
   }
 
   // `values` hexadecimal integers of an ascii body into out.
-  void hex_ints(std::int64_t* out, std::size_t values) {
+  void hex_ints(std::int64_t* out, std::size_t values, const char* what = "a node id") {
     for (std::size_t k = 0; k < values; ++k) {
       file_.advance(pos_);
       if ((k & 4095) == 0) tick();
-      out[k] = hex("a node id");
+      out[k] = hex(what);
     }
   }
 
@@ -416,8 +453,10 @@ class Parser {
   // (MappedFile::read_at): straight into out when nothing is converted or dropped, else through
   // a 1 MiB buffer. The mapping's pages are never touched, so a binary file is read at about
   // the size of its arrays (through the mapping, its pages would stay resident beside them).
+  // The other values of each row (a face's c0 c1) go to `rest` where it is given.
   template <typename T, typename Out>
-  void binary_rows(Out* out, std::size_t n, std::size_t row, std::size_t keep) {
+  void binary_rows(Out* out, std::size_t n, std::size_t row, std::size_t keep,
+                   std::int64_t* rest = nullptr) {
     if constexpr (std::is_same_v<T, Out>) {
       if (keep == row) {
         file_.read_at(pos_, n * row * sizeof(T), reinterpret_cast<char*>(out));
@@ -434,6 +473,10 @@ class Parser {
       for (std::size_t i = 0; i < k; ++i)
         for (std::size_t j = 0; j < keep; ++j)
           out[(r + i) * keep + j] = static_cast<Out>(buf[i * row + j]);
+      if (rest)
+        for (std::size_t i = 0; i < k; ++i)
+          for (std::size_t j = keep; j < row; ++j)
+            rest[(r + i) * (row - keep) + j - keep] = static_cast<std::int64_t>(buf[i * row + j]);
     }
     pos_ += n * row * sizeof(T);
   }
@@ -458,25 +501,19 @@ class Parser {
   void cells() {
     const auto h = header();
     if (!body_open()) {
-      // "(12 (zone first last type elem))": cells defined by their faces alone.
-      if (h.size() >= 3 && h[0] != 0)
-        skip(
-            "(12) cell zones without a body (Fluent gives their cells by the faces, which are "
-            "read as face blocks);",
-            [&] {
-              return "zone " + std::to_string(h[0]) + ", element type " +
-                     (h.size() >= 5 ? std::to_string(h[4]) : "?");
-            });
+      // "(12 (zone first last type elem))": cells given by their faces alone.
+      if (h.size() >= 3 && h[0] != 0) face_zone(h, {});
       return;
     }
     if (h.size() < 5) fail(start_, "expected a header (zone first last type element-type)");
-    if (h[3] == 0 || h[4] == 0 || h[4] == 7) {
+    if (h[3] == 0 || h[4] == 7) {
       skip_close(2);
-      skip(h[3] == 0 ? "(12) dead cell zone" : "(12) mixed or polyhedral cell zone", [&] {
+      skip(h[3] == 0 ? "(12) dead cell zone" : "(12) polyhedral cell zone", [&] {
         return "zone " + std::to_string(h[0]) + ", element type " + std::to_string(h[4]);
       });
       return;
     }
+    if (h[4] == 0) return face_zone(h, cell_types(h));
     if (h[4] < 0 || h[4] > 7)
       fail(start_, "element type " + std::to_string(h[4]) +
                        " is not 1 (triangle), 2 (tetra), 3 (quad), 4 (hexahedron), 5 (pyramid) "
@@ -484,30 +521,80 @@ class Parser {
     read_block(h, kCellTypes[h[4]], 0);
   }
 
-  // A fixed-type body: `extra` values a row after the nodes (a face's c0 c1) are not kept.
+  // A mixed cell zone's body: each cell's element type (1..7), checked.
+  std::vector<std::uint8_t> cell_types(const std::vector<std::int64_t>& h) {
+    const Body kind = body_kind();
+    const std::size_t width = value_bytes(kind);
+    const auto n = count(h, width, "cell types");
+    std::vector<std::int64_t> t(n);
+    const std::size_t at = pos_;
+    if (kind == Body::kAscii) {
+      hex_ints(t.data(), n, "a cell's element type");
+    } else {
+      pos_ = binary_start(n * width);
+      if (kind == Body::kInt32)
+        binary_rows<std::int32_t>(t.data(), n, 1, 1);
+      else
+        binary_rows<std::int64_t>(t.data(), n, 1, 1);
+    }
+    end_body();
+    std::vector<std::uint8_t> types(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (t[i] < 1 || t[i] > 7)
+        fail(at, "cell " + std::to_string(h[1] + static_cast<std::int64_t>(i)) +
+                     " of the mixed zone has element type " + std::to_string(t[i]) + ", not 1..7");
+      types[i] = static_cast<std::uint8_t>(t[i]);
+    }
+    return types;
+  }
+
+  // A cell zone whose cells the faces give (bodiless, or mixed with its types): built at the
+  // end by fluent::cells_from_faces, or noted when it cannot be.
+  void face_zone(const std::vector<std::int64_t>& h, std::vector<std::uint8_t> types) {
+    const auto where = [&] {
+      return "zone " + std::to_string(h[0]) + ", element type " +
+             (h.size() >= 5 ? std::to_string(h[4]) : "?");
+    };
+    if (h.size() < 5 || (h[4] == 0 && types.empty()) || h[4] < 0 || h[4] > 7)
+      return skip("(12) cell zones of no known element type;", where);
+    if (h[3] == 0) return skip("(12) dead cell zone", where);
+    if (h[3] == 32) return skip("(12) inactive (parent) cell zone", where);
+    if (h[4] == 7) return skip("(12) polyhedral cell zone", where);
+    std::size_t polyhedra = 0;
+    for (auto t : types) polyhedra += t == 7;
+    if (polyhedra)
+      skip("(12) polyhedral cells of mixed zones", [&] {
+        return "zone " + std::to_string(h[0]) + ": " + std::to_string(polyhedra) + " of " +
+               std::to_string(types.size());
+      });
+    face_zones_.push_back(fluent::CellZone{h[0], h[1], h[2], static_cast<int>(h[4]),
+                                           std::move(types), line_at(start_)});
+  }
+
+  // A fixed-type body: `extra` values a row after the nodes (a face's c0 c1) go to b.adj.
   void read_block(const std::vector<std::int64_t>& h, Type t, int extra) {
     const Body kind = body_kind();
     const std::size_t width = value_bytes(kind);
     const std::size_t row = static_cast<std::size_t>(t.nodes + extra);
     const auto n = count(h, width * row, "rows");
-    Block b{t.name, t.nodes, start_, index_, {}, {}};
+    Block b{t.name, t.nodes, start_, index_, {}, {}, h[0], extra != 0, {}};
     b.conn = Array::of<std::int64_t>({static_cast<std::int64_t>(n), t.nodes});
+    b.adj.resize(n * static_cast<std::size_t>(extra));
     std::int64_t* out = b.conn.as<std::int64_t>();
     const auto keep = static_cast<std::size_t>(t.nodes);
     if (kind != Body::kAscii) {
       pos_ = binary_start(n * row * width);
       if (kind == Body::kInt32)
-        binary_rows<std::int32_t>(out, n, row, keep);
+        binary_rows<std::int32_t>(out, n, row, keep, b.adj.data());
       else
-        binary_rows<std::int64_t>(out, n, row, keep);
+        binary_rows<std::int64_t>(out, n, row, keep, b.adj.data());
       tick();
     } else if (extra == 0) {
       hex_ints(out, n * row);
     } else {
-      std::int64_t skip[2];
       for (std::size_t r = 0; r < n; ++r) {
         hex_ints(out + r * keep, keep);
-        hex_ints(skip, 2);
+        hex_ints(b.adj.data() + 2 * r, 2, "a face's cell (c0 or c1)");
       }
     }
     end_body();
@@ -546,11 +633,12 @@ class Parser {
       const Type& ft = kFaceTypes[t];
       std::size_t b = first_block;
       while (b < blocks_.size() && blocks_[b].type != ft.name) ++b;
-      if (b == blocks_.size()) blocks_.push_back(Block{ft.name, ft.nodes, start_, index_, {}, {}});
+      if (b == blocks_.size())
+        blocks_.push_back(Block{ft.name, ft.nodes, start_, index_, {}, {}, h[0], true, {}});
       auto& ids = blocks_[b].ids;
       for (int k = 0; k < ft.nodes; ++k) ids.push_back(one(kind, "a node id"));
-      one(kind, "the face's cell c0");
-      one(kind, "the face's cell c1");
+      blocks_[b].adj.push_back(one(kind, "the face's cell c0"));
+      blocks_[b].adj.push_back(one(kind, "the face's cell c1"));
     }
     end_body();
   }
@@ -595,16 +683,23 @@ class Parser {
       m.cells.push_back(CellBlock::fixed(b.type, std::move(b.conn)));
     }
     const std::string tag = "ansys: " + path_ + ": ";
+    build_cells(m, tag);
+    zone_regions(m);
     if (float32_)
       notes_.push_back(tag +
                        "single-precision (2010) node coordinates are read as float64 "
                        "(meshio keeps float32)");
     if (faces_read_)
       notes_.push_back(tag +
-                       "the faces' adjacent cells (c0 c1), zone ids and boundary types are "
-                       "not kept (as meshio)");
+                       "the faces' adjacent cells (c0 c1) and boundary types are not kept "
+                       "(meshio keeps neither; zones are regions where a (39) / (45) section "
+                       "names them)");
     for (auto& [kind, list] : skipped_) {
       std::string s = tag + kind + " sections are skipped (as meshio skips them): ";
+      if (kind == "(39) zone" || kind == "(45) zone")
+        s = tag + kind +
+            " sections: only their names are kept, as the zones' regions (meshio "
+            "skips them): ";
       if (kind.back() == ';')
         s = tag + kind.substr(0, kind.size() - 1) + " give no cells (as meshio): ";
       for (std::size_t i = 0; i < list.size(); ++i) s += (i ? "; " : "") + list[i];
@@ -612,6 +707,63 @@ class Parser {
     }
     m.notes = std::move(notes_);
     return m;
+  }
+
+  // The cells of the zones the faces give, appended after the blocks meshio reads (so those
+  // keep meshio's order), with a note: meshio reads none of them.
+  void build_cells(Mesh& m, const std::string& tag) {
+    if (face_zones_.empty()) return;
+    std::vector<fluent::FaceRows> faces;
+    for (std::size_t i = 0; i < blocks_.size(); ++i)
+      if (blocks_[i].face)
+        faces.push_back({m.cells[i].connectivity.as<std::int64_t>(), blocks_[i].adj.data(),
+                         m.cells[i].size(), blocks_[i].nodes});
+    auto built = fluent::cells_from_faces(m.points, faces, face_zones_);
+    for (auto& b : blocks_) std::vector<std::int64_t>().swap(b.adj);
+    std::string summary;
+    for (std::size_t i = 0; i < built.blocks.size(); ++i) {
+      summary += (summary.empty() ? "" : ", ") + std::to_string(built.blocks[i].size()) + " " +
+                 built.blocks[i].type + " (zone " + std::to_string(built.block_zone[i]) + ")";
+      block_zone_.push_back(built.block_zone[i]);
+      m.cells.push_back(std::move(built.blocks[i]));
+    }
+    if (!summary.empty())
+      notes_.push_back(tag + "cells built from their faces, after the face blocks: " + summary +
+                       " (meshio reads no cell of a zone without connectivity; VTK builds them)");
+    for (auto& n : built.notes) notes_.push_back(tag + n);
+  }
+
+  // A cell region for each zone a (39) / (45) section names: its faces' or cells' global
+  // numbers, tagged with the zone id, in the order the zones' blocks come.
+  void zone_regions(Mesh& m) {
+    std::vector<std::int64_t> zone_of(m.cells.size(), 0);
+    for (std::size_t i = 0; i < blocks_.size(); ++i) zone_of[i] = blocks_[i].zone;
+    for (std::size_t i = 0; i < block_zone_.size(); ++i)
+      zone_of[blocks_.size() + i] = block_zone_[i];
+    std::vector<std::int64_t> order;                      // named zones, first block first
+    std::map<std::int64_t, std::vector<std::size_t>> of;  // zone -> its blocks
+    for (std::size_t i = 0; i < m.cells.size(); ++i) {
+      if (!zone_names_.contains(zone_of[i])) continue;
+      auto& list = of[zone_of[i]];
+      if (list.empty()) order.push_back(zone_of[i]);
+      list.push_back(i);
+    }
+    std::vector<std::int64_t> first(m.cells.size() + 1, 0);  // each block's first cell number
+    for (std::size_t i = 0; i < m.cells.size(); ++i) first[i + 1] = first[i] + m.cells[i].size();
+    for (const auto zone : order) {
+      const auto& list = of[zone];
+      std::int64_t n = 0;
+      int dim = 0;
+      for (auto j : list) {
+        n += m.cells[j].size();
+        dim = std::max(dim, cell_dim(m.cells[j].type));
+      }
+      Region r{zone_names_[zone], RegionKind::kCell, dim, zone, Array::of<std::int64_t>({n})};
+      auto* e = r.entries.as<std::int64_t>();
+      for (auto j : list)
+        for (std::int64_t k = 0; k < m.cells[j].size(); ++k) *e++ = first[j] + k;
+      m.regions.push_back(std::move(r));
+    }
   }
 };
 

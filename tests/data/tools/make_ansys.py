@@ -20,6 +20,12 @@ fluent-2d.crlf.msh           by hand: two quads given by their line faces, CRLF 
 fluent-bin.msh               by hand, Fluent's binary layout (bytes right after '('): 3010
                              nodes, 2013 int32 faces, a mixed 3013 zone (meshio refuses it;
                              its readline cannot read this layout at all).
+fluent-hybrid[.bin].msh      generated, Fluent's layout, ascii / binary (3010, 2012, 2013):
+                             16 unit boxes as hexahedra, pyramids, wedges and tetrahedra,
+                             given by their faces alone (a tetra zone without a body, a mixed
+                             zone listing its types), zones named; VTK's FLUENT reader is the
+                             reference (test_ansys.py).
+fluent-2d-cells.msh          generated: 2-D quads and triangles given by their line faces.
 no-nd.msh                    by hand: a node header without ND (meshio refuses; (2 3) gives it).
 bad-node.msh                 by hand: a face naming node 0x20 of 4 (line 6's section).
 lying.msh                    by hand: a node count of 2^60 - 1 in a 60-byte file.
@@ -183,6 +189,177 @@ def fluent_bin():
     return out
 
 
+# A hybrid 3-D mesh in Fluent's layout, its cells given by their faces alone (as Fluent writes
+# every mesh): a grid of 4 x 2 x 2 unit boxes, by x: a hexahedron; six pyramids around the
+# box's centre; two wedges (split by the plane through its (x0, z0) and (x1, z1) edges); and
+# pyramids (faces shared with the wedges) and tetrahedra (the other faces, each split by its
+# lowest-to-highest corner diagonal, the same from either side) around the centre. Shared faces
+# agree on both sides, so every face bounds one or two cells.
+def hybrid_cells():
+    nx, ny, nz = 4, 2, 2
+    pts = [(i, j, k) for k in range(nz + 1) for j in range(ny + 1) for i in range(nx + 1)]
+
+    def c(i, j, k):
+        return i + (nx + 1) * (j + (ny + 1) * k)
+
+    cells = []  # (fluent element type, nodes)
+    for k in range(nz):
+        for j in range(ny):
+            for i in range(nx):
+                v = [c(i + a, j + b, k + d) for d in (0, 1) for b in (0, 1) for a in (0, 1)]
+                # v: 000 100 010 110 001 101 011 111 ((x, y, z) offsets)
+                box = [v[0], v[1], v[3], v[2], v[4], v[5], v[7], v[6]]
+                faces = [(v[0], v[2], v[3], v[1]), (v[4], v[5], v[7], v[6]),
+                         (v[0], v[1], v[5], v[4]), (v[2], v[6], v[7], v[3]),
+                         (v[0], v[4], v[6], v[2]), (v[1], v[3], v[7], v[5])]
+                if i == 0:
+                    cells.append((4, box))
+                elif i in (1, 3):
+                    pts.append((i + 0.5, j + 0.5, k + 0.5))
+                    m = len(pts) - 1
+                    for f in faces:
+                        if i == 1 or f == faces[4]:  # i 3: its x- face is the wedges'
+                            cells.append((5, list(f) + [m]))
+                            continue
+                        a = f.index(min(f))
+                        q = f[a:] + f[:a]
+                        cells.append((2, [q[0], q[1], q[2], m]))
+                        cells.append((2, [q[0], q[2], q[3], m]))
+                else:
+                    cells.append((6, [v[0], v[1], v[5], v[2], v[3], v[7]]))
+                    cells.append((6, [v[0], v[5], v[4], v[2], v[7], v[6]]))
+    return np.array(pts, dtype=float), cells
+
+
+def local_faces(t, n):
+    if t == 2:
+        a, b, c_, d = n
+        return [(a, b, c_), (a, b, d), (b, c_, d), (a, c_, d)]
+    if t == 5:
+        a, b, c_, d, e = n
+        return [(a, b, c_, d), (a, b, e), (b, c_, e), (c_, d, e), (d, a, e)]
+    if t == 6:
+        a, b, c_, d, e, f = n
+        return [(a, b, c_), (d, e, f), (a, b, e, d), (b, c_, f, e), (c_, a, d, f)]
+    if t == 4:
+        a, b, c_, d, e, f, g, h = n
+        return [(a, b, c_, d), (e, f, g, h), (a, b, f, e), (b, c_, g, f), (c_, d, h, g),
+                (d, a, e, h)]
+    if t in (1, 3):
+        return [(n[i], n[(i + 1) % len(n)]) for i in range(len(n))]
+    raise ValueError(t)
+
+
+def fluent_faces(pts, cells):
+    """Each face once: its nodes ordered so that the right-hand normal points into c0 (Fluent's
+    rule: c0 is the cell on the right of the face, and VTK's reader builds cells so; into the
+    domain on the boundary), c0, c1 (1-based cell ids, c1 0 on the boundary)."""
+    found = {}
+    for cid, (t, n) in enumerate(cells, start=1):
+        centre = pts[n].mean(axis=0)
+        for f in local_faces(t, n):
+            key = frozenset(f)
+            if key in found:
+                assert found[key][2] == 0, f
+                found[key][2] = cid
+                continue
+            f = list(f)
+            if len(f) >= 3:
+                p = pts[f]
+                normal = np.cross(p[1] - p[0], p[2] - p[0])
+                if np.dot(normal, p.mean(axis=0) - centre) > 0:
+                    f.reverse()
+            else:  # 2-D: the edge's right-hand normal (dy, -dx)
+                d = pts[f[1]] - pts[f[0]]
+                mid = pts[f].mean(axis=0)
+                if d[1] * (mid[0] - centre[0]) - d[0] * (mid[1] - centre[1]) > 0:
+                    f.reverse()
+            found[key] = [f, cid, 0]
+    return list(found.values())
+
+
+def fluent_text(pts, cells, tet_zone, binary):
+    """Fluent's layout: declarations, one node zone, a tetra cell zone (ids 1..tet_zone) and a
+    mixed one (the rest, its types listed), an interior face zone (mixed), the boundary split
+    into an x = 0 wall (quads) and the rest (mixed), zone names."""
+    nd = pts.shape[1]
+    faces = fluent_faces(pts, cells)
+    interior = [f for f in faces if f[2] != 0]
+    wall = [f for f in faces if f[2] == 0 and all(pts[n][0] == 0 for n in f[0])]
+    outer = [f for f in faces if f[2] == 0 and f not in wall]
+    hx = lambda v: format(v, "x")
+    out = [b'(0 "meshdock test: cells given by their faces")\n', b"(2 %d)\n" % nd,
+           b"(10 (0 1 %s 0 %d))\n" % (hx(len(pts)).encode(), nd),
+           b"(12 (0 1 %s 0))\n" % hx(len(cells)).encode(),
+           b"(13 (0 1 %s 0))\n" % hx(len(faces)).encode()]
+    if binary:
+        out.append(b"(3010 (1 1 %s 1 %d)(" % (hx(len(pts)).encode(), nd) +
+                   pts.astype("<f8").tobytes() + b")End of Binary Section 3010)\n")
+    else:
+        out.append(b"(10 (1 1 %s 1 %d)(\n" % (hx(len(pts)).encode(), nd) +
+                   "".join(" ".join(repr(float(x)) for x in p) + "\n" for p in pts).encode()
+                   + b"))\n")
+    n = len(cells)
+    if tet_zone:
+        out.append(b"(12 (2 1 %s 1 %d))\n" % (hx(tet_zone).encode(), cells[0][0]))
+    types = [t for t, _ in cells[tet_zone:]]
+    head = b"(%s (3 %s %s 1 0)(" % (b"2012" if binary else b"12", hx(tet_zone + 1).encode(),
+                                      hx(n).encode())
+    if binary:
+        out.append(head + np.array(types, dtype="<i4").tobytes() +
+                   b")End of Binary Section 2012)\n")
+    else:
+        out.append(head + b"\n" + " ".join(hx(t) for t in types).encode() + b"\n))\n")
+    first = 1
+    for zone, bc, rows in ((4, 2, interior), (5, 3, wall), (6, 3, outer)):
+        kinds = {len(f[0]) for f in rows}
+        mixed = len(kinds) > 1
+        et = 0 if mixed else {2: 2, 3: 3, 4: 4}[kinds.pop()]
+        vals = []
+        for f, c0, c1 in rows:
+            vals.append(([len(f)] if mixed else []) + [v + 1 for v in f] + [c0, c1])
+        last = first + len(rows) - 1
+        head = b"(%s (%s %s %s %s %s)(" % (b"2013" if binary else b"13", hx(zone).encode(),
+                                          hx(first).encode(), hx(last).encode(),
+                                          hx(bc).encode(), hx(et).encode())
+        if binary:
+            out.append(head + np.array([x for r in vals for x in r], dtype="<i4").tobytes()
+                       + b")End of Binary Section 2013)\n")
+        else:
+            out.append(head + b"\n" + "".join(" ".join(hx(x) for x in r) + "\n"
+                                              for r in vals).encode() + b"))\n")
+        first = last + 1
+    names = [(2, "fluid", "tets"), (3, "fluid", "hybrid"), (4, "interior", "int_fluid"),
+             (5, "wall", "inlet-wall"), (6, "wall", "outer")]
+    if not tet_zone:
+        names = names[1:]
+    out += [b"(45 (%s %s %s)())\n" % (hx(z).encode(), k.encode(), nm.encode())
+            for z, k, nm in names]
+    return b"".join(out)
+
+
+def hybrid(binary):
+    pts, cells = hybrid_cells()
+    # Tetrahedra first: their own zone; the rest a mixed zone.
+    cells = [c for c in cells if c[0] == 2] + [c for c in cells if c[0] != 2]
+    tets = sum(1 for c in cells if c[0] == 2)
+    return fluent_text(pts, cells, tets, binary)
+
+
+# A 2-D mixed zone: a 3 x 2 grid of unit squares, the middle column split into triangles.
+def cells_2d():
+    pts = np.array([(i, j) for j in range(3) for i in range(4)], dtype=float)
+    cells = []
+    for j in range(2):
+        for i in range(3):
+            a, b, c_, d = i + 4 * j, i + 1 + 4 * j, i + 5 + 4 * j, i + 4 + 4 * j
+            if i == 1:
+                cells += [(1, [a, b, c_]), (1, [a, c_, d])]
+            else:
+                cells.append((3, [a, b, c_, d]))
+    return fluent_text(pts, cells, 0, False)
+
+
 def float32():
     pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.5]], dtype="<f4")
     out = b'(1 "float32 nodes")\n(2 3)\n(10 (0 1 4 0))\n(12 (0 1 1 0))\n'
@@ -246,7 +423,8 @@ def main():
              "fluent-2d.crlf.msh": FLUENT_2D.encode(), "fluent-bin.msh": fluent_bin(),
              "no-nd.msh": NO_ND.encode(), "bad-node.msh": BAD_NODE.encode(),
              "lying.msh": LYING.encode(), "reversed.msh": REVERSED.encode(),
-             "bad-hex.msh": BAD_HEX.encode()}
+             "bad-hex.msh": BAD_HEX.encode(), "fluent-hybrid.msh": hybrid(False),
+             "fluent-hybrid.bin.msh": hybrid(True), "fluent-2d-cells.msh": cells_2d()}
     with open(os.path.join(OUT, "meshio-mixed.msh"), "rb") as f:
         files["truncated.bin.msh"] = f.read()[:700]
     for name, data in files.items():
@@ -255,6 +433,7 @@ def main():
     seeds = os.path.join(OUT, "..", "fuzz", "ansys_reader")
     os.makedirs(seeds, exist_ok=True)
     for name in ["fluent-3d.msh", "fluent-2d.crlf.msh", "fluent-bin.msh", "float32.msh",
+                 "fluent-hybrid.msh", "fluent-hybrid.bin.msh", "fluent-2d-cells.msh",
                  "meshio-mixed.msh", "meshio-mixed.ascii.msh", "meshio-int32.msh", "no-nd.msh",
                  "lying.msh", "truncated.bin.msh", "bad-node.msh"]:
         shutil.copy(os.path.join(OUT, name), os.path.join(seeds, name))
