@@ -54,10 +54,12 @@ FACES = {"tetra": [(0, 2, 1), (0, 1, 3), (1, 2, 3), (0, 3, 2)],
                         (3, 0, 4, 7)],
          "triangle": [(0, 1, 2)], "quad": [(0, 1, 2, 3)]}
 VTK_TYPES = {5: "triangle", 9: "quad", 10: "tetra", 12: "hexahedron", 13: "wedge",
-             14: "pyramid"}
+             14: "pyramid", 41: "polyhedron"}  # 41: VTK 9.1 gives polyhedra as point sets
 
 
 def _cell_key(kind, nodes, oriented=True):
+    if kind == "polyhedron":
+        return kind, tuple(sorted({int(v) for v in nodes}))
     faces = []
     for f in FACES[kind]:
         ids = [int(nodes[i]) for i in f]
@@ -88,7 +90,8 @@ def _vtk_fluent(path, oriented):
     return points, keys
 
 
-@pytest.mark.parametrize("name,built", [("fluent-hybrid.msh", 4), ("fluent-2d-cells.msh", 2)])
+@pytest.mark.parametrize("name,built", [("fluent-hybrid.msh", 4), ("fluent-2d-cells.msh", 2),
+                                        ("fluent-poly.msh", 1)])
 def test_cells_built_from_faces_are_vtks(data_dir, name, built):
     """Fluent's cells given by their faces alone: meshio reads none of them, VTK's FLUENT reader
     builds them; meshdock builds the same cells, with VTK's orientation in 3-D. (VTK keeps the
@@ -99,7 +102,13 @@ def test_cells_built_from_faces_are_vtks(data_dir, name, built):
     oriented = m.points.shape[1] == 3
     points, want = _vtk_fluent(path, oriented)
     np.testing.assert_allclose(m.points, points[:, :m.points.shape[1]])
-    got = [_cell_key(b.type, row, oriented) for b in m.cells[-built:] for row in b.data]
+    got = [_cell_key(b.type, row, oriented) for b in m.cells[-built:] if b.type != "polyhedron"
+           for row in b.data]
+    for b in m.cells[-built:]:
+        if b.type == "polyhedron":  # its nodes: every face's of the cell
+            got += [_cell_key(b.type, b.data[b.face_offsets[b.offsets[c]]:
+                                             b.face_offsets[b.offsets[c + 1]]])
+                    for c in range(len(b.offsets) - 1)]
     assert len(got) == len(want) and sorted(got) == sorted(want)
     assert any("cells built from their faces" in n for n in m.notes), m.notes
     if name == "fluent-hybrid.msh":  # the binary layout builds the same blocks

@@ -180,12 +180,65 @@ TEST(AnsysReader, TwoDimensionalCellsFromLineFaces) {
   EXPECT_EQ(ints(crlf.regions[0].entries), (I{7, 8}));
 }
 
+TEST(AnsysReader, PolyhedraAndPolygonalFaces) {
+  // A box and a pentagonal prism beside it, polyhedra (element type 7) given by their faces;
+  // the pentagons a polygonal (5) face zone (meshio fails on it: KeyError 5).
+  const auto m = mesh::read_mesh(data("fluent-poly.msh"));
+  EXPECT_EQ(cell_types(m), (S{"quad", "quad", "quad", "polygon", "polyhedron"}));
+  EXPECT_EQ(ints(m.cells[3].connectivity), (I{1, 8, 9, 10, 3, 7, 13, 12, 11, 5}));
+  const auto& poly = m.cells[4];
+  ASSERT_TRUE(poly.ragged());
+  EXPECT_EQ(ints(poly.offsets), (I{0, 6, 13}));
+  const auto fo = ints(poly.face_offsets);
+  const auto conn = ints(poly.connectivity);
+  ASSERT_EQ(fo.size(), 14u);
+  // Each cell's faces turned out of it: its volume (divergence theorem) is positive, every
+  // directed edge meets its reverse.
+  const double* p = m.points.as<double>();
+  for (std::size_t c = 0; c < 2; ++c) {
+    double v = 0;
+    std::vector<std::pair<std::int64_t, std::int64_t>> edges;
+    for (auto f = poly.offsets.as<std::int64_t>()[c]; f < poly.offsets.as<std::int64_t>()[c + 1];
+         ++f) {
+      const auto b = fo[static_cast<std::size_t>(f)], e = fo[static_cast<std::size_t>(f) + 1];
+      for (auto k = b; k < e; ++k)
+        edges.push_back({conn[static_cast<std::size_t>(k)],
+                         conn[static_cast<std::size_t>(k + 1 < e ? k + 1 : b)]});
+      const double* a = p + 3 * conn[static_cast<std::size_t>(b)];
+      for (auto k = b + 1; k + 1 < e; ++k) {
+        const double* q = p + 3 * conn[static_cast<std::size_t>(k)];
+        const double* r = p + 3 * conn[static_cast<std::size_t>(k) + 1];
+        v += (a[0] * (q[1] * r[2] - q[2] * r[1]) - a[1] * (q[0] * r[2] - q[2] * r[0]) +
+              a[2] * (q[0] * r[1] - q[1] * r[0])) /
+             6;
+      }
+    }
+    EXPECT_NEAR(v, c == 0 ? 1.0 : 1.25, 1e-12) << c;
+    for (const auto& [u, w] : edges)
+      EXPECT_EQ(std::count(edges.begin(), edges.end(), std::pair{w, u}), 1) << c;
+  }
+  ASSERT_EQ(m.regions.size(), 5u);
+  EXPECT_EQ(m.regions[3].name, "pentagons");
+  EXPECT_EQ(m.regions[4].name, "hybrid");
+  // Mixed zones carry polygons too: a block a node count, in the order first seen.
+  const auto mixed = read_bytes(
+      "(10 (1 1 5 1 3)(0 0 0 1 0 0 1 1 0 0 1 0 0.5 1.5 0))\n"
+      "(13 (3 1 3 3 0)(3 1 2 3 1 0\n5 1 2 3 5 4 1 0\n3 2 3 4 1 0))\n");
+  EXPECT_EQ(cell_types(mixed), (S{"triangle", "polygon"}));
+  EXPECT_EQ(ints(mixed.cells[0].connectivity), (I{0, 1, 2, 1, 2, 3}));
+  EXPECT_EQ(ints(mixed.cells[1].connectivity), (I{0, 1, 2, 4, 3}));
+  EXPECT_EQ(error_of("(10 (1 1 3 1 3)(0 0 0 1 0 0 0 1 0))\n(13 (3 1 1 3 0)(1 1 1 0))\n"),
+            "t.msh:2: section (13 opened at line 2): a face of 1 nodes (2 to 2^20; a mixed or "
+            "polygonal zone's row is \"x n0 .. c0 c1\")");
+}
+
 TEST(AnsysReader, ZonesTheFacesCannotBuildAreNoted) {
-  // Two tetrahedra's worth of faces around nodes 1..5 (the two share the face 1 2 3).
+  // Two tetrahedra's worth of faces around nodes 1..5 (the two share the face 1 2 3), each
+  // face's right-hand normal into its c0, as Fluent writes them.
   const std::string head = "(10 (1 1 5 1 3)(0 0 0 1 0 0 0 1 0 0 0 1 0 0 -1))\n";
   const std::string faces =
-      "(13 (3 1 7 3 3)(1 2 3 1 2\n1 2 4 1 0\n2 3 4 1 0\n1 3 4 1 0\n"
-      "1 2 5 2 0\n2 3 5 2 0\n1 3 5 2 0))\n";
+      "(13 (3 1 7 3 3)(1 2 3 1 2\n1 4 2 1 0\n2 4 3 1 0\n1 3 4 1 0\n"
+      "1 2 5 2 0\n2 3 5 2 0\n1 5 3 2 0))\n";
   // Built: the two tetrahedra.
   auto m = read_bytes(head + "(12 (2 1 2 1 2))\n" + faces);
   EXPECT_EQ(cell_types(m), (S{"triangle", "tetra"}));
@@ -206,13 +259,23 @@ TEST(AnsysReader, ZonesTheFacesCannotBuildAreNoted) {
   // A wedge zone whose faces are a tetrahedron's; a hexahedron with too few faces.
   m = read_bytes(head + "(12 (2 1 2 1 6))\n" + faces);
   EXPECT_TRUE(has_note(m, "cell 1 (a wedge) has 4 faces, not 5"));
-  // A mixed zone's types: tetra, then a polyhedron (7: noted, not built).
+  // A mixed zone's types: tetra, then a polyhedron (7: the second tetrahedron as one).
   m = read_bytes(head + "(12 (2 1 2 1 0)(2 7))\n" + faces);
-  EXPECT_EQ(cell_types(m), (S{"triangle", "tetra"}));
+  EXPECT_EQ(cell_types(m), (S{"triangle", "tetra", "polyhedron"}));
   EXPECT_EQ(m.cells[1].size(), 1);
-  EXPECT_TRUE(has_note(m, "polyhedral cells of mixed zones"));
-  // Dead, inactive and polyhedral zones are noted, never built.
-  for (const char* z : {"(12 (2 1 2 0 2))", "(12 (2 1 2 20 2))", "(12 (2 1 2 1 7))"}) {
+  EXPECT_EQ(m.cells[2].size(), 1);
+  // Polyhedra: at least 4 faces, closed.
+  m = read_bytes(head + "(12 (2 1 2 1 7))\n" + faces);
+  EXPECT_EQ(cell_types(m), (S{"triangle", "polyhedron"}));
+  m = read_bytes(head + "(12 (2 1 2 1 7))\n" +
+                 "(13 (3 1 6 3 3)(1 2 3 1 2\n1 4 2 1 0\n2 4 3 1 0\n1 3 4 1 0\n"
+                 "1 2 5 2 0\n2 3 5 2 0))\n");
+  EXPECT_TRUE(has_note(m, "cell 2 (a polyhedron) has 3 faces, not 4 at least"));
+  m = read_bytes(head + "(12 (2 1 1 1 7))\n" +
+                 "(13 (3 1 4 3 3)(1 2 3 1 0\n1 2 4 1 0\n2 3 4 1 0\n1 3 5 1 0))\n");
+  EXPECT_TRUE(has_note(m, "cell 1 (a polyhedron) has faces that do not close"));
+  // Dead and inactive zones are noted, never built.
+  for (const char* z : {"(12 (2 1 2 0 2))", "(12 (2 1 2 20 2))"}) {
     m = read_bytes(head + z + "\n" + faces);
     EXPECT_EQ(cell_types(m), S{"triangle"}) << z;
   }
@@ -298,9 +361,9 @@ TEST(AnsysReader, ErrorsNameTheFileLineAndSection) {
   EXPECT_EQ(error_of("(0 \"x\")\n"),
             "t.msh: no node section with coordinates ((10), (2010) or (3010) with a body): not "
             "an ANSYS Fluent mesh, or one without nodes");
-  EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 0\n))\n(13 (1 1 1 3 5)(\n"),
-            "t.msh:4: section (13 opened at line 4): face type 5 is not 0 (mixed), 2 (line), 3 "
-            "(triangle) or 4 (quad) (polygonal faces are not read, as meshio)");
+  EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 0\n))\n(13 (1 1 1 3 6)(\n"),
+            "t.msh:4: section (13 opened at line 4): face type 6 is not 0 (mixed), 2 (line), 3 "
+            "(triangle), 4 (quad) or 5 (polygonal)");
   EXPECT_EQ(error_of("(10 (1 1 1 1 3)(\n0 0 0\n))\n(10 (1 3 3 1 3)(\n0 0 0\n))\n"),
             "t.msh:4: section (10 opened at line 4): the first node id 3 does not follow the "
             "previous node section's last, 1 (node sections must be consecutive, as meshio "

@@ -10,13 +10,14 @@
 //       (2012 / 3012: int32 / int64 bodies). A zone without a body (Fluent's usual layout) or
 //       a mixed one (elem 0, its body each cell's type) is given by its faces: its cells are
 //       built from them at the end (fluent_cells.hpp; meshio reads none), after the blocks
-//       meshio reads. Dead (type 0), inactive (32) and polyhedral (7) zones give no cells,
-//       noted.
+//       meshio reads; polyhedral cells (7) as ragged "polyhedron" blocks. Dead (type 0) and
+//       inactive (32) zones give no cells, noted.
 //   (13 (zone first last bc elem) ( n0 .. c0 c1 ))      a face block (2 line, 3 triangle,
 //       4 quad) of the nodes; the adjacent cells c0 c1 build the cells, and are not kept. A
-//       mixed zone (elem 0: each row "type n0 .. c0 c1") gives a block a face type, in the order
-//       the types first appear (meshio's order), in binary too (meshio refuses binary mixed
-//       zones).
+//       mixed (elem 0) or polygonal (5) zone, each row "x n0 .. c0 c1" with x the node count,
+//       gives a block a count (x > 4: a "polygon" block of x-gons; meshio refuses polygons), in
+//       the order the counts first appear (meshio's order), in binary too (meshio refuses
+//       binary mixed zones).
 //   (39) / (45) zones: a zone they name is a cell region (its faces or built cells).
 //   (18 periodic), (58) / (59) trees, anything else: skipped and noted.
 // Every block's nodes are checked against the nodes read (meshio does not check). Binary
@@ -559,14 +560,6 @@ class Parser {
       return skip("(12) cell zones of no known element type;", where);
     if (h[3] == 0) return skip("(12) dead cell zone", where);
     if (h[3] == 32) return skip("(12) inactive (parent) cell zone", where);
-    if (h[4] == 7) return skip("(12) polyhedral cell zone", where);
-    std::size_t polyhedra = 0;
-    for (auto t : types) polyhedra += t == 7;
-    if (polyhedra)
-      skip("(12) polyhedral cells of mixed zones", [&] {
-        return "zone " + std::to_string(h[0]) + ": " + std::to_string(polyhedra) + " of " +
-               std::to_string(types.size());
-      });
     face_zones_.push_back(fluent::CellZone{h[0], h[1], h[2], static_cast<int>(h[4]),
                                            std::move(types), line_at(start_)});
   }
@@ -606,39 +599,44 @@ class Parser {
     if (!body_open()) return;  // "(13 (0 first last 0 0))": the face count, declared
     if (h.size() < 5) fail(start_, "expected a header (zone first last bc-type face-type)");
     const auto et = h[4];
-    if (et != 0 && (et < 2 || et > 4))
+    if (et != 0 && (et < 2 || et > 5))
       fail(start_, "face type " + std::to_string(et) +
-                       " is not 0 (mixed), 2 (line), 3 (triangle) or 4 (quad)" +
-                       (et == 5 ? " (polygonal faces are not read, as meshio)" : ""));
+                       " is not 0 (mixed), 2 (line), 3 (triangle), 4 (quad) or 5 (polygonal)");
     faces_read_ = true;
-    if (et != 0) return read_block(h, kFaceTypes[et], 2);
-    // Mixed: each row "type n0 .. c0 c1", a block a type in the order they first appear.
+    if (et != 0 && et != 5) return read_block(h, kFaceTypes[et], 2);
+    // Mixed and polygonal zones: each row "x n0 .. n(x-1) c0 c1", x the face's node count; a
+    // block a count (2 line, 3 triangle, 4 quad, more a "polygon" of that many, as the surface
+    // readers split polygons) in the order they first appear (meshio's order for 2..4).
     const Body kind = body_kind();
     const std::size_t width = value_bytes(kind);
     const auto n = count(h, 5 * width, "rows");
     if (kind != Body::kAscii && pos_ < d_.size() && d_[pos_] == '\n') {
-      // meshio's layout puts a newline after '('; Fluent's starts the bytes there. A row's
-      // first value is its type (2..4): a newline byte (10) cannot be one's first byte.
-      ++pos_;
+      // meshio's layout puts a newline after '('; Fluent's starts the bytes there. Only a
+      // decagon's count reads 10 from a newline byte (then zeros); a newline before a row
+      // reads 10 + 256 x (its count's first byte) at least.
+      const std::size_t at = pos_;
+      const bool decagon = one(kind, "a face's node count") == 10;
+      pos_ = decagon ? at : at + 1;
     }
-    const std::size_t first_block = blocks_.size();
+    std::map<std::int64_t, std::size_t> of_count;  // a node count -> its block
     for (std::size_t r = 0; r < n; ++r) {
       file_.advance(pos_);
       if ((r & 1023) == 0) tick();
       const std::size_t at = pos_;
-      const auto t = one(kind, "a face's type");
-      if (t < 2 || t > 4)
-        fail(at, "a mixed zone's face type " + std::to_string(t) +
-                     " is not 2 (line), 3 (triangle) or 4 (quad)");
-      const Type& ft = kFaceTypes[t];
-      std::size_t b = first_block;
-      while (b < blocks_.size() && blocks_[b].type != ft.name) ++b;
-      if (b == blocks_.size())
-        blocks_.push_back(Block{ft.name, ft.nodes, start_, index_, {}, {}, h[0], true, {}});
-      auto& ids = blocks_[b].ids;
-      for (int k = 0; k < ft.nodes; ++k) ids.push_back(one(kind, "a node id"));
-      blocks_[b].adj.push_back(one(kind, "the face's cell c0"));
-      blocks_[b].adj.push_back(one(kind, "the face's cell c1"));
+      const auto x = one(kind, "a face's node count");
+      if (x < 2 || x > (1 << 20) || static_cast<std::uint64_t>(x) > (d_.size() - pos_) / width)
+        fail(at, "a face of " + std::to_string(x) + " nodes (" +
+                     (x < 2 || x > (1 << 20) ? "2 to 2^20" : "more values than the bytes left") +
+                     "; a mixed or polygonal zone's row is \"x n0 .. c0 c1\")");
+      auto [it, added] = of_count.try_emplace(x, blocks_.size());
+      if (added) {
+        const char* name = x <= 4 ? kFaceTypes[x].name : "polygon";
+        blocks_.push_back(Block{name, static_cast<int>(x), start_, index_, {}, {}, h[0], true, {}});
+      }
+      auto& ids = blocks_[it->second].ids;
+      for (std::int64_t k = 0; k < x; ++k) ids.push_back(one(kind, "a node id"));
+      blocks_[it->second].adj.push_back(one(kind, "the face's cell c0"));
+      blocks_[it->second].adj.push_back(one(kind, "the face's cell c1"));
     }
     end_body();
   }

@@ -17,10 +17,23 @@ struct Shape {
   int nodes;
   int faces;
 };
-// Fluent's element types 1..6.
-constexpr Shape kShapes[7] = {{nullptr, 0, 0}, {"triangle", 3, 3},   {"tetra", 4, 4},
+// Fluent's element types 1..7 (7: any number of faces and nodes).
+constexpr Shape kShapes[8] = {{nullptr, 0, 0}, {"triangle", 3, 3},   {"tetra", 4, 4},
                               {"quad", 4, 4},  {"hexahedron", 8, 6}, {"pyramid", 5, 5},
-                              {"wedge", 6, 5}};
+                              {"wedge", 6, 5}, {"polyhedron", 0, 0}};
+
+// A ragged polyhedron block as it grows (CellBlock's layout: conn, face_offsets, offsets).
+struct Polyhedra {
+  std::vector<std::int64_t> conn, face_off{0}, cell_off{0};
+  CellBlock block() const {
+    CellBlock b;
+    b.type = "polyhedron";
+    b.connectivity = Array::from_vector(conn);
+    b.face_offsets = Array::from_vector(face_off);
+    b.offsets = Array::from_vector(cell_off);
+    return b;
+  }
+};
 
 struct Face {
   const std::int64_t* n;
@@ -44,6 +57,51 @@ class CellMaker {
  public:
   explicit CellMaker(const Array& points)
       : xyz_(points.as<double>()), nd_(static_cast<int>(points.dim(1))) {}
+
+  // A polyhedron's faces appended to `out`, each turned out of the cell: Fluent's right-hand
+  // normal points into c0, so a face is reversed where the cell is its c0 (`c0[i]`). Checked
+  // closed (every directed edge met once, and once the other way) and, by its volume, turned
+  // out (all faces turned again where the file's turn is the other). Empty on success.
+  std::string polyhedron(std::span<const Face> f, const std::vector<bool>& c0,
+                         Polyhedra& out) const {
+    if (f.size() < 4) return "has " + std::to_string(f.size()) + " faces, not 4 at least";
+    const std::size_t first = out.face_off.size() - 1;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      if (f[i].k < 3) return "has a face of " + std::to_string(f[i].k) + " nodes";
+      const auto at = out.conn.size();
+      out.conn.insert(out.conn.end(), f[i].n, f[i].n + f[i].k);
+      if (c0[i]) std::reverse(out.conn.begin() + static_cast<std::ptrdiff_t>(at), out.conn.end());
+      out.face_off.push_back(static_cast<std::int64_t>(out.conn.size()));
+    }
+    edges_.clear();
+    for (std::size_t g = first; g + 1 < out.face_off.size(); ++g) {
+      const auto b = out.face_off[g], e = out.face_off[g + 1];
+      for (auto k = b; k < e; ++k)
+        edges_.push_back({out.conn[static_cast<std::size_t>(k)],
+                          out.conn[static_cast<std::size_t>(k + 1 < e ? k + 1 : b)]});
+    }
+    std::sort(edges_.begin(), edges_.end());
+    for (std::size_t k = 0; k < edges_.size(); ++k) {
+      const auto [u, v] = edges_[k];
+      if ((k + 1 < edges_.size() && edges_[k + 1] == edges_[k]) ||
+          !std::binary_search(edges_.begin(), edges_.end(), std::pair{v, u}))
+        return "has faces that do not close (edge " + std::to_string(u) + "-" + std::to_string(v) +
+               ")";
+    }
+    double volume = 0;
+    const Vec p0 = p(out.conn[static_cast<std::size_t>(out.face_off[first])]);
+    for (std::size_t g = first; g + 1 < out.face_off.size(); ++g) {
+      const auto* n = out.conn.data() + out.face_off[g];
+      const auto k = out.face_off[g + 1] - out.face_off[g];
+      for (std::int64_t j = 1; j + 1 < k; ++j)
+        volume += dot(sub(p(n[0]), p0), cross(sub(p(n[j]), p0), sub(p(n[j + 1]), p0)));
+    }
+    if (volume < 0)
+      for (std::size_t g = first; g + 1 < out.face_off.size(); ++g)
+        std::reverse(out.conn.begin() + out.face_off[g], out.conn.begin() + out.face_off[g + 1]);
+    out.cell_off.push_back(static_cast<std::int64_t>(out.face_off.size()) - 1);
+    return {};
+  }
 
   // Empty on success (out holds the cell's nodes in VTK's order), else why not.
   std::string make(int type, std::span<const Face> f, std::int64_t* out) const {
@@ -78,6 +136,7 @@ class CellMaker {
  private:
   const double* xyz_;
   int nd_;
+  mutable std::vector<std::pair<std::int64_t, std::int64_t>> edges_;  // scratch
 
   Vec p(std::int64_t i) const {
     Vec v{0, 0, 0};
@@ -251,10 +310,6 @@ std::string hex_id(std::int64_t id) {
 
 }  // namespace
 
-const char* cell_type_name(int type) {
-  return type >= 1 && type <= 6 ? kShapes[type].name : nullptr;
-}
-
 BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& faces,
                             const std::vector<CellZone>& zones) {
   BuiltCells out;
@@ -315,7 +370,8 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
     return id <= z.last ? base[*std::prev(it)] + (id - z.first) : -1;
   };
 
-  // Each cell's faces, as global face numbers (CSR: two passes over the sides).
+  // Each cell's faces, as 2 x global face number + side (0: the cell is the face's c0; CSR:
+  // two passes over the sides).
   std::vector<std::int64_t> start(static_cast<std::size_t>(cells) + 1, 0);
   auto each_side = [&](auto&& fn) {
     for (std::size_t s = 0; s < faces.size(); ++s)
@@ -324,7 +380,7 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
           const std::int64_t id = faces[s].cells[2 * r + side];
           if (id == 0) continue;
           const std::int64_t row = row_of(id);
-          if (row >= 0) fn(row, face_start[s] + r);
+          if (row >= 0) fn(row, 2 * (face_start[s] + r) + side);
         }
   };
   each_side([&](std::int64_t row, std::int64_t) { ++start[static_cast<std::size_t>(row) + 1]; });
@@ -345,6 +401,7 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
 
   const CellMaker maker(points);
   std::vector<Face> cell_faces;
+  std::vector<bool> cell_c0;
   for (auto z : kept) {
     const auto& zone = zones[z];
     const std::int64_t n = zone.last - zone.first + 1;
@@ -357,29 +414,40 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
     std::array<std::int64_t, 8> block{-1, -1, -1, -1, -1, -1, -1, -1};
     std::array<std::int64_t, 8> filled{};
     std::vector<CellBlock> built;
+    Polyhedra poly;
     for (std::int64_t i = 0; i < n; ++i) {
       const int t = type_of(i);
-      if (t < 1 || t > 6 || block[static_cast<std::size_t>(t)] >= 0) continue;
+      if (t < 1 || t > 7 || block[static_cast<std::size_t>(t)] >= 0) continue;
       block[static_cast<std::size_t>(t)] = static_cast<std::int64_t>(built.size());
-      built.push_back(CellBlock::fixed(
-          kShapes[t].name,
-          Array::of<std::int64_t>({count[static_cast<std::size_t>(t)], kShapes[t].nodes})));
+      built.push_back(
+          t == 7 ? CellBlock{}
+                 : CellBlock::fixed(kShapes[t].name,
+                                    Array::of<std::int64_t>(
+                                        {count[static_cast<std::size_t>(t)], kShapes[t].nodes})));
     }
     std::string why;
     for (std::int64_t i = 0; i < n && why.empty(); ++i) {
       const int t = type_of(i);
-      if (t < 1 || t > 6) continue;
+      if (t < 1 || t > 7) continue;
       const auto row = static_cast<std::size_t>(base[z] + i);
       cell_faces.clear();
-      for (auto k = start[row]; k < start[row + 1]; ++k)
-        cell_faces.push_back(face(of[static_cast<std::size_t>(k)]));
-      auto& b = built[static_cast<std::size_t>(block[static_cast<std::size_t>(t)])];
-      auto& at = filled[static_cast<std::size_t>(t)];
-      why = maker.make(t, cell_faces, b.connectivity.as<std::int64_t>() + at * kShapes[t].nodes);
+      cell_c0.clear();
+      for (auto k = start[row]; k < start[row + 1]; ++k) {
+        cell_faces.push_back(face(of[static_cast<std::size_t>(k)] >> 1));
+        cell_c0.push_back((of[static_cast<std::size_t>(k)] & 1) == 0);
+      }
+      if (t == 7) {
+        why = maker.polyhedron(cell_faces, cell_c0, poly);
+      } else {
+        auto& b = built[static_cast<std::size_t>(block[static_cast<std::size_t>(t)])];
+        auto& at = filled[static_cast<std::size_t>(t)];
+        why = maker.make(t, cell_faces, b.connectivity.as<std::int64_t>() + at * kShapes[t].nodes);
+        ++at;
+      }
       if (!why.empty())
         why = "cell " + hex_id(zone.first + i) + " (a " + kShapes[t].name + ") " + why;
-      ++at;
     }
+    if (block[7] >= 0 && why.empty()) built[static_cast<std::size_t>(block[7])] = poly.block();
     if (!why.empty()) {
       out.notes.push_back(zone_name(zone) + "'s cells are not built from the faces: " + why);
       continue;

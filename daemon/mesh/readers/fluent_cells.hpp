@@ -12,7 +12,8 @@
 // tetra with five faces, a hexahedron whose side faces do not join its base to its top), or a
 // zone that overlaps another, or zones that claim more cells than the faces can bound, leave
 // the zone unbuilt, with a note that names the zone and its first bad cell. Polyhedral cells
-// (element type 7) are not built (noted by the reader).
+// (element type 7) are a ragged "polyhedron" block: each cell its faces, turned out of the cell
+// (by Fluent's rule, then by the cell's volume), checked closed.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +34,8 @@ struct FaceRows {
 };
 
 // A cell zone to build: cells first..last (Fluent ids), all of element type `type` (1 triangle,
-// 2 tetra, 3 quad, 4 hexahedron, 5 pyramid, 6 wedge), or, where `types` is not empty (a mixed
-// zone), one type a cell (types[id - first]; 7, polyhedral, is left out).
+// 2 tetra, 3 quad, 4 hexahedron, 5 pyramid, 6 wedge, 7 polyhedron), or, where `types` is not
+// empty (a mixed zone), one type a cell (types[id - first]).
 struct CellZone {
   std::int64_t zone = 0, first = 0, last = 0;
   int type = 0;
@@ -52,8 +53,5 @@ struct BuiltCells {
 // than a few words per face row: zones whose cells the faces cannot bound are refused first.
 BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& faces,
                             const std::vector<CellZone>& zones);
-
-// Fluent's element type `type` (1..6) by meshio's name, and its node count.
-const char* cell_type_name(int type);
 
 }  // namespace meshdock::mesh::fluent

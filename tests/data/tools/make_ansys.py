@@ -26,6 +26,8 @@ fluent-hybrid[.bin].msh      generated, Fluent's layout, ascii / binary (3010, 2
                              zone listing its types), zones named; VTK's FLUENT reader is the
                              reference (test_ansys.py).
 fluent-2d-cells.msh          generated: 2-D quads and triangles given by their line faces.
+fluent-poly.msh              generated: two polyhedra (a box, a pentagonal prism), a polygonal
+                             (5) face zone of pentagons.
 no-nd.msh                    by hand: a node header without ND (meshio refuses; (2 3) gives it).
 bad-node.msh                 by hand: a face naming node 0x20 of 4 (line 6's section).
 lying.msh                    by hand: a node count of 2^60 - 1 in a 60-byte file.
@@ -247,6 +249,8 @@ def local_faces(t, n):
                 (d, a, e, h)]
     if t in (1, 3):
         return [(n[i], n[(i + 1) % len(n)]) for i in range(len(n))]
+    if t == 7:  # a polyhedron: its faces
+        return [tuple(f) for f in n]
     raise ValueError(t)
 
 
@@ -256,7 +260,7 @@ def fluent_faces(pts, cells):
     domain on the boundary), c0, c1 (1-based cell ids, c1 0 on the boundary)."""
     found = {}
     for cid, (t, n) in enumerate(cells, start=1):
-        centre = pts[n].mean(axis=0)
+        centre = pts[sorted({v for f in n for v in f}) if t == 7 else n].mean(axis=0)
         for f in local_faces(t, n):
             key = frozenset(f)
             if key in found:
@@ -287,6 +291,10 @@ def fluent_text(pts, cells, tet_zone, binary):
     interior = [f for f in faces if f[2] != 0]
     wall = [f for f in faces if f[2] == 0 and all(pts[n][0] == 0 for n in f[0])]
     outer = [f for f in faces if f[2] == 0 and f not in wall]
+    # Polygons: a polygonal (5) zone of their own where the outer zone has quads too.
+    polygons = [f for f in outer if len(f[0]) > 4]
+    if polygons:
+        outer = [f for f in outer if len(f[0]) <= 4]
     hx = lambda v: format(v, "x")
     out = [b'(0 "meshdock test: cells given by their faces")\n', b"(2 %d)\n" % nd,
            b"(10 (0 1 %s 0 %d))\n" % (hx(len(pts)).encode(), nd),
@@ -305,16 +313,21 @@ def fluent_text(pts, cells, tet_zone, binary):
     types = [t for t, _ in cells[tet_zone:]]
     head = b"(%s (3 %s %s 1 0)(" % (b"2012" if binary else b"12", hx(tet_zone + 1).encode(),
                                       hx(n).encode())
-    if binary:
+    if len(set(types)) == 1:  # one type: no body (Fluent's usual)
+        out.append(b"(12 (3 %s %s 1 %d))\n" % (hx(tet_zone + 1).encode(), hx(n).encode(),
+                                                types[0]))
+    elif binary:
         out.append(head + np.array(types, dtype="<i4").tobytes() +
                    b")End of Binary Section 2012)\n")
     else:
         out.append(head + b"\n" + " ".join(hx(t) for t in types).encode() + b"\n))\n")
     first = 1
-    for zone, bc, rows in ((4, 2, interior), (5, 3, wall), (6, 3, outer)):
+    for zone, bc, rows in ((4, 2, interior), (5, 3, wall), (6, 3, outer), (7, 3, polygons)):
+        if not rows:
+            continue
         kinds = {len(f[0]) for f in rows}
-        mixed = len(kinds) > 1
-        et = 0 if mixed else {2: 2, 3: 3, 4: 4}[kinds.pop()]
+        mixed = len(kinds) > 1 or max(kinds) > 4
+        et = 0 if len(kinds) > 1 else 5 if max(kinds) > 4 else kinds.pop()
         vals = []
         for f, c0, c1 in rows:
             vals.append(([len(f)] if mixed else []) + [v + 1 for v in f] + [c0, c1])
@@ -330,7 +343,8 @@ def fluent_text(pts, cells, tet_zone, binary):
                                               for r in vals).encode() + b"))\n")
         first = last + 1
     names = [(2, "fluid", "tets"), (3, "fluid", "hybrid"), (4, "interior", "int_fluid"),
-             (5, "wall", "inlet-wall"), (6, "wall", "outer")]
+             (5, "wall", "inlet-wall"), (6, "wall", "outer")] + (
+                 [(7, "wall", "pentagons")] if polygons else [])
     if not tet_zone:
         names = names[1:]
     out += [b"(45 (%s %s %s)())\n" % (hx(z).encode(), k.encode(), nm.encode())
@@ -344,6 +358,18 @@ def hybrid(binary):
     cells = [c for c in cells if c[0] == 2] + [c for c in cells if c[0] != 2]
     tets = sum(1 for c in cells if c[0] == 2)
     return fluent_text(pts, cells, tets, binary)
+
+
+# Polyhedra (a zone of element type 7, no body): the unit box and, beside it, a pentagonal
+# prism sharing its x = 1 face; the prism's pentagons a polygonal (5) face zone.
+def poly():
+    pts = np.array([(x, y, z) for z in (0, 1) for y in (0, 1) for x in (0, 1)]
+                   + [(2, 0, 0), (2.5, 0.5, 0), (2, 1, 0), (2, 0, 1), (2.5, 0.5, 1), (2, 1, 1)],
+                   dtype=float)
+    box = [(0, 1, 3, 2), (4, 5, 7, 6), (0, 1, 5, 4), (2, 3, 7, 6), (0, 2, 6, 4), (1, 3, 7, 5)]
+    prism = [(1, 8, 9, 10, 3), (5, 11, 12, 13, 7), (1, 8, 11, 5), (8, 9, 12, 11),
+             (9, 10, 13, 12), (10, 3, 7, 13), (3, 1, 5, 7)]
+    return fluent_text(pts, [(7, box), (7, prism)], 0, False)
 
 
 # A 2-D mixed zone: a 3 x 2 grid of unit squares, the middle column split into triangles.
@@ -424,7 +450,8 @@ def main():
              "no-nd.msh": NO_ND.encode(), "bad-node.msh": BAD_NODE.encode(),
              "lying.msh": LYING.encode(), "reversed.msh": REVERSED.encode(),
              "bad-hex.msh": BAD_HEX.encode(), "fluent-hybrid.msh": hybrid(False),
-             "fluent-hybrid.bin.msh": hybrid(True), "fluent-2d-cells.msh": cells_2d()}
+             "fluent-hybrid.bin.msh": hybrid(True), "fluent-2d-cells.msh": cells_2d(),
+             "fluent-poly.msh": poly()}
     with open(os.path.join(OUT, "meshio-mixed.msh"), "rb") as f:
         files["truncated.bin.msh"] = f.read()[:700]
     for name, data in files.items():
@@ -434,6 +461,7 @@ def main():
     os.makedirs(seeds, exist_ok=True)
     for name in ["fluent-3d.msh", "fluent-2d.crlf.msh", "fluent-bin.msh", "float32.msh",
                  "fluent-hybrid.msh", "fluent-hybrid.bin.msh", "fluent-2d-cells.msh",
+                 "fluent-poly.msh",
                  "meshio-mixed.msh", "meshio-mixed.ascii.msh", "meshio-int32.msh", "no-nd.msh",
                  "lying.msh", "truncated.bin.msh", "bad-node.msh"]:
         shutil.copy(os.path.join(OUT, name), os.path.join(seeds, name))
