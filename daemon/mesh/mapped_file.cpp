@@ -272,6 +272,18 @@ void MappedFile::read_at(std::size_t offset, std::size_t n, char* dst) const {
   if (progress_) progress_->reached(offset + n, path_);
 }
 
+std::size_t MappedFile::newlines(std::size_t begin, std::size_t end) const {
+  char buf[1 << 16];
+  std::size_t lines = 0;
+  while (begin < end) {
+    const std::size_t n = std::min(sizeof buf, end - begin);
+    pread_all(begin, n, buf);
+    lines += static_cast<std::size_t>(std::count(buf, buf + n, '\n'));
+    begin += n;
+  }
+  return lines;
+}
+
 void MappedFile::pread_all(std::size_t offset, std::size_t n, char* dst) const {
   while (n > 0) {
     const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));

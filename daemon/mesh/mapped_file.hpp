@@ -89,6 +89,10 @@ class MappedFile {
   // paging is about 1 us a page (10 ms for a 48 MB file, twice what the copy costs). Throws
   // ReadError when the file is now shorter (it changed while being read).
   void read_at(std::size_t offset, std::size_t n, char* dst) const;
+  // The newlines in [begin, end), counted with pread through a small buffer: an error's or a
+  // note's line number far into a file, without mapping the file's pages (which would stay
+  // resident beside the arrays) and without reporting progress.
+  std::size_t newlines(std::size_t begin, std::size_t end) const;
   // Maps the pages of [begin, end) now (MADV_POPULATE_READ; advice only on kernels before 5.14).
   // Nothing to do when the file was read (Access::read) or goes through a window.
   void populate(std::size_t begin, std::size_t end) const;

@@ -279,6 +279,16 @@ TEST(AnsysReader, ZonesTheFacesCannotBuildAreNoted) {
     m = read_bytes(head + z + "\n" + faces);
     EXPECT_EQ(cell_types(m), S{"triangle"}) << z;
   }
+  // A hostile file's zones: a hundred thousand overlapping ones read in linear time (one pass
+  // for their line numbers), 16 of them named in notes, the rest counted.
+  std::string many = head + "(12 (2 1 2 1 2))\n";
+  for (int i = 0; i < 100000; ++i) many += "(12 (4 1 1 1 2))\n";
+  m = read_bytes(many + faces);
+  EXPECT_EQ(cell_types(m), (S{"triangle", "tetra"}));
+  EXPECT_TRUE(has_note(m, "cell zone 4 (line 17)'s cells are not built"));
+  EXPECT_TRUE(has_note(m, "(line 18)"));
+  EXPECT_FALSE(has_note(m, "(line 19)"));
+  EXPECT_TRUE(has_note(m, "99984 more cell zones are not built from the faces"));
   EXPECT_EQ(error_of(head + "(12 (2 1 2 1 0)(2 9))\n" + faces),
             "t.msh:2: section (12 opened at line 2): cell 2 of the mixed zone has element type "
             "9, not 1..7");

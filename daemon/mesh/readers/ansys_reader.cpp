@@ -134,9 +134,17 @@ class Parser {
   std::map<std::int64_t, std::string> zone_names_;  // (39) / (45): zone id -> name
   std::vector<std::int64_t> block_zone_;            // the built blocks' zones
 
+  // The line of byte `at`: newlines counted with pread (MappedFile::newlines) on from the last
+  // line asked for. The summaries and zones ask in file order, so all of them cost one pass
+  // over the file, and none maps the file's pages (through the mapping, a (45) section at the
+  // end of a file kept the whole file resident beside the arrays).
+  mutable std::size_t line_pos_ = 0, line_no_ = 1;
   std::size_t line_at(std::size_t at) const {
     at = std::min(at, d_.size());
-    return 1 + static_cast<std::size_t>(std::count(d_.begin(), d_.begin() + at, '\n'));
+    if (at < line_pos_) line_pos_ = 0, line_no_ = 1;
+    line_no_ += file_.newlines(line_pos_, at);
+    line_pos_ = at;
+    return line_no_;
   }
   [[noreturn, gnu::cold]] void fail(std::size_t at, const std::string& what) const {
     std::string where = path_ + ":" + std::to_string(line_at(at)) + ": ";

@@ -313,6 +313,16 @@ std::string hex_id(std::int64_t id) {
 BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& faces,
                             const std::vector<CellZone>& zones) {
   BuiltCells out;
+  // A note a zone left unbuilt, the first kMaxNotes of them (a hostile file may declare a
+  // million zones), then a count.
+  constexpr std::size_t kMaxNotes = 16;
+  std::size_t unnoted = 0;
+  auto refuse = [&](const CellZone& zone, const std::string& why) {
+    if (out.notes.size() < kMaxNotes)
+      out.notes.push_back(zone_name(zone) + "'s cells are not built from the faces: " + why);
+    else
+      ++unnoted;
+  };
   // The face sides that name a cell: each built cell needs three at least, which bounds what
   // the zones may claim before anything is allocated per cell.
   std::vector<std::int64_t> face_start{0};
@@ -343,14 +353,20 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
       why = "it claims " + std::to_string(n) + " cells, more than the " + std::to_string(sides) +
             " face sides naming a cell can bound";
     if (!why.empty()) {
-      out.notes.push_back(zone_name(zone) + "'s cells are not built from the faces: " + why);
+      refuse(zone, why);
       continue;
     }
     claimed += n;
     kept.push_back(z);
     kept_by_first[zone.first] = z;
   }
-  if (kept.empty()) return out;
+  auto done = [&] {
+    if (unnoted)
+      out.notes.push_back(std::to_string(unnoted) +
+                          " more cell zones are not built from the faces");
+    return std::move(out);
+  };
+  if (kept.empty()) return done();
 
   // A cell id -> its row among the kept zones' cells (zones by first id, binary search).
   std::vector<std::size_t> by_first = kept;
@@ -449,7 +465,7 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
     }
     if (block[7] >= 0 && why.empty()) built[static_cast<std::size_t>(block[7])] = poly.block();
     if (!why.empty()) {
-      out.notes.push_back(zone_name(zone) + "'s cells are not built from the faces: " + why);
+      refuse(zone, why);
       continue;
     }
     for (auto& b : built) {
@@ -457,7 +473,7 @@ BuiltCells cells_from_faces(const Array& points, const std::vector<FaceRows>& fa
       out.block_zone.push_back(zone.zone);
     }
   }
-  return out;
+  return done();
 }
 
 }  // namespace meshdock::mesh::fluent
