@@ -120,6 +120,53 @@ def test_cells_built_from_faces_are_vtks(data_dir, name, built):
                                                "hybrid"]
 
 
+VOLUME = {3: ("tetra", "pyramid", "wedge", "hexahedron"), 2: ("triangle", "quad")}
+
+
+@pytest.mark.parametrize("src,fmt", [("meshes/box.v41.msh", "fluent-ascii"),
+                                     ("meshes/box.v41.msh", "fluent"),
+                                     ("meshes/blocks.v41.msh", "fluent-ascii"),
+                                     ("ansys/fluent-hybrid.msh", "fluent-ascii"),
+                                     ("ansys/fluent-2d-cells.msh", "fluent")])
+def test_fluent_layout_written_reads_back_as_the_cells(data_dir, tmp_path, src, fmt):
+    """format "fluent" writes what Fluent reads (faces with their cells c0 c1; meshio's writer
+    writes cell bodies Fluent cannot open): read back, by meshdock and by VTK's FLUENT reader,
+    it is the same cells with the same orientation."""
+    m = _read(data_dir / src)
+    dim = m.points.shape[1]
+    out = tmp_path / "o.msh"
+    notes = meshdock.write(out, m, file_format=fmt)
+    assert all("is not written" in n or "not written" in n for n in notes), notes
+    want = sorted(_cell_key(b.type, row) for b in m.cells if b.type in VOLUME[dim]
+                  for row in b.data)
+    back = _read(out)
+    got = sorted(_cell_key(b.type, row) for b in back.cells if b.type in VOLUME[dim]
+                 for row in b.data)
+    assert got == want
+    assert any("cells built from their faces" in n for n in back.notes)
+    if fmt == "fluent-ascii":  # VTK 9.1 aborts on binary Fluent files
+        _, keys = _vtk_fluent(out, oriented=True)
+        assert sorted(keys) == want
+    if src == "meshes/box.v41.msh":
+        # The six triangle blocks (Gmsh's surfaces) name the six boundary zones: no face is
+        # left for a "wall" zone, every zone a region.
+        names = [r.name for r in back.regions]
+        assert names == ["interior"] + [f"boundary-{k}" for k in range(6)] + ["fluid-6"]
+        faces = {r.name: len(r.entries) for r in back.regions}
+        assert [faces[f"boundary-{k}"] for k in range(6)] == [len(b.data) for b in m.cells[:6]]
+
+
+def test_fluent_layout_refusals(tmp_path):
+    pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, -1], [1, 1, 1.0]])
+    three = meshdock.Mesh(pts, [("tetra", np.array([[0, 1, 2, 3], [0, 2, 1, 4], [0, 1, 2, 5]]))])
+    with pytest.raises(meshdock.WriteError, match="cells 1, 2 and 3 share a face"):
+        meshdock.write(tmp_path / "o.msh", three, file_format="fluent")
+    surface = meshdock.Mesh(pts, [("triangle", np.array([[0, 1, 2]]))])
+    with pytest.raises(meshdock.WriteError, match="no cells of the points' dimension"):
+        meshdock.write(tmp_path / "o.msh", surface, file_format="fluent")
+    assert not (tmp_path / "o.msh").exists()
+
+
 def test_float32_nodes(data_dir):
     path = data_dir / "ansys" / "float32.msh"
     m = meshdock.read(path)

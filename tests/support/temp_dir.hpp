@@ -42,4 +42,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// A file's bytes (a writer's output, read back whole).
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
 }  // namespace meshdock::test

@@ -431,7 +431,7 @@ TEST(AnsysWriter, RoundTripInBothEncodings) {
   meshdock::test::TempDir tmp("ansys-writer");
   for (const char* name : {"meshio-mixed.msh", "meshio-2d.msh", "meshio-tets.ascii.msh"}) {
     const auto src = mesh::read_mesh(data(name));
-    for (const char* fmt : {"ansys", "ansys-ascii", "fluent"}) {
+    for (const char* fmt : {"ansys", "ansys-ascii", "ansys-binary"}) {
       mesh::WriteOptions o;
       o.format = fmt;
       const auto out = tmp.file(std::string("o-") + fmt + ".msh");
@@ -445,6 +445,72 @@ TEST(AnsysWriter, RoundTripInBothEncodings) {
             << name << fmt << b;
     }
   }
+}
+
+TEST(AnsysWriter, FluentLayoutFacesWithTheirCells) {
+  // Two tetrahedra sharing the face 0 1 2, a triangle block naming one boundary face, a vertex.
+  meshdock::test::TempDir tmp("fluent-writer");
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(
+      std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, -1}, {5, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "tetra",
+      mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2, 3, 0, 2, 1, 4}, {2, 4})));
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "triangle", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 3}, {1, 3})));
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "vertex", mesh::Array::from_vector(std::vector<std::int64_t>{4}, {1, 1})));
+  mesh::WriteOptions o;
+  o.format = "fluent-ascii";
+  const auto out = tmp.file("o.msh");
+  EXPECT_EQ(mesh::write_mesh(m, out, o),
+            S{out + ": cells[2] (vertex) is not written (Fluent's layout holds the volume cells "
+                    "and their faces)"});
+  // Each face once, its right-hand normal into c0 (the interior face 2 3 1 faces cell 1, above
+  // it), the triangle block's face a zone of its own, the rest of the boundary a wall.
+  EXPECT_EQ(meshdock::test::slurp(out),
+            "(1 \"meshdock\")\n(2 3)\n(10 (0 1 5 0 3))\n(12 (0 1 2 0))\n(13 (0 1 7 0))\n"
+            "(10 (1 1 5 1 3)(\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n0 0 -1\n))\n"
+            "(12 (2 1 2 1 2))\n"
+            "(13 (3 1 1 2 3)(\n2 3 1 1 2\n))\n"
+            "(13 (4 2 2 3 3)(\n4 2 1 1 0\n))\n"
+            "(13 (5 3 7 3 3)(\n4 3 2 1 0\n3 4 1 1 0\n5 3 1 2 0\n5 2 3 2 0\n2 5 1 2 0\n))\n"
+            "(45 (2 fluid fluid-0)())\n(45 (3 interior interior)())\n"
+            "(45 (4 wall boundary-1)())\n(45 (5 wall wall)())\n");
+  // Read back (ascii and binary): the two tetrahedra, rebuilt from the faces as they were.
+  for (const char* fmt : {"fluent-ascii", "fluent"}) {
+    o.format = fmt;
+    mesh::write_mesh(m, out, o);
+    const auto back = mesh::read_mesh(out);
+    EXPECT_EQ(cell_types(back), (S{"triangle", "triangle", "triangle", "tetra"})) << fmt;
+    EXPECT_EQ(ints(back.cells[3].connectivity), (I{1, 2, 0, 3, 1, 0, 2, 4}))
+        << fmt;  // 0 1 2 3 and 0 2 1 4, turned
+  }
+  // A face of three cells; no volume cells; a volume block Fluent has no type for.
+  auto error = [&](const mesh::Mesh& bad) {
+    try {
+      mesh::write_mesh(bad, out, o);
+    } catch (const mesh::WriteError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto three = m;
+  three.cells[0] = mesh::CellBlock::fixed(
+      "tetra", mesh::Array::from_vector(
+                   std::vector<std::int64_t>{0, 1, 2, 3, 0, 2, 1, 4, 1, 0, 2, 4}, {3, 4}));
+  EXPECT_EQ(error(three), out +
+                              ": cells 1, 2 and 3 share a face: a Fluent face bounds two cells "
+                              "at most");
+  auto flat = m;
+  flat.cells.erase(flat.cells.begin());
+  EXPECT_EQ(error(flat), out +
+                             ": no cells of the points' dimension (3-D: tetra, pyramid, wedge, "
+                             "hexahedron): Fluent's layout is the faces of volume cells");
+  auto higher = mesh::read_mesh(std::string(MESHDOCK_TEST_DATA) + "/meshes/box2nd.v22.msh");
+  EXPECT_EQ(error(higher), out +
+                               ": cells[1] (tetra10) cannot be written: Fluent's faces are made "
+                               "of tetra, pyramid, wedge and hexahedron cells with 3-D points");
 }
 
 TEST(AnsysWriter, OtherBlocksAreErrorsDataNoted) {

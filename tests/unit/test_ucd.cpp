@@ -17,6 +17,7 @@
 #include "daemon/mesh/validate.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 #include "tests/support/reader_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace mesh = meshdock::mesh;
 
@@ -28,6 +29,7 @@ std::string data(const std::string& name) {
 
 using meshdock::test::doubles;
 using meshdock::test::ints;
+using meshdock::test::slurp;
 
 mesh::Mesh read_text(const std::string& text, const std::string& name = "t.avs") {
   return meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_ucd(f); }, text,
@@ -196,11 +198,6 @@ mesh::Array zeros(std::vector<std::int64_t> shape) {
   auto a = mesh::Array::of<T>(std::move(shape));
   std::fill_n(a.template as<T>(), a.size(), T{});
   return a;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 TEST(UcdWriter, RoundTripsEveryTypeExactly) {

@@ -29,15 +29,11 @@ namespace {
 
 using meshdock::test::doubles;
 using meshdock::test::ints;
+using meshdock::test::slurp;
 
 struct TempDir : meshdock::test::TempDir {
   TempDir() : meshdock::test::TempDir("vtk-reader") {}
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // Big-endian bytes of `v` (what a BINARY legacy file holds).
 template <typename T>

@@ -27,6 +27,7 @@
 
 namespace mesh = meshdock::mesh;
 namespace fs = std::filesystem;
+using meshdock::test::slurp;
 
 namespace {
 
@@ -81,11 +82,6 @@ std::string error_of2(const mesh::Mesh& m, const std::string& path, const mesh::
     return e.what();
   }
   return "no error";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
 }
 
 // Every file of tests/data/meshes a reader takes (101: + 8 .vtu files of
@@ -464,15 +460,15 @@ TEST(Writers, EncodingsAreCheckedPerFormat) {
   EXPECT_EQ(error_of2(tet(), tmp.file("a.exo"), o),
             tmp.file("a.exo") + ": Exodus encoding 'ascii' is not binary (its only one)");
   o = {};
-  EXPECT_EQ(
-      error_of2(tet(), tmp.file("a.xyz"), o),
-      tmp.file("a.xyz") +
-          ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
-          "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol, ansys, mdpa; "
-          "each may end in "
-          "-ascii or -binary where it has "
-          "both, as "
-          "meshio's names do)");
+  EXPECT_EQ(error_of2(tet(), tmp.file("a.xyz"), o),
+            tmp.file("a.xyz") +
+                ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
+                "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol, ansys, "
+                "fluent, mdpa; "
+                "each may end in "
+                "-ascii or -binary where it has "
+                "both, as "
+                "meshio's names do)");
   o.encoding = "binary";
   EXPECT_EQ(error_of2(tet(), tmp.file("a.vtp"), o),
             tmp.file("a.vtp") + ": VTP encoding 'binary' is not one of ascii, raw, zlib");

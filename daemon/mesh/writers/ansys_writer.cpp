@@ -9,6 +9,20 @@
 // pyramid 5, wedge 6 with their nodes as they are (meshio reorders none); another block is a
 // WriteError naming it (meshio: a KeyError). No faces (13) are written, as meshio writes none.
 // Points must have 2 or 3 coordinates (meshio's rule); data and regions are noted.
+// Fluent's own layout (format "fluent"), which Fluent reads (it reads no file without faces):
+//   (1 "meshdock")  (2 dim)  (10 (0 1 n 0))  (12 (0 1 cells 0))  (13 (0 1 faces 0))
+//   the nodes as above (zone 1)
+//   (12 (zone first last 1 type))                  a bodiless cell zone a volume block
+//   (13 (zone first last bc type)( rows ))         a face zone: interior (bc 2), a boundary
+//   (2013 ...)( int32 rows )End of Binary Section  zone a lower block that names faces, the
+//                                                  rest of the boundary (wall, bc 3); type 0
+//                                                  (mixed: each row its node count first)
+//                                                  where the node counts differ
+//   (45 (zone kind name)())                        the zones' names
+// Rows "n0 .. c0 c1", 1-based (fluent_faces.hpp: each face once, turned into c0); binary ids
+// are int32 (2013) while they fit, else int64 (3013). Volume blocks: tetra, pyramid, wedge,
+// hexahedron with 3-D points, triangle and quad with 2-D points; another block of their
+// dimension is a WriteError naming it, lower ones are faces (a zone) or noted.
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +30,7 @@
 #include <vector>
 
 #include "daemon/mesh/validate.hpp"
+#include "daemon/mesh/writers/fluent_faces.hpp"
 #include "daemon/mesh/writers/write_util.hpp"
 #include "daemon/mesh/writers/writers.hpp"
 
@@ -33,7 +48,8 @@ constexpr Type kTypes[] = {{"triangle", 3, 1},   {"tetra", 4, 2},   {"quad", 4, 
 
 class AnsysWriter : wr::WriterState {
  public:
-  using WriterState::WriterState;
+  AnsysWriter(const Mesh& m, const OutTarget& target, bool binary, bool fluent_layout)
+      : WriterState(m, target, binary), fluent_(fluent_layout) {}
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
@@ -41,18 +57,162 @@ class AnsysWriter : wr::WriterState {
     if (dim != 2 && dim != 3)
       throw WriteError(path_ + ": ANSYS Fluent holds 2-D or 3-D points; these have " +
                        std::to_string(dim) + " coordinates");
-    for (std::size_t b = 0; b < m_.cells.size(); ++b) type_.push_back(type_of(b));
+    if (fluent_) {
+      faces_ = fluent::faces_of(m_, volume_blocks(dim), lower_blocks(dim), path_);
+      for (auto& n : faces_.notes) notes_.push_back(path_ + ": " + n);
+    } else {
+      for (std::size_t b = 0; b < m_.cells.size(); ++b) type_.push_back(type_of(b));
+    }
     wr::note_dropped(m_, "ANSYS Fluent", notes_);
     OutFile out(target_);
     wr::Sink s(out);
-    body(s, dim);
+    if (fluent_)
+      fluent_body(s, dim);
+    else
+      body(s, dim);
     s.flush();
     out.commit();
     return std::move(notes_);
   }
 
  private:
+  bool fluent_;
   std::vector<const Type*> type_;
+  fluent::FaceSet faces_;
+
+  // Fluent's layout: the blocks whose cells make the faces (the points' dimension's types).
+  std::vector<std::size_t> volume_blocks(std::int64_t dim) {
+    std::vector<std::size_t> v;
+    for (std::size_t b = 0; b < m_.cells.size(); ++b) {
+      const auto& blk = m_.cells[b];
+      if (cell_dim(blk.type) != dim) continue;
+      const Type* t = nullptr;
+      if (!blk.ragged() && !blk.face_offsets.valid())
+        for (const auto& k : kTypes)
+          if (blk.type == k.name && blk.connectivity.dim(1) == k.nodes) t = &k;
+      if (!t)
+        throw WriteError(path_ + ": " + wr::block_name(m_, b) +
+                         " cannot be written: Fluent's faces are made of " +
+                         (dim == 3 ? "tetra, pyramid, wedge and hexahedron" : "triangle and quad") +
+                         " cells with " + std::to_string(dim) + "-D points");
+      type_.push_back(t);
+      v.push_back(b);
+    }
+    if (v.empty())
+      throw WriteError(
+          path_ + ": no cells of the points' dimension (" + std::to_string(dim) +
+          "-D: " + (dim == 3 ? "tetra, pyramid, wedge, hexahedron" : "triangle, quad") +
+          "): Fluent's layout is the faces of volume cells");
+    return v;
+  }
+
+  // The lower blocks that can name boundary faces; the others are noted.
+  std::vector<std::size_t> lower_blocks(std::int64_t dim) {
+    std::vector<std::size_t> v;
+    for (std::size_t b = 0; b < m_.cells.size(); ++b) {
+      const auto& blk = m_.cells[b];
+      if (cell_dim(blk.type) == dim) continue;
+      const bool face =
+          !blk.ragged() && !blk.face_offsets.valid() &&
+          (dim == 3 ? blk.type == "triangle" || blk.type == "quad" : blk.type == "line") &&
+          blk.connectivity.dim(1) == (blk.type == "quad" ? 4 : dim);
+      if (face)
+        v.push_back(b);
+      else
+        notes_.push_back(path_ + ": " + wr::block_name(m_, b) +
+                         " is not written (Fluent's layout holds the volume cells and their "
+                         "faces)");
+    }
+    return v;
+  }
+
+  void fluent_body(wr::Sink& s, std::int64_t dim) {
+    const auto n = static_cast<std::uint64_t>(m_.num_points());
+    std::uint64_t cells = 0, faces = 0;
+    for (auto b : faces_.volume) cells += static_cast<std::uint64_t>(m_.cells[b].size());
+    for (const auto& z : faces_.zones) faces += static_cast<std::uint64_t>(z.faces);
+    s.put(dim == 2 ? "(1 \"meshdock\")\n(2 2)\n(10 (0 1 " : "(1 \"meshdock\")\n(2 3)\n(10 (0 1 ");
+    hex(s, n);
+    s.put(dim == 2 ? " 0 2))\n(12 (0 1 " : " 0 3))\n(12 (0 1 ");
+    hex(s, cells);
+    s.put(" 0))\n(13 (0 1 ");
+    hex(s, faces);
+    s.put(" 0))\n");
+    nodes(s, dim);
+    // Zone ids: the nodes 1, the cell zones 2.., the face zones after them.
+    std::uint64_t zone = 2, first = 1;
+    std::string names;
+    for (std::size_t k = 0; k < faces_.volume.size(); ++k) {
+      const auto count = static_cast<std::uint64_t>(m_.cells[faces_.volume[k]].size());
+      s.put("(12 (");
+      hex(s, zone);
+      s.put(' ');
+      hex(s, first);
+      s.put(' ');
+      hex(s, first + count - 1);
+      s.put(" 1 ");
+      hex(s, static_cast<std::uint64_t>(type_[k]->fluent));
+      s.put("))\n");
+      names += zone_name(zone, "fluid", "fluid-" + std::to_string(faces_.volume[k]));
+      first += count;
+      ++zone;
+    }
+    std::int64_t largest = 0;
+    for (const auto& z : faces_.zones)
+      for (auto v : z.rows) largest = std::max(largest, v + 1);
+    const bool int32 = largest <= INT32_MAX;
+    first = 1;
+    for (const auto& z : faces_.zones) {
+      const auto count = static_cast<std::uint64_t>(z.faces);
+      s.put(binary_ ? (int32 ? "(2013 (" : "(3013 (") : "(13 (");
+      hex(s, zone);
+      s.put(' ');
+      hex(s, first);
+      s.put(' ');
+      hex(s, first + count - 1);
+      s.put(' ');
+      hex(s, static_cast<std::uint64_t>(z.bc));
+      s.put(' ');
+      hex(s, static_cast<std::uint64_t>(z.nodes));
+      s.put(")(\n");
+      // Each row: its node count (kept in a mixed zone only), nodes 1-based, c0, c1.
+      const auto& r = z.rows;
+      std::vector<std::int64_t> row;
+      for (std::size_t at = 0; at < r.size();) {
+        const auto k = static_cast<std::size_t>(r[at]);
+        row.clear();
+        if (z.nodes == 0) row.push_back(r[at]);
+        for (std::size_t j = 1; j <= k; ++j) row.push_back(r[at + j] + 1);
+        row.push_back(r[at + k + 1]);
+        row.push_back(r[at + k + 2]);
+        at += k + 3;
+        if (binary_) {
+          for (auto v : row) int32 ? s.le(static_cast<std::int32_t>(v)) : s.le(v);
+          s.maybe_flush();
+        } else {
+          for (std::size_t j = 0; j < row.size(); ++j) {
+            if (j) s.put(' ');
+            hex(s, static_cast<std::uint64_t>(row[j]));
+          }
+          s.put('\n');
+          s.maybe_flush();
+        }
+      }
+      s.put(binary_
+                ? (int32 ? "\n)End of Binary Section 2013)\n" : "\n)End of Binary Section 3013)\n")
+                : "))\n");
+      names += zone_name(zone, z.bc == 2 ? "interior" : "wall", z.name);
+      first += count;
+      ++zone;
+    }
+    s.put(names);
+  }
+
+  static std::string zone_name(std::uint64_t zone, const char* kind, const std::string& name) {
+    char buf[20];
+    const auto r = std::to_chars(buf, buf + sizeof buf, zone, 16);
+    return "(45 (" + std::string(buf, r.ptr) + " " + kind + " " + name + ")())\n";
+  }
 
   const Type* type_of(std::size_t b) const {
     const auto& blk = m_.cells[b];
@@ -81,6 +241,13 @@ class AnsysWriter : wr::WriterState {
     s.put(" 0))\n(12 (0 1 ");
     hex(s, total);
     s.put(" 0))\n");
+    nodes(s, dim);
+    cell_bodies(s);
+  }
+
+  // The nodes, zone 1: (3010 ...) float64 rows, or (10 ...) shortest round-trip reals.
+  void nodes(wr::Sink& s, std::int64_t dim) {
+    const auto n = static_cast<std::uint64_t>(m_.num_points());
     s.put(binary_ ? "(3010 (1 1 " : "(10 (1 1 ");
     hex(s, n);
     s.put(" 1 ");
@@ -106,6 +273,10 @@ class AnsysWriter : wr::WriterState {
       }
       s.put("))\n");
     }
+  }
+
+  // meshio's layout: a (3012 / 12) section of each block's cells.
+  void cell_bodies(wr::Sink& s) {
     std::uint64_t first = 1;
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
       const auto& blk = m_.cells[b];
@@ -140,8 +311,9 @@ class AnsysWriter : wr::WriterState {
 
 }  // namespace
 
-std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary) {
-  return AnsysWriter(m, target, binary).write();
+std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary,
+                                     bool fluent_layout) {
+  return AnsysWriter(m, target, binary, fluent_layout).write();
 }
 
 }  // namespace meshdock::mesh

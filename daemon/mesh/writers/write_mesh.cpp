@@ -137,7 +137,8 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
       throw WriteError(path + ": FLAC3D encoding '" + enc + "' is not one of ascii, binary");
     return write_flac3d(m, target, enc == "binary");
   }
-  if (fmt == "ansys" || fmt == "fluent") return write_ansys(m, target, binary("ANSYS"));
+  if (fmt == "ansys") return write_ansys(m, target, binary("ANSYS"));
+  if (fmt == "fluent") return write_ansys(m, target, binary("Fluent"), true);
   if (fmt == "mdpa") {
     ascii_only("mdpa");
     return write_mdpa(m, target);
@@ -150,7 +151,7 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, mdpa; "
+      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

@@ -133,8 +133,13 @@ std::vector<std::string> write_netgen(const Mesh& m, const OutTarget& target, bo
 // ANSYS Fluent mesh, binary (the default, as meshio's) or ascii, as meshio's "ansys" writes it:
 // (2 dim), the node and cell counts, the nodes (3010 / 10) and a (3012 / 12) cell section a
 // triangle, tetra, quad, hexahedron, pyramid or wedge block (another block is a WriteError
-// naming it; no faces, as meshio); data and regions are noted.
-std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary);
+// naming it; no faces, as meshio); data and regions are noted. That file does not open in
+// Fluent, whose solver is face based: with `fluent_layout`, the file is what Fluent writes and
+// reads: bodiless cell zones (12) a volume block, and the faces (13 / 2013) with their cells
+// c0 c1 (fluent_faces.hpp), interior and boundary zones, named by (45) sections; lower blocks
+// that are faces of the cells name boundary zones, other lower blocks are noted.
+std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary,
+                                     bool fluent_layout = false);
 
 // Kratos Multiphysics model part (.mdpa): what meshio's mdpa writer writes (Nodes, an Elements
 // block per cell block in meshio's names, NodalData / ElementalData), and the point and cell
@@ -147,9 +152,9 @@ struct WriteOptions {
   // "e" / "exo" / "ex2" / "exodus" (Exodus II) | "bdf" / "nas" / "fem" / "nastran" |
   // "dat" / "tec" / "tecplot" | "avs" / "ucd" / "avsucd" (AVS UCD) | "node" / "ele" / "tetgen"
   // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d" |
-  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "ansys" / "fluent"
-  // (ANSYS Fluent; named, never by .msh, which is Gmsh's) | "mdpa" (Kratos); empty: the path's
-  // extension
+  // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "ansys" (ANSYS Fluent
+  // as meshio writes it) | "fluent" (as Fluent writes it: faces with their cells; both named,
+  // never by .msh, which is Gmsh's) | "mdpa" (Kratos); empty: the path's extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;

@@ -424,7 +424,10 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     x.b8.ugrid, x.lb4.ugrid, x.r8.ugrid ... binary); "f3grid" (meshio's "flac3d"): FLAC3D grid,
     "ascii" (default, as meshio's) or "binary"; "vol" / "netgen": Netgen, x.vol.gz gzipped;
     "ansys" / "ansys-ascii" / "ansys-binary" (meshio's "ansys"): ANSYS Fluent, binary by
-    default as meshio's (x.msh is Gmsh's unless the format is given);
+    default as meshio's (x.msh is Gmsh's unless the format is given; no faces, as meshio's,
+    which Fluent does not open); "fluent" / "fluent-ascii": Fluent's own layout (the volume
+    cells' faces with their cells c0 c1, boundary zones from the lower blocks), which Fluent
+    and VTK read as cells;
     "mdpa": Kratos Multiphysics, regions as SubModelParts (meshio's reader skips them);
     `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,

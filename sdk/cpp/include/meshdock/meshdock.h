@@ -397,7 +397,9 @@ typedef struct meshdock_write_options {
                            "ele" / "tetgen" (TetGen: x.node and x.ele both written) | "ugrid"
                            (the variant by the name: x.b8.ugrid ...) | "f3grid" / "flac3d"
                            (FLAC3D grid) | "vol" / "netgen" (Netgen; x.vol.gz gzipped) |
-                           "ansys" / "fluent" (ANSYS Fluent; never by .msh, Gmsh's) |
+                           "ansys" (ANSYS Fluent as meshio writes it: no faces) | "fluent"
+                           (as Fluent writes it: faces with their cells; both never by .msh,
+                           Gmsh's) |
                            "mdpa" (Kratos; regions as SubModelParts);
                            NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:

@@ -1,0 +1,45 @@
+// The faces of a mesh's cells, each once, with the cells on either side: what a Fluent mesh
+// holds in place of cell connectivity. Fluent's solver is face based and reads no file without
+// faces (meshio's writer writes none: its files do not open in Fluent); the Fluent layout of
+// write_ansys(.., fluent layout) is written from these.
+//
+// Cells are the volume blocks' (the mesh's top dimension: tetra, pyramid, wedge, hexahedron
+// with 3-D points; triangle, quad with 2-D points), numbered 1.. block by block. Each face is
+// turned by Fluent's rule, its right-hand normal into c0 (c0 the first cell that has it, c1 the
+// other, 0 on the boundary), taking the cells as VTK orients them (a tetra's 0 1 2 facing its
+// apex, 2-D cells counter-clockwise). Faces come in zones: the interior ones, then the boundary
+// faces each lower block names (a triangle block of a tet mesh: its own zone), then the
+// boundary faces no block names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/mesh/mesh.hpp"
+
+namespace meshdock::mesh::fluent {
+
+struct FaceZone {
+  std::string name;         // "interior", "boundary-<block>", "wall"
+  int bc = 0;               // Fluent's boundary type: 2 interior, 3 wall
+  std::int64_t block = -1;  // the lower block naming the faces, -1: none
+  // Each face's row as Fluent writes a mixed zone's: node count, nodes (point rows), c0, c1.
+  std::vector<std::int64_t> rows;
+  std::int64_t faces = 0;
+  int nodes = 0;  // every face's node count, 0 when they differ (a mixed zone)
+};
+
+struct FaceSet {
+  std::vector<FaceZone> zones;      // interior first; empty zones left out
+  std::vector<std::size_t> volume;  // the volume blocks, in order
+  std::vector<std::string> notes;   // lower blocks or cells that name no boundary face
+};
+
+// `volume` are the blocks whose cells make the faces, `lower` the blocks that may name
+// boundary faces (faces of the volume cells' faces' type). Throws WriteError (naming `path`, the
+// cells and the face) where a face bounds more than two cells.
+FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
+                 const std::vector<std::size_t>& lower, const std::string& path);
+
+}  // namespace meshdock::mesh::fluent
