@@ -30,6 +30,14 @@ struct CellBlock {
     b.connectivity = std::move(connectivity);
     return b;
   }
+  static CellBlock polyhedra(Array connectivity, Array face_offsets, Array offsets) {
+    CellBlock b;
+    b.type = "polyhedron";
+    b.connectivity = std::move(connectivity);
+    b.face_offsets = std::move(face_offsets);
+    b.offsets = std::move(offsets);
+    return b;
+  }
   bool ragged() const { return offsets.valid(); }
   std::int64_t size() const { return ragged() ? offsets.dim(0) - 1 : connectivity.dim(0); }
 };

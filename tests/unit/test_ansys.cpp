@@ -256,7 +256,7 @@ TEST(AnsysReader, ZonesTheFacesCannotBuildAreNoted) {
   EXPECT_TRUE(has_note(m,
                        "cell zone 4 (line 3)'s cells are not built from the faces: its ids "
                        "overlap cell zone 2 (line 2)'s"));
-  // A wedge zone whose faces are a tetrahedron's; a hexahedron with too few faces.
+  // A wedge zone whose faces are a tetrahedron's.
   m = read_bytes(head + "(12 (2 1 2 1 6))\n" + faces);
   EXPECT_TRUE(has_note(m, "cell 1 (a wedge) has 4 faces, not 5"));
   // A mixed zone's types: tetra, then a polyhedron (7: the second tetrahedron as one).

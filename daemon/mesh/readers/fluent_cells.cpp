@@ -26,12 +26,8 @@ constexpr Shape kShapes[8] = {{nullptr, 0, 0}, {"triangle", 3, 3},   {"tetra", 4
 struct Polyhedra {
   std::vector<std::int64_t> conn, face_off{0}, cell_off{0};
   CellBlock block() const {
-    CellBlock b;
-    b.type = "polyhedron";
-    b.connectivity = Array::from_vector(conn);
-    b.face_offsets = Array::from_vector(face_off);
-    b.offsets = Array::from_vector(cell_off);
-    return b;
+    return CellBlock::polyhedra(Array::from_vector(conn), Array::from_vector(face_off),
+                                Array::from_vector(cell_off));
   }
 };
 

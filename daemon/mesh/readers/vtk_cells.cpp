@@ -152,12 +152,8 @@ CellBlock polyhedron_block(std::size_t start, std::size_t end, const VtkFaces& f
     if (at != last) fail(where + ": " + std::to_string(last - at) + " stray entries in faces");
     offsets.push_back(static_cast<std::int64_t>(face_offsets.size()) - 1);
   }
-  CellBlock b;
-  b.type = "polyhedron";
-  b.connectivity = Array::from_vector(conn);
-  b.face_offsets = Array::from_vector(face_offsets);
-  b.offsets = Array::from_vector(offsets);
-  return b;
+  return CellBlock::polyhedra(Array::from_vector(conn), Array::from_vector(face_offsets),
+                              Array::from_vector(offsets));
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,7 @@ namespace {
 struct Type {
   const char* name;
   int nodes;
-  int fluent;
+  std::uint64_t fluent;
 };
 constexpr Type kTypes[] = {{"triangle", 3, 1},   {"tetra", 4, 2},   {"quad", 4, 3},
                            {"hexahedron", 8, 4}, {"pyramid", 5, 5}, {"wedge", 6, 6}};
@@ -144,15 +145,8 @@ class AnsysWriter : wr::WriterState {
     std::string names;
     for (std::size_t k = 0; k < faces_.volume.size(); ++k) {
       const auto count = static_cast<std::uint64_t>(m_.cells[faces_.volume[k]].size());
-      s.put("(12 (");
-      hex(s, zone);
-      s.put(' ');
-      hex(s, first);
-      s.put(' ');
-      hex(s, first + count - 1);
-      s.put(" 1 ");
-      hex(s, static_cast<std::uint64_t>(type_[k]->fluent));
-      s.put("))\n");
+      head(s, "(12 (", {zone, first, first + count - 1, 1, type_[k]->fluent});
+      s.put(")\n");
       names += zone_name(zone, "fluid", "fluid-" + std::to_string(faces_.volume[k]));
       first += count;
       ++zone;
@@ -164,17 +158,10 @@ class AnsysWriter : wr::WriterState {
     first = 1;
     for (const auto& z : faces_.zones) {
       const auto count = static_cast<std::uint64_t>(z.faces);
-      s.put(binary_ ? (int32 ? "(2013 (" : "(3013 (") : "(13 (");
-      hex(s, zone);
-      s.put(' ');
-      hex(s, first);
-      s.put(' ');
-      hex(s, first + count - 1);
-      s.put(' ');
-      hex(s, static_cast<std::uint64_t>(z.bc));
-      s.put(' ');
-      hex(s, static_cast<std::uint64_t>(z.nodes));
-      s.put(")(\n");
+      head(s, binary_ ? (int32 ? "(2013 (" : "(3013 (") : "(13 (",
+           {zone, first, first + count - 1, static_cast<std::uint64_t>(z.bc),
+            static_cast<std::uint64_t>(z.nodes)});
+      s.put("(\n");
       // Each row: its node count (kept in a mixed zone only), nodes 1-based, c0, c1.
       const auto& r = z.rows;
       std::vector<std::int64_t> row;
@@ -222,6 +209,16 @@ class AnsysWriter : wr::WriterState {
     throw WriteError(path_ + ": " + wr::block_name(m_, b) +
                      " cannot be written: ANSYS Fluent (as meshio writes it) holds triangle, "
                      "tetra, quad, hexahedron, pyramid and wedge cells only");
+  }
+
+  // A section's header: `open`, then the numbers (hexadecimal) apart, then ')'.
+  static void head(wr::Sink& s, const char* open, std::initializer_list<std::uint64_t> v) {
+    s.put(open);
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it != v.begin()) s.put(' ');
+      hex(s, *it);
+    }
+    s.put(')');
   }
 
   static void hex(wr::Sink& s, std::uint64_t v) {
@@ -283,13 +280,8 @@ class AnsysWriter : wr::WriterState {
       const auto cells = static_cast<std::uint64_t>(blk.size());
       const auto* c = blk.connectivity.as<std::int64_t>();
       const auto w = static_cast<std::size_t>(type_[b]->nodes);
-      s.put(binary_ ? "(3012 (1 " : "(12 (1 ");
-      hex(s, first);
-      s.put(' ');
-      hex(s, first + cells - 1);
-      s.put(" 1 ");
-      hex(s, static_cast<std::uint64_t>(type_[b]->fluent));
-      s.put(")(\n");
+      head(s, binary_ ? "(3012 (" : "(12 (", {1, first, first + cells - 1, 1, type_[b]->fluent});
+      s.put("(\n");
       if (binary_) {
         wr::cell_ids<std::int64_t>(s, blk, {}, 1, false);
         s.put("\n)End of Binary Section 3012)\n");
