@@ -147,13 +147,16 @@ def test_fluent_layout_written_reads_back_as_the_cells(data_dir, tmp_path, src, 
     if fmt == "fluent-ascii":  # VTK 9.1 aborts on binary Fluent files
         _, keys = _vtk_fluent(out, oriented=True)
         assert sorted(keys) == want
+    names = [r.name for r in back.regions]
     if src == "meshes/box.v41.msh":
-        # The six triangle blocks (Gmsh's surfaces) name the six boundary zones: no face is
-        # left for a "wall" zone, every zone a region.
-        names = [r.name for r in back.regions]
-        assert names == ["interior"] + [f"boundary-{k}" for k in range(6)] + ["fluid-6"]
-        faces = {r.name: len(r.entries) for r in back.regions}
-        assert [faces[f"boundary-{k}"] for k in range(6)] == [len(b.data) for b in m.cells[:6]]
+        # Gmsh's physical groups name the zones: the surfaces' triangles the boundary zones
+        # (no face left for a "wall" zone), the volume's the cell zone, as Fluent's boundary
+        # conditions want them; each zone a region when read back.
+        assert names == ["interior", "inlet", "outlet", "walls", "solid"]
+        sizes = {r.name: len(r.entries) for r in m.regions}
+        assert {r.name: len(r.entries) for r in back.regions if r.name != "interior"} == sizes
+    if src == "ansys/fluent-hybrid.msh":  # its zones again (the tetra zone, the mixed one)
+        assert names == ["interior", "inlet-wall", "outer", "tets", "hybrid"]
 
 
 def test_fluent_layout_refusals(tmp_path):

@@ -486,6 +486,50 @@ TEST(AnsysWriter, FluentLayoutFacesWithTheirCells) {
     EXPECT_EQ(ints(back.cells[3].connectivity), (I{1, 2, 0, 3, 1, 0, 2, 4}))
         << fmt;  // 0 1 2 3 and 0 2 1 4, turned
   }
+  // Cell regions name the zones (a Gmsh mesh's physical groups), and a zone is a run of ids:
+  // with a third tetrahedron on the first's face 1 2 3 and a region of the first and third,
+  // those two are numbered first (zone "A"), the second after them (its block's zone).
+  auto named = m;
+  named.points = mesh::Array::from_vector(
+      std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, -1, 1, 1, 1}, {6, 3});
+  named.cells[0] = mesh::CellBlock::fixed(
+      "tetra", mesh::Array::from_vector(
+                   std::vector<std::int64_t>{0, 1, 2, 3, 0, 2, 1, 4, 1, 2, 3, 5}, {3, 4}));
+  auto region = [](const char* name, std::vector<std::int64_t> cells) {
+    mesh::Region r;
+    r.name = name;
+    r.entries = mesh::Array::from_vector(cells, {static_cast<std::int64_t>(cells.size())});
+    return r;
+  };
+  named.regions = {region("A", {0, 2}), region("inlet", {3})};
+  o.format = "fluent-ascii";
+  EXPECT_EQ(mesh::write_mesh(named, out, o).size(), 1u);  // the vertex
+  const auto text = meshdock::test::slurp(out);
+  EXPECT_NE(text.find("(12 (2 1 2 1 2))\n(12 (3 3 3 1 2))\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("(45 (2 fluid A)())\n(45 (3 fluid fluid-0)())\n(45 (4 interior "
+                      "interior)())\n(45 (5 wall inlet)())\n(45 (6 wall wall)())\n"),
+            std::string::npos)
+      << text;
+  const auto back = mesh::read_mesh(out);
+  ASSERT_EQ(back.regions.size(), 5u);
+  EXPECT_EQ(back.regions[3].name, "A");
+  EXPECT_EQ(back.regions[3].entries.size(), 2u);
+  EXPECT_EQ(back.regions[2].name, "wall");
+  // Read back a block a zone: A's two tetrahedra, then the other.
+  ASSERT_EQ(cell_types(back).back(), "tetra");
+  auto tets = ints(back.cells[back.cells.size() - 2].connectivity);
+  const auto other = ints(back.cells.back().connectivity);
+  tets.insert(tets.end(), other.begin(), other.end());
+  ASSERT_EQ(tets.size(), 12u);
+  auto sorted_cell = [&](std::size_t c) {
+    std::vector<std::int64_t> v(tets.begin() + 4 * static_cast<std::ptrdiff_t>(c),
+                                tets.begin() + 4 * static_cast<std::ptrdiff_t>(c) + 4);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted_cell(0), (I{0, 1, 2, 3}));
+  EXPECT_EQ(sorted_cell(1), (I{1, 2, 3, 5}));
+  EXPECT_EQ(sorted_cell(2), (I{0, 1, 2, 4}));
   // A face of three cells; no volume cells; a volume block Fluent has no type for.
   auto error = [&](const mesh::Mesh& bad) {
     try {

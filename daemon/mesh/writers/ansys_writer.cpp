@@ -10,24 +10,30 @@
 // WriteError naming it (meshio: a KeyError). No faces (13) are written, as meshio writes none.
 // Points must have 2 or 3 coordinates (meshio's rule); data and regions are noted.
 // Fluent's own layout (format "fluent"), which Fluent reads (it reads no file without faces):
-//   (1 "meshdock")  (2 dim)  (10 (0 1 n 0))  (12 (0 1 cells 0))  (13 (0 1 faces 0))
+//   (1 "meshdock")  (2 dim)  (10 (0 1 n 0 dim))  (12 (0 1 cells 0))  (13 (0 1 faces 0))
 //   the nodes as above (zone 1)
-//   (12 (zone first last 1 type))                  a bodiless cell zone a volume block
+//   (12 (zone first last 1 type))                  a bodiless cell zone a region of volume
+//                                                  cells or a volume block (AnsysWriter::zones;
+//                                                  several types: a mixed zone listing them)
 //   (13 (zone first last bc type)( rows ))         a face zone: interior (bc 2), a boundary
-//   (2013 ...)( int32 rows )End of Binary Section  zone a lower block that names faces, the
-//                                                  rest of the boundary (wall, bc 3); type 0
-//                                                  (mixed: each row its node count first)
-//                                                  where the node counts differ
+//   (2013 ...)( int32 rows )End of Binary Section  zone a region (or lower block) that names
+//                                                  faces, the rest of the boundary (wall,
+//                                                  bc 3); type 0 (mixed: each row its node
+//                                                  count first) where node counts differ
 //   (45 (zone kind name)())                        the zones' names
 // Rows "n0 .. c0 c1", 1-based (fluent_faces.hpp: each face once, turned into c0); binary ids
 // are int32 (2013) while they fit, else int64 (3013). Volume blocks: tetra, pyramid, wedge,
 // hexahedron with 3-D points, triangle and quad with 2-D points; another block of their
 // dimension is a WriteError naming it, lower ones are faces (a zone) or noted.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/mesh/validate.hpp"
@@ -59,12 +65,16 @@ class AnsysWriter : wr::WriterState {
       throw WriteError(path_ + ": ANSYS Fluent holds 2-D or 3-D points; these have " +
                        std::to_string(dim) + " coordinates");
     if (fluent_) {
-      faces_ = fluent::faces_of(m_, volume_blocks(dim), lower_blocks(dim), path_);
+      const auto volume = volume_blocks(dim);
+      const auto lower = lower_blocks(dim);
+      zones(volume, lower);
+      faces_ = fluent::faces_of(m_, volume, number_, lower, lower_zone_, boundary_names_, path_);
       for (auto& n : faces_.notes) notes_.push_back(path_ + ": " + n);
+      wr::note_dropped(m_, "ANSYS Fluent", notes_, wr::kAll, {{wr::kRegions, zone_regions_}});
     } else {
       for (std::size_t b = 0; b < m_.cells.size(); ++b) type_.push_back(type_of(b));
+      wr::note_dropped(m_, "ANSYS Fluent", notes_);
     }
-    wr::note_dropped(m_, "ANSYS Fluent", notes_);
     OutFile out(target_);
     wr::Sink s(out);
     if (fluent_)
@@ -80,6 +90,90 @@ class AnsysWriter : wr::WriterState {
   bool fluent_;
   std::vector<const Type*> type_;
   fluent::FaceSet faces_;
+  // Fluent's layout: the cell zones (name, cells, each cell's type in file order), each volume
+  // cell's number in the file (flat over the volume blocks), each lower cell's boundary zone,
+  // the boundary zones' names, the regions that name zones.
+  struct CellZone {
+    std::string name;
+    std::vector<std::uint64_t> types;  // by number
+  };
+  std::vector<CellZone> cell_zones_;
+  std::vector<std::int64_t> number_;
+  std::vector<std::int32_t> lower_zone_;
+  std::vector<std::string> boundary_names_;
+  std::vector<std::string_view> zone_regions_;
+
+  // The zones, from the cell regions (a Gmsh mesh's physical groups, a Fluent file's zones read
+  // back): a volume cell's zone is the first region holding it, else its block's ("fluid-<b>");
+  // a lower cell's boundary zone the first region holding it, else its block's
+  // ("boundary-<b>"). Cells are numbered zone by zone (a Fluent zone is a run of ids), in the
+  // order the zones first appear.
+  void zones(const std::vector<std::size_t>& volume, const std::vector<std::size_t>& lower) {
+    const auto blocks = m_.cells.size();
+    std::vector<std::int64_t> start(blocks + 1, 0);  // each block's first global cell number
+    for (std::size_t b = 0; b < blocks; ++b) start[b + 1] = start[b] + m_.cells[b].size();
+    // Each block's first cell in the flat volume / lower lists, -1: neither.
+    std::vector<std::int64_t> vflat(blocks, -1), lflat(blocks, -1);
+    std::int64_t nv = 0, nl = 0;
+    for (auto b : volume) vflat[b] = std::exchange(nv, nv + m_.cells[b].size());
+    for (auto b : lower) lflat[b] = std::exchange(nl, nl + m_.cells[b].size());
+    std::vector<std::int32_t> vkey(static_cast<std::size_t>(nv), -1);
+    lower_zone_.assign(static_cast<std::size_t>(nl), -1);
+    const auto regions = static_cast<std::int32_t>(m_.regions.size());
+    std::vector<bool> used(m_.regions.size(), false);
+    for (std::int32_t r = 0; r < regions; ++r) {
+      const auto& reg = m_.regions[static_cast<std::size_t>(r)];
+      if (reg.kind != RegionKind::kCell) continue;
+      const auto* e = reg.entries.as<std::int64_t>();
+      for (std::int64_t k = 0; k < static_cast<std::int64_t>(reg.entries.size()); ++k) {
+        if (e[k] < 0 || e[k] >= start.back()) continue;
+        const auto b = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), e[k]) -
+                                                start.begin() - 1);
+        std::int32_t* key =
+            vflat[b] >= 0   ? &vkey[static_cast<std::size_t>(vflat[b] + e[k] - start[b])]
+            : lflat[b] >= 0 ? &lower_zone_[static_cast<std::size_t>(lflat[b] + e[k] - start[b])]
+                            : nullptr;  // a cell of neither: nothing to name
+        if (key && *key < 0) {
+          *key = r;
+          used[static_cast<std::size_t>(r)] = true;
+        }
+      }
+    }
+    for (std::int32_t r = 0; r < regions; ++r)
+      if (used[static_cast<std::size_t>(r)])
+        zone_regions_.push_back(m_.regions[static_cast<std::size_t>(r)].name);
+    // Volume zones, numbering: keys region r, or regions + k for volume block k.
+    std::map<std::int64_t, std::size_t> zone_of;
+    std::vector<std::size_t> zone_cell(static_cast<std::size_t>(nv));
+    for (std::size_t k = 0, f = 0; k < volume.size(); ++k)
+      for (std::int64_t i = 0; i < m_.cells[volume[k]].size(); ++i, ++f) {
+        const std::int64_t key = vkey[f] >= 0 ? vkey[f] : regions + static_cast<std::int64_t>(k);
+        auto [it, added] = zone_of.try_emplace(key, cell_zones_.size());
+        if (added)
+          cell_zones_.push_back({key < regions ? m_.regions[static_cast<std::size_t>(key)].name
+                                               : "fluid-" + std::to_string(volume[k]),
+                                 {}});
+        zone_cell[f] = it->second;
+        cell_zones_[it->second].types.push_back(type_[k]->fluent);
+      }
+    std::vector<std::int64_t> next(cell_zones_.size() + 1, 1);
+    for (std::size_t z = 0; z < cell_zones_.size(); ++z)
+      next[z + 1] = next[z] + static_cast<std::int64_t>(cell_zones_[z].types.size());
+    number_.resize(static_cast<std::size_t>(nv));
+    for (std::size_t f = 0; f < number_.size(); ++f) number_[f] = next[zone_cell[f]]++;
+    // Boundary zones: keys region r, or regions + k for lower block k; then indices.
+    zone_of.clear();
+    for (std::size_t k = 0, f = 0; k < lower.size(); ++k)
+      for (std::int64_t i = 0; i < m_.cells[lower[k]].size(); ++i, ++f) {
+        const std::int64_t key =
+            lower_zone_[f] >= 0 ? lower_zone_[f] : regions + static_cast<std::int64_t>(k);
+        auto [it, added] = zone_of.try_emplace(key, boundary_names_.size());
+        if (added)
+          boundary_names_.push_back(key < regions ? m_.regions[static_cast<std::size_t>(key)].name
+                                                  : "boundary-" + std::to_string(lower[k]));
+        lower_zone_[f] = static_cast<std::int32_t>(it->second);
+      }
+  }
 
   // Fluent's layout: the blocks whose cells make the faces (the points' dimension's types).
   std::vector<std::size_t> volume_blocks(std::int64_t dim) {
@@ -143,11 +237,32 @@ class AnsysWriter : wr::WriterState {
     // Zone ids: the nodes 1, the cell zones 2.., the face zones after them.
     std::uint64_t zone = 2, first = 1;
     std::string names;
-    for (std::size_t k = 0; k < faces_.volume.size(); ++k) {
-      const auto count = static_cast<std::uint64_t>(m_.cells[faces_.volume[k]].size());
-      head(s, "(12 (", {zone, first, first + count - 1, 1, type_[k]->fluent});
-      s.put(")\n");
-      names += zone_name(zone, "fluid", "fluid-" + std::to_string(faces_.volume[k]));
+    for (const auto& z : cell_zones_) {
+      // One type: a bodiless zone of it; several: a mixed zone listing each cell's type.
+      const auto count = static_cast<std::uint64_t>(z.types.size());
+      const bool mixed =
+          std::any_of(z.types.begin(), z.types.end(), [&](auto t) { return t != z.types[0]; });
+      if (!mixed) {
+        head(s, "(12 (", {zone, first, first + count - 1, 1, z.types[0]});
+        s.put(")\n");
+      } else if (binary_) {
+        head(s, "(2012 (", {zone, first, first + count - 1, 1, 0});
+        s.put('(');
+        s.run<std::int32_t>(z.types.size(), [&](std::int32_t* out, std::size_t at, std::size_t k) {
+          for (std::size_t i = 0; i < k; ++i) out[i] = static_cast<std::int32_t>(z.types[at + i]);
+        });
+        s.put(")End of Binary Section 2012)\n");
+      } else {
+        head(s, "(12 (", {zone, first, first + count - 1, 1, 0});
+        s.put("(\n");
+        for (std::size_t i = 0; i < z.types.size(); ++i) {
+          s.put(i % 32 == 31 ? '\n' : ' ');
+          hex(s, z.types[i]);
+          s.maybe_flush();
+        }
+        s.put("\n))\n");
+      }
+      names += zone_name(zone, "fluid", z.name);
       first += count;
       ++zone;
     }

@@ -52,7 +52,9 @@ using Key = std::array<std::int64_t, 4>;  // a face's nodes sorted, padded with 
 }  // namespace
 
 FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
-                 const std::vector<std::size_t>& lower, const std::string& path) {
+                 const std::vector<std::int64_t>& number, const std::vector<std::size_t>& lower,
+                 const std::vector<std::int32_t>& lower_zone, const std::vector<std::string>& names,
+                 const std::string& path) {
   FaceSet out;
   out.volume = volume;
   // Every face of every cell: (cell, its block among `volume`, which face).
@@ -116,9 +118,9 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
   }
   std::vector<std::int64_t> partner(inst.size(), -1);
   std::vector<Key> keys;
-  auto cell_number = [&](std::int64_t i) {  // 1-based, over the volume blocks
+  auto cell_number = [&](std::int64_t i) {  // in the file
     const auto& x = inst[static_cast<std::size_t>(i)];
-    return base[x.block] + x.row + 1;
+    return number[static_cast<std::size_t>(base[x.block] + x.row)];
   };
   for (std::size_t p = 0; p < points; ++p) {
     const auto b = start[p], e = start[p + 1];
@@ -153,13 +155,14 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
 
   // The lower blocks' cells: a boundary face each (the same key, in its smallest node's
   // bucket), which names the face's zone.
-  std::vector<std::int32_t> zone_of(inst.size(), -1);  // index into `lower`
+  std::vector<std::int32_t> zone_of(inst.size(), -1);  // index into `names`
+  std::size_t flat = 0;                                // the lower cell's index in lower_zone
   for (std::size_t l = 0; l < lower.size(); ++l) {
     const auto& blk = m.cells[lower[l]];
     const auto w = blk.connectivity.dim(1);
     const auto* c = blk.connectivity.as<std::int64_t>();
     std::int64_t unmatched = 0;
-    for (std::int64_t r = 0; r < blk.size(); ++r) {
+    for (std::int64_t r = 0; r < blk.size(); ++r, ++flat) {
       std::copy(c + r * w, c + (r + 1) * w, n.begin());
       const auto key = key_of(n, static_cast<int>(w));
       const auto p = static_cast<std::size_t>(key[0]);
@@ -170,7 +173,7 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
         std::array<std::int64_t, 4> f{};
         const int k = nodes_of(inst[i], f);
         if (k != w || key_of(f, k) != key) continue;
-        zone_of[i] = static_cast<std::int32_t>(l);
+        zone_of[i] = lower_zone[flat];
         found = true;
       }
       unmatched += !found;
@@ -181,14 +184,13 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
                           " are no boundary face of the volume cells: not written");
   }
 
-  // The zones: interior, a zone a lower block, the rest of the boundary.
-  std::vector<FaceZone> zones(lower.size() + 2);
+  // The zones: interior, the boundary zones named, the rest of the boundary.
+  std::vector<FaceZone> zones(names.size() + 2);
   zones[0].name = "interior";
   zones[0].bc = 2;
-  for (std::size_t l = 0; l < lower.size(); ++l) {
-    zones[l + 1].name = "boundary-" + std::to_string(lower[l]);
+  for (std::size_t l = 0; l < names.size(); ++l) {
+    zones[l + 1].name = names[l];
     zones[l + 1].bc = 3;
-    zones[l + 1].block = static_cast<std::int64_t>(lower[l]);
   }
   zones.back().name = "wall";
   zones.back().bc = 3;
@@ -216,7 +218,7 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
     z.rows.push_back(k);
     // Turned out of its first cell by the table: reversed, its normal points into it (c0).
     for (int q = k - 1; q >= 0; --q) z.rows.push_back(n[static_cast<std::size_t>(q)]);
-    z.rows.push_back(cell_number(static_cast<std::int64_t>(i)));
+    z.rows.push_back(cell_number(static_cast<std::int64_t>(i)));  // c0
     z.rows.push_back(j >= 0 ? cell_number(j) : 0);
     ++z.faces;
   }

@@ -136,8 +136,9 @@ std::vector<std::string> write_netgen(const Mesh& m, const OutTarget& target, bo
 // naming it; no faces, as meshio); data and regions are noted. That file does not open in
 // Fluent, whose solver is face based: with `fluent_layout`, the file is what Fluent writes and
 // reads: bodiless cell zones (12) a volume block, and the faces (13 / 2013) with their cells
-// c0 c1 (fluent_faces.hpp), interior and boundary zones, named by (45) sections; lower blocks
-// that are faces of the cells name boundary zones, other lower blocks are noted.
+// c0 c1 (fluent_faces.hpp), interior and boundary zones, named by (45) sections; the cell
+// regions (else the blocks) name the zones, lower cells that are boundary faces the boundary
+// zones; other lower blocks are noted.
 std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, bool binary,
                                      bool fluent_layout = false);
 
