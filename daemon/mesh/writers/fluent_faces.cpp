@@ -169,7 +169,9 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
       bool found = false;
       for (auto s = start[p]; s < start[p + 1] && !found; ++s) {
         const auto i = static_cast<std::size_t>(sorted[static_cast<std::size_t>(s)]);
-        if (partner[i] >= 0 || zone_of[i] >= 0) continue;
+        // An interior face is named on the instance it is written from (its first cell's).
+        if ((partner[i] >= 0 && static_cast<std::size_t>(partner[i]) < i) || zone_of[i] >= 0)
+          continue;
         std::array<std::int64_t, 4> f{};
         const int k = nodes_of(inst[i], f);
         if (k != w || key_of(f, k) != key) continue;
@@ -181,38 +183,44 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
     if (unmatched)
       out.notes.push_back(std::to_string(unmatched) + " of the " + std::to_string(blk.size()) +
                           " " + blk.type + " cells of block " + std::to_string(lower[l]) +
-                          " are no boundary face of the volume cells: not written");
+                          " are no face of the volume cells: not written");
   }
 
-  // The zones: interior, the boundary zones named, the rest of the boundary.
-  std::vector<FaceZone> zones(names.size() + 2);
+  // The zones: the interior faces no lower cell names, the named interior zones (an internal
+  // surface: bc 2), the named boundary zones (bc 3), the rest of the boundary. A name with both
+  // interior and boundary faces gives its interior zone the suffix "-interior".
+  const std::size_t named = names.size();
+  std::vector<FaceZone> zones(2 * named + 2);
   zones[0].name = "interior";
   zones[0].bc = 2;
-  for (std::size_t l = 0; l < names.size(); ++l) {
-    zones[l + 1].name = names[l];
-    zones[l + 1].bc = 3;
+  for (std::size_t l = 0; l < named; ++l) {
+    zones[1 + l].name = names[l];
+    zones[1 + l].bc = 2;
+    zones[1 + named + l].name = names[l];
+    zones[1 + named + l].bc = 3;
   }
   zones.back().name = "wall";
   zones.back().bc = 3;
+  auto zone_index = [&](std::size_t i) {
+    const bool interior = partner[i] >= 0;
+    if (zone_of[i] < 0) return interior ? std::size_t{0} : zones.size() - 1;
+    return 1 + static_cast<std::size_t>(zone_of[i]) + (interior ? 0 : named);
+  };
   for (auto& z : zones) z.nodes = -1;
   {  // Each zone's rows sized first: grown face by face, they were copied over and over.
     std::vector<std::size_t> values(zones.size(), 0);
     for (std::size_t i = 0; i < inst.size(); ++i) {
       const auto j = partner[i];
       if (j >= 0 && static_cast<std::size_t>(j) < i) continue;
-      const auto z = j >= 0            ? 0
-                     : zone_of[i] >= 0 ? static_cast<std::size_t>(zone_of[i]) + 1
-                                       : zones.size() - 1;
-      values[z] += static_cast<std::size_t>(shape[inst[i].block]->faces[inst[i].face].k) + 3;
+      values[zone_index(i)] +=
+          static_cast<std::size_t>(shape[inst[i].block]->faces[inst[i].face].k) + 3;
     }
     for (std::size_t z = 0; z < zones.size(); ++z) zones[z].rows.reserve(values[z]);
   }
   for (std::size_t i = 0; i < inst.size(); ++i) {
     const auto j = partner[i];
     if (j >= 0 && static_cast<std::size_t>(j) < i) continue;  // written from its first cell
-    auto& z = j >= 0            ? zones[0]
-              : zone_of[i] >= 0 ? zones[static_cast<std::size_t>(zone_of[i]) + 1]
-                                : zones.back();
+    auto& z = zones[zone_index(i)];
     const int k = nodes_of(inst[i], n);
     z.nodes = z.nodes == -1 ? k : z.nodes == k ? k : 0;
     z.rows.push_back(k);
@@ -222,6 +230,8 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
     z.rows.push_back(j >= 0 ? cell_number(j) : 0);
     ++z.faces;
   }
+  for (std::size_t l = 0; l < named; ++l)
+    if (zones[1 + l].faces && zones[1 + named + l].faces) zones[1 + l].name += "-interior";
   for (auto& z : zones)
     if (z.faces) out.zones.push_back(std::move(z));
   return out;

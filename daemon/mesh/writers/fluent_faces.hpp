@@ -7,9 +7,10 @@
 // with 3-D points; triangle, quad with 2-D points), numbered as the caller says. Each face is
 // turned by Fluent's rule, its right-hand normal into c0 (c0 the first cell that has it, c1 the
 // other, 0 on the boundary), taking the cells as VTK orients them (a tetra's 0 1 2 facing its
-// apex, 2-D cells counter-clockwise). Faces come in zones: the interior ones, then the boundary
-// zones the caller's lower cells name (a Gmsh mesh's surface triangles, by physical group),
-// then the boundary faces no lower cell names.
+// apex, 2-D cells counter-clockwise). Faces come in zones: the interior ones no lower cell
+// names, the interior zones the caller's lower cells name (an internal surface), the boundary
+// zones they name (a Gmsh mesh's surface triangles, by physical group), then the boundary faces
+// no lower cell names.
 #pragma once
 
 #include <cstdint>
