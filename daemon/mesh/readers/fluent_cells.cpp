@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <iterator>
 #include <map>
 #include <numeric>
@@ -293,15 +294,11 @@ std::string zone_name(const CellZone& z) {
   return "cell zone " + std::to_string(z.zone) + " (line " + std::to_string(z.line) + ")";
 }
 
+// A Fluent id as the file writes it (hexadecimal).
 std::string hex_id(std::int64_t id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  auto v = static_cast<std::uint64_t>(id);
-  do {
-    s.insert(s.begin(), kDigits[v & 15]);
-    v >>= 4;
-  } while (v);
-  return s;
+  char buf[16];
+  const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::uint64_t>(id), 16);
+  return {buf, r.ptr};
 }
 
 }  // namespace
