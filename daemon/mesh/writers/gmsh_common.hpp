@@ -57,9 +57,7 @@ inline std::string periodic_section(const Mesh& m, bool v41, bool binary,
     notes.push_back("field_data 'gmsh:periodic*' is not written as $Periodic: " + why);
     return std::string();
   };
-  const auto is_int = [](const Array* a) {
-    return a && (a->dtype().code == 0 || a->dtype().code == 1);
-  };
+  const auto is_int = [](const Array* a) { return a && wr::is_integer(*a); };
   if (!is_int(links) || links->ndim() != 2 || links->dim(1) != 4)
     return refuse("gmsh:periodic is no (links, 4) integer array");
   if (!is_int(nodes) || nodes->ndim() != 2 || nodes->dim(1) != 2)

@@ -47,10 +47,6 @@ const MeditType* medit_type(const CellBlock& b) {
   return nullptr;
 }
 
-bool is_integer(const Array& a) {
-  return a.dtype().code == 0 || a.dtype().code == 1;
-}
-
 class MeditWriter : wr::WriterState {
  public:
   using WriterState::WriterState;
@@ -90,14 +86,14 @@ class MeditWriter : wr::WriterState {
   void pick_refs() {
     std::vector<wr::KeptNames> kept;
     if (const auto it = m_.point_data.find("medit:ref"); it != m_.point_data.end()) {
-      if (is_integer(it->second) && it->second.ndim() == 1) {
+      if (wr::is_integer_column(it->second)) {
         point_ref_ = &it->second;
         kept.push_back({wr::kPointData, {"medit:ref"}});
       }
     }
     if (const auto it = m_.cell_data.find("medit:ref"); it != m_.cell_data.end()) {
       bool ok = true;
-      for (const auto& a : it->second) ok = ok && is_integer(a) && a.ndim() == 1;
+      for (const auto& a : it->second) ok = ok && wr::is_integer_column(a);
       if (ok) {
         cell_ref_ = &it->second;
         kept.push_back({wr::kCellData, {"medit:ref"}});

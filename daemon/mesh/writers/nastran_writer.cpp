@@ -70,7 +70,7 @@ void real(wr::Sink& s, double v) {
 
 // `a` when it holds one integer a row (a point's CP, a cell's PID), else nullptr.
 const Array* int_column(const Array& a) {
-  return (a.dtype().code == 0 || a.dtype().code == 1) && a.ndim() == 1 ? &a : nullptr;
+  return wr::is_integer_column(a) ? &a : nullptr;
 }
 
 }  // namespace

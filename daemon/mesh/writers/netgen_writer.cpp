@@ -43,10 +43,6 @@ const NetgenType* netgen_type(const CellBlock& b) {
   return nullptr;
 }
 
-bool is_integer(const Array& a) {
-  return a.dtype().code == 0 || a.dtype().code == 1;
-}
-
 constexpr std::array<const char*, 4> kCodims{"materials", "bcnames", "cd2names", "cd3names"};
 // The most name lines one section gets (meshio writes one for every index up to the largest).
 constexpr std::int64_t kMaxNames = std::int64_t{1} << 24;
@@ -175,7 +171,7 @@ class NetgenWriter : wr::WriterState {
   void pick_index() {
     auto ok = [](const std::vector<Array>& blocks) {
       for (const auto& a : blocks)
-        if (!is_integer(a) || a.ndim() != 1) return false;
+        if (!wr::is_integer_column(a)) return false;
       return true;
     };
     if (const auto it = m_.cell_data.find("netgen:index");
@@ -244,7 +240,7 @@ class NetgenWriter : wr::WriterState {
     const int edim = dim_ - codim;
     std::map<std::int64_t, std::string> data;
     for (const auto& [name, a] : m_.field_data) {
-      if (!is_integer(a) || a.size() != 2 || int_at(a, 1) != edim) continue;
+      if (!wr::is_integer(a) || a.size() != 2 || int_at(a, 1) != edim) continue;
       if (!usable_name(name)) {
         notes_.push_back("field_data '" + name +
                          "' is not written: a Netgen name has no blanks in it");

@@ -43,7 +43,7 @@ std::vector<std::string> write_obj(const Mesh& m, const OutTarget& target) {
   const std::vector<Array>* groups = nullptr;
   if (auto it = m.cell_data.find("obj:group_ids"); it != m.cell_data.end()) {
     bool ok = true;
-    for (const auto& p : it->second) ok &= p.dtype().code <= 1 && p.ndim() == 1;
+    for (const auto& p : it->second) ok &= wr::is_integer_column(p);
     if (ok)
       groups = &it->second;
     else

@@ -45,10 +45,6 @@ bool boundary(int vtk, std::int64_t dim) {
 }
 
 // Signed or unsigned integers (not bool, whose code is another).
-bool is_integer(const Array& a) {
-  return a.dtype().code == 0 || a.dtype().code == 1;
-}
-
 // A marker name must stay on its line and read back as itself.
 bool usable_name(const std::string& s) {
   return !s.empty() && s.find_first_of("\n\r=%") == std::string::npos && s.front() != ' ' &&
@@ -107,7 +103,7 @@ class Su2Writer : wr::WriterState {
   void pick_labels() {
     auto ok = [](const std::vector<Array>& blocks) {
       for (const auto& a : blocks)
-        if (!is_integer(a) || a.ndim() != 1) return false;
+        if (!wr::is_integer_column(a)) return false;
       return true;
     };
     std::string name;

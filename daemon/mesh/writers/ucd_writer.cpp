@@ -39,10 +39,6 @@ const UcdType* ucd_type(const CellBlock& b) {
   return nullptr;
 }
 
-bool is_integer(const Array& a) {
-  return a.dtype().code == 0 || a.dtype().code == 1;
-}
-
 // One component group: its label and one array per part (one for point data, one a block for
 // cell data), each (rows,) or (rows, width).
 struct Group {
@@ -141,7 +137,7 @@ class UcdWriter : wr::WriterState {
     labels_.clear();  // cell data labels are a section of their own
     if (const auto it = m_.cell_data.find(kMaterial); it != m_.cell_data.end()) {
       bool ok = true;
-      for (const auto& a : it->second) ok = ok && is_integer(a) && a.ndim() == 1;
+      for (const auto& a : it->second) ok = ok && wr::is_integer_column(a);
       if (ok)
         material_ = &it->second;
       else

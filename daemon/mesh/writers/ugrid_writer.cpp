@@ -45,10 +45,6 @@ int type_of(const CellBlock& b) {
   return -1;
 }
 
-bool is_integer(const Array& a) {
-  return a.dtype().code == 0 || a.dtype().code == 1;
-}
-
 class UgridWriter : wr::WriterState {
  public:
   UgridWriter(const Mesh& m, const OutTarget& target, const UgridVariant& v)
@@ -95,7 +91,7 @@ class UgridWriter : wr::WriterState {
   void pick_ids() {
     auto ok = [](const std::vector<Array>& blocks) {
       for (const auto& a : blocks)
-        if (!is_integer(a) || a.ndim() != 1) return false;
+        if (!wr::is_integer_column(a)) return false;
       return true;
     };
     std::string name;

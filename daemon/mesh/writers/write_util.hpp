@@ -25,6 +25,15 @@
 
 namespace meshdock::mesh::wr {
 
+// An integer array (DLPack int or uint, any width): what writers take as ids, tags and groups.
+inline bool is_integer(const Array& a) {
+  return a.dtype().code <= 1;
+}
+// One integer a row: a point's or a cell's tag.
+inline bool is_integer_column(const Array& a) {
+  return is_integer(a) && a.ndim() == 1;
+}
+
 class Sink {
  public:
   explicit Sink(OutFile& out) : out_(out) { s_.reserve(kChunk + 4096); }
