@@ -27,9 +27,10 @@ def _meshio_read(path):
         return meshio.read(path, file_format="mdpa")
 
 
-def _without_point_data(m):
-    """meshio 5.0's mdpa reader reads no NodalData: meshdock's scalar point_data aside."""
+def _without_data(m):
+    """meshio 5.0's mdpa reader reads no NodalData / ElementalData: meshdock's data aside."""
     m.point_data = {}
+    m.cell_data = {}
     return m
 
 
@@ -38,14 +39,23 @@ def test_reads_what_meshio_reads(data_dir, name):
     path = data_dir / "mdpa" / name
     m = _read(path)
     ref = _meshio_read(path)
-    conftest.assert_same_as_meshio(_without_point_data(m), ref, dtypes=True)
+    conftest.assert_same_as_meshio(_without_data(m), ref, dtypes=True)
     assert m.cell_sets == {} and m.point_sets == {}
 
 
-def test_scalar_nodal_data_is_point_data(data_dir):
+def test_nodal_and_elemental_data(data_dir):
+    """What make_mdpa.py gave meshio's writer comes back: point_data temp (scalar) and vel (the
+    points, 3 values a line), cell_data area (each meshio block's 0, 1, ..; meshdock merges the
+    two line blocks, as meshio's reader merges their cells)."""
     m = _read(data_dir / "mdpa" / "gmsh-tri.mdpa")
     np.testing.assert_array_equal(m.point_data["temp"], 2 * m.points[:, 0] + 1)
-    assert "vel" not in m.point_data
+    np.testing.assert_array_equal(m.point_data["vel"], m.points)
+    assert [b.type for b in m.cells] == ["vertex", "line", "triangle"]
+    area = m.cell_data["area"]
+    np.testing.assert_array_equal(area[0], [0])
+    np.testing.assert_array_equal(area[1], [0, 1, 2, 3, 0, 1, 2, 3])
+    np.testing.assert_array_equal(area[2], np.arange(42))
+    assert m.notes == []
 
 
 def test_corners_beyond_meshio(data_dir):
@@ -60,7 +70,11 @@ def test_corners_beyond_meshio(data_dir):
             ("Body", "point", [0, 1, 2, 3]), ("Body", "cell", [0, 1]),
             ("Body.Left", "point", [0, 3]), ("Body.Left.Corner", "point", [0]),
             ("Boundary", "cell", [2, 4, 3])]
-        assert len(m.notes) == 7
+        nan = np.nan
+        np.testing.assert_array_equal(m.point_data["VELOCITY"],  # "10 0 [3] (1.0, 2.0, 3.0)"
+                                      [[1, 2, 3]] + [[nan] * 3] * 4)
+        np.testing.assert_array_equal(m.cell_data["THICKNESS"][0], [0.1, nan])  # element 5
+        assert len(m.notes) == 6
 
 
 def test_kratos_names(data_dir):
@@ -83,10 +97,14 @@ def test_meshdock_writer_read_back_by_both_readers(data_dir, tmp_path, name):
     assert sorted(back.point_data) == sorted(src.point_data)
     for k in src.point_data:
         np.testing.assert_array_equal(back.point_data[k], src.point_data[k])
+    assert sorted(back.cell_data) == sorted(src.cell_data)
+    for k in src.cell_data:
+        for ours, theirs in zip(back.cell_data[k], src.cell_data[k]):
+            np.testing.assert_array_equal(ours, theirs)
     assert [(r.name, r.kind, np.asarray(r.entries).tolist()) for r in back.regions] == [
         (r.name, r.kind, np.asarray(r.entries).tolist()) for r in src.regions]
     ref = _meshio_read(out)
-    conftest.assert_same_as_meshio(_without_point_data(back), ref, dtypes=True)
+    conftest.assert_same_as_meshio(_without_data(back), ref, dtypes=True)
 
 
 def test_meshio_writer_read_by_meshdock(tmp_path):
@@ -100,7 +118,7 @@ def test_meshio_writer_read_by_meshdock(tmp_path):
     m = _read(path)
     np.testing.assert_array_equal(m.points, pts)
     np.testing.assert_array_equal(m.point_data["p"], p)  # meshio writes repr(): exact
-    conftest.assert_same_as_meshio(_without_point_data(m), _meshio_read(path), dtypes=True)
+    conftest.assert_same_as_meshio(_without_data(m), _meshio_read(path), dtypes=True)
 
 
 def test_meshio_format_name(data_dir, tmp_path):
@@ -120,3 +138,21 @@ def test_errors_name_file_and_line(data_dir):
     with pytest.raises(meshdock.MeshError, match=r"bad-count\.mdpa:9: a Triangle2D3 \(triangle\) "
                                                  r"has 3 nodes; the line lists 2"):
         meshdock.read(data_dir / "mdpa" / "bad-count.mdpa")
+
+
+def test_data_blocks_in_kratos_and_meshio_layouts(data_dir):
+    """data.mdpa: vectors "[k] (..)" with and without Kratos' fixed flag, meshio's several
+    values a line, ElementalData and ConditionalData of one name in one cell_data entry, and a
+    matrix block skipped with a note naming its line."""
+    m = _read(data_dir / "mdpa" / "data.mdpa")
+    nan = np.nan
+    np.testing.assert_array_equal(m.point_data["DISP"],
+                                  [[0.5, -1, 2e-3], [nan] * 3, [1, 2, 3], [nan] * 3])
+    np.testing.assert_array_equal(m.point_data["UV"], [[nan, nan], [0.5, 0.25], [nan, nan], [1, 2]])
+    np.testing.assert_array_equal(m.cell_data["RHO"][0], [2.5, nan])
+    np.testing.assert_array_equal(m.cell_data["RHO"][1], [nan, -1])
+    np.testing.assert_array_equal(m.cell_data["LOCAL_AXIS"][0], [[nan, nan], [0, 1]])
+    np.testing.assert_array_equal(m.cell_data["PRESSURE"][1], [[1, 2, 3], [4, 5, 6]])
+    assert "M" not in m.cell_data
+    assert any("data.mdpa:37: ElementalData M is not read" in n for n in m.notes), m.notes
+    assert any("data.mdpa:15: NodalData DISP: the fixed flags are not kept" in n for n in m.notes)

@@ -220,7 +220,7 @@ def written(fmt, options, path, seed):
         point_data, cell_data = {}, {}
     elif fmt == "mdpa":
         # meshio 5.0's mdpa writer has no name for pyramid (KeyError); its reader reads no
-        # NodalData / ElementalData back (meshdock's scalar point data: test_mdpa.py).
+        # NodalData / ElementalData back (meshdock's reader does: test_mdpa.py).
         cells = [(t, c) for t, c in cells if t != "pyramid"]
         point_data, cell_data = {}, {}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,21 @@ TEST(MdpaReader, MeshioWrittenGmshTrianglesMergeLineBlocks) {
   EXPECT_EQ(m.cells[1].size(), 8);
   EXPECT_EQ(m.cells[2].size(), 42);
   EXPECT_EQ(doubles(m.points)[4 * 3], 2.4999999999941089e-01);
-  // temp = 2 x + 1 (scalar: point_data); vel (3 values a line) and area (ElementalData) noted.
+  // temp = 2 x + 1 (scalar: point_data); vel, 3 values a line as meshio writes vectors: the
+  // points; area (ElementalData): each of meshio's blocks 0, 1, .., the two line blocks merged.
   ASSERT_EQ(m.point_data.count("temp"), 1u);
   EXPECT_EQ(doubles(m.point_data.at("temp"))[1], 3.0);
-  EXPECT_EQ(m.point_data.count("vel"), 0u);
-  EXPECT_TRUE(has_note(m, "NodalData vel is not read"));
-  EXPECT_TRUE(has_note(m, "block 'ElementalData area' is not read"));
+  ASSERT_EQ(m.point_data.count("vel"), 1u);
+  EXPECT_EQ(m.point_data.at("vel").shape(), (I{30, 3}));
+  EXPECT_EQ(doubles(m.point_data.at("vel")), doubles(m.points));
+  ASSERT_EQ(m.cell_data.count("area"), 1u);
+  const auto& area = m.cell_data.at("area");
+  ASSERT_EQ(area.size(), 3u);
+  EXPECT_EQ(area[1].shape(), (I{8}));
+  EXPECT_EQ(doubles(area[0]), (std::vector<double>{0}));
+  EXPECT_EQ(doubles(area[1]), (std::vector<double>{0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_EQ(doubles(area[2])[41], 41.0);
+  EXPECT_TRUE(m.notes.empty());
 }
 
 TEST(MdpaReader, EveryKindMeshioWrites) {
@@ -85,7 +95,17 @@ TEST(MdpaReader, CornersIdsCommentsKratosNamesDataAndNestedSubModelParts) {
     EXPECT_EQ(t[2], 310.5);
     EXPECT_EQ(t[4], -4.0);
     EXPECT_EQ(doubles(m.point_data.at("PRESSURE"))[1], 7.25);
-    EXPECT_EQ(m.point_data.count("VELOCITY"), 0u);
+    // "10 0 [3] (1.0, 2.0, 3.0)": Kratos' vector with its fixed flag; node 10 is row 0.
+    const auto v = doubles(m.point_data.at("VELOCITY"));
+    ASSERT_EQ(v.size(), 15u);
+    EXPECT_EQ(std::vector<double>(v.begin(), v.begin() + 3), (std::vector<double>{1, 2, 3}));
+    EXPECT_TRUE(std::isnan(v[3]));
+    // ElementalData THICKNESS "5 0.1": element 5 is the triangles' first cell.
+    const auto& thick = m.cell_data.at("THICKNESS");
+    ASSERT_EQ(thick.size(), 3u);
+    EXPECT_EQ(doubles(thick[0])[0], 0.1);
+    EXPECT_TRUE(std::isnan(doubles(thick[0])[1]));
+    EXPECT_TRUE(std::isnan(doubles(thick[2])[1]));
     ASSERT_EQ(m.regions.size(), 5u);
     EXPECT_EQ(m.regions[0].name, "Body");
     EXPECT_EQ(m.regions[0].kind, mesh::RegionKind::kPoint);
@@ -102,11 +122,10 @@ TEST(MdpaReader, CornersIdsCommentsKratosNamesDataAndNestedSubModelParts) {
     EXPECT_EQ(ints(m.regions[4].entries), (I{2, 4, 3}));  // element 9, conditions 2, 1
     for (const char* n :
          {"block 'ModelPartData' is not read", "block 'Properties 1' is not read",
-          "block 'Table 1 TIME DISPLACEMENT_X' is not read", "NodalData VELOCITY is not read",
-          "block 'ElementalData THICKNESS' is not read", "TEMPERATURE: the fixed flags",
-          "property ids are not kept"})
+          "block 'Table 1 TIME DISPLACEMENT_X' is not read", "TEMPERATURE: the fixed flags",
+          "VELOCITY: the fixed flags", "property ids are not kept"})
       EXPECT_TRUE(has_note(m, n)) << n;
-    EXPECT_EQ(m.notes.size(), 7u) << name;
+    EXPECT_EQ(m.notes.size(), 6u) << name;
   }
 }
 
@@ -179,11 +198,87 @@ TEST(MdpaReader, ManyBlocksDeepNestingAndEmptyBlocksStayBounded) {
       << error_of(deep);
 }
 
+mesh::Mesh read_text(const std::string& text) {
+  return meshdock::test::read_text([](const mesh::InFile& f) { return mesh::read_mdpa(f); }, text,
+                                   "t.mdpa");
+}
+
+// Data blocks in every layout Kratos and meshio write, and each layout refused: read, NaN where
+// a block lists nothing, or skipped with a note naming the line; an id no block gives fails.
+TEST(MdpaReader, DataBlocksInKratosAndMeshioLayouts) {
+  const std::string head =
+      "Begin Nodes\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 1 1 0\nEnd Nodes\n"
+      "Begin Elements Element2D3N\n7 0 1 2 3\n8 0 2 4 3\nEnd Elements\n"
+      "Begin Conditions LineCondition2D2N\n20 0 1 2\n21 0 2 4\nEnd Conditions\n";
+  const auto m = read_text(
+      head +
+      "Begin NodalData DISP\n1 1 [3] (0.5, -1, 2e-3)\n3 0 [3](1,2,3) // a comment\nEnd NodalData\n"
+      "Begin NodalData UV\n2 0.5 0.25\n4 1 2\nEnd NodalData\n"
+      "Begin NodalData FLAG\n2 0 7.5\n4 1 8.5\nEnd NodalData\n"
+      "Begin ElementalData LOCAL_AXIS\n8 [2] ( 0.0 , 1.0 )\nEnd ElementalData\n"
+      "Begin ElementalData RHO\n7 2.5\nEnd ElementalData RHO\n"
+      "Begin ConditionalData RHO\n21 -1\nEnd ConditionalData\n"
+      "Begin ConditionalData PRESSURE\n20 1 2 3\n21 4 5 6\nEnd ConditionalData\n"
+      "Begin ElementalData M\n7 [2,2] ((1,0),(0,1))\nEnd ElementalData\n"
+      "Begin ElementalData MIXED\n7 1\n8 1 2\nEnd ElementalData\n"
+      "Begin ElementalData WORD\n7 abc\nEnd ElementalData\n"
+      "Begin ConditionalData LOCAL_AXIS\n20 5\nEnd ConditionalData\n");
+  ASSERT_EQ(cell_types(m), (std::vector<std::string>{"triangle", "line"}));
+  const auto nan = std::numeric_limits<double>::quiet_NaN();
+  const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
+  };
+  EXPECT_EQ(m.point_data.at("DISP").shape(), (I{4, 3}));
+  EXPECT_TRUE(same(doubles(m.point_data.at("DISP")),
+                   {0.5, -1, 2e-3, nan, nan, nan, 1, 2, 3, nan, nan, nan}));
+  // "id a b" with an a that is not 0 or 1: a 2-vector; with every a 0 or 1: a flag and a value.
+  EXPECT_EQ(m.point_data.at("UV").shape(), (I{4, 2}));
+  EXPECT_TRUE(same(doubles(m.point_data.at("UV")), {nan, nan, 0.5, 0.25, nan, nan, 1, 2}));
+  EXPECT_EQ(m.point_data.at("FLAG").shape(), (I{4}));
+  EXPECT_TRUE(same(doubles(m.point_data.at("FLAG")), {nan, 7.5, nan, 8.5}));
+  // Elements and conditions of one name fill one entry; its blocks are the cell blocks.
+  ASSERT_EQ(m.cell_data.at("RHO").size(), 2u);
+  EXPECT_TRUE(same(doubles(m.cell_data.at("RHO")[0]), {2.5, nan}));
+  EXPECT_TRUE(same(doubles(m.cell_data.at("RHO")[1]), {nan, -1}));
+  EXPECT_EQ(m.cell_data.at("LOCAL_AXIS")[0].shape(), (I{2, 2}));
+  EXPECT_TRUE(same(doubles(m.cell_data.at("LOCAL_AXIS")[0]), {nan, nan, 0, 1}));
+  EXPECT_EQ(m.cell_data.at("PRESSURE")[1].shape(), (I{2, 3}));
+  EXPECT_TRUE(same(doubles(m.cell_data.at("PRESSURE")[1]), {1, 2, 3, 4, 5, 6}));
+  for (const char* gone : {"M", "MIXED", "WORD"}) EXPECT_EQ(m.cell_data.count(gone), 0u) << gone;
+  for (const char* n :
+       {"t.mdpa:15: NodalData DISP: the fixed flags are not kept",
+        "t.mdpa:23: NodalData FLAG: the fixed flags are not kept",
+        "t.mdpa:41: ElementalData M is not read: its lines are not 'id value', 'id v1 .. vk' or "
+        "'id [k] (v1, .., vk)'",
+        "t.mdpa:45: ElementalData MIXED is not read: its lines do not all hold the same number",
+        "t.mdpa:48: ElementalData WORD is not read",
+        "t.mdpa:50: ConditionalData LOCAL_AXIS is not read: its values are one a row, where an "
+        "earlier block of that name holds 2"})
+    EXPECT_TRUE(has_note(m, n)) << n;
+  EXPECT_EQ(m.notes.size(), 6u);
+
+  EXPECT_NE(error_of(head + "Begin ElementalData RHO\n7 1\n9 2\nEnd ElementalData\n")
+                .find("t.mdpa:17: element 9 is in no Elements block before this line"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "Begin ConditionalData P\n7 1\nEnd ConditionalData\n")
+                .find("t.mdpa:16: condition 7 is in no Conditions block before this line"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "Begin NodalData T\n5 1\nEnd NodalData\n")
+                .find("t.mdpa:16: node 5 is in no Nodes block before this line"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "Begin ElementalData T\n7 1\n")
+                .find("the file ends in a ElementalData block (no End)"),
+            std::string::npos);
+}
+
 struct Tmp : meshdock::test::TempDir {
   Tmp() : TempDir("mdpaw") {}
 };
 
-TEST(MdpaWriter, RoundTripKeepsPointsBlocksScalarDataAndRegions) {
+TEST(MdpaWriter, RoundTripKeepsPointsBlocksDataAndRegions) {
   Tmp tmp;
   for (const char* name : {"gmsh-tri.mdpa", "gmsh-tet.mdpa", "every2d.mdpa", "every3d.mdpa",
                            "corners.mdpa", "kratos3d.mdpa"}) {
@@ -200,6 +295,14 @@ TEST(MdpaWriter, RoundTripKeepsPointsBlocksScalarDataAndRegions) {
       for (std::size_t i = 0; i < x.size(); ++i)
         EXPECT_TRUE(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i]))) << name << k;
     }
+    ASSERT_EQ(back.cell_data.size(), src.cell_data.size()) << name;
+    for (const auto& [k, blocks] : src.cell_data)
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        const auto x = doubles(blocks[b]), y = doubles(back.cell_data.at(k)[b]);
+        ASSERT_EQ(x.size(), y.size()) << name << k;
+        for (std::size_t i = 0; i < x.size(); ++i)
+          EXPECT_TRUE(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i]))) << name << k;
+      }
     ASSERT_EQ(back.regions.size(), src.regions.size()) << name;
     for (std::size_t r = 0; r < src.regions.size(); ++r) {
       EXPECT_EQ(back.regions[r].name, src.regions[r].name);

@@ -17,12 +17,17 @@
 // - SubModelPart <name> (nested: "outer.inner"): SubModelPartNodes -> a point region,
 //   SubModelPartElements / SubModelPartConditions -> a cell region (global cell numbers), both
 //   named by the part (meshio reads none of it);
-// - NodalData <VAR> of scalars, "id value" (meshio's writer) or "id fixed value" (Kratos) ->
-//   point_data VAR (float64, NaN for nodes it does not list; meshio reads no data); any other
-//   layout ("[3] (..)" vectors, meshio's several columns) is skipped, noted;
-// - ModelPartData, Properties, Table, ElementalData, ConditionalData, Geometries and any other
-//   block: skipped, each noted by name and line (an empty ModelPartData or Properties, as
-//   meshio writes them, needs no note).
+// - NodalData <VAR> -> point_data VAR, ElementalData / ConditionalData <VAR> -> cell_data VAR
+//   (the element's or condition's cell; both kinds of one VAR fill one cell_data entry):
+//   float64, NaN for what the block does not list (meshio 5.0 reads no data). A line is
+//   "id value" or "id v1 .. vk" (meshio's writer; k the same on every line: shape (n, k)), or
+//   "id [k] (v1, .., vk)" (Kratos' vectors, spaces anywhere: shape (n, k)). A NodalData line may
+//   hold Kratos' fixed flag after the id ("id fixed value", "id fixed [k] (..)"): the flag is
+//   dropped, noted. "id a b" is that flag when every line's a is 0 or 1, else a 2-vector. Any
+//   other layout (matrices "[r,c] ((..))", words that are no numbers, lines of different
+//   counts) skips the block, noted; an id no earlier block gives is a ReadError;
+// - ModelPartData, Properties, Table, Geometries and any other block: skipped, each noted by
+//   name and line (an empty ModelPartData or Properties, as meshio writes them, needs no note).
 // The writer is mdpa_writer.cpp.
 #include <algorithm>
 #include <array>
@@ -201,11 +206,56 @@ struct Part {
   std::vector<std::int64_t> nodes, elements, conditions;
 };
 
-struct NodalValues {
-  std::string name;
-  std::size_t at;
-  std::vector<std::pair<std::int64_t, double>> values;  // (row, value)
+// One NodalData / ElementalData / ConditionalData block as read.
+struct DataValues {
+  std::string block, name;         // "NodalData", "VELOCITY"
+  std::size_t at;                  // its Begin line's offset
+  std::int64_t width = 1;          // values a row
+  bool column = true;              // shape (n,) rather than (n, width)
+  std::vector<std::int64_t> rows;  // point rows (NodalData) or global cells
+  std::vector<double> values;      // width a row
 };
+
+// "[k] (v1, .., vk)" with spaces anywhere: appends the k values to `out`; false (out as it was)
+// for anything else, a matrix "[r,c] (..)" included.
+bool bracket_values(std::string_view s, std::vector<double>& out) {
+  const auto size = out.size();
+  std::size_t i = 0;
+  const auto ws = [&] {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
+  };
+  const auto fail = [&] {
+    out.resize(size);
+    return false;
+  };
+  const auto expect = [&](char ch) {
+    ws();
+    if (i >= s.size() || s[i] != ch) return false;
+    ++i;
+    return true;
+  };
+  std::int64_t k = 0;
+  if (!expect('[')) return fail();
+  ws();
+  const auto r = std::from_chars(s.data() + i, s.data() + s.size(), k);
+  if (r.ec != std::errc() || k < 1) return fail();
+  i = static_cast<std::size_t>(r.ptr - s.data());
+  if (!expect(']') || !expect('(')) return fail();
+  for (std::int64_t n = 0; n < k; ++n) {
+    if (n > 0 && !expect(',')) return fail();
+    ws();
+    const char* b = s.data() + i;
+    if (b < s.data() + s.size() && *b == '+') ++b;
+    double v = 0;
+    const auto q = std::from_chars(b, s.data() + s.size(), v);
+    if (q.ec != std::errc()) return fail();
+    i = static_cast<std::size_t>(q.ptr - s.data());
+    out.push_back(v);
+  }
+  if (!expect(')')) return fail();
+  ws();
+  return i == s.size() ? true : fail();
+}
 
 class MdpaParser {
  public:
@@ -258,7 +308,7 @@ class MdpaParser {
   std::vector<Run> element_runs_, condition_runs_;
   std::vector<Block> blocks_;
   std::vector<Part> parts_;
-  std::vector<NodalValues> nodal_;
+  std::vector<DataValues> data_;
   bool nonzero_property_ = false;
   static constexpr std::size_t kMaxNesting = 64;
   std::vector<std::string> notes_;
@@ -302,7 +352,9 @@ class MdpaParser {
       return read_cells(kind == "Elements", w[2], at);
     }
     if (kind == "SubModelPart") return open_part(w, at, open_parts, "");
-    if (kind == "NodalData" && w.size() >= 3) return read_nodal(w[2], at);
+    if ((kind == "NodalData" || kind == "ElementalData" || kind == "ConditionalData") &&
+        w.size() >= 3)
+      return read_data(kind, w[2], at);
     skip_block(w, at, kind == "ModelPartData" || kind == "Properties");
   }
 
@@ -496,35 +548,92 @@ class MdpaParser {
     end_line(kind);
   }
 
-  // "id value" or "id fixed value" lines; any other layout skips the block, noted.
-  void read_nodal(std::string_view var, std::size_t at) {
-    NodalValues nv{std::string(var), at, {}};
-    int layout = 0;  // values a line: 2 or 3
-    while (data_line("NodalData")) {
+  // The row (NodalData) or global cell (ElementalData, ConditionalData) of `id`, which a block
+  // before this line must give.
+  std::int64_t data_row(std::string_view block, std::int64_t id) const {
+    if (block == "NodalData") return node_row(id);
+    const bool elements = block == "ElementalData";
+    const auto row =
+        (elements ? element_rows_ : condition_rows_).find(id, elements ? nelements_ : nconditions_);
+    const auto g = row < 0 ? -1 : global_of(elements ? element_runs_ : condition_runs_, row);
+    if (g < 0)
+      c_.fail(std::string(elements ? "element " : "condition ") + std::to_string(id) +
+              " is in no " + (elements ? "Elements" : "Conditions") + " block before this line");
+    return g;
+  }
+
+  // A data block's lines (the layouts in the header); any other layout skips the block, noted.
+  void read_data(std::string_view block, std::string_view var, std::size_t at) {
+    const bool nodal = block == "NodalData";
+    DataValues dv{std::string(block), std::string(var), at};
+    int layout = 0;          // 1: plain numbers, 2: [k] (..), 3: fixed [k] (..)
+    std::int64_t count = 0;  // numbers after the id on every line (layout 1)
+    bool flags = nodal;      // every line's first number is a 0 / 1 word (layout 1, count 2)
+    while (data_line(block)) {
       const auto line_at = c_.offset();
-      const auto w = words(c_.rest_of_line());
-      const int n = static_cast<int>(w.size());
-      double v = 0;
+      auto line = c_.rest_of_line();
+      if (const auto c = line.find("//"); c != std::string_view::npos) line = line.substr(0, c);
+      const auto w = words(line);
       std::int64_t id = 0;
-      const bool ok = (n == 2 || n == 3) && (layout == 0 || layout == n) && parse_word(w[0], id) &&
-                      parse_word(w.back(), v);
-      if (!ok) {
-        note_at(line_at, "NodalData " + std::string(var) +
-                             " is not read: its lines are not 'id value' or 'id fixed value' of "
-                             "one scalar");
-        skip_rest("NodalData");
+      const auto size = dv.values.size();
+      int this_layout = 0;
+      std::int64_t n = 0;
+      if (!w.empty() && parse_word(w[0], id)) {
+        const auto rest = Cursor::trim(
+            line.substr(static_cast<std::size_t>(w[0].data() + w[0].size() - line.data())));
+        if (!rest.empty() && rest.front() == '[') {
+          if (bracket_values(rest, dv.values)) this_layout = 2;
+        } else if (nodal && w.size() >= 3 && w[2].front() == '[' && (w[1] == "0" || w[1] == "1")) {
+          const auto after = Cursor::trim(
+              rest.substr(static_cast<std::size_t>(w[1].data() + w[1].size() - rest.data())));
+          if (bracket_values(after, dv.values)) this_layout = 3;
+        } else {
+          this_layout = 1;
+          for (std::size_t k = 1; k < w.size() && this_layout; ++k) {
+            double v = 0;
+            if (parse_word(w[k], v))
+              dv.values.push_back(v);
+            else
+              this_layout = 0;
+          }
+          if (w.size() < 2) this_layout = 0;
+          if (this_layout && w.size() >= 2) flags = flags && (w[1] == "0" || w[1] == "1");
+        }
+        n = static_cast<std::int64_t>(dv.values.size() - size);
+      }
+      const bool first = dv.rows.empty();
+      if (this_layout == 0 || (!first && (this_layout != layout || n != count))) {
+        dv.values.resize(size);
+        note_at(line_at,
+                std::string(block) + " " + std::string(var) + " is not read: " +
+                    (this_layout == 0
+                         ? "its lines are not 'id value', 'id v1 .. vk' or 'id [k] (v1, .., vk)'"
+                         : "its lines do not all hold the same number of values"));
+        c_.seek(line_at);
+        skip_rest(block);
         return;
       }
-      layout = n;
+      layout = this_layout;
+      count = n;
       c_.seek(line_at);
-      c_.rest_of_line();  // the line the error names
-      nv.values.emplace_back(node_row(id), v);
+      c_.rest_of_line();  // the line an unknown id's error names
+      dv.rows.push_back(data_row(block, id));
     }
-    end_line("NodalData");
-    if (layout == 3)
+    end_line(block);
+    if (dv.rows.empty()) return;
+    dv.width = count;
+    dv.column = layout == 1 && count == 1;
+    if (layout == 3 || (layout == 1 && count == 2 && flags)) {
+      if (layout == 1) {  // drop the flag column
+        for (std::size_t r = 0; r < dv.rows.size(); ++r) dv.values[r] = dv.values[2 * r + 1];
+        dv.values.resize(dv.rows.size());
+        dv.width = 1;
+        dv.column = true;
+      }
       note_at(at, "NodalData " + std::string(var) +
                       ": the fixed flags are not kept, the values are point_data");
-    nodal_.push_back(std::move(nv));
+    }
+    data_.push_back(std::move(dv));
   }
 
   template <typename T>
@@ -600,24 +709,67 @@ class MdpaParser {
     if (more_notes_)
       notes_.push_back("mdpa: " + path_ + ": " + std::to_string(more_notes_) +
                        " more blocks are not read, or read in part, as the notes above say");
-    point_data(m);
+    data_arrays(m);
     regions(m);
     file_.release_before(c_.offset());
     m.notes = std::move(notes_);
     return m;
   }
 
-  void point_data(Mesh& m) {
-    for (const auto& nv : nodal_) {
-      auto it = m.point_data.find(nv.name);
-      if (it == m.point_data.end()) {
-        auto a = Array::of<double>({npoints_});
-        std::fill(a.as<double>(), a.as<double>() + npoints_,
-                  std::numeric_limits<double>::quiet_NaN());
-        it = m.point_data.emplace(nv.name, std::move(a)).first;
+  // The data blocks as point_data and cell_data, NaN where a block lists no value. Blocks of one
+  // name fill one array; one whose shape differs from the first's is left out, noted.
+  void data_arrays(Mesh& m) {
+    std::vector<std::int64_t> starts;  // each cell block's first global cell
+    std::int64_t s = 0;
+    for (const auto& b : m.cells) {
+      starts.push_back(s);
+      s += b.size();
+    }
+    const auto nan_array = [](std::int64_t rows, const DataValues& dv) {
+      auto a = dv.column ? Array::of<double>({rows}) : Array::of<double>({rows, dv.width});
+      std::fill(a.as<double>(), a.as<double>() + rows * dv.width,
+                std::numeric_limits<double>::quiet_NaN());
+      return a;
+    };
+    const auto shape_note = [&](const DataValues& dv, const Array& first) {
+      note_at(dv.at, dv.block + " " + dv.name + " is not read: its values are " +
+                         (dv.column ? "one" : std::to_string(dv.width)) +
+                         " a row, where an earlier block of that name holds " +
+                         (first.ndim() == 1 ? "one" : std::to_string(first.dim(1))));
+    };
+    for (const auto& dv : data_) {
+      const auto w = static_cast<std::size_t>(dv.width);
+      if (dv.block == "NodalData") {
+        auto it = m.point_data.find(dv.name);
+        if (it == m.point_data.end())
+          it = m.point_data.emplace(dv.name, nan_array(npoints_, dv)).first;
+        else if (it->second.ndim() != (dv.column ? 1 : 2) ||
+                 (!dv.column && it->second.dim(1) != dv.width)) {
+          shape_note(dv, it->second);
+          continue;
+        }
+        auto* v = it->second.as<double>();
+        for (std::size_t r = 0; r < dv.rows.size(); ++r)
+          std::copy_n(dv.values.data() + r * w, w, v + static_cast<std::size_t>(dv.rows[r]) * w);
+        continue;
       }
-      auto* v = it->second.as<double>();
-      for (const auto& [row, x] : nv.values) v[row] = x;
+      auto it = m.cell_data.find(dv.name);
+      if (it == m.cell_data.end()) {
+        std::vector<Array> arrays;
+        for (const auto& b : m.cells) arrays.push_back(nan_array(b.size(), dv));
+        it = m.cell_data.emplace(dv.name, std::move(arrays)).first;
+      } else if (const auto& first = it->second.front();
+                 first.ndim() != (dv.column ? 1 : 2) || (!dv.column && first.dim(1) != dv.width)) {
+        shape_note(dv, first);
+        continue;
+      }
+      for (std::size_t r = 0; r < dv.rows.size(); ++r) {
+        const auto g = dv.rows[r];
+        const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
+                                                starts.begin() - 1);
+        std::copy_n(dv.values.data() + r * w, w,
+                    it->second[b].as<double>() + static_cast<std::size_t>(g - starts[b]) * w);
+      }
     }
   }
 

@@ -3,8 +3,8 @@
 // z = 0, noted), each block as "Begin Elements <name>" in meshio's names (Triangle2D3,
 // Tetrahedra3D4 ...; 3D in the names when any block is a solid, else 2D, as meshio) with lines
 // "id 0 nodes" (ids consecutive over the blocks, property 0), point_data as NodalData and
-// cell_data as ElementalData ("id v1 .. vk" lines, as meshio: read_mdpa reads the scalar point
-// data back; Kratos reads neither layout of vectors). Numbers are the shortest that read back
+// cell_data as ElementalData ("id v1 .. vk" lines, as meshio; read_mdpa reads both back, meshio
+// neither). Numbers are the shortest that read back
 // exactly. Beyond meshio: point and cell regions as SubModelParts (one per name, its
 // SubModelPartNodes and SubModelPartElements; meshio's reader reads none). A block meshio's
 // writer has no name for (pyramid, wedge15, polygons ...) is not written, noted, as are side
@@ -157,15 +157,19 @@ class MdpaWriter : wr::WriterState {
     }
     if (block == std::string_view("ElementalData"))
       notes_.push_back(std::string(what) + " '" + name +
-                       "' is written as meshio writes it (ElementalData); read_mdpa and meshio "
-                       "do not read it back");
+                       "' is written as meshio writes it (ElementalData), which meshio does not "
+                       "read back");
     s.put(std::string("Begin ") + block + " " + name + "\n");
     std::int64_t id = 1;
-    bool vector = false;
+    bool flags = !arrays.empty();  // every row "id a b" with a 0 or 1: read back as a fixed flag
     for (const auto* a : arrays) {
       const auto rows = a->dim(0);
       const auto width = rows ? static_cast<std::int64_t>(a->size()) / rows : 1;
-      vector = vector || width > 1;
+      flags = flags && width == 2;
+      for (std::int64_t i = 0; i < rows && flags; ++i) {
+        const double v = value_at(*a, static_cast<std::size_t>(i * width));
+        flags = v == 0 || v == 1;
+      }
       for (std::int64_t i = 0; i < rows; ++i) {
         s.text(id++);
         for (std::int64_t k = 0; k < width; ++k) {
@@ -177,10 +181,10 @@ class MdpaWriter : wr::WriterState {
       }
     }
     s.put(std::string("End ") + block + " " + name + "\n\n");
-    if (vector && block == std::string_view("NodalData"))
+    if (flags && block == std::string_view("NodalData"))
       notes_.push_back(std::string(what) + " '" + name +
-                       "' has several values a point: written as meshio writes them (id v1 .. "
-                       "vk); read_mdpa reads only scalar NodalData back");
+                       "' has 2 values a point, the first of each 0 or 1: written as meshio "
+                       "writes them (id a b), read_mdpa and Kratos read a fixed flag and a value");
   }
 
   // Regions as SubModelParts, one per name: its point region's nodes, its cell region's

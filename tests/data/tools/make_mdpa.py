@@ -24,6 +24,9 @@ bad-node.mdpa        by hand: an element naming node 9, which no Nodes line give
 bad-name.mdpa        by hand: Elements of an unknown name (line 7).
 bad-count.mdpa       by hand: a Triangle2D3 line of 2 nodes (line 9).
 unclosed.mdpa        by hand: a Nodes block with no End.
+data.mdpa            by hand: NodalData, ElementalData and ConditionalData in Kratos' and
+                     meshio's layouts (vectors "[k] (..)" with and without the fixed flag,
+                     several values a line), and a matrix (skipped).
 ../fuzz/mdpa_reader/<file>  fuzz_mdpa_reader's seeds: the small files above.
 """
 import os
@@ -249,6 +252,46 @@ Begin Elements Triangle2D3
 End Elements
 """
 
+DATA = """Begin Nodes
+1 0 0 0
+2 1 0 0
+3 0 1 0
+4 1 1 0
+End Nodes
+Begin Elements Element2D3N
+7 0 1 2 3
+8 0 2 4 3
+End Elements
+Begin Conditions LineCondition2D2N
+20 0 1 2
+21 0 2 4
+End Conditions
+Begin NodalData DISP
+1 1 [3] (0.5, -1, 2e-3)
+3 0 [3](1,2,3) // a comment
+End NodalData
+Begin NodalData UV
+2 0.5 0.25
+4 1 2
+End NodalData
+Begin ElementalData LOCAL_AXIS
+8 [2] ( 0.0 , 1.0 )
+End ElementalData
+Begin ElementalData RHO
+7 2.5
+End ElementalData RHO
+Begin ConditionalData RHO
+21 -1
+End ConditionalData
+Begin ConditionalData PRESSURE
+20 1 2 3
+21 4 5 6
+End ConditionalData
+Begin ElementalData M
+7 [2,2] ((1,0),(0,1))
+End ElementalData
+"""
+
 UNCLOSED = """Begin Nodes
  1 0 0 0
  2 1 0 0
@@ -267,14 +310,15 @@ def main():
     write(every2d(), "every2d.mdpa")
     write(every3d(), "every3d.mdpa")
     hand = {"corners.mdpa": CORNERS, "kratos3d.mdpa": KRATOS3D, "bad-node.mdpa": BAD_NODE,
-            "bad-name.mdpa": BAD_NAME, "bad-count.mdpa": BAD_COUNT, "unclosed.mdpa": UNCLOSED}
+            "bad-name.mdpa": BAD_NAME, "bad-count.mdpa": BAD_COUNT, "unclosed.mdpa": UNCLOSED,
+            "data.mdpa": DATA}
     for name, text in hand.items():
         with open(os.path.join(OUT, name), "w", newline="\n") as f:
             f.write(text)
     with open(os.path.join(OUT, "crlf.mdpa"), "w", newline="\r\n") as f:
         f.write(CORNERS)
     for name in ["every2d.mdpa", "every3d.mdpa", "corners.mdpa", "crlf.mdpa", "kratos3d.mdpa",
-                 "bad-node.mdpa", "bad-name.mdpa", "bad-count.mdpa"]:
+                 "bad-node.mdpa", "bad-name.mdpa", "bad-count.mdpa", "data.mdpa"]:
         shutil.copy(os.path.join(OUT, name), os.path.join(FUZZ, name))
 
 
