@@ -565,7 +565,10 @@ class MdpaParser {
   // A data block's lines (the layouts in the header); any other layout skips the block, noted.
   void read_data(std::string_view block, std::string_view var, std::size_t at) {
     const bool nodal = block == "NodalData";
-    DataValues dv{std::string(block), std::string(var), at};
+    DataValues dv;
+    dv.block = block;
+    dv.name = var;
+    dv.at = at;
     int layout = 0;          // 1: plain numbers, 2: [k] (..), 3: fixed [k] (..)
     std::int64_t count = 0;  // numbers after the id on every line (layout 1)
     bool flags = nodal;      // every line's first number is a 0 / 1 word (layout 1, count 2)
