@@ -221,6 +221,19 @@ TEST(XmlVtkReader, PolyDataOffsetOutsideConnectivityNamesSection) {
   }
 }
 
+// A negative count is named; under UBSan (scripts/test's sanitizer pass) this also checks that
+// the reader goes on with no negative count until the parse stops (a fuzzer's find: the cell
+// counts' sum check computed INT64_MAX - (-2)).
+TEST(XmlVtkReader, PolyDataNegativeCountIsNamed) {
+  std::string bad = kPoly;
+  bad.replace(bad.find("NumberOfStrips=\"1\""), 18, "NumberOfStrips=\"-2\"");
+  const auto e = error_of(bad, "neg.vtp");
+  EXPECT_NE(e.find("neg.vtp:"), std::string::npos) << e;
+  EXPECT_NE(e.find("attribute NumberOfStrips=\"-2\" is not a non-negative integer"),
+            std::string::npos)
+      << e;
+}
+
 TEST(XmlVtkReader, ImageDataPointsAndHexahedra) {
   const std::string vti = R"(<VTKFile type="ImageData" version="0.1">
 <ImageData WholeExtent="0 1 0 1 1 2" Origin="10 20 30" Spacing="1 2 3">

@@ -446,7 +446,10 @@ class VtuReader {
     const auto& s = it->second;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0) {
+      // stop() only ends the parse once this callback returns: the caller goes on with what we
+      // return, which must be a count it can add (a fuzzer's find: -2 overflowed a sum's check).
       stop(std::string("attribute ") + key + "=\"" + s + "\" is not a non-negative integer");
+      return 0;
     }
     return v;
   }
