@@ -250,6 +250,19 @@ TEST(XmlVtkReader, ImageDataPointsAndHexahedra) {
   EXPECT_EQ(ints(m.cell_data.at("m")[0]), (std::vector<std::int64_t>{4}));
 }
 
+// An extent index past +-2^40 is refused where it is read (an upper index of -2^63 made the
+// points-per-axis difference overflow: UBSan in the sanitizer pass).
+TEST(XmlVtkReader, ExtentIndicesOutOfRangeAreNamed) {
+  const std::string vti = R"(<VTKFile type="ImageData" version="0.1">
+<ImageData WholeExtent="5 -9223372036854775808 0 0 0 0" Origin="0 0 0" Spacing="1 1 1">
+<Piece Extent="5 -9223372036854775808 0 0 0 0"></Piece></ImageData></VTKFile>)";
+  const auto e = error_of(vti, "far.vti");
+  EXPECT_NE(e.find("far.vti:2: attribute WholeExtent=\"5 -9223372036854775808 0 0 0 0\" is not 6 "
+                   "integers"),
+            std::string::npos)
+      << e;
+}
+
 TEST(XmlVtkReader, HugeExtentIsRefusedBeforeAllocation) {
   const std::string vti = R"(<VTKFile type="ImageData" version="0.1">
 <ImageData WholeExtent="0 2999 0 2999 0 2999" Origin="0 0 0" Spacing="1 1 1">

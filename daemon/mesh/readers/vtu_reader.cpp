@@ -494,12 +494,14 @@ class VtuReader {
     } catch (const ReadError&) {
       n = 0;
     }
-    if (n != 6 || e[0] < -(std::int64_t{1} << 40) || e[0] > (std::int64_t{1} << 40) ||
-        e[2] < -(std::int64_t{1} << 40) || e[2] > (std::int64_t{1} << 40) ||
-        e[4] < -(std::int64_t{1} << 40) || e[4] > (std::int64_t{1} << 40) ||
-        e[1] > (std::int64_t{1} << 40) || e[3] > (std::int64_t{1} << 40) ||
-        e[5] > (std::int64_t{1} << 40))
+    // Every index within +-2^40, so that the callers' differences cannot overflow; zeros after
+    // an error (stop() ends the parse only once the callback returns).
+    constexpr std::int64_t kMax = std::int64_t{1} << 40;
+    if (n != 6 ||
+        std::any_of(e.begin(), e.end(), [](std::int64_t x) { return x < -kMax || x > kMax; })) {
       stop(std::string("attribute ") + key + "=\"" + it->second + "\" is not 6 integers");
+      return {};
+    }
     return e;
   }
 
