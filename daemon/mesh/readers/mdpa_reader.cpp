@@ -533,26 +533,15 @@ class MdpaParser {
           out.push_back(node_row(id));
           continue;
         }
-        const bool elements = kind == "SubModelPartElements";
-        const auto row = (elements ? element_rows_ : condition_rows_)
-                             .find(id, elements ? nelements_ : nconditions_);
-        const auto g = row < 0 ? -1 : global_of(elements ? element_runs_ : condition_runs_, row);
-        if (g < 0)
-          c_.fail(std::string(elements ? "element " : "condition ") + std::to_string(id) +
-                  " is in no " + (elements ? "Elements" : "Conditions") +
-                  " block before this line");
-        out.push_back(g);
+        out.push_back(global_cell(kind == "SubModelPartElements", id));
       }
       c_.next_line();
     }
     end_line(kind);
   }
 
-  // The row (NodalData) or global cell (ElementalData, ConditionalData) of `id`, which a block
-  // before this line must give.
-  std::int64_t data_row(std::string_view block, std::int64_t id) const {
-    if (block == "NodalData") return node_row(id);
-    const bool elements = block == "ElementalData";
+  // The global cell of element (or condition) `id`, which a block before this line must give.
+  std::int64_t global_cell(bool elements, std::int64_t id) const {
     const auto row =
         (elements ? element_rows_ : condition_rows_).find(id, elements ? nelements_ : nconditions_);
     const auto g = row < 0 ? -1 : global_of(elements ? element_runs_ : condition_runs_, row);
@@ -560,6 +549,11 @@ class MdpaParser {
       c_.fail(std::string(elements ? "element " : "condition ") + std::to_string(id) +
               " is in no " + (elements ? "Elements" : "Conditions") + " block before this line");
     return g;
+  }
+
+  // The row (NodalData) or global cell (ElementalData, ConditionalData) of `id`.
+  std::int64_t data_row(std::string_view block, std::int64_t id) const {
+    return block == "NodalData" ? node_row(id) : global_cell(block == "ElementalData", id);
   }
 
   // A data block's lines (the layouts in the header); any other layout skips the block, noted.
@@ -600,7 +594,7 @@ class MdpaParser {
               this_layout = 0;
           }
           if (w.size() < 2) this_layout = 0;
-          if (this_layout && w.size() >= 2) flags = flags && (w[1] == "0" || w[1] == "1");
+          if (this_layout) flags = flags && (w[1] == "0" || w[1] == "1");
         }
         n = static_cast<std::int64_t>(dv.values.size() - size);
       }
@@ -719,20 +713,29 @@ class MdpaParser {
     return m;
   }
 
-  // The data blocks as point_data and cell_data, NaN where a block lists no value. Blocks of one
-  // name fill one array; one whose shape differs from the first's is left out, noted.
-  void data_arrays(Mesh& m) {
-    std::vector<std::int64_t> starts;  // each cell block's first global cell
+  // Each cell block's first global cell.
+  static std::vector<std::int64_t> block_starts(const Mesh& m) {
+    std::vector<std::int64_t> starts;
     std::int64_t s = 0;
     for (const auto& b : m.cells) {
       starts.push_back(s);
       s += b.size();
     }
+    return starts;
+  }
+
+  // The data blocks as point_data and cell_data, NaN where a block lists no value. Blocks of one
+  // name fill one array; one whose shape differs from the first's is left out, noted.
+  void data_arrays(Mesh& m) {
+    const auto starts = block_starts(m);
     const auto nan_array = [](std::int64_t rows, const DataValues& dv) {
       auto a = dv.column ? Array::of<double>({rows}) : Array::of<double>({rows, dv.width});
       std::fill(a.as<double>(), a.as<double>() + rows * dv.width,
                 std::numeric_limits<double>::quiet_NaN());
       return a;
+    };
+    const auto fits = [](const DataValues& dv, const Array& first) {
+      return first.ndim() == (dv.column ? 1 : 2) && (dv.column || first.dim(1) == dv.width);
     };
     const auto shape_note = [&](const DataValues& dv, const Array& first) {
       note_at(dv.at, dv.block + " " + dv.name + " is not read: its values are " +
@@ -746,8 +749,7 @@ class MdpaParser {
         auto it = m.point_data.find(dv.name);
         if (it == m.point_data.end())
           it = m.point_data.emplace(dv.name, nan_array(npoints_, dv)).first;
-        else if (it->second.ndim() != (dv.column ? 1 : 2) ||
-                 (!dv.column && it->second.dim(1) != dv.width)) {
+        else if (!fits(dv, it->second)) {
           shape_note(dv, it->second);
           continue;
         }
@@ -761,9 +763,8 @@ class MdpaParser {
         std::vector<Array> arrays;
         for (const auto& b : m.cells) arrays.push_back(nan_array(b.size(), dv));
         it = m.cell_data.emplace(dv.name, std::move(arrays)).first;
-      } else if (const auto& first = it->second.front();
-                 first.ndim() != (dv.column ? 1 : 2) || (!dv.column && first.dim(1) != dv.width)) {
-        shape_note(dv, first);
+      } else if (!fits(dv, it->second.front())) {
+        shape_note(dv, it->second.front());
         continue;
       }
       for (std::size_t r = 0; r < dv.rows.size(); ++r) {
@@ -779,12 +780,7 @@ class MdpaParser {
   // The cells' largest dimension among `cells` (global numbers).
   int cells_dim(const std::vector<std::int64_t>& cells, const Mesh& m) const {
     int dim = 0;
-    std::vector<std::int64_t> starts;
-    std::int64_t s = 0;
-    for (const auto& b : m.cells) {
-      starts.push_back(s);
-      s += b.size();
-    }
+    const auto starts = block_starts(m);
     for (const auto g : cells) {  // the block holding g: the last one starting at or before it
       const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
                                               starts.begin() - 1);
