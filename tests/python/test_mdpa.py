@@ -156,3 +156,52 @@ def test_data_blocks_in_kratos_and_meshio_layouts(data_dir):
     assert "M" not in m.cell_data
     assert any("data.mdpa:37: ElementalData M is not read" in n for n in m.notes), m.notes
     assert any("data.mdpa:15: NodalData DISP: the fixed flags are not kept" in n for n in m.notes)
+
+
+def test_kratos_layout_from_a_gmsh_mesh(data_dir, tmp_path):
+    """`meshdock convert x.msh x.mdpa -o kratos`: a Gmsh box with physical groups becomes what
+    Kratos loads: the tetrahedra Element3D4N, the boundary triangles SurfaceCondition3D3N (meshio's
+    writer names them Tetrahedra3D4 / Triangle3D3, Kratos' geometries, which Kratos does not load
+    as elements), each physical group a SubModelPart with its cells and their nodes; meshdock
+    reads it back to the same points and cells."""
+    import subprocess
+    import sys
+    src_path = data_dir / "meshes" / "box.v41.msh"
+    out = tmp_path / "box.mdpa"
+    r = subprocess.run([sys.executable, "-m", "meshdock", "convert", str(src_path), str(out),
+                        "-o", "kratos"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "cell_data 'gmsh:physical' is not written: Kratos reads data only" in r.stderr
+    text = out.read_text()
+    heads = [line for line in text.splitlines()
+             if line.startswith(("Begin Elements", "Begin Conditions"))]
+    assert heads == ["Begin Conditions SurfaceCondition3D3N"] * 6 + ["Begin Elements Element3D4N"]
+    assert "gmsh:" not in text
+    src = _read(src_path)
+    back = _read(out)
+    np.testing.assert_array_equal(back.points, src.points)
+    # The six triangle blocks come back as one (consecutive blocks of a type merge, as meshio's).
+    assert [b.type for b in back.cells] == ["triangle", "tetra"]
+    np.testing.assert_array_equal(back.cells[0].data,
+                                  np.concatenate([b.data for b in src.cells[:6]]))
+    np.testing.assert_array_equal(back.cells[1].data, src.cells[6].data)
+    # Each physical group: the same cells, and as nodes every node of them.
+    cells_of = {r.name: np.asarray(r.entries) for r in src.regions if r.kind == "cell"}
+    assert sorted(cells_of) == ["inlet", "outlet", "solid", "walls"]
+    starts = np.cumsum([0] + [b.data.shape[0] for b in src.cells])
+
+    def nodes_of(cells):
+        nodes = set()
+        for c in cells:
+            k = int(np.searchsorted(starts, c, side="right")) - 1
+            nodes.update(src.cells[k].data[c - starts[k]].tolist())
+        return sorted(nodes)
+
+    kinds = {}
+    for r in back.regions:
+        kinds.setdefault(r.name, []).append(r.kind)
+        if r.kind == "cell":
+            np.testing.assert_array_equal(r.entries, cells_of[r.name])
+        else:
+            assert np.asarray(r.entries).tolist() == nodes_of(cells_of[r.name]), r.name
+    assert kinds == {name: ["point", "cell"] for name in cells_of}

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,12 @@ std::string error_of(const std::string& text) {
 }
 
 using I = std::vector<std::int64_t>;
+
+mesh::WriteOptions kratos() {
+  mesh::WriteOptions o;
+  o.format = "kratos";
+  return o;
+}
 
 TEST(MdpaReader, MeshioWrittenGmshTrianglesMergeLineBlocks) {
   const auto m = mesh::read_mesh(data("gmsh-tri.mdpa"));
@@ -347,6 +355,151 @@ TEST(MdpaWriter, MeshiosNamesPropertyZeroAndNotes) {
                         "region 'all': 1 cells of blocks not written"})
     EXPECT_NE(all.find(n), std::string::npos) << n << "\n" << all;
   EXPECT_TRUE(back.notes.empty());
+}
+
+// Format "kratos": what Kratos' ModelPartIO loads. A 3-D mesh's solids are Elements under
+// KratosCore's generic names, its lower cells Conditions (numbered apart), data lines in Kratos'
+// form, SubModelParts with their cells' nodes; read back to the same mesh.
+TEST(MdpaWriter, KratosLayoutElementsConditionsDataAndParts) {
+  Tmp tmp;
+  mesh::Mesh m;
+  m.points = mesh::Array::from_vector(
+      std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2}, {6, 3});
+  auto block = [&](const char* type, std::vector<std::int64_t> c, std::int64_t npc) {
+    const auto rows = static_cast<std::int64_t>(c.size()) / npc;
+    m.cells.push_back(mesh::CellBlock::fixed(type, mesh::Array::from_vector(c, {rows, npc})));
+  };
+  block("tetra", {0, 1, 2, 3, 1, 2, 3, 4}, 4);
+  block("triangle", {0, 1, 2}, 3);
+  block("pyramid", {0, 1, 4, 2, 3}, 5);
+  block("line", {3, 4}, 2);
+  block("vertex", {5}, 1);
+  m.point_data["TEMPERATURE"] = mesh::Array::from_vector(std::vector<double>{1, 2, 3, 4, 5, 6.5});
+  m.point_data["VELOCITY"] = mesh::Array::from_vector(
+      std::vector<double>{0, 0, 1, 0, 0, 2, 0, 0, 3, 0, 0, 4, 0, 0, 5, 0, 0, 6}, {6, 3});
+  m.point_data["gmsh:dim_tags"] = mesh::Array::from_vector(std::vector<double>(6, 0));
+  m.cell_data["DENSITY"] = {mesh::Array::from_vector(std::vector<double>{7, 8}),
+                            mesh::Array::from_vector(std::vector<double>{9}),
+                            mesh::Array::from_vector(std::vector<double>{10}),
+                            mesh::Array::from_vector(std::vector<double>{11}),
+                            mesh::Array::from_vector(std::vector<double>{12})};
+  auto region = [&](const char* name, mesh::RegionKind kind, std::vector<std::int64_t> e) {
+    mesh::Region r;
+    r.name = name;
+    r.kind = kind;
+    r.entries = mesh::Array::from_vector(e);
+    m.regions.push_back(r);
+  };
+  region("solid", mesh::RegionKind::kCell, {0, 1});
+  region("inlet", mesh::RegionKind::kCell, {2, 4});  // the triangle and the line
+  region("inlet", mesh::RegionKind::kPoint, {5});
+  const auto notes = mesh::write_mesh(m, tmp.file("k.mdpa"), kratos());
+  const auto text = meshdock::test::slurp(tmp.file("k.mdpa"));
+  for (const char* want :
+       {"Begin Elements Element3D4N\n 1 0 1 2 3 4\n 2 0 2 3 4 5\nEnd Elements\n",
+        "Begin Conditions SurfaceCondition3D3N\n 1 0 1 2 3\nEnd Conditions\n",
+        "Begin Conditions LineCondition3D2N\n 2 0 4 5\nEnd Conditions\n",
+        "Begin Conditions PointCondition3D1N\n 3 0 6\nEnd Conditions\n",
+        "Begin NodalData TEMPERATURE\n1 0 1\n2 0 2\n", "6 0 6.5\nEnd NodalData TEMPERATURE\n",
+        "Begin NodalData VELOCITY\n1 0 [3] (0, 0, 1)\n2 0 [3] (0, 0, 2)\n",
+        "Begin ElementalData DENSITY\n1 7\n2 8\nEnd ElementalData DENSITY\n",
+        "Begin ConditionalData DENSITY\n1 9\n2 11\n3 12\nEnd ConditionalData DENSITY\n",
+        "Begin SubModelPart solid\n Begin SubModelPartNodes\n  1\n  2\n  3\n  4\n  5\n End "
+        "SubModelPartNodes\n Begin SubModelPartElements\n  1\n  2\n End SubModelPartElements\nEnd "
+        "SubModelPart\n",
+        "Begin SubModelPart inlet\n Begin SubModelPartNodes\n  1\n  2\n  3\n  4\n  5\n  6\n End "
+        "SubModelPartNodes\n Begin SubModelPartConditions\n  1\n  2\n End "
+        "SubModelPartConditions\nEnd SubModelPart\n"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n---\n" << text;
+  EXPECT_EQ(text.find("gmsh:dim_tags"), std::string::npos);
+  std::string all;
+  for (const auto& n : notes) all += n + "\n";
+  for (const char* n : {"cells[2] (pyramid) is not written: the Kratos layout writes vertex",
+                        "point_data 'gmsh:dim_tags' is not written: Kratos reads data only",
+                        "region 'inlet': 5 nodes of its cells are added to its SubModelPartNodes"})
+    EXPECT_NE(all.find(n), std::string::npos) << n << "\n" << all;
+
+  const auto back = mesh::read_mesh(tmp.file("k.mdpa"));
+  EXPECT_EQ(doubles(back.points), doubles(m.points));
+  EXPECT_EQ(cell_types(back), (std::vector<std::string>{"tetra", "triangle", "line", "vertex"}));
+  EXPECT_EQ(ints(back.cells[0].connectivity), (I{0, 1, 2, 3, 1, 2, 3, 4}));
+  EXPECT_EQ(doubles(back.point_data.at("VELOCITY")), doubles(m.point_data.at("VELOCITY")));
+  EXPECT_EQ(back.point_data.at("VELOCITY").dim(1), 3);
+  EXPECT_EQ(doubles(back.point_data.at("TEMPERATURE")), doubles(m.point_data.at("TEMPERATURE")));
+  const auto& density = back.cell_data.at("DENSITY");
+  ASSERT_EQ(density.size(), 4u);
+  EXPECT_EQ(doubles(density[0]), (std::vector<double>{7, 8}));
+  EXPECT_EQ(doubles(density[1]), (std::vector<double>{9}));
+  EXPECT_EQ(doubles(density[2]), (std::vector<double>{11}));
+  EXPECT_EQ(doubles(density[3]), (std::vector<double>{12}));
+  std::map<std::string, I> regions;
+  for (const auto& r : back.regions)
+    regions[r.name + (r.kind == mesh::RegionKind::kPoint ? ":points" : ":cells")] = ints(r.entries);
+  EXPECT_EQ(regions["solid:cells"], (I{0, 1}));
+  EXPECT_EQ(regions["inlet:cells"], (I{2, 3}));  // the triangle and the line, pyramid gone
+  EXPECT_EQ(regions["inlet:points"], (I{0, 1, 2, 3, 4, 5}));
+}
+
+// The domain and the dimension decide the names: a flat mesh is 2-D (Element2D3N,
+// LineCondition2D2N), a surface in 3-D has triangle elements, and its quads, which no generic
+// element takes there, go as SurfaceCondition3D4N (noted); types whose node order Kratos does not
+// share with VTK are left.
+TEST(MdpaWriter, KratosLayoutNamesByDomainAndDimension) {
+  Tmp tmp;
+  auto names = [&](std::vector<double> pts, std::int64_t dim,
+                   std::vector<std::pair<const char*, std::vector<std::int64_t>>> blocks,
+                   std::string& all_notes) {
+    mesh::Mesh m;
+    const auto n = static_cast<std::int64_t>(pts.size()) / dim;
+    m.points = mesh::Array::from_vector(pts, {n, dim});
+    for (auto& [type, c] : blocks) {
+      std::int64_t k = std::string(type) == "triangle"       ? 3
+                       : std::string(type) == "quad"         ? 4
+                       : std::string(type) == "line"         ? 2
+                       : std::string(type) == "triangle6"    ? 6
+                       : std::string(type) == "hexahedron20" ? 20
+                                                             : 1;
+      m.cells.push_back(mesh::CellBlock::fixed(
+          type, mesh::Array::from_vector(c, {static_cast<std::int64_t>(c.size()) / k, k})));
+    }
+    for (const auto& note : mesh::write_mesh(m, tmp.file("n.mdpa"), kratos()))
+      all_notes += note + "\n";
+    std::string heads;
+    std::istringstream text(meshdock::test::slurp(tmp.file("n.mdpa")));
+    for (std::string line; std::getline(text, line);)
+      if (line.rfind("Begin Elements", 0) == 0 || line.rfind("Begin Conditions", 0) == 0)
+        heads += line.substr(6) + ";";
+    return heads;
+  };
+  std::string notes;
+  // 2-D points; z = 0 everywhere is 2-D as well.
+  EXPECT_EQ(names({0, 0, 1, 0, 0, 1, 1, 1, 0.5, 0.5, 2, 2}, 2,
+                  {{"triangle", {0, 1, 2}},
+                   {"quad", {0, 1, 3, 2}},
+                   {"line", {0, 1}},
+                   {"triangle6", {0, 1, 2, 3, 4, 5}}},
+                  notes),
+            "Elements Element2D3N;Elements Element2D4N;Conditions LineCondition2D2N;Elements "
+            "Element2D6N;");
+  EXPECT_EQ(names({0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}, 3, {{"triangle", {0, 1, 2}}}, notes),
+            "Elements Element2D3N;");
+  notes.clear();
+  EXPECT_EQ(names({0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 1}, 3,
+                  {{"triangle", {0, 1, 2}}, {"quad", {0, 1, 3, 2}}, {"line", {0, 3}}}, notes),
+            "Elements Element3D3N;Conditions SurfaceCondition3D4N;Conditions LineCondition3D2N;");
+  EXPECT_NE(notes.find("cells[1] (quad) is written as Conditions SurfaceCondition3D4N: KratosCore "
+                       "has no element for a quad in a 3-D domain"),
+            std::string::npos)
+      << notes;
+  notes.clear();
+  std::vector<double> cube;
+  for (int i = 0; i < 20; ++i)
+    cube.insert(cube.end(), {double(i % 2), double(i / 2 % 2), double(i)});
+  std::vector<std::int64_t> hex20(20);
+  for (int i = 0; i < 20; ++i) hex20[i] = i;
+  EXPECT_EQ(names(cube, 3, {{"hexahedron20", hex20}, {"triangle", {0, 1, 2}}}, notes),
+            "Conditions SurfaceCondition3D3N;");
+  EXPECT_NE(notes.find("cells[0] (hexahedron20) is not written"), std::string::npos) << notes;
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "node" || fmt == "ele" || fmt == "tetgen") return read_tetgen(file, options);
   if (fmt == "ugrid") return read_ugrid(file);
   if (fmt == "f3grid" || fmt == "flac3d") return read_flac3d(file);
-  if (fmt == "mdpa") return read_mdpa(file);
+  if (fmt == "mdpa" || fmt == "kratos") return read_mdpa(file);
   if (fmt == "dat" || fmt == "tec" || fmt == "tecplot") return read_tecplot(file);
   if (fmt == "vol" || fmt == "netgen") return read_netgen(file, options);
   if (fmt == "gz" && is_vol_gz(file.path)) return read_netgen(file, options);

@@ -1,15 +1,31 @@
-// Kratos Multiphysics model part writer (.mdpa), what meshio 5.0's mdpa writer writes: an empty
-// ModelPartData and "Properties 0", the points as Nodes "id x y z" (ids 1..n; 2-D points get
-// z = 0, noted), each block as "Begin Elements <name>" in meshio's names (Triangle2D3,
-// Tetrahedra3D4 ...; 3D in the names when any block is a solid, else 2D, as meshio) with lines
-// "id 0 nodes" (ids consecutive over the blocks, property 0), point_data as NodalData and
-// cell_data as ElementalData ("id v1 .. vk" lines, as meshio; read_mdpa reads both back, meshio
-// neither). Numbers are the shortest that read back
-// exactly. Beyond meshio: point and cell regions as SubModelParts (one per name, its
-// SubModelPartNodes and SubModelPartElements; meshio's reader reads none). A block meshio's
-// writer has no name for (pyramid, wedge15, polygons ...) is not written, noted, as are side
-// regions, field_data and names that cannot stand as one word.
+// Kratos Multiphysics model part writer (.mdpa), in two layouts.
+//
+// Format "mdpa": what meshio 5.0's mdpa writer writes: an empty ModelPartData and "Properties 0",
+// the points as Nodes "id x y z" (ids 1..n; 2-D points get z = 0, noted), each block as "Begin
+// Elements <name>" in meshio's names (Triangle2D3, Tetrahedra3D4 ...; 3D in the names when any
+// block is a solid, else 2D, as meshio) with lines "id 0 nodes" (ids consecutive over the blocks,
+// property 0), point_data as NodalData and cell_data as ElementalData ("id v1 .. vk" lines, as
+// meshio; read_mdpa reads both back, meshio neither). Kratos itself does not load such a file:
+// those names are its geometries', not registered elements, and its data lines differ.
+//
+// Format "kratos": what Kratos' ModelPartIO reads. The cells of the mesh's highest dimension are
+// Elements under KratosCore's generic names (Element2D3N, Element3D4N ...), the lower ones
+// Conditions (SurfaceCondition3D3N, LineCondition2D2N, PointCondition3D1N), each numbered from 1
+// (Kratos keeps element and condition ids apart); the domain is 2-D when the points are (or every
+// z is 0 and no cell is a solid). NodalData lines "id 0 value" / "id 0 [k] (v1, .., vk)" (a
+// free, not fixed, value), ElementalData / ConditionalData "id value" / "id [k] (..)", a cell
+// data array split between the two by its blocks. Only the types whose node order Kratos shares
+// with VTK (its own VTK output writes them unconverted) are written: vertex, line, line3,
+// triangle, triangle6, quad, quad8, tetra, tetra10, wedge, hexahedron; the rest are noted.
+//
+// Both: numbers are the shortest that read back exactly. Beyond meshio: point and cell regions as
+// SubModelParts (one per name, its SubModelPartNodes and SubModelPartElements /
+// SubModelPartConditions; meshio's reader reads none). A block the layout has no name for
+// (pyramid, wedge15, polygons ...) is not written, noted, as are side regions, field_data and
+// names that cannot stand as one word.
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <string>
@@ -56,15 +72,69 @@ const Name* name_of(const CellBlock& b) {
   return nullptr;
 }
 
+// KratosCore's generic elements and conditions (registered in every Kratos since 5.x) for the
+// types whose node order is VTK's. `dims`: 2 and 3 where the name takes the domain's size, else
+// the one domain it exists in.
+struct KratosName {
+  const char* meshio;
+  std::int64_t nodes;
+  const char* element;    // "Element<D>D<k>N" per domain; nullptr: none
+  const char* condition;  // nullptr: none
+  int only_dim;           // 0: either domain; 2 or 3: that one only (for element and condition)
+};
+
+constexpr std::array<KratosName, 16> kKratos{{
+    {"vertex", 1, nullptr, "PointCondition#D1N", 0},
+    {"line", 2, "Element#D2N", "LineCondition#D2N", 0},
+    {"line3", 3, nullptr, "LineCondition#D3N", 0},
+    {"triangle", 3, "Element2D3N", nullptr, 2},
+    {"triangle", 3, "Element3D3N", "SurfaceCondition3D3N", 3},
+    {"triangle6", 6, "Element2D6N", nullptr, 2},
+    {"triangle6", 6, nullptr, "SurfaceCondition3D6N", 3},
+    {"quad", 4, "Element2D4N", nullptr, 2},
+    {"quad", 4, nullptr, "SurfaceCondition3D4N", 3},
+    {"quad8", 8, "Element2D8N", nullptr, 2},
+    {"quad8", 8, nullptr, "SurfaceCondition3D8N", 3},
+    {"tetra", 4, "Element3D4N", nullptr, 3},
+    {"tetra10", 10, "Element3D10N", nullptr, 3},
+    {"wedge", 6, "Element3D6N", nullptr, 3},
+    {"hexahedron", 8, "Element3D8N", nullptr, 3},
+    {"", 0, nullptr, nullptr, 0},
+}};
+
+const KratosName* kratos_name_of(const CellBlock& b, int domain) {
+  if (b.ragged() || b.face_offsets.valid()) return nullptr;
+  for (const auto& n : kKratos)
+    if (b.type == n.meshio && b.connectivity.dim(1) == n.nodes &&
+        (n.only_dim == 0 || n.only_dim == domain))
+      return &n;
+  return nullptr;
+}
+
+// "Element#D2N" in a 2-D domain: "Element2D2N".
+std::string in_domain(const char* name, int domain) {
+  std::string s = name;
+  if (const auto h = s.find('#'); h != std::string::npos) s[h] = static_cast<char>('0' + domain);
+  return s;
+}
+
 // A block or SubModelPart name must be one word on its line.
 bool one_word(const std::string& s) {
   return !s.empty() && s.find_first_of(" \t\r\n") == std::string::npos &&
          s.find("//") == std::string::npos;
 }
 
+// A C identifier: what Kratos names its variables with (TEMPERATURE, DISPLACEMENT_X).
+bool identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
 class MdpaWriter : wr::WriterState {
  public:
-  MdpaWriter(const Mesh& m, const OutTarget& target) : WriterState(m, target, false) {}
+  MdpaWriter(const Mesh& m, const OutTarget& target, bool kratos)
+      : WriterState(m, target, false), kratos_(kratos) {}
 
   std::vector<std::string> write() {
     validate_mesh(m_, path_);
@@ -73,9 +143,13 @@ class MdpaWriter : wr::WriterState {
                        std::to_string(m_.points.dim(1)) + " coordinates");
     if (m_.points.dim(1) < 3)
       notes_.push_back("points have " + std::to_string(m_.points.dim(1)) +
-                       " coordinates; mdpa's nodes have 3: z = 0 is written (as meshio)");
-    number_cells();
-    wr::note_dropped(m_, "mdpa", notes_, wr::kFieldData);
+                       " coordinates; mdpa's nodes have 3: z = 0 is written" +
+                       (kratos_ ? "" : " (as meshio)"));
+    if (kratos_)
+      number_kratos();
+    else
+      number_cells();
+    wr::note_dropped(m_, kratos_ ? "kratos" : "mdpa", notes_, wr::kFieldData);
     OutFile out(target_);
     wr::Sink s(out);
     s.put(
@@ -84,12 +158,17 @@ class MdpaWriter : wr::WriterState {
     wr::numbered_points(s, m_, " ");
     s.put("End Nodes\n\n");
     write_cells(s);
-    for (const auto& [name, a] : m_.point_data) data(s, "NodalData", "point_data", name, {&a});
+    for (const auto& [name, a] : m_.point_data)
+      if (writable("point_data", name)) data(s, "NodalData", "point_data", name, {&a});
     for (const auto& [name, blocks] : m_.cell_data) {
-      std::vector<const Array*> written;
+      if (!writable("cell_data", name)) continue;
+      std::vector<const Array*> elements, conditions;
       for (std::size_t b = 0; b < blocks.size(); ++b)
-        if (first_id_[b] >= 0) written.push_back(&blocks[b]);
-      data(s, "ElementalData", "cell_data", name, written);
+        if (kind_[b] != Kind::kNone)
+          (kind_[b] == Kind::kElement ? elements : conditions).push_back(&blocks[b]);
+      if (!elements.empty() || conditions.empty())
+        data(s, "ElementalData", "cell_data", name, elements);
+      if (!conditions.empty()) data(s, "ConditionalData", "cell_data", name, conditions);
     }
     write_parts(s);
     s.flush();
@@ -98,13 +177,18 @@ class MdpaWriter : wr::WriterState {
   }
 
  private:
-  std::vector<std::int64_t> first_id_;  // each block's first element id; -1: not written
+  enum class Kind { kNone, kElement, kCondition };
+  bool kratos_;
+  std::vector<Kind> kind_;
+  std::vector<std::string> name_;       // each block's Elements / Conditions name
+  std::vector<std::int64_t> first_id_;  // each block's first element / condition id
   bool solid_ = false;
 
   void number_cells() {
     std::int64_t next = 1;
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
       const auto* n = name_of(m_.cells[b]);
+      kind_.push_back(n ? Kind::kElement : Kind::kNone);
       first_id_.push_back(n ? next : -1);
       if (!n) {
         notes_.push_back(wr::block_name(m_, b) +
@@ -116,18 +200,75 @@ class MdpaWriter : wr::WriterState {
       next += m_.cells[b].size();
       solid_ = solid_ || n->solid;
     }
-  }
-
-  void write_cells(wr::Sink& s) {
     for (std::size_t b = 0; b < m_.cells.size(); ++b) {
       const auto* n = name_of(m_.cells[b]);
-      if (!n) continue;
-      std::string name = n->mdpa;
+      std::string name = n ? n->mdpa : "";
       if (solid_) {
         const auto d = name.find("2D");
         if (d != std::string::npos) name[d] = '3';
       }
-      s.put("Begin Elements " + name + "\n");
+      name_.push_back(std::move(name));
+    }
+  }
+
+  // Kratos' own layout: the domain's size, then each block an Element or Condition name.
+  void number_kratos() {
+    int top = 0;
+    bool solid = false;
+    for (const auto& b : m_.cells) {
+      top = std::max(top, cell_dim(b.type));
+      solid = solid || cell_dim(b.type) == 3;
+    }
+    bool flat = m_.points.dim(1) < 3;
+    if (!flat) {
+      flat = true;
+      const auto n = static_cast<std::size_t>(m_.points.dim(0));
+      for (std::size_t i = 0; i < n && flat; ++i) flat = value_at(m_.points, 3 * i + 2) == 0;
+    }
+    const int domain = solid || !flat ? 3 : 2;
+    std::int64_t next[2] = {1, 1};
+    for (std::size_t b = 0; b < m_.cells.size(); ++b) {
+      const auto& block = m_.cells[b];
+      const auto* n = kratos_name_of(block, domain);
+      const bool top_cell = cell_dim(block.type) == top;
+      Kind kind = Kind::kNone;
+      std::string name;
+      if (n && top_cell && n->element) {
+        kind = Kind::kElement;
+        name = in_domain(n->element, domain);
+      } else if (n && n->condition) {
+        kind = Kind::kCondition;
+        name = in_domain(n->condition, domain);
+        if (top_cell)
+          notes_.push_back(wr::block_name(m_, b) + " is written as Conditions " + name +
+                           ": KratosCore has no element for a " + block.type + " in a " +
+                           std::to_string(domain) + "-D domain");
+      } else {
+        notes_.push_back(
+            wr::block_name(m_, b) + " is not written: " +
+            (n ? std::string("KratosCore has no condition for a ") + block.type + " in a " +
+                     std::to_string(domain) + "-D domain"
+               : std::string("the Kratos layout writes vertex, line, line3, triangle, "
+                             "triangle6, quad, quad8, tetra, tetra10, wedge and hexahedron "
+                             "cells (the types whose node order Kratos shares with VTK)")));
+      }
+      kind_.push_back(kind);
+      name_.push_back(std::move(name));
+      if (kind == Kind::kNone) {
+        first_id_.push_back(-1);
+        continue;
+      }
+      auto& id = next[kind == Kind::kElement ? 0 : 1];
+      first_id_.push_back(id);
+      id += block.size();
+    }
+  }
+
+  void write_cells(wr::Sink& s) {
+    for (std::size_t b = 0; b < m_.cells.size(); ++b) {
+      if (kind_[b] == Kind::kNone) continue;
+      const char* what = kind_[b] == Kind::kElement ? "Elements" : "Conditions";
+      s.put(std::string("Begin ") + what + " " + name_[b] + "\n");
       const auto& block = m_.cells[b];
       const auto npc = block.connectivity.dim(1);
       const auto* c = block.connectivity.as<std::int64_t>();
@@ -142,20 +283,34 @@ class MdpaWriter : wr::WriterState {
         s.put('\n');
         s.maybe_flush();
       }
-      s.put("End Elements\n\n");
+      s.put(std::string("End ") + what + "\n\n");
     }
   }
 
-  // One NodalData / ElementalData block of `arrays` (one, or the written blocks' in turn), ids
-  // 1, 2, ... as meshio's.
-  void data(wr::Sink& s, const char* block, const char* what, const std::string& name,
-            const std::vector<const Array*>& arrays) {
+  // Whether a data array's name can head a data block (one word; in Kratos' layout a variable's
+  // name); noted if not.
+  bool writable(const char* what, const std::string& name) {
     if (!one_word(name)) {
       notes_.push_back(std::string(what) + " '" + name +
                        "' is not written: an mdpa data block's name is one word");
-      return;
+      return false;
     }
-    if (block == std::string_view("ElementalData"))
+    if (kratos_ && !identifier(name)) {
+      notes_.push_back(std::string(what) + " '" + name +
+                       "' is not written: Kratos reads data only for a variable it knows by "
+                       "name, an identifier (TEMPERATURE, VELOCITY ...)");
+      return false;
+    }
+    return true;
+  }
+
+  // One NodalData / ElementalData / ConditionalData block of `arrays` (one, or the written
+  // blocks' in turn), ids 1, 2, ... (in each kind's own numbering). meshio's lines "id v1 .. vk";
+  // Kratos' "id v" / "id [k] (v1, .., vk)", in NodalData with a 0 after the id (not fixed).
+  void data(wr::Sink& s, const char* block, const char* what, const std::string& name,
+            const std::vector<const Array*>& arrays) {
+    const bool nodal = block == std::string_view("NodalData");
+    if (!kratos_ && !nodal)
       notes_.push_back(std::string(what) + " '" + name +
                        "' is written as meshio writes it (ElementalData), which meshio does not "
                        "read back");
@@ -170,21 +325,64 @@ class MdpaWriter : wr::WriterState {
         const double v = value_at(*a, static_cast<std::size_t>(i * width));
         flags = v == 0 || v == 1;
       }
+      const bool vector = kratos_ && (width != 1 || a->ndim() > 1);
       for (std::int64_t i = 0; i < rows; ++i) {
         s.text(id++);
+        if (kratos_ && nodal) s.put(" 0");
+        if (vector) {
+          s.put(" [");
+          s.text(width);
+          s.put("] (");
+        }
         for (std::int64_t k = 0; k < width; ++k) {
-          s.put(' ');
+          s.put(vector ? (k ? ", " : "") : " ");
           wr::text_value(s, *a, static_cast<std::size_t>(i * width + k));
         }
-        s.put('\n');
+        s.put(vector ? ")\n" : "\n");
         s.maybe_flush();
       }
     }
     s.put(std::string("End ") + block + " " + name + "\n\n");
-    if (flags && block == std::string_view("NodalData"))
+    if (!kratos_ && flags && nodal)
       notes_.push_back(std::string(what) + " '" + name +
                        "' has 2 values a point, the first of each 0 or 1: written as meshio "
                        "writes them (id a b), read_mdpa and Kratos read a fixed flag and a value");
+  }
+
+  // Writes the SubModelPartNodes of a part: `points`' nodes (if any) and those of `cells`' written
+  // cells, each once, ascending. Returns how many the cells added.
+  std::int64_t part_nodes(wr::Sink& s, const Region* points, const Region& cells,
+                          const std::vector<std::int64_t>& starts) {
+    std::vector<char> in(static_cast<std::size_t>(m_.points.dim(0)), 0);
+    if (points) {
+      const auto* e = points->entries.as<std::int64_t>();
+      for (std::int64_t i = 0; i < points->entries.dim(0); ++i) in[e[i]] = 1;
+    }
+    const auto* e = cells.entries.as<std::int64_t>();
+    std::int64_t added = 0;
+    for (std::int64_t i = 0; i < cells.entries.dim(0); ++i) {
+      std::size_t b = 0;
+      while (b + 1 < starts.size() && starts[b + 1] <= e[i]) ++b;
+      if (kind_[b] == Kind::kNone) continue;
+      const auto& c = m_.cells[b].connectivity;
+      const auto npc = c.dim(1);
+      const auto* row = c.as<std::int64_t>() + (e[i] - starts[b]) * npc;
+      for (std::int64_t k = 0; k < npc; ++k)
+        if (!in[row[k]]) {
+          in[row[k]] = 2;
+          ++added;
+        }
+    }
+    s.put(" Begin SubModelPartNodes\n");
+    for (std::size_t p = 0; p < in.size(); ++p) {
+      if (!in[p]) continue;
+      s.put("  ");
+      s.text(static_cast<std::int64_t>(p) + 1);
+      s.put('\n');
+      s.maybe_flush();
+    }
+    s.put(" End SubModelPartNodes\n");
+    return points ? added : 0;
   }
 
   // Regions as SubModelParts, one per name: its point region's nodes, its cell region's
@@ -219,7 +417,16 @@ class MdpaWriter : wr::WriterState {
     for (const auto& name : order) {
       const auto [points, cells] = parts[name];
       s.put("Begin SubModelPart " + name + "\n");
-      if (points) {
+      if (kratos_ && cells) {
+        // Kratos' processes act on a SubModelPart's nodes (a boundary condition on "inlet" sets
+        // its nodes), and Kratos' own files list the nodes of every entity of a part: the point
+        // region's nodes and its cells' ones, in order.
+        const auto added = part_nodes(s, points, *cells, starts);
+        if (added)
+          notes_.push_back("region '" + name + "': " + std::to_string(added) +
+                           " nodes of its cells are added to its SubModelPartNodes (Kratos' "
+                           "SubModelParts hold their elements' and conditions' nodes)");
+      } else if (points) {
         s.put(" Begin SubModelPartNodes\n");
         const auto* e = points->entries.as<std::int64_t>();
         for (std::int64_t i = 0; i < points->entries.dim(0); ++i) {
@@ -231,22 +438,32 @@ class MdpaWriter : wr::WriterState {
         s.put(" End SubModelPartNodes\n");
       }
       if (cells) {
-        s.put(" Begin SubModelPartElements\n");
+        // Its element ids, then its condition ids (the blocks each cell is in).
+        std::vector<std::int64_t> ids[2];
         const auto* e = cells->entries.as<std::int64_t>();
         std::int64_t dropped = 0;
         for (std::int64_t i = 0; i < cells->entries.dim(0); ++i) {
           std::size_t b = 0;
           while (b + 1 < starts.size() && starts[b + 1] <= e[i]) ++b;
-          if (first_id_[b] < 0) {
+          if (kind_[b] == Kind::kNone) {
             ++dropped;
             continue;
           }
-          s.put("  ");
-          s.text(first_id_[b] + (e[i] - starts[b]));
-          s.put('\n');
-          s.maybe_flush();
+          ids[kind_[b] == Kind::kElement ? 0 : 1].push_back(first_id_[b] + (e[i] - starts[b]));
         }
-        s.put(" End SubModelPartElements\n");
+        for (int k = 0; k < 2; ++k) {
+          if (k == 1 && ids[1].empty()) continue;
+          if (k == 0 && ids[0].empty() && !ids[1].empty()) continue;
+          const char* what = k == 0 ? "SubModelPartElements" : "SubModelPartConditions";
+          s.put(std::string(" Begin ") + what + "\n");
+          for (const auto id : ids[k]) {
+            s.put("  ");
+            s.text(id);
+            s.put('\n');
+            s.maybe_flush();
+          }
+          s.put(std::string(" End ") + what + "\n");
+        }
         if (dropped)
           notes_.push_back("region '" + name + "': " + std::to_string(dropped) +
                            " cells of blocks not written are not in its SubModelPart");
@@ -258,8 +475,8 @@ class MdpaWriter : wr::WriterState {
 
 }  // namespace
 
-std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target) {
-  return MdpaWriter(m, target).write();
+std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target, bool kratos_layout) {
+  return MdpaWriter(m, target, kratos_layout).write();
 }
 
 }  // namespace meshdock::mesh

@@ -139,9 +139,9 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
   }
   if (fmt == "ansys") return write_ansys(m, target, binary("ANSYS"));
   if (fmt == "fluent") return write_ansys(m, target, binary("Fluent"), true);
-  if (fmt == "mdpa") {
+  if (fmt == "mdpa" || fmt == "kratos") {
     ascii_only("mdpa");
-    return write_mdpa(m, target);
+    return write_mdpa(m, target, fmt == "kratos");
   }
   const bool vol_gz = leaf_is_vol_gz(target.leaf);
   if (fmt == "vol" || fmt == "netgen" || (fmt == "gz" && vol_gz)) {
@@ -151,7 +151,7 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa; "
+      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa, kratos; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

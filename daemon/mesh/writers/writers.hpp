@@ -144,8 +144,12 @@ std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, boo
 
 // Kratos Multiphysics model part (.mdpa): what meshio's mdpa writer writes (Nodes, an Elements
 // block per cell block in meshio's names, NodalData / ElementalData), and the point and cell
-// regions as SubModelParts; a block meshio names no element for is noted, not written.
-std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target);
+// regions as SubModelParts; a block meshio names no element for is noted, not written. With
+// `kratos_layout` (format "kratos"), what Kratos' ModelPartIO loads: the top-dimensional cells as
+// KratosCore's generic Elements (Element3D4N ...), the lower ones as Conditions
+// (SurfaceCondition3D3N ...), data lines in Kratos' form (mdpa_writer.cpp says which).
+std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target,
+                                    bool kratos_layout = false);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
@@ -155,15 +159,16 @@ struct WriteOptions {
   // (TetGen) | "ugrid" (the variant from the name: x.b8.ugrid ...) | "f3grid" / "flac3d" |
   // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "ansys" (ANSYS Fluent
   // as meshio writes it) | "fluent" (as Fluent writes it: faces with their cells; both named,
-  // never by .msh, which is Gmsh's) | "mdpa" (Kratos); empty: the path's extension
+  // never by .msh, which is Gmsh's) | "mdpa" (Kratos, as meshio writes it) | "kratos" (.mdpa
+  // as Kratos reads it: generic elements and conditions); empty: the path's extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol, mdpa: "ascii" (the default, the only
-  // one); e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" | "binary", by
-  // default what the path's extension says (.meshb: binary, else ascii); f3grid, flac3d:
-  // "ascii" (the default, as meshio's) | "binary"; ansys, fluent: "binary" (the default, as
+  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol, mdpa, kratos: "ascii" (the default,
+  // the only one); e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" |
+  // "binary", by default what the path's extension says (.meshb: binary, else ascii); f3grid,
+  // flac3d: "ascii" (the default, as meshio's) | "binary"; ansys, fluent: "binary" (the default, as
   // meshio's) | "ascii"
   std::string encoding;
   int zlib_level = 6;

@@ -255,7 +255,8 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
                    "tetgen": "node"}
 # ("su2", "tecplot", "ugrid", "flac3d", "netgen", "ansys" and "mdpa" are meshio's names and meshdock's
-# alike ("ansys-ascii" / "ansys-binary" set the encoding in the writer);
+# alike ("ansys-ascii" / "ansys-binary" set the encoding in the writer); "fluent" and "kratos" are
+# meshdock's own: the layouts Fluent and Kratos read, which meshio does not write;
 # meshdock reads and writes x.vol.gz gzipped, as meshio.)
 
 
@@ -428,7 +429,11 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     which Fluent does not open); "fluent" / "fluent-ascii": Fluent's own layout (the volume
     cells' faces with their cells c0 c1, boundary zones from the lower blocks), which Fluent
     and VTK read as cells;
-    "mdpa": Kratos Multiphysics, regions as SubModelParts (meshio's reader skips them);
+    "mdpa": Kratos Multiphysics as meshio writes it, regions as SubModelParts (meshio's reader
+    skips them); "kratos": an .mdpa that Kratos' ModelPartIO loads (the top-dimensional cells
+    as KratosCore's generic elements, Element3D4N ..., the lower ones as conditions,
+    SurfaceCondition3D3N ..., Kratos' data lines; meshio's names are Kratos' geometries, which
+    Kratos does not load as elements);
     `file_format`: meshio's name for it).
     VTP holds vertices, lines and polygons, written in PolyData's order (vertices, lines,
     polygons; noted when that moves a block, cell data and regions move with it). STL, OBJ,

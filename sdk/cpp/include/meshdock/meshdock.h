@@ -400,7 +400,9 @@ typedef struct meshdock_write_options {
                            "ansys" (ANSYS Fluent as meshio writes it: no faces) | "fluent"
                            (as Fluent writes it: faces with their cells; both never by .msh,
                            Gmsh's) |
-                           "mdpa" (Kratos; regions as SubModelParts);
+                           "mdpa" (Kratos as meshio writes it; regions as SubModelParts) |
+                           "kratos" (.mdpa as Kratos' ModelPartIO reads it: generic Elements
+                           and Conditions, Kratos' data lines);
                            NULL or "": the path's extension */
   const char* encoding; /* vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply:
                            "ascii" | "binary" (default); obj, off, inp, su2, bdf, dat, avs, node,
