@@ -197,6 +197,8 @@ TEST(MdpaReader, ManyBlocksDeepNestingAndEmptyBlocksStayBounded) {
   EXPECT_EQ(m.regions[0].dim, 2);
   EXPECT_EQ(m.notes.size(), 33u);
   EXPECT_TRUE(has_note(m, "t.mdpa:6: block 'Table 0' is not read"));
+  EXPECT_TRUE(has_note(m, "t.mdpa:9: block 'Table 1' is not read"));  // lines counted on
+  EXPECT_TRUE(has_note(m, "t.mdpa:99: block 'Table 31' is not read"));
   EXPECT_TRUE(has_note(m, "t.mdpa: 68 more blocks are not read"));
 
   std::string deep = "Begin Nodes\n1 0 0 0\nEnd Nodes\n";

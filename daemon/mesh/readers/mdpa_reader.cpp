@@ -313,11 +313,22 @@ class MdpaParser {
   static constexpr std::size_t kMaxNesting = 64;
   std::vector<std::string> notes_;
 
-  std::string where(std::size_t at) const { return path_ + ":" + std::to_string(c_.line_at(at)); }
+  // "file:line" of byte `at`: newlines counted with pread (MappedFile::newlines) on from the last
+  // byte asked for. Notes come in file order, so all of them cost one pass over the file, and
+  // none goes back through the window's pages (Cursor::line_at would scan them from the start,
+  // once a note).
+  std::size_t line_pos_ = 0, line_no_ = 1;
+  std::string where(std::size_t at) {
+    at = std::min(at, c_.offset() + c_.remaining());
+    if (at < line_pos_) line_pos_ = 0, line_no_ = 1;
+    line_no_ += file_.newlines(line_pos_, at);
+    line_pos_ = at;
+    return path_ + ":" + std::to_string(line_no_);
+  }
 
-  // A note about the block at `at` ("mdpa: file:line: " + what). Finding a line costs a scan
-  // from the file's start, so only the first kLineNotes get one each; the rest are counted in
-  // one note (a file of a million skipped blocks must not take a million scans).
+  // A note about the block at `at` ("mdpa: file:line: " + what). Only the first kLineNotes get
+  // one each; the rest are counted in one note (a file of a million skipped blocks gives one
+  // note, not a million).
   static constexpr std::size_t kLineNotes = 32;
   std::size_t line_notes_ = 0, more_notes_ = 0;
   void note_at(std::size_t at, const std::string& what) {
