@@ -155,7 +155,7 @@ TEST(NetgenReader, GzipBombIsRefusedAtMaxBytes) {
   o.max_bytes = 1 << 20;
   EXPECT_EQ(error_of(gzipped(text), o),
             "t.vol: the gzipped Netgen mesh inflates to more than the 1048576-byte limit "
-            "(max_bytes); not read");
+            "(max_bytes; unset: half this machine's memory, at most 16 GiB); not read");
   EXPECT_EQ(read_text(gzipped(text)).points.dim(0), 0);
   const auto cut = gzipped(text).substr(0, 60);
   EXPECT_NE(error_of(cut).find("t.vol: the gzip data is truncated"), std::string::npos);

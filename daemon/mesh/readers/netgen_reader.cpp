@@ -29,8 +29,10 @@
 // inflated (zlib) into memory bounded by ReadOptions::max_bytes (else 16 GiB): a gzip bomb is a
 // SizeLimitError naming the file. Errors name the file, the line (of the inflated text for
 // .vol.gz), the section and what was expected.
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -83,7 +85,15 @@ Layout layout_of(std::string_view key) {
 
 constexpr std::array<std::string_view, 4> kCodims{"materials", "bcnames", "cd2names", "cd3names"};
 
-constexpr std::uint64_t kDefaultInflateLimit = std::uint64_t{16} << 30;
+// What a gzipped file may inflate to when the caller sets no max_bytes (meshdock.read, `meshdock
+// convert`; the daemon sets its own): half this machine's memory, at most 16 GiB, so that a gzip
+// bomb is refused before it takes the machine.
+std::uint64_t default_inflate_limit() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  constexpr std::uint64_t kCap = std::uint64_t{16} << 30;
+  if (pages <= 0 || page <= 0) return kCap;
+  return std::min(kCap, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2);
+}
 
 // A block being read: its type, nodes (0-based, VTK's order) and netgen:index values.
 struct Block {
@@ -531,7 +541,9 @@ std::string inflate_gzip(std::string_view data, const std::string& path, std::ui
     if (used == out.size()) {
       if (out.size() >= limit)
         throw SizeLimitError(path + ": the gzipped Netgen mesh inflates to more than the " +
-                             std::to_string(limit) + "-byte limit (max_bytes); not read");
+                             std::to_string(limit) +
+                             "-byte limit (max_bytes; unset: half this machine's memory, at "
+                             "most 16 GiB); not read");
       out.resize(std::min<std::uint64_t>(limit, std::uint64_t{out.size()} * 2));
     }
     const auto in_now = std::min<std::size_t>(in_left, 1u << 30);
@@ -572,7 +584,7 @@ Mesh read_netgen(const InFile& in, const ReadOptions& options) {
         in,
         [&](std::string_view data, MappedFile&) {
           const std::string text = inflate_gzip(
-              data, in.path, options.max_bytes ? options.max_bytes : kDefaultInflateLimit,
+              data, in.path, options.max_bytes ? options.max_bytes : default_inflate_limit(),
               in.progress);
           // Progress counted the file's bytes as they inflated; the text's offsets are others.
           return NetgenParser(text, in.path, nullptr, nullptr).parse();

@@ -107,7 +107,8 @@ Mesh read_mdpa(const InFile& file);
 // Netgen (.vol, .vol.gz gzipped; Netgen / NGSolve's Mesh.Save) as meshio's "netgen": points,
 // vertex / line / triangle(6) / quad(8) / tetra(10) / pyramid(13) / wedge(15) / hexahedron(20)
 // in VTK's order, cell_data "netgen:index", materials / bcnames / cd2names as field_data and
-// cell regions. A gzipped file inflates to at most options.max_bytes (else 16 GiB).
+// cell regions. A gzipped file inflates to at most options.max_bytes (else half the
+// machine's memory, at most 16 GiB).
 Mesh read_netgen(const InFile& file, const ReadOptions& options = {});
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
