@@ -504,4 +504,50 @@ TEST(MdpaWriter, KratosLayoutNamesByDomainAndDimension) {
   EXPECT_NE(notes.find("cells[0] (hexahedron20) is not written"), std::string::npos) << notes;
 }
 
+// Kratos nests SubModelParts; read_mdpa names a nested one "outer.inner". The Kratos layout
+// writes such names nested (ancestors a name implies as parts of their own), read back to the
+// same names; a name Kratos cannot nest is noted.
+TEST(MdpaWriter, KratosLayoutNestsDottedSubModelParts) {
+  Tmp tmp;
+  mesh::Mesh m;
+  m.points =
+      mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, {4, 3});
+  m.cells.push_back(mesh::CellBlock::fixed(
+      "tetra", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2, 3}, {1, 4})));
+  auto region = [&](const char* name, mesh::RegionKind kind, std::vector<std::int64_t> e) {
+    mesh::Region r;
+    r.name = name;
+    r.kind = kind;
+    r.entries = mesh::Array::from_vector(e);
+    m.regions.push_back(r);
+  };
+  region("outer", mesh::RegionKind::kCell, {0});
+  region("outer.inner", mesh::RegionKind::kPoint, {2});
+  region("a.b.c", mesh::RegionKind::kPoint, {1, 3});
+  region("bad..name", mesh::RegionKind::kPoint, {0});
+  const auto notes = mesh::write_mesh(m, tmp.file("n.mdpa"), kratos());
+  const auto text = meshdock::test::slurp(tmp.file("n.mdpa"));
+  EXPECT_NE(text.find("Begin SubModelPart outer\n Begin SubModelPartNodes\n  1\n  2\n  3\n  4\n"
+                      " End SubModelPartNodes\n Begin SubModelPartElements\n  1\n End "
+                      "SubModelPartElements\nBegin SubModelPart inner\n Begin SubModelPartNodes\n"
+                      "  3\n End SubModelPartNodes\nEnd SubModelPart\n\nEnd SubModelPart\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Begin SubModelPart a\nBegin SubModelPart b\nBegin SubModelPart c\n"),
+            std::string::npos)
+      << text;
+  std::string all;
+  for (const auto& n : notes) all += n + "\n";
+  EXPECT_NE(all.find("region 'bad..name' is not written: Kratos nests SubModelParts by the dots"),
+            std::string::npos)
+      << all;
+  const auto back = mesh::read_mesh(tmp.file("n.mdpa"));
+  std::vector<std::string> names;
+  for (const auto& r : back.regions)
+    names.push_back(r.name + (r.kind == mesh::RegionKind::kPoint ? ":points" : ":cells") + "=" +
+                    std::to_string(ints(r.entries).size()));
+  EXPECT_EQ(names, (std::vector<std::string>{"outer:points=4", "outer:cells=1",
+                                             "outer.inner:points=1", "a.b.c:points=2"}));
+}
+
 }  // namespace

@@ -131,6 +131,12 @@ bool identifier(const std::string& s) {
                      [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
+// A name Kratos can nest by its dots ("outer.inner"): no empty word, at most 64 deep (as read).
+bool nestable(const std::string& s) {
+  if (s.front() == '.' || s.back() == '.' || s.find("..") != std::string::npos) return false;
+  return std::count(s.begin(), s.end(), '.') < 64;
+}
+
 class MdpaWriter : wr::WriterState {
  public:
   MdpaWriter(const Mesh& m, const OutTarget& target, bool kratos)
@@ -179,6 +185,7 @@ class MdpaWriter : wr::WriterState {
  private:
   enum class Kind { kNone, kElement, kCondition };
   bool kratos_;
+  std::map<std::string, std::pair<const Region*, const Region*>> parts_;  // name: point, cell
   std::vector<Kind> kind_;
   std::vector<std::string> name_;       // each block's Elements / Conditions name
   std::vector<std::int64_t> first_id_;  // each block's first element / condition id
@@ -361,8 +368,7 @@ class MdpaWriter : wr::WriterState {
     const auto* e = cells.entries.as<std::int64_t>();
     std::int64_t added = 0;
     for (std::int64_t i = 0; i < cells.entries.dim(0); ++i) {
-      std::size_t b = 0;
-      while (b + 1 < starts.size() && starts[b + 1] <= e[i]) ++b;
+      const auto b = block_of(starts, e[i]);
       if (kind_[b] == Kind::kNone) continue;
       const auto& c = m_.cells[b].connectivity;
       const auto npc = c.dim(1);
@@ -389,16 +395,19 @@ class MdpaWriter : wr::WriterState {
   // elements.
   void write_parts(wr::Sink& s) {
     std::vector<std::string> order;
-    std::map<std::string, std::pair<const Region*, const Region*>> parts;
     for (const auto& r : m_.regions) {
-      if (r.kind == RegionKind::kSide || !one_word(r.name)) {
-        notes_.push_back("region '" + r.name + "' is not written: " +
-                         (r.kind == RegionKind::kSide
-                              ? std::string("mdpa's SubModelParts hold nodes and cells, not sides")
-                              : std::string("a SubModelPart's name is one word")));
+      const char* bad = r.kind == RegionKind::kSide
+                            ? "mdpa's SubModelParts hold nodes and cells, not sides"
+                        : !one_word(r.name) ? "a SubModelPart's name is one word"
+                        : kratos_ && !nestable(r.name)
+                            ? "Kratos nests SubModelParts by the dots of a name: no empty word "
+                              "between them, at most 64 deep"
+                            : nullptr;
+      if (bad) {
+        notes_.push_back("region '" + r.name + "' is not written: " + bad);
         continue;
       }
-      auto [it, added] = parts.try_emplace(r.name);
+      auto [it, added] = parts_.try_emplace(r.name);
       if (added) order.push_back(r.name);
       auto& slot = r.kind == RegionKind::kPoint ? it->second.first : it->second.second;
       if (slot) {
@@ -414,62 +423,96 @@ class MdpaWriter : wr::WriterState {
       starts.push_back(total);
       total += b.size();
     }
+    if (!kratos_) {
+      for (const auto& name : order) write_part(s, name, starts, {});
+      return;
+    }
+    // Kratos nests SubModelParts ("outer.inner" as read_mdpa names a nested one): every part
+    // and the ancestors its name implies, each inside its parent, in first appearance.
+    std::map<std::string, std::vector<std::string>> children;
     for (const auto& name : order) {
-      const auto [points, cells] = parts[name];
-      s.put("Begin SubModelPart " + name + "\n");
-      if (kratos_ && cells) {
-        // Kratos' processes act on a SubModelPart's nodes (a boundary condition on "inlet" sets
-        // its nodes), and Kratos' own files list the nodes of every entity of a part: the point
-        // region's nodes and its cells' ones, in order.
-        const auto added = part_nodes(s, points, *cells, starts);
-        if (added)
-          notes_.push_back("region '" + name + "': " + std::to_string(added) +
-                           " nodes of its cells are added to its SubModelPartNodes (Kratos' "
-                           "SubModelParts hold their elements' and conditions' nodes)");
-      } else if (points) {
-        s.put(" Begin SubModelPartNodes\n");
-        const auto* e = points->entries.as<std::int64_t>();
-        for (std::int64_t i = 0; i < points->entries.dim(0); ++i) {
+      for (std::size_t dot = name.find('.'); dot != std::string::npos;
+           dot = name.find('.', dot + 1))
+        add_path(name.substr(0, dot), children);
+      add_path(name, children);
+    }
+    const auto tops = children[""];
+    for (const auto& top : tops) write_part(s, top, starts, children);
+  }
+
+  static void add_path(const std::string& path,
+                       std::map<std::string, std::vector<std::string>>& children) {
+    if (children.count(path)) return;
+    const auto dot = path.rfind('.');
+    children[dot == std::string::npos ? "" : path.substr(0, dot)].push_back(path);
+    children[path];
+  }
+
+  // The block holding global cell `g`: the last one starting at or before it.
+  static std::size_t block_of(const std::vector<std::int64_t>& starts, std::int64_t g) {
+    return static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
+                                    starts.begin() - 1);
+  }
+
+  // One SubModelPart `name`: its nodes, elements and conditions, then (Kratos' layout, where its
+  // line says only the last word of a dotted name) the parts nested in it.
+  void write_part(wr::Sink& s, const std::string& name, const std::vector<std::int64_t>& starts,
+                  const std::map<std::string, std::vector<std::string>>& children) {
+    const auto [points, cells] = parts_[name];
+    s.put("Begin SubModelPart " + (kratos_ ? name.substr(name.rfind('.') + 1) : name) + "\n");
+    if (kratos_ && cells) {
+      // Kratos' processes act on a SubModelPart's nodes (a boundary condition on "inlet" sets
+      // its nodes), and Kratos' own files list the nodes of every entity of a part: the point
+      // region's nodes and its cells' ones, in order.
+      const auto added = part_nodes(s, points, *cells, starts);
+      if (added)
+        notes_.push_back("region '" + name + "': " + std::to_string(added) +
+                         " nodes of its cells are added to its SubModelPartNodes (Kratos' "
+                         "SubModelParts hold their elements' and conditions' nodes)");
+    } else if (points) {
+      s.put(" Begin SubModelPartNodes\n");
+      const auto* e = points->entries.as<std::int64_t>();
+      for (std::int64_t i = 0; i < points->entries.dim(0); ++i) {
+        s.put("  ");
+        s.text(e[i] + 1);
+        s.put('\n');
+        s.maybe_flush();
+      }
+      s.put(" End SubModelPartNodes\n");
+    }
+    if (cells) {
+      // Its element ids, then its condition ids (the blocks each cell is in).
+      std::vector<std::int64_t> ids[2];
+      const auto* e = cells->entries.as<std::int64_t>();
+      std::int64_t dropped = 0;
+      for (std::int64_t i = 0; i < cells->entries.dim(0); ++i) {
+        const auto b = block_of(starts, e[i]);
+        if (kind_[b] == Kind::kNone) {
+          ++dropped;
+          continue;
+        }
+        ids[kind_[b] == Kind::kElement ? 0 : 1].push_back(first_id_[b] + (e[i] - starts[b]));
+      }
+      for (int k = 0; k < 2; ++k) {
+        if (k == 1 && ids[1].empty()) continue;
+        if (k == 0 && ids[0].empty() && !ids[1].empty()) continue;
+        const char* what = k == 0 ? "SubModelPartElements" : "SubModelPartConditions";
+        s.put(std::string(" Begin ") + what + "\n");
+        for (const auto id : ids[k]) {
           s.put("  ");
-          s.text(e[i] + 1);
+          s.text(id);
           s.put('\n');
           s.maybe_flush();
         }
-        s.put(" End SubModelPartNodes\n");
+        s.put(std::string(" End ") + what + "\n");
       }
-      if (cells) {
-        // Its element ids, then its condition ids (the blocks each cell is in).
-        std::vector<std::int64_t> ids[2];
-        const auto* e = cells->entries.as<std::int64_t>();
-        std::int64_t dropped = 0;
-        for (std::int64_t i = 0; i < cells->entries.dim(0); ++i) {
-          std::size_t b = 0;
-          while (b + 1 < starts.size() && starts[b + 1] <= e[i]) ++b;
-          if (kind_[b] == Kind::kNone) {
-            ++dropped;
-            continue;
-          }
-          ids[kind_[b] == Kind::kElement ? 0 : 1].push_back(first_id_[b] + (e[i] - starts[b]));
-        }
-        for (int k = 0; k < 2; ++k) {
-          if (k == 1 && ids[1].empty()) continue;
-          if (k == 0 && ids[0].empty() && !ids[1].empty()) continue;
-          const char* what = k == 0 ? "SubModelPartElements" : "SubModelPartConditions";
-          s.put(std::string(" Begin ") + what + "\n");
-          for (const auto id : ids[k]) {
-            s.put("  ");
-            s.text(id);
-            s.put('\n');
-            s.maybe_flush();
-          }
-          s.put(std::string(" End ") + what + "\n");
-        }
-        if (dropped)
-          notes_.push_back("region '" + name + "': " + std::to_string(dropped) +
-                           " cells of blocks not written are not in its SubModelPart");
-      }
-      s.put("End SubModelPart\n\n");
+      if (dropped)
+        notes_.push_back("region '" + name + "': " + std::to_string(dropped) +
+                         " cells of blocks not written are not in its SubModelPart");
     }
+    if (const auto c = children.find(name); c != children.end())
+      for (const auto& child : c->second) write_part(s, child, starts, children);
+    s.put("End SubModelPart\n\n");
   }
 };
 
