@@ -108,15 +108,22 @@ FaceSet faces_of(const Mesh& m, const std::vector<std::size_t>& volume,
     const int k = nodes_of(i, n);
     return static_cast<std::size_t>(*std::min_element(n.begin(), n.begin() + k));
   };
-  for (const auto& i : inst) ++start[smallest(i) + 1];
+  // `partner` holds each face's smallest node until the faces are bucketed (one gather of the
+  // nodes a face, not two), then its matched face.
+  std::vector<std::int64_t> partner(inst.size());
+  for (std::size_t i = 0; i < inst.size(); ++i) {
+    partner[i] = static_cast<std::int64_t>(smallest(inst[i]));
+    ++start[static_cast<std::size_t>(partner[i]) + 1];
+  }
   std::partial_sum(start.begin(), start.end(), start.begin());
   std::vector<std::int64_t> sorted(inst.size());
   {
     std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
     for (std::size_t i = 0; i < inst.size(); ++i)
-      sorted[static_cast<std::size_t>(fill[smallest(inst[i])]++)] = static_cast<std::int64_t>(i);
+      sorted[static_cast<std::size_t>(fill[static_cast<std::size_t>(partner[i])]++)] =
+          static_cast<std::int64_t>(i);
   }
-  std::vector<std::int64_t> partner(inst.size(), -1);
+  std::fill(partner.begin(), partner.end(), -1);
   std::vector<Key> keys;
   auto cell_number = [&](std::int64_t i) {  // in the file
     const auto& x = inst[static_cast<std::size_t>(i)];
