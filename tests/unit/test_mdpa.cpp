@@ -38,6 +38,15 @@ std::string error_of(const std::string& text) {
 
 using I = std::vector<std::int64_t>;
 
+void add_region(mesh::Mesh& m, const char* name, mesh::RegionKind kind,
+                std::vector<std::int64_t> entries) {
+  mesh::Region r;
+  r.name = name;
+  r.kind = kind;
+  r.entries = mesh::Array::from_vector(entries);
+  m.regions.push_back(std::move(r));
+}
+
 mesh::WriteOptions kratos() {
   mesh::WriteOptions o;
   o.format = "kratos";
@@ -385,16 +394,9 @@ TEST(MdpaWriter, KratosLayoutElementsConditionsDataAndParts) {
                             mesh::Array::from_vector(std::vector<double>{10}),
                             mesh::Array::from_vector(std::vector<double>{11}),
                             mesh::Array::from_vector(std::vector<double>{12})};
-  auto region = [&](const char* name, mesh::RegionKind kind, std::vector<std::int64_t> e) {
-    mesh::Region r;
-    r.name = name;
-    r.kind = kind;
-    r.entries = mesh::Array::from_vector(e);
-    m.regions.push_back(r);
-  };
-  region("solid", mesh::RegionKind::kCell, {0, 1});
-  region("inlet", mesh::RegionKind::kCell, {2, 4});  // the triangle and the line
-  region("inlet", mesh::RegionKind::kPoint, {5});
+  add_region(m, "solid", mesh::RegionKind::kCell, {0, 1});
+  add_region(m, "inlet", mesh::RegionKind::kCell, {2, 4});  // the triangle and the line
+  add_region(m, "inlet", mesh::RegionKind::kPoint, {5});
   const auto notes = mesh::write_mesh(m, tmp.file("k.mdpa"), kratos());
   const auto text = meshdock::test::slurp(tmp.file("k.mdpa"));
   for (const char* want :
@@ -514,17 +516,10 @@ TEST(MdpaWriter, KratosLayoutNestsDottedSubModelParts) {
       mesh::Array::from_vector(std::vector<double>{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, {4, 3});
   m.cells.push_back(mesh::CellBlock::fixed(
       "tetra", mesh::Array::from_vector(std::vector<std::int64_t>{0, 1, 2, 3}, {1, 4})));
-  auto region = [&](const char* name, mesh::RegionKind kind, std::vector<std::int64_t> e) {
-    mesh::Region r;
-    r.name = name;
-    r.kind = kind;
-    r.entries = mesh::Array::from_vector(e);
-    m.regions.push_back(r);
-  };
-  region("outer", mesh::RegionKind::kCell, {0});
-  region("outer.inner", mesh::RegionKind::kPoint, {2});
-  region("a.b.c", mesh::RegionKind::kPoint, {1, 3});
-  region("bad..name", mesh::RegionKind::kPoint, {0});
+  add_region(m, "outer", mesh::RegionKind::kCell, {0});
+  add_region(m, "outer.inner", mesh::RegionKind::kPoint, {2});
+  add_region(m, "a.b.c", mesh::RegionKind::kPoint, {1, 3});
+  add_region(m, "bad..name", mesh::RegionKind::kPoint, {0});
   const auto notes = mesh::write_mesh(m, tmp.file("n.mdpa"), kratos());
   const auto text = meshdock::test::slurp(tmp.file("n.mdpa"));
   EXPECT_NE(text.find("Begin SubModelPart outer\n Begin SubModelPartNodes\n  1\n  2\n  3\n  4\n"
