@@ -4,7 +4,9 @@
 // tests/python/test_mdpa.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -543,6 +545,54 @@ TEST(MdpaWriter, KratosLayoutNestsDottedSubModelParts) {
                     std::to_string(ints(r.entries).size()));
   EXPECT_EQ(names, (std::vector<std::string>{"outer:points=4", "outer:cells=1",
                                              "outer.inner:points=1", "a.b.c:points=2"}));
+}
+
+// Every file of tests/data/meshes through the Kratos layout and back: the points (2-D ones with
+// z = 0), the written blocks' cells in order (consecutive blocks of a type read back as one),
+// and every block either written or noted.
+TEST(MdpaWriter, KratosLayoutEveryMeshFileReadsBack) {
+  Tmp tmp;
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(MESHDOCK_TEST_DATA) + "/meshes")) {
+    const auto ext = entry.path().extension().string();
+    if (ext != ".msh" && ext != ".vtu" && ext != ".vtk" && ext != ".stl" && ext != ".off" &&
+        ext != ".obj" && ext != ".ply")
+      continue;
+    const auto name = entry.path().filename().string();
+    SCOPED_TRACE(name);
+    ++files;
+    const auto src = mesh::read_mesh(entry.path().string());
+    const auto notes = mesh::write_mesh(src, tmp.file("k.mdpa"), kratos());
+    const auto back = mesh::read_mesh(tmp.file("k.mdpa"));
+    const auto d = src.points.dim(1), n = src.points.dim(0);
+    ASSERT_EQ(back.points.dim(0), n);
+    const auto p = doubles(src.points), q = doubles(back.points);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < 3; ++k)
+        ASSERT_EQ(q[static_cast<std::size_t>(3 * i + k)],
+                  k < d ? p[static_cast<std::size_t>(d * i + k)] : 0.0);
+    std::vector<std::string> types;
+    std::vector<std::int64_t> nodes;
+    for (std::size_t b = 0; b < src.cells.size(); ++b) {
+      const bool noted = std::any_of(notes.begin(), notes.end(), [&](const std::string& x) {
+        return x.rfind("cells[" + std::to_string(b) + "] (", 0) == 0 &&
+               x.find("is not written") != std::string::npos;
+      });
+      if (noted) continue;
+      if (types.empty() || types.back() != src.cells[b].type) types.push_back(src.cells[b].type);
+      const auto c = ints(src.cells[b].connectivity);
+      nodes.insert(nodes.end(), c.begin(), c.end());
+    }
+    std::vector<std::int64_t> got;
+    for (const auto& b : back.cells) {
+      const auto c = ints(b.connectivity);
+      got.insert(got.end(), c.begin(), c.end());
+    }
+    EXPECT_EQ(cell_types(back), types);
+    EXPECT_EQ(got, nodes);
+  }
+  EXPECT_EQ(files, 101);
 }
 
 }  // namespace
