@@ -1,6 +1,7 @@
 // The Mesh model (DESIGN.md, "Data model"): what every reader produces and every writer takes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -82,5 +83,23 @@ struct Mesh {
     return n;
   }
 };
+
+// Each block's first global cell number (cells are numbered across the blocks in order, as
+// cell regions name them).
+inline std::vector<std::int64_t> block_starts(const Mesh& m) {
+  std::vector<std::int64_t> starts;
+  std::int64_t s = 0;
+  for (const auto& b : m.cells) {
+    starts.push_back(s);
+    s += b.size();
+  }
+  return starts;
+}
+
+// The block holding global cell `g` (0 <= g < num_cells()): the last one starting at or before it.
+inline std::size_t block_of(const std::vector<std::int64_t>& starts, std::int64_t g) {
+  return static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
+                                  starts.begin() - 1);
+}
 
 }  // namespace meshdock::mesh

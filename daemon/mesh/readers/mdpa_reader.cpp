@@ -724,17 +724,6 @@ class MdpaParser {
     return m;
   }
 
-  // Each cell block's first global cell.
-  static std::vector<std::int64_t> block_starts(const Mesh& m) {
-    std::vector<std::int64_t> starts;
-    std::int64_t s = 0;
-    for (const auto& b : m.cells) {
-      starts.push_back(s);
-      s += b.size();
-    }
-    return starts;
-  }
-
   // The data blocks as point_data and cell_data, NaN where a block lists no value. Blocks of one
   // name fill one array; one whose shape differs from the first's is left out, noted.
   void data_arrays(Mesh& m) {
@@ -780,8 +769,7 @@ class MdpaParser {
       }
       for (std::size_t r = 0; r < dv.rows.size(); ++r) {
         const auto g = dv.rows[r];
-        const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
-                                                starts.begin() - 1);
+        const auto b = block_of(starts, g);
         std::copy_n(dv.values.data() + r * w, w,
                     it->second[b].as<double>() + static_cast<std::size_t>(g - starts[b]) * w);
       }
@@ -792,9 +780,8 @@ class MdpaParser {
   int cells_dim(const std::vector<std::int64_t>& cells, const Mesh& m) const {
     int dim = 0;
     const auto starts = block_starts(m);
-    for (const auto g : cells) {  // the block holding g: the last one starting at or before it
-      const auto b = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
-                                              starts.begin() - 1);
+    for (const auto g : cells) {
+      const auto b = block_of(starts, g);
       dim = std::max(dim, kTypes[type_of(m.cells[b].type)].dim);
       if (dim == 3) break;
     }

@@ -26,7 +26,8 @@
 //   face_colours and singular_* sections: noted, not read; endmesh ends the mesh (what follows
 //   is not read, as meshio); any other keyword is a ReadError naming it (meshio's too).
 // Counts are checked against the bytes left before anything is allocated; a gzipped file is
-// inflated (zlib) into memory bounded by ReadOptions::max_bytes (else 16 GiB): a gzip bomb is a
+// inflated (zlib) into memory bounded by ReadOptions::max_bytes (else default_inflate_limit(): half
+// the machine's memory, at most 16 GiB): a gzip bomb is a
 // SizeLimitError naming the file. Errors name the file, the line (of the inflated text for
 // .vol.gz), the section and what was expected.
 #include <unistd.h>

@@ -73,17 +73,16 @@ const Name* name_of(const CellBlock& b) {
 }
 
 // KratosCore's generic elements and conditions (registered in every Kratos since 5.x) for the
-// types whose node order is VTK's. `dims`: 2 and 3 where the name takes the domain's size, else
-// the one domain it exists in.
+// types whose node order is VTK's; a '#' in a name is the domain's size.
 struct KratosName {
   const char* meshio;
   std::int64_t nodes;
-  const char* element;    // "Element<D>D<k>N" per domain; nullptr: none
+  const char* element;    // nullptr: none
   const char* condition;  // nullptr: none
   int only_dim;           // 0: either domain; 2 or 3: that one only (for element and condition)
 };
 
-constexpr std::array<KratosName, 16> kKratos{{
+constexpr std::array<KratosName, 15> kKratos{{
     {"vertex", 1, nullptr, "PointCondition#D1N", 0},
     {"line", 2, "Element#D2N", "LineCondition#D2N", 0},
     {"line3", 3, nullptr, "LineCondition#D3N", 0},
@@ -99,7 +98,6 @@ constexpr std::array<KratosName, 16> kKratos{{
     {"tetra10", 10, "Element3D10N", nullptr, 3},
     {"wedge", 6, "Element3D6N", nullptr, 3},
     {"hexahedron", 8, "Element3D8N", nullptr, 3},
-    {"", 0, nullptr, nullptr, 0},
 }};
 
 const KratosName* kratos_name_of(const CellBlock& b, int domain) {
@@ -323,7 +321,8 @@ class MdpaWriter : wr::WriterState {
                        "read back");
     s.put(std::string("Begin ") + block + " " + name + "\n");
     std::int64_t id = 1;
-    bool flags = !arrays.empty();  // every row "id a b" with a 0 or 1: read back as a fixed flag
+    // meshio's layout: every row "id a b" with a 0 or 1 reads back as a fixed flag and a value.
+    bool flags = !kratos_ && nodal && !arrays.empty();
     for (const auto* a : arrays) {
       const auto rows = a->dim(0);
       const auto width = rows ? static_cast<std::int64_t>(a->size()) / rows : 1;
@@ -350,7 +349,7 @@ class MdpaWriter : wr::WriterState {
       }
     }
     s.put(std::string("End ") + block + " " + name + "\n\n");
-    if (!kratos_ && flags && nodal)
+    if (flags)
       notes_.push_back(std::string(what) + " '" + name +
                        "' has 2 values a point, the first of each 0 or 1: written as meshio "
                        "writes them (id a b), read_mdpa and Kratos read a fixed flag and a value");
@@ -379,16 +378,23 @@ class MdpaWriter : wr::WriterState {
           ++added;
         }
     }
-    s.put(" Begin SubModelPartNodes\n");
-    for (std::size_t p = 0; p < in.size(); ++p) {
-      if (!in[p]) continue;
+    std::vector<std::int64_t> ids;
+    for (std::size_t p = 0; p < in.size(); ++p)
+      if (in[p]) ids.push_back(static_cast<std::int64_t>(p) + 1);
+    id_block(s, "SubModelPartNodes", ids);
+    return points ? added : 0;
+  }
+
+  // " Begin <what>", the ids (1-based) one a line, " End <what>".
+  static void id_block(wr::Sink& s, const char* what, const std::vector<std::int64_t>& ids) {
+    s.put(std::string(" Begin ") + what + "\n");
+    for (const auto id : ids) {
       s.put("  ");
-      s.text(static_cast<std::int64_t>(p) + 1);
+      s.text(id);
       s.put('\n');
       s.maybe_flush();
     }
-    s.put(" End SubModelPartNodes\n");
-    return points ? added : 0;
+    s.put(std::string(" End ") + what + "\n");
   }
 
   // Regions as SubModelParts, one per name: its point region's nodes, its cell region's
@@ -417,12 +423,7 @@ class MdpaWriter : wr::WriterState {
       }
       slot = &r;
     }
-    std::vector<std::int64_t> starts;
-    std::int64_t total = 0;
-    for (const auto& b : m_.cells) {
-      starts.push_back(total);
-      total += b.size();
-    }
+    const auto starts = block_starts(m_);
     if (!kratos_) {
       for (const auto& name : order) write_part(s, name, starts, {});
       return;
@@ -448,12 +449,6 @@ class MdpaWriter : wr::WriterState {
     children[path];
   }
 
-  // The block holding global cell `g`: the last one starting at or before it.
-  static std::size_t block_of(const std::vector<std::int64_t>& starts, std::int64_t g) {
-    return static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), g) -
-                                    starts.begin() - 1);
-  }
-
   // One SubModelPart `name`: its nodes, elements and conditions, then (Kratos' layout, where its
   // line says only the last word of a dotted name) the parts nested in it.
   void write_part(wr::Sink& s, const std::string& name, const std::vector<std::int64_t>& starts,
@@ -470,15 +465,10 @@ class MdpaWriter : wr::WriterState {
                          " nodes of its cells are added to its SubModelPartNodes (Kratos' "
                          "SubModelParts hold their elements' and conditions' nodes)");
     } else if (points) {
-      s.put(" Begin SubModelPartNodes\n");
       const auto* e = points->entries.as<std::int64_t>();
-      for (std::int64_t i = 0; i < points->entries.dim(0); ++i) {
-        s.put("  ");
-        s.text(e[i] + 1);
-        s.put('\n');
-        s.maybe_flush();
-      }
-      s.put(" End SubModelPartNodes\n");
+      std::vector<std::int64_t> ids(e, e + points->entries.dim(0));
+      for (auto& id : ids) ++id;
+      id_block(s, "SubModelPartNodes", ids);
     }
     if (cells) {
       // Its element ids, then its condition ids (the blocks each cell is in).
@@ -496,15 +486,7 @@ class MdpaWriter : wr::WriterState {
       for (int k = 0; k < 2; ++k) {
         if (k == 1 && ids[1].empty()) continue;
         if (k == 0 && ids[0].empty() && !ids[1].empty()) continue;
-        const char* what = k == 0 ? "SubModelPartElements" : "SubModelPartConditions";
-        s.put(std::string(" Begin ") + what + "\n");
-        for (const auto id : ids[k]) {
-          s.put("  ");
-          s.text(id);
-          s.put('\n');
-          s.maybe_flush();
-        }
-        s.put(std::string(" End ") + what + "\n");
+        id_block(s, k == 0 ? "SubModelPartElements" : "SubModelPartConditions", ids[k]);
       }
       if (dropped)
         notes_.push_back("region '" + name + "': " + std::to_string(dropped) +
