@@ -138,6 +138,19 @@ def test_dlpack_requests_on_device_memory(cuda, producer):
     assert cuda.stats().refused == refused, cuda.stats().last_refused
 
 
+def test_a_consumer_that_comes_late_finds_the_producer_alive(producer):
+    """The producer beats its heartbeat between publishes (its slot maintenance thread, as
+    meshdockd's loop): a consumer attaching 1.5 s after the last publish, past its 1 s
+    producer_timeout, attaches. (Before, only a publish beat it: CI's loaded sanitizer pass saw
+    ProducerGone ("heartbeat 1011 ms old") when a consumer took a second to start.)"""
+    import time
+
+    import meshdock as md
+    time.sleep(1.5)
+    with md.attach("box", prefix=producer.prefix) as slot:
+        assert slot.wait(5).number == 1
+
+
 def test_a_held_cuda_frame_outlives_its_producer_killed(cuda, tmp_path):
     """The producer SIGKILLed while this process holds a CUDA frame (gpu-check's sigkill_daemon
     on a GPU): the next wait says ProducerGone, no CUDA call fails, the held frame's bytes still

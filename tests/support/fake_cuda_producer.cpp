@@ -3,12 +3,17 @@
 // daemon around them. Publishes FILE's mesh as slot NAME under PREFIX on cuda:0 and prints
 // {"frame": N}; then each line "scale K" on stdin publishes the points times K, and "field"
 // the mesh with one more point_data array ("extra", float64), each printing the next
-// {"frame": N}; at EOF the slot goes (its shutdown flag set) and it exits 0.
+// {"frame": N}; at EOF the slot goes (its shutdown flag set) and it exits 0. A thread runs the
+// slot's maintenance every 100 ms, as meshdockd's loop does: without it the heartbeat beat only
+// at a publish, and a consumer that took over a second to start (CI's loaded sanitizer pass) saw
+// the producer gone.
 //
 //   fake_cuda_producer PREFIX NAME FILE
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon/backend/backend.hpp"
@@ -33,6 +38,13 @@ int main(int argc, char** argv) {
     auto frame = slot->publish(meshdock::payload::build_payload(m)).frame;
     std::printf("{\"frame\": %llu}\n", static_cast<unsigned long long>(frame));
     std::fflush(stdout);
+    // Joined (stop requested) before `slot` goes: declared after it.
+    std::jthread maintenance([&slot](std::stop_token stop) {
+      while (!stop.stop_requested()) {
+        slot->maintain(meshdock::shm::monotonic_ns());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
     for (std::string line; std::getline(std::cin, line);) {
       if (line == "field") {
         std::vector<double> extra(static_cast<std::size_t>(m.num_points()));
