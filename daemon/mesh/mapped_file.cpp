@@ -1,5 +1,6 @@
 #include "daemon/mesh/mapped_file.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -23,6 +25,31 @@ UniqueFd open_regular(const std::string& path) {
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     throw ReadError(path + ": not a regular file");
   return fd;
+}
+
+std::vector<std::string> list_directory(int fd, const std::string& path) {
+  UniqueFd own(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!own) throw ReadError(path + ": cannot list (" + std::strerror(errno) + ")");
+  struct CloseDir {
+    void operator()(DIR* d) const { ::closedir(d); }
+  };
+  const std::unique_ptr<DIR, CloseDir> dir(::fdopendir(own.get()));
+  if (!dir) throw ReadError(path + ": cannot list (" + std::strerror(errno) + ")");
+  own.release();  // the DIR owns it now
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(dir.get())) {
+    const std::string_view name(e->d_name);
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  if (errno != 0) throw ReadError(path + ": cannot list (" + std::strerror(errno) + ")");
+  return names;
+}
+
+std::vector<std::string> list_directory(const std::string& path) {
+  const UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw ReadError(path + ": cannot list (" + std::strerror(errno) + ")");
+  return list_directory(fd.get(), path);
 }
 
 std::string peek_file(const InFile& file, std::size_t n) {

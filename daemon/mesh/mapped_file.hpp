@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "daemon/mesh/error.hpp"
 #include "daemon/mesh/read_progress.hpp"
@@ -54,6 +55,12 @@ struct InFile {
 // O_NONBLOCK | O_NOCTTY | O_CLOEXEC, so a FIFO or a device never blocks the open, then fstat:
 // anything but a regular file is a ReadError naming the path.
 UniqueFd open_regular(const std::string& path);
+
+// The names in the directory `fd` is open on (any open, O_PATH too: it is reopened for
+// reading), "." and ".." left out; a ReadError naming `path` when it cannot be listed.
+std::vector<std::string> list_directory(int fd, const std::string& path);
+// Opens the directory `path` first (for callers without roots).
+std::vector<std::string> list_directory(const std::string& path);
 
 // The first `n` bytes of the file ("" when it cannot be read: mapping it then says why), for a
 // reader to choose its Access.

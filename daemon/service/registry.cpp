@@ -631,6 +631,15 @@ MeshInfo Registry::load_named(const LoadRequest& r, const Progress& report,
             throw mesh::ReadError(err.what());
           }
         };
+    // A DOLFIN mesh's x_<name>.xml mesh functions: the directory listed under the roots.
+    read_options.list_siblings = [roots,
+                                  dir = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1))] {
+      try {
+        return roots->list_dir(dir);
+      } catch (const RootsError& err) {
+        throw mesh::ReadError(err.what());
+      }
+    };
     if (size > c_.max_file_size)
       throw ServiceError(Status::kResourceExhausted, path + " is " + size_text(size) +
                                                          ", over max_file_size (" +

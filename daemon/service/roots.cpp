@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "daemon/mesh/mapped_file.hpp"
 #include "daemon/service/config.hpp"
 
 namespace meshdock::service {
@@ -194,6 +195,17 @@ RootDir Roots::open_dir_for_write(const std::string& path) const {
   d.fd = open_beneath(*root, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
                       n.substr(0, n.find_last_of('/')));
   return d;
+}
+
+std::vector<std::string> Roots::list_dir(const std::string& path) const {
+  std::string n;
+  const auto [root, rel] = locate(path, n);
+  const auto fd = open_beneath(*root, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, n);
+  try {
+    return mesh::list_directory(fd.get(), n);
+  } catch (const mesh::ReadError& e) {
+    throw RootsError(Kind::kIo, e.what());
+  }
 }
 
 std::optional<struct stat> Roots::stat(const std::string& path) const {

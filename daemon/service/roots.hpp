@@ -86,6 +86,10 @@ class Roots {
   // Opens the directory `path` (absolute) is to be written in. A path that names a root itself
   // or ends in '/' is kNotRegular (it names a directory).
   RootDir open_dir_for_write(const std::string& path) const;
+  // The names in the directory `path` (absolute; a root itself too) names, for a reader that
+  // looks for files beside the one it reads (mesh::ReadOptions::list_siblings); RootsError
+  // unless it is a directory under a root.
+  std::vector<std::string> list_dir(const std::string& path) const;
   // fstat of what `path` names (following symlinks inside its root), without opening it for
   // reading; nullopt when it cannot be reached. For watch stamps.
   std::optional<struct stat> stat(const std::string& path) const;

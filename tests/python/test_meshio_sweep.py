@@ -82,6 +82,8 @@ VARIANTS = [
     ("ansys", {"binary": False}, ".msh"),
     # Kratos mdpa: meshio's element names, consecutive blocks of one type read as one block.
     ("mdpa", {}, ".mdpa"),
+    # DOLFIN XML: one block, its cell data in m_<name>.xml beside m.xml.
+    ("dolfin-xml", {}, ".xml"),
 ]
 # MESHDOCK_SWEEP_SEEDS=N widens the sweep (4 in CI: well under a second).
 SEEDS = range(int(os.environ.get("MESHDOCK_SWEEP_SEEDS", "4")))
@@ -223,6 +225,15 @@ def written(fmt, options, path, seed):
         # NodalData / ElementalData back (meshdock's reader does: test_mdpa.py).
         cells = [(t, c) for t, c in cells if t != "pyramid"]
         point_data, cell_data = {}, {}
+    elif fmt == "dolfin-xml":
+        # meshio 5.0's dolfin writer: the tetra blocks (else the triangle ones) as one block,
+        # scalar cell data (it writes a row of a vector as its repr), no point data; one block
+        # of each (a second of the type overwrites its cell data file's values).
+        t = "tetra" if any(t == "tetra" for t, _ in cells) else "triangle"
+        keep = [i for i, (u, _) in enumerate(cells) if u == t][:1]
+        cells = [cells[i] for i in keep]
+        cell_data = {k: [v[i] for i in keep] for k, v in cell_data.items() if v[0].ndim == 1}
+        point_data = {}
     mesh = meshio.Mesh(points, cells, point_data=point_data, cell_data=cell_data)
     quiet = contextlib.redirect_stdout(io.StringIO())
     try:

@@ -126,10 +126,12 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "dat" || fmt == "tec" || fmt == "tecplot") return read_tecplot(file);
   if (fmt == "vol" || fmt == "netgen") return read_netgen(file, options);
   if (fmt == "gz" && is_vol_gz(file.path)) return read_netgen(file, options);
+  if (fmt == "xml" || fmt == "dolfin" || fmt == "dolfin-xml") return read_dolfin(file, options);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa)");
+                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa, "
+                  "xml)");
 }
 }  // namespace
 
@@ -143,11 +145,12 @@ Mesh read_mesh(const std::string& path, std::string_view format, const ReadOptio
   format_for(path, format);  // a name without a format is refused before anything is opened
   const UniqueFd fd = open_regular(path);
   ReadOptions opts = options;
-  if (!opts.open_sibling) {  // a parallel file's (.pvtu, ...) pieces, *INCLUDEs: beside it
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  if (!opts.open_sibling)  // a parallel file's (.pvtu, ...) pieces, *INCLUDEs: beside it
     opts.open_sibling = [dir](const std::string& relative) { return open_regular(dir + relative); };
-  }
+  if (!opts.list_siblings)
+    opts.list_siblings = [dir] { return list_directory(dir.empty() ? "." : dir); };
   return read_mesh(InFile{fd.get(), path}, format, opts);
 }
 

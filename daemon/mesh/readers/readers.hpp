@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/mesh/error.hpp"
 #include "daemon/mesh/mapped_file.hpp"
@@ -27,6 +28,11 @@ struct ReadOptions {
   // Unset: such a file is a ReadError. (Pieces report no progress: READ counts the parallel
   // file's own bytes.)
   std::function<UniqueFd(const std::string& relative)> open_sibling;
+  // The names of the entries in the file's directory (one component each), for a reader that
+  // looks for files by a pattern (a DOLFIN mesh's x_<name>.xml mesh functions); opened with
+  // open_sibling. The daemon lists the directory under its roots; read_mesh(path) beside the
+  // path. Unset: no such files are looked for.
+  std::function<std::vector<std::string>()> list_siblings;
 };
 
 // A file whose headers claim more than ReadOptions::max_bytes; names file, array and size.
@@ -110,6 +116,13 @@ Mesh read_mdpa(const InFile& file);
 // cell regions. A gzipped file inflates to at most options.max_bytes (else half the
 // machine's memory, at most 16 GiB).
 Mesh read_netgen(const InFile& file, const ReadOptions& options = {});
+
+// DOLFIN XML (.xml; meshio's "dolfin-xml"; legacy FEniCS): interval / triangle / tetrahedron
+// meshes, points (n, gdim); <domains> markers as cell_data "dolfin:domains" or cell regions,
+// side regions "dolfin:facets:<value>", point data or regions "dolfin:vertices"; the mesh
+// functions x_<name>.xml beside x.xml (options.list_siblings + open_sibling) under <name>, in
+// meshio's form and DOLFIN 2017+'s.
+Mesh read_dolfin(const InFile& file, const ReadOptions& options = {});
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

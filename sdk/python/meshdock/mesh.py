@@ -254,7 +254,8 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
                    "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
                    "tetgen": "node"}
-# ("su2", "tecplot", "ugrid", "flac3d", "netgen", "ansys" and "mdpa" are meshio's names and meshdock's
+# ("su2", "tecplot", "ugrid", "flac3d", "netgen", "ansys", "mdpa" and "dolfin-xml" (read only) are
+# meshio's names and meshdock's
 # alike ("ansys-ascii" / "ansys-binary" set the encoding in the writer); "fluent" and "kratos" are
 # meshdock's own: the layouts Fluent and Kratos read, which meshio does not write;
 # meshdock reads and writes x.vol.gz gzipped, as meshio.)

@@ -301,7 +301,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * x.r8.ugrid ...), "f3grid" / "flac3d" (FLAC3D grid, ascii or binary told by content),
  * "vol" / "netgen" (Netgen; x.vol.gz gzipped, inflated to at most the daemon's max_bytes),
  * "ansys" / "fluent" (ANSYS Fluent mesh; a .msh whose first byte is '(' is read as one),
- * "mdpa" (Kratos Multiphysics model part; SubModelParts as point and cell regions))
+ * "mdpa" (Kratos Multiphysics model part; SubModelParts as point and cell regions),
+ * "xml" / "dolfin-xml" (DOLFIN XML; the mesh functions x_<name>.xml beside x.xml too))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
