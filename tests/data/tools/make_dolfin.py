@@ -26,7 +26,8 @@ meshio-tet.xml          meshio's writer: a tetrahedral box (gmsh's tests/data/me
 meshio-tri.xml          meshio's writer: triangles with 2-D points, cell data "heat" (float64)
                         in meshio-tri_heat.xml.
 ../fuzz/dolfin_reader/  fuzz_dolfin_reader's seeds: cube.xml, square.xml, interval.xml,
-                        meshio-tet_material.xml and a few broken files.
+                        meshio-tet_material.xml, a few broken files, and *.pair: a mesh, a NUL
+                        and a mesh function (of it, or of another mesh: square+cube_subdomains).
 """
 import os
 import shutil
@@ -152,6 +153,15 @@ def main():
     os.makedirs(FUZZ, exist_ok=True)
     for f in ("cube.xml", "square.xml", "interval.xml", "meshio-tet_material.xml"):
         shutil.copy(os.path.join(OUT, f), os.path.join(FUZZ, f))
+    # A mesh, a NUL and a mesh function of it (fuzz_dolfin_reader reads the second as x_f.xml).
+    for mesh, function in (("cube.xml", "cube_boundaries.xml"), ("square.xml", None),
+                           ("meshio-tri.xml", "meshio-tri_heat.xml"),
+                           ("cube.xml", "cube_temperature.xml")):
+        function = function or "cube_subdomains.xml"
+        with open(os.path.join(FUZZ, f"{mesh[:-4]}+{function[:-4]}.pair"), "wb") as f:
+            for k, part in enumerate((mesh, function)):
+                with open(os.path.join(OUT, part), "rb") as g:
+                    f.write((b"\0" if k else b"") + g.read())
     for name, text in BROKEN.items():
         with open(os.path.join(FUZZ, name), "w") as f:
             f.write(text)
