@@ -106,7 +106,11 @@ class DolfinXml {
   std::vector<std::string> notes;
   std::uint64_t max_bytes = 0;
 
-  void parse(const MappedFile& file) {
+  // `file` goes through a window (Access::window): each piece given to expat is one 2 MiB page
+  // of it, copied in as the parse reaches it and released behind (expat copies what it keeps of
+  // a piece: a token cut at its end), so the file's bytes never all stay resident beside the
+  // arrays.
+  void parse(MappedFile& file) {
     std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate(nullptr),
                                                                         &XML_ParserFree);
     if (!parser) throw std::bad_alloc();
@@ -115,10 +119,11 @@ class DolfinXml {
     parser_ = parser.get();
     const std::string_view data = file.view();
     ReadProgress* progress = file.progress();
-    // In pieces, so that a caller's cancel stops a large file within a piece.
-    constexpr std::size_t kPiece = std::size_t{8} << 20;
+    // In pieces, so that a caller's cancel stops a large file within a piece too.
+    constexpr std::size_t kPiece = std::size_t{2} << 20;
     for (std::size_t at = 0;;) {
       if (progress) progress->reached(at, path_);  // throws once cancelled
+      file.advance(at);
       const std::size_t n = std::min(kPiece, data.size() - at);
       const bool last = at + n == data.size();
       if (XML_Parse(parser_, data.data() + at, static_cast<int>(n), last) == XML_STATUS_ERROR) {
@@ -646,12 +651,15 @@ std::string function_name(const std::string& stem, const std::string& file) {
 }
 
 DolfinXml parse_file(const InFile& in, std::uint64_t max_bytes) {
-  return parse_mapped(in, [&](std::string_view data, MappedFile& file) {
-    DolfinXml x(in.path, data.size());
-    x.max_bytes = max_bytes;
-    x.parse(file);
-    return x;
-  });
+  return parse_mapped(
+      in,
+      [&](std::string_view data, MappedFile& file) {
+        DolfinXml x(in.path, data.size());
+        x.max_bytes = max_bytes;
+        x.parse(file);
+        return x;
+      },
+      Access::window);
 }
 
 }  // namespace
