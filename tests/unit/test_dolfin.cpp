@@ -261,25 +261,19 @@ TEST(DolfinReader, BrokenTextsAreNamed) {
   EXPECT_EQ(error_of("<dolfin/>"),
             "t.xml: a DOLFIN XML file holds a <mesh> or a <mesh_function> "
             "in its <dolfin> element; this one has neither");
-  // <domains>: the local entity checked against the cell's entities of that dimension.
-  const std::string domains =
-      "<domains>\n<mesh_value_collection name=\"m\" type=\"uint\" dim=\"1\" size=\"1\">\n"
-      "<value cell_index=\"0\" local_entity=\"3\" value=\"4\"/>\n</mesh_value_collection>\n"
-      "</domains>\n";
-  EXPECT_EQ(error_of(head + tri + "</cells>\n" + domains + "</mesh>\n</dolfin>\n"),
+  // <domains> of one collection (line 12) after the triangle: its dim, size and <value>s.
+  const auto with_domains = [&](const char* dim, const char* size, const std::string& values) {
+    return error_of(head + tri + "</cells>\n<domains>\n<mesh_value_collection name=\"m\" " +
+                    "type=\"uint\" dim=\"" + dim + "\" size=\"" + size + "\">\n" + values +
+                    "</mesh_value_collection>\n</domains>\n</mesh>\n</dolfin>\n");
+  };
+  // The local entity is checked against the cell's entities of that dimension.
+  EXPECT_EQ(with_domains("1", "1", "<value cell_index=\"0\" local_entity=\"3\" value=\"4\"/>\n"),
             "t.xml:12: value 0 local_entity=\"3\" is not one of a triangle's 3 entities of "
             "dimension 1");
-  const std::string short_collection =
-      "<domains>\n<mesh_value_collection name=\"m\" type=\"uint\" dim=\"2\" size=\"2\">\n"
-      "<value cell_index=\"0\" local_entity=\"0\" value=\"4\"/>\n</mesh_value_collection>\n"
-      "</domains>\n";
-  EXPECT_EQ(error_of(head + tri + "</cells>\n" + short_collection + "</mesh>\n</dolfin>\n"),
+  EXPECT_EQ(with_domains("2", "2", "<value cell_index=\"0\" local_entity=\"0\" value=\"4\"/>\n"),
             "t.xml:14: <mesh_value_collection> of line 12 says size=\"2\" and holds 1 values");
-  const std::string negative_uint =
-      "<domains>\n<mesh_value_collection name=\"m\" type=\"uint\" dim=\"2\" size=\"1\">\n"
-      "<value cell_index=\"0\" local_entity=\"0\" value=\"-4\"/>\n</mesh_value_collection>\n"
-      "</domains>\n";
-  EXPECT_EQ(error_of(head + tri + "</cells>\n" + negative_uint + "</mesh>\n</dolfin>\n"),
+  EXPECT_EQ(with_domains("2", "1", "<value cell_index=\"0\" local_entity=\"0\" value=\"-4\"/>\n"),
             "t.xml:13: <value> value=\"-4\" is not a uint");
 }
 

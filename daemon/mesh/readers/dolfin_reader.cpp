@@ -409,16 +409,23 @@ class DolfinXml {
     }
   }
 
-  void start_collection(const char** a, Collection& c) {
-    c.type = need(a, "mesh_value_collection", "type");
+  // The type, dim and size attributes of `el` (a <mesh_value_collection> or an old
+  // <mesh_function>) into `c`, each checked.
+  void type_dim_size(const char** a, std::string_view el, Collection& c) {
+    const std::string e(el);
+    c.type = need(a, el, "type");
     if (!known_type(c.type))
-      fail("<mesh_value_collection> type=\"" + c.type.substr(0, 64) +
+      fail("<" + e + "> type=\"" + c.type.substr(0, 64) +
            "\" is not int, uint, float, double or bool");
-    c.dim = number<int>(need(a, "mesh_value_collection", "dim"), "mesh_value_collection", "dim");
+    c.dim = number<int>(need(a, el, "dim"), el, "dim");
     if (c.dim < 0 || c.dim > 3)
-      fail("<mesh_value_collection> dim=\"" + std::to_string(c.dim) + "\" is not 0..3");
-    c.size = count_attr(a, "mesh_value_collection");
+      fail("<" + e + "> dim=\"" + std::to_string(c.dim) + "\" is not 0..3");
+    c.size = count_attr(a, el);
     c.line = line();
+  }
+
+  void start_collection(const char** a, Collection& c) {
+    type_dim_size(a, "mesh_value_collection", c);
     c.cell.reserve(static_cast<std::size_t>(c.size));
     c.local.reserve(static_cast<std::size_t>(c.size));
     (c.real() ? c.reals.reserve(static_cast<std::size_t>(c.size))
@@ -429,17 +436,8 @@ class DolfinXml {
   void start_function(const char** a) {
     Collection& c = function.emplace();
     c.size = -1;
-    const char* type = find(a, "type");
-    if (!type) return;  // the new form: a <mesh_value_collection> inside
-    c.type = type;
-    if (!known_type(c.type))
-      fail("<mesh_function> type=\"" + c.type.substr(0, 64) +
-           "\" is not int, uint, float, double or bool");
-    c.dim = number<int>(need(a, "mesh_function", "dim"), "mesh_function", "dim");
-    if (c.dim < 0 || c.dim > 3)
-      fail("<mesh_function> dim=\"" + std::to_string(c.dim) + "\" is not 0..3");
-    c.size = count_attr(a, "mesh_function");
-    c.line = line();
+    if (!find(a, "type")) return;  // the new form: a <mesh_value_collection> inside
+    type_dim_size(a, "mesh_function", c);
     c.indexed = true;
     c.cell.assign(static_cast<std::size_t>(c.size), 0);  // by entity index
     (c.real() ? c.reals.assign(static_cast<std::size_t>(c.size), 0.0)
