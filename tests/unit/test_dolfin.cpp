@@ -3,12 +3,15 @@
 // checked here from the points: <domains> as cell data and side / cell / point regions, the
 // mesh functions beside a mesh in both forms, and broken texts (errors name the file, the line
 // and the attribute). The comparisons with meshio are in tests/python/test_dolfin.py.
+#include <zlib.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -184,6 +187,50 @@ TEST(DolfinReader, MeshioFilesAndTheirCellData) {
   const auto t = mesh::read_mesh(data("meshio-tri.xml"));
   EXPECT_EQ(doubles(t.cell_data.at("heat")[0]), (std::vector<double>{0.25, 1.5, -2.0, 1e-3}));
   EXPECT_EQ(t.points.dim(1), 2);
+}
+
+// `text` gzipped (a gzip member, as Python's gzip and DOLFIN's demo meshes).
+std::string gzipped(const std::string& text) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+// DOLFIN reads x.xml.gz (FEniCS' demo meshes come so), and its mesh functions x_<name>.xml.gz:
+// the same mesh as the plain files; a gzip bomb stops at max_bytes.
+TEST(DolfinReader, GzippedMeshAndMeshFunctions) {
+  const meshdock::test::TempDir dir("dolfin-gz");
+  dir.write("cube.xml.gz", gzipped(file_text(data("cube.xml"))));
+  dir.write("cube_subdomains.xml.gz", gzipped(file_text(data("cube_subdomains.xml"))));
+  dir.write("cube_temperature.xml", file_text(data("cube_temperature.xml")));
+  const auto gz = mesh::read_mesh(dir.file("cube.xml.gz"));
+  const auto plain = mesh::read_mesh(data("cube.xml"));
+  EXPECT_EQ(doubles(gz.points), doubles(plain.points));
+  EXPECT_EQ(ints(gz.cells[0].connectivity), ints(plain.cells[0].connectivity));
+  EXPECT_EQ(ints(gz.cell_data.at("subdomains")[0]), ints(plain.cell_data.at("subdomains")[0]));
+  EXPECT_EQ(doubles(gz.point_data.at("temperature")), doubles(plain.point_data.at("temperature")));
+  EXPECT_EQ(gz.cell_data.count("dolfin:domains"), 1u);
+  mesh::ReadOptions small;
+  small.max_bytes = 4096;
+  const auto bomb = gzipped(std::string(1 << 20, ' '));
+  EXPECT_EQ(
+      meshdock::test::read_error([&](const mesh::InFile& f) { return mesh::read_dolfin(f, small); },
+                                 bomb, "b.xml.gz"),
+      "b.xml.gz: the gzipped DOLFIN XML file inflates to more than the 4096-byte limit "
+      "(max_bytes; unset: half this machine's memory, at most 16 GiB); not read");
 }
 
 TEST(DolfinReader, AMeshFunctionReadAloneSaysWhichFileToRead) {

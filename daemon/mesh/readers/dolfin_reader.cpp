@@ -1,4 +1,6 @@
-// DOLFIN XML (legacy FEniCS: dolfin-convert, File("x.xml") << mesh; meshio's "dolfin-xml"):
+// DOLFIN XML (legacy FEniCS: dolfin-convert, File("x.xml") << mesh; meshio's "dolfin-xml"), and
+// gzipped (x.xml.gz, which DOLFIN reads and meshio does not; told by the magic bytes, inflated
+// under ReadOptions::max_bytes as gzip_text.hpp does for Netgen):
 // - <dolfin> holds one <mesh celltype="interval|triangle|tetrahedron" dim="gdim">: <vertices
 //   size="n"> with <vertex index="i" x=".." [y=".."] [z=".."]/> (the coordinates gdim asks for:
 //   points (n, gdim) float64, as meshio; a gdim below the cells' dimension, which meshio's writer
@@ -44,6 +46,7 @@
 #include <vector>
 
 #include "daemon/mesh/mapped_file.hpp"
+#include "daemon/mesh/readers/gzip_text.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 
 namespace meshdock::mesh {
@@ -106,24 +109,23 @@ class DolfinXml {
   std::vector<std::string> notes;
   std::uint64_t max_bytes = 0;
 
-  // `file` goes through a window (Access::window): each piece given to expat is one 2 MiB page
-  // of it, copied in as the parse reaches it and released behind (expat copies what it keeps of
-  // a piece: a token cut at its end), so the file's bytes never all stay resident beside the
-  // arrays.
-  void parse(MappedFile& file) {
+  // Parses `data`: the view of `file` (Access::window: each piece given to expat is one 2 MiB
+  // page of it, copied in as the parse reaches it and released behind; expat copies what it
+  // keeps of a piece, a token cut at its end, so the file's bytes never all stay resident beside
+  // the arrays), or an inflated .xml.gz in memory (`file` null). `progress` (may be null) hears
+  // the offsets reached and may stop the parse.
+  void parse(std::string_view data, MappedFile* file, ReadProgress* progress) {
     std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate(nullptr),
                                                                         &XML_ParserFree);
     if (!parser) throw std::bad_alloc();
     XML_SetUserData(parser.get(), this);
     XML_SetElementHandler(parser.get(), &DolfinXml::on_start, &DolfinXml::on_end);
     parser_ = parser.get();
-    const std::string_view data = file.view();
-    ReadProgress* progress = file.progress();
     // In pieces, so that a caller's cancel stops a large file within a piece too.
     constexpr std::size_t kPiece = std::size_t{2} << 20;
     for (std::size_t at = 0;;) {
       if (progress) progress->reached(at, path_);  // throws once cancelled
-      file.advance(at);
+      if (file) file->advance(at);
       const std::size_t n = std::min(kPiece, data.size() - at);
       const bool last = at + n == data.size();
       if (XML_Parse(parser_, data.data() + at, static_cast<int>(n), last) == XML_STATUS_ERROR) {
@@ -637,24 +639,40 @@ void place_indexed(Mesh& m, const DolfinXml& mesh, const Collection& c, const st
   m.notes.push_back(where + ": '" + name + "' given twice: the second not read");
 }
 
-// x_<name>.xml for the mesh x.xml: "<name>", or "" when `file` is not one (meshio's rule: the
-// name has no '.').
+// x_<name>.xml (or x_<name>.xml.gz) for the mesh x.xml (or x.xml.gz): "<name>", or "" when
+// `file` is not one (meshio's rule: the name has no '.').
 std::string function_name(const std::string& stem, const std::string& file) {
-  if (file.size() <= stem.size() + 5 || file.compare(0, stem.size(), stem) != 0 ||
-      file[stem.size()] != '_' || !file.ends_with(".xml"))
+  const std::size_t tail = file.ends_with(".xml") ? 4 : file.ends_with(".xml.gz") ? 7 : 0;
+  if (!tail || file.size() <= stem.size() + 1 + tail || file.compare(0, stem.size(), stem) != 0 ||
+      file[stem.size()] != '_')
     return {};
-  std::string name = file.substr(stem.size() + 1, file.size() - stem.size() - 5);
-  if (name.empty() || name.find('.') != std::string::npos) return {};
+  std::string name = file.substr(stem.size() + 1, file.size() - stem.size() - 1 - tail);
+  if (name.find('.') != std::string::npos) return {};
   return name;
 }
 
+// A mesh or mesh function file, plain or gzipped (DOLFIN reads x.xml.gz; FEniCS' demo meshes
+// come so): inflated into memory under max_bytes (unset: default_inflate_limit()).
 DolfinXml parse_file(const InFile& in, std::uint64_t max_bytes) {
+  if (is_gzip(peek_file(in, 2)))
+    return parse_mapped(
+        in,
+        [&](std::string_view data, MappedFile&) {
+          const std::string text =
+              inflate_gzip(data, in.path, "DOLFIN XML file",
+                           max_bytes ? max_bytes : default_inflate_limit(), in.progress);
+          DolfinXml x(in.path, text.size());
+          x.max_bytes = max_bytes;
+          x.parse(text, nullptr, nullptr);  // progress counted the file's bytes as they inflated
+          return x;
+        },
+        Access::map);
   return parse_mapped(
       in,
       [&](std::string_view data, MappedFile& file) {
         DolfinXml x(in.path, data.size());
         x.max_bytes = max_bytes;
-        x.parse(file);
+        x.parse(data, &file, file.progress());
         return x;
       },
       Access::window);
@@ -683,7 +701,8 @@ Mesh read_dolfin(const InFile& in, const ReadOptions& options) {
   const auto slash = in.path.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : in.path.substr(0, slash + 1);
   const std::string file = in.path.substr(dir.size());
-  const std::string stem = file.substr(0, file.rfind('.'));
+  const std::string plain = file.ends_with(".gz") ? file.substr(0, file.size() - 3) : file;
+  const std::string stem = plain.substr(0, plain.rfind('.'));
   std::vector<std::string> names = options.list_siblings();
   std::sort(names.begin(), names.end());
   for (const auto& sibling : names) {

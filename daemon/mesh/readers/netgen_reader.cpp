@@ -30,9 +30,6 @@
 // the machine's memory, at most 16 GiB): a gzip bomb is a
 // SizeLimitError naming the file. Errors name the file, the line (of the inflated text for
 // .vol.gz), the section and what was expected.
-#include <unistd.h>
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -45,6 +42,7 @@
 #include "daemon/mesh/cursor.hpp"
 #include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/readers/face_blocks.hpp"
+#include "daemon/mesh/readers/gzip_text.hpp"
 #include "daemon/mesh/readers/netgen_types.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/text.hpp"
@@ -85,16 +83,6 @@ Layout layout_of(std::string_view key) {
 }
 
 constexpr std::array<std::string_view, 4> kCodims{"materials", "bcnames", "cd2names", "cd3names"};
-
-// What a gzipped file may inflate to when the caller sets no max_bytes (meshdock.read, `meshdock
-// convert`; the daemon sets its own): half this machine's memory, at most 16 GiB, so that a gzip
-// bomb is refused before it takes the machine.
-std::uint64_t default_inflate_limit() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  constexpr std::uint64_t kCap = std::uint64_t{16} << 30;
-  if (pages <= 0 || page <= 0) return kCap;
-  return std::min(kCap, static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2);
-}
 
 // A block being read: its type, nodes (0-based, VTK's order) and netgen:index values.
 struct Block {
@@ -512,71 +500,6 @@ class NetgenParser {
   }
 };
 
-bool is_gzip(std::string_view data) {
-  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
-         static_cast<unsigned char>(data[1]) == 0x8b;
-}
-
-// The gzip member(s) of `data` inflated, refused (SizeLimitError) past `limit` bytes before
-// that much is allocated: a gzip bomb stops at the limit. `progress` (may be null) hears the
-// compressed bytes consumed, at most 4 MiB of output apart, and may stop the inflate.
-std::string inflate_gzip(std::string_view data, const std::string& path, std::uint64_t limit,
-                         ReadProgress* progress) {
-  // The stream ends on every way out (a throw from resize or from the progress callback too).
-  struct Stream {
-    z_stream z{};
-    bool live = false;
-    ~Stream() {
-      if (live) inflateEnd(&z);
-    }
-  } st;
-  auto& z = st.z;
-  if (inflateInit2(&z, 15 + 16) != Z_OK) throw ReadError(path + ": zlib could not start");
-  st.live = true;
-  std::string out;
-  out.resize(std::min<std::uint64_t>(limit, std::max<std::size_t>(data.size() * 4, 1 << 16)));
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  std::size_t in_left = data.size(), used = 0;
-  int rc = Z_OK;
-  while (true) {
-    if (used == out.size()) {
-      if (out.size() >= limit)
-        throw SizeLimitError(path + ": the gzipped Netgen mesh inflates to more than the " +
-                             std::to_string(limit) +
-                             "-byte limit (max_bytes; unset: half this machine's memory, at "
-                             "most 16 GiB); not read");
-      out.resize(std::min<std::uint64_t>(limit, std::uint64_t{out.size()} * 2));
-    }
-    const auto in_now = std::min<std::size_t>(in_left, 1u << 30);
-    const auto out_now = std::min<std::size_t>(out.size() - used, 4u << 20);
-    z.avail_in = static_cast<uInt>(in_now);
-    z.next_out = reinterpret_cast<Bytef*>(out.data() + used);
-    z.avail_out = static_cast<uInt>(out_now);
-    rc = inflate(&z, Z_NO_FLUSH);
-    in_left -= in_now - z.avail_in;
-    used += out_now - z.avail_out;
-    if (progress) progress->reached(data.size() - in_left, path);
-    if (rc == Z_STREAM_END) {
-      // Concatenated members (gzip allows them; Python's gzip reads them all).
-      if (in_left > 0 &&
-          is_gzip(std::string_view(reinterpret_cast<const char*>(z.next_in), in_left))) {
-        inflateReset(&z);
-        continue;
-      }
-      break;
-    }
-    if (rc == Z_BUF_ERROR && in_left == 0) break;
-    if (rc != Z_OK && rc != Z_BUF_ERROR) break;
-  }
-  const std::string msg = z.msg ? z.msg : "";
-  if (rc != Z_STREAM_END)
-    throw ReadError(path + ": the gzip data is " +
-                    (rc == Z_BUF_ERROR ? std::string("truncated") : "corrupt (" + msg + ")") +
-                    " after " + std::to_string(used) + " inflated bytes");
-  out.resize(used);
-  return out;
-}
-
 }  // namespace
 
 Mesh read_netgen(const InFile& in, const ReadOptions& options) {
@@ -585,8 +508,8 @@ Mesh read_netgen(const InFile& in, const ReadOptions& options) {
         in,
         [&](std::string_view data, MappedFile&) {
           const std::string text = inflate_gzip(
-              data, in.path, options.max_bytes ? options.max_bytes : default_inflate_limit(),
-              in.progress);
+              data, in.path, "Netgen mesh",
+              options.max_bytes ? options.max_bytes : default_inflate_limit(), in.progress);
           // Progress counted the file's bytes as they inflated; the text's offsets are others.
           return NetgenParser(text, in.path, nullptr, nullptr).parse();
         },

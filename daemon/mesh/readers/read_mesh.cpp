@@ -73,12 +73,17 @@ bool inp_is_ucd(const InFile& file) {
   return comment;
 }
 
-// x.vol.gz: a gzipped Netgen mesh (the only .gz name meshdock reads, as meshio).
-bool is_vol_gz(const std::string& path) {
-  if (path.size() < 7) return false;
-  std::string tail = path.substr(path.size() - 7);
+// Whether `path` ends in `suffix` (lower case), whatever the case of its letters.
+bool ends_with_lower(const std::string& path, std::string_view suffix) {
+  if (path.size() < suffix.size()) return false;
+  std::string tail = path.substr(path.size() - suffix.size());
   for (auto& ch : tail) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return tail == ".vol.gz";
+  return tail == suffix;
+}
+
+// x.vol.gz: a gzipped Netgen mesh (as meshio); x.xml.gz: a gzipped DOLFIN XML mesh (as DOLFIN).
+bool is_vol_gz(const std::string& path) {
+  return ends_with_lower(path, ".vol.gz");
 }
 
 // .msh is Gmsh's and ANSYS Fluent's: a Fluent file's first byte that is not blank is the '(' of
@@ -126,12 +131,13 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "dat" || fmt == "tec" || fmt == "tecplot") return read_tecplot(file);
   if (fmt == "vol" || fmt == "netgen") return read_netgen(file, options);
   if (fmt == "gz" && is_vol_gz(file.path)) return read_netgen(file, options);
+  if (fmt == "gz" && ends_with_lower(file.path, ".xml.gz")) return read_dolfin(file, options);
   if (fmt == "xml" || fmt == "dolfin" || fmt == "dolfin-xml") return read_dolfin(file, options);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
                   "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa, "
-                  "xml)");
+                  "xml; vol.gz, xml.gz gzipped)");
 }
 }  // namespace
 

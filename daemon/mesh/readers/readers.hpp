@@ -117,9 +117,10 @@ Mesh read_mdpa(const InFile& file);
 // machine's memory, at most 16 GiB).
 Mesh read_netgen(const InFile& file, const ReadOptions& options = {});
 
-// DOLFIN XML (.xml; meshio's "dolfin-xml"; legacy FEniCS): interval / triangle / tetrahedron
-// meshes, points (n, gdim); <domains> markers as cell_data "dolfin:domains" or cell regions,
-// side regions "dolfin:facets:<value>", point data or regions "dolfin:vertices"; the mesh
+// DOLFIN XML (.xml, .xml.gz gzipped (inflated to at most options.max_bytes, else
+// default_inflate_limit()); meshio's "dolfin-xml"; legacy FEniCS): interval / triangle /
+// tetrahedron meshes, points (n, gdim); <domains> markers as cell_data "dolfin:domains" or cell
+// regions, side regions "dolfin:facets:<value>", point data or regions "dolfin:vertices"; the mesh
 // functions x_<name>.xml beside x.xml (options.list_siblings + open_sibling) under <name>, in
 // meshio's form and DOLFIN 2017+'s.
 Mesh read_dolfin(const InFile& file, const ReadOptions& options = {});

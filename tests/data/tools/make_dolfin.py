@@ -26,9 +26,10 @@ meshio-tet.xml          meshio's writer: a tetrahedral box (gmsh's tests/data/me
 meshio-tri.xml          meshio's writer: triangles with 2-D points, cell data "heat" (float64)
                         in meshio-tri_heat.xml.
 ../fuzz/dolfin_reader/  fuzz_dolfin_reader's seeds: cube.xml, square.xml, interval.xml,
-                        meshio-tet_material.xml, a few broken files, and *.pair: a mesh, a NUL
+                        meshio-tet_material.xml, square.xml.gz, a few broken files, and *.pair: a mesh, a NUL
                         and a mesh function (of it, or of another mesh: square+cube_subdomains).
 """
+import gzip
 import os
 import shutil
 
@@ -162,6 +163,9 @@ def main():
             for k, part in enumerate((mesh, function)):
                 with open(os.path.join(OUT, part), "rb") as g:
                     f.write((b"\0" if k else b"") + g.read())
+    with open(os.path.join(OUT, "square.xml"), "rb") as f, \
+            gzip.GzipFile(os.path.join(FUZZ, "square.xml.gz"), "wb", mtime=0) as g:
+        g.write(f.read())
     for name, text in BROKEN.items():
         with open(os.path.join(FUZZ, name), "w") as f:
             f.write(text)

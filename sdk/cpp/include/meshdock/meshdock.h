@@ -302,7 +302,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "vol" / "netgen" (Netgen; x.vol.gz gzipped, inflated to at most the daemon's max_bytes),
  * "ansys" / "fluent" (ANSYS Fluent mesh; a .msh whose first byte is '(' is read as one),
  * "mdpa" (Kratos Multiphysics model part; SubModelParts as point and cell regions),
- * "xml" / "dolfin-xml" (DOLFIN XML; the mesh functions x_<name>.xml beside x.xml too))
+ * "xml" / "dolfin-xml" (DOLFIN XML, x.xml.gz gzipped; the mesh functions x_<name>.xml beside
+ * x.xml too))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
