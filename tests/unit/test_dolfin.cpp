@@ -3,8 +3,6 @@
 // checked here from the points: <domains> as cell data and side / cell / point regions, the
 // mesh functions beside a mesh in both forms, and broken texts (errors name the file, the line
 // and the attribute). The comparisons with meshio are in tests/python/test_dolfin.py.
-#include <zlib.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,6 +29,7 @@ std::string data(const std::string& name) {
 }
 
 using meshdock::test::doubles;
+using meshdock::test::gzipped;
 using meshdock::test::has_note;
 using meshdock::test::ints;
 
@@ -187,21 +186,6 @@ TEST(DolfinReader, MeshioFilesAndTheirCellData) {
   const auto t = mesh::read_mesh(data("meshio-tri.xml"));
   EXPECT_EQ(doubles(t.cell_data.at("heat")[0]), (std::vector<double>{0.25, 1.5, -2.0, 1e-3}));
   EXPECT_EQ(t.points.dim(1), 2);
-}
-
-// `text` gzipped (a gzip member, as Python's gzip and DOLFIN's demo meshes).
-std::string gzipped(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 std::string file_text(const std::string& path) {

@@ -2,10 +2,8 @@
 // meshes, hand-written corners; tools/make_netgen.py), texts written here through a memfd (errors
 // name the file, the line and the section), a gzip bomb, and round trips through write_netgen.
 // The comparisons with meshio are in tests/python/test_netgen.py.
-#include <unistd.h>
-#include <zlib.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -29,6 +27,7 @@ std::string data(const std::string& name) {
 
 using meshdock::test::cell_types;
 using meshdock::test::doubles;
+using meshdock::test::gzipped;
 using meshdock::test::has_note;
 using meshdock::test::ints;
 
@@ -48,21 +47,6 @@ const mesh::Region& region(const mesh::Mesh& m, const std::string& name) {
   ADD_FAILURE() << "no region " << name;
   static const mesh::Region none;
   return none;
-}
-
-// `text` gzipped (a gzip member, as Python's gzip writes).
-std::string gzipped(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 TEST(NetgenReader, CornersReadAsMeshioWithNotesForWhatItSkips) {
