@@ -137,7 +137,7 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
                   "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa, "
-                  "xml; vol.gz, xml.gz gzipped)");
+                  "xml), or x.vol.gz / x.xml.gz gzipped");
 }
 }  // namespace
 
