@@ -730,7 +730,8 @@ int main(int argc, char** argv) {
       "su2, exo, bdf, dat (Tecplot), avs, node (TetGen: writes x.node and x.ele), "
       "ugrid, f3grid (FLAC3D), vol (Netgen; x.vol.gz gzipped), ansys (Fluent as meshio writes "
       "it), fluent (as Fluent writes it: faces), mdpa (Kratos as meshio writes it), kratos "
-      "(.mdpa as Kratos reads it: generic elements and conditions), or "
+      "(.mdpa as Kratos reads it: generic elements and conditions), post / dato (PERMAS; "
+      "x.post.gz gzipped), or "
       "meshio's name "
       "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
   exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");

@@ -2,6 +2,7 @@
 // logs (terminal_safe), and JSON, gRPC strings and Python str, which need UTF-8 (utf8_name).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -18,6 +19,27 @@ inline const char* plain_digits(const char* p, const char* end, std::int64_t& x)
   while (q < end && q - p < 18 && static_cast<unsigned char>(*q - '0') < 10)
     x = x * 10 + (*q++ - '0');
   return q;
+}
+
+// A real as Fortran writes it (Nastran, PERMAS): 1.0, 1., .5, 1.0E-3, 1.0D-3, and 1.0-3 / 1.0+3
+// (the exponent's 'E' left out); false when `f` is not one (integers pass). At most 40
+// characters.
+inline bool parse_real_implicit(std::string_view f, double& v) {
+  constexpr std::size_t kMax = 40;
+  // Each character may get an 'E' put before it ("+-+-": "+E-E+E-"): twice the field at most.
+  char buf[2 * kMax];
+  if (f.empty() || f.size() > kMax) return false;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    char c = f[i];
+    if (c == 'D' || c == 'd') c = 'E';
+    if ((c == '+' || c == '-') && i > 0 && buf[n - 1] != 'E' && buf[n - 1] != 'e') buf[n++] = 'E';
+    buf[n++] = c;
+  }
+  const char* p = buf;
+  if (*p == '+') ++p;
+  const auto r = std::from_chars(p, buf + n, v);
+  return r.ec == std::errc() && r.ptr == buf + n;
 }
 
 // A line of plain decimal integers from p (at its first digit) to its '\n' or the end, separated

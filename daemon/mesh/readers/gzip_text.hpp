@@ -1,5 +1,5 @@
-// A gzipped text file (Netgen's .vol.gz, DOLFIN's .xml.gz) inflated into memory, under a limit
-// that stops a gzip bomb before it is allocated.
+// A gzipped text file (Netgen's .vol.gz, DOLFIN's .xml.gz, PERMAS' .post.gz) inflated into memory,
+// under a limit that stops a gzip bomb before it is allocated.
 #pragma once
 
 #include <cstdint>

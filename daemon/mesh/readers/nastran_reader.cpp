@@ -514,26 +514,6 @@ bool parse_int(std::string_view f, std::int64_t& v) {
   return r.ec == std::errc() && r.ptr == e && p < e;
 }
 
-// A Nastran real: 1.0, 1., .5, 1.0E-3, 1.0-3 (the exponent's 'E' left out), 1.0D-3; false when
-// it is not one (integers pass, as in meshio).
-bool parse_real(std::string_view f, double& v) {
-  constexpr std::size_t kMax = 40;
-  // Each character may get an 'E' put before it ("+-+-": "+E-E+E-"): twice the field at most.
-  char buf[2 * kMax];
-  if (f.empty() || f.size() > kMax) return false;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < f.size(); ++i) {
-    char c = f[i];
-    if (c == 'D' || c == 'd') c = 'E';
-    if ((c == '+' || c == '-') && i > 0 && buf[n - 1] != 'E' && buf[n - 1] != 'e') buf[n++] = 'E';
-    buf[n++] = c;
-  }
-  const char* p = buf;
-  if (*p == '+') ++p;
-  const auto r = std::from_chars(p, buf + n, v);
-  return r.ec == std::errc() && r.ptr == buf + n;
-}
-
 // Where the bulk data starts: after BEGIN BULK, else (gmsh's files) at the first GRID or element
 // card; npos when neither is there. `includes`: the INCLUDE lines before it.
 std::size_t bulk_start(std::string_view data, bool& begin_bulk, std::size_t& includes) {
@@ -707,7 +687,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
   auto real_field = [&](std::size_t i, const std::string& what) {
     const auto f = field(card, i);
     double v = 0;
-    if (!f.empty() && !parse_real(f, v)) [[unlikely]]
+    if (!f.empty() && !parse_real_implicit(f, v)) [[unlikely]]
       bad(f, "expected a real " + what);
     return v;
   };
@@ -769,7 +749,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
       for (std::size_t k = 0; k < 3; ++k) {
         const auto f = field(card, 2 + k);
         double x = 0;
-        if (!f.empty() && !parse_real(f, x)) [[unlikely]]
+        if (!f.empty() && !parse_real_implicit(f, x)) [[unlikely]]
           bad(f, "expected a real coordinate X" + std::to_string(k + 1));
         xyz.push_back(x);
       }

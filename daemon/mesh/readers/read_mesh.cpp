@@ -133,11 +133,15 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "gz" && is_vol_gz(file.path)) return read_netgen(file, options);
   if (fmt == "gz" && ends_with_lower(file.path, ".xml.gz")) return read_dolfin(file, options);
   if (fmt == "xml" || fmt == "dolfin" || fmt == "dolfin-xml") return read_dolfin(file, options);
+  if (fmt == "post" || fmt == "dato" || fmt == "permas") return read_permas(file, options);
+  if (fmt == "gz" &&
+      (ends_with_lower(file.path, ".post.gz") || ends_with_lower(file.path, ".dato.gz")))
+    return read_permas(file, options);
   throw ReadError(file.path + ": format '" + fmt +
                   "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
                   "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
                   "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa, "
-                  "xml), or x.vol.gz / x.xml.gz gzipped");
+                  "xml, post, dato), or x.vol.gz / x.xml.gz / x.post.gz / x.dato.gz gzipped");
 }
 }  // namespace
 

@@ -124,6 +124,12 @@ Mesh read_netgen(const InFile& file, const ReadOptions& options = {});
 // functions x_<name>.xml beside x.xml (options.list_siblings + open_sibling) under <name>, in
 // meshio's form and DOLFIN 2017+'s.
 Mesh read_dolfin(const InFile& file, const ReadOptions& options = {});
+// PERMAS (.dato, .post; gzipped .dato.gz / .post.gz under options.max_bytes, else
+// default_inflate_limit(); meshio's "permas"): $COOR nodes (n, 3), an $ELEMENT block per
+// keyword (meshio's element names; TET10 / TRIA6 / QUAD9 / PENTA15 taken from PERMAS' node order
+// to VTK's), $NSET / $ESET and the NSET = / ESET = parameters as point / cell regions; every other
+// keyword noted, not read.
+Mesh read_permas(const InFile& file, const ReadOptions& options = {});
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

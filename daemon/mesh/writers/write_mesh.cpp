@@ -31,12 +31,13 @@ std::pair<std::string, std::string> split_encoding(const std::string& format,
   return {base, encoding.empty() ? implied : encoding};
 }
 
-// x.vol.gz (any case): a gzipped Netgen mesh.
-bool leaf_is_vol_gz(const std::string& leaf) {
-  if (leaf.size() < 7) return false;
-  std::string tail = leaf.substr(leaf.size() - 7);
+// Whether `leaf` ends in `suffix` (lower case) in any case: x.vol.gz, a gzipped Netgen mesh;
+// x.post.gz / x.dato.gz, gzipped PERMAS.
+bool leaf_ends_with(const std::string& leaf, std::string_view suffix) {
+  if (leaf.size() < suffix.size()) return false;
+  std::string tail = leaf.substr(leaf.size() - suffix.size());
   for (auto& ch : tail) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return tail == ".vol.gz";
+  return tail == suffix;
 }
 
 }  // namespace
@@ -143,15 +144,21 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("mdpa");
     return write_mdpa(m, target, fmt == "kratos");
   }
-  const bool vol_gz = leaf_is_vol_gz(target.leaf);
+  const bool vol_gz = leaf_ends_with(target.leaf, ".vol.gz");
   if (fmt == "vol" || fmt == "netgen" || (fmt == "gz" && vol_gz)) {
     ascii_only("Netgen");
     return write_netgen(m, target, vol_gz);  // x.vol.gz is gzipped, as meshio writes it
   }
+  const bool permas_gz =
+      leaf_ends_with(target.leaf, ".post.gz") || leaf_ends_with(target.leaf, ".dato.gz");
+  if (fmt == "post" || fmt == "dato" || fmt == "permas" || (fmt == "gz" && permas_gz)) {
+    ascii_only("PERMAS");
+    return write_permas(m, target, permas_gz);  // meshio writes x.post.gz as plain text
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa, kratos; "
+      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa, kratos, post, dato; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

@@ -151,6 +151,12 @@ std::vector<std::string> write_ansys(const Mesh& m, const OutTarget& target, boo
 std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target,
                                     bool kratos_layout = false);
 
+// PERMAS (.post, .dato; gzipped when `gzip`, for x.post.gz / x.dato.gz): what meshio's permas
+// writer writes ($COOR, an $ELEMENT block per cell block in meshio's element names and node
+// orders). A block PERMAS has no element for is a WriteError naming it; data and regions are
+// noted (meshio's reader fails on $NSET / $ESET).
+std::vector<std::string> write_permas(const Mesh& m, const OutTarget& target, bool gzip);
+
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
   // "off" | "mesh" / "meshb" / "medit" (Medit) | "inp" / "abaqus" | "su2" |
@@ -160,12 +166,14 @@ struct WriteOptions {
   // "vol" / "netgen" (Netgen; gzipped when the name ends in .vol.gz) | "ansys" (ANSYS Fluent
   // as meshio writes it) | "fluent" (as Fluent writes it: faces with their cells; both named,
   // never by .msh, which is Gmsh's) | "mdpa" (Kratos, as meshio writes it) | "kratos" (.mdpa
-  // as Kratos reads it: generic elements and conditions); empty: the path's extension
+  // as Kratos reads it: generic elements and conditions) | "post" / "dato" / "permas" (PERMAS;
+  // gzipped when the name ends in .post.gz / .dato.gz); empty: the path's extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;
   // vtu, vtp: "ascii" | "raw" | "zlib" (default); msh, msh22, vtk, stl, ply: "ascii" | "binary"
-  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol, mdpa, kratos: "ascii" (the default,
+  // (default); obj, off, inp, su2, bdf, dat, avs, node, vol, mdpa, kratos, post, dato: "ascii"
+  // (the default,
   // the only one); e, exo, ex2, exodus: "binary" (the only one); mesh, meshb, medit: "ascii" |
   // "binary", by default what the path's extension says (.meshb: binary, else ascii); f3grid,
   // flac3d: "ascii" (the default, as meshio's) | "binary"; ansys, fluent: "binary" (the default, as
