@@ -15,8 +15,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_PACKAGE_DESCRIPTION
     "meshdockd reads meshes (Gmsh, VTK XML and legacy, STL, OBJ, PLY, OFF,
 Medit, Abaqus, AVS UCD, Nastran, SU2, Exodus II, TetGen, Tecplot, UGRID,
-FLAC3D, Netgen, ANSYS Fluent,
-Kratos mdpa, DOLFIN XML, PERMAS) once, keeps them in GPU or host memory and
+FLAC3D, Netgen, ANSYS Fluent, Kratos mdpa, DOLFIN XML, PERMAS,
+Neuroglancer) once, keeps them in GPU or host memory and
 publishes them in shared-memory slots; consumers (libmeshdock in C++, the
 meshdock Python package) adopt every array as a DLPack tensor in place.
 gRPC control plane (meshdockctl).")

@@ -731,7 +731,7 @@ int main(int argc, char** argv) {
       "ugrid, f3grid (FLAC3D), vol (Netgen; x.vol.gz gzipped), ansys (Fluent as meshio writes "
       "it), fluent (as Fluent writes it: faces), mdpa (Kratos as meshio writes it), kratos "
       "(.mdpa as Kratos reads it: generic elements and conditions), post / dato (PERMAS; "
-      "x.post.gz gzipped), or "
+      "x.post.gz gzipped), neuroglancer (precomputed mesh, no extension), or "
       "meshio's name "
       "with the encoding (vtk-ascii, vtu-ascii, gmsh22-binary); default by extension");
   exp->add_flag("-f,--force", force, "replace an existing file (never a loaded mesh's source)");

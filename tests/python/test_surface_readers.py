@@ -815,3 +815,27 @@ def test_obj_comment_ending_with_backslash_is_not_continued_and_is_noted(tmp_pat
     assert m.points.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
     assert m.notes == ["obj: 1 comment lines end with '\\' (a line continuation elsewhere); a "
                        "comment ends with its line, the line after each was read as a statement"]
+
+
+def test_neuroglancer_reads_what_meshio_reads_and_writes_what_it_reads_back(data_dir, tmp_path):
+    """Neuroglancer's legacy precomputed mesh (no extension: the format is named): meshio's file
+    of gmsh's sphere read as meshio reads it (float32 vertices widened to float64), and a
+    random mesh meshio writes; meshdock's writing of it read back by meshio."""
+    meshio = pytest.importorskip("meshio")
+    path = data_dir / "surface" / "sphere_neuroglancer"
+    m = meshdock.read(path, file_format="neuroglancer")
+    ref = meshio.read(path, file_format="neuroglancer")
+    assert m.points.dtype == np.float64 and ref.points.dtype == np.float32
+    np.testing.assert_array_equal(m.points, ref.points.astype(np.float64))
+    np.testing.assert_array_equal(m.cells[0].data, ref.cells[0].data)
+    rng = np.random.default_rng(7)
+    src = meshio.Mesh(rng.standard_normal((50, 3)).astype(np.float32),
+                      [("triangle", rng.integers(0, 50, (80, 3)))])
+    meshio.write(tmp_path / "r", src, file_format="neuroglancer")
+    back = meshdock.read(tmp_path / "r", format="neuroglancer")
+    np.testing.assert_array_equal(back.points, src.points.astype(np.float64))
+    np.testing.assert_array_equal(back.cells[0].data, src.cells[0].data)
+    assert meshdock.write(tmp_path / "w", back, file_format="neuroglancer") == []
+    assert (tmp_path / "w").read_bytes() == (tmp_path / "r").read_bytes()
+    with pytest.raises(meshdock.ReadError, match="no file extension; name the format"):
+        meshdock.read(path)

@@ -113,5 +113,8 @@ inline std::string i4(std::initializer_list<std::int32_t> v) {
 inline std::string f8(std::initializer_list<double> v) {
   return le_bytes(v);
 }
+inline std::string f4(std::initializer_list<float> v) {
+  return le_bytes(v);
+}
 
 }  // namespace meshdock::test

@@ -464,7 +464,7 @@ TEST(Writers, EncodingsAreCheckedPerFormat) {
             tmp.file("a.xyz") +
                 ": no writer for format 'xyz' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, "
                 "off, mesh, meshb, inp, su2, exo, bdf, dat, avs, node, ugrid, f3grid, vol, ansys, "
-                "fluent, mdpa, kratos; "
+                "fluent, mdpa, kratos, post, dato, neuroglancer; "
                 "each may end in "
                 "-ascii or -binary where it has "
                 "both, as "

@@ -134,14 +134,17 @@ Mesh read_any(const InFile& file, const std::string& fmt, const ReadOptions& opt
   if (fmt == "gz" && ends_with_lower(file.path, ".xml.gz")) return read_dolfin(file, options);
   if (fmt == "xml" || fmt == "dolfin" || fmt == "dolfin-xml") return read_dolfin(file, options);
   if (fmt == "post" || fmt == "dato" || fmt == "permas") return read_permas(file, options);
+  if (fmt == "neuroglancer") return read_neuroglancer(file);
   if (fmt == "gz" &&
       (ends_with_lower(file.path, ".post.gz") || ends_with_lower(file.path, ".dato.gz")))
     return read_permas(file, options);
-  throw ReadError(file.path + ": format '" + fmt +
-                  "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
-                  "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
-                  "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa, "
-                  "xml, post, dato), or x.vol.gz / x.xml.gz / x.post.gz / x.dato.gz gzipped");
+  throw ReadError(
+      file.path + ": format '" + fmt +
+      "' is not supported yet (supported: msh, vtu, vtp, vts, vtr, vti, pvtu, pvtp, "
+      "pvts, pvtr, pvti, vtk, stl, off, obj, ply, mesh, meshb, inp, avs, ucd, su2, e, "
+      "exo, ex2, bdf, nas, fem, node, ele, dat, tec, ugrid, f3grid, vol, ansys, mdpa, "
+      "xml, post, dato), or x.vol.gz / x.xml.gz / x.post.gz / x.dato.gz gzipped; a Neuroglancer "
+      "precomputed mesh, which has no extension, with the format neuroglancer");
 }
 }  // namespace
 

@@ -130,6 +130,9 @@ Mesh read_dolfin(const InFile& file, const ReadOptions& options = {});
 // to VTK's), $NSET / $ESET and the NSET = / ESET = parameters as point / cell regions; every other
 // keyword noted, not read.
 Mesh read_permas(const InFile& file, const ReadOptions& options = {});
+// Neuroglancer's legacy precomputed mesh (no extension; format "neuroglancer", meshio's): a
+// uint32 vertex count, float32 vertices (widened to float64), uint32 triangles.
+Mesh read_neuroglancer(const InFile& file);
 
 // Picks the reader by `format` ("msh", ...) or, when empty, by the extension of file.path.
 Mesh read_mesh(const InFile& file, std::string_view format = "", const ReadOptions& options = {});

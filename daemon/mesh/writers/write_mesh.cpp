@@ -67,10 +67,12 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     if (enc == "ascii") return false;
     throw WriteError(path + ": " + name + " encoding '" + enc + "' is not one of ascii, binary");
   };
-  auto ascii_only = [&](const char* name) {
-    if (!enc.empty() && enc != "ascii")
-      throw WriteError(path + ": " + name + " encoding '" + enc + "' is not ascii (its only one)");
+  auto only = [&](const char* name, const char* encoding) {
+    if (!enc.empty() && enc != encoding)
+      throw WriteError(path + ": " + name + " encoding '" + enc + "' is not " + encoding +
+                       " (its only one)");
   };
+  auto ascii_only = [&](const char* name) { only(name, "ascii"); };
   if (fmt == "msh" || fmt == "gmsh" || fmt == "msh41" || fmt == "gmsh41")
     return write_msh(m, target, binary("MSH"));
   if (fmt == "msh22" || fmt == "gmsh22") return write_msh22(m, target, binary("MSH 2.2"));
@@ -102,8 +104,7 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     return write_su2(m, target);
   }
   if (fmt == "e" || fmt == "exo" || fmt == "ex2" || fmt == "exodus") {
-    if (!enc.empty() && enc != "binary")
-      throw WriteError(path + ": Exodus encoding '" + enc + "' is not binary (its only one)");
+    only("Exodus", "binary");
     return write_exodus(m, target);
   }
   if (fmt == "bdf" || fmt == "nas" || fmt == "fem" || fmt == "nastran") {
@@ -155,10 +156,15 @@ std::vector<std::string> write_mesh(const Mesh& m, const OutTarget& target,
     ascii_only("PERMAS");
     return write_permas(m, target, permas_gz);  // meshio writes x.post.gz as plain text
   }
+  if (fmt == "neuroglancer") {
+    only("Neuroglancer", "binary");
+    return write_neuroglancer(m, target);
+  }
   throw WriteError(
       path + ": no writer for format '" + fmt +
       "' (writers: vtu, vtp, msh, msh22, vtk, stl, obj, ply, off, mesh, meshb, inp, su2, exo, "
-      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa, kratos, post, dato; "
+      "bdf, dat, avs, node, ugrid, f3grid, vol, ansys, fluent, mdpa, kratos, post, dato, "
+      "neuroglancer; "
       "each may end in "
       "-ascii or -binary where it has both, as meshio's names do)");
 }

@@ -156,6 +156,10 @@ std::vector<std::string> write_mdpa(const Mesh& m, const OutTarget& target,
 // orders). A block PERMAS has no element for is a WriteError naming it; data and regions are
 // noted (meshio's reader fails on $NSET / $ESET).
 std::vector<std::string> write_permas(const Mesh& m, const OutTarget& target, bool gzip);
+// Neuroglancer legacy precomputed mesh (format "neuroglancer"; no extension): uint32 count,
+// float32 vertices (rounding noted), uint32 triangles, as meshio writes it. A block that is not
+// triangles is a WriteError naming it; data and regions are noted.
+std::vector<std::string> write_neuroglancer(const Mesh& m, const OutTarget& target);
 
 struct WriteOptions {
   // "vtu" | "vtp" | "msh" (4.1) | "msh22" / "gmsh22" (2.2) | "vtk" | "stl" | "obj" | "ply" |
@@ -167,7 +171,8 @@ struct WriteOptions {
   // as meshio writes it) | "fluent" (as Fluent writes it: faces with their cells; both named,
   // never by .msh, which is Gmsh's) | "mdpa" (Kratos, as meshio writes it) | "kratos" (.mdpa
   // as Kratos reads it: generic elements and conditions) | "post" / "dato" / "permas" (PERMAS;
-  // gzipped when the name ends in .post.gz / .dato.gz); empty: the path's extension
+  // gzipped when the name ends in .post.gz / .dato.gz) | "neuroglancer" (Neuroglancer
+  // precomputed, binary; its files have no extension); empty: the path's extension
   // (.msh: 4.1). meshio's "-ascii" / "-binary" names ("vtk-ascii", "gmsh22-binary";
   // "vtu-binary" is zlib) set the encoding too.
   std::string format;

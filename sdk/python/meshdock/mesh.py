@@ -254,8 +254,8 @@ _FORMAT_ALIASES = {"gmsh": "msh", "gmsh22": "msh", "gmsh-ascii": "msh", "gmsh-bi
                    "stl-ascii": "stl", "stl-binary": "stl", "ply-ascii": "ply", "ply-binary": "ply",
                    "abaqus": "inp", "avsucd": "avs", "exodus": "exo", "nastran": "bdf",
                    "tetgen": "node"}
-# ("su2", "tecplot", "ugrid", "flac3d", "netgen", "ansys", "mdpa", "permas" and "dolfin-xml" (read
-# only) are meshio's names and meshdock's
+# ("su2", "tecplot", "ugrid", "flac3d", "netgen", "ansys", "mdpa", "permas", "neuroglancer" and
+# "dolfin-xml" (read only) are meshio's names and meshdock's
 # alike ("ansys-ascii" / "ansys-binary" set the encoding in the writer); "fluent" and "kratos" are
 # meshdock's own: the layouts Fluent and Kratos read, which meshio does not write;
 # meshdock reads and writes x.vol.gz gzipped, as meshio, and x.post.gz / x.dato.gz gzipped, which
@@ -427,7 +427,8 @@ def write(path, mesh, format: Optional[str] = None, encoding: Optional[str] = No
     x.b8.ugrid, x.lb4.ugrid, x.r8.ugrid ... binary); "f3grid" (meshio's "flac3d"): FLAC3D grid,
     "ascii" (default, as meshio's) or "binary"; "vol" / "netgen": Netgen, x.vol.gz gzipped;
     "post" / "dato" / "permas": PERMAS as meshio writes it (sets noted: meshio's reader fails on
-    them), x.post.gz / x.dato.gz gzipped;
+    them), x.post.gz / x.dato.gz gzipped; "neuroglancer": Neuroglancer's legacy precomputed
+    mesh (its files have no extension), float32 vertices (rounding noted), triangles only;
     "ansys" / "ansys-ascii" / "ansys-binary" (meshio's "ansys"): ANSYS Fluent, binary by
     default as meshio's (x.msh is Gmsh's unless the format is given; no faces, as meshio's,
     which Fluent does not open); "fluent" / "fluent-ascii": Fluent's own layout (the volume

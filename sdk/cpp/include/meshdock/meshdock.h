@@ -304,7 +304,8 @@ typedef struct meshdock_mesh meshdock_mesh;
  * "mdpa" (Kratos Multiphysics model part; SubModelParts as point and cell regions),
  * "xml" / "dolfin-xml" (DOLFIN XML, x.xml.gz gzipped; the mesh functions x_<name>.xml beside
  * x.xml too), "post" / "dato" / "permas" (PERMAS; x.post.gz / x.dato.gz gzipped; $NSET / $ESET
- * as point / cell regions))
+ * as point / cell regions), "neuroglancer" (Neuroglancer's legacy precomputed mesh; such files
+ * have no extension, so the format must be given))
  * NULL or "": by extension.
  * Errors: READ (names the file and line or byte offset), INVALID_ARGUMENT, OOM. */
 MESHDOCK_API int meshdock_mesh_read(const char* path, const char* format, meshdock_mesh** out);
