@@ -654,28 +654,13 @@ std::string function_name(const std::string& stem, const std::string& file) {
 // A mesh or mesh function file, plain or gzipped (DOLFIN reads x.xml.gz; FEniCS' demo meshes
 // come so): inflated into memory under max_bytes (unset: default_inflate_limit()).
 DolfinXml parse_file(const InFile& in, std::uint64_t max_bytes) {
-  if (is_gzip(peek_file(in, 2)))
-    return parse_mapped(
-        in,
-        [&](std::string_view data, MappedFile&) {
-          const std::string text =
-              inflate_gzip(data, in.path, "DOLFIN XML file",
-                           max_bytes ? max_bytes : default_inflate_limit(), in.progress);
-          DolfinXml x(in.path, text.size());
-          x.max_bytes = max_bytes;
-          x.parse(text, nullptr, nullptr);  // progress counted the file's bytes as they inflated
-          return x;
-        },
-        Access::map);
-  return parse_mapped(
-      in,
-      [&](std::string_view data, MappedFile& file) {
-        DolfinXml x(in.path, data.size());
-        x.max_bytes = max_bytes;
-        x.parse(data, &file, file.progress());
-        return x;
-      },
-      Access::window);
+  return parse_maybe_gzipped(in, max_bytes, "DOLFIN XML file",
+                             [&](std::string_view text, MappedFile* file, ReadProgress* progress) {
+                               DolfinXml x(in.path, text.size());
+                               x.max_bytes = max_bytes;
+                               x.parse(text, file, progress);
+                               return x;
+                             });
 }
 
 }  // namespace

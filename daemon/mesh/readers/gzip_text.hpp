@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/mesh/mapped_file.hpp"
 #include "daemon/mesh/read_progress.hpp"
 
 namespace meshdock::mesh {
@@ -25,5 +26,31 @@ std::uint64_t default_inflate_limit();
 // `path` and how many bytes had inflated.
 std::string inflate_gzip(std::string_view data, const std::string& path, const char* what,
                          std::uint64_t limit, ReadProgress* progress);
+
+// The entry of a text reader whose files may come gzipped (Netgen, DOLFIN XML, PERMAS):
+// parse(std::string_view text, MappedFile* file, ReadProgress* progress) gets the inflated text
+// (file and progress null: progress counted the file's bytes as they inflated, the text's
+// offsets are others) when the file starts with gzip's magic, refused past `max_bytes` (0: the
+// default_inflate_limit()) as `what`; else the file through a 2 MiB window (Access::window) and
+// its progress.
+template <typename Parse>
+auto parse_maybe_gzipped(const InFile& in, std::uint64_t max_bytes, const char* what,
+                         Parse&& parse) {
+  if (is_gzip(peek_file(in, 2))) {
+    return parse_mapped(
+        in,
+        [&](std::string_view data, MappedFile&) {
+          const std::string text = inflate_gzip(
+              data, in.path, what, max_bytes ? max_bytes : default_inflate_limit(), in.progress);
+          return parse(std::string_view(text), static_cast<MappedFile*>(nullptr),
+                       static_cast<ReadProgress*>(nullptr));
+        },
+        Access::map);
+  }
+  return parse_mapped(
+      in,
+      [&](std::string_view data, MappedFile& file) { return parse(data, &file, file.progress()); },
+      Access::window);
+}
 
 }  // namespace meshdock::mesh

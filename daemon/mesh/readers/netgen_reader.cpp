@@ -503,24 +503,10 @@ class NetgenParser {
 }  // namespace
 
 Mesh read_netgen(const InFile& in, const ReadOptions& options) {
-  if (is_gzip(peek_file(in, 2))) {
-    return parse_mapped(
-        in,
-        [&](std::string_view data, MappedFile&) {
-          const std::string text = inflate_gzip(
-              data, in.path, "Netgen mesh",
-              options.max_bytes ? options.max_bytes : default_inflate_limit(), in.progress);
-          // Progress counted the file's bytes as they inflated; the text's offsets are others.
-          return NetgenParser(text, in.path, nullptr, nullptr).parse();
-        },
-        Access::map);
-  }
-  return parse_mapped(
-      in,
-      [&](std::string_view data, MappedFile& file) {
-        return NetgenParser(data, in.path, file.progress(), &file).parse();
-      },
-      Access::window);
+  return parse_maybe_gzipped(in, options.max_bytes, "Netgen mesh",
+                             [&](std::string_view text, MappedFile* file, ReadProgress* progress) {
+                               return NetgenParser(text, in.path, progress, file).parse();
+                             });
 }
 
 }  // namespace meshdock::mesh

@@ -550,23 +550,10 @@ class PermasParser {
 }  // namespace
 
 Mesh read_permas(const InFile& in, const ReadOptions& options) {
-  if (is_gzip(peek_file(in, 2))) {
-    return parse_mapped(
-        in,
-        [&](std::string_view data, MappedFile&) {
-          const std::string text = inflate_gzip(
-              data, in.path, "PERMAS file",
-              options.max_bytes ? options.max_bytes : default_inflate_limit(), in.progress);
-          return PermasParser(text, in.path, nullptr, nullptr).parse();
-        },
-        Access::map);
-  }
-  return parse_mapped(
-      in,
-      [&](std::string_view data, MappedFile& file) {
-        return PermasParser(data, in.path, file.progress(), &file).parse();
-      },
-      Access::window);
+  return parse_maybe_gzipped(in, options.max_bytes, "PERMAS file",
+                             [&](std::string_view text, MappedFile* file, ReadProgress* progress) {
+                               return PermasParser(text, in.path, progress, file).parse();
+                             });
 }
 
 }  // namespace meshdock::mesh
