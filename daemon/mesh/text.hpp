@@ -21,6 +21,27 @@ inline const char* plain_digits(const char* p, const char* end, std::int64_t& x)
   return q;
 }
 
+// `s` with its ASCII letters upper-cased (keywords of Nastran, Abaqus, legacy VTK, PERMAS; bytes
+// >= 0x80 stay as they are, whatever the locale).
+inline std::string ascii_upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+// Whether `name` is `upper` (already upper case) but for the case of its ASCII letters: card
+// and keyword names that compare without case.
+inline bool same_name(std::string_view name, std::string_view upper) {
+  if (name.size() != upper.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (c != upper[i]) return false;
+  }
+  return true;
+}
+
 // A real as Fortran writes it (Nastran, PERMAS): 1.0, 1., .5, 1.0E-3, 1.0D-3, and 1.0-3 / 1.0+3
 // (the exponent's 'E' left out); false when `f` is not one (integers pass). At most 40
 // characters.

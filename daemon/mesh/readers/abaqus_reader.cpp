@@ -69,6 +69,7 @@
 #include "daemon/mesh/readers/face_blocks.hpp"
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/scratch.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
@@ -196,13 +197,6 @@ std::string known_types() {
   std::string s;
   for (const auto& t : kTypes) s += (s.empty() ? "" : ", ") + std::string(t.abaqus);
   return s;
-}
-
-std::string upper(std::string_view s) {
-  std::string u(s);
-  for (auto& ch : u)
-    if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
-  return u;
 }
 
 std::string_view trim(std::string_view s) {
@@ -599,7 +593,7 @@ class AbaqusReader {
   static Keyword parse_keyword(std::string_view text) {
     Keyword k;
     Fields f(text.substr(1));
-    const auto name = upper(f.next());
+    const auto name = ascii_upper(f.next());
     for (const char ch : name)
       if (ch != ' ' && ch != '\t')
         k.name += ch;
@@ -612,7 +606,7 @@ class AbaqusReader {
       auto value = eq == std::string_view::npos ? std::string_view() : trim(p.substr(eq + 1));
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
         value = value.substr(1, value.size() - 2);
-      k.params[upper(trim(p.substr(0, eq)))] = std::string(value);
+      k.params[ascii_upper(trim(p.substr(0, eq)))] = std::string(value);
     }
     return k;
   }
@@ -682,7 +676,7 @@ class AbaqusReader {
   void start_part(const std::string& name, std::uint64_t w) {
     if (part_ != 0) fail_at(w, "*PART '" + name + "' inside part '" + parts_[part_] + "'");
     if (in_assembly_) fail_at(w, "*PART '" + name + "' inside the *ASSEMBLY");
-    if (!part_index_.emplace(upper(name), parts_.size()).second)
+    if (!part_index_.emplace(ascii_upper(name), parts_.size()).second)
       fail_at(w, "part '" + name + "' is defined again");
     parts_.push_back(name);
     if (parts_.size() > kMaxIndex) fail_at(w, "more than 4095 *PART sections");
@@ -690,12 +684,12 @@ class AbaqusReader {
   }
   // The part (1..) of that name, case-insensitively as Abaqus matches names; 0: none.
   std::size_t part_named(const std::string& name) const {
-    const auto it = part_index_.find(upper(name));
+    const auto it = part_index_.find(ascii_upper(name));
     return it == part_index_.end() ? 0 : it->second;
   }
   // The instance of that name, case-insensitively; -1: none.
   std::int64_t find_instance(std::string_view name) const {
-    const auto it = instance_index_.find(upper(name));
+    const auto it = instance_index_.find(ascii_upper(name));
     return it == instance_index_.end() ? -1 : static_cast<std::int64_t>(it->second);
   }
 
@@ -707,7 +701,7 @@ class AbaqusReader {
     if (p == 0)
       fail_at(w, "*INSTANCE '" + name + "' names part '" + part +
                      "', which no *PART before it defines");
-    if (!instance_index_.emplace(upper(name), instances_.size()).second)
+    if (!instance_index_.emplace(ascii_upper(name), instances_.size()).second)
       fail_at(w, "instance '" + name + "' is defined again");
     instances_.push_back({name, p, w});
     in_instance_ = static_cast<std::int64_t>(instances_.size()) - 1;
@@ -756,7 +750,7 @@ class AbaqusReader {
   }
 
   void start_section(const Keyword& k, std::uint64_t w) {
-    const auto t = upper(required(k, "TYPE", w));
+    const auto t = ascii_upper(required(k, "TYPE", w));
     const auto* type = element_type(t);
     if (!type)
       fail_at(w, "element type '" + t + "' is not supported (read: " + known_types() + ")");
@@ -917,7 +911,7 @@ class AbaqusReader {
   }
   // Each part is a name space of its own (0: outside any part, the assembly's).
   static std::string set_key(std::size_t scope, std::string_view name) {
-    return std::to_string(scope) + ':' + upper(name);
+    return std::to_string(scope) + ':' + ascii_upper(name);
   }
 
   // In an assembly set, "I.12" is node (element) 12 of instance I and "I.name" a set of I's

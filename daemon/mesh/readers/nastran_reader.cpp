@@ -111,29 +111,12 @@ constexpr ElementType kTypes[] = {
     {"CHEXA_", "hexahedron", "hexahedron20", 8, 20, nullptr},
 };
 
-// Card names compare without case (Nastran's rule); `upper` is already upper case.
-bool same_name(std::string_view name, std::string_view upper) {
-  if (name.size() != upper.size()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    if (c != upper[i]) return false;
-  }
-  return true;
-}
-
+// Card names compare without case (Nastran's rule): same_name (text.hpp).
 const ElementType* element_type(std::string_view name) {
   if (name.empty() || (name[0] != 'C' && name[0] != 'c')) return nullptr;
   for (const auto& t : kTypes)
     if (same_name(name, t.card)) return &t;
   return nullptr;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return out;
 }
 
 std::string_view trim_spaces(std::string_view s) {
@@ -768,7 +751,7 @@ Mesh parse_nastran(std::string_view data, MappedFile& file, Sources& sources) {
         read_cord(kind, axes);
         continue;
       }
-      ++skipped[terminal_safe(upper(card.name.substr(0, 24)))];
+      ++skipped[terminal_safe(ascii_upper(card.name.substr(0, 24)))];
       continue;
     }
     const auto eid = int_field(0, "element id");

@@ -123,21 +123,6 @@ std::string type_names() {
   return s;
 }
 
-bool same_word(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(a[i])) !=
-        std::toupper(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-std::string upper(std::string_view s) {
-  std::string u(s);
-  for (auto& ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return u;
-}
-
 // A keyword line's words, '=' a word of its own: "$ELEMENT TYPE=TET4" -> ELEMENT TYPE = TET4.
 std::vector<std::string_view> keyword_words(std::string_view line) {
   std::vector<std::string_view> w;
@@ -231,6 +216,7 @@ class PermasParser {
   IdRows cell_ids_;
   std::int64_t ncells_ = 0;
   std::vector<Set> sets_;
+  std::map<std::pair<RegionKind, std::string>, std::size_t> set_index_;
   static constexpr std::size_t kNoSet = static_cast<std::size_t>(-1);
   std::size_t set_ = kNoSet;  // the set the rows being read go to
   // An element row going on over lines: its id, the nodes so far, where it started.
@@ -293,11 +279,11 @@ class PermasParser {
     // COMPONENT, END STRUCTURE).
     auto param = [&](std::string_view name) -> std::string_view {
       for (std::size_t i = 1; i + 2 < words.size(); ++i)
-        if (words[i + 1] == "=" && same_word(words[i], name)) return words[i + 2];
+        if (words[i + 1] == "=" && same_name(words[i], name)) return words[i + 2];
       return {};
     };
-    if (same_word(key, "FIN")) return false;
-    if (same_word(key, "COOR")) {
+    if (same_name(key, "FIN")) return false;
+    if (same_name(key, "COOR")) {
       mode_ = Mode::kCoor;
       if (const auto nset = param("NSET"); !nset.empty())
         open_set(nset, RegionKind::kPoint);
@@ -305,13 +291,13 @@ class PermasParser {
         set_ = kNoSet;
       return true;
     }
-    if (same_word(key, "ELEMENT")) {
+    if (same_name(key, "ELEMENT")) {
       const auto type = param("TYPE");
       if (type.empty())
         fail("$ELEMENT without TYPE = <element type> (one of " + type_names() + ")");
       const PermasType* t = nullptr;
       for (const auto& k : kTypes)
-        if (same_word(k.name, type)) t = &k;
+        if (same_name(type, k.name)) t = &k;
       if (!t)
         fail("element type '" + std::string(type.substr(0, 40)) + "' is not one meshdock reads (" +
              type_names() + ")");
@@ -323,31 +309,28 @@ class PermasParser {
         set_ = kNoSet;
       return true;
     }
-    if (same_word(key, "NSET") || same_word(key, "ESET")) {
+    if (same_name(key, "NSET") || same_name(key, "ESET")) {
       const auto name = param("NAME");
-      if (name.empty()) fail("$" + upper(key) + " without NAME = <set name>");
-      open_set(name, same_word(key, "NSET") ? RegionKind::kPoint : RegionKind::kCell);
+      if (name.empty()) fail("$" + ascii_upper(key) + " without NAME = <set name>");
+      open_set(name, same_name(key, "NSET") ? RegionKind::kPoint : RegionKind::kCell);
       mode_ = Mode::kSet;
       return true;
     }
     mode_ = Mode::kSkip;
-    if (same_word(key, "ENTER") || same_word(key, "EXIT") || same_word(key, "STRUCTURE") ||
-        same_word(key, "END"))
+    if (same_name(key, "ENTER") || same_name(key, "EXIT") || same_name(key, "STRUCTURE") ||
+        same_name(key, "END"))
       return true;  // brackets
-    auto& s = skipped_[upper(key).substr(0, 40)];
+    auto& s = skipped_[ascii_upper(key).substr(0, 40)];
     if (s.count++ == 0) s.first_line = line_no_;
     return true;
   }
 
+  // The set named `name` of `kind`, made on its first mention; looked up by name, not searched:
+  // a file of a million set keywords stays linear.
   void open_set(std::string_view name, RegionKind kind) {
-    const std::string n(name);
-    for (std::size_t i = 0; i < sets_.size(); ++i)
-      if (sets_[i].name == n && sets_[i].kind == kind) {
-        set_ = i;
-        return;
-      }
-    sets_.push_back(Set{n, kind, {}, line_no_});
-    set_ = sets_.size() - 1;
+    const auto [it, made] = set_index_.try_emplace({kind, std::string(name)}, sets_.size());
+    if (made) sets_.push_back(Set{std::string(name), kind, {}, line_no_});
+    set_ = it->second;
   }
 
   // One value of a data line from `p`: the token up to a blank; `q` past it.
@@ -403,7 +386,7 @@ class PermasParser {
     while (scan.next_line()) {
       if (scan.line_[0] == '$') {
         const auto w = keyword_words(scan.line_.substr(1));
-        scan.mode_ = !w.empty() && same_word(w[0], "COOR") ? Mode::kCoor : Mode::kSkip;
+        scan.mode_ = !w.empty() && same_name(w[0], "COOR") ? Mode::kCoor : Mode::kSkip;
         continue;
       }
       if (scan.mode_ != Mode::kCoor) continue;

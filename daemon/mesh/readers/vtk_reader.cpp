@@ -40,19 +40,13 @@
 #include "daemon/mesh/readers/readers.hpp"
 #include "daemon/mesh/readers/vtk_cells.hpp"
 #include "daemon/mesh/region_fields.hpp"
+#include "daemon/mesh/text.hpp"
 
 namespace meshdock::mesh {
 
 namespace {
 
 // How VTK's reader compares keywords: case-insensitively (it lowercases what it reads).
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return out;
-}
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -354,7 +348,7 @@ class VtkReader {
     const auto ver = Cursor::trim(magic.substr(22));
     version5_ = !ver.empty() && ver[0] >= '5';
     c_.rest_of_line();  // title
-    const auto mode = upper(Cursor::trim(c_.rest_of_line()));
+    const auto mode = ascii_upper(Cursor::trim(c_.rest_of_line()));
     if (mode == "BINARY")
       binary_ = true;
     else if (mode != "ASCII")
@@ -409,7 +403,7 @@ class VtkReader {
     while (true) {
       follow();
       const auto word = c_.token();
-      const auto key = upper(word);
+      const auto key = ascii_upper(word);
       const auto at = c_.offset();  // on the keyword's line
       if (key.empty()) {
         if (text_) text_->release_before(c_.data().size());  // the arrays are all made
@@ -418,7 +412,7 @@ class VtkReader {
       if (is_number(word)) more_than_counted(word);
       section_ = {key, "", at};  // what a number after it will blame; the data keywords count
       if (key == "DATASET") {
-        dataset_ = upper(c_.token());
+        dataset_ = ascii_upper(c_.token());
         if (dataset_ != "UNSTRUCTURED_GRID" && dataset_ != "POLYDATA" &&
             dataset_ != "STRUCTURED_POINTS" && dataset_ != "STRUCTURED_GRID" &&
             dataset_ != "RECTILINEAR_GRID") {
@@ -508,7 +502,7 @@ class VtkReader {
         c_.skip_blanks();
         if (!c_.at_end() && c_.data()[c_.offset()] != '\n') comps = count("components");
         c_.rest_of_line();
-        if (upper(c_.token()) != "LOOKUP_TABLE")
+        if (ascii_upper(c_.token()) != "LOOKUP_TABLE")
           c_.fail("SCALARS '" + name + "' is not followed by LOOKUP_TABLE");
         c_.rest_of_line();
         counts_per(name, target, target_n, comps);
@@ -686,7 +680,7 @@ class VtkReader {
     const auto b = count("cell list size");
     c_.rest_of_line();
     if (version5_) {
-      if (upper(c_.token()) != "OFFSETS") c_.fail("expected OFFSETS");
+      if (ascii_upper(c_.token()) != "OFFSETS") c_.fail("expected OFFSETS");
       const auto offsets_at = c_.offset();
       const auto type = int_type("OFFSETS");
       if (a == 0) c_.fail(section + " OFFSETS must start with 0");
@@ -707,7 +701,7 @@ class VtkReader {
       out.set(a - 1, ends);
       metadata("OFFSETS", 1);
       const auto next = c_.token();
-      if (upper(next) != "CONNECTIVITY") {
+      if (ascii_upper(next) != "CONNECTIVITY") {
         if (is_number(next)) {
           section_ = {"OFFSETS", counted(a, "offset", "offsets"), offsets_at};
           more_than_counted(next);
@@ -1033,7 +1027,7 @@ class VtkReader {
   void metadata(const std::string& name, std::int64_t comps) {
     follow();
     const auto at = c_.offset();
-    if (upper(c_.token()) != "METADATA") {
+    if (ascii_upper(c_.token()) != "METADATA") {
       c_.seek(at);
       return;
     }
@@ -1049,7 +1043,7 @@ class VtkReader {
       follow();
       const auto line = Cursor::trim(c_.rest_of_line());
       if (line.empty()) break;
-      if (upper(line).rfind("COMPONENT_NAMES", 0) != 0) continue;  // INFORMATION and its keys
+      if (ascii_upper(line).rfind("COMPONENT_NAMES", 0) != 0) continue;  // INFORMATION and its keys
       for (std::int64_t k = 0; k < comps && !c_.at_end(); ++k) {
         const auto cn = decode_name(Cursor::trim(c_.rest_of_line()));
         named |= !cn.empty();
@@ -1367,7 +1361,7 @@ bool binary_header(std::string_view head) {
     if (nl == std::string_view::npos) return false;
     head.remove_prefix(nl + 1);
   }
-  return upper(Cursor::trim(head.substr(0, head.find('\n')))) == "BINARY";
+  return ascii_upper(Cursor::trim(head.substr(0, head.find('\n')))) == "BINARY";
 }
 }  // namespace
 

@@ -5,7 +5,6 @@
 // STL's writer. float32 vertices: a note says so when that rounds a coordinate; 2-D points get
 // z = 0 (noted; meshio's writer would write 8-byte rows that no reader reads back). Data and
 // regions are noted.
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,12 +39,7 @@ std::vector<std::string> write_neuroglancer(const Mesh& m, const OutTarget& targ
   s.le(static_cast<std::uint32_t>(m.num_points()));
   bool rounded = false;
   for (std::int64_t i = 0; i < m.num_points(); ++i) {
-    for (int k = 0; k < 3; ++k) {
-      const double x = wr::coord(m, i, k);
-      const auto f = static_cast<float>(x);
-      s.le(f);
-      rounded |= static_cast<double>(f) != x && !(std::isnan(x) && std::isnan(f));
-    }
+    for (int k = 0; k < 3; ++k) rounded |= wr::le_f32(s, wr::coord(m, i, k));
     s.maybe_flush();
   }
   for (const auto& b : m.cells) {

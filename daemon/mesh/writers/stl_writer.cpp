@@ -70,9 +70,9 @@ class StlWriter : wr::WriterState {
             normal(v, nv);
           }
           if (binary_) {
-            for (double x : nv) put_float(s, x);  // normals: a direction, rounding expected
+            for (double x : nv) wr::le_f32(s, x);  // normals: a direction, rounding expected
             for (auto& p : v)
-              for (double x : p) narrowed |= put_float(s, x);
+              for (double x : p) narrowed |= wr::le_f32(s, x);
             s.le(std::uint16_t{0});
           } else {
             s.put("facet normal ");
@@ -113,12 +113,6 @@ class StlWriter : wr::WriterState {
     n[2] = a[0] * b[1] - a[1] * b[0];
     const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     for (double& x : n) x = len > 0 ? x / len : 0.0;
-  }
-
-  static bool put_float(wr::Sink& s, double x) {
-    const auto f = static_cast<float>(x);
-    s.le(f);
-    return static_cast<double>(f) != x && !(std::isnan(x) && std::isnan(f));
   }
 
   static void triple(wr::Sink& s, const double* x) {

@@ -237,6 +237,13 @@ void cell_ids(Sink& s, const CellBlock& b, std::span<const int> perm, std::int64
   });
 }
 
+// x as a little-endian float32 (STL, Neuroglancer); true when that rounds it (NaN stays NaN).
+inline bool le_f32(Sink& s, double x) {
+  const auto f = static_cast<float>(x);
+  s.le(f);
+  return static_cast<double>(f) != x && !(x != x && f != f);
+}
+
 // Coordinate k of point i as a double (0 past the points' own dimension).
 inline double coord(const Mesh& m, std::int64_t i, int k) {
   const auto d = m.points.dim(1);
